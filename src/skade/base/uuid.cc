@@ -1,0 +1,93 @@
+#include "skade/base/uuid.h"
+
+#include <mutex>
+#include <random>
+
+#include "skade/base/clock.h"
+
+namespace skade {
+namespace {
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+Uuid Uuid::NewV7() {
+  // RFC 9562 §6.2 method 1: a 12-bit counter in rand_a keeps values monotonic within one
+  // millisecond; if it overflows, the timestamp is advanced by one.
+  static std::mutex mu;
+  static std::mt19937_64 rng{std::random_device{}()};
+  static int64_t last_ms = 0;
+  static uint16_t counter = 0;
+
+  Uuid u;
+  int64_t ms = NowMillis();
+  uint64_t rand_b;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (ms <= last_ms) {
+      ms = last_ms;
+      if (++counter > 0x0FFF) {
+        counter = 0;
+        ms = ++last_ms;
+      }
+    } else {
+      last_ms = ms;
+      counter = static_cast<uint16_t>(rng() & 0x03FF);  // leave headroom for increments
+    }
+    rand_b = rng();
+  }
+  for (int i = 0; i < 6; ++i) u.bytes[i] = static_cast<uint8_t>(ms >> (8 * (5 - i)));
+  u.bytes[6] = static_cast<uint8_t>(0x70 | ((counter >> 8) & 0x0F));
+  u.bytes[7] = static_cast<uint8_t>(counter & 0xFF);
+  for (int i = 8; i < 16; ++i) u.bytes[i] = static_cast<uint8_t>(rand_b >> (8 * (15 - i)));
+  u.bytes[8] = static_cast<uint8_t>(0x80 | (u.bytes[8] & 0x3F));
+  return u;
+}
+
+Result<Uuid> Uuid::Parse(std::string_view text) {
+  if (text.size() != 36 || text[8] != '-' || text[13] != '-' || text[18] != '-' ||
+      text[23] != '-') {
+    return Status::InvalidArgument("not a UUID: '" + std::string(text) + "'");
+  }
+  Uuid u;
+  size_t out = 0;
+  for (size_t i = 0; i < text.size();) {
+    if (text[i] == '-') {
+      ++i;
+      continue;
+    }
+    int hi = HexValue(text[i]);
+    int lo = HexValue(text[i + 1]);
+    if (hi < 0 || lo < 0) return Status::InvalidArgument("not a UUID: '" + std::string(text) + "'");
+    u.bytes[out++] = static_cast<uint8_t>(hi * 16 + lo);
+    i += 2;
+  }
+  return u;
+}
+
+Result<Uuid> Uuid::FromBytes(std::string_view raw) {
+  if (raw.size() != 16) return Status::InvalidArgument("a UUID needs 16 bytes");
+  Uuid u;
+  for (size_t i = 0; i < 16; ++i) u.bytes[i] = static_cast<uint8_t>(raw[i]);
+  return u;
+}
+
+std::string Uuid::ToString() const {
+  static const char* kHex = "0123456789abcdef";
+  std::string s;
+  s.reserve(36);
+  for (size_t i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) s.push_back('-');
+    s.push_back(kHex[bytes[i] >> 4]);
+    s.push_back(kHex[bytes[i] & 0xF]);
+  }
+  return s;
+}
+
+}  // namespace skade

@@ -1,0 +1,128 @@
+// Table metadata (spec "Table Metadata"): snapshots, refs, logs and the whole metadata file as
+// one immutable value, plus JSON parsing/serialisation of v1, v2 (and v3, with fields skade
+// doesn't act on kept as raw JSON). Unknown fields and all properties survive a round trip.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "skade/base/status.h"
+#include "skade/iceberg/partition_spec.h"
+#include "skade/iceberg/schema.h"
+
+namespace skade::iceberg {
+
+// JSON members a parser did not recognise, as (key, raw JSON text) in document order.
+using UnknownFields = std::vector<std::pair<std::string, std::string>>;
+
+struct Snapshot {
+  int64_t snapshot_id = 0;
+  std::optional<int64_t> parent_snapshot_id;
+  int64_t sequence_number = 0;  // 0 for v1
+  int64_t timestamp_ms = 0;
+  std::string manifest_list;           // empty for v1 snapshots using `manifests`
+  std::vector<std::string> manifests;  // v1 only
+  // "operation" is the first entry when present. Kept in document order.
+  std::vector<std::pair<std::string, std::string>> summary;
+  std::optional<int> schema_id;
+  std::optional<int64_t> first_row_id;  // v3
+  std::optional<int64_t> added_rows;    // v3
+  std::optional<std::string> key_id;    // v3
+  UnknownFields unknown;
+
+  // summary["operation"], or empty.
+  std::string operation() const;
+  // A summary value, if present.
+  std::optional<std::string> SummaryValue(std::string_view key) const;
+};
+
+enum class RefType { kBranch, kTag };
+
+struct SnapshotRef {
+  int64_t snapshot_id = 0;
+  RefType type = RefType::kBranch;
+  std::optional<int> min_snapshots_to_keep;
+  std::optional<int64_t> max_snapshot_age_ms;
+  std::optional<int64_t> max_ref_age_ms;
+};
+
+struct SnapshotLogEntry {
+  int64_t timestamp_ms = 0;
+  int64_t snapshot_id = 0;
+};
+
+struct MetadataLogEntry {
+  int64_t timestamp_ms = 0;
+  std::string metadata_file;
+};
+
+struct TableMetadata {
+  int format_version = 2;
+  std::string table_uuid;  // may be empty in old v1 files
+  std::string location;
+  int64_t last_sequence_number = 0;
+  int64_t last_updated_ms = 0;
+  int last_column_id = 0;
+  std::vector<SchemaPtr> schemas;
+  int current_schema_id = 0;
+  std::vector<PartitionSpecPtr> partition_specs;
+  int default_spec_id = 0;
+  int last_partition_id = 999;
+  std::map<std::string, std::string> properties;
+  std::optional<int64_t> current_snapshot_id;
+  std::vector<Snapshot> snapshots;
+  std::vector<SnapshotLogEntry> snapshot_log;
+  std::vector<MetadataLogEntry> metadata_log;
+  std::vector<SortOrder> sort_orders;
+  int default_sort_order_id = 0;
+  std::map<std::string, SnapshotRef> refs;
+  std::optional<int64_t> next_row_id;  // v3
+  // Carried through untouched (raw JSON arrays): statistics, partition-statistics and v3
+  // encryption-keys; empty string when absent.
+  std::string statistics_json;
+  std::string partition_statistics_json;
+  std::string encryption_keys_json;
+  UnknownFields unknown;
+
+  SchemaPtr CurrentSchema() const;
+  SchemaPtr SchemaById(int schema_id) const;
+  PartitionSpecPtr DefaultSpec() const;
+  PartitionSpecPtr SpecById(int spec_id) const;
+  const SortOrder* SortOrderById(int order_id) const;
+  const Snapshot* SnapshotById(int64_t snapshot_id) const;
+  const Snapshot* CurrentSnapshot() const;
+  // Snapshot a ref points at; kNotFound naming the ref.
+  Result<const Snapshot*> SnapshotForRef(std::string_view ref) const;
+  // The snapshot that was current at `timestamp_ms` (from the snapshot log, or the snapshots'
+  // timestamps when the log is empty); kNotFound if none was current then.
+  Result<const Snapshot*> SnapshotAsOf(int64_t timestamp_ms) const;
+  // The schema to read `snapshot` with: its schema-id when present, else the current schema.
+  SchemaPtr SchemaForSnapshot(const Snapshot& snapshot) const;
+  // The name mapping from `schema.name-mapping.default`, if set and valid.
+  std::optional<NameMapping> DefaultNameMapping() const;
+  // A table property, or `fallback`.
+  std::string Property(std::string_view key, std::string_view fallback = "") const;
+};
+
+using TableMetadataPtr = std::shared_ptr<const TableMetadata>;
+
+// Parses a metadata JSON document. kInvalidArgument (naming the field) for a malformed or
+// inconsistent document, kNotImplemented for a format version above 3.
+Result<TableMetadata> ParseTableMetadata(std::string_view json);
+// Serialises to JSON in the layout of `format_version` (v1 also writes `schema` and
+// `partition-spec`). Unknown fields are written back.
+std::string TableMetadataToJson(const TableMetadata& metadata);
+
+// JSON helpers shared with the REST layer: a schema / partition spec / sort order object.
+Result<SchemaPtr> ParseSchemaJson(std::string_view json);
+std::string SchemaToJson(const Schema& schema);
+Result<TypePtr> ParseTypeJson(std::string_view json);
+std::string TypeToJson(const Type& type);
+
+}  // namespace skade::iceberg

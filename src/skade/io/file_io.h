@@ -1,0 +1,55 @@
+// FileIO: the storage interface Iceberg metadata and data go through. Locations are strings
+// ("/abs/path", "file:///abs/path", later "s3://bucket/key"); each implementation says which
+// schemes it accepts. Implementations are thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "skade/base/status.h"
+
+namespace skade::io {
+
+struct FileInfo {
+  std::string location;
+  int64_t size = 0;
+  int64_t modified_ms = 0;
+};
+
+class FileIO {
+ public:
+  virtual ~FileIO() = default;
+
+  // Whole file. kNotFound if absent, kIoError on other failures.
+  virtual Result<std::string> Read(std::string_view location) = 0;
+  // `length` bytes from `offset` (fewer at end of file). kNotFound if absent.
+  virtual Result<std::string> ReadRange(std::string_view location, int64_t offset,
+                                        int64_t length) = 0;
+  // Size and modification time. kNotFound if absent.
+  virtual Result<FileInfo> Stat(std::string_view location) = 0;
+  // Writes `data` to a new file atomically: readers see the whole file or nothing, and an
+  // existing file is never replaced (kAlreadyExists). Parent folders are created.
+  virtual Status CreateExclusive(std::string_view location, std::string_view data) = 0;
+  // Writes `data`, replacing any existing file atomically (for mutable hints such as
+  // version-hint.text; never for metadata or data files).
+  virtual Status Overwrite(std::string_view location, std::string_view data) = 0;
+  // Files (not folders) under `prefix`, recursively. An absent prefix lists nothing.
+  virtual Result<std::vector<FileInfo>> List(std::string_view prefix) = 0;
+  // Deletes a file; deleting an absent file is Ok.
+  virtual Status Delete(std::string_view location) = 0;
+};
+
+// Local file system. Accepts absolute or relative paths and `file:` URIs
+// ("file:/a", "file:///a").
+std::unique_ptr<FileIO> MakeLocalFileIO();
+
+// Strips a `file:` scheme ("file:///a" and "file:/a" become "/a"); other strings unchanged.
+std::string LocalPath(std::string_view location);
+
+// Joins two location parts with exactly one '/' between them.
+std::string JoinLocation(std::string_view base, std::string_view name);
+
+}  // namespace skade::io

@@ -1,0 +1,70 @@
+#include "skade/io/location_map.h"
+
+#include <algorithm>
+
+namespace skade::io {
+namespace {
+
+std::string StripSlash(std::string s) {
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+bool MatchesPrefix(std::string_view location, std::string_view prefix) {
+  if (location.size() < prefix.size() || location.compare(0, prefix.size(), prefix) != 0) {
+    return false;
+  }
+  return location.size() == prefix.size() || location[prefix.size()] == '/' ||
+         prefix.back() == '/';
+}
+
+class RelocatingFileIO final : public FileIO {
+ public:
+  RelocatingFileIO(FileIO& base, LocationMap map) : base_(base), map_(std::move(map)) {}
+  Result<std::string> Read(std::string_view l) override { return base_.Read(map_.Apply(l)); }
+  Result<std::string> ReadRange(std::string_view l, int64_t off, int64_t len) override {
+    return base_.ReadRange(map_.Apply(l), off, len);
+  }
+  Result<FileInfo> Stat(std::string_view l) override { return base_.Stat(map_.Apply(l)); }
+  Status CreateExclusive(std::string_view l, std::string_view d) override {
+    return base_.CreateExclusive(map_.Apply(l), d);
+  }
+  Status Overwrite(std::string_view l, std::string_view d) override {
+    return base_.Overwrite(map_.Apply(l), d);
+  }
+  Result<std::vector<FileInfo>> List(std::string_view p) override {
+    return base_.List(map_.Apply(p));
+  }
+  Status Delete(std::string_view l) override { return base_.Delete(map_.Apply(l)); }
+
+ private:
+  FileIO& base_;
+  LocationMap map_;
+};
+
+}  // namespace
+
+void LocationMap::Add(std::string from, std::string to) {
+  rules_.emplace_back(StripSlash(std::move(from)), StripSlash(std::move(to)));
+  // Longest prefix first so Apply can take the first match.
+  std::stable_sort(rules_.begin(), rules_.end(),
+                   [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+}
+
+std::string LocationMap::Apply(std::string_view location) const {
+  const std::string local = LocalPath(location);
+  for (const auto& [from, to] : rules_) {
+    for (std::string_view candidate : {location, std::string_view(local)}) {
+      if (MatchesPrefix(candidate, from)) {
+        return to + std::string(candidate.substr(from.size()));
+      }
+    }
+  }
+  return std::string(location);
+}
+
+std::unique_ptr<FileIO> MakeRelocatingFileIO(FileIO& base, LocationMap map) {
+  return std::make_unique<RelocatingFileIO>(base, std::move(map));
+}
+
+}  // namespace skade::io
