@@ -1,1 +1,318 @@
-// placeholder: being written
+#include "skade/engine/database.h"
+
+#include <cstring>
+#include <string>
+
+#include "duckdb.h"
+
+namespace skade::engine {
+namespace {
+
+// RAII over the DuckDB C handles used here.
+struct Connection {
+  duckdb_connection con = nullptr;
+  ~Connection() {
+    if (con) duckdb_disconnect(&con);
+  }
+};
+
+struct PreparedStatement {
+  duckdb_prepared_statement stmt = nullptr;
+  ~PreparedStatement() {
+    if (stmt) duckdb_destroy_prepare(&stmt);
+  }
+};
+
+struct PendingResult {
+  duckdb_pending_result pending = nullptr;
+  ~PendingResult() {
+    if (pending) duckdb_destroy_pending(&pending);
+  }
+};
+
+struct QueryResult {
+  duckdb_result result;
+  bool valid = false;
+  ~QueryResult() {
+    if (valid) duckdb_destroy_result(&result);
+  }
+};
+
+struct DataChunk {
+  duckdb_data_chunk chunk = nullptr;
+  ~DataChunk() {
+    if (chunk) duckdb_destroy_data_chunk(&chunk);
+  }
+};
+
+struct ErrorData {
+  duckdb_error_data error = nullptr;
+  ~ErrorData() {
+    if (error) duckdb_destroy_error_data(&error);
+  }
+  bool has_error() const { return error && duckdb_error_data_has_error(error); }
+  std::string message() const { return error ? duckdb_error_data_message(error) : ""; }
+};
+
+struct ArrowOptions {
+  duckdb_arrow_options options = nullptr;
+  ~ArrowOptions() {
+    if (options) duckdb_destroy_arrow_options(&options);
+  }
+};
+
+struct LogicalType {
+  duckdb_logical_type type = nullptr;
+  ~LogicalType() {
+    if (type) duckdb_destroy_logical_type(&type);
+  }
+};
+
+// A running streaming query: connection, statement and result.
+struct StreamingQuery {
+  Connection con;
+  PreparedStatement stmt;
+  QueryResult result;
+
+  static Result<std::unique_ptr<StreamingQuery>> Start(duckdb_database db, std::string_view sql) {
+    auto q = std::make_unique<StreamingQuery>();
+    if (duckdb_connect(db, &q->con.con) != DuckDBSuccess) {
+      return Status::Internal("cannot open a DuckDB connection");
+    }
+    std::string text(sql);
+    if (duckdb_prepare(q->con.con, text.c_str(), &q->stmt.stmt) != DuckDBSuccess) {
+      return Status::InvalidArgument(duckdb_prepare_error(q->stmt.stmt));
+    }
+    PendingResult pending;
+    if (duckdb_pending_prepared_streaming(q->stmt.stmt, &pending.pending) != DuckDBSuccess) {
+      return Status::InvalidArgument(duckdb_pending_error(pending.pending));
+    }
+    if (duckdb_execute_pending(pending.pending, &q->result.result) != DuckDBSuccess) {
+      q->result.valid = true;
+      const char* err = duckdb_result_error(&q->result.result);
+      return Status::InvalidArgument(err ? err : "query failed");
+    }
+    q->result.valid = true;
+    return q;
+  }
+
+  // Next chunk, or nullptr at the end. Errors raised while streaming come back as Status.
+  Result<DataChunk> Next() {
+    DataChunk c;
+    c.chunk = duckdb_fetch_chunk(result.result);
+    if (c.chunk == nullptr) {
+      const char* err = duckdb_result_error(&result.result);
+      if (err != nullptr && *err != '\0') return Status::InvalidArgument(err);
+    }
+    return c;
+  }
+};
+
+// ---- ArrowArrayStream over a streaming query ----
+
+struct ArrowStreamState {
+  std::unique_ptr<StreamingQuery> query;
+  ArrowOptions options;
+  std::string last_error;
+};
+
+int StreamGetSchema(ArrowArrayStream* stream, ArrowSchema* out) {
+  auto* st = static_cast<ArrowStreamState*>(stream->private_data);
+  duckdb_result* r = &st->query->result.result;
+  idx_t n = duckdb_column_count(r);
+  std::vector<LogicalType> holders(n);
+  std::vector<duckdb_logical_type> types(n);
+  std::vector<const char*> names(n);
+  for (idx_t i = 0; i < n; ++i) {
+    holders[i].type = duckdb_column_logical_type(r, i);
+    types[i] = holders[i].type;
+    names[i] = duckdb_column_name(r, i);
+  }
+  ErrorData err;
+  err.error = duckdb_to_arrow_schema(st->options.options, types.data(), names.data(), n, out);
+  if (err.has_error()) {
+    st->last_error = err.message();
+    return EINVAL;
+  }
+  return 0;
+}
+
+int StreamGetNext(ArrowArrayStream* stream, ArrowArray* out) {
+  auto* st = static_cast<ArrowStreamState*>(stream->private_data);
+  auto chunk = st->query->Next();
+  if (!chunk.ok()) {
+    st->last_error = chunk.status().message();
+    return EIO;
+  }
+  if (chunk->chunk == nullptr) {
+    out->release = nullptr;  // end of stream
+    return 0;
+  }
+  ErrorData err;
+  err.error = duckdb_data_chunk_to_arrow(st->options.options, chunk->chunk, out);
+  if (err.has_error()) {
+    st->last_error = err.message();
+    return EIO;
+  }
+  return 0;
+}
+
+const char* StreamLastError(ArrowArrayStream* stream) {
+  auto* st = static_cast<ArrowStreamState*>(stream->private_data);
+  return st->last_error.empty() ? nullptr : st->last_error.c_str();
+}
+
+void StreamRelease(ArrowArrayStream* stream) {
+  delete static_cast<ArrowStreamState*>(stream->private_data);
+  stream->private_data = nullptr;
+  stream->release = nullptr;
+}
+
+std::string ReadVarchar(duckdb_vector vec, idx_t row) {
+  auto* data = static_cast<duckdb_string_t*>(duckdb_vector_get_data(vec));
+  duckdb_string_t* s = &data[row];
+  return std::string(duckdb_string_t_data(s), duckdb_string_t_length(*s));
+}
+
+}  // namespace
+
+struct Database::Impl {
+  duckdb_database db = nullptr;
+  ~Impl() {
+    if (db) duckdb_close(&db);
+  }
+};
+
+Database::Database(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Database::~Database() = default;
+
+Result<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& options) {
+  duckdb_config config = nullptr;
+  if (duckdb_create_config(&config) != DuckDBSuccess) {
+    return Status::Internal("cannot create DuckDB config");
+  }
+  struct ConfigGuard {
+    duckdb_config* c;
+    ~ConfigGuard() { duckdb_destroy_config(c); }
+  } guard{&config};
+  // No network: never download extensions (TOOLCHAIN.md §2).
+  std::vector<std::pair<std::string, std::string>> settings = {
+      {"autoinstall_known_extensions", "false"},
+      {"autoload_known_extensions", "false"},
+      {"memory_limit", options.memory_limit},
+  };
+  if (options.threads > 0) settings.emplace_back("threads", std::to_string(options.threads));
+  for (const auto& [k, v] : settings) {
+    if (duckdb_set_config(config, k.c_str(), v.c_str()) != DuckDBSuccess) {
+      return Status::InvalidArgument("invalid DuckDB setting " + k + "=" + v);
+    }
+  }
+  auto impl = std::make_unique<Impl>();
+  char* error = nullptr;
+  if (duckdb_open_ext(nullptr, &impl->db, config, &error) != DuckDBSuccess) {
+    std::string msg = error ? error : "unknown error";
+    if (error) duckdb_free(error);
+    return Status::Internal("cannot open DuckDB: " + msg);
+  }
+  auto db = std::unique_ptr<Database>(new Database(std::move(impl)));
+  // Timestamps with time zone render and compare in UTC unless a caller changes it.
+  SKADE_RETURN_IF_ERROR(db->Execute("SET GLOBAL TimeZone = 'UTC'"));
+  return db;
+}
+
+Status Database::Execute(std::string_view sql) {
+  Connection con;
+  if (duckdb_connect(impl_->db, &con.con) != DuckDBSuccess) {
+    return Status::Internal("cannot open a DuckDB connection");
+  }
+  QueryResult r;
+  std::string text(sql);
+  duckdb_state state = duckdb_query(con.con, text.c_str(), &r.result);
+  r.valid = true;
+  if (state != DuckDBSuccess) {
+    const char* err = duckdb_result_error(&r.result);
+    return Status::InvalidArgument(err ? err : "statement failed");
+  }
+  return Status::Ok();
+}
+
+Result<arrow::StreamHandle> Database::QueryArrow(std::string_view sql) {
+  SKADE_ASSIGN_OR_RETURN(auto query, StreamingQuery::Start(impl_->db, sql));
+  auto state = std::make_unique<ArrowStreamState>();
+  state->options.options = duckdb_result_get_arrow_options(&query->result.result);
+  state->query = std::move(query);
+  ArrowArrayStream raw;
+  raw.get_schema = StreamGetSchema;
+  raw.get_next = StreamGetNext;
+  raw.get_last_error = StreamLastError;
+  raw.release = StreamRelease;
+  raw.private_data = state.release();
+  return arrow::StreamHandle(&raw);
+}
+
+Status Database::QueryText(std::string_view sql,
+                           const std::function<void(const std::vector<std::string>&)>& on_header,
+                           const std::function<Status(const TextRow&)>& on_row) {
+  // Names come from the original query; values are cast to VARCHAR by DuckDB itself.
+  std::string wrapped = "SELECT CAST(COLUMNS(*) AS VARCHAR) FROM (" + std::string(sql) + "\n)";
+  SKADE_ASSIGN_OR_RETURN(auto query, StreamingQuery::Start(impl_->db, wrapped));
+  duckdb_result* r = &query->result.result;
+  idx_t ncols = duckdb_column_count(r);
+  std::vector<std::string> names;
+  for (idx_t i = 0; i < ncols; ++i) names.emplace_back(duckdb_column_name(r, i));
+  on_header(names);
+  TextRow row(ncols);
+  while (true) {
+    SKADE_ASSIGN_OR_RETURN(DataChunk chunk, query->Next());
+    if (chunk.chunk == nullptr) break;
+    idx_t n = duckdb_data_chunk_get_size(chunk.chunk);
+    std::vector<duckdb_vector> vecs(ncols);
+    std::vector<uint64_t*> validity(ncols);
+    for (idx_t c = 0; c < ncols; ++c) {
+      vecs[c] = duckdb_data_chunk_get_vector(chunk.chunk, c);
+      validity[c] = duckdb_vector_get_validity(vecs[c]);
+    }
+    for (idx_t i = 0; i < n; ++i) {
+      for (idx_t c = 0; c < ncols; ++c) {
+        if (validity[c] && !duckdb_validity_row_is_valid(validity[c], i)) {
+          row[c].reset();
+        } else {
+          row[c] = ReadVarchar(vecs[c], i);
+        }
+      }
+      SKADE_RETURN_IF_ERROR(on_row(row));
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<TextRow>> Database::QueryRows(std::string_view sql) {
+  std::vector<TextRow> rows;
+  SKADE_RETURN_IF_ERROR(QueryText(
+      sql, [](const std::vector<std::string>&) {},
+      [&](const TextRow& row) {
+        rows.push_back(row);
+        return Status::Ok();
+      }));
+  return rows;
+}
+
+std::string QuoteIdentifier(std::string_view name) {
+  std::string out = "\"";
+  for (char c : name) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string QuoteString(std::string_view value) {
+  std::string out = "'";
+  for (char c : value) {
+    if (c == '\'') out += '\'';
+    out += c;
+  }
+  return out + "'";
+}
+
+}  // namespace skade::engine

@@ -1,1 +1,442 @@
-// placeholder: being written
+#include "skade/engine/iceberg_scan.h"
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "skade/base/log.h"
+#include "skade/iceberg/literal.h"
+
+namespace skade::engine {
+namespace {
+
+using iceberg::DataFileContent;
+using iceberg::NestedField;
+using iceberg::Type;
+using iceberg::TypeId;
+
+// Reserved field ids of position delete files (spec "Reserved Field IDs").
+constexpr int kPosFilePathId = 2147483546;
+constexpr int kPosPosId = 2147483545;
+
+std::string Hex(std::string_view bytes) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out.push_back(kHex[c >> 4]);
+    out.push_back(kHex[c & 15]);
+  }
+  return out;
+}
+
+// Identifies a partition (spec id + values) as SQL-safe text; same partition ⇔ same key.
+std::string PartitionKey(const iceberg::DataFile& f) {
+  std::string key = std::to_string(f.spec_id);
+  for (const auto& v : f.partition) key += v ? "|" + Hex(v->ToBinary()) : "|N";
+  return key;
+}
+
+std::string SqlList(const std::vector<std::string>& paths) {
+  std::string out = "[";
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (i) out += ", ";
+    out += QuoteString(paths[i]);
+  }
+  return out + "]";
+}
+
+// A literal as DuckDB SQL of the given type.
+Result<std::string> LiteralSql(const iceberg::Literal& lit, const std::string& duck_type) {
+  switch (lit.type_id()) {
+    case TypeId::kBoolean:
+      return std::string(lit.as_bool() ? "true" : "false");
+    case TypeId::kInt:
+      return "CAST(" + std::to_string(lit.as_int()) + " AS " + duck_type + ")";
+    case TypeId::kLong:
+      return "CAST(" + std::to_string(lit.as_long()) + " AS " + duck_type + ")";
+    case TypeId::kBinary:
+    case TypeId::kFixed:
+      return "from_hex(" + QuoteString(Hex(lit.as_bytes())) + ")";
+    case TypeId::kString:
+      return QuoteString(lit.as_bytes());
+    default:
+      return "CAST(" + QuoteString(lit.ToString()) + " AS " + duck_type + ")";
+  }
+}
+
+struct ColumnDef {
+  const NestedField* field;
+  std::string duck_type;
+  std::string default_sql;  // "NULL" or a literal
+};
+
+Result<std::vector<ColumnDef>> Columns(const iceberg::Schema& schema) {
+  std::vector<ColumnDef> out;
+  for (const NestedField& f : schema.fields()) {
+    ColumnDef c{&f, "", "NULL"};
+    SKADE_ASSIGN_OR_RETURN(c.duck_type, DuckTypeName(*f.type).WithContext("column '" + f.name + "'"));
+    // Spec: a column added with an initial-default reads that value from files without it.
+    if (f.initial_default_json && *f.initial_default_json != "null" && f.type->is_primitive()) {
+      SKADE_ASSIGN_OR_RETURN(auto lit, iceberg::Literal::FromJson(f.type, *f.initial_default_json)
+                                           .WithContext("initial-default of '" + f.name + "'"));
+      SKADE_ASSIGN_OR_RETURN(c.default_sql, LiteralSql(lit, c.duck_type));
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// schema=MAP{id: {name, type, default_value}, …} for read_parquet.
+std::string SchemaMap(const std::vector<std::tuple<int, std::string, std::string, std::string>>& cols) {
+  std::string out = "MAP {";
+  for (size_t i = 0; i < cols.size(); ++i) {
+    const auto& [id, name, type, def] = cols[i];
+    if (i) out += ", ";
+    out += std::to_string(id) + ": {name: " + QuoteString(name) + ", type: " + QuoteString(type) +
+           ", default_value: " + def + "}";
+  }
+  return out + "}";
+}
+
+struct FileShape {
+  bool has_field_ids = false;
+  std::set<std::string> top_level_names;
+};
+
+// Reads the Parquet footers of `paths` (one DuckDB query) and reports, per file, whether its
+// top-level columns carry field ids, and their names.
+Result<std::unordered_map<std::string, FileShape>> InspectFiles(Database& db,
+                                                                const std::vector<std::string>& paths) {
+  std::unordered_map<std::string, FileShape> shapes;
+  if (paths.empty()) return shapes;
+  SKADE_ASSIGN_OR_RETURN(
+      auto rows, db.QueryRows("SELECT file_name, name, field_id, num_children FROM parquet_schema(" +
+                              SqlList(paths) + ")"));
+  // Rows come per file in schema pre-order; the first row of a file is its root.
+  std::string current;
+  std::vector<int64_t> remaining;  // children left to visit at each open level
+  for (const auto& row : rows) {
+    if (!row[0] || !row[1]) continue;
+    const std::string& file = *row[0];
+    int64_t children = row[3] ? std::stoll(*row[3]) : 0;
+    if (file != current) {
+      current = file;
+      remaining.assign(1, children);
+      shapes[file];
+      continue;
+    }
+    while (!remaining.empty() && remaining.back() == 0) remaining.pop_back();
+    if (remaining.empty()) continue;
+    bool top_level = remaining.size() == 1;
+    --remaining.back();
+    if (top_level) {
+      FileShape& shape = shapes[file];
+      shape.top_level_names.insert(*row[1]);
+      if (row[2]) shape.has_field_ids = true;
+    }
+    if (children > 0) remaining.push_back(children);
+  }
+  return shapes;
+}
+
+struct DeleteRef {
+  std::string local;
+  const iceberg::DeleteFileTask* task;
+};
+
+}  // namespace
+
+Result<std::string> DuckTypeName(const Type& type) {
+  switch (type.id()) {
+    case TypeId::kBoolean: return std::string("BOOLEAN");
+    case TypeId::kInt: return std::string("INTEGER");
+    case TypeId::kLong: return std::string("BIGINT");
+    case TypeId::kFloat: return std::string("FLOAT");
+    case TypeId::kDouble: return std::string("DOUBLE");
+    case TypeId::kDecimal:
+      return "DECIMAL(" + std::to_string(type.precision()) + "," + std::to_string(type.scale()) + ")";
+    case TypeId::kDate: return std::string("DATE");
+    case TypeId::kTime: return std::string("TIME");
+    case TypeId::kTimestamp: return std::string("TIMESTAMP");
+    case TypeId::kTimestampTz: return std::string("TIMESTAMP WITH TIME ZONE");
+    case TypeId::kTimestampNs: return std::string("TIMESTAMP_NS");
+    // DuckDB has no nanosecond TIMESTAMPTZ; values are UTC instants, read at ns precision.
+    case TypeId::kTimestampTzNs: return std::string("TIMESTAMP_NS");
+    case TypeId::kString: return std::string("VARCHAR");
+    case TypeId::kUuid: return std::string("UUID");
+    case TypeId::kFixed:
+    case TypeId::kBinary: return std::string("BLOB");
+    case TypeId::kUnknown: return std::string("INTEGER");  // always null
+    case TypeId::kStruct: {
+      std::string out = "STRUCT(";
+      for (size_t i = 0; i < type.fields().size(); ++i) {
+        if (i) out += ", ";
+        SKADE_ASSIGN_OR_RETURN(std::string t, DuckTypeName(*type.fields()[i].type));
+        out += QuoteIdentifier(type.fields()[i].name) + " " + t;
+      }
+      return out + ")";
+    }
+    case TypeId::kList: {
+      SKADE_ASSIGN_OR_RETURN(std::string t, DuckTypeName(*type.element().type));
+      return t + "[]";
+    }
+    case TypeId::kMap: {
+      SKADE_ASSIGN_OR_RETURN(std::string k, DuckTypeName(*type.key().type));
+      SKADE_ASSIGN_OR_RETURN(std::string v, DuckTypeName(*type.value().type));
+      return "MAP(" + k + ", " + v + ")";
+    }
+    default:
+      return Status::NotImplemented("type " + type.ToString() + " is not readable by skade yet");
+  }
+}
+
+Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan) {
+  SKADE_ASSIGN_OR_RETURN(std::vector<ColumnDef> columns, Columns(*scan.schema));
+
+  if (scan.tasks.empty()) {
+    std::string sql = "SELECT ";
+    for (size_t i = 0; i < columns.size(); ++i) {
+      if (i) sql += ", ";
+      sql += "CAST(NULL AS " + columns[i].duck_type + ") AS " + QuoteIdentifier(columns[i].field->name);
+    }
+    if (columns.empty()) sql += "NULL AS \"__empty\"";
+    return sql + " WHERE false";
+  }
+
+  auto local = [&](const std::string& stored) { return io::LocalPath(scan.locations.Apply(stored)); };
+
+  // Data files, with their stored and local paths; every one must exist.
+  std::vector<std::string> data_paths;
+  data_paths.reserve(scan.tasks.size());
+  bool any_deletes = false;
+  for (const auto& t : scan.tasks) {
+    std::string p = local(t.file.file_path);
+    std::error_code ec;
+    if (!std::filesystem::exists(p, ec)) {
+      return Status::NotFound("data file '" + t.file.file_path + "' does not exist" +
+                              (p != t.file.file_path ? " (looked for '" + p + "')" : ""));
+    }
+    data_paths.push_back(std::move(p));
+    any_deletes = any_deletes || !t.deletes.empty();
+  }
+  SKADE_ASSIGN_OR_RETURN(auto shapes, InspectFiles(db, data_paths));
+
+  // Equality-delete key columns (by field id) that the data side must expose.
+  std::set<int> eq_ids;
+  std::map<std::string, DeleteRef> delete_files;  // local path → delete file
+  for (const auto& t : scan.tasks) {
+    for (const auto& d : t.deletes) {
+      std::string p = local(d->file.file_path);
+      std::error_code ec;
+      if (!std::filesystem::exists(p, ec)) {
+        return Status::NotFound("delete file '" + d->file.file_path + "' does not exist");
+      }
+      if (d->file.content == DataFileContent::kEqualityDeletes) {
+        if (d->file.equality_ids.empty()) {
+          return Status::Corruption("equality delete file '" + d->file.file_path +
+                                    "' has no equality_ids");
+        }
+        eq_ids.insert(d->file.equality_ids.begin(), d->file.equality_ids.end());
+      }
+      delete_files.emplace(p, DeleteRef{p, d.get()});
+    }
+  }
+  // Name of the data-side column holding field `id`.
+  auto data_column = [&](int id) -> std::string {
+    for (const ColumnDef& c : columns) {
+      if (c.field->id == id) return c.field->name;
+    }
+    return "__skade_f" + std::to_string(id);
+  };
+  std::vector<int> hidden_eq_ids;  // equality columns dropped from the read schema
+  for (int id : eq_ids) {
+    if (data_column(id).rfind("__skade_f", 0) == 0) hidden_eq_ids.push_back(id);
+  }
+
+  std::vector<std::string> id_files, noid_files;
+  std::set<std::string> noid_names;
+  for (const std::string& p : data_paths) {
+    const FileShape& shape = shapes[p];
+    if (shape.has_field_ids) {
+      id_files.push_back(p);
+    } else {
+      noid_files.push_back(p);
+      noid_names.insert(shape.top_level_names.begin(), shape.top_level_names.end());
+    }
+  }
+
+  std::vector<std::string> parts;
+  if (!id_files.empty()) {
+    std::vector<std::tuple<int, std::string, std::string, std::string>> map;
+    for (const ColumnDef& c : columns) {
+      map.emplace_back(c.field->id, c.field->name, c.duck_type, c.default_sql);
+    }
+    for (int id : hidden_eq_ids) {
+      // Spec: equality deletes on a dropped column still apply; read it by id.
+      map.emplace_back(id, data_column(id), "VARCHAR", "NULL");
+    }
+    parts.push_back("SELECT * FROM read_parquet(" + SqlList(id_files) +
+                    ", schema = " + SchemaMap(map) +
+                    ", filename = true, file_row_number = true)");
+  }
+  if (!noid_files.empty()) {
+    // Spec "Column Projection": files without ids are mapped by schema.name-mapping.default.
+    iceberg::NameMapping mapping;
+    if (scan.name_mapping) {
+      mapping = *scan.name_mapping;
+    } else {
+      SKADE_LOG_WARN("{} data file(s) have no Parquet field ids and the table has no name mapping;"
+                     " mapping columns by their current names", noid_files.size());
+      mapping = iceberg::NameMapping::FromSchema(*scan.schema);
+    }
+    std::string select;
+    for (const ColumnDef& c : columns) {
+      std::vector<std::string> present;
+      for (const auto& mf : mapping.fields) {
+        if (mf.field_id != c.field->id) continue;
+        for (const std::string& n : mf.names) {
+          if (noid_names.count(n)) present.push_back(QuoteIdentifier(n));
+        }
+      }
+      std::string expr;
+      if (present.empty()) {
+        expr = c.default_sql == "NULL" ? "CAST(NULL AS " + c.duck_type + ")" : c.default_sql;
+      } else {
+        std::string inner = present.size() == 1 ? present[0] : "COALESCE(";
+        if (present.size() > 1) {
+          for (size_t i = 0; i < present.size(); ++i) inner += (i ? ", " : "") + present[i];
+          inner += ")";
+        }
+        expr = "CAST(" + inner + " AS " + c.duck_type + ")";
+      }
+      select += expr + " AS " + QuoteIdentifier(c.field->name) + ", ";
+    }
+    for (int id : hidden_eq_ids) {
+      select += "CAST(NULL AS VARCHAR) AS " + QuoteIdentifier(data_column(id)) + ", ";
+    }
+    parts.push_back("SELECT " + select + "filename, file_row_number FROM read_parquet(" +
+                    SqlList(noid_files) + ", union_by_name = true, filename = true, " +
+                    "file_row_number = true)");
+  }
+  std::string data_sql = parts[0];
+  for (size_t i = 1; i < parts.size(); ++i) data_sql += "\nUNION ALL BY NAME\n" + parts[i];
+
+  std::string visible;
+  for (size_t i = 0; i < columns.size(); ++i) {
+    if (i) visible += ", ";
+    visible += "d." + QuoteIdentifier(columns[i].field->name);
+  }
+  if (!any_deletes) {
+    return "SELECT " + visible + " FROM (" + data_sql + ") d";
+  }
+
+  // Files with deletes: stored path, local path, data sequence number, partition key.
+  std::string sql = "WITH __skade_data AS (" + data_sql + "),\n__skade_files(path, stored, seq, part) AS (VALUES ";
+  bool first = true;
+  for (size_t i = 0; i < scan.tasks.size(); ++i) {
+    const auto& t = scan.tasks[i];
+    if (t.deletes.empty()) continue;
+    sql += std::string(first ? "" : ", ") + "(" + QuoteString(data_paths[i]) + ", " +
+           QuoteString(t.file.file_path) + ", " + std::to_string(t.sequence_number) + ", " +
+           QuoteString(PartitionKey(t.file)) + ")";
+    first = false;
+  }
+  sql += ")";
+
+  // Delete files: local path, sequence number, partition key (NULL = global).
+  std::vector<std::string> pos_files;
+  std::map<std::vector<int>, std::vector<std::string>> eq_groups;
+  std::string del_values;
+  for (const auto& [p, ref] : delete_files) {
+    bool global = ref.task->file.partition.empty();
+    del_values += std::string(del_values.empty() ? "" : ", ") + "(" + QuoteString(p) + ", " +
+                  std::to_string(ref.task->sequence_number) + ", " +
+                  (global ? std::string("NULL") : QuoteString(PartitionKey(ref.task->file))) + ")";
+    if (ref.task->file.content == DataFileContent::kPositionDeletes) {
+      pos_files.push_back(p);
+    } else {
+      std::vector<int> ids = ref.task->file.equality_ids;
+      std::sort(ids.begin(), ids.end());
+      eq_groups[ids].push_back(p);
+    }
+  }
+  sql += ",\n__skade_deletes(path, seq, part) AS (VALUES " + del_values + ")";
+
+  std::string body = "SELECT " + visible + " FROM (SELECT __skade_data.*, f.seq AS __skade_seq, " +
+                     "f.part AS __skade_part FROM __skade_data LEFT JOIN __skade_files f ON " +
+                     "__skade_data.filename = f.path) d";
+  if (!pos_files.empty()) {
+    // Spec: a position delete applies to the data file named by file_path when the data file's
+    // sequence number is <= the delete file's.
+    sql += ",\n__skade_pos AS (SELECT f.path AS path, p.pos AS pos FROM read_parquet(" +
+           SqlList(pos_files) + ", schema = " +
+           SchemaMap({{kPosFilePathId, "file_path", "VARCHAR", "NULL"},
+                      {kPosPosId, "pos", "BIGINT", "NULL"}}) +
+           ", filename = true) p JOIN __skade_deletes dl ON p.filename = dl.path " +
+           "JOIN __skade_files f ON f.stored = p.file_path AND dl.seq >= f.seq)";
+    body += "\nANTI JOIN __skade_pos p ON d.filename = p.path AND d.file_row_number = p.pos";
+  }
+  int group = 0;
+  for (const auto& [ids, files] : eq_groups) {
+    std::string name = "__skade_eq" + std::to_string(group++);
+    std::vector<std::tuple<int, std::string, std::string, std::string>> map;
+    std::string on;
+    for (int id : ids) {
+      std::string col = "k" + std::to_string(id);
+      const NestedField* f = scan.schema->FindField(id);
+      std::string type = "VARCHAR";
+      if (f != nullptr) {
+        SKADE_ASSIGN_OR_RETURN(type, DuckTypeName(*f->type));
+      }
+      map.emplace_back(id, col, type, "NULL");
+      // Spec: equality deletes compare with null-safe equality.
+      on += "d." + QuoteIdentifier(data_column(id)) + " IS NOT DISTINCT FROM e." + col + " AND ";
+    }
+    sql += ",\n" + name + " AS (SELECT e.*, dl.seq AS __skade_dseq, dl.part AS __skade_dpart " +
+           "FROM read_parquet(" + SqlList(files) + ", schema = " + SchemaMap(map) +
+           ", filename = true) e JOIN __skade_deletes dl ON e.filename = dl.path)";
+    // Spec: an equality delete applies to data files with a strictly smaller sequence number
+    // in the same partition, or everywhere when its spec is unpartitioned.
+    body += "\nANTI JOIN " + name + " e ON " + on +
+            "e.__skade_dseq > d.__skade_seq AND (e.__skade_dpart IS NULL OR " +
+            "e.__skade_dpart = d.__skade_part)";
+  }
+  return sql + "\n" + body;
+}
+
+Result<std::string> BuildScanSql(Database& db, const IcebergScan& scan, const ScanQuery& query) {
+  std::string projection;
+  if (query.columns.empty()) {
+    projection = "*";
+  } else {
+    for (const std::string& c : query.columns) {
+      bool found = false;
+      for (const NestedField& f : scan.schema->fields()) found = found || f.name == c;
+      if (!found) return Status::InvalidArgument("unknown column '" + c + "'");
+      projection += (projection.empty() ? "" : ", ") + QuoteIdentifier(c);
+    }
+  }
+  SKADE_ASSIGN_OR_RETURN(std::string table, BuildTableSql(db, scan));
+  std::string sql = "SELECT " + projection + " FROM (" + table + "\n) __skade_t";
+  if (!query.where_sql.empty()) sql += " WHERE (" + query.where_sql + ")";
+  if (query.limit) sql += " LIMIT " + std::to_string(*query.limit);
+  return sql;
+}
+
+Result<arrow::StreamHandle> ScanToArrow(Database& db, const IcebergScan& scan, const ScanQuery& query) {
+  SKADE_ASSIGN_OR_RETURN(std::string sql, BuildScanSql(db, scan, query));
+  return db.QueryArrow(sql);
+}
+
+Result<int64_t> CountRows(Database& db, const IcebergScan& scan, const std::string& where_sql) {
+  SKADE_ASSIGN_OR_RETURN(std::string table, BuildTableSql(db, scan));
+  std::string sql = "SELECT count(*) FROM (" + table + "\n) __skade_t";
+  if (!where_sql.empty()) sql += " WHERE (" + where_sql + ")";
+  SKADE_ASSIGN_OR_RETURN(auto rows, db.QueryRows(sql));
+  if (rows.size() != 1 || !rows[0][0]) return Status::Internal("count returned no row");
+  return std::stoll(*rows[0][0]);
+}
+
+}  // namespace skade::engine

@@ -32,6 +32,9 @@ struct AvroField {
   std::optional<int> field_id;  // the "field-id" attribute
   bool has_default = false;     // a "default" attribute is present
   std::vector<std::string> aliases;
+  std::string doc;
+  // Any other attribute, as (key, raw JSON text) in document order.
+  std::vector<std::pair<std::string, std::string>> attributes;
 };
 
 // One node of a parsed schema. Named types referenced by name share the node.
@@ -48,6 +51,12 @@ struct AvroNode {
   std::optional<int> element_id;    // array "element-id"
   std::optional<int> key_id;        // "key-id" (maps and map-like arrays)
   std::optional<int> value_id;      // "value-id"
+  int precision = 0;                // decimal "precision"
+  int scale = 0;                    // decimal "scale"
+  std::optional<bool> adjust_to_utc;  // Iceberg's "adjust-to-utc" on timestamps
+  std::vector<std::string> aliases;   // named types
+  // Any other attribute, as (key, raw JSON text) in document order.
+  std::vector<std::pair<std::string, std::string>> attributes;
 
   // Index of a record field by name, or -1.
   int FieldIndex(std::string_view field_name) const;

@@ -130,7 +130,9 @@ struct ManifestWriterOptions {
   ManifestContent content = ManifestContent::kData;
   int64_t snapshot_id = 0;
   // Sequence number assigned at commit; written into the manifest-list row. Entries added in
-  // this snapshot leave theirs null (inherited).
+  // this snapshot leave theirs null (inherited). When nullopt (v2+), the row's
+  // sequence_number (and min_sequence_number if no entry has an explicit one) is -1, which
+  // WriteManifestList replaces with the snapshot's sequence number.
   std::optional<int64_t> sequence_number;
 };
 
@@ -157,8 +159,10 @@ class ManifestWriter {
   std::unique_ptr<Impl> impl_;
 };
 
-// Writes a manifest list (v1 or v2 layout) into memory. Header keys: snapshot-id,
-// parent-snapshot-id, sequence-number (v2), format-version.
+// Writes a manifest list (v1 or v2 layout; v3 adds first_row_id) into memory. Header keys:
+// snapshot-id, parent-snapshot-id ("null" when absent), sequence-number (v2+),
+// format-version. Rows with sequence numbers of -1 get `sequence_number`. kInvalidArgument when
+// a v2 row lacks its counts or a v1 list would hold a delete manifest.
 Result<std::string> WriteManifestList(int format_version, int64_t snapshot_id,
                                       std::optional<int64_t> parent_snapshot_id,
                                       int64_t sequence_number,

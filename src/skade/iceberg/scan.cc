@@ -1,1 +1,300 @@
-// placeholder: being written
+#include "skade/iceberg/scan.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+namespace skade::iceberg {
+namespace {
+
+// Identifies a partition: spec id plus the binary form of each value (nulls marked).
+std::string PartitionKey(const DataFile& f) {
+  std::string key = std::to_string(f.spec_id);
+  for (const auto& v : f.partition) {
+    if (!v) {
+      key += "|N";
+    } else {
+      std::string bin = v->ToBinary();
+      key += "|" + std::to_string(bin.size()) + ":" + bin;
+    }
+  }
+  return key;
+}
+
+// Reserved field id of the `file_path` column of position delete files (spec "Reserved
+// Field IDs").
+constexpr int kDeleteFilePathId = 2147483546;
+
+// Delete files indexed for matching (spec "Scan Planning"): a position delete applies to a data
+// file with data sequence number <= its own, an equality delete to one with a strictly smaller
+// data sequence number; both only within the same partition unless the delete file's spec is
+// unpartitioned (global).
+class DeleteIndex {
+ public:
+  void Add(DeleteFileTaskPtr d, bool global) {
+    if (global) {
+      global_.push_back(std::move(d));
+    } else {
+      by_partition_[PartitionKey(d->file)].push_back(std::move(d));
+    }
+  }
+  bool empty() const { return global_.empty() && by_partition_.empty(); }
+
+  std::vector<DeleteFileTaskPtr> For(const DataFile& file, int64_t seq) const {
+    std::vector<DeleteFileTaskPtr> out;
+    auto consider = [&](const DeleteFileTaskPtr& d) {
+      if (d->file.content == DataFileContent::kPositionDeletes) {
+        if (d->sequence_number < seq) return;
+        if (d->file.referenced_data_file && *d->file.referenced_data_file != file.file_path) return;
+        // Tight file_path bounds name the single data file a delete file refers to.
+        auto lo = d->file.lower_bounds.find(kDeleteFilePathId);
+        auto hi = d->file.upper_bounds.find(kDeleteFilePathId);
+        if (lo != d->file.lower_bounds.end() && hi != d->file.upper_bounds.end() &&
+            (file.file_path < lo->second || file.file_path > hi->second)) {
+          return;
+        }
+      } else if (d->sequence_number <= seq) {
+        return;
+      }
+      out.push_back(d);
+    };
+    for (const auto& d : global_) consider(d);
+    if (auto it = by_partition_.find(PartitionKey(file)); it != by_partition_.end()) {
+      for (const auto& d : it->second) consider(d);
+    }
+    return out;
+  }
+
+ private:
+  std::vector<DeleteFileTaskPtr> global_;
+  std::unordered_map<std::string, std::vector<DeleteFileTaskPtr>> by_partition_;
+};
+
+void ClearStats(DataFile* f) {
+  f->column_sizes.clear();
+  f->value_counts.clear();
+  f->null_value_counts.clear();
+  f->nan_value_counts.clear();
+  f->lower_bounds.clear();
+  f->upper_bounds.clear();
+  f->split_offsets.clear();
+}
+
+// Per-spec pruning state, built lazily.
+struct SpecFilter {
+  PartitionSpecPtr spec;
+  std::optional<ManifestEvaluator> manifest_eval;
+  std::optional<PartitionEvaluator> partition_eval;
+};
+
+}  // namespace
+
+Result<SelectedSnapshot> SelectSnapshot(const TableMetadata& metadata,
+                                        const SnapshotSelector& selector) {
+  int set = (selector.snapshot_id ? 1 : 0) + (selector.ref ? 1 : 0) + (selector.as_of_ms ? 1 : 0);
+  if (set > 1) {
+    return Status::InvalidArgument("choose at most one of snapshot id, ref and time");
+  }
+  SelectedSnapshot out;
+  if (selector.snapshot_id) {
+    out.snapshot = metadata.SnapshotById(*selector.snapshot_id);
+    if (out.snapshot == nullptr) {
+      return Status::NotFound("snapshot " + std::to_string(*selector.snapshot_id) + " not found");
+    }
+    out.schema = metadata.SchemaForSnapshot(*out.snapshot);
+  } else if (selector.ref) {
+    SKADE_ASSIGN_OR_RETURN(out.snapshot, metadata.SnapshotForRef(*selector.ref));
+    auto it = metadata.refs.find(*selector.ref);
+    bool is_tag = it != metadata.refs.end() && it->second.type == RefType::kTag;
+    out.schema = is_tag ? metadata.SchemaForSnapshot(*out.snapshot) : metadata.CurrentSchema();
+  } else if (selector.as_of_ms) {
+    SKADE_ASSIGN_OR_RETURN(out.snapshot, metadata.SnapshotAsOf(*selector.as_of_ms));
+    out.schema = metadata.SchemaForSnapshot(*out.snapshot);
+  } else {
+    out.snapshot = metadata.CurrentSnapshot();
+    out.schema = metadata.CurrentSchema();
+  }
+  if (!out.schema) return Status::Corruption("table metadata has no current schema");
+  return out;
+}
+
+ScanPlanner::ScanPlanner(io::FileIO& io, const TableMetadata& metadata)
+    : io_(io), metadata_(metadata) {}
+
+Result<std::vector<ManifestFile>> ScanPlanner::LoadManifests(const Snapshot& snapshot) {
+  if (!snapshot.manifest_list.empty()) {
+    return ReadManifestList(io_, snapshot.manifest_list)
+        .WithContext("snapshot " + std::to_string(snapshot.snapshot_id));
+  }
+  // v1 snapshots may list manifests inline; their spec id comes from each manifest header.
+  std::vector<ManifestFile> out;
+  for (const std::string& path : snapshot.manifests) {
+    ManifestFile mf;
+    mf.manifest_path = path;
+    mf.added_snapshot_id = snapshot.snapshot_id;
+    mf.partition_spec_id = metadata_.default_spec_id;
+    SKADE_ASSIGN_OR_RETURN(auto reader, ManifestReader::Open(io_, path, mf));
+    if (auto id = reader->Metadata("partition-spec-id")) {
+      try {
+        mf.partition_spec_id = std::stoi(*id);
+      } catch (...) {
+        return Status::Corruption("manifest '" + path + "': bad partition-spec-id '" + *id + "'");
+      }
+    }
+    out.push_back(std::move(mf));
+  }
+  return out;
+}
+
+Status ScanPlanner::PlanFiles(const Snapshot& snapshot, const Schema& schema,
+                              const ExprPtr& filter,
+                              const std::function<Status(FileScanTask)>& sink) {
+  stats_ = PlanStats{};
+  ExprPtr bound;
+  if (filter) {
+    SKADE_ASSIGN_OR_RETURN(bound, Bind(filter, schema, /*case_sensitive=*/true));
+    bound = RewriteNot(bound);
+  }
+  auto schema_ptr = std::make_shared<const Schema>(schema);
+  std::optional<MetricsEvaluator> metrics;
+  if (bound) metrics.emplace(bound, schema_ptr);
+
+  std::map<int, SpecFilter> spec_filters;
+  auto spec_filter = [&](int spec_id) -> Result<SpecFilter*> {
+    auto it = spec_filters.find(spec_id);
+    if (it != spec_filters.end()) return &it->second;
+    SpecFilter sf;
+    sf.spec = metadata_.SpecById(spec_id);
+    if (!sf.spec) {
+      return Status::Corruption("manifest refers to unknown partition spec " + std::to_string(spec_id));
+    }
+    if (bound) {
+      ExprPtr projected = ProjectInclusive(bound, *sf.spec, schema);
+      sf.partition_eval.emplace(projected, *sf.spec);
+      auto ptype = sf.spec->PartitionType(schema);
+      if (ptype.ok()) sf.manifest_eval.emplace(projected, *sf.spec, *ptype);
+    }
+    return &spec_filters.emplace(spec_id, std::move(sf)).first->second;
+  };
+
+  SKADE_ASSIGN_OR_RETURN(std::vector<ManifestFile> manifests, LoadManifests(snapshot));
+  stats_.manifests_total = static_cast<int64_t>(manifests.size());
+
+  auto keep_manifest = [&](const ManifestFile& m) -> Result<bool> {
+    SKADE_ASSIGN_OR_RETURN(SpecFilter * sf, spec_filter(m.partition_spec_id));
+    if (sf->manifest_eval && !sf->manifest_eval->MightMatch(m)) {
+      ++stats_.manifests_skipped;
+      return false;
+    }
+    return true;
+  };
+
+  // Pass 1: index delete files (bounded by the number of delete files).
+  DeleteIndex deletes;
+  for (const ManifestFile& m : manifests) {
+    if (m.content != ManifestContent::kDeletes) continue;
+    SKADE_ASSIGN_OR_RETURN(bool keep, keep_manifest(m));
+    if (!keep) continue;
+    SKADE_ASSIGN_OR_RETURN(SpecFilter * sf, spec_filter(m.partition_spec_id));
+    SKADE_ASSIGN_OR_RETURN(auto reader, ManifestReader::Open(io_, m.manifest_path, m));
+    while (true) {
+      SKADE_ASSIGN_OR_RETURN(auto entry, reader->Next());
+      if (!entry) break;
+      if (entry->status == ManifestEntryStatus::kDeleted) continue;
+      if (entry->data_file.content == DataFileContent::kData) {
+        return Status::Corruption("delete manifest '" + m.manifest_path + "' lists a data file");
+      }
+      if (sf->partition_eval && !sf->partition_eval->Eval(entry->data_file.partition)) continue;
+      auto task = std::make_shared<DeleteFileTask>();
+      task->sequence_number = entry->sequence_number.value_or(0);
+      task->file = std::move(entry->data_file);
+      // Keep only the bounds of file_path used for matching.
+      auto lo = task->file.lower_bounds.find(kDeleteFilePathId);
+      auto hi = task->file.upper_bounds.find(kDeleteFilePathId);
+      std::optional<std::string> lo_v, hi_v;
+      if (lo != task->file.lower_bounds.end()) lo_v = lo->second;
+      if (hi != task->file.upper_bounds.end()) hi_v = hi->second;
+      ClearStats(&task->file);
+      if (lo_v) task->file.lower_bounds[kDeleteFilePathId] = *lo_v;
+      if (hi_v) task->file.upper_bounds[kDeleteFilePathId] = *hi_v;
+      ++stats_.delete_files;
+      deletes.Add(std::move(task), sf->spec->is_unpartitioned());
+    }
+  }
+
+  // Pass 2: stream data manifests.
+  for (const ManifestFile& m : manifests) {
+    if (m.content != ManifestContent::kData) continue;
+    SKADE_ASSIGN_OR_RETURN(bool keep, keep_manifest(m));
+    if (!keep) continue;
+    SKADE_ASSIGN_OR_RETURN(SpecFilter * sf, spec_filter(m.partition_spec_id));
+    SKADE_ASSIGN_OR_RETURN(auto reader, ManifestReader::Open(io_, m.manifest_path, m));
+    while (true) {
+      SKADE_ASSIGN_OR_RETURN(auto entry, reader->Next());
+      if (!entry) break;
+      if (entry->status == ManifestEntryStatus::kDeleted) continue;
+      if (entry->data_file.content != DataFileContent::kData) {
+        return Status::Corruption("data manifest '" + m.manifest_path + "' lists a delete file");
+      }
+      ++stats_.data_files_total;
+      if ((sf->partition_eval && !sf->partition_eval->Eval(entry->data_file.partition)) ||
+          (metrics && !metrics->MightMatch(entry->data_file))) {
+        ++stats_.data_files_skipped;
+        continue;
+      }
+      FileScanTask task;
+      task.sequence_number = entry->sequence_number.value_or(0);
+      task.file = std::move(entry->data_file);
+      if (!deletes.empty()) task.deletes = deletes.For(task.file, task.sequence_number);
+      ClearStats(&task.file);
+      stats_.record_count += task.file.record_count;
+      SKADE_RETURN_IF_ERROR(sink(std::move(task)));
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<FileScanTask>> ScanPlanner::PlanAll(const Snapshot& snapshot,
+                                                       const Schema& schema,
+                                                       const ExprPtr& filter) {
+  std::vector<FileScanTask> out;
+  SKADE_RETURN_IF_ERROR(PlanFiles(snapshot, schema, filter, [&](FileScanTask t) {
+    out.push_back(std::move(t));
+    return Status::Ok();
+  }));
+  return out;
+}
+
+Result<ScanPlanner::ManifestCounts> ScanPlanner::CountFromManifests(const Snapshot& snapshot) {
+  SKADE_ASSIGN_OR_RETURN(std::vector<ManifestFile> manifests, LoadManifests(snapshot));
+  ManifestCounts counts;
+  for (const ManifestFile& m : manifests) {
+    bool has_counts = m.added_files_count && m.existing_files_count && m.added_rows_count &&
+                      m.existing_rows_count;
+    if (has_counts) {
+      int64_t files = *m.added_files_count + *m.existing_files_count;
+      if (m.content == ManifestContent::kDeletes) {
+        counts.delete_files += files;
+      } else {
+        counts.data_files += files;
+        counts.record_count += *m.added_rows_count + *m.existing_rows_count;
+      }
+      continue;
+    }
+    SKADE_ASSIGN_OR_RETURN(auto reader, ManifestReader::Open(io_, m.manifest_path, m));
+    while (true) {
+      SKADE_ASSIGN_OR_RETURN(auto entry, reader->Next());
+      if (!entry) break;
+      if (entry->status == ManifestEntryStatus::kDeleted) continue;
+      if (entry->data_file.content == DataFileContent::kData) {
+        ++counts.data_files;
+        counts.record_count += entry->data_file.record_count;
+      } else {
+        ++counts.delete_files;
+      }
+    }
+  }
+  return counts;
+}
+
+}  // namespace skade::iceberg

@@ -1,0 +1,54 @@
+// Reads a planned Iceberg scan with DuckDB: one SQL over read_parquet with columns mapped by
+// field id (renamed, retyped and added columns read right), files without field ids mapped by
+// the table's name mapping, position deletes as an anti-join on (file, row number) and
+// equality deletes as an anti-join on the key columns limited by sequence number and partition.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "skade/arrow/c_data.h"
+#include "skade/base/status.h"
+#include "skade/engine/database.h"
+#include "skade/iceberg/scan.h"
+#include "skade/io/location_map.h"
+
+namespace skade::engine {
+
+// A planned scan: the files to read and how to interpret them.
+struct IcebergScan {
+  iceberg::SchemaPtr schema;  // the read schema (its top-level fields become the columns)
+  std::vector<iceberg::FileScanTask> tasks;
+  std::optional<iceberg::NameMapping> name_mapping;  // for data files without field ids
+  io::LocationMap locations;  // stored location → readable local path
+};
+
+// Projection, filter and limit applied on top of the table relation.
+struct ScanQuery {
+  std::vector<std::string> columns;  // empty = every top-level column, in schema order
+  std::string where_sql;             // a DuckDB boolean expression over the columns; optional
+  std::optional<int64_t> limit;
+};
+
+// The DuckDB type name for an Iceberg type ("DECIMAL(9,2)", "STRUCT(\"a\" INTEGER)", …).
+// kNotImplemented for types DuckDB can't represent (variant, geometry, geography).
+Result<std::string> DuckTypeName(const iceberg::Type& type);
+
+// Builds the SQL of the whole table relation (all schema columns, deletes applied). Reads the
+// data files' footers through `db` to find files written without field ids. Errors name the
+// file (missing data file → kNotFound).
+Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan);
+
+// The table relation wrapped in SELECT columns … WHERE … LIMIT …. kInvalidArgument for an
+// unknown column.
+Result<std::string> BuildScanSql(Database& db, const IcebergScan& scan, const ScanQuery& query);
+
+// Runs the scan and returns the rows as an Arrow C stream (bounded memory).
+Result<arrow::StreamHandle> ScanToArrow(Database& db, const IcebergScan& scan, const ScanQuery& query);
+
+// Counts the rows of the scan with DuckDB (deletes and filter applied).
+Result<int64_t> CountRows(Database& db, const IcebergScan& scan, const std::string& where_sql);
+
+}  // namespace skade::engine

@@ -1,0 +1,98 @@
+// Scan planning (spec "Scan Planning"): choose a snapshot (id, ref or time), prune manifests by
+// partition summaries and files by partition values and column metrics, and attach position and
+// equality delete files by sequence number and partition. Manifests are streamed one at a time.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "skade/base/status.h"
+#include "skade/iceberg/expression.h"
+#include "skade/iceberg/manifest.h"
+#include "skade/iceberg/table_metadata.h"
+#include "skade/io/file_io.h"
+
+namespace skade::iceberg {
+
+// Which snapshot to read. At most one of the three may be set; none = the current snapshot.
+struct SnapshotSelector {
+  std::optional<int64_t> snapshot_id;
+  std::optional<std::string> ref;
+  std::optional<int64_t> as_of_ms;
+};
+
+// The snapshot to read (nullptr for a table without snapshots) and the schema to read it with:
+// the snapshot's own schema for ids, tags and times; the current schema for the current
+// snapshot and branches (Iceberg's time-travel rule). kNotFound naming what is missing;
+// kInvalidArgument if more than one selector is set.
+struct SelectedSnapshot {
+  const Snapshot* snapshot = nullptr;
+  SchemaPtr schema;
+};
+Result<SelectedSnapshot> SelectSnapshot(const TableMetadata& metadata, const SnapshotSelector& selector);
+
+// A delete file with its data sequence number.
+struct DeleteFileTask {
+  DataFile file;
+  int64_t sequence_number = 0;
+};
+using DeleteFileTaskPtr = std::shared_ptr<const DeleteFileTask>;
+
+// One data file to read plus the delete files that apply to it.
+struct FileScanTask {
+  DataFile file;  // column statistics are cleared after pruning to keep tasks small
+  int64_t sequence_number = 0;  // data sequence number
+  std::vector<DeleteFileTaskPtr> deletes;
+};
+
+struct PlanStats {
+  int64_t manifests_total = 0;
+  int64_t manifests_skipped = 0;
+  int64_t data_files_total = 0;
+  int64_t data_files_skipped = 0;
+  int64_t delete_files = 0;
+  int64_t record_count = 0;  // sum over planned data files (before deletes)
+};
+
+// Plans scans of one table. Not thread-safe; cheap to create.
+class ScanPlanner {
+ public:
+  // `io` reads manifest lists and manifests (pass a relocating FileIO for moved tables); it
+  // and `metadata` must outlive the planner.
+  ScanPlanner(io::FileIO& io, const TableMetadata& metadata);
+
+  // Streams the data-file tasks of `snapshot` matching `filter` (unbound, may be null) to
+  // `sink`. Delete manifests are indexed first; data manifests are read one at a time.
+  // Errors name the manifest or list that failed.
+  Status PlanFiles(const Snapshot& snapshot, const Schema& schema, const ExprPtr& filter,
+                   const std::function<Status(FileScanTask)>& sink);
+  // All tasks at once.
+  Result<std::vector<FileScanTask>> PlanAll(const Snapshot& snapshot, const Schema& schema,
+                                            const ExprPtr& filter);
+
+  struct ManifestCounts {
+    int64_t data_files = 0;
+    int64_t delete_files = 0;
+    int64_t record_count = 0;  // live data rows before deletes
+  };
+  // Counts from the manifest list's per-manifest added/existing counts when every manifest
+  // has them; otherwise by reading the manifests (never data files).
+  Result<ManifestCounts> CountFromManifests(const Snapshot& snapshot);
+
+  // The snapshot's manifest-list rows (v1 snapshots with an inline `manifests` list get rows
+  // built from the manifest headers).
+  Result<std::vector<ManifestFile>> LoadManifests(const Snapshot& snapshot);
+
+  const PlanStats& stats() const { return stats_; }
+
+ private:
+  io::FileIO& io_;
+  const TableMetadata& metadata_;
+  PlanStats stats_;
+};
+
+}  // namespace skade::iceberg
