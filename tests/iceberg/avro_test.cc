@@ -350,7 +350,8 @@ TEST(AvroTest, RejectsAbsurdBlockCountsWithoutAllocating) {
   // A string length beyond the input.
   AvroNodePtr str = MustParse(R"("string")");
   std::string long_len;
-  ASSERT_TRUE(EncodeValue(*MustParse(R"("long")"), AvroValue::Long(int64_t{1} << 40), &long_len).ok());
+  ASSERT_TRUE(
+      EncodeValue(*MustParse(R"("long")"), AvroValue::Long(int64_t{1} << 40), &long_len).ok());
   in = long_len;
   EXPECT_EQ(DecodeValue(*str, &in).status().code(), StatusCode::kCorruption);
 }
@@ -412,7 +413,8 @@ TEST(AvroTest, FileRoundTripsWithNullAndDeflate) {
     EXPECT_EQ(count, 20000);
   }
   // Deflate actually compresses this repetitive data.
-  EXPECT_LT(WriteRows(Codec::kDeflate, 20000, {}).size(), WriteRows(Codec::kNull, 20000, {}).size() / 2);
+  EXPECT_LT(WriteRows(Codec::kDeflate, 20000, {}).size(),
+            WriteRows(Codec::kNull, 20000, {}).size() / 2);
 }
 
 TEST(AvroTest, WritesEmptyFilesAndRandomSyncMarkers) {

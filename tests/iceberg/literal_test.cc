@@ -17,8 +17,8 @@ std::string Bytes(std::initializer_list<int> bytes) {
 
 // The uuid of the spec's Appendix B example, f79c3e09-677c-4bbd-a479-3f349cb785e7.
 std::string SpecUuidBytes() {
-  return Bytes({0xF7, 0x9C, 0x3E, 0x09, 0x67, 0x7C, 0x4B, 0xBD, 0xA4, 0x79, 0x3F, 0x34, 0x9C,
-                0xB7, 0x85, 0xE7});
+  return Bytes({0xF7, 0x9C, 0x3E, 0x09, 0x67, 0x7C, 0x4B, 0xBD, 0xA4, 0x79, 0x3F, 0x34, 0x9C, 0xB7,
+                0x85, 0xE7});
 }
 
 constexpr int32_t kDays20171116 = 17486;
@@ -251,7 +251,8 @@ TEST(LiteralTest, CastsStringsByParsingIsoText) {
   auto time = Literal::String("22:31:08.123456").CastTo(Type::Primitive(TypeId::kTime));
   ASSERT_TRUE(time.ok());
   EXPECT_EQ(time->as_long(), 81068123456);
-  auto ts = Literal::String("2017-11-16T22:31:08.123456").CastTo(Type::Primitive(TypeId::kTimestamp));
+  auto ts =
+      Literal::String("2017-11-16T22:31:08.123456").CastTo(Type::Primitive(TypeId::kTimestamp));
   ASSERT_TRUE(ts.ok());
   EXPECT_EQ(ts->as_long(), kMicros20171116T223108_123456);
   auto tz = Literal::String("2017-11-16T14:31:08.123456-08:00")
@@ -272,8 +273,9 @@ TEST(LiteralTest, CastsStringsByParsingIsoText) {
 
   EXPECT_EQ(Literal::String("2017-13-01").CastTo(Type::Primitive(TypeId::kDate)).status().code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(Literal::String("22:31:08.1234567").CastTo(Type::Primitive(TypeId::kTime)).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      Literal::String("22:31:08.1234567").CastTo(Type::Primitive(TypeId::kTime)).status().code(),
+      StatusCode::kInvalidArgument);
   EXPECT_EQ(Literal::String("abc").CastTo(Type::Decimal(9, 2)).status().code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(Literal::String("1.234").CastTo(Type::Decimal(9, 2)).status().code(),
@@ -304,8 +306,10 @@ TEST(LiteralTest, ComparesBySpecOrdering) {
   // Strings, binary and uuids compare as unsigned bytes: 0xff sorts after 'a'.
   EXPECT_GT(CompareLiterals(Literal::String("\xc3\xa9"), Literal::String("z")), 0);
   EXPECT_LT(CompareLiterals(Literal::String("a"), Literal::String("ab")), 0);
-  EXPECT_GT(CompareLiterals(Literal::Binary(Bytes({0xff})), Literal::Binary(Bytes({0x01, 0x02}))), 0);
-  EXPECT_LT(CompareLiterals(Literal::Uuid(std::string(16, '\x01')), Literal::Uuid(SpecUuidBytes())), 0);
+  EXPECT_GT(CompareLiterals(Literal::Binary(Bytes({0xff})), Literal::Binary(Bytes({0x01, 0x02}))),
+            0);
+  EXPECT_LT(CompareLiterals(Literal::Uuid(std::string(16, '\x01')), Literal::Uuid(SpecUuidBytes())),
+            0);
   EXPECT_LT(CompareLiterals(Literal::Decimal(-1420, 9, 2), Literal::Decimal(5, 9, 2)), 0);
   EXPECT_LT(CompareLiterals(Literal::Boolean(false), Literal::Boolean(true)), 0);
 }

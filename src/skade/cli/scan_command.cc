@@ -1,1 +1,173 @@
-// placeholder: being written
+#include <charconv>
+#include <ostream>
+
+#include "skade/cli/commands.h"
+#include "skade/cli/output.h"
+#include "skade/cli/table_location.h"
+#include "skade/engine/database.h"
+#include "skade/engine/iceberg_scan.h"
+#include "skade/engine/sql_filter.h"
+#include "skade/iceberg/literal.h"
+#include "skade/iceberg/scan.h"
+#include "skade/io/location_map.h"
+
+namespace skade::cli {
+namespace {
+
+bool ParseDigits(std::string_view s, int* out) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+int Fail(std::ostream& err, const Status& st) {
+  err << "skade: " << st.ToString() << "\n";
+  return 1;
+}
+
+}  // namespace
+
+std::optional<int64_t> ParseTimestampMillis(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  bool all_digits = text.find_first_not_of("0123456789") == std::string::npos;
+  if (all_digits) {
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc()) return std::nullopt;
+    return v;
+  }
+  // YYYY-MM-DD[(T| )HH:MM[:SS[.fff…]]][Z|±HH:MM]
+  int y, mo, d, h = 0, mi = 0, s = 0;
+  if (text.size() < 10 || text[4] != '-' || text[7] != '-' || !ParseDigits(text.substr(0, 4), &y) ||
+      !ParseDigits(text.substr(5, 2), &mo) || !ParseDigits(text.substr(8, 2), &d)) {
+    return std::nullopt;
+  }
+  if (mo < 1 || mo > 12 || d < 1 || d > 31) return std::nullopt;
+  size_t pos = 10;
+  int64_t frac_ms = 0;
+  if (pos < text.size() && (text[pos] == 'T' || text[pos] == ' ')) {
+    if (text.size() < pos + 6 || text[pos + 3] != ':' || !ParseDigits(text.substr(pos + 1, 2), &h) ||
+        !ParseDigits(text.substr(pos + 4, 2), &mi)) {
+      return std::nullopt;
+    }
+    pos += 6;
+    if (pos < text.size() && text[pos] == ':') {
+      if (text.size() < pos + 3 || !ParseDigits(text.substr(pos + 1, 2), &s)) return std::nullopt;
+      pos += 3;
+      if (pos < text.size() && text[pos] == '.') {
+        ++pos;
+        int digits = 0;
+        while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) {
+          if (digits < 3) frac_ms = frac_ms * 10 + (text[pos] - '0');
+          ++digits;
+          ++pos;
+        }
+        if (digits == 0) return std::nullopt;
+        for (int i = digits; i < 3; ++i) frac_ms *= 10;
+      }
+    }
+  }
+  int64_t offset_min = 0;
+  if (pos < text.size()) {
+    if (text[pos] == 'Z' && pos + 1 == text.size()) {
+      ++pos;
+    } else if ((text[pos] == '+' || text[pos] == '-') && text.size() == pos + 6 && text[pos + 3] == ':') {
+      int oh, om;
+      if (!ParseDigits(text.substr(pos + 1, 2), &oh) || !ParseDigits(text.substr(pos + 4, 2), &om)) {
+        return std::nullopt;
+      }
+      offset_min = (text[pos] == '+' ? 1 : -1) * (oh * 60 + om);
+      pos = text.size();
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (h > 23 || mi > 59 || s > 60) return std::nullopt;
+  int64_t days = iceberg::DaysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
+  return ((days * 24 + h) * 60 + mi - offset_min) * 60000 + s * 1000 + frac_ms;
+}
+
+int RunScan(const ScanArgs& args, std::ostream& out, std::ostream& err) {
+  auto local_io = io::MakeLocalFileIO();
+  auto loaded = LoadTable(*local_io, args.table, args.relocate);
+  if (!loaded.ok()) return Fail(err, loaded.status());
+  LoadedTable& t = *loaded;
+  for (const std::string& note : t.notes) err << "skade: note: " << note << "\n";
+  auto table_io = io::MakeRelocatingFileIO(*local_io, t.locations);
+
+  iceberg::SnapshotSelector selector;
+  selector.snapshot_id = args.snapshot_id;
+  selector.ref = args.ref;
+  if (args.as_of) {
+    selector.as_of_ms = ParseTimestampMillis(*args.as_of);
+    if (!selector.as_of_ms) {
+      return Fail(err, Status::InvalidArgument("cannot parse --as-of '" + *args.as_of + "'"));
+    }
+  }
+  auto selected = iceberg::SelectSnapshot(t.metadata, selector);
+  if (!selected.ok()) return Fail(err, selected.status());
+
+  auto db = engine::Database::Open({});
+  if (!db.ok()) return Fail(err, db.status());
+
+  iceberg::ScanPlanner planner(*table_io, t.metadata);
+  const iceberg::Snapshot* snapshot = selected->snapshot;
+
+  // COUNT(*) without a filter and without delete files is the sum of the manifests' record
+  // counts: no data file is opened.
+  if (args.count && args.where.empty() && snapshot != nullptr) {
+    auto counts = planner.CountFromManifests(*snapshot);
+    if (!counts.ok()) return Fail(err, counts.status());
+    if (counts->delete_files == 0) {
+      if (args.verbose) {
+        err << "skade: counted from manifest metadata (" << counts->data_files
+            << " data files, none opened)\n";
+      }
+      out << counts->record_count << "\n";
+      return 0;
+    }
+  }
+
+  iceberg::ExprPtr filter;
+  if (!args.where.empty()) {
+    auto f = engine::SqlToIcebergFilter(**db, args.where, *selected->schema);
+    if (!f.ok()) return Fail(err, f.status().WithContext("--where"));
+    filter = *f;
+  }
+
+  engine::IcebergScan scan;
+  scan.schema = selected->schema;
+  scan.name_mapping = t.metadata.DefaultNameMapping();
+  scan.locations = t.locations;
+  if (snapshot != nullptr) {
+    auto tasks = planner.PlanAll(*snapshot, *selected->schema, filter);
+    if (!tasks.ok()) return Fail(err, tasks.status());
+    scan.tasks = std::move(tasks).value();
+  }
+  if (args.verbose) {
+    const auto& s = planner.stats();
+    err << "skade: plan: " << s.manifests_total << " manifests (" << s.manifests_skipped
+        << " skipped), " << s.data_files_total << " data files (" << s.data_files_skipped
+        << " skipped), " << s.delete_files << " delete files"
+        << (filter ? ", filter " + filter->ToString() : std::string()) << "\n";
+  }
+
+  if (args.count) {
+    auto n = engine::CountRows(**db, scan, args.where);
+    if (!n.ok()) return Fail(err, n.status());
+    out << *n << "\n";
+    return 0;
+  }
+  engine::ScanQuery query;
+  query.columns = args.columns;
+  query.where_sql = args.where;
+  query.limit = args.limit;
+  auto sql = engine::BuildScanSql(**db, scan, query);
+  if (!sql.ok()) return Fail(err, sql.status());
+  if (args.verbose) err << "skade: sql: " << *sql << "\n";
+  auto rows = WriteQuery(**db, *sql, args.format, out);
+  if (!rows.ok()) return Fail(err, rows.status());
+  return 0;
+}
+
+}  // namespace skade::cli

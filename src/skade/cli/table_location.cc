@@ -1,1 +1,139 @@
-// placeholder: being written
+#include "skade/cli/table_location.h"
+
+#include <charconv>
+#include <filesystem>
+
+namespace skade::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+std::string Trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  size_t b = 0;
+  while (b < s.size() && s[b] == ' ') ++b;
+  return s.substr(b);
+}
+
+// Version number of a metadata file name: "v12.metadata.json" → 12,
+// "00012-<uuid>.metadata.json" → 12; -1 if neither.
+int64_t MetadataVersion(std::string_view name) {
+  if (!EndsWith(name, ".metadata.json")) return -1;
+  std::string_view stem = name.substr(0, name.size() - 14);
+  if (EndsWith(stem, ".gz")) stem.remove_suffix(3);
+  if (!stem.empty() && stem[0] == 'v') stem.remove_prefix(1);
+  size_t dash = stem.find('-');
+  if (dash != std::string_view::npos) stem = stem.substr(0, dash);
+  int64_t v = -1;
+  auto [p, ec] = std::from_chars(stem.data(), stem.data() + stem.size(), v);
+  if (ec != std::errc() || p != stem.data() + stem.size()) return -1;
+  return v;
+}
+
+std::string Normalize(std::string_view location) {
+  std::string s = io::LocalPath(location);
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  if (s.rfind("./", 0) == 0) s = s.substr(2);
+  return s;
+}
+
+// The stored table root implied by a metadata path ("<root>/metadata/<file>").
+std::string RootOf(std::string_view stored_path) {
+  size_t pos = stored_path.rfind("/metadata/");
+  if (pos == std::string_view::npos) return "";
+  return std::string(stored_path.substr(0, pos));
+}
+
+}  // namespace
+
+Result<std::string> ResolveMetadataFile(io::FileIO& io, std::string_view table_path) {
+  std::string dir = io::JoinLocation(table_path, "metadata");
+  // Hadoop-table layout: version-hint.text holds the current version number (some writers
+  // store a file name instead).
+  auto hint = io.Read(io::JoinLocation(dir, "version-hint.text"));
+  if (hint.ok()) {
+    std::string text = Trim(*hint);
+    std::vector<std::string> candidates;
+    if (EndsWith(text, ".metadata.json")) {
+      candidates.push_back(text.find('/') == std::string::npos ? io::JoinLocation(dir, text) : text);
+    } else {
+      candidates.push_back(io::JoinLocation(dir, "v" + text + ".metadata.json"));
+      candidates.push_back(io::JoinLocation(dir, "v" + text + ".gz.metadata.json"));
+    }
+    for (const std::string& c : candidates) {
+      if (io.Stat(c).ok()) return c;
+    }
+  }
+  SKADE_ASSIGN_OR_RETURN(auto files, io.List(dir));
+  std::string best;
+  int64_t best_version = -1;
+  for (const auto& f : files) {
+    std::string name = fs::path(f.location).filename().string();
+    int64_t v = MetadataVersion(name);
+    if (v > best_version) {
+      best_version = v;
+      best = f.location;
+    }
+  }
+  if (best.empty()) {
+    return Status::NotFound("no Iceberg metadata found in '" + dir + "'");
+  }
+  return best;
+}
+
+Result<LoadedTable> LoadTable(io::FileIO& io, std::string_view path,
+                              const std::vector<std::pair<std::string, std::string>>& relocate) {
+  LoadedTable t;
+  std::error_code ec;
+  std::string local = io::LocalPath(path);
+  if (fs::is_directory(local, ec)) {
+    SKADE_ASSIGN_OR_RETURN(t.metadata_file, ResolveMetadataFile(io, local));
+    t.table_dir = fs::absolute(local, ec).lexically_normal().string();
+  } else if (EndsWith(local, ".json")) {
+    t.metadata_file = local;
+    fs::path parent = fs::absolute(local, ec).parent_path();
+    t.table_dir = (parent.filename() == "metadata" ? parent.parent_path() : parent).lexically_normal().string();
+  } else if (!fs::exists(local, ec)) {
+    return Status::NotFound("table '" + local + "' not found");
+  } else {
+    return Status::InvalidArgument("'" + local + "' is neither a table folder nor a metadata JSON file");
+  }
+  while (t.table_dir.size() > 1 && t.table_dir.back() == '/') t.table_dir.pop_back();
+  if (EndsWith(t.metadata_file, ".gz.metadata.json")) {
+    return Status::NotImplemented("gzip-compressed metadata '" + t.metadata_file + "' is not supported yet");
+  }
+  SKADE_ASSIGN_OR_RETURN(std::string json, io.Read(t.metadata_file));
+  SKADE_ASSIGN_OR_RETURN(t.metadata, iceberg::ParseTableMetadata(json).WithContext(t.metadata_file));
+
+  for (const auto& [from, to] : relocate) t.locations.Add(from, to);
+
+  // Relocation: the recorded location, and the root implied by the recorded manifest-list
+  // paths (some writers record relative locations), both map to the folder we found.
+  std::vector<std::string> stored_roots = {Normalize(t.metadata.location)};
+  for (const auto& s : t.metadata.snapshots) {
+    std::string root = Normalize(RootOf(s.manifest_list.empty() ? (s.manifests.empty() ? "" : s.manifests[0])
+                                                               : s.manifest_list));
+    if (!root.empty() && root != stored_roots.back()) stored_roots.push_back(root);
+  }
+  for (const std::string& root : stored_roots) {
+    if (root.empty() || root == t.table_dir) continue;
+    bool explicit_rule = false;
+    for (const auto& [from, to] : relocate) explicit_rule = explicit_rule || Normalize(from) == root;
+    if (explicit_rule) continue;
+    t.locations.Add(root, t.table_dir);
+    if (root != Normalize(t.metadata.location)) {
+      t.locations.Add("./" + root, t.table_dir);
+    } else if (t.metadata.location.rfind("./", 0) == 0) {
+      t.locations.Add(t.metadata.location, t.table_dir);
+    }
+    t.notes.push_back("table location '" + root + "' recorded in metadata differs from '" +
+                      t.table_dir + "'; reading files from '" + t.table_dir + "'");
+  }
+  return t;
+}
+
+}  // namespace skade::cli

@@ -40,6 +40,10 @@ struct QueryResult {
 
 struct DataChunk {
   duckdb_data_chunk chunk = nullptr;
+  DataChunk() = default;
+  DataChunk(DataChunk&& o) noexcept : chunk(o.chunk) { o.chunk = nullptr; }
+  DataChunk(const DataChunk&) = delete;
+  DataChunk& operator=(const DataChunk&) = delete;
   ~DataChunk() {
     if (chunk) duckdb_destroy_data_chunk(&chunk);
   }

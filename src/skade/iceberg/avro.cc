@@ -5,11 +5,10 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 #include "skade/base/status.h"
 
@@ -38,20 +37,34 @@ constexpr int kMaxSchemaDepth = 128;
 
 std::string KindName(AvroKind kind) {
   switch (kind) {
-    case AvroKind::kNull: return "null";
-    case AvroKind::kBoolean: return "boolean";
-    case AvroKind::kInt: return "int";
-    case AvroKind::kLong: return "long";
-    case AvroKind::kFloat: return "float";
-    case AvroKind::kDouble: return "double";
-    case AvroKind::kBytes: return "bytes";
-    case AvroKind::kString: return "string";
-    case AvroKind::kRecord: return "record";
-    case AvroKind::kEnum: return "enum";
-    case AvroKind::kArray: return "array";
-    case AvroKind::kMap: return "map";
-    case AvroKind::kUnion: return "union";
-    case AvroKind::kFixed: return "fixed";
+    case AvroKind::kNull:
+      return "null";
+    case AvroKind::kBoolean:
+      return "boolean";
+    case AvroKind::kInt:
+      return "int";
+    case AvroKind::kLong:
+      return "long";
+    case AvroKind::kFloat:
+      return "float";
+    case AvroKind::kDouble:
+      return "double";
+    case AvroKind::kBytes:
+      return "bytes";
+    case AvroKind::kString:
+      return "string";
+    case AvroKind::kRecord:
+      return "record";
+    case AvroKind::kEnum:
+      return "enum";
+    case AvroKind::kArray:
+      return "array";
+    case AvroKind::kMap:
+      return "map";
+    case AvroKind::kUnion:
+      return "union";
+    case AvroKind::kFixed:
+      return "fixed";
   }
   return "?";
 }
@@ -86,7 +99,8 @@ Result<std::optional<int>> IntAttribute(const Json& object, const char* key) {
     }
     int64_t v = 0;
     size_t i = (s[0] == '-') ? 1 : 0;
-    if (i == s.size()) return Status::InvalidArgument(std::string("avro schema: bad \"") + key + "\"");
+    if (i == s.size())
+      return Status::InvalidArgument(std::string("avro schema: bad \"") + key + "\"");
     for (; i < s.size(); ++i) {
       if (s[i] < '0' || s[i] > '9') {
         return Status::InvalidArgument(std::string("avro schema: bad \"") + key + "\"");
@@ -186,7 +200,8 @@ Result<AvroNodePtr> SchemaParser::ResolveName(const std::string& name,
 Result<std::pair<std::string, std::string>> SchemaParser::FullName(
     const Json& json, const std::string& enclosing_namespace) {
   auto name_it = json.find("name");
-  if (name_it == json.end() || !name_it->is_string() || name_it->get_ref<const std::string&>().empty()) {
+  if (name_it == json.end() || !name_it->is_string() ||
+      name_it->get_ref<const std::string&>().empty()) {
     return Status::InvalidArgument("avro schema: a named type needs a \"name\"");
   }
   std::string name = name_it->get<std::string>();
@@ -348,16 +363,21 @@ Result<AvroNodePtr> SchemaParser::ParseObject(const Json& json,
 // The fewest bytes one value of `node` can take; 0 only for null and records of such.
 size_t MinEncodedSize(const AvroNode& node) {
   switch (node.kind) {
-    case AvroKind::kNull: return 0;
-    case AvroKind::kFloat: return 4;
-    case AvroKind::kDouble: return 8;
-    case AvroKind::kFixed: return static_cast<size_t>(node.size);
+    case AvroKind::kNull:
+      return 0;
+    case AvroKind::kFloat:
+      return 4;
+    case AvroKind::kDouble:
+      return 8;
+    case AvroKind::kFixed:
+      return static_cast<size_t>(node.size);
     case AvroKind::kRecord: {
       size_t total = 0;
       for (const AvroField& f : node.fields) total += MinEncodedSize(*f.type);
       return total;
     }
-    default: return 1;
+    default:
+      return 1;
   }
 }
 
@@ -571,8 +591,10 @@ Status Mismatch(const AvroNode& schema, const AvroValue& value) {
 
 bool BranchMatches(const AvroNode& branch, const AvroValue& value) {
   switch (value.tag) {
-    case AvroValue::Tag::kNull: return branch.kind == AvroKind::kNull;
-    case AvroValue::Tag::kBool: return branch.kind == AvroKind::kBoolean;
+    case AvroValue::Tag::kNull:
+      return branch.kind == AvroKind::kNull;
+    case AvroValue::Tag::kBool:
+      return branch.kind == AvroKind::kBoolean;
     case AvroValue::Tag::kLong:
       return branch.kind == AvroKind::kInt || branch.kind == AvroKind::kLong ||
              branch.kind == AvroKind::kEnum;
@@ -586,7 +608,8 @@ bool BranchMatches(const AvroNode& branch, const AvroValue& value) {
     case AvroValue::Tag::kList:
       return (branch.kind == AvroKind::kRecord && branch.fields.size() == value.items.size()) ||
              branch.kind == AvroKind::kArray;
-    case AvroValue::Tag::kMap: return branch.kind == AvroKind::kMap;
+    case AvroValue::Tag::kMap:
+      return branch.kind == AvroKind::kMap;
   }
   return false;
 }
@@ -667,8 +690,8 @@ Status Encode(const AvroNode& schema, const AvroValue& value, std::string* out) 
       if (value.tag != AvroValue::Tag::kList) return Mismatch(schema, value);
       if (value.items.size() != schema.fields.size()) {
         return Status::InvalidArgument("record '" + schema.name + "' has " +
-                                       std::to_string(schema.fields.size()) + " fields, value has " +
-                                       std::to_string(value.items.size()));
+                                       std::to_string(schema.fields.size()) +
+                                       " fields, value has " + std::to_string(value.items.size()));
       }
       for (size_t i = 0; i < schema.fields.size(); ++i) {
         SKADE_RETURN_IF_ERROR(Encode(*schema.fields[i].type, value.items[i], out)
@@ -721,6 +744,9 @@ Status Encode(const AvroNode& schema, const AvroValue& value, std::string* out) 
 // Codecs
 
 Result<std::string> Inflate(std::string_view compressed) {
+  if (compressed.size() > std::numeric_limits<uInt>::max()) {
+    return Status::Corruption("deflate block too large");
+  }
   z_stream stream;
   std::memset(&stream, 0, sizeof(stream));
   if (inflateInit2(&stream, -15) != Z_OK) return Status::Internal("inflateInit2 failed");

@@ -83,7 +83,8 @@ std::string MinimalBigEndian(__int128 v) {
 
 __int128 FromBigEndian(std::string_view b) {
   // Sign-extend from the first byte, then shift the rest in.
-  unsigned __int128 u = (static_cast<unsigned char>(b[0]) & 0x80) ? ~static_cast<unsigned __int128>(0) : 0;
+  unsigned __int128 u =
+      (static_cast<unsigned char>(b[0]) & 0x80) ? ~static_cast<unsigned __int128>(0) : 0;
   for (char c : b) u = (u << 8) | static_cast<unsigned char>(c);
   return static_cast<__int128>(u);
 }
@@ -91,7 +92,8 @@ __int128 FromBigEndian(std::string_view b) {
 std::string Int128ToString(__int128 v) {
   if (v == 0) return "0";
   bool negative = v < 0;
-  unsigned __int128 u = negative ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
+  unsigned __int128 u =
+      negative ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
   std::string digits;
   while (u > 0) {
     digits.push_back(static_cast<char>('0' + static_cast<int>(u % 10)));
@@ -425,8 +427,7 @@ bool IsTimestamp(TypeId id) {
 Result<Literal> ParseText(std::string_view s, const TypePtr& target, ScaleRule decimal_rule,
                           ZoneRule tz_rule) {
   auto bad = [&]() {
-    return Status::InvalidArgument("cannot read '" + std::string(s) + "' as " +
-                                   target->ToString());
+    return Status::InvalidArgument("cannot read '" + std::string(s) + "' as " + target->ToString());
   };
   switch (target->id()) {
     case TypeId::kString:
@@ -571,8 +572,8 @@ Result<Literal> Literal::FromBinary(const TypePtr& type, std::string_view bytes)
       // A 4-byte bound was written while the column was still an int (spec "Schema
       // Evolution": int → long promotion keeps old files and their bounds).
       if (bytes.size() == 4) {
-        return Literal(type, static_cast<int64_t>(
-                                 static_cast<int32_t>(static_cast<uint32_t>(GetLittleEndian(bytes)))));
+        return Literal(type, static_cast<int64_t>(static_cast<int32_t>(
+                                 static_cast<uint32_t>(GetLittleEndian(bytes)))));
       }
       if (bytes.size() != 8) return wrong_length();
       return Literal(type, static_cast<int64_t>(GetLittleEndian(bytes)));
@@ -633,7 +634,8 @@ std::string Literal::ToJson() const {
     case TypeId::kDouble:
       return FormatFloating(as_double());
     case TypeId::kString:
-      return nlohmann::json(as_bytes()).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      return nlohmann::json(as_bytes())
+          .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     default:
       // Every other type is a JSON string of its text form (Appendix D), which never needs
       // escaping.
@@ -643,12 +645,14 @@ std::string Literal::ToJson() const {
 
 Result<Literal> Literal::FromJson(const TypePtr& type, std::string_view json_text) {
   auto bad = [&]() {
-    return Status::InvalidArgument("invalid JSON " + type->ToString() + " value: " +
-                                   std::string(json_text));
+    return Status::InvalidArgument("invalid JSON " + type->ToString() +
+                                   " value: " + std::string(json_text));
   };
   std::string_view trimmed = json_text;
-  while (!trimmed.empty() && std::isspace(static_cast<unsigned char>(trimmed.front()))) trimmed.remove_prefix(1);
-  while (!trimmed.empty() && std::isspace(static_cast<unsigned char>(trimmed.back()))) trimmed.remove_suffix(1);
+  while (!trimmed.empty() && std::isspace(static_cast<unsigned char>(trimmed.front())))
+    trimmed.remove_prefix(1);
+  while (!trimmed.empty() && std::isspace(static_cast<unsigned char>(trimmed.back())))
+    trimmed.remove_suffix(1);
   if (type->id() == TypeId::kFloat || type->id() == TypeId::kDouble) {
     // Non-finite values are written as bare tokens (JSON has no number for them).
     double special = 0;
@@ -675,7 +679,8 @@ Result<Literal> Literal::FromJson(const TypePtr& type, std::string_view json_tex
       return Literal(type, j.get<bool>());
     case TypeId::kInt: {
       if (!j.is_number_integer()) return bad();
-      if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
+      if (j.is_number_unsigned() &&
+          j.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
         return bad();
       }
       int64_t v = j.get<int64_t>();
@@ -686,7 +691,8 @@ Result<Literal> Literal::FromJson(const TypePtr& type, std::string_view json_tex
     }
     case TypeId::kLong:
       if (!j.is_number_integer()) return bad();
-      if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      if (j.is_number_unsigned() &&
+          j.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
         return bad();
       }
       return Literal(type, j.get<int64_t>());
@@ -824,7 +830,8 @@ Result<Literal> Literal::CastTo(const TypePtr& target) const {
       }
       if (to == TypeId::kTimestampNs || to == TypeId::kTimestampTzNs) {
         int64_t nanos = 0;
-        if (__builtin_mul_overflow(days, kNanosPerDay, &nanos)) return NotRepresentable(*this, *target);
+        if (__builtin_mul_overflow(days, kNanosPerDay, &nanos))
+          return NotRepresentable(*this, *target);
         return Literal(target, nanos);
       }
       break;
@@ -840,7 +847,8 @@ Result<Literal> Literal::CastTo(const TypePtr& target) const {
         if (to_digits == from_digits) return Literal(target, v);
         if (to_digits > from_digits) {
           int64_t out = 0;
-          if (__builtin_mul_overflow(v, int64_t{1000}, &out)) return NotRepresentable(*this, *target);
+          if (__builtin_mul_overflow(v, int64_t{1000}, &out))
+            return NotRepresentable(*this, *target);
           return Literal(target, out);
         }
         if (v % 1000 != 0) return NotRepresentable(*this, *target);
@@ -958,7 +966,8 @@ void CivilFromDays(int64_t days, int* year, unsigned* month, unsigned* day) {
   int64_t day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
   int64_t month_from_march = (5 * day_of_year + 2) / 153;  // 0 = March … 11 = February
   *day = static_cast<unsigned>(day_of_year - (153 * month_from_march + 2) / 5 + 1);
-  *month = static_cast<unsigned>(month_from_march < 10 ? month_from_march + 3 : month_from_march - 9);
+  *month =
+      static_cast<unsigned>(month_from_march < 10 ? month_from_march + 3 : month_from_march - 9);
   *year = static_cast<int>(year_of_era + era * 400 + (*month <= 2 ? 1 : 0));
 }
 

@@ -1,12 +1,15 @@
 #include "skade/iceberg/manifest.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <string>
-#include <utility>
-
+#include <map>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <type_traits>
+#include <utility>
 
 #include "skade/base/status.h"
 #include "skade/iceberg/avro.h"
@@ -36,8 +39,7 @@ constexpr int64_t kDefaultBlockSize = 64 * 1024 * 1024;
 // Reading helpers
 
 // Looks up a record field by any of `names`, then by field id. -1 when absent.
-int FindField(const AvroNode& record, std::initializer_list<std::string_view> names,
-              int field_id) {
+int FindField(const AvroNode& record, std::initializer_list<std::string_view> names, int field_id) {
   for (std::string_view name : names) {
     int i = record.FieldIndex(name);
     if (i >= 0) return i;
@@ -147,7 +149,8 @@ class RecordView {
       for (const auto& [key, value] : v->entries) {
         char* end = nullptr;
         long long k = std::strtoll(key.c_str(), &end, 10);
-        if (key.empty() || end != key.c_str() + key.size()) return Bad(index, "non-numeric map key");
+        if (key.empty() || end != key.c_str() + key.size())
+          return Bad(index, "non-numeric map key");
         SKADE_RETURN_IF_ERROR(store(k, value));
       }
       return Status::Ok();
@@ -223,7 +226,8 @@ std::optional<std::string> ParseUuidText(std::string_view text) {
 Result<TypePtr> PartitionFieldType(const AvroNode& node) {
   const std::string& lt = node.logical_type;
   switch (node.kind) {
-    case AvroKind::kBoolean: return Type::Primitive(TypeId::kBoolean);
+    case AvroKind::kBoolean:
+      return Type::Primitive(TypeId::kBoolean);
     case AvroKind::kInt:
       return Type::Primitive(lt == "date" ? TypeId::kDate : TypeId::kInt);
     case AvroKind::kLong: {
@@ -237,8 +241,10 @@ Result<TypePtr> PartitionFieldType(const AvroNode& node) {
       }
       return Type::Primitive(TypeId::kLong);
     }
-    case AvroKind::kFloat: return Type::Primitive(TypeId::kFloat);
-    case AvroKind::kDouble: return Type::Primitive(TypeId::kDouble);
+    case AvroKind::kFloat:
+      return Type::Primitive(TypeId::kFloat);
+    case AvroKind::kDouble:
+      return Type::Primitive(TypeId::kDouble);
     case AvroKind::kString:
       return Type::Primitive(lt == "uuid" ? TypeId::kUuid : TypeId::kString);
     case AvroKind::kBytes:
@@ -248,7 +254,8 @@ Result<TypePtr> PartitionFieldType(const AvroNode& node) {
       if (lt == "decimal") return Type::Decimal(node.precision, node.scale);
       if (lt == "uuid" && node.size == 16) return Type::Primitive(TypeId::kUuid);
       return Type::Fixed(node.size);
-    case AvroKind::kNull: return Type::Primitive(TypeId::kUnknown);
+    case AvroKind::kNull:
+      return Type::Primitive(TypeId::kUnknown);
     default:
       return Status::Corruption("unsupported avro type for a partition field");
   }
@@ -257,7 +264,8 @@ Result<TypePtr> PartitionFieldType(const AvroNode& node) {
 // Big-endian two's-complement bytes → unscaled decimal.
 std::optional<__int128> DecimalFromBytes(std::string_view bytes) {
   if (bytes.empty() || bytes.size() > 16) return std::nullopt;
-  unsigned __int128 v = (static_cast<uint8_t>(bytes[0]) & 0x80) ? ~static_cast<unsigned __int128>(0) : 0;
+  unsigned __int128 v =
+      (static_cast<uint8_t>(bytes[0]) & 0x80) ? ~static_cast<unsigned __int128>(0) : 0;
   for (char c : bytes) v = (v << 8) | static_cast<uint8_t>(c);
   return static_cast<__int128>(v);
 }
@@ -386,15 +394,24 @@ std::string AvroName(std::string_view name) {
 // `unique` names fixed types so that two fields never define the same name twice.
 Result<Json> AvroTypeFor(const Type& type, const std::string& unique) {
   switch (type.id()) {
-    case TypeId::kBoolean: return Json("boolean");
-    case TypeId::kInt: return Json("int");
-    case TypeId::kLong: return Json("long");
-    case TypeId::kFloat: return Json("float");
-    case TypeId::kDouble: return Json("double");
-    case TypeId::kString: return Json("string");
-    case TypeId::kBinary: return Json("bytes");
-    case TypeId::kDate: return Json{{"type", "int"}, {"logicalType", "date"}};
-    case TypeId::kTime: return Json{{"type", "long"}, {"logicalType", "time-micros"}};
+    case TypeId::kBoolean:
+      return Json("boolean");
+    case TypeId::kInt:
+      return Json("int");
+    case TypeId::kLong:
+      return Json("long");
+    case TypeId::kFloat:
+      return Json("float");
+    case TypeId::kDouble:
+      return Json("double");
+    case TypeId::kString:
+      return Json("string");
+    case TypeId::kBinary:
+      return Json("bytes");
+    case TypeId::kDate:
+      return Json{{"type", "int"}, {"logicalType", "date"}};
+    case TypeId::kTime:
+      return Json{{"type", "long"}, {"logicalType", "time-micros"}};
     case TypeId::kTimestamp:
     case TypeId::kTimestampTz:
       return Json{{"type", "long"},
@@ -406,8 +423,8 @@ Result<Json> AvroTypeFor(const Type& type, const std::string& unique) {
                   {"logicalType", "timestamp-nanos"},
                   {"adjust-to-utc", type.id() == TypeId::kTimestampTzNs}};
     case TypeId::kUuid:
-      return Json{{"type", "fixed"}, {"name", "uuid_" + unique}, {"size", 16},
-                  {"logicalType", "uuid"}};
+      return Json{
+          {"type", "fixed"}, {"name", "uuid_" + unique}, {"size", 16}, {"logicalType", "uuid"}};
     case TypeId::kFixed:
       return Json{{"type", "fixed"}, {"name", "fixed_" + unique}, {"size", type.length()}};
     case TypeId::kDecimal:
@@ -431,23 +448,29 @@ Result<AvroValue> PartitionAvroValue(const Type& type, const std::optional<Liter
                                    " for a field of type " + type.ToString());
   }
   switch (type.id()) {
-    case TypeId::kBoolean: return AvroValue::Bool(v.as_bool());
+    case TypeId::kBoolean:
+      return AvroValue::Bool(v.as_bool());
     case TypeId::kInt:
-    case TypeId::kDate: return AvroValue::Long(v.as_int());
+    case TypeId::kDate:
+      return AvroValue::Long(v.as_int());
     case TypeId::kLong:
     case TypeId::kTime:
     case TypeId::kTimestamp:
     case TypeId::kTimestampTz:
     case TypeId::kTimestampNs:
-    case TypeId::kTimestampTzNs: return AvroValue::Long(v.as_long());
-    case TypeId::kFloat: return AvroValue::Float(v.as_float());
-    case TypeId::kDouble: return AvroValue::Double(v.as_double());
+    case TypeId::kTimestampTzNs:
+      return AvroValue::Long(v.as_long());
+    case TypeId::kFloat:
+      return AvroValue::Float(v.as_float());
+    case TypeId::kDouble:
+      return AvroValue::Double(v.as_double());
     case TypeId::kDecimal:
       return AvroValue::Bytes(DecimalToFixed(v.as_decimal(), DecimalBytes(type.precision())));
     case TypeId::kString:
     case TypeId::kUuid:
     case TypeId::kFixed:
-    case TypeId::kBinary: return AvroValue::Bytes(v.as_bytes());
+    case TypeId::kBinary:
+      return AvroValue::Bytes(v.as_bytes());
     default:
       return Status::NotImplemented("partition type " + type.ToString() +
                                     " cannot be written to a manifest");
@@ -474,8 +497,8 @@ Json IntMapType(int key_id, int value_id, const char* value_type) {
   Json record;
   record["type"] = "record";
   record["name"] = "k" + std::to_string(key_id) + "_v" + std::to_string(value_id);
-  record["fields"] = Json::array({Field("key", "int", key_id, false),
-                                  Field("value", value_type, value_id, false)});
+  record["fields"] = Json::array(
+      {Field("key", "int", key_id, false), Field("value", value_type, value_id, false)});
   Json array;
   array["type"] = "array";
   array["items"] = std::move(record);
@@ -564,10 +587,14 @@ std::string PartitionSpecFieldsJson(const PartitionSpec& spec) {
 
 std::string_view FileFormatName(FileFormat format) {
   switch (format) {
-    case FileFormat::kParquet: return "PARQUET";
-    case FileFormat::kAvro: return "AVRO";
-    case FileFormat::kOrc: return "ORC";
-    case FileFormat::kPuffin: return "PUFFIN";
+    case FileFormat::kParquet:
+      return "PARQUET";
+    case FileFormat::kAvro:
+      return "AVRO";
+    case FileFormat::kOrc:
+      return "ORC";
+    case FileFormat::kPuffin:
+      return "PUFFIN";
   }
   return "PARQUET";
 }
@@ -673,18 +700,16 @@ Result<std::string> WriteManifestList(int format_version, int64_t snapshot_id,
                                       int64_t sequence_number,
                                       const std::vector<ManifestFile>& manifests) {
   if (format_version < 1 || format_version > 3) {
-    return Status::NotImplemented("manifest list format version " +
-                                  std::to_string(format_version));
+    return Status::NotImplemented("manifest list format version " + std::to_string(format_version));
   }
   const bool v1 = format_version == 1;
   // Field layout from the spec's "Manifest Lists" tables.
   Json summary;
   summary["type"] = "record";
   summary["name"] = "r508";
-  summary["fields"] = Json::array({Field("contains_null", "boolean", 509, false),
-                                   Field("contains_nan", "boolean", 518, true),
-                                   Field("lower_bound", "bytes", 510, true),
-                                   Field("upper_bound", "bytes", 511, true)});
+  summary["fields"] = Json::array(
+      {Field("contains_null", "boolean", 509, false), Field("contains_nan", "boolean", 518, true),
+       Field("lower_bound", "bytes", 510, true), Field("upper_bound", "bytes", 511, true)});
   Json partitions_type;
   partitions_type["type"] = "array";
   partitions_type["items"] = summary;
@@ -730,11 +755,10 @@ Result<std::string> WriteManifestList(int format_version, int64_t snapshot_id,
     if (!v1) {
       // New manifests carry an unassigned sequence number until the list is written
       // (spec "Sequence Number Inheritance").
-      int64_t seq = m.sequence_number == kUnassignedSequenceNumber ? sequence_number
-                                                                   : m.sequence_number;
-      int64_t min_seq = m.min_sequence_number == kUnassignedSequenceNumber
-                            ? sequence_number
-                            : m.min_sequence_number;
+      int64_t seq =
+          m.sequence_number == kUnassignedSequenceNumber ? sequence_number : m.sequence_number;
+      int64_t min_seq = m.min_sequence_number == kUnassignedSequenceNumber ? sequence_number
+                                                                           : m.min_sequence_number;
       b.Set("content", AvroValue::Long(static_cast<int64_t>(m.content)));
       b.Set("sequence_number", AvroValue::Long(seq));
       b.Set("min_sequence_number", AvroValue::Long(min_seq));

@@ -1,0 +1,44 @@
+// The `skade` subcommands' entry points. Each returns a process exit code and writes results
+// to `out` and diagnostics to `err`.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace skade::cli {
+
+enum class OutputFormat { kTable, kCsv, kJson };
+
+struct ScanArgs {
+  std::string table;
+  std::optional<int64_t> snapshot_id;
+  std::optional<std::string> ref;
+  std::optional<std::string> as_of;  // epoch ms or ISO-8601 timestamp (UTC unless offset)
+  std::vector<std::string> columns;
+  std::string where;
+  std::optional<int64_t> limit;
+  bool count = false;
+  bool verbose = false;
+  OutputFormat format = OutputFormat::kTable;
+  std::vector<std::pair<std::string, std::string>> relocate;
+};
+
+struct InspectArgs {
+  std::string table;
+  bool json = false;
+  std::optional<int64_t> snapshot_id;  // manifests/files of this snapshot (default current)
+  std::vector<std::pair<std::string, std::string>> relocate;
+};
+
+int RunScan(const ScanArgs& args, std::ostream& out, std::ostream& err);
+int RunInspect(const InspectArgs& args, std::ostream& out, std::ostream& err);
+
+// Parses "--as-of" text: integer epoch milliseconds, or "YYYY-MM-DD[ T]HH:MM[:SS[.fff]][Z|±HH:MM]"
+// (UTC when no offset). nullopt when malformed.
+std::optional<int64_t> ParseTimestampMillis(const std::string& text);
+
+}  // namespace skade::cli

@@ -1,0 +1,21 @@
+// Writes query results for people and scripts: an aligned text table, CSV (RFC 4180) or JSON
+// (an array with one object per line). Rows stream through; the table format measures column
+// widths on the first rows only.
+#pragma once
+
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "skade/base/status.h"
+#include "skade/cli/commands.h"
+#include "skade/engine/database.h"
+
+namespace skade::cli {
+
+// Runs `sql` on `db` and writes its rows to `out` in `format`. Returns the row count.
+Result<int64_t> WriteQuery(engine::Database& db, const std::string& sql, OutputFormat format,
+                           std::ostream& out);
+
+}  // namespace skade::cli
