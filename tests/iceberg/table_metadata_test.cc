@@ -1,1 +1,218 @@
+// Table metadata JSON: every fixture document written by Iceberg Java/Rust, Spark and Impala
+// parses with the values its source quotes, writes back to JSON that parses to an equal
+// model, keeps unknown fields, and rejects invalid documents with clear codes.
+#include "skade/iceberg/table_metadata.h"
+
+#include <filesystem>
+
 #include <gtest/gtest.h>
+
+#include "tests/testing/temp_dir.h"
+
+namespace skade::iceberg {
+namespace {
+
+namespace fs = std::filesystem;
+
+TableMetadata ParseFixture(const std::string& relative) {
+  auto parsed = ParseTableMetadata(testing::ReadFileOrDie(testing::FixturePath(relative)));
+  EXPECT_TRUE(parsed.ok()) << relative << ": " << parsed.status().ToString();
+  return parsed.ok() ? std::move(parsed).value() : TableMetadata{};
+}
+
+// Parse → write → parse → write must be a fixed point (the written JSON is the model).
+void ExpectRoundTrip(const TableMetadata& m, const std::string& what) {
+  std::string once = TableMetadataToJson(m);
+  auto again = ParseTableMetadata(once);
+  ASSERT_TRUE(again.ok()) << what << ": " << again.status().ToString() << "\n" << once;
+  EXPECT_EQ(TableMetadataToJson(*again), once) << what;
+  EXPECT_EQ(again->format_version, m.format_version);
+  EXPECT_EQ(again->snapshots.size(), m.snapshots.size());
+  EXPECT_EQ(again->schemas.size(), m.schemas.size());
+  EXPECT_EQ(again->properties, m.properties);
+  EXPECT_EQ(again->current_snapshot_id, m.current_snapshot_id);
+  EXPECT_EQ(again->refs.size(), m.refs.size());
+}
+
+TEST(TableMetadataTest, ParsesV1Valid) {
+  TableMetadata m = ParseFixture("metadata/table/TableMetadataV1Valid.json");
+  EXPECT_EQ(m.format_version, 1);
+  SchemaPtr s = m.CurrentSchema();
+  ASSERT_NE(s, nullptr);
+  ASSERT_EQ(s->fields().size(), 3u);
+  EXPECT_EQ(s->fields()[0].name, "x");
+  EXPECT_EQ(s->fields()[1].doc, "comment");
+  EXPECT_EQ(s->fields()[2].type->id(), TypeId::kLong);
+  PartitionSpecPtr spec = m.DefaultSpec();
+  ASSERT_NE(spec, nullptr);
+  ASSERT_EQ(spec->fields().size(), 1u);
+  EXPECT_EQ(spec->fields()[0].field_id, 1000);
+  EXPECT_EQ(spec->fields()[0].transform.kind(), TransformKind::kIdentity);
+  ExpectRoundTrip(m, "v1");
+}
+
+TEST(TableMetadataTest, ParsesV2Valid) {
+  TableMetadata m = ParseFixture("metadata/table/TableMetadataV2Valid.json");
+  EXPECT_EQ(m.format_version, 2);
+  EXPECT_EQ(m.table_uuid, "9c12d441-03fe-4693-9a96-a0705ddf69c1");
+  EXPECT_EQ(m.location, "s3://bucket/test/location");
+  EXPECT_EQ(m.last_sequence_number, 34);
+  ASSERT_EQ(m.schemas.size(), 2u);
+  EXPECT_EQ(m.current_schema_id, 1);
+  EXPECT_EQ(m.CurrentSchema()->identifier_field_ids(), (std::vector<int>{1, 2}));
+  const SortOrder* order = m.SortOrderById(m.default_sort_order_id);
+  ASSERT_NE(order, nullptr);
+  EXPECT_EQ(order->order_id, 3);
+  ASSERT_EQ(order->fields.size(), 2u);
+  EXPECT_EQ(order->fields[0].transform.kind(), TransformKind::kIdentity);
+  EXPECT_EQ(order->fields[0].direction, SortDirection::kAsc);
+  EXPECT_EQ(order->fields[0].null_order, NullOrder::kNullsFirst);
+  EXPECT_EQ(order->fields[1].transform.ToString(), "bucket[4]");
+  EXPECT_EQ(order->fields[1].direction, SortDirection::kDesc);
+  EXPECT_EQ(order->fields[1].null_order, NullOrder::kNullsLast);
+  ASSERT_EQ(m.snapshots.size(), 2u);
+  EXPECT_EQ(m.snapshots[0].snapshot_id, 3051729675574597004);
+  EXPECT_EQ(m.CurrentSnapshot()->snapshot_id, 3055729675574597004);
+  EXPECT_EQ(m.CurrentSnapshot()->parent_snapshot_id, 3051729675574597004);
+  ExpectRoundTrip(m, "v2");
+}
+
+TEST(TableMetadataTest, ParsesV2MinimalWithoutSnapshots) {
+  TableMetadata m = ParseFixture("metadata/table/TableMetadataV2ValidMinimal.json");
+  EXPECT_TRUE(m.snapshots.empty());
+  EXPECT_FALSE(m.current_snapshot_id.has_value());
+  EXPECT_EQ(m.CurrentSnapshot(), nullptr);
+  ExpectRoundTrip(m, "v2 minimal");
+}
+
+TEST(TableMetadataTest, ParsesV3AndKeepsWhatItDoesNotActOn) {
+  TableMetadata m = ParseFixture("metadata/table/TableMetadataV3ValidMinimal.json");
+  EXPECT_EQ(m.format_version, 3);
+  EXPECT_EQ(m.next_row_id, 0);
+  const NestedField& x = m.CurrentSchema()->fields()[0];
+  EXPECT_EQ(x.initial_default_json, "1");
+  EXPECT_EQ(x.write_default_json, "1");
+  ExpectRoundTrip(m, "v3 minimal");
+
+  TableMetadata enc = ParseFixture("metadata/table/TableMetadataV3ValidEncryption.json");
+  EXPECT_NE(enc.encryption_keys_json.find("5b29941b-b3b4-4d57-8758-a9d1bf340b39"), std::string::npos);
+  bool has_key_id = false;
+  for (const auto& s : enc.snapshots) has_key_id = has_key_id || s.key_id.has_value();
+  EXPECT_TRUE(has_key_id);
+  ExpectRoundTrip(enc, "v3 encryption");
+  std::string written = TableMetadataToJson(enc);
+  EXPECT_NE(written.find("1fb95f04-7f98-4b1f-a08f-e810cfb907ff"), std::string::npos);
+}
+
+TEST(TableMetadataTest, CarriesStatisticsFilesThrough) {
+  TableMetadata m = ParseFixture("metadata/table/TableMetadataStatisticsFiles.json");
+  EXPECT_NE(m.statistics_json.find("s3://a/b/stats.puffin"), std::string::npos);
+  EXPECT_NE(TableMetadataToJson(m).find("s3://a/b/stats.puffin"), std::string::npos);
+  ExpectRoundTrip(m, "statistics");
+  TableMetadata p = ParseFixture("metadata/table/TableMetadataPartitionStatisticsFiles.json");
+  EXPECT_NE(TableMetadataToJson(p).find("s3://a/b/partition-stats.parquet"), std::string::npos);
+  ExpectRoundTrip(p, "partition statistics");
+}
+
+TEST(TableMetadataTest, EveryFixtureTableVersionParsesAndRoundTrips) {
+  int count = 0;
+  for (const auto& e : fs::recursive_directory_iterator(testing::FixturePath("iceberg"))) {
+    std::string name = e.path().filename().string();
+    if (name.size() < 14 || name.substr(name.size() - 14) != ".metadata.json") continue;
+    auto parsed = ParseTableMetadata(testing::ReadFileOrDie(e.path().string()));
+    ASSERT_TRUE(parsed.ok()) << e.path() << ": " << parsed.status().ToString();
+    ExpectRoundTrip(*parsed, e.path().string());
+    ++count;
+  }
+  EXPECT_GE(count, 20);
+}
+
+TEST(TableMetadataTest, UnknownFieldsSurviveRoundTrip) {
+  std::string json = testing::ReadFileOrDie(testing::FixturePath("metadata/table/TableMetadataV2Valid.json"));
+  // Add an unknown top-level member and an unknown snapshot member.
+  size_t brace = json.find('{');
+  json.insert(brace + 1, "\"x-vendor-extension\": {\"a\": [1, 2, 3]},");
+  size_t snap = json.find("\"snapshot-id\"");
+  json.insert(snap, "\"x-snapshot-note\": \"kept\", ");
+  auto m = ParseTableMetadata(json);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ASSERT_EQ(m->unknown.size(), 1u);
+  EXPECT_EQ(m->unknown[0].first, "x-vendor-extension");
+  std::string out = TableMetadataToJson(*m);
+  EXPECT_NE(out.find("x-vendor-extension"), std::string::npos);
+  EXPECT_NE(out.find("x-snapshot-note"), std::string::npos);
+  ExpectRoundTrip(*m, "unknown fields");
+}
+
+TEST(TableMetadataTest, RejectsInvalidDocuments) {
+  auto unsupported = ParseTableMetadata(testing::ReadFileOrDie(
+      testing::FixturePath("metadata/table-invalid/TableMetadataUnsupportedVersion.json")));
+  EXPECT_EQ(unsupported.status().code(), StatusCode::kNotImplemented);
+  auto no_schema = ParseTableMetadata(testing::ReadFileOrDie(
+      testing::FixturePath("metadata/table-invalid/TableMetadataV2CurrentSchemaNotFound.json")));
+  EXPECT_EQ(no_schema.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(no_schema.status().message().find("current-schema-id=2"), std::string::npos);
+  auto missing = ParseTableMetadata(testing::ReadFileOrDie(
+      testing::FixturePath("metadata/table-invalid/TableMetadataV2MissingSchemas.json")));
+  EXPECT_EQ(missing.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(missing.status().message().find("schemas"), std::string::npos);
+
+  EXPECT_EQ(ParseTableMetadata("").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseTableMetadata("[]").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseTableMetadata("{\"format-version\": \"two\"}").status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST(TableMetadataTest, TruncatedOrGarbledJsonNeverCrashes) {
+  std::string json = testing::ReadFileOrDie(testing::FixturePath("metadata/table/TableMetadataV2Valid.json"));
+  for (size_t cut = 0; cut < json.size(); cut += 3) {
+    auto r = ParseTableMetadata(json.substr(0, cut));
+    EXPECT_FALSE(r.ok()) << "cut at " << cut;
+  }
+  // Wrong types in every position a value appears: flip digits to strings and back.
+  for (size_t i = 0; i < json.size(); ++i) {
+    if (json[i] != ':') continue;
+    std::string bad = json;
+    bad.insert(i + 1, " \"bogus\", \"x\":");
+    (void)ParseTableMetadata(bad);  // must return, ok or not, without crashing
+  }
+}
+
+TEST(TableMetadataTest, SnapshotSelectionHelpers) {
+  TableMetadata m = ParseFixture("iceberg/equality_deletes_mytable/metadata/v7.metadata.json");
+  auto main = m.SnapshotForRef("main");
+  ASSERT_TRUE(main.ok());
+  EXPECT_EQ((*main)->snapshot_id, 1916084761853986166);
+  EXPECT_EQ(m.SnapshotForRef("nope").status().code(), StatusCode::kNotFound);
+  auto at = m.SnapshotAsOf(1758879500000);
+  ASSERT_TRUE(at.ok());
+  EXPECT_EQ((*at)->snapshot_id, 842401149381792626);
+  EXPECT_EQ(m.SnapshotAsOf(1000).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(m.CurrentSnapshot()->operation(), "delete");
+  EXPECT_EQ(m.CurrentSnapshot()->SummaryValue("total-records"), "6");
+}
+
+TEST(TableMetadataTest, SchemaAndTypeJsonRoundTrip) {
+  std::string json = R"json({"type":"struct","schema-id":7,"identifier-field-ids":[1],"fields":[
+    {"id":1,"name":"id","required":true,"type":"long"},
+    {"id":2,"name":"price","required":false,"type":"decimal(9, 2)"},
+    {"id":3,"name":"tags","required":false,"type":{"type":"list","element-id":4,"element":"string","element-required":false}},
+    {"id":5,"name":"attrs","required":false,"type":{"type":"map","key-id":6,"key":"string","value-id":7,"value":{"type":"struct","fields":[{"id":8,"name":"v","required":false,"type":"fixed[16]"}]},"value-required":true}},
+    {"id":9,"name":"ts","required":false,"type":"timestamptz_ns"}]})json";
+  auto s = ParseSchemaJson(json);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ((*s)->schema_id(), 7);
+  EXPECT_EQ((*s)->FindFieldByName("attrs.value.v")->id, 8);
+  EXPECT_EQ((*s)->FindField(2)->type->ToString(), "decimal(9,2)");
+  auto again = ParseSchemaJson(SchemaToJson(**s));
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(TypeEquals(*(*again)->as_struct(), *(*s)->as_struct()));
+  EXPECT_EQ(SchemaToJson(**again), SchemaToJson(**s));
+  // Duplicate ids and bad identifier fields are rejected.
+  EXPECT_FALSE(ParseSchemaJson(R"({"type":"struct","fields":[{"id":1,"name":"a","required":true,"type":"int"},{"id":1,"name":"b","required":true,"type":"int"}]})").ok());
+  EXPECT_FALSE(ParseSchemaJson(R"({"type":"struct","identifier-field-ids":[2],"fields":[{"id":1,"name":"a","required":true,"type":"int"}]})").ok());
+  EXPECT_FALSE(ParseSchemaJson(R"({"type":"struct","fields":[{"id":1,"name":"a","required":true,"type":"varchar"}]})").ok());
+}
+
+}  // namespace
+}  // namespace skade::iceberg

@@ -1,1 +1,96 @@
+#include <atomic>
+#include <filesystem>
+#include <thread>
+
 #include <gtest/gtest.h>
+
+#include "skade/io/file_io.h"
+#include "skade/io/location_map.h"
+#include "tests/testing/temp_dir.h"
+
+namespace skade::io {
+namespace {
+
+TEST(LocalFileIOTest, CreateExclusiveNeverOverwrites) {
+  testing::TempDir tmp;
+  auto io = MakeLocalFileIO();
+  std::string path = tmp.Path("a/b/v1.metadata.json");
+  ASSERT_TRUE(io->CreateExclusive(path, "first").ok());
+  EXPECT_EQ(io->CreateExclusive(path, "second").code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(*io->Read(path), "first");
+  EXPECT_EQ(*io->Read("file://" + path), "first");
+  EXPECT_EQ(*io->Read("file:" + path), "first");
+  // No temporary files are left behind.
+  EXPECT_EQ(io->List(tmp.path())->size(), 1u);
+}
+
+TEST(LocalFileIOTest, ConcurrentCreatorsExactlyOneWins) {
+  testing::TempDir tmp;
+  auto io = MakeLocalFileIO();
+  std::string path = tmp.Path("race");
+  std::atomic<int> wins{0}, losses{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      Status s = io->CreateExclusive(path, std::string(1000, static_cast<char>('a' + t)));
+      (s.ok() ? wins : losses)++;
+      if (!s.ok()) {
+        EXPECT_EQ(s.code(), StatusCode::kAlreadyExists);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wins.load(), 1);
+  EXPECT_EQ(losses.load(), 7);
+  std::string content = *io->Read(path);
+  EXPECT_EQ(content, std::string(1000, content[0]));
+}
+
+TEST(LocalFileIOTest, ReadsRangesStatsListsAndDeletes) {
+  testing::TempDir tmp;
+  auto io = MakeLocalFileIO();
+  ASSERT_TRUE(io->Overwrite(tmp.Path("d/x"), "0123456789").ok());
+  ASSERT_TRUE(io->Overwrite(tmp.Path("d/x"), "abcdefghij").ok());
+  EXPECT_EQ(*io->ReadRange(tmp.Path("d/x"), 2, 3), "cde");
+  EXPECT_EQ(*io->ReadRange(tmp.Path("d/x"), 8, 10), "ij");
+  EXPECT_EQ(io->Stat(tmp.Path("d/x"))->size, 10);
+  EXPECT_EQ(io->Read(tmp.Path("missing")).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(io->Stat(tmp.Path("missing")).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(io->ReadRange(tmp.Path("d/x"), -1, 2).status().code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE(io->CreateExclusive(tmp.Path("d/e/y"), "").ok());
+  EXPECT_EQ(io->List(tmp.Path("d"))->size(), 2u);
+  EXPECT_TRUE(io->List(tmp.Path("nothing-here"))->empty());
+  EXPECT_TRUE(io->Delete(tmp.Path("d/x")).ok());
+  EXPECT_TRUE(io->Delete(tmp.Path("d/x")).ok());
+  EXPECT_EQ(io->List(tmp.Path("d"))->size(), 1u);
+  EXPECT_EQ(io->Read(tmp.path()).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(LocationMapTest, RewritesWholeComponentPrefixes) {
+  LocationMap map;
+  map.Add("/warehouse/db/t", "/local/t/");
+  map.Add("/warehouse/db/t/data", "/fast/data");
+  map.Add("s3://bucket/t", "/copy/t");
+  EXPECT_EQ(map.Apply("/warehouse/db/t/metadata/v1.json"), "/local/t/metadata/v1.json");
+  EXPECT_EQ(map.Apply("/warehouse/db/t/data/f.parquet"), "/fast/data/f.parquet");
+  EXPECT_EQ(map.Apply("file:///warehouse/db/t/x"), "/local/t/x");
+  EXPECT_EQ(map.Apply("/warehouse/db/t2/x"), "/warehouse/db/t2/x");  // not a whole component
+  EXPECT_EQ(map.Apply("s3://bucket/t/data/a"), "/copy/t/data/a");
+  EXPECT_EQ(map.Apply("other"), "other");
+  EXPECT_EQ(JoinLocation("a/", "/b"), "a/b");
+  EXPECT_EQ(LocalPath("file:/x/y"), "/x/y");
+}
+
+TEST(LocationMapTest, RelocatingFileIODelegates) {
+  testing::TempDir tmp;
+  auto io = MakeLocalFileIO();
+  ASSERT_TRUE(io->Overwrite(tmp.Path("real/f"), "data").ok());
+  LocationMap map;
+  map.Add("/nowhere/table", tmp.Path("real"));
+  auto relocated = MakeRelocatingFileIO(*io, map);
+  EXPECT_EQ(*relocated->Read("/nowhere/table/f"), "data");
+  EXPECT_EQ(relocated->Read("/nowhere/other").status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace skade::io

@@ -1,0 +1,65 @@
+// Small helpers shared by the benchmark programs: timing, medians, Arrow stream draining and
+// the process's memory high-water mark (Linux /proc).
+#pragma once
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "skade/arrow/c_data.h"
+#include "skade/base/clock.h"
+#include "skade/base/status.h"
+
+namespace skade::bench {
+
+// Seconds since an arbitrary point (monotonic).
+inline double NowSeconds() { return static_cast<double>(MonotonicNanos()) / 1e9; }
+
+inline double Median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// Reads every batch of `stream` and returns the number of rows.
+inline Result<int64_t> DrainStream(arrow::StreamHandle& stream) {
+  int64_t rows = 0;
+  while (true) {
+    arrow::ArrayHandle batch;
+    if (stream->get_next(stream.get(), batch.get()) != 0) {
+      const char* e = stream->get_last_error(stream.get());
+      return Status::Internal(std::string("stream failed: ") + (e ? e : "unknown"));
+    }
+    if (!batch.valid()) break;
+    rows += batch->length;
+  }
+  return rows;
+}
+
+// A field of /proc/self/status in KiB ("VmHWM", "VmRSS"); -1 if unavailable.
+inline int64_t ProcStatusKb(const std::string& field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field + ":", 0) != 0) continue;
+    size_t pos = line.find_first_of("0123456789", field.size() + 1);
+    if (pos == std::string::npos) return -1;
+    int64_t kb = -1;
+    std::from_chars(line.data() + pos, line.data() + line.size(), kb);
+    return kb;
+  }
+  return -1;
+}
+
+// Resets the peak-RSS counter (VmHWM) to the current RSS (Linux "clear_refs" value 5).
+inline bool ResetPeakRss() {
+  std::ofstream out("/proc/self/clear_refs");
+  out << "5";
+  return static_cast<bool>(out);
+}
+
+}  // namespace skade::bench
