@@ -431,31 +431,39 @@ std::vector<GeneratedColumn> GeneratedColumns(int count, int64_t rows_per_file) 
   const std::string r = std::to_string(std::max<int64_t>(1, rows_per_file));
   const std::string step = std::to_string(kMicrosPerDay / std::max<int64_t>(1, rows_per_file));
   auto primitive = [](TypeId id) { return Type::Primitive(id); };
+  auto field = [](int id, std::string name, bool required, TypePtr type) {
+    NestedField f;
+    f.id = id;
+    f.name = std::move(name);
+    f.required = required;
+    f.type = std::move(type);
+    return f;
+  };
   std::vector<GeneratedColumn> all = {
-      {{1, "id", true, primitive(TypeId::kLong)}, "BIGINT", "i"},
-      {{2, "qty", false, primitive(TypeId::kInt)}, "INTEGER", "CAST(i % 1000 AS INTEGER)"},
-      {{3, "price", false, primitive(TypeId::kDouble)},
+      {field(1, "id", true, primitive(TypeId::kLong)), "BIGINT", "i"},
+      {field(2, "qty", false, primitive(TypeId::kInt)), "INTEGER", "CAST(i % 1000 AS INTEGER)"},
+      {field(3, "price", false, primitive(TypeId::kDouble)),
        "DOUBLE",
        "CAST((i * 7) % 10007 AS DOUBLE) * 0.25"},
-      {{4, "amount", false, Type::Decimal(18, 2)},
+      {field(4, "amount", false, Type::Decimal(18, 2)),
        "DECIMAL(18,2)",
        "CAST(((i * 37) % 100000000) * CAST(0.01 AS DECIMAL(18,2)) AS DECIMAL(18,2))"},
-      {{5, "customer", false, primitive(TypeId::kString)},
+      {field(5, "customer", false, primitive(TypeId::kString)),
        "VARCHAR",
        "CASE WHEN i % 13 = 0 THEN NULL ELSE 'customer_' || CAST((i * 31) % 9973 AS VARCHAR) END"},
-      {{6, "event_date", false, primitive(TypeId::kDate)},
+      {field(6, "event_date", false, primitive(TypeId::kDate)),
        "DATE",
        "DATE '2020-01-01' + CAST(i // " + r + " AS INTEGER)"},
-      {{7, "ts", false, primitive(TypeId::kTimestampTz)},
+      {field(7, "ts", false, primitive(TypeId::kTimestampTz)),
        "TIMESTAMP WITH TIME ZONE",
        "CAST(make_timestamp(" + std::to_string(kBaseMicros) + " + (i // " + r + ") * " +
            std::to_string(kMicrosPerDay) + " + (i % " + r + ") * " + step +
            ") AS TIMESTAMP WITH TIME ZONE)"},
-      {{8, "flag", false, primitive(TypeId::kBoolean)}, "BOOLEAN", "i % 3 = 0"},
-      {{9, "score", false, primitive(TypeId::kFloat)},
+      {field(8, "flag", false, primitive(TypeId::kBoolean)), "BOOLEAN", "i % 3 = 0"},
+      {field(9, "score", false, primitive(TypeId::kFloat)),
        "FLOAT",
        "CASE WHEN i % 11 = 5 THEN NULL ELSE CAST((i % 1000) / 8 AS FLOAT) END"},
-      {{10, "big", false, primitive(TypeId::kLong)}, "BIGINT", "(i * 2654435761) % 1000000007"},
+      {field(10, "big", false, primitive(TypeId::kLong)), "BIGINT", "(i * 2654435761) % 1000000007"},
   };
   std::vector<GeneratedColumn> out;
   for (int k = 0; k < count; ++k) {
@@ -463,7 +471,7 @@ std::vector<GeneratedColumn> GeneratedColumns(int count, int64_t rows_per_file) 
       out.push_back(all[static_cast<size_t>(k)]);
     } else {
       int id = k + 1;
-      out.push_back({{id, "extra_" + std::to_string(id), false, primitive(TypeId::kLong)},
+      out.push_back({field(id, "extra_" + std::to_string(id), false, primitive(TypeId::kLong)),
                      "BIGINT",
                      "(i * " + std::to_string(id) + ") % 1000003"});
     }

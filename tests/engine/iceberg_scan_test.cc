@@ -297,3 +297,68 @@ TEST_F(IcebergScanTest, DuckTypeNamesCoverEveryPrimitive) {
 
 }  // namespace
 }  // namespace skade::engine
+
+namespace skade::engine {
+namespace {
+
+// Data files written without Parquet field ids (e.g. tables migrated from Hive) are read
+// through the table's name mapping instead of silently returning NULL columns.
+class NameMappingScanTest : public IcebergScanTest {
+ protected:
+  iceberg::FileScanTask Task(const std::string& path, int64_t rows) {
+    iceberg::FileScanTask t;
+    t.file.file_path = path;
+    t.file.record_count = rows;
+    t.sequence_number = 1;
+    return t;
+  }
+  iceberg::SchemaPtr Schema() {
+    auto s = iceberg::ParseSchemaJson(R"json({"type":"struct","schema-id":0,"fields":[
+      {"id":1,"name":"id","required":true,"type":"long"},
+      {"id":2,"name":"name","required":false,"type":"string"},
+      {"id":3,"name":"added","required":false,"type":"int"}]})json");
+    EXPECT_TRUE(s.ok());
+    return *s;
+  }
+};
+
+TEST_F(NameMappingScanTest, ReadsFilesWithoutFieldIdsThroughTheMapping) {
+  testing::TempDir tmp;
+  std::string noids = tmp.Path("noids.parquet");
+  std::string withids = tmp.Path("withids.parquet");
+  ASSERT_TRUE(db_->Execute("COPY (SELECT range AS id, 'old' || range AS old_name FROM range(5)) TO " +
+                           QuoteString(noids) + " (FORMAT parquet)")
+                  .ok());
+  ASSERT_TRUE(db_->Execute("COPY (SELECT range + 100 AS id, 'new' || range AS name, 7 AS added "
+                           "FROM range(3)) TO " + QuoteString(withids) +
+                           " (FORMAT parquet, FIELD_IDS {id: 1, name: 2, added: 3})")
+                  .ok());
+  // Confirm the premise: the first file really has no field ids.
+  EXPECT_EQ(One("SELECT 1", "SELECT count(field_id) FROM parquet_schema(" + QuoteString(noids) + ")"), "0");
+
+  IcebergScan scan;
+  scan.schema = Schema();
+  scan.tasks = {Task(noids, 5), Task(withids, 3)};
+  auto mapping = iceberg::NameMapping::Parse(
+      R"([{"field-id": 1, "names": ["id"]}, {"field-id": 2, "names": ["name", "old_name"]},
+          {"field-id": 3, "names": ["added"]}])");
+  ASSERT_TRUE(mapping.ok());
+  scan.name_mapping = *mapping;
+  auto sql = BuildTableSql(*db_, scan);
+  ASSERT_TRUE(sql.ok()) << sql.status().ToString();
+  EXPECT_THAT(Query(*sql, "SELECT id, name, added FROM t ORDER BY id"),
+              ElementsAre(ElementsAre("0", "old0", "NULL"), ElementsAre("1", "old1", "NULL"),
+                          ElementsAre("2", "old2", "NULL"), ElementsAre("3", "old3", "NULL"),
+                          ElementsAre("4", "old4", "NULL"), ElementsAre("100", "new0", "7"),
+                          ElementsAre("101", "new1", "7"), ElementsAre("102", "new2", "7")));
+
+  // Without a mapping the current names are used (with a warning): `old_name` can't be found.
+  scan.name_mapping.reset();
+  auto fallback = BuildTableSql(*db_, scan);
+  ASSERT_TRUE(fallback.ok()) << fallback.status().ToString();
+  EXPECT_EQ(One(*fallback, "SELECT count(*) FROM t WHERE name IS NULL"), "5");
+  EXPECT_EQ(One(*fallback, "SELECT sum(id) FROM t"), "313");
+}
+
+}  // namespace
+}  // namespace skade::engine
