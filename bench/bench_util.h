@@ -2,6 +2,8 @@
 // the process's memory high-water mark (Linux /proc).
 #pragma once
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
@@ -55,8 +57,11 @@ inline int64_t ProcStatusKb(const std::string& field) {
   return -1;
 }
 
-// Resets the peak-RSS counter (VmHWM) to the current RSS (Linux "clear_refs" value 5).
+// Returns freed heap memory to the OS (so an earlier phase's garbage doesn't hide this phase's
+// growth), then resets the peak-RSS counter (VmHWM) to the current RSS (Linux "clear_refs"
+// value 5).
 inline bool ResetPeakRss() {
+  malloc_trim(0);
   std::ofstream out("/proc/self/clear_refs");
   out << "5";
   return static_cast<bool>(out);

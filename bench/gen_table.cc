@@ -1,10 +1,9 @@
 // skade_gen_table: writes a generated Iceberg v2 table (Hadoop layout) for benchmarks.
 //   skade_gen_table --out /tmp/t --rows 10000000 --files 10 --manifests 2 [--partition-by-day]
 //   skade_gen_table --out /tmp/p --rows 100000000 --files 100000 --manifests 1000 --fake-data-files
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 #include "bench/table_generator.h"
 #include "skade/base/clock.h"

@@ -4,11 +4,10 @@
 // (Database::QueryArrow). Prints per-repetition times, medians and
 // ratio = baseline / skade (1.0 = no overhead; higher is better for skade).
 //   scan_bench --table /tmp/t [--repeat 5] [--where 'id < 100000']
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "bench/bench_util.h"
 #include "skade/cli/table_location.h"
@@ -75,7 +74,8 @@ Result<std::vector<std::string>> AllFiles(const std::string& table) {
   SKADE_ASSIGN_OR_RETURN(auto selected, iceberg::SelectSnapshot(t.metadata, {}));
   if (selected.snapshot == nullptr) return Status::InvalidArgument("table has no snapshot");
   iceberg::ScanPlanner planner(*table_io, t.metadata);
-  SKADE_ASSIGN_OR_RETURN(auto tasks, planner.PlanAll(*selected.snapshot, *selected.schema, nullptr));
+  SKADE_ASSIGN_OR_RETURN(auto tasks,
+                         planner.PlanAll(*selected.snapshot, *selected.schema, nullptr));
   std::vector<std::string> out;
   for (const auto& task : tasks) out.push_back(t.locations.Apply(task.file.file_path));
   return out;

@@ -141,7 +141,8 @@ Result<CopyStats> ReadCopyStats(arrow::StreamHandle& stream) {
       if (out) return Status::Internal("COPY stats: more than one file written");
       int64_t r = chunk->offset + row;
       CopyStats s;
-      SKADE_ASSIGN_OR_RETURN(s.count, IntAt(*schema->children[count_col], *chunk->children[count_col], r));
+      SKADE_ASSIGN_OR_RETURN(s.count,
+                             IntAt(*schema->children[count_col], *chunk->children[count_col], r));
       SKADE_ASSIGN_OR_RETURN(s.file_size_bytes,
                              IntAt(*schema->children[size_col], *chunk->children[size_col], r));
       const ArrowArray& map = *chunk->children[stats_col];
@@ -193,8 +194,9 @@ std::string IsoTimestamp(std::string_view text) {
 std::optional<Literal> ParseValue(std::string_view text, const TypePtr& type) {
   switch (type->id()) {
     case TypeId::kBoolean:
-      if (text == "true") return Literal::Boolean(true);
-      if (text == "false") return Literal::Boolean(false);
+      // Parquet statistics render booleans as 1/0; DuckDB's VARCHAR cast as true/false.
+      if (text == "true" || text == "1") return Literal::Boolean(true);
+      if (text == "false" || text == "0") return Literal::Boolean(false);
       return std::nullopt;
     case TypeId::kInt: {
       auto v = ParseInteger<int32_t>(text);
@@ -254,7 +256,8 @@ std::string ColumnStatsKey(const ColumnStats& s, std::string_view key) {
   return it == s.end() ? std::string() : it->second;
 }
 
-// Fills a data file's metrics from DuckDB's per-column statistics.
+// Fills a data file's metrics from DuckDB's per-column statistics. DuckDB reports no min/max
+// for BOOLEAN columns, so those get no bounds (bounds are optional in the spec).
 Status FillMetrics(const CopyStats& stats, const std::vector<GeneratedColumn>& columns,
                    DataFile* file) {
   file->record_count = stats.count;
@@ -296,7 +299,8 @@ std::string FieldIdsSql(const std::vector<GeneratedColumn>& columns) {
   std::string out = "{";
   for (size_t k = 0; k < columns.size(); ++k) {
     if (k) out += ", ";
-    out += engine::QuoteIdentifier(columns[k].field.name) + ": " + std::to_string(columns[k].field.id);
+    out +=
+        engine::QuoteIdentifier(columns[k].field.name) + ": " + std::to_string(columns[k].field.id);
   }
   return out + "}";
 }
@@ -337,8 +341,8 @@ Result<DataFile> WriteDataFile(engine::Database& db, const std::vector<Generated
   SKADE_ASSIGN_OR_RETURN(arrow::StreamHandle stream, db.QueryArrow(sql));
   SKADE_ASSIGN_OR_RETURN(CopyStats stats, ReadCopyStats(stream).WithContext(path));
   if (stats.count != count) {
-    return Status::Internal(path + ": COPY wrote " + std::to_string(stats.count) + " rows, expected " +
-                            std::to_string(count));
+    return Status::Internal(path + ": COPY wrote " + std::to_string(stats.count) +
+                            " rows, expected " + std::to_string(count));
   }
   DataFile file;
   file.file_path = path;
@@ -360,13 +364,12 @@ Result<std::vector<DataFile>> FakeDataFiles(engine::Database& db,
   }
   std::string n = std::to_string(rows), r = std::to_string(rows_per_file),
               s = std::to_string(kSampleRowsPerFakeFile);
-  std::string sql =
-      "WITH files AS (SELECT f, f * " + r + " AS a, least(f * " + r + " + " + r + ", " + n +
-      ") AS b FROM range(" + std::to_string(files) +
-      ") t(f)), samples AS (SELECT DISTINCT f, a + (s * (b - a - 1)) // " +
-      std::to_string(kSampleRowsPerFakeFile - 1) + " AS i FROM files, range(" + s +
-      ") u(s)) SELECT f, count(*)" + aggs + " FROM (SELECT f" + exprs +
-      " FROM samples) GROUP BY f ORDER BY f";
+  std::string sql = "WITH files AS (SELECT f, f * " + r + " AS a, least(f * " + r + " + " + r +
+                    ", " + n + ") AS b FROM range(" + std::to_string(files) +
+                    ") t(f)), samples AS (SELECT DISTINCT f, a + (s * (b - a - 1)) // " +
+                    std::to_string(kSampleRowsPerFakeFile - 1) + " AS i FROM files, range(" + s +
+                    ") u(s)) SELECT f, count(*)" + aggs + " FROM (SELECT f" + exprs +
+                    " FROM samples) GROUP BY f ORDER BY f";
   SKADE_ASSIGN_OR_RETURN(auto result, db.QueryRows(sql));
   if (static_cast<int64_t>(result.size()) != files) {
     return Status::Internal("fake file statistics: wrong row count");
@@ -378,7 +381,8 @@ Result<std::vector<DataFile>> FakeDataFiles(engine::Database& db,
     DataFile file;
     file.record_count = std::min(rows, (f + 1) * rows_per_file) - f * rows_per_file;
     auto sampled = ParseInteger<int64_t>(row[1].value_or(""));
-    if (!sampled || *sampled <= 0) return Status::Internal("fake file statistics: bad sample count");
+    if (!sampled || *sampled <= 0)
+      return Status::Internal("fake file statistics: bad sample count");
     int64_t bytes = 4096;  // footer
     for (size_t k = 0; k < columns.size(); ++k) {
       const GeneratedColumn& c = columns[k];
@@ -389,7 +393,8 @@ Result<std::vector<DataFile>> FakeDataFiles(engine::Database& db,
       if (!non_null) return Status::Internal("fake file statistics: bad count");
       int64_t nulls = (*sampled - *non_null) * file.record_count / *sampled;
       // Compressed size: a rough half of the plain width.
-      int64_t size = std::max<int64_t>(64, file.record_count * EstimatedWidth(c.field.type->id()) / 2);
+      int64_t size =
+          std::max<int64_t>(64, file.record_count * EstimatedWidth(c.field.type->id()) / 2);
       bytes += size;
       file.column_sizes[id] = size;
       file.value_counts[id] = file.record_count;
@@ -442,28 +447,23 @@ std::vector<GeneratedColumn> GeneratedColumns(int count, int64_t rows_per_file) 
   std::vector<GeneratedColumn> all = {
       {field(1, "id", true, primitive(TypeId::kLong)), "BIGINT", "i"},
       {field(2, "qty", false, primitive(TypeId::kInt)), "INTEGER", "CAST(i % 1000 AS INTEGER)"},
-      {field(3, "price", false, primitive(TypeId::kDouble)),
-       "DOUBLE",
+      {field(3, "price", false, primitive(TypeId::kDouble)), "DOUBLE",
        "CAST((i * 7) % 10007 AS DOUBLE) * 0.25"},
-      {field(4, "amount", false, Type::Decimal(18, 2)),
-       "DECIMAL(18,2)",
+      {field(4, "amount", false, Type::Decimal(18, 2)), "DECIMAL(18,2)",
        "CAST(((i * 37) % 100000000) * CAST(0.01 AS DECIMAL(18,2)) AS DECIMAL(18,2))"},
-      {field(5, "customer", false, primitive(TypeId::kString)),
-       "VARCHAR",
+      {field(5, "customer", false, primitive(TypeId::kString)), "VARCHAR",
        "CASE WHEN i % 13 = 0 THEN NULL ELSE 'customer_' || CAST((i * 31) % 9973 AS VARCHAR) END"},
-      {field(6, "event_date", false, primitive(TypeId::kDate)),
-       "DATE",
+      {field(6, "event_date", false, primitive(TypeId::kDate)), "DATE",
        "DATE '2020-01-01' + CAST(i // " + r + " AS INTEGER)"},
-      {field(7, "ts", false, primitive(TypeId::kTimestampTz)),
-       "TIMESTAMP WITH TIME ZONE",
+      {field(7, "ts", false, primitive(TypeId::kTimestampTz)), "TIMESTAMP WITH TIME ZONE",
        "CAST(make_timestamp(" + std::to_string(kBaseMicros) + " + (i // " + r + ") * " +
            std::to_string(kMicrosPerDay) + " + (i % " + r + ") * " + step +
            ") AS TIMESTAMP WITH TIME ZONE)"},
       {field(8, "flag", false, primitive(TypeId::kBoolean)), "BOOLEAN", "i % 3 = 0"},
-      {field(9, "score", false, primitive(TypeId::kFloat)),
-       "FLOAT",
+      {field(9, "score", false, primitive(TypeId::kFloat)), "FLOAT",
        "CASE WHEN i % 11 = 5 THEN NULL ELSE CAST((i % 1000) / 8 AS FLOAT) END"},
-      {field(10, "big", false, primitive(TypeId::kLong)), "BIGINT", "(i * 2654435761) % 1000000007"},
+      {field(10, "big", false, primitive(TypeId::kLong)), "BIGINT",
+       "(i * 2654435761) % 1000000007"},
   };
   std::vector<GeneratedColumn> out;
   for (int k = 0; k < count; ++k) {
@@ -472,8 +472,7 @@ std::vector<GeneratedColumn> GeneratedColumns(int count, int64_t rows_per_file) 
     } else {
       int id = k + 1;
       out.push_back({field(id, "extra_" + std::to_string(id), false, primitive(TypeId::kLong)),
-                     "BIGINT",
-                     "(i * " + std::to_string(id) + ") % 1000003"});
+                     "BIGINT", "(i * " + std::to_string(id) + ") % 1000003"});
     }
   }
   return out;
@@ -552,7 +551,8 @@ Result<GeneratedTable> GenerateTable(engine::Database& db, const GeneratorOption
   // Data files, in row order.
   std::vector<DataFile> files;
   if (options.fake_data_files) {
-    SKADE_ASSIGN_OR_RETURN(files, FakeDataFiles(db, columns, options.rows, rows_per_file, file_count));
+    SKADE_ASSIGN_OR_RETURN(files,
+                           FakeDataFiles(db, columns, options.rows, rows_per_file, file_count));
     for (int64_t f = 0; f < file_count; ++f) {
       files[static_cast<size_t>(f)].file_path =
           location + "/data/" + Pad(f, 6) + "-" + Uuid::NewV7().ToString() + ".parquet";
@@ -561,7 +561,8 @@ Result<GeneratedTable> GenerateTable(engine::Database& db, const GeneratorOption
     for (int64_t f = 0; f < file_count; ++f) {
       int64_t first = f * rows_per_file;
       int64_t count = std::min(options.rows, first + rows_per_file) - first;
-      std::string path = location + "/data/" + Pad(f, 6) + "-" + Uuid::NewV7().ToString() + ".parquet";
+      std::string path =
+          location + "/data/" + Pad(f, 6) + "-" + Uuid::NewV7().ToString() + ".parquet";
       SKADE_ASSIGN_OR_RETURN(DataFile file, WriteDataFile(db, columns, path, first, count));
       files.push_back(std::move(file));
     }
@@ -626,15 +627,15 @@ Result<GeneratedTable> GenerateTable(engine::Database& db, const GeneratorOption
         partitions.insert(key);
         SKADE_RETURN_IF_ERROR(writer->Add(entry));
       }
-      std::string path = location + "/metadata/" + Uuid::NewV7().ToString() + "-m" +
-                         std::to_string(m) + ".avro";
+      std::string path =
+          location + "/metadata/" + Uuid::NewV7().ToString() + "-m" + std::to_string(m) + ".avro";
       SKADE_ASSIGN_OR_RETURN(auto finished, writer->Finish(path));
       SKADE_RETURN_IF_ERROR(io->CreateExclusive(path, finished.bytes));
       live_manifests.push_back(std::move(finished.manifest));
     }
-    SKADE_ASSIGN_OR_RETURN(std::string list, iceberg::WriteManifestList(2, snapshot_id, parent,
-                                                                        sequence_number,
-                                                                        live_manifests));
+    SKADE_ASSIGN_OR_RETURN(
+        std::string list,
+        iceberg::WriteManifestList(2, snapshot_id, parent, sequence_number, live_manifests));
     std::string list_path = location + "/metadata/snap-" + std::to_string(snapshot_id) + "-1-" +
                             Uuid::NewV7().ToString() + ".avro";
     SKADE_RETURN_IF_ERROR(io->CreateExclusive(list_path, list));

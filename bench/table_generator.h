@@ -30,12 +30,12 @@ struct GeneratedColumn {
 };
 
 struct GeneratorOptions {
-  std::string out_dir;        // the table folder; must not exist or be empty
-  int64_t rows = 1'000'000;   // total rows over all files
-  int columns = 10;           // first `columns` columns of the catalog (1..64)
-  int files = 4;              // data files (rows are split evenly, contiguous row ranges)
-  int manifests = 1;          // files are spread evenly over this many manifests
-  int snapshots = 1;          // manifests are spread evenly over this many append snapshots
+  std::string out_dir;       // the table folder; must not exist or be empty
+  int64_t rows = 1'000'000;  // total rows over all files
+  int columns = 10;          // first `columns` columns of the catalog (1..64)
+  int files = 4;             // data files (rows are split evenly, contiguous row ranges)
+  int manifests = 1;         // files are spread evenly over this many manifests
+  int snapshots = 1;         // manifests are spread evenly over this many append snapshots
   PartitionMode partition = PartitionMode::kNone;
   // Write manifests only: the data files they reference are never created. Statistics are
   // computed from a sample of each file's rows (exact for monotonic columns: id, ts, date).
@@ -47,7 +47,7 @@ struct GeneratedTable {
   int64_t rows = 0;
   int64_t data_files = 0;
   int64_t manifests = 0;
-  int64_t data_bytes = 0;                 // sum of file_size_in_bytes
+  int64_t data_bytes = 0;               // sum of file_size_in_bytes
   std::vector<std::string> data_paths;  // every data file path, in row order
 };
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "duckdb.h"
+#include "skade/engine/functions_internal.h"
 
 namespace skade::engine {
 namespace {
@@ -178,6 +179,82 @@ std::string ReadVarchar(duckdb_vector vec, idx_t row) {
   return std::string(duckdb_string_t_data(s), duckdb_string_t_length(*s));
 }
 
+// Renders one value of a vector as JSON text: strings quoted, numbers and booleans bare,
+// LIST as arrays, STRUCT and MAP as objects (map keys rendered as strings). Covers the nested
+// results of non-SELECT statements such as COPY … RETURN_STATS.
+std::string JsonQuote(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string RenderJson(duckdb_vector vec, idx_t row) {
+  uint64_t* validity = duckdb_vector_get_validity(vec);
+  if (validity && !duckdb_validity_row_is_valid(validity, row)) return "null";
+  LogicalType type;
+  type.type = duckdb_vector_get_column_type(vec);
+  switch (duckdb_get_type_id(type.type)) {
+    case DUCKDB_TYPE_VARCHAR:
+      return JsonQuote(ReadVarchar(vec, row));
+    case DUCKDB_TYPE_BOOLEAN:
+      return static_cast<bool*>(duckdb_vector_get_data(vec))[row] ? "true" : "false";
+    case DUCKDB_TYPE_INTEGER:
+      return std::to_string(static_cast<int32_t*>(duckdb_vector_get_data(vec))[row]);
+    case DUCKDB_TYPE_BIGINT:
+      return std::to_string(static_cast<int64_t*>(duckdb_vector_get_data(vec))[row]);
+    case DUCKDB_TYPE_UBIGINT:
+      return std::to_string(static_cast<uint64_t*>(duckdb_vector_get_data(vec))[row]);
+    case DUCKDB_TYPE_LIST:
+    case DUCKDB_TYPE_MAP: {
+      auto* entries = static_cast<duckdb_list_entry*>(duckdb_vector_get_data(vec));
+      duckdb_vector child = duckdb_list_vector_get_child(vec);
+      bool is_map = duckdb_get_type_id(type.type) == DUCKDB_TYPE_MAP;
+      std::string out = is_map ? "{" : "[";
+      for (idx_t i = 0; i < entries[row].length; ++i) {
+        idx_t at = entries[row].offset + i;
+        if (i) out += ",";
+        if (is_map) {
+          std::string key = RenderJson(duckdb_struct_vector_get_child(child, 0), at);
+          if (key.empty() || key[0] != '"') key = JsonQuote(key);
+          out += key + ":" + RenderJson(duckdb_struct_vector_get_child(child, 1), at);
+        } else {
+          out += RenderJson(child, at);
+        }
+      }
+      return out + (is_map ? "}" : "]");
+    }
+    case DUCKDB_TYPE_STRUCT: {
+      idx_t n = duckdb_struct_type_child_count(type.type);
+      std::string out = "{";
+      for (idx_t i = 0; i < n; ++i) {
+        char* name = duckdb_struct_type_child_name(type.type, i);
+        if (i) out += ",";
+        out += JsonQuote(name ? name : "") + ":" + RenderJson(duckdb_struct_vector_get_child(vec, i), row);
+        if (name) duckdb_free(name);
+      }
+      return out + "}";
+    }
+    default:
+      return "null";
+  }
+}
+
 }  // namespace
 
 struct Database::Impl {
@@ -221,6 +298,11 @@ Result<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& options)
   auto db = std::unique_ptr<Database>(new Database(std::move(impl)));
   // Timestamps with time zone render and compare in UTC unless a caller changes it.
   SKADE_RETURN_IF_ERROR(db->Execute("SET GLOBAL TimeZone = 'UTC'"));
+  Connection con;
+  if (duckdb_connect(db->impl_->db, &con.con) != DuckDBSuccess) {
+    return Status::Internal("cannot open a DuckDB connection");
+  }
+  SKADE_RETURN_IF_ERROR(RegisterIcebergFunctions(con.con));
   return db;
 }
 
@@ -257,7 +339,65 @@ Result<arrow::StreamHandle> Database::QueryArrow(std::string_view sql) {
 Status Database::QueryText(std::string_view sql,
                            const std::function<void(const std::vector<std::string>&)>& on_header,
                            const std::function<Status(const TextRow&)>& on_row) {
-  // Names come from the original query; values are cast to VARCHAR by DuckDB itself.
+  // SELECTs stream with values cast to VARCHAR by DuckDB itself; other statements that return
+  // rows (COPY … RETURN_STATS, PRAGMAs, EXPLAIN) are materialised and rendered value by value.
+  {
+    Connection con;
+    if (duckdb_connect(impl_->db, &con.con) != DuckDBSuccess) {
+      return Status::Internal("cannot open a DuckDB connection");
+    }
+    PreparedStatement stmt;
+    std::string text(sql);
+    if (duckdb_prepare(con.con, text.c_str(), &stmt.stmt) != DuckDBSuccess) {
+      return Status::InvalidArgument(duckdb_prepare_error(stmt.stmt));
+    }
+    if (duckdb_prepared_statement_type(stmt.stmt) != DUCKDB_STATEMENT_TYPE_SELECT) {
+      QueryResult r;
+      duckdb_state state = duckdb_execute_prepared(stmt.stmt, &r.result);
+      r.valid = true;
+      if (state != DuckDBSuccess) {
+        const char* err = duckdb_result_error(&r.result);
+        return Status::InvalidArgument(err ? err : "statement failed");
+      }
+      idx_t ncols = duckdb_column_count(&r.result);
+      std::vector<std::string> names;
+      for (idx_t i = 0; i < ncols; ++i) names.emplace_back(duckdb_column_name(&r.result, i));
+      on_header(names);
+      // Values: scalars through DuckDB's own VARCHAR rendering, nested ones as JSON.
+      idx_t chunks = duckdb_result_chunk_count(r.result);
+      TextRow row(ncols);
+      for (idx_t ci = 0; ci < chunks; ++ci) {
+        DataChunk chunk;
+        chunk.chunk = duckdb_result_get_chunk(r.result, ci);
+        if (chunk.chunk == nullptr) break;
+        idx_t n = duckdb_data_chunk_get_size(chunk.chunk);
+        for (idx_t i = 0; i < n; ++i) {
+          for (idx_t c = 0; c < ncols; ++c) {
+            duckdb_vector vec = duckdb_data_chunk_get_vector(chunk.chunk, c);
+            uint64_t* validity = duckdb_vector_get_validity(vec);
+            LogicalType type;
+            type.type = duckdb_vector_get_column_type(vec);
+            duckdb_type id = duckdb_get_type_id(type.type);
+            if (validity && !duckdb_validity_row_is_valid(validity, i)) {
+              row[c].reset();
+            } else if (id == DUCKDB_TYPE_VARCHAR) {
+              row[c] = ReadVarchar(vec, i);
+            } else if (id == DUCKDB_TYPE_LIST || id == DUCKDB_TYPE_MAP || id == DUCKDB_TYPE_STRUCT ||
+                       id == DUCKDB_TYPE_BOOLEAN || id == DUCKDB_TYPE_INTEGER ||
+                       id == DUCKDB_TYPE_BIGINT || id == DUCKDB_TYPE_UBIGINT) {
+              row[c] = RenderJson(vec, i);
+            } else {
+              char* v = duckdb_value_varchar(&r.result, c, ci * duckdb_vector_size() + i);
+              row[c] = v ? std::string(v) : std::string();
+              if (v) duckdb_free(v);
+            }
+          }
+          SKADE_RETURN_IF_ERROR(on_row(row));
+        }
+      }
+      return Status::Ok();
+    }
+  }
   std::string wrapped = "SELECT CAST(COLUMNS(*) AS VARCHAR) FROM (" + std::string(sql) + "\n)";
   SKADE_ASSIGN_OR_RETURN(auto query, StreamingQuery::Start(impl_->db, wrapped));
   duckdb_result* r = &query->result.result;

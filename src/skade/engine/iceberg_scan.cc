@@ -47,41 +47,41 @@ std::string SqlList(const std::vector<std::string>& paths) {
   return out + "]";
 }
 
-// A literal as DuckDB SQL of the given type.
-Result<std::string> LiteralSql(const iceberg::Literal& lit, const std::string& duck_type) {
-  switch (lit.type_id()) {
-    case TypeId::kBoolean:
-      return std::string(lit.as_bool() ? "true" : "false");
-    case TypeId::kInt:
-      return "CAST(" + std::to_string(lit.as_int()) + " AS " + duck_type + ")";
-    case TypeId::kLong:
-      return "CAST(" + std::to_string(lit.as_long()) + " AS " + duck_type + ")";
-    case TypeId::kBinary:
-    case TypeId::kFixed:
-      return "from_hex(" + QuoteString(Hex(lit.as_bytes())) + ")";
-    case TypeId::kString:
-      return QuoteString(lit.as_bytes());
-    default:
-      return "CAST(" + QuoteString(lit.ToString()) + " AS " + duck_type + ")";
+// A literal as text DuckDB casts to its type ('42', '2024-01-02', '14.20', '\x00' for bytes).
+std::string LiteralText(const iceberg::Literal& lit) {
+  if (lit.type_id() == TypeId::kBinary || lit.type_id() == TypeId::kFixed) {
+    static const char* kHex = "0123456789ABCDEF";
+    std::string out;
+    for (unsigned char c : lit.as_bytes()) {
+      out += "\\x";
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+    return out;
   }
+  return lit.ToString();
 }
 
 struct ColumnDef {
   const NestedField* field;
   std::string duck_type;
-  std::string default_sql;  // "NULL" or a literal
+  // "NULL::VARCHAR" or a VARCHAR literal that DuckDB casts to duck_type (read_parquet's schema
+  // map needs one value type for all defaults).
+  std::string default_sql;
+  bool has_default = false;
 };
 
 Result<std::vector<ColumnDef>> Columns(const iceberg::Schema& schema) {
   std::vector<ColumnDef> out;
   for (const NestedField& f : schema.fields()) {
-    ColumnDef c{&f, "", "NULL"};
+    ColumnDef c{&f, "", "NULL::VARCHAR", false};
     SKADE_ASSIGN_OR_RETURN(c.duck_type, DuckTypeName(*f.type).WithContext("column '" + f.name + "'"));
     // Spec: a column added with an initial-default reads that value from files without it.
     if (f.initial_default_json && *f.initial_default_json != "null" && f.type->is_primitive()) {
       SKADE_ASSIGN_OR_RETURN(auto lit, iceberg::Literal::FromJson(f.type, *f.initial_default_json)
                                            .WithContext("initial-default of '" + f.name + "'"));
-      SKADE_ASSIGN_OR_RETURN(c.default_sql, LiteralSql(lit, c.duck_type));
+      c.default_sql = QuoteString(LiteralText(lit));
+      c.has_default = true;
     }
     out.push_back(std::move(c));
   }
@@ -275,7 +275,7 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan) {
     }
     for (int id : hidden_eq_ids) {
       // Spec: equality deletes on a dropped column still apply; read it by id.
-      map.emplace_back(id, data_column(id), "VARCHAR", "NULL");
+      map.emplace_back(id, data_column(id), "VARCHAR", "NULL::VARCHAR");
     }
     parts.push_back("SELECT * FROM read_parquet(" + SqlList(id_files) +
                     ", schema = " + SchemaMap(map) +
@@ -302,7 +302,7 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan) {
       }
       std::string expr;
       if (present.empty()) {
-        expr = c.default_sql == "NULL" ? "CAST(NULL AS " + c.duck_type + ")" : c.default_sql;
+        expr = "CAST(" + c.default_sql + " AS " + c.duck_type + ")";
       } else {
         std::string inner = present.size() == 1 ? present[0] : "COALESCE(";
         if (present.size() > 1) {
@@ -372,8 +372,8 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan) {
     // sequence number is <= the delete file's.
     sql += ",\n__skade_pos AS (SELECT f.path AS path, p.pos AS pos FROM read_parquet(" +
            SqlList(pos_files) + ", schema = " +
-           SchemaMap({{kPosFilePathId, "file_path", "VARCHAR", "NULL"},
-                      {kPosPosId, "pos", "BIGINT", "NULL"}}) +
+           SchemaMap({{kPosFilePathId, "file_path", "VARCHAR", "NULL::VARCHAR"},
+                      {kPosPosId, "pos", "BIGINT", "NULL::VARCHAR"}}) +
            ", filename = true) p JOIN __skade_deletes dl ON p.filename = dl.path " +
            "JOIN __skade_files f ON f.stored = p.file_path AND dl.seq >= f.seq)";
     body += "\nANTI JOIN __skade_pos p ON d.filename = p.path AND d.file_row_number = p.pos";
@@ -390,7 +390,7 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan) {
       if (f != nullptr) {
         SKADE_ASSIGN_OR_RETURN(type, DuckTypeName(*f->type));
       }
-      map.emplace_back(id, col, type, "NULL");
+      map.emplace_back(id, col, type, "NULL::VARCHAR");
       // Spec: equality deletes compare with null-safe equality.
       on += "d." + QuoteIdentifier(data_column(id)) + " IS NOT DISTINCT FROM e." + col + " AND ";
     }

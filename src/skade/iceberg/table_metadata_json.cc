@@ -6,15 +6,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "skade/iceberg/json_internal.h"
 #include "skade/iceberg/table_metadata.h"
 
 namespace skade::iceberg {
-namespace {
-
-using Json = nlohmann::ordered_json;
+namespace json_internal {
 
 // Serialises without throwing: invalid UTF-8 is replaced rather than rejected.
-std::string Dump(const Json& j, int indent = -1) {
+std::string Dump(const Json& j, int indent) {
   return j.dump(indent, ' ', false, Json::error_handler_t::replace);
 }
 
@@ -417,6 +416,12 @@ Json RefJson(const SnapshotRef& r) {
   if (r.max_ref_age_ms) j["max-ref-age-ms"] = *r.max_ref_age_ms;
   return j;
 }
+
+}  // namespace json_internal
+
+using namespace json_internal;  // NOLINT: this file defines them
+
+namespace {
 
 const std::set<std::string>& KnownMetadataKeys() {
   static const std::set<std::string> keys = {

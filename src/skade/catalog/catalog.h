@@ -1,0 +1,139 @@
+// Catalog: the Iceberg catalog interface (namespaces, tables, atomic commits of requirements +
+// updates, multi-table transactions) plus skade's durable, dense commit log. Implementations:
+// SqlCatalog (SQLite / PostgreSQL, sql_catalog.h); REST, Nessie and file catalogs later.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "skade/base/status.h"
+#include "skade/iceberg/table_metadata.h"
+#include "skade/iceberg/table_update.h"
+
+namespace skade::catalog {
+
+// A namespace: one or more levels ("a", "b" is shown as "a.b"). Levels never contain '.'.
+struct Namespace {
+  std::vector<std::string> levels;
+
+  // Splits "a.b" into levels. kInvalidArgument for an empty level.
+  static Result<Namespace> Parse(std::string_view dotted);
+  // kInvalidArgument if empty or if a level is empty or contains '.' (DESIGN §4).
+  Status Validate() const;
+  std::string ToString() const;  // levels joined with '.'
+  bool empty() const { return levels.empty(); }
+  // Whether `other` is this namespace or nested below it.
+  bool Contains(const Namespace& other) const;
+
+  friend bool operator==(const Namespace&, const Namespace&) = default;
+  friend auto operator<=>(const Namespace&, const Namespace&) = default;
+};
+
+struct TableIdent {
+  Namespace ns;
+  std::string name;
+
+  // "a.b.t" → namespace a.b, table t; "\"a.b\".t" is not supported (dots separate levels).
+  static Result<TableIdent> Parse(std::string_view dotted);
+  std::string ToString() const;
+
+  friend bool operator==(const TableIdent&, const TableIdent&) = default;
+  friend auto operator<=>(const TableIdent&, const TableIdent&) = default;
+};
+
+// A table as loaded: where its current metadata lives and the parsed metadata.
+struct TableState {
+  TableIdent ident;
+  std::string metadata_location;
+  iceberg::TableMetadataPtr metadata;
+};
+
+struct CreateTableRequest {
+  iceberg::SchemaPtr schema;          // field ids as given
+  iceberg::PartitionSpecPtr spec;     // null = unpartitioned
+  iceberg::SortOrder sort_order;      // order id 0 = unsorted
+  std::map<std::string, std::string> properties;
+  std::optional<std::string> location;  // default: <warehouse>/<ns levels…>/<table>
+};
+
+// One table's part of a commit.
+struct TableCommit {
+  TableIdent ident;
+  std::vector<iceberg::TableRequirement> requirements;
+  std::vector<iceberg::TableUpdate> updates;
+};
+
+// One row of the commit log (skade_commit_log).
+struct CommitLogEntry {
+  int64_t commit_seq = 0;
+  TableIdent table;
+  std::optional<int64_t> snapshot_id;  // the table's current snapshot after the commit
+  std::string metadata_location;
+  std::string previous_metadata_location;
+  std::string operation;  // snapshot summary operation, or "create", "drop", "update"…
+  int64_t added_records = 0;
+  int64_t deleted_records = 0;
+  int64_t committed_at_us = 0;
+  std::string txn_id;  // shared by the tables of one multi-table commit
+};
+
+struct CommitResult {
+  TableState table;
+  int64_t commit_seq = 0;
+};
+
+enum class DropMode { kKeepFiles, kPurge };
+
+// Thread-safe. Errors: kNotFound (missing namespace/table), kAlreadyExists, kConflict (a
+// requirement failed or another commit won), kCommitUnknown (the outcome could not be
+// determined), kInvalidArgument, kIoError, kUnavailable (database down).
+class Catalog {
+ public:
+  virtual ~Catalog() = default;
+
+  // The catalog name stored in catalog_name columns (default "skade").
+  virtual const std::string& name() const = 0;
+  // The warehouse root new tables are placed under.
+  virtual const std::string& warehouse() const = 0;
+
+  // Namespaces. Creating a nested namespace does not require its parents to exist (as in
+  // the JDBC catalog); listing shows them as parents.
+  virtual Status CreateNamespace(const Namespace& ns, const std::map<std::string, std::string>& properties) = 0;
+  // Direct children of `parent` (top level when empty), sorted.
+  virtual Result<std::vector<Namespace>> ListNamespaces(const Namespace& parent) = 0;
+  virtual Result<std::map<std::string, std::string>> LoadNamespaceProperties(const Namespace& ns) = 0;
+  virtual Status UpdateNamespaceProperties(const Namespace& ns,
+                                           const std::map<std::string, std::string>& updates,
+                                           const std::vector<std::string>& removals) = 0;
+  // kConflict if the namespace still holds tables or child namespaces.
+  virtual Status DropNamespace(const Namespace& ns) = 0;
+  virtual Result<bool> NamespaceExists(const Namespace& ns) = 0;
+
+  // Tables.
+  virtual Result<std::vector<TableIdent>> ListTables(const Namespace& ns) = 0;
+  // Writes the first metadata file and registers the table (one commit-log entry "create").
+  virtual Result<CommitResult> CreateTable(const TableIdent& ident, const CreateTableRequest& request) = 0;
+  virtual Result<TableState> LoadTable(const TableIdent& ident) = 0;
+  virtual Status DropTable(const TableIdent& ident, DropMode mode) = 0;
+  virtual Status RenameTable(const TableIdent& from, const TableIdent& to) = 0;
+  // Registers an existing metadata file under `ident`.
+  virtual Result<CommitResult> RegisterTable(const TableIdent& ident, const std::string& metadata_location) = 0;
+
+  // Checks requirements against the current metadata, applies the updates, writes the new
+  // metadata file and swaps the pointer by compare-and-swap, appending one commit-log entry.
+  virtual Result<CommitResult> CommitTable(const TableCommit& commit) = 0;
+  // All tables or none; one commit-log entry per table, sharing a txn_id.
+  virtual Result<std::vector<CommitResult>> CommitTransaction(const std::vector<TableCommit>& commits) = 0;
+
+  // Commit log: entries with commit_seq > after_seq, ascending, at most `limit`.
+  virtual Result<std::vector<CommitLogEntry>> CommitsSince(int64_t after_seq, int64_t limit) = 0;
+  // The highest commit_seq (0 when empty).
+  virtual Result<int64_t> LatestCommitSeq() = 0;
+};
+
+}  // namespace skade::catalog

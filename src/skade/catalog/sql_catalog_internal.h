@@ -1,0 +1,60 @@
+// Private to skade/catalog: the small database-connection seam SqlCatalog runs its SQL through,
+// with one implementation per dialect (SQLite via the sqlite3 C API, PostgreSQL via libpq).
+// Statements are written once with `?` placeholders; every value is a bound parameter.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "skade/base/status.h"
+
+namespace skade::catalog::internal {
+
+enum class Dialect { kSqlite, kPostgres };
+
+// A bound parameter: NULL (monostate), an integer or text.
+using SqlParam = std::variant<std::monostate, int64_t, std::string>;
+// One result row; nullopt for SQL NULL. Every column comes back as text.
+using SqlRow = std::vector<std::optional<std::string>>;
+
+struct SqlResult {
+  std::vector<SqlRow> rows;
+  int64_t affected = 0;  // rows changed by INSERT/UPDATE/DELETE
+};
+
+// One database connection. Not thread-safe: one thread uses it at a time (the pool or the
+// writer owns it). Error codes: kAlreadyExists for a unique/primary-key violation,
+// kUnavailable when the database is busy beyond the timeout or unreachable, kCorruption for a
+// damaged SQLite file, kIoError/kInternal otherwise.
+class SqlConnection {
+ public:
+  virtual ~SqlConnection() = default;
+
+  virtual Dialect dialect() const = 0;
+  // Runs one statement; `?` placeholders are bound to `params` in order.
+  virtual Result<SqlResult> Exec(std::string_view sql, const std::vector<SqlParam>& params) = 0;
+  // Starts a read-write transaction that holds the write lock from the start where the
+  // database has one (SQLite: BEGIN IMMEDIATE, waiting up to the busy timeout).
+  virtual Status BeginWrite() = 0;
+  // Whether a transaction is open (SQLite may roll one back by itself after some errors).
+  virtual bool InTransaction() = 0;
+  // Reconnects a broken connection (PostgreSQL); kUnavailable if that fails.
+  virtual Status EnsureConnected() = 0;
+};
+
+// Opens a SQLite database file (created if missing) in WAL mode with synchronous=FULL and a
+// 10 s busy timeout.
+Result<std::unique_ptr<SqlConnection>> OpenSqliteConnection(const std::string& path);
+// Connects with a libpq connection string or URI. kUnavailable if the server can't be reached.
+Result<std::unique_ptr<SqlConnection>> OpenPostgresConnection(const std::string& conninfo);
+
+// Parses a decimal int64 column value; kCorruption naming `what` otherwise.
+Result<int64_t> ParseInt64(const std::optional<std::string>& text, std::string_view what);
+
+}  // namespace skade::catalog::internal
