@@ -1,1 +1,1109 @@
-// placeholder: being written
+#include "skade/catalog/sql_catalog.h"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "skade/base/clock.h"
+#include "skade/base/log.h"
+#include "skade/base/uuid.h"
+#include "skade/catalog/sql_catalog_internal.h"
+#include "skade/iceberg/table_update.h"
+
+namespace skade::catalog {
+
+namespace internal {
+
+Result<int64_t> ParseInt64(const std::optional<std::string>& text, std::string_view what) {
+  if (!text) return Status::Corruption(std::string(what) + " is NULL");
+  int64_t value = 0;
+  const char* end = text->data() + text->size();
+  auto [ptr, ec] = std::from_chars(text->data(), end, value);
+  if (ec != std::errc() || ptr != end) {
+    return Status::Corruption(std::string(what) + " is not an integer: '" + *text + "'");
+  }
+  return value;
+}
+
+}  // namespace internal
+
+namespace {
+
+using internal::Dialect;
+using internal::SqlConnection;
+using internal::SqlParam;
+using internal::SqlResult;
+
+// skade_meta schema_version this build writes and understands.
+constexpr int64_t kSchemaVersion = 1;
+// A commit whose compare-and-swap lost to a concurrent commit is re-prepared on the new
+// metadata (requirements checked again) at most this many times.
+constexpr int kMaxCommitAttempts = 16;
+// Upper bound on units one group-commit transaction takes.
+constexpr size_t kMaxBatchUnits = 512;
+constexpr size_t kMaxIdleReaders = 4;
+constexpr size_t kMetadataCacheEntries = 256;
+// Any constant; serialises schema creation between processes opening one PostgreSQL database.
+constexpr int64_t kSchemaLockKey = 0x736b616465;  // "skade"
+
+constexpr std::string_view kCreateTablesSql =
+    "CREATE TABLE IF NOT EXISTS iceberg_tables ("
+    "catalog_name VARCHAR(255) NOT NULL, "
+    "table_namespace VARCHAR(255) NOT NULL, "
+    "table_name VARCHAR(255) NOT NULL, "
+    "metadata_location VARCHAR(1000), "
+    "previous_metadata_location VARCHAR(1000), "
+    "iceberg_type VARCHAR(5), "
+    "PRIMARY KEY (catalog_name, table_namespace, table_name))";
+constexpr std::string_view kCreateNamespacePropertiesSql =
+    "CREATE TABLE IF NOT EXISTS iceberg_namespace_properties ("
+    "catalog_name VARCHAR(255) NOT NULL, "
+    "namespace VARCHAR(255) NOT NULL, "
+    "property_key VARCHAR(255) NOT NULL, "
+    "property_value VARCHAR(1000), "
+    "PRIMARY KEY (catalog_name, namespace, property_key))";
+constexpr std::string_view kCreateCommitLogSql =
+    "CREATE TABLE IF NOT EXISTS skade_commit_log ("
+    "commit_seq BIGINT NOT NULL PRIMARY KEY, "
+    "catalog_name VARCHAR(255) NOT NULL, "
+    "table_namespace VARCHAR(255) NOT NULL, "
+    "table_name VARCHAR(255) NOT NULL, "
+    "snapshot_id BIGINT, "
+    "metadata_location VARCHAR(1000), "
+    "previous_metadata_location VARCHAR(1000), "
+    "operation VARCHAR(64) NOT NULL, "
+    "added_records BIGINT NOT NULL, "
+    "deleted_records BIGINT NOT NULL, "
+    "committed_at_us BIGINT NOT NULL, "
+    "txn_id VARCHAR(64) NOT NULL)";
+constexpr std::string_view kCreateMetaSql =
+    "CREATE TABLE IF NOT EXISTS skade_meta ("
+    "key VARCHAR(255) NOT NULL PRIMARY KEY, "
+    "value VARCHAR(1000))";
+
+// Rows whose iceberg_type is NULL predate the JDBC catalog's V1 schema and are tables.
+constexpr std::string_view kIsTable = "(iceberg_type = 'TABLE' OR iceberg_type IS NULL)";
+
+SqlParam Text(std::string value) { return SqlParam(std::move(value)); }
+
+// Number of UTF-8 code points: SQL substr() counts characters in both dialects.
+int64_t CharCount(std::string_view text) {
+  int64_t count = 0;
+  for (unsigned char c : text) {
+    if ((c & 0xC0) != 0x80) ++count;
+  }
+  return count;
+}
+
+int64_t SummaryInt(const iceberg::Snapshot& snapshot, std::string_view key) {
+  std::optional<std::string> value = snapshot.SummaryValue(key);
+  if (!value) return 0;
+  int64_t out = 0;
+  std::from_chars(value->data(), value->data() + value->size(), out);
+  return out;
+}
+
+// A table row of iceberg_tables.
+struct TableRow {
+  std::optional<std::string> metadata_location;
+  bool is_table = true;  // false for views (iceberg_type 'VIEW')
+};
+
+Result<std::optional<TableRow>> SelectTable(SqlConnection& conn, const std::string& catalog,
+                                            const TableIdent& ident) {
+  SKADE_ASSIGN_OR_RETURN(
+      SqlResult result,
+      conn.Exec("SELECT metadata_location, iceberg_type FROM iceberg_tables "
+                "WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?",
+                {Text(catalog), Text(ident.ns.ToString()), Text(ident.name)}));
+  if (result.rows.empty()) return std::optional<TableRow>();
+  TableRow row;
+  row.metadata_location = result.rows[0][0];
+  row.is_table = !result.rows[0][1] || *result.rows[0][1] == "TABLE";
+  return std::optional<TableRow>(std::move(row));
+}
+
+// A namespace exists if a property row or a table names it or a namespace below it (the
+// JDBC catalog and PyIceberg both treat implied parents as existing).
+Result<bool> NamespaceExistsOn(SqlConnection& conn, const std::string& catalog,
+                               const Namespace& ns) {
+  std::string name = ns.ToString();
+  std::string prefix = name + ".";
+  std::vector<SqlParam> params = {Text(catalog), Text(name), SqlParam(CharCount(prefix)),
+                                  Text(prefix)};
+  SKADE_ASSIGN_OR_RETURN(
+      SqlResult props,
+      conn.Exec("SELECT 1 FROM iceberg_namespace_properties WHERE catalog_name = ? AND "
+                "(namespace = ? OR substr(namespace, 1, ?) = ?) LIMIT 1",
+                params));
+  if (!props.rows.empty()) return true;
+  SKADE_ASSIGN_OR_RETURN(
+      SqlResult tables,
+      conn.Exec("SELECT 1 FROM iceberg_tables WHERE catalog_name = ? AND "
+                "(table_namespace = ? OR substr(table_namespace, 1, ?) = ?) LIMIT 1",
+                params));
+  return !tables.rows.empty();
+}
+
+Status ValidateIdent(const TableIdent& ident) {
+  SKADE_RETURN_IF_ERROR(ident.ns.Validate());
+  if (ident.name.empty()) return Status::InvalidArgument("empty table name");
+  return Status::Ok();
+}
+
+// A table commit prepared outside the database: its new metadata file is already written.
+struct PreparedCommit {
+  TableIdent ident;
+  std::string base_location;
+  std::string new_location;
+  iceberg::TableMetadataPtr metadata;
+  std::optional<iceberg::Snapshot> added_snapshot;  // the last snapshot this commit added
+};
+
+CommitLogEntry LogEntryFor(const PreparedCommit& p) {
+  CommitLogEntry entry;
+  entry.table = p.ident;
+  entry.snapshot_id = p.metadata->current_snapshot_id;
+  entry.metadata_location = p.new_location;
+  entry.previous_metadata_location = p.base_location;
+  if (p.added_snapshot) {
+    entry.operation = p.added_snapshot->operation();
+    if (entry.operation.empty()) entry.operation = "append";
+    entry.added_records = SummaryInt(*p.added_snapshot, "added-records");
+    entry.deleted_records = SummaryInt(*p.added_snapshot, "deleted-records");
+  } else {
+    entry.operation = "update";
+  }
+  return entry;
+}
+
+// Thread-safe. Writes go through one writer connection: with group commit, a writer thread
+// drains a queue of units into shared transactions; without it, callers take turns under
+// write_mu_. Reads use a small pool of separate connections.
+class SqlCatalog final : public Catalog {
+ public:
+  using WriteFn = std::function<Result<std::vector<CommitLogEntry>>(SqlConnection&)>;
+
+  SqlCatalog(SqlCatalogOptions options, Dialect dialect, std::string target, io::FileIO& io,
+             std::unique_ptr<SqlConnection> writer)
+      : options_(std::move(options)),
+        dialect_(dialect),
+        target_(std::move(target)),
+        io_(io),
+        writer_conn_(std::move(writer)) {
+    if (options_.group_commit) writer_thread_ = std::thread([this] { WriterLoop(); });
+  }
+
+  ~SqlCatalog() override {
+    if (writer_thread_.joinable()) {
+      {
+        std::lock_guard<std::mutex> lock(queue_mu_);
+        stopping_ = true;
+      }
+      queue_cv_.notify_all();
+      writer_thread_.join();
+    }
+  }
+
+  const std::string& name() const override { return options_.catalog_name; }
+  const std::string& warehouse() const override { return options_.warehouse; }
+
+  // ---- namespaces ----
+
+  Status CreateNamespace(const Namespace& ns,
+                         const std::map<std::string, std::string>& properties) override {
+    SKADE_RETURN_IF_ERROR(ns.Validate());
+    // The JDBC catalog marks a namespace without properties by an `exists` row.
+    std::map<std::string, std::string> rows = properties;
+    rows.emplace("exists", "true");
+    return Write([&](SqlConnection& conn) -> Result<std::vector<CommitLogEntry>> {
+             SKADE_ASSIGN_OR_RETURN(bool exists, NamespaceExistsOn(conn, name(), ns));
+             if (exists) {
+               return Status::AlreadyExists("namespace " + ns.ToString() + " already exists");
+             }
+             for (const auto& [key, value] : rows) {
+               SKADE_RETURN_IF_ERROR(conn.Exec(
+                   "INSERT INTO iceberg_namespace_properties "
+                   "(catalog_name, namespace, property_key, property_value) VALUES (?, ?, ?, ?)",
+                   {Text(name()), Text(ns.ToString()), Text(key), Text(value)}));
+             }
+             return std::vector<CommitLogEntry>();
+           })
+        .status();
+  }
+
+  Result<std::vector<Namespace>> ListNamespaces(const Namespace& parent) override {
+    if (!parent.empty()) {
+      SKADE_RETURN_IF_ERROR(parent.Validate());
+      SKADE_ASSIGN_OR_RETURN(bool exists, NamespaceExists(parent));
+      if (!exists) return Status::NotFound("namespace " + parent.ToString() + " does not exist");
+    }
+    SKADE_ASSIGN_OR_RETURN(
+        SqlResult result, Read<SqlResult>([&](SqlConnection& conn) {
+          return conn.Exec(
+              "SELECT namespace FROM iceberg_namespace_properties WHERE catalog_name = ? "
+              "UNION SELECT table_namespace FROM iceberg_tables WHERE catalog_name = ?",
+              {Text(name()), Text(name())});
+        }));
+    std::set<Namespace> children;
+    for (const auto& row : result.rows) {
+      if (!row[0]) continue;
+      Result<Namespace> ns = Namespace::Parse(*row[0]);
+      if (!ns.ok() || ns->empty()) {
+        SKADE_LOG_WARN("catalog {}: skipping namespace '{}' that skade cannot represent", name(),
+                       *row[0]);
+        continue;
+      }
+      if (ns->levels.size() <= parent.levels.size() || !parent.Contains(*ns)) continue;
+      Namespace child;
+      child.levels.assign(ns->levels.begin(), ns->levels.begin() + static_cast<std::ptrdiff_t>(
+                                                                       parent.levels.size() + 1));
+      children.insert(std::move(child));
+    }
+    return std::vector<Namespace>(children.begin(), children.end());
+  }
+
+  Result<std::map<std::string, std::string>> LoadNamespaceProperties(const Namespace& ns) override {
+    SKADE_RETURN_IF_ERROR(ns.Validate());
+    return Read<std::map<std::string, std::string>>(
+        [&](SqlConnection& conn) -> Result<std::map<std::string, std::string>> {
+          SKADE_ASSIGN_OR_RETURN(bool exists, NamespaceExistsOn(conn, name(), ns));
+          if (!exists) return Status::NotFound("namespace " + ns.ToString() + " does not exist");
+          SKADE_ASSIGN_OR_RETURN(
+              SqlResult result,
+              conn.Exec("SELECT property_key, property_value FROM iceberg_namespace_properties "
+                        "WHERE catalog_name = ? AND namespace = ?",
+                        {Text(name()), Text(ns.ToString())}));
+          std::map<std::string, std::string> out;
+          for (const auto& row : result.rows) {
+            if (row[0]) out[*row[0]] = row[1].value_or("");
+          }
+          return out;
+        });
+  }
+
+  Status UpdateNamespaceProperties(const Namespace& ns,
+                                   const std::map<std::string, std::string>& updates,
+                                   const std::vector<std::string>& removals) override {
+    SKADE_RETURN_IF_ERROR(ns.Validate());
+    for (const std::string& key : removals) {
+      if (updates.count(key)) {
+        return Status::InvalidArgument("property '" + key + "' is both updated and removed");
+      }
+    }
+    return Write([&](SqlConnection& conn) -> Result<std::vector<CommitLogEntry>> {
+             SKADE_ASSIGN_OR_RETURN(bool exists, NamespaceExistsOn(conn, name(), ns));
+             if (!exists) {
+               return Status::NotFound("namespace " + ns.ToString() + " does not exist");
+             }
+             for (const std::string& key : removals) {
+               SKADE_RETURN_IF_ERROR(
+                   conn.Exec("DELETE FROM iceberg_namespace_properties WHERE catalog_name = ? "
+                             "AND namespace = ? AND property_key = ?",
+                             {Text(name()), Text(ns.ToString()), Text(key)}));
+             }
+             for (const auto& [key, value] : updates) {
+               // ON CONFLICT … DO UPDATE is the same upsert syntax in SQLite and PostgreSQL.
+               SKADE_RETURN_IF_ERROR(conn.Exec(
+                   "INSERT INTO iceberg_namespace_properties "
+                   "(catalog_name, namespace, property_key, property_value) VALUES (?, ?, ?, ?) "
+                   "ON CONFLICT (catalog_name, namespace, property_key) "
+                   "DO UPDATE SET property_value = excluded.property_value",
+                   {Text(name()), Text(ns.ToString()), Text(key), Text(value)}));
+             }
+             return std::vector<CommitLogEntry>();
+           })
+        .status();
+  }
+
+  Status DropNamespace(const Namespace& ns) override {
+    SKADE_RETURN_IF_ERROR(ns.Validate());
+    return Write([&](SqlConnection& conn) -> Result<std::vector<CommitLogEntry>> {
+             SKADE_ASSIGN_OR_RETURN(bool exists, NamespaceExistsOn(conn, name(), ns));
+             if (!exists) {
+               return Status::NotFound("namespace " + ns.ToString() + " does not exist");
+             }
+             std::string prefix = ns.ToString() + ".";
+             SKADE_ASSIGN_OR_RETURN(
+                 SqlResult tables,
+                 conn.Exec("SELECT 1 FROM iceberg_tables WHERE catalog_name = ? AND "
+                           "(table_namespace = ? OR substr(table_namespace, 1, ?) = ?) LIMIT 1",
+                           {Text(name()), Text(ns.ToString()), SqlParam(CharCount(prefix)),
+                            Text(prefix)}));
+             if (!tables.rows.empty()) {
+               return Status::Conflict("namespace " + ns.ToString() + " is not empty (tables)");
+             }
+             SKADE_ASSIGN_OR_RETURN(
+                 SqlResult children,
+                 conn.Exec("SELECT 1 FROM iceberg_namespace_properties WHERE catalog_name = ? "
+                           "AND substr(namespace, 1, ?) = ? LIMIT 1",
+                           {Text(name()), SqlParam(CharCount(prefix)), Text(prefix)}));
+             if (!children.rows.empty()) {
+               return Status::Conflict("namespace " + ns.ToString() +
+                                       " is not empty (child namespaces)");
+             }
+             SKADE_RETURN_IF_ERROR(
+                 conn.Exec("DELETE FROM iceberg_namespace_properties WHERE catalog_name = ? AND "
+                           "namespace = ?",
+                           {Text(name()), Text(ns.ToString())}));
+             return std::vector<CommitLogEntry>();
+           })
+        .status();
+  }
+
+  Result<bool> NamespaceExists(const Namespace& ns) override {
+    SKADE_RETURN_IF_ERROR(ns.Validate());
+    return Read<bool>([&](SqlConnection& conn) { return NamespaceExistsOn(conn, name(), ns); });
+  }
+
+  // ---- tables ----
+
+  Result<std::vector<TableIdent>> ListTables(const Namespace& ns) override {
+    SKADE_RETURN_IF_ERROR(ns.Validate());
+    return Read<std::vector<TableIdent>>(
+        [&](SqlConnection& conn) -> Result<std::vector<TableIdent>> {
+          SKADE_ASSIGN_OR_RETURN(bool exists, NamespaceExistsOn(conn, name(), ns));
+          if (!exists) return Status::NotFound("namespace " + ns.ToString() + " does not exist");
+          SKADE_ASSIGN_OR_RETURN(
+              SqlResult result,
+              conn.Exec("SELECT table_name FROM iceberg_tables WHERE catalog_name = ? AND "
+                        "table_namespace = ? AND " +
+                            std::string(kIsTable),
+                        {Text(name()), Text(ns.ToString())}));
+          std::vector<TableIdent> out;
+          for (const auto& row : result.rows) {
+            if (row[0]) out.push_back(TableIdent{ns, *row[0]});
+          }
+          std::sort(out.begin(), out.end());
+          return out;
+        });
+  }
+
+  Result<CommitResult> CreateTable(const TableIdent& ident,
+                                   const CreateTableRequest& request) override {
+    SKADE_RETURN_IF_ERROR(ValidateIdent(ident));
+    if (request.schema == nullptr) return Status::InvalidArgument("create table: no schema");
+    // Cheap checks before writing any file; repeated inside the transaction.
+    SKADE_RETURN_IF_ERROR(CheckCreatable(ident));
+    std::string location = request.location.value_or("");
+    if (location.empty()) {
+      if (options_.warehouse.empty()) {
+        return Status::InvalidArgument("create table " + ident.ToString() +
+                                       ": no location and no warehouse");
+      }
+      location = options_.warehouse;
+      for (const std::string& level : ident.ns.levels) location = io::JoinLocation(location, level);
+      location = io::JoinLocation(location, ident.name);
+    }
+    SKADE_ASSIGN_OR_RETURN(
+        iceberg::TableMetadata created,
+        iceberg::NewTableMetadata(request.schema, request.spec, request.sort_order, location,
+                                  request.properties, NowMillis()));
+    auto metadata = std::make_shared<const iceberg::TableMetadata>(std::move(created));
+    std::string metadata_location =
+        io::JoinLocation(MetadataFolder(*metadata), iceberg::NextMetadataFileName(""));
+    SKADE_RETURN_IF_ERROR(
+        io_.CreateExclusive(metadata_location, iceberg::TableMetadataToJson(*metadata)));
+    Result<std::vector<CommitLogEntry>> logged =
+        Write([&](SqlConnection& conn) -> Result<std::vector<CommitLogEntry>> {
+          SKADE_RETURN_IF_ERROR(CheckCreatableOn(conn, ident));
+          SKADE_RETURN_IF_ERROR(InsertTable(conn, ident, metadata_location));
+          CommitLogEntry entry;
+          entry.table = ident;
+          entry.metadata_location = metadata_location;
+          entry.operation = "create";
+          return std::vector<CommitLogEntry>{std::move(entry)};
+        });
+    if (!logged.ok()) {
+      DiscardUnlessUnknown(logged.status(), {metadata_location});
+      return logged.status().WithContext("create table " + ident.ToString());
+    }
+    CacheMetadata(metadata_location, metadata);
+    return CommitResult{TableState{ident, metadata_location, metadata}, logged->at(0).commit_seq};
+  }
+
+  Result<TableState> LoadTable(const TableIdent& ident) override {
+    SKADE_RETURN_IF_ERROR(ValidateIdent(ident));
+    SKADE_ASSIGN_OR_RETURN(std::optional<TableRow> row,
+                           Read<std::optional<TableRow>>([&](SqlConnection& conn) {
+                             return SelectTable(conn, name(), ident);
+                           }));
+    if (!row || !row->is_table) {
+      return Status::NotFound("table " + ident.ToString() + " does not exist");
+    }
+    if (!row->metadata_location || row->metadata_location->empty()) {
+      return Status::Corruption("table " + ident.ToString() + " has no metadata location");
+    }
+    SKADE_ASSIGN_OR_RETURN(iceberg::TableMetadataPtr metadata,
+                           LoadMetadata(*row->metadata_location));
+    return TableState{ident, *row->metadata_location, std::move(metadata)};
+  }
+
+  Status DropTable(const TableIdent& ident, DropMode mode) override {
+    SKADE_RETURN_IF_ERROR(ValidateIdent(ident));
+    std::optional<std::string> purge_root;
+    if (mode == DropMode::kPurge) {
+      SKADE_ASSIGN_OR_RETURN(TableState state, LoadTable(ident));
+      purge_root = state.metadata->location;
+    }
+    SKADE_RETURN_IF_ERROR(
+        Write([&](SqlConnection& conn) -> Result<std::vector<CommitLogEntry>> {
+          SKADE_ASSIGN_OR_RETURN(std::optional<TableRow> row, SelectTable(conn, name(), ident));
+          if (!row || !row->is_table) {
+            return Status::NotFound("table " + ident.ToString() + " does not exist");
+          }
+          SKADE_RETURN_IF_ERROR(
+              conn.Exec("DELETE FROM iceberg_tables WHERE catalog_name = ? AND "
+                        "table_namespace = ? AND table_name = ?",
+                        {Text(name()), Text(ident.ns.ToString()), Text(ident.name)}));
+          CommitLogEntry entry;
+          entry.table = ident;
+          entry.previous_metadata_location = row->metadata_location.value_or("");
+          entry.operation = "drop";
+          return std::vector<CommitLogEntry>{std::move(entry)};
+        }).WithContext("drop table " + ident.ToString()));
+    if (purge_root) {
+      // The table is gone from the catalog; now remove everything under its location.
+      SKADE_ASSIGN_OR_RETURN(std::vector<io::FileInfo> files,
+                             io_.List(io::JoinLocation(*purge_root, "")));
+      for (const io::FileInfo& file : files) {
+        SKADE_RETURN_IF_ERROR(io_.Delete(file.location).WithContext("purge " + ident.ToString()));
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status RenameTable(const TableIdent& from, const TableIdent& to) override {
+    SKADE_RETURN_IF_ERROR(ValidateIdent(from));
+    SKADE_RETURN_IF_ERROR(ValidateIdent(to));
+    return Write([&](SqlConnection& conn) -> Result<std::vector<CommitLogEntry>> {
+             SKADE_ASSIGN_OR_RETURN(std::optional<TableRow> row, SelectTable(conn, name(), from));
+             if (!row || !row->is_table) {
+               return Status::NotFound("table " + from.ToString() + " does not exist");
+             }
+             SKADE_RETURN_IF_ERROR(CheckCreatableOn(conn, to));
+             SKADE_RETURN_IF_ERROR(
+                 conn.Exec("UPDATE iceberg_tables SET table_namespace = ?, table_name = ? "
+                           "WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?",
+                           {Text(to.ns.ToString()), Text(to.name), Text(name()),
+                            Text(from.ns.ToString()), Text(from.name)}));
+             CommitLogEntry entry;
+             entry.table = to;
+             entry.metadata_location = row->metadata_location.value_or("");
+             entry.previous_metadata_location = entry.metadata_location;
+             entry.operation = "rename";
+             return std::vector<CommitLogEntry>{std::move(entry)};
+           })
+        .status()
+        .WithContext("rename " + from.ToString() + " to " + to.ToString());
+  }
+
+  Result<CommitResult> RegisterTable(const TableIdent& ident,
+                                     const std::string& metadata_location) override {
+    SKADE_RETURN_IF_ERROR(ValidateIdent(ident));
+    SKADE_ASSIGN_OR_RETURN(iceberg::TableMetadataPtr metadata, LoadMetadata(metadata_location));
+    SKADE_ASSIGN_OR_RETURN(std::vector<CommitLogEntry> logged,
+                           Write([&](SqlConnection& conn) -> Result<std::vector<CommitLogEntry>> {
+                             SKADE_RETURN_IF_ERROR(CheckCreatableOn(conn, ident));
+                             SKADE_RETURN_IF_ERROR(InsertTable(conn, ident, metadata_location));
+                             CommitLogEntry entry;
+                             entry.table = ident;
+                             entry.snapshot_id = metadata->current_snapshot_id;
+                             entry.metadata_location = metadata_location;
+                             entry.operation = "register";
+                             return std::vector<CommitLogEntry>{std::move(entry)};
+                           }).WithContext("register table " + ident.ToString()));
+    return CommitResult{TableState{ident, metadata_location, metadata}, logged.at(0).commit_seq};
+  }
+
+  // ---- commits ----
+
+  Result<CommitResult> CommitTable(const TableCommit& commit) override {
+    SKADE_ASSIGN_OR_RETURN(std::vector<CommitResult> results, CommitTransaction({commit}));
+    return std::move(results.at(0));
+  }
+
+  Result<std::vector<CommitResult>> CommitTransaction(
+      const std::vector<TableCommit>& commits) override {
+    if (commits.empty()) return Status::InvalidArgument("commit: no tables");
+    std::set<TableIdent> seen;
+    for (const TableCommit& commit : commits) {
+      SKADE_RETURN_IF_ERROR(ValidateIdent(commit.ident));
+      if (!seen.insert(commit.ident).second) {
+        return Status::InvalidArgument("commit names table " + commit.ident.ToString() + " twice");
+      }
+    }
+    Status last_conflict;
+    for (int attempt = 0; attempt < kMaxCommitAttempts; ++attempt) {
+      if (attempt >= 2) BackOff(attempt);
+      std::vector<PreparedCommit> prepared;
+      Status status;
+      for (const TableCommit& commit : commits) {
+        Result<PreparedCommit> p = Prepare(commit, attempt > 0);
+        if (!p.ok()) {
+          status = p.status();
+          break;
+        }
+        prepared.push_back(std::move(p).value());
+      }
+      std::vector<std::string> written;
+      for (const PreparedCommit& p : prepared) written.push_back(p.new_location);
+      if (!status.ok()) {
+        DiscardUnlessUnknown(status, written);
+        return status;
+      }
+      Result<std::vector<CommitLogEntry>> logged =
+          Write([&](SqlConnection& conn) -> Result<std::vector<CommitLogEntry>> {
+            std::vector<CommitLogEntry> entries;
+            for (const PreparedCommit& p : prepared) {
+              // The optimistic protocol's compare-and-swap: the pointer moves only if it still
+              // names the metadata the updates were applied to (as JdbcCatalog's commit).
+              SKADE_ASSIGN_OR_RETURN(
+                  SqlResult swapped,
+                  conn.Exec(
+                      "UPDATE iceberg_tables SET metadata_location = ?, "
+                      "previous_metadata_location = ? WHERE catalog_name = ? AND "
+                      "table_namespace = ? AND table_name = ? AND metadata_location = ?",
+                      {Text(p.new_location), Text(p.base_location), Text(name()),
+                       Text(p.ident.ns.ToString()), Text(p.ident.name), Text(p.base_location)}));
+              if (swapped.affected != 1) {
+                return Status::Conflict("table " + p.ident.ToString() +
+                                        " was changed by a concurrent commit");
+              }
+              entries.push_back(LogEntryFor(p));
+            }
+            return entries;
+          });
+      if (logged.ok()) {
+        std::vector<CommitResult> results;
+        for (size_t i = 0; i < prepared.size(); ++i) {
+          CacheMetadata(prepared[i].new_location, prepared[i].metadata);
+          results.push_back(CommitResult{
+              TableState{prepared[i].ident, prepared[i].new_location, prepared[i].metadata},
+              logged->at(i).commit_seq});
+        }
+        return results;
+      }
+      DiscardUnlessUnknown(logged.status(), written);
+      if (logged.status().code() != StatusCode::kConflict) return logged.status();
+      last_conflict = logged.status();
+    }
+    return last_conflict.WithContext("commit gave up after " + std::to_string(kMaxCommitAttempts) +
+                                     " attempts");
+  }
+
+  // ---- commit log ----
+
+  Result<std::vector<CommitLogEntry>> CommitsSince(int64_t after_seq, int64_t limit) override {
+    if (limit <= 0) return std::vector<CommitLogEntry>();
+    SKADE_ASSIGN_OR_RETURN(
+        SqlResult result, Read<SqlResult>([&](SqlConnection& conn) {
+          return conn.Exec(
+              "SELECT commit_seq, table_namespace, table_name, snapshot_id, metadata_location, "
+              "previous_metadata_location, operation, added_records, deleted_records, "
+              "committed_at_us, txn_id FROM skade_commit_log WHERE catalog_name = ? AND "
+              "commit_seq > ? ORDER BY commit_seq LIMIT ?",
+              {Text(name()), SqlParam(after_seq), SqlParam(limit)});
+        }));
+    std::vector<CommitLogEntry> out;
+    out.reserve(result.rows.size());
+    for (const auto& row : result.rows) {
+      CommitLogEntry entry;
+      SKADE_ASSIGN_OR_RETURN(entry.commit_seq, internal::ParseInt64(row[0], "commit_seq"));
+      Result<Namespace> ns = Namespace::Parse(row[1].value_or(""));
+      if (!ns.ok()) return ns.status().WithContext("commit log");
+      entry.table = TableIdent{std::move(ns).value(), row[2].value_or("")};
+      if (row[3]) {
+        SKADE_ASSIGN_OR_RETURN(int64_t id, internal::ParseInt64(row[3], "snapshot_id"));
+        entry.snapshot_id = id;
+      }
+      entry.metadata_location = row[4].value_or("");
+      entry.previous_metadata_location = row[5].value_or("");
+      entry.operation = row[6].value_or("");
+      SKADE_ASSIGN_OR_RETURN(entry.added_records, internal::ParseInt64(row[7], "added_records"));
+      SKADE_ASSIGN_OR_RETURN(entry.deleted_records,
+                             internal::ParseInt64(row[8], "deleted_records"));
+      SKADE_ASSIGN_OR_RETURN(entry.committed_at_us,
+                             internal::ParseInt64(row[9], "committed_at_us"));
+      entry.txn_id = row[10].value_or("");
+      out.push_back(std::move(entry));
+    }
+    return out;
+  }
+
+  Result<int64_t> LatestCommitSeq() override {
+    SKADE_ASSIGN_OR_RETURN(SqlResult result, Read<SqlResult>([&](SqlConnection& conn) {
+                             return conn.Exec(
+                                 "SELECT value FROM skade_meta WHERE key = 'last_commit_seq'", {});
+                           }));
+    if (result.rows.empty()) return Status::Corruption("skade_meta has no last_commit_seq");
+    return internal::ParseInt64(result.rows[0][0], "skade_meta last_commit_seq");
+  }
+
+ private:
+  // One writer-side unit: a function run inside the shared transaction (in its own savepoint)
+  // and the promise its caller waits on.
+  struct WriteUnit {
+    WriteFn fn;
+    std::string txn_id;
+    Result<std::vector<CommitLogEntry>> result = Status::Internal("write unit did not run");
+    std::promise<void> done;
+  };
+
+  // ---- connections ----
+
+  Result<std::unique_ptr<SqlConnection>> OpenConnection() const {
+    if (dialect_ == Dialect::kSqlite) return internal::OpenSqliteConnection(target_);
+    return internal::OpenPostgresConnection(target_);
+  }
+
+  template <typename T>
+  Result<T> Read(const std::function<Result<T>(SqlConnection&)>& fn) {
+    std::unique_ptr<SqlConnection> conn;
+    {
+      std::lock_guard<std::mutex> lock(readers_mu_);
+      if (!idle_readers_.empty()) {
+        conn = std::move(idle_readers_.back());
+        idle_readers_.pop_back();
+      }
+    }
+    if (!conn) {
+      SKADE_ASSIGN_OR_RETURN(conn, OpenConnection());
+    }
+    Result<T> result = fn(*conn);
+    bool healthy = result.ok() || result.status().code() != StatusCode::kUnavailable;
+    if (healthy && !conn->InTransaction()) {
+      std::lock_guard<std::mutex> lock(readers_mu_);
+      if (idle_readers_.size() < kMaxIdleReaders) idle_readers_.push_back(std::move(conn));
+    }
+    return result;
+  }
+
+  // ---- writes ----
+
+  // Runs `fn` in a write transaction: queued to the writer thread (group commit) or run alone.
+  // Returns the unit's log entries with commit_seq, committed_at_us and txn_id filled in.
+  Result<std::vector<CommitLogEntry>> Write(WriteFn fn) {
+    WriteUnit unit;
+    unit.fn = std::move(fn);
+    unit.txn_id = Uuid::NewV7().ToString();
+    if (!options_.group_commit) {
+      std::lock_guard<std::mutex> lock(write_mu_);
+      std::vector<WriteUnit*> batch = {&unit};
+      RunBatch(batch);
+      return std::move(unit.result);
+    }
+    std::future<void> done = unit.done.get_future();
+    {
+      std::lock_guard<std::mutex> lock(queue_mu_);
+      if (stopping_) return Status::Unavailable("catalog is closing");
+      queue_.push_back(&unit);
+    }
+    queue_cv_.notify_one();
+    done.wait();
+    return std::move(unit.result);
+  }
+
+  void WriterLoop() {
+    while (true) {
+      std::vector<WriteUnit*> batch;
+      {
+        std::unique_lock<std::mutex> lock(queue_mu_);
+        queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) return;  // stopping and drained
+        while (!queue_.empty() && batch.size() < kMaxBatchUnits) {
+          batch.push_back(queue_.front());
+          queue_.pop_front();
+        }
+      }
+      std::lock_guard<std::mutex> lock(write_mu_);
+      RunBatch(batch);
+      // A unit lives on its caller's stack: after set_value it may be gone.
+      for (WriteUnit* unit : batch) unit->done.set_value();
+    }
+  }
+
+  // One transaction for all `units` (group commit, DESIGN §4): the commit-log sequence is read
+  // (PostgreSQL: and locked) once, each unit runs in a savepoint so its failure leaves the
+  // others intact, and one COMMIT makes them all durable with one fsync.
+  void RunBatch(const std::vector<WriteUnit*>& units) {
+    SqlConnection& conn = *writer_conn_;
+    auto fail_all = [&](const Status& status) {
+      for (WriteUnit* unit : units) {
+        if (unit->result.ok()) unit->result = status;
+      }
+    };
+    for (WriteUnit* unit : units) unit->result = Status::Internal("write unit did not run");
+    Status begun = conn.BeginWrite();
+    if (!begun.ok()) {
+      for (WriteUnit* unit : units) unit->result = begun.WithContext("begin catalog transaction");
+      return;
+    }
+    // PostgreSQL: the row lock on last_commit_seq serialises committers across processes for
+    // the rest of the transaction, so commit_seq is dense and in commit order (a sequence
+    // would leave gaps and could reorder). SQLite's IMMEDIATE lock already does this.
+    std::string select_seq = "SELECT value FROM skade_meta WHERE key = 'last_commit_seq'";
+    if (dialect_ == Dialect::kPostgres) select_seq += " FOR UPDATE";
+    Result<SqlResult> seq_row = conn.Exec(select_seq, {});
+    Result<int64_t> last =
+        seq_row.ok()
+            ? (seq_row->rows.empty()
+                   ? Result<int64_t>(Status::Corruption("skade_meta has no last_commit_seq"))
+                   : internal::ParseInt64(seq_row->rows[0][0], "last_commit_seq"))
+            : Result<int64_t>(seq_row.status());
+    if (!last.ok()) {
+      RollbackQuietly(conn);
+      for (WriteUnit* unit : units) unit->result = last.status();
+      return;
+    }
+    int64_t seq = *last;
+    const int64_t now_us = NowMicros();
+    for (WriteUnit* unit : units) {
+      if (!conn.InTransaction()) {
+        unit->result = Status::Unavailable("catalog transaction was rolled back");
+        continue;
+      }
+      Status saved = conn.Exec("SAVEPOINT skade_unit", {}).status();
+      if (!saved.ok()) {
+        unit->result = saved;
+        continue;
+      }
+      Result<std::vector<CommitLogEntry>> entries = unit->fn(conn);
+      int64_t unit_seq = seq;
+      if (entries.ok()) {
+        Status appended;
+        for (CommitLogEntry& entry : *entries) {
+          entry.commit_seq = ++unit_seq;
+          entry.committed_at_us = now_us;
+          entry.txn_id = unit->txn_id;
+          appended = AppendLog(conn, entry);
+          if (!appended.ok()) break;
+        }
+        if (!appended.ok()) entries = appended;
+      }
+      if (entries.ok()) {
+        Status released = conn.Exec("RELEASE SAVEPOINT skade_unit", {}).status();
+        if (released.ok()) {
+          seq = unit_seq;
+          unit->result = std::move(entries);
+          continue;
+        }
+        entries = released;
+      }
+      if (conn.InTransaction()) {
+        (void)conn.Exec("ROLLBACK TO SAVEPOINT skade_unit", {});
+        (void)conn.Exec("RELEASE SAVEPOINT skade_unit", {});
+      }
+      unit->result = entries.status();
+    }
+    if (!conn.InTransaction()) {
+      fail_all(Status::Unavailable("catalog transaction was rolled back"));
+      return;
+    }
+    if (seq != *last) {
+      Status bumped = conn.Exec("UPDATE skade_meta SET value = ? WHERE key = 'last_commit_seq'",
+                                {Text(std::to_string(seq))})
+                          .status();
+      if (bumped.ok() && dialect_ == Dialect::kPostgres) {
+        // A hint for listeners in other processes (DESIGN §4); delivered only on COMMIT.
+        bumped =
+            conn.Exec("SELECT pg_notify('skade_commits', ?)", {Text(std::to_string(seq))}).status();
+      }
+      if (!bumped.ok()) {
+        RollbackQuietly(conn);
+        fail_all(bumped);
+        return;
+      }
+    }
+    Status committed = conn.Exec("COMMIT", {}).status();
+    if (!committed.ok()) {
+      if (conn.InTransaction()) {
+        // The COMMIT did not happen (SQLite keeps the transaction open on some errors).
+        RollbackQuietly(conn);
+        fail_all(Status::Unavailable("catalog commit failed: " + committed.message()));
+      } else if (dialect_ == Dialect::kPostgres && committed.code() == StatusCode::kUnavailable) {
+        // The connection broke while COMMIT was in flight: it may or may not have happened.
+        fail_all(Status::CommitUnknown("catalog commit outcome unknown: " + committed.message()));
+      } else {
+        fail_all(Status::Unavailable("catalog commit failed: " + committed.message()));
+      }
+    }
+  }
+
+  static void RollbackQuietly(SqlConnection& conn) {
+    if (conn.InTransaction()) (void)conn.Exec("ROLLBACK", {});
+  }
+
+  Status AppendLog(SqlConnection& conn, const CommitLogEntry& entry) {
+    SqlParam snapshot = entry.snapshot_id ? SqlParam(*entry.snapshot_id) : SqlParam();
+    return conn
+        .Exec(
+            "INSERT INTO skade_commit_log (commit_seq, catalog_name, table_namespace, "
+            "table_name, snapshot_id, metadata_location, previous_metadata_location, "
+            "operation, added_records, deleted_records, committed_at_us, txn_id) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            {SqlParam(entry.commit_seq), Text(name()), Text(entry.table.ns.ToString()),
+             Text(entry.table.name), snapshot, Text(entry.metadata_location),
+             Text(entry.previous_metadata_location), Text(entry.operation),
+             SqlParam(entry.added_records), SqlParam(entry.deleted_records),
+             SqlParam(entry.committed_at_us), Text(entry.txn_id)})
+        .status();
+  }
+
+  Status InsertTable(SqlConnection& conn, const TableIdent& ident,
+                     const std::string& metadata_location) {
+    return conn
+        .Exec(
+            "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
+            "metadata_location, previous_metadata_location, iceberg_type) "
+            "VALUES (?, ?, ?, ?, NULL, 'TABLE')",
+            {Text(name()), Text(ident.ns.ToString()), Text(ident.name), Text(metadata_location)})
+        .status();
+  }
+
+  // kAlreadyExists if `ident` is taken (by a table or a view), kNotFound if its namespace
+  // does not exist.
+  Status CheckCreatableOn(SqlConnection& conn, const TableIdent& ident) {
+    SKADE_ASSIGN_OR_RETURN(std::optional<TableRow> row, SelectTable(conn, name(), ident));
+    if (row) return Status::AlreadyExists("table " + ident.ToString() + " already exists");
+    SKADE_ASSIGN_OR_RETURN(bool exists, NamespaceExistsOn(conn, name(), ident.ns));
+    if (!exists) return Status::NotFound("namespace " + ident.ns.ToString() + " does not exist");
+    return Status::Ok();
+  }
+
+  Status CheckCreatable(const TableIdent& ident) {
+    return Read<bool>([&](SqlConnection& conn) -> Result<bool> {
+             SKADE_RETURN_IF_ERROR(CheckCreatableOn(conn, ident));
+             return true;
+           })
+        .status();
+  }
+
+  // Metadata files of a commit that did not happen are removed; when the outcome is unknown
+  // they stay (the pointer may name them).
+  void DiscardUnlessUnknown(const Status& status, const std::vector<std::string>& locations) {
+    if (status.code() == StatusCode::kCommitUnknown) return;
+    for (const std::string& location : locations) {
+      Status deleted = io_.Delete(location);
+      if (!deleted.ok()) {
+        SKADE_LOG_WARN("could not delete orphan metadata file {}: {}", location,
+                       deleted.ToString());
+      }
+    }
+  }
+
+  static void BackOff(int attempt) {
+    thread_local std::minstd_rand random(static_cast<unsigned>(MonotonicNanos()));
+    int max_ms = 1 << std::min(attempt, 5);
+    std::this_thread::sleep_for(std::chrono::microseconds(random() % (max_ms * 1000)));
+  }
+
+  // `write.metadata.path` relocates metadata files (Iceberg table property); default
+  // <location>/metadata.
+  static std::string MetadataFolder(const iceberg::TableMetadata& metadata) {
+    std::string folder = metadata.Property("write.metadata.path");
+    if (!folder.empty()) return folder;
+    return io::JoinLocation(metadata.location, "metadata");
+  }
+
+  // Loads the current metadata, checks the requirements, applies the updates and writes the
+  // new metadata file. On a retry (`rebase`), updates that no longer apply are a conflict.
+  Result<PreparedCommit> Prepare(const TableCommit& commit, bool rebase) {
+    SKADE_ASSIGN_OR_RETURN(TableState base, LoadTable(commit.ident));
+    for (const iceberg::TableRequirement& requirement : commit.requirements) {
+      SKADE_RETURN_IF_ERROR(
+          requirement.Check(base.metadata.get()).WithContext("commit " + commit.ident.ToString()));
+    }
+    Result<iceberg::TableMetadata> next =
+        iceberg::ApplyUpdates(*base.metadata, base.metadata_location, commit.updates, NowMillis());
+    if (!next.ok()) {
+      if (rebase) {
+        return Status::Conflict(
+            "commit " + commit.ident.ToString() +
+            ": updates no longer apply after a concurrent commit: " + next.status().message());
+      }
+      return next.status().WithContext("commit " + commit.ident.ToString());
+    }
+    PreparedCommit prepared;
+    prepared.ident = commit.ident;
+    prepared.base_location = base.metadata_location;
+    for (const iceberg::TableUpdate& update : commit.updates) {
+      if (update.kind == iceberg::TableUpdate::Kind::kAddSnapshot) {
+        prepared.added_snapshot = update.snapshot;
+      }
+    }
+    prepared.metadata = std::make_shared<const iceberg::TableMetadata>(std::move(next).value());
+    prepared.new_location = io::JoinLocation(MetadataFolder(*prepared.metadata),
+                                             iceberg::NextMetadataFileName(base.metadata_location));
+    Status written = io_.CreateExclusive(prepared.new_location,
+                                         iceberg::TableMetadataToJson(*prepared.metadata));
+    if (written.code() == StatusCode::kAlreadyExists) {
+      // Someone else holds this metadata file name: another committer is ahead of us.
+      return Status::Conflict("commit " + commit.ident.ToString() + ": " + written.message());
+    }
+    SKADE_RETURN_IF_ERROR(written.WithContext("commit " + commit.ident.ToString()));
+    return prepared;
+  }
+
+  // Metadata files are immutable, so a parsed file can be cached by location.
+  Result<iceberg::TableMetadataPtr> LoadMetadata(const std::string& location) {
+    {
+      std::lock_guard<std::mutex> lock(cache_mu_);
+      auto it = metadata_cache_.find(location);
+      if (it != metadata_cache_.end()) return it->second;
+    }
+    Result<std::string> json = io_.Read(location);
+    if (!json.ok()) {
+      if (json.status().code() == StatusCode::kNotFound) {
+        return Status::IoError("metadata file " + location + " is missing");
+      }
+      return json.status().WithContext("read metadata " + location);
+    }
+    SKADE_ASSIGN_OR_RETURN(iceberg::TableMetadata parsed,
+                           iceberg::ParseTableMetadata(*json).WithContext(location));
+    auto metadata = std::make_shared<const iceberg::TableMetadata>(std::move(parsed));
+    CacheMetadata(location, metadata);
+    return iceberg::TableMetadataPtr(metadata);
+  }
+
+  void CacheMetadata(const std::string& location, iceberg::TableMetadataPtr metadata) {
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    if (metadata_cache_.size() >= kMetadataCacheEntries) metadata_cache_.clear();
+    metadata_cache_[location] = std::move(metadata);
+  }
+
+  const SqlCatalogOptions options_;
+  const Dialect dialect_;
+  const std::string target_;  // SQLite file path or libpq connection string
+  io::FileIO& io_;
+
+  // Held by whoever runs a write transaction on writer_conn_.
+  std::mutex write_mu_;
+  std::unique_ptr<SqlConnection> writer_conn_;
+
+  std::mutex queue_mu_;
+  std::condition_variable queue_cv_;
+  std::deque<WriteUnit*> queue_;
+  bool stopping_ = false;
+  std::thread writer_thread_;
+
+  std::mutex readers_mu_;
+  std::vector<std::unique_ptr<SqlConnection>> idle_readers_;
+
+  std::mutex cache_mu_;
+  std::unordered_map<std::string, iceberg::TableMetadataPtr> metadata_cache_;
+};
+
+// Creates the tables if missing and checks skade_meta, in one transaction.
+Status SetUpSchema(SqlConnection& conn) {
+  SKADE_RETURN_IF_ERROR(conn.BeginWrite());
+  auto run = [&]() -> Status {
+    if (conn.dialect() == Dialect::kPostgres) {
+      // Concurrent CREATE TABLE IF NOT EXISTS can fail in PostgreSQL; serialise openers.
+      SKADE_RETURN_IF_ERROR(
+          conn.Exec("SELECT pg_advisory_xact_lock(?)", {SqlParam(kSchemaLockKey)}));
+    }
+    for (std::string_view ddl :
+         {kCreateTablesSql, kCreateNamespacePropertiesSql, kCreateCommitLogSql, kCreateMetaSql}) {
+      SKADE_RETURN_IF_ERROR(conn.Exec(ddl, {}));
+    }
+    // JDBC catalogs created before the V1 schema have no iceberg_type column; add it as
+    // JdbcCatalog's migration does.
+    std::string has_type =
+        conn.dialect() == Dialect::kSqlite
+            ? "SELECT COUNT(*) FROM pragma_table_info('iceberg_tables') WHERE name = 'iceberg_type'"
+            : "SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = "
+              "current_schema() AND table_name = 'iceberg_tables' AND column_name = 'iceberg_type'";
+    SKADE_ASSIGN_OR_RETURN(SqlResult columns, conn.Exec(has_type, {}));
+    SKADE_ASSIGN_OR_RETURN(int64_t count, internal::ParseInt64(columns.rows.at(0)[0], "count"));
+    if (count == 0) {
+      SKADE_RETURN_IF_ERROR(
+          conn.Exec("ALTER TABLE iceberg_tables ADD COLUMN iceberg_type VARCHAR(5)", {}));
+    }
+    SKADE_ASSIGN_OR_RETURN(SqlResult meta, conn.Exec("SELECT key, value FROM skade_meta", {}));
+    std::map<std::string, std::string> values;
+    for (const auto& row : meta.rows) {
+      if (row[0]) values[*row[0]] = row[1].value_or("");
+    }
+    if (auto it = values.find("schema_version"); it != values.end()) {
+      SKADE_ASSIGN_OR_RETURN(int64_t version,
+                             internal::ParseInt64(it->second, "skade_meta schema_version"));
+      if (version > kSchemaVersion) {
+        return Status::Corruption("catalog schema version " + std::to_string(version) +
+                                  " is newer than this build (" + std::to_string(kSchemaVersion) +
+                                  ")");
+      }
+    } else {
+      SKADE_RETURN_IF_ERROR(
+          conn.Exec("INSERT INTO skade_meta (key, value) VALUES ('schema_version', ?)",
+                    {Text(std::to_string(kSchemaVersion))}));
+    }
+    if (!values.count("last_commit_seq")) {
+      SKADE_ASSIGN_OR_RETURN(SqlResult max_seq,
+                             conn.Exec("SELECT MAX(commit_seq) FROM skade_commit_log", {}));
+      int64_t last = 0;
+      if (!max_seq.rows.empty() && max_seq.rows[0][0]) {
+        SKADE_ASSIGN_OR_RETURN(last, internal::ParseInt64(max_seq.rows[0][0], "max commit_seq"));
+      }
+      SKADE_RETURN_IF_ERROR(
+          conn.Exec("INSERT INTO skade_meta (key, value) VALUES ('last_commit_seq', ?)",
+                    {Text(std::to_string(last))}));
+    }
+    return conn.Exec("COMMIT", {}).status();
+  };
+  Status status = run();
+  if (!status.ok() && conn.InTransaction()) (void)conn.Exec("ROLLBACK", {});
+  return status;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Catalog>> OpenSqlCatalog(const SqlCatalogOptions& options, io::FileIO& io) {
+  if (options.catalog_name.empty()) return Status::InvalidArgument("empty catalog name");
+  std::string_view uri = options.uri;
+  Dialect dialect = Dialect::kSqlite;
+  std::string target;
+  if (uri.rfind("postgresql://", 0) == 0 || uri.rfind("postgres://", 0) == 0) {
+    dialect = Dialect::kPostgres;
+    target = std::string(uri);
+  } else {
+    if (uri.rfind("sqlite://", 0) == 0) uri.remove_prefix(std::string_view("sqlite://").size());
+    if (uri.empty()) return Status::InvalidArgument("sqlite catalog: empty path");
+    target = std::string(uri);
+    std::filesystem::path parent = std::filesystem::path(target).parent_path();
+    if (!parent.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(parent, ec);
+      if (ec) {
+        return Status::IoError("create folder " + parent.string() + ": " + ec.message());
+      }
+    }
+  }
+  auto open = [&]() -> Result<std::unique_ptr<SqlConnection>> {
+    if (dialect == Dialect::kSqlite) return internal::OpenSqliteConnection(target);
+    return internal::OpenPostgresConnection(target);
+  };
+  SKADE_ASSIGN_OR_RETURN(std::unique_ptr<SqlConnection> writer, open());
+  SKADE_RETURN_IF_ERROR(SetUpSchema(*writer).WithContext("open catalog"));
+  return std::unique_ptr<Catalog>(
+      std::make_unique<SqlCatalog>(options, dialect, std::move(target), io, std::move(writer)));
+}
+
+}  // namespace skade::catalog

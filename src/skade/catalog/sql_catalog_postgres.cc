@@ -81,8 +81,8 @@ class PostgresConnection final : public SqlConnection {
       // The server went away between statements (restart, idle timeout): reconnect once and
       // run the statement again. Safe because no transaction was open.
       SKADE_RETURN_IF_ERROR(EnsureConnected());
-      result.reset(PQexecParams(conn_.get(), text.c_str(), static_cast<int>(values.size()),
-                                nullptr, values.data(), nullptr, nullptr, 0));
+      result.reset(PQexecParams(conn_.get(), text.c_str(), static_cast<int>(values.size()), nullptr,
+                                values.data(), nullptr, nullptr, 0));
     }
     if (!result) return Status::Unavailable("postgres: " + TrimmedError(conn_.get()));
     ExecStatusType status = PQresultStatus(result.get());
@@ -93,8 +93,8 @@ class PostgresConnection final : public SqlConnection {
       std::string sqlstate = state ? state : "";
       if (sqlstate == "23505") return Status::AlreadyExists(std::move(message));
       if (sqlstate.rfind("23", 0) == 0) return Status::InvalidArgument(std::move(message));
-      if (sqlstate.rfind("08", 0) == 0 || sqlstate.rfind("57", 0) == 0 ||
-          sqlstate == "40001" || sqlstate == "40P01" || sqlstate == "55P03") {
+      if (sqlstate.rfind("08", 0) == 0 || sqlstate.rfind("57", 0) == 0 || sqlstate == "40001" ||
+          sqlstate == "40P01" || sqlstate == "55P03") {
         return Status::Unavailable(std::move(message));
       }
       return Status::Internal(std::move(message));
@@ -107,8 +107,8 @@ class PostgresConnection final : public SqlConnection {
       SqlRow row(static_cast<size_t>(columns));
       for (int c = 0; c < columns; ++c) {
         if (PQgetisnull(result.get(), r, c)) continue;
-        row[static_cast<size_t>(c)] = std::string(PQgetvalue(result.get(), r, c),
-                                                  static_cast<size_t>(PQgetlength(result.get(), r, c)));
+        row[static_cast<size_t>(c)] = std::string(
+            PQgetvalue(result.get(), r, c), static_cast<size_t>(PQgetlength(result.get(), r, c)));
       }
       out.rows.push_back(std::move(row));
     }

@@ -127,8 +127,8 @@ class SqliteConnection final : public SqlConnection {
     auto it = statements_.find(key);
     if (it != statements_.end()) return it->second.get();
     sqlite3_stmt* raw = nullptr;
-    int rc = sqlite3_prepare_v2(db_.get(), key.c_str(), static_cast<int>(key.size()), &raw,
-                                nullptr);
+    int rc =
+        sqlite3_prepare_v2(db_.get(), key.c_str(), static_cast<int>(key.size()), &raw, nullptr);
     StatementHandle stmt(raw);
     if (rc != SQLITE_OK) return SqliteStatus(db_.get(), rc, "prepare '" + key + "'");
     sqlite3_stmt* out = stmt.get();
@@ -144,13 +144,13 @@ class SqliteConnection final : public SqlConnection {
 
 Result<std::unique_ptr<SqlConnection>> OpenSqliteConnection(const std::string& path) {
   sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &raw,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                           nullptr);
+  int rc =
+      sqlite3_open_v2(path.c_str(), &raw,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   SqliteHandle db(raw);
   if (rc != SQLITE_OK) {
-    return Status::Unavailable("open sqlite catalog '" + path + "': " +
-                               (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
+    return Status::Unavailable("open sqlite catalog '" + path +
+                               "': " + (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
   }
   sqlite3_extended_result_codes(db.get(), 1);
   sqlite3_busy_timeout(db.get(), kBusyTimeoutMs);

@@ -13,7 +13,14 @@ namespace skade::cli {
 
 enum class OutputFormat { kTable, kCsv, kJson };
 
+// Where the lake is (global options).
+struct LakeArgs {
+  std::string warehouse;    // --warehouse, else $SKADE_WAREHOUSE, else ./lake
+  std::string catalog_uri;  // --catalog, else sqlite://<warehouse>/catalog.db
+};
+
 struct ScanArgs {
+  LakeArgs lake;      // used when `table` is a catalog name (ns.table) rather than a path
   std::string table;
   std::optional<int64_t> snapshot_id;
   std::optional<std::string> ref;
@@ -28,6 +35,7 @@ struct ScanArgs {
 };
 
 struct InspectArgs {
+  LakeArgs lake;
   std::string table;
   bool json = false;
   std::optional<int64_t> snapshot_id;  // manifests/files of this snapshot (default current)

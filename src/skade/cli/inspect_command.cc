@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "skade/cli/commands.h"
+#include "skade/cli/lake.h"
 #include "skade/cli/table_location.h"
 #include "skade/iceberg/literal.h"
 #include "skade/iceberg/manifest.h"
@@ -119,7 +120,12 @@ ManifestListing ListManifests(io::FileIO& io, const iceberg::TableMetadata& m,
 
 int RunInspect(const InspectArgs& args, std::ostream& out, std::ostream& err) {
   auto local_io = io::MakeLocalFileIO();
-  auto loaded = LoadTable(*local_io, args.table, args.relocate);
+  auto path = ResolveTableArgument(args.lake, args.table);
+  if (!path.ok()) {
+    err << "skade: " << path.status().ToString() << "\n";
+    return 1;
+  }
+  auto loaded = LoadTable(*local_io, *path, args.relocate);
   if (!loaded.ok()) {
     err << "skade: " << loaded.status().ToString() << "\n";
     return 1;

@@ -5,6 +5,7 @@
 
 #include "skade/base/log.h"
 #include "skade/cli/commands.h"
+#include "skade/cli/lake.h"
 
 namespace {
 
@@ -35,6 +36,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::string log_level;
   app.add_option("--log-level", log_level, "debug|info|warn|error|off");
+  skade::cli::LakeArgs lake;
+  app.add_option("--warehouse", lake.warehouse,
+                 "warehouse folder (default $SKADE_WAREHOUSE or ./lake)");
+  app.add_option("--catalog", lake.catalog_uri,
+                 "catalog database: sqlite://PATH or postgresql://… (default WAREHOUSE/catalog.db)");
 
   skade::cli::ScanArgs scan;
   std::vector<std::string> scan_relocate;
@@ -65,7 +71,58 @@ int main(int argc, char** argv) {
   inspect_cmd->add_option("--snapshot", inspect.snapshot_id, "list manifests of this snapshot");
   inspect_cmd->add_option("--relocate", inspect_relocate, "OLD=NEW location prefix rewrite");
 
+  skade::cli::NsArgs ns;
+  auto* ns_cmd = app.add_subcommand("ns", "Namespaces: create | list | drop | props");
+  ns_cmd->add_option("action", ns.action, "create|list|drop|props")
+      ->required()
+      ->check(CLI::IsMember({"create", "list", "drop", "props"}));
+  ns_cmd->add_option("namespace", ns.ns, "namespace, levels separated by '.'");
+  ns_cmd->add_option("--set", ns.set, "KEY=VALUE property (create, props)");
+  ns_cmd->add_option("--unset", ns.unset, "property to remove (props)");
+  ns_cmd->add_flag("--json", ns.json, "JSON output");
+
+  skade::cli::CreateArgs create;
+  auto* create_cmd = app.add_subcommand("create", "Create a table");
+  create_cmd->add_option("table", create.table, "ns.table")->required();
+  create_cmd->add_option("--schema", create.schema, "column definitions, e.g. \"id BIGINT NOT NULL, ts TIMESTAMPTZ\"");
+  create_cmd->add_option("--like", create.like, "take the schema from a Parquet/CSV/JSON file");
+  create_cmd->add_option("--partition-by", create.partition_by, "e.g. \"day(ts), bucket(16, id)\"");
+  create_cmd->add_option("--prop", create.properties, "KEY=VALUE table property");
+
+  skade::cli::IngestArgs ingest;
+  auto* ingest_cmd = app.add_subcommand("ingest", "Write files (or a query's rows) into a table, as one commit");
+  ingest_cmd->add_option("table", ingest.table, "ns.table")->required();
+  ingest_cmd->add_option("files", ingest.files, "Parquet, CSV or JSON/NDJSON files");
+  ingest_cmd->add_option("--sql", ingest.query, "a DuckDB query to ingest instead of files");
+  ingest_cmd->add_option("--mode", ingest.mode, "append|overwrite")
+      ->check(CLI::IsMember({"append", "overwrite"}));
+  ingest_cmd->add_flag("--json", ingest.json, "JSON output");
+
+  skade::cli::SqlArgs sql;
+  std::string sql_format = "table";
+  auto* sql_cmd = app.add_subcommand("sql", "Run DuckDB SQL over the lake (tables as ns.table, \"a.b\".table)");
+  sql_cmd->add_option("sql", sql.sql, "SQL text")->required();
+  sql_cmd->add_option("--format", sql_format, "table|csv|json")->check(CLI::IsMember({"table", "csv", "json"}));
+
+  skade::cli::ListArgs tables;
+  auto* tables_cmd = app.add_subcommand("tables", "List tables");
+  tables_cmd->add_option("namespace", tables.target, "only this namespace");
+  tables_cmd->add_flag("--json", tables.json, "JSON output");
+
+  skade::cli::ListArgs snapshots;
+  auto* snapshots_cmd = app.add_subcommand("snapshots", "List a table's snapshots");
+  snapshots_cmd->add_option("table", snapshots.target, "ns.table")->required();
+  snapshots_cmd->add_flag("--json", snapshots.json, "JSON output");
+
+  skade::cli::ListArgs log;
+  auto* log_cmd = app.add_subcommand("log", "The commit log, one entry per commit with its commit_seq");
+  log_cmd->add_option("--after", log.after, "entries after this commit_seq");
+  log_cmd->add_option("--limit", log.limit, "at most this many entries");
+  log_cmd->add_flag("--json", log.json, "JSON output");
+
   CLI11_PARSE(app, argc, argv);
+  scan.lake = lake;
+  inspect.lake = lake;
   if (!log_level.empty()) skade::SetLogLevel(skade::ParseLogLevel(log_level));
 
   if (*scan_cmd) {
@@ -87,5 +144,15 @@ int main(int argc, char** argv) {
     if (!ParseRelocations(inspect_relocate, &inspect.relocate)) return 2;
     return skade::cli::RunInspect(inspect, std::cout, std::cerr);
   }
+  if (*ns_cmd) return skade::cli::RunNs(lake, ns, std::cout, std::cerr);
+  if (*create_cmd) return skade::cli::RunCreate(lake, create, std::cout, std::cerr);
+  if (*ingest_cmd) return skade::cli::RunIngest(lake, ingest, std::cout, std::cerr);
+  if (*sql_cmd) {
+    sql.format = FormatOf(sql_format);
+    return skade::cli::RunSql(lake, sql, std::cout, std::cerr);
+  }
+  if (*tables_cmd) return skade::cli::RunTables(lake, tables, std::cout, std::cerr);
+  if (*snapshots_cmd) return skade::cli::RunSnapshots(lake, snapshots, std::cout, std::cerr);
+  if (*log_cmd) return skade::cli::RunLog(lake, log, std::cout, std::cerr);
   return 2;
 }

@@ -2,6 +2,7 @@
 #include <ostream>
 
 #include "skade/cli/commands.h"
+#include "skade/cli/lake.h"
 #include "skade/cli/output.h"
 #include "skade/cli/table_location.h"
 #include "skade/engine/database.h"
@@ -89,7 +90,12 @@ std::optional<int64_t> ParseTimestampMillis(const std::string& text) {
 
 int RunScan(const ScanArgs& args, std::ostream& out, std::ostream& err) {
   auto local_io = io::MakeLocalFileIO();
-  auto loaded = LoadTable(*local_io, args.table, args.relocate);
+  auto path = ResolveTableArgument(args.lake, args.table);
+  if (!path.ok()) {
+    err << "skade: " << path.status().ToString() << "\n";
+    return 1;
+  }
+  auto loaded = LoadTable(*local_io, *path, args.relocate);
   if (!loaded.ok()) return Fail(err, loaded.status());
   LoadedTable& t = *loaded;
   for (const std::string& note : t.notes) err << "skade: note: " << note << "\n";

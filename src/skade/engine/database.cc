@@ -75,7 +75,7 @@ struct LogicalType {
 
 // A running streaming query: connection, statement and result.
 struct StreamingQuery {
-  Connection con;
+  Connection con;  // owned connection (unset when borrowing)
   PreparedStatement stmt;
   QueryResult result;
 
@@ -84,21 +84,33 @@ struct StreamingQuery {
     if (duckdb_connect(db, &q->con.con) != DuckDBSuccess) {
       return Status::Internal("cannot open a DuckDB connection");
     }
+    SKADE_RETURN_IF_ERROR(q->Run(q->con.con, sql));
+    return q;
+  }
+
+  // Runs on a borrowed connection that must outlive the query.
+  static Result<std::unique_ptr<StreamingQuery>> StartOn(duckdb_connection con, std::string_view sql) {
+    auto q = std::make_unique<StreamingQuery>();
+    SKADE_RETURN_IF_ERROR(q->Run(con, sql));
+    return q;
+  }
+
+  Status Run(duckdb_connection con, std::string_view sql) {
     std::string text(sql);
-    if (duckdb_prepare(q->con.con, text.c_str(), &q->stmt.stmt) != DuckDBSuccess) {
-      return Status::InvalidArgument(duckdb_prepare_error(q->stmt.stmt));
+    if (duckdb_prepare(con, text.c_str(), &stmt.stmt) != DuckDBSuccess) {
+      return Status::InvalidArgument(duckdb_prepare_error(stmt.stmt));
     }
     PendingResult pending;
-    if (duckdb_pending_prepared_streaming(q->stmt.stmt, &pending.pending) != DuckDBSuccess) {
+    if (duckdb_pending_prepared_streaming(stmt.stmt, &pending.pending) != DuckDBSuccess) {
       return Status::InvalidArgument(duckdb_pending_error(pending.pending));
     }
-    if (duckdb_execute_pending(pending.pending, &q->result.result) != DuckDBSuccess) {
-      q->result.valid = true;
-      const char* err = duckdb_result_error(&q->result.result);
+    if (duckdb_execute_pending(pending.pending, &result.result) != DuckDBSuccess) {
+      result.valid = true;
+      const char* err = duckdb_result_error(&result.result);
       return Status::InvalidArgument(err ? err : "query failed");
     }
-    q->result.valid = true;
-    return q;
+    result.valid = true;
+    return Status::Ok();
   }
 
   // Next chunk, or nullptr at the end. Errors raised while streaming come back as Status.
@@ -336,19 +348,17 @@ Result<arrow::StreamHandle> Database::QueryArrow(std::string_view sql) {
   return arrow::StreamHandle(&raw);
 }
 
-Status Database::QueryText(std::string_view sql,
-                           const std::function<void(const std::vector<std::string>&)>& on_header,
-                           const std::function<Status(const TextRow&)>& on_row) {
-  // SELECTs stream with values cast to VARCHAR by DuckDB itself; other statements that return
-  // rows (COPY … RETURN_STATS, PRAGMAs, EXPLAIN) are materialised and rendered value by value.
+namespace {
+
+// SELECTs stream with values cast to VARCHAR by DuckDB itself; other statements that return
+// rows (COPY … RETURN_STATS, PRAGMAs, EXPLAIN) are materialised and rendered value by value.
+Status QueryTextOn(duckdb_connection connection, std::string_view sql,
+                   const std::function<void(const std::vector<std::string>&)>& on_header,
+                   const std::function<Status(const TextRow&)>& on_row) {
   {
-    Connection con;
-    if (duckdb_connect(impl_->db, &con.con) != DuckDBSuccess) {
-      return Status::Internal("cannot open a DuckDB connection");
-    }
     PreparedStatement stmt;
     std::string text(sql);
-    if (duckdb_prepare(con.con, text.c_str(), &stmt.stmt) != DuckDBSuccess) {
+    if (duckdb_prepare(connection, text.c_str(), &stmt.stmt) != DuckDBSuccess) {
       return Status::InvalidArgument(duckdb_prepare_error(stmt.stmt));
     }
     if (duckdb_prepared_statement_type(stmt.stmt) != DUCKDB_STATEMENT_TYPE_SELECT) {
@@ -399,7 +409,7 @@ Status Database::QueryText(std::string_view sql,
     }
   }
   std::string wrapped = "SELECT CAST(COLUMNS(*) AS VARCHAR) FROM (" + std::string(sql) + "\n)";
-  SKADE_ASSIGN_OR_RETURN(auto query, StreamingQuery::Start(impl_->db, wrapped));
+  SKADE_ASSIGN_OR_RETURN(auto query, StreamingQuery::StartOn(connection, wrapped));
   duckdb_result* r = &query->result.result;
   idx_t ncols = duckdb_column_count(r);
   std::vector<std::string> names;
@@ -428,6 +438,109 @@ Status Database::QueryText(std::string_view sql,
     }
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+Status Database::QueryText(std::string_view sql,
+                           const std::function<void(const std::vector<std::string>&)>& on_header,
+                           const std::function<Status(const TextRow&)>& on_row) {
+  Connection con;
+  if (duckdb_connect(impl_->db, &con.con) != DuckDBSuccess) {
+    return Status::Internal("cannot open a DuckDB connection");
+  }
+  return QueryTextOn(con.con, sql, on_header, on_row);
+}
+
+Result<std::vector<TextRow>> Database::QueryRowsWithArrow(std::string_view view_name, ArrowArrayStream* input,
+                                                          std::string_view sql) {
+  Connection con;
+  if (duckdb_connect(impl_->db, &con.con) != DuckDBSuccess) {
+    return Status::Internal("cannot open a DuckDB connection");
+  }
+  std::string name(view_name);
+  if (duckdb_arrow_scan(con.con, name.c_str(), reinterpret_cast<duckdb_arrow_stream>(input)) != DuckDBSuccess) {
+    return Status::InvalidArgument("cannot read the Arrow stream");
+  }
+  std::vector<TextRow> rows;
+  SKADE_RETURN_IF_ERROR(QueryTextOn(
+      con.con, sql, [](const std::vector<std::string>&) {},
+      [&](const TextRow& row) {
+        rows.push_back(row);
+        return Status::Ok();
+      }));
+  return rows;
+}
+
+Result<std::vector<std::vector<std::string>>> Database::ReferencedTables(std::string_view sql) {
+  Connection con;
+  if (duckdb_connect(impl_->db, &con.con) != DuckDBSuccess) {
+    return Status::Internal("cannot open a DuckDB connection");
+  }
+  // Parse first, so that syntax errors come back as errors rather than as an empty list.
+  {
+    PreparedStatement stmt;
+    std::string text(sql);
+    duckdb_extracted_statements extracted = nullptr;
+    idx_t n = duckdb_extract_statements(con.con, text.c_str(), &extracted);
+    std::string error = n == 0 ? std::string(duckdb_extract_statements_error(extracted)) : "";
+    duckdb_destroy_extracted(&extracted);
+    if (n == 0) return Status::InvalidArgument(error);
+  }
+  std::string text(sql);
+  duckdb_value names = duckdb_get_table_names(con.con, text.c_str(), false);
+  std::vector<std::vector<std::string>> out;
+  if (names == nullptr) return out;
+  idx_t n = duckdb_get_list_size(names);
+  for (idx_t i = 0; i < n; ++i) {
+    duckdb_value child = duckdb_get_list_child(names, i);
+    char* raw = duckdb_get_varchar(child);
+    std::string name = raw ? raw : "";
+    if (raw) duckdb_free(raw);
+    duckdb_destroy_value(&child);
+    out.push_back({name});
+  }
+  duckdb_destroy_value(&names);
+  // Qualified names (schema.table), parsed with double-quote escaping.
+  duckdb_value qualified = duckdb_get_table_names(con.con, text.c_str(), true);
+  if (qualified != nullptr && duckdb_get_list_size(qualified) == out.size()) {
+    for (idx_t i = 0; i < out.size(); ++i) {
+      duckdb_value child = duckdb_get_list_child(qualified, i);
+      char* raw = duckdb_get_varchar(child);
+      std::string q = raw ? raw : "";
+      if (raw) duckdb_free(raw);
+      duckdb_destroy_value(&child);
+      std::vector<std::string> parts;
+      std::string cur;
+      bool quoted = false;
+      for (size_t k = 0; k < q.size(); ++k) {
+        char c = q[k];
+        if (quoted) {
+          if (c == '"' && k + 1 < q.size() && q[k + 1] == '"') {
+            cur += '"';
+            ++k;
+          } else if (c == '"') {
+            quoted = false;
+          } else {
+            cur += c;
+          }
+        } else if (c == '"') {
+          quoted = true;
+        } else if (c == ' ') {
+          break;  // DuckDB appends " AS alias"
+        } else if (c == '.') {
+          parts.push_back(cur);
+          cur.clear();
+        } else {
+          cur += c;
+        }
+      }
+      parts.push_back(cur);
+      out[i] = parts;
+    }
+  }
+  if (qualified != nullptr) duckdb_destroy_value(&qualified);
+  return out;
 }
 
 Result<std::vector<TextRow>> Database::QueryRows(std::string_view sql) {

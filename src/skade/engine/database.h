@@ -49,6 +49,16 @@ class Database {
   // Convenience: all rows as text.
   Result<std::vector<TextRow>> QueryRows(std::string_view sql);
 
+  // The tables a query references, each as its name parts (schema, table; or just the table
+  // name when unqualified). kInvalidArgument if the SQL does not parse.
+  Result<std::vector<std::vector<std::string>>> ReferencedTables(std::string_view sql);
+
+  // Runs `sql` on one connection on which the Arrow stream `input` is readable as the view
+  // `view_name` (the stream is consumed; the caller keeps ownership of the struct). Rows as
+  // QueryRows returns them.
+  Result<std::vector<TextRow>> QueryRowsWithArrow(std::string_view view_name, ArrowArrayStream* input,
+                                                  std::string_view sql);
+
  private:
   struct Impl;
   explicit Database(std::unique_ptr<Impl> impl);

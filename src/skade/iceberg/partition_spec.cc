@@ -1,6 +1,7 @@
 #include "skade/iceberg/partition_spec.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace skade::iceberg {
 
@@ -40,6 +41,125 @@ Result<TypePtr> PartitionSpec::PartitionType(const Schema& schema) const {
     out.push_back(std::move(pf));
   }
   return Type::Struct(std::move(out));
+}
+
+namespace {
+
+std::string TrimSpace(std::string_view s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+// Splits on commas outside parentheses.
+std::vector<std::string> SplitTopLevel(std::string_view text) {
+  std::vector<std::string> out;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i == text.size() || (text[i] == ',' && depth == 0)) {
+      out.push_back(TrimSpace(text.substr(start, i - start)));
+      start = i + 1;
+    } else if (text[i] == '(') {
+      ++depth;
+    } else if (text[i] == ')') {
+      --depth;
+    }
+  }
+  return out;
+}
+
+std::string Unquote(std::string s) {
+  if (s.size() >= 2 && s.front() == '"' && s.back() == '"') return s.substr(1, s.size() - 2);
+  return s;
+}
+
+}  // namespace
+
+Result<PartitionSpecPtr> ParsePartitionSpec(std::string_view text, const Schema& schema, int spec_id,
+                                            int last_partition_id) {
+  std::vector<PartitionField> fields;
+  if (TrimSpace(text).empty()) return std::make_shared<const PartitionSpec>(spec_id, std::move(fields));
+  int next_id = last_partition_id + 1;
+  for (const std::string& item : SplitTopLevel(text)) {
+    if (item.empty()) return Status::InvalidArgument("empty partition field in '" + std::string(text) + "'");
+    std::string fn, column;
+    std::optional<int> param;
+    size_t open = item.find('(');
+    if (open == std::string::npos) {
+      fn = "identity";
+      column = Unquote(item);
+    } else {
+      if (item.back() != ')') return Status::InvalidArgument("malformed partition field '" + item + "'");
+      fn = TrimSpace(item.substr(0, open));
+      for (char& c : fn) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      std::vector<std::string> args = SplitTopLevel(std::string_view(item).substr(open + 1, item.size() - open - 2));
+      if (fn == "bucket" || fn == "truncate") {
+        if (args.size() != 2) return Status::InvalidArgument(fn + " takes (width, column): '" + item + "'");
+        // Accept both (N, col) and (col, N).
+        std::string a = args[0], b = args[1];
+        bool a_num = !a.empty() && a.find_first_not_of("0123456789") == std::string::npos;
+        bool b_num = !b.empty() && b.find_first_not_of("0123456789") == std::string::npos;
+        if (a_num == b_num) return Status::InvalidArgument(fn + " needs a width and a column: '" + item + "'");
+        std::string num = a_num ? a : b;
+        column = Unquote(a_num ? b : a);
+        if (num.size() > 9) return Status::InvalidArgument("width too large in '" + item + "'");
+        param = std::stoi(num);
+      } else {
+        if (args.size() != 1) return Status::InvalidArgument(fn + " takes one column: '" + item + "'");
+        column = Unquote(args[0]);
+      }
+    }
+    const NestedField* source = schema.FindFieldByName(column);
+    if (source == nullptr) source = schema.FindFieldByName(column, /*case_sensitive=*/false);
+    if (source == nullptr) return Status::InvalidArgument("partition column '" + column + "' is not in the schema");
+    std::string transform_text = fn;
+    std::string name = schema.FindColumnName(source->id);
+    if (fn == "bucket") {
+      transform_text = "bucket[" + std::to_string(*param) + "]";
+      name += "_bucket";
+    } else if (fn == "truncate") {
+      transform_text = "truncate[" + std::to_string(*param) + "]";
+      name += "_trunc";
+    } else if (fn == "year" || fn == "years") {
+      transform_text = "year";
+      name += "_year";
+    } else if (fn == "month" || fn == "months") {
+      transform_text = "month";
+      name += "_month";
+    } else if (fn == "day" || fn == "days") {
+      transform_text = "day";
+      name += "_day";
+    } else if (fn == "hour" || fn == "hours") {
+      transform_text = "hour";
+      name += "_hour";
+    } else if (fn == "void") {
+      name += "_null";
+    } else if (fn != "identity") {
+      return Status::InvalidArgument("unknown partition transform '" + fn + "'");
+    }
+    SKADE_ASSIGN_OR_RETURN(Transform t, Transform::Parse(transform_text));
+    if (t.kind() == TransformKind::kUnknown) {
+      return Status::InvalidArgument("unknown partition transform '" + fn + "'");
+    }
+    if (!t.ResultType(source->type).ok()) {
+      return Status::InvalidArgument("transform " + t.ToString() + " does not apply to column '" + column +
+                                     "' of type " + source->type->ToString());
+    }
+    for (const PartitionField& existing : fields) {
+      if (existing.name == name || (existing.source_id == source->id && existing.transform == t)) {
+        return Status::InvalidArgument("duplicate partition field '" + name + "'");
+      }
+    }
+    PartitionField pf;
+    pf.source_id = source->id;
+    pf.field_id = next_id++;
+    pf.name = name;
+    pf.transform = t;
+    fields.push_back(std::move(pf));
+  }
+  return std::make_shared<const PartitionSpec>(spec_id, std::move(fields));
 }
 
 }  // namespace skade::iceberg

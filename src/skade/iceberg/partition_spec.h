@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "skade/base/status.h"
@@ -43,6 +44,15 @@ class PartitionSpec {
 };
 
 using PartitionSpecPtr = std::shared_ptr<const PartitionSpec>;
+
+// Parses a partition spec written as transforms over column names, the way Spark's
+// PARTITIONED BY reads: "day(ts), bucket(16, id), truncate(4, name), region, void(x)"
+// ("identity(c)" or a bare column name is identity). Field names follow Spark's convention
+// (ts_day, id_bucket, name_trunc, ts_year, ts_month, ts_hour, the column name for identity);
+// field ids start after `last_partition_id`. kInvalidArgument naming the problem (unknown
+// column or transform, transform not applicable to the column's type, duplicate field).
+Result<PartitionSpecPtr> ParsePartitionSpec(std::string_view text, const Schema& schema, int spec_id,
+                                            int last_partition_id = 999);
 
 enum class SortDirection { kAsc, kDesc };
 enum class NullOrder { kNullsFirst, kNullsLast };

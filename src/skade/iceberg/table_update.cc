@@ -7,10 +7,9 @@
 #include <cctype>
 #include <charconv>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 #include "skade/base/uuid.h"
 #include "skade/iceberg/json_internal.h"
@@ -27,8 +26,7 @@ constexpr std::string_view kMainBranch = "main";
 constexpr std::string_view kPreviousVersionsMaxProperty = "write.metadata.previous-versions-max";
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
            return std::tolower(static_cast<unsigned char>(x)) ==
                   std::tolower(static_cast<unsigned char>(y));
          });
@@ -160,8 +158,7 @@ std::optional<int64_t> StatisticsSnapshotId(const Json& entry) {
 
 // Drops the entries of a raw statistics array whose snapshot-id is in `ids`; returns whether
 // any was dropped.
-Result<bool> DropStatistics(std::string& raw, const std::set<int64_t>& ids,
-                            std::string_view what) {
+Result<bool> DropStatistics(std::string& raw, const std::set<int64_t>& ids, std::string_view what) {
   if (raw.empty()) return false;
   SKADE_ASSIGN_OR_RETURN(Json arr, StatisticsArray(raw, what));
   Json kept = Json::array();
@@ -217,7 +214,8 @@ Status AddSchema(Builder& b, const TableUpdate& u) {
   SchemaPtr schema = u.schema;
   if (id < 0 || b.m.SchemaById(id) != nullptr) {
     id = next_id;
-    schema = std::make_shared<const Schema>(id, u.schema->fields(), u.schema->identifier_field_ids());
+    schema =
+        std::make_shared<const Schema>(id, u.schema->fields(), u.schema->identifier_field_ids());
   }
   b.m.schemas.push_back(std::move(schema));
   b.last_added_schema_id = id;
@@ -233,8 +231,8 @@ Result<int> ResolveLastAdded(int id, const std::optional<int>& last_added, std::
 }
 
 Status SetCurrentSchema(Builder& b, const TableUpdate& u) {
-  SKADE_ASSIGN_OR_RETURN(int id,
-                         ResolveLastAdded(u.schema_id, b.last_added_schema_id, "set-current-schema"));
+  SKADE_ASSIGN_OR_RETURN(
+      int id, ResolveLastAdded(u.schema_id, b.last_added_schema_id, "set-current-schema"));
   if (b.m.SchemaById(id) == nullptr) {
     return Bad("set-current-schema: no schema with id " + std::to_string(id));
   }
@@ -271,7 +269,8 @@ Status AddSpec(Builder& b, const TableUpdate& u) {
 }
 
 Status SetDefaultSpec(Builder& b, const TableUpdate& u) {
-  SKADE_ASSIGN_OR_RETURN(int id, ResolveLastAdded(u.spec_id, b.last_added_spec_id, "set-default-spec"));
+  SKADE_ASSIGN_OR_RETURN(int id,
+                         ResolveLastAdded(u.spec_id, b.last_added_spec_id, "set-default-spec"));
   if (b.m.SpecById(id) == nullptr) {
     return Bad("set-default-spec: no partition spec with id " + std::to_string(id));
   }
@@ -295,7 +294,8 @@ Status AddSortOrder(Builder& b, const TableUpdate& u) {
     }
     next_id = std::max(next_id, o.order_id + 1);
   }
-  if (!order.fields.empty() && (order.order_id < 1 || b.m.SortOrderById(order.order_id) != nullptr)) {
+  if (!order.fields.empty() &&
+      (order.order_id < 1 || b.m.SortOrderById(order.order_id) != nullptr)) {
     order.order_id = next_id;
   }
   b.last_added_order_id = order.order_id;
@@ -329,8 +329,7 @@ Status AddSnapshot(Builder& b, const TableUpdate& u) {
     // table's last-sequence-number, which then becomes it.
     if (s.sequence_number <= b.m.last_sequence_number) {
       return Bad(ctx + ": sequence number " + std::to_string(s.sequence_number) +
-                 " is not above last-sequence-number " +
-                 std::to_string(b.m.last_sequence_number));
+                 " is not above last-sequence-number " + std::to_string(b.m.last_sequence_number));
     }
     b.m.last_sequence_number = s.sequence_number;
   }
@@ -400,8 +399,7 @@ Status RemoveSnapshots(Builder& b, const TableUpdate& u) {
   }
   if (last_expired != log.end()) log.erase(log.begin(), last_expired + 1);
   SKADE_RETURN_IF_ERROR(DropStatistics(b.m.statistics_json, ids, "statistics"));
-  SKADE_RETURN_IF_ERROR(
-      DropStatistics(b.m.partition_statistics_json, ids, "partition-statistics"));
+  SKADE_RETURN_IF_ERROR(DropStatistics(b.m.partition_statistics_json, ids, "partition-statistics"));
   return Status::Ok();
 }
 
@@ -515,7 +513,8 @@ Status ValidateMetadata(const TableMetadata& m) {
   }
   for (const auto& [name, ref] : m.refs) {
     if (m.SnapshotById(ref.snapshot_id) == nullptr) {
-      return Bad("ref '" + name + "' points at missing snapshot " + std::to_string(ref.snapshot_id));
+      return Bad("ref '" + name + "' points at missing snapshot " +
+                 std::to_string(ref.snapshot_id));
     }
   }
   return Status::Ok();
@@ -545,11 +544,13 @@ std::optional<int64_t> LeadingVersion(std::string_view text) {
 
 // ---- JSON ----
 
-Result<std::vector<int64_t>> GetLongArray(const Json& j, std::string_view key, std::string_view ctx) {
+Result<std::vector<int64_t>> GetLongArray(const Json& j, std::string_view key,
+                                          std::string_view ctx) {
   SKADE_ASSIGN_OR_RETURN(const Json* arr, GetArray(j, key, ctx, true));
   std::vector<int64_t> out;
   for (const Json& v : *arr) {
-    if (!v.is_number_integer()) return Bad(std::string(ctx) + ": '" + std::string(key) + "' must hold integers");
+    if (!v.is_number_integer())
+      return Bad(std::string(ctx) + ": '" + std::string(key) + "' must hold integers");
     out.push_back(v.get<int64_t>());
   }
   return out;
@@ -581,7 +582,8 @@ Result<TableUpdate> ParseUpdateObject(const Json& j) {
   }
   if (info == nullptr) {
     for (std::string_view a : kUnsupportedTableActions) {
-      if (a == action) return Status::NotImplemented("table update '" + action + "' is not supported");
+      if (a == action)
+        return Status::NotImplemented("table update '" + action + "' is not supported");
     }
     return Bad("unknown table update action '" + action + "'");
   }
@@ -963,10 +965,10 @@ Result<TableMetadata> NewTableMetadata(SchemaPtr schema, PartitionSpecPtr spec, 
   m.last_sequence_number = 0;
   m.last_updated_ms = now_ms;
   m.last_column_id = schema->HighestFieldId();
-  m.schemas.push_back(schema->schema_id() == 0
-                          ? schema
-                          : std::make_shared<const Schema>(0, schema->fields(),
-                                                           schema->identifier_field_ids()));
+  m.schemas.push_back(
+      schema->schema_id() == 0
+          ? schema
+          : std::make_shared<const Schema>(0, schema->fields(), schema->identifier_field_ids()));
   m.current_schema_id = 0;
   std::vector<PartitionField> fields;
   if (spec != nullptr) fields = spec->fields();

@@ -1,0 +1,85 @@
+// The lake a command works on: warehouse folder, catalog (SQLite in the warehouse by default,
+// or PostgreSQL), file IO and an in-process DuckDB; plus the lake subcommands.
+#pragma once
+
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "skade/base/status.h"
+#include "skade/catalog/catalog.h"
+#include "skade/cli/commands.h"
+#include "skade/engine/database.h"
+#include "skade/io/file_io.h"
+
+namespace skade::cli {
+
+struct Lake {
+  std::string warehouse;
+  std::unique_ptr<io::FileIO> io;
+  std::unique_ptr<engine::Database> db;
+  std::unique_ptr<catalog::Catalog> catalog;
+};
+
+// Opens (creating the warehouse folder and catalog if missing).
+Result<Lake> OpenLake(const LakeArgs& args);
+
+// Creates DuckDB views for the catalog tables `sql` references ("ns"."table", nested
+// namespaces as "a.b"."table"), each reading the table's current snapshot.
+Status ExposeTables(Lake& lake, const std::string& sql);
+
+struct NsArgs {
+  std::string action;  // create | list | drop | props
+  std::string ns;
+  std::vector<std::string> set;    // k=v
+  std::vector<std::string> unset;  // k
+  bool json = false;
+};
+
+struct CreateArgs {
+  std::string table;
+  std::string schema;  // column definitions
+  std::string like;    // a data file to take the schema from
+  std::string partition_by;
+  std::vector<std::string> properties;  // k=v
+};
+
+struct IngestArgs {
+  std::string table;
+  std::vector<std::string> files;
+  std::string query;  // --sql: a DuckDB query instead of files
+  std::string mode = "append";  // append | overwrite
+  bool json = false;
+};
+
+struct SqlArgs {
+  std::string sql;
+  OutputFormat format = OutputFormat::kTable;
+};
+
+struct ListArgs {
+  std::string target;  // namespace for `tables`, table for `snapshots`
+  bool json = false;
+  int64_t after = 0;   // `log --after`
+  int64_t limit = 1000;
+};
+
+int RunNs(const LakeArgs& lake, const NsArgs& args, std::ostream& out, std::ostream& err);
+int RunCreate(const LakeArgs& lake, const CreateArgs& args, std::ostream& out, std::ostream& err);
+int RunIngest(const LakeArgs& lake, const IngestArgs& args, std::ostream& out, std::ostream& err);
+int RunSql(const LakeArgs& lake, const SqlArgs& args, std::ostream& out, std::ostream& err);
+int RunTables(const LakeArgs& lake, const ListArgs& args, std::ostream& out, std::ostream& err);
+int RunSnapshots(const LakeArgs& lake, const ListArgs& args, std::ostream& out, std::ostream& err);
+int RunLog(const LakeArgs& lake, const ListArgs& args, std::ostream& out, std::ostream& err);
+
+// A table argument as a path: folders and metadata files are returned as given; anything else
+// that parses as ns.table is looked up in the lake's catalog (its current metadata file).
+Result<std::string> ResolveTableArgument(const LakeArgs& lake, const std::string& table);
+
+// Parses k=v pairs; kInvalidArgument naming a malformed one.
+Result<std::map<std::string, std::string>> ParseKeyValues(const std::vector<std::string>& items);
+
+}  // namespace skade::cli

@@ -1,0 +1,403 @@
+#include <cstdlib>
+#include <filesystem>
+#include <ostream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "skade/base/clock.h"
+#include "skade/catalog/sql_catalog.h"
+#include "skade/cli/lake.h"
+#include "skade/cli/output.h"
+#include "skade/engine/data_writer.h"
+#include "skade/engine/iceberg_scan.h"
+#include "skade/engine/schema_convert.h"
+#include "skade/iceberg/literal.h"
+#include "skade/table/table.h"
+
+namespace skade::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+int Fail(std::ostream& err, const Status& st) {
+  err << "skade: " << st.ToString() << "\n";
+  return 1;
+}
+
+std::string Dump(const Json& j) { return j.dump(2, ' ', false, Json::error_handler_t::replace); }
+
+std::string IsoMillis(int64_t ms) {
+  int64_t days = iceberg::FloorDiv(ms, 86400000);
+  int64_t rem = ms - days * 86400000;
+  int y;
+  unsigned mo, d;
+  iceberg::CivilFromDays(days, &y, &mo, &d);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ", y, mo, d,
+                static_cast<int>(rem / 3600000), static_cast<int>(rem / 60000 % 60),
+                static_cast<int>(rem / 1000 % 60), static_cast<int>(rem % 1000));
+  return buf;
+}
+
+// A small aligned table for listings.
+void PrintTable(std::ostream& out, const std::vector<std::string>& header,
+                const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> w(header.size());
+  for (size_t i = 0; i < header.size(); ++i) w[i] = header[i].size();
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < r.size() && i < w.size(); ++i) w[i] = std::max(w[i], r[i].size());
+  }
+  auto line = [&](const std::vector<std::string>& r) {
+    for (size_t i = 0; i < r.size(); ++i) {
+      out << r[i] << (i + 1 < r.size() ? std::string(w[i] - r[i].size() + 2, ' ') : "");
+    }
+    out << "\n";
+  };
+  line(header);
+  for (const auto& r : rows) line(r);
+}
+
+}  // namespace
+
+Result<std::map<std::string, std::string>> ParseKeyValues(const std::vector<std::string>& items) {
+  std::map<std::string, std::string> out;
+  for (const std::string& item : items) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Status::InvalidArgument("expected KEY=VALUE, got '" + item + "'");
+    }
+    out[item.substr(0, eq)] = item.substr(eq + 1);
+  }
+  return out;
+}
+
+Result<std::string> ResolveTableArgument(const LakeArgs& lake_args, const std::string& table) {
+  std::error_code ec;
+  if (fs::exists(table, ec) || table.find('/') != std::string::npos) return table;
+  auto ident = catalog::TableIdent::Parse(table);
+  if (!ident.ok() || ident->ns.empty()) return table;  // let the path loader report it
+  SKADE_ASSIGN_OR_RETURN(Lake lake, OpenLake(lake_args));
+  SKADE_ASSIGN_OR_RETURN(catalog::TableState state, lake.catalog->LoadTable(*ident));
+  return state.metadata_location;
+}
+
+Result<Lake> OpenLake(const LakeArgs& args) {
+  Lake lake;
+  lake.warehouse = args.warehouse;
+  if (lake.warehouse.empty()) {
+    const char* env = std::getenv("SKADE_WAREHOUSE");
+    lake.warehouse = env && *env ? env : "lake";
+  }
+  std::error_code ec;
+  fs::create_directories(lake.warehouse, ec);
+  if (ec) return Status::IoError("cannot create warehouse '" + lake.warehouse + "': " + ec.message());
+  lake.warehouse = fs::absolute(lake.warehouse, ec).lexically_normal().string();
+  while (lake.warehouse.size() > 1 && lake.warehouse.back() == '/') lake.warehouse.pop_back();
+  lake.io = io::MakeLocalFileIO();
+  SKADE_ASSIGN_OR_RETURN(lake.db, engine::Database::Open({}));
+  catalog::SqlCatalogOptions options;
+  options.uri = args.catalog_uri.empty() ? "sqlite://" + io::JoinLocation(lake.warehouse, "catalog.db")
+                                         : args.catalog_uri;
+  options.warehouse = lake.warehouse;
+  SKADE_ASSIGN_OR_RETURN(lake.catalog, catalog::OpenSqlCatalog(options, *lake.io));
+  return lake;
+}
+
+Status ExposeTables(Lake& lake, const std::string& sql) {
+  SKADE_ASSIGN_OR_RETURN(auto refs, lake.db->ReferencedTables(sql));
+  std::set<std::string> done;
+  for (const auto& parts : refs) {
+    if (parts.size() < 2) continue;  // unqualified names are DuckDB's own (CTEs, functions)
+    // "a.b".t, or a.t; a catalog prefix (memory.a.t) is ignored.
+    std::string ns_text = parts[parts.size() - 2];
+    auto ident = catalog::TableIdent::Parse(ns_text + "." + parts.back());
+    if (!ident.ok()) continue;
+    if (!done.insert(ident->ToString()).second) continue;
+    auto table = table::Table::Load(*lake.catalog, *lake.io, *lake.db, *ident);
+    if (!table.ok()) {
+      if (table.status().code() == StatusCode::kNotFound) continue;  // DuckDB reports it
+      return table.status();
+    }
+    SKADE_ASSIGN_OR_RETURN(std::string view_sql, (*table)->ReadSql({}));
+    std::string schema = engine::QuoteIdentifier(ns_text);
+    SKADE_RETURN_IF_ERROR(lake.db->Execute("CREATE SCHEMA IF NOT EXISTS " + schema));
+    SKADE_RETURN_IF_ERROR(lake.db->Execute("CREATE OR REPLACE VIEW " + schema + "." +
+                                           engine::QuoteIdentifier(parts.back()) + " AS " + view_sql));
+  }
+  return Status::Ok();
+}
+
+int RunNs(const LakeArgs& lake_args, const NsArgs& args, std::ostream& out, std::ostream& err) {
+  auto lake = OpenLake(lake_args);
+  if (!lake.ok()) return Fail(err, lake.status());
+  catalog::Catalog& cat = *lake->catalog;
+  catalog::Namespace ns;
+  if (!args.ns.empty()) {
+    auto parsed = catalog::Namespace::Parse(args.ns);
+    if (!parsed.ok()) return Fail(err, parsed.status());
+    ns = *parsed;
+  }
+  if (args.action == "create") {
+    auto props = ParseKeyValues(args.set);
+    if (!props.ok()) return Fail(err, props.status());
+    Status st = cat.CreateNamespace(ns, *props);
+    if (!st.ok()) return Fail(err, st);
+    out << "created namespace " << ns.ToString() << "\n";
+    return 0;
+  }
+  if (args.action == "drop") {
+    Status st = cat.DropNamespace(ns);
+    if (!st.ok()) return Fail(err, st);
+    out << "dropped namespace " << ns.ToString() << "\n";
+    return 0;
+  }
+  if (args.action == "list") {
+    // All namespaces below `ns`, depth first.
+    std::vector<catalog::Namespace> all;
+    std::vector<catalog::Namespace> stack = {ns};
+    while (!stack.empty()) {
+      catalog::Namespace cur = stack.back();
+      stack.pop_back();
+      auto children = cat.ListNamespaces(cur);
+      if (!children.ok()) return Fail(err, children.status());
+      for (auto it = children->rbegin(); it != children->rend(); ++it) stack.push_back(*it);
+      if (!cur.empty()) all.push_back(cur);
+    }
+    std::sort(all.begin(), all.end());
+    if (args.json) {
+      Json j = Json::array();
+      for (const auto& n : all) j.push_back(n.levels);
+      out << Dump(j) << "\n";
+    } else {
+      for (const auto& n : all) out << n.ToString() << "\n";
+    }
+    return 0;
+  }
+  if (args.action == "props") {
+    if (!args.set.empty() || !args.unset.empty()) {
+      auto props = ParseKeyValues(args.set);
+      if (!props.ok()) return Fail(err, props.status());
+      Status st = cat.UpdateNamespaceProperties(ns, *props, args.unset);
+      if (!st.ok()) return Fail(err, st);
+    }
+    auto props = cat.LoadNamespaceProperties(ns);
+    if (!props.ok()) return Fail(err, props.status());
+    if (args.json) {
+      Json j = Json::object();
+      for (const auto& [k, v] : *props) j[k] = v;
+      out << Dump(j) << "\n";
+    } else {
+      for (const auto& [k, v] : *props) out << k << "=" << v << "\n";
+    }
+    return 0;
+  }
+  return Fail(err, Status::InvalidArgument("unknown ns action '" + args.action + "'"));
+}
+
+int RunCreate(const LakeArgs& lake_args, const CreateArgs& args, std::ostream& out, std::ostream& err) {
+  auto lake = OpenLake(lake_args);
+  if (!lake.ok()) return Fail(err, lake.status());
+  auto ident = catalog::TableIdent::Parse(args.table);
+  if (!ident.ok()) return Fail(err, ident.status());
+  if (args.schema.empty() == args.like.empty()) {
+    return Fail(err, Status::InvalidArgument("give exactly one of --schema and --like"));
+  }
+  Result<iceberg::SchemaPtr> schema = Status::Internal("unset");
+  if (!args.schema.empty()) {
+    schema = engine::SchemaFromColumnDefinitions(*lake->db, args.schema);
+  } else {
+    auto source = engine::FileSourceSql({args.like});
+    if (!source.ok()) return Fail(err, source.status());
+    schema = engine::SchemaFromQuery(*lake->db, *source + " LIMIT 0");
+  }
+  if (!schema.ok()) return Fail(err, schema.status());
+  auto spec = iceberg::ParsePartitionSpec(args.partition_by, **schema, 0);
+  if (!spec.ok()) return Fail(err, spec.status());
+  auto props = ParseKeyValues(args.properties);
+  if (!props.ok()) return Fail(err, props.status());
+  catalog::CreateTableRequest req;
+  req.schema = *schema;
+  req.spec = *spec;
+  req.properties = *props;
+  req.properties.emplace("write.parquet.compression-codec", "zstd");
+  auto created = lake->catalog->CreateTable(*ident, req);
+  if (!created.ok()) return Fail(err, created.status());
+  out << "created table " << ident->ToString() << " at " << created->table.metadata->location << "\n";
+  return 0;
+}
+
+int RunIngest(const LakeArgs& lake_args, const IngestArgs& args, std::ostream& out, std::ostream& err) {
+  auto lake = OpenLake(lake_args);
+  if (!lake.ok()) return Fail(err, lake.status());
+  auto ident = catalog::TableIdent::Parse(args.table);
+  if (!ident.ok()) return Fail(err, ident.status());
+  auto table = table::Table::Load(*lake->catalog, *lake->io, *lake->db, *ident);
+  if (!table.ok()) return Fail(err, table.status());
+  engine::WriteSource source;
+  if (!args.query.empty()) {
+    Status st = ExposeTables(*lake, args.query);
+    if (!st.ok()) return Fail(err, st);
+    source.sql = args.query;
+  } else {
+    auto sql = engine::FileSourceSql(args.files);
+    if (!sql.ok()) return Fail(err, sql.status());
+    source.sql = *sql;
+  }
+  int64_t start = MonotonicNanos();
+  Result<table::CommitOutcome> outcome = Status::Internal("unset");
+  if (args.mode == "append") {
+    outcome = (*table)->Append(source);
+  } else if (args.mode == "overwrite") {
+    outcome = (*table)->OverwriteAll(source);
+  } else {
+    return Fail(err, Status::InvalidArgument("unknown --mode '" + args.mode + "'"));
+  }
+  if (!outcome.ok()) return Fail(err, outcome.status());
+  double secs = static_cast<double>(MonotonicNanos() - start) / 1e9;
+  if (args.json) {
+    Json j = Json::object();
+    j["table"] = ident->ToString();
+    j["snapshot_id"] = outcome->snapshot_id;
+    j["commit_seq"] = outcome->commit_seq;
+    j["operation"] = outcome->operation;
+    j["added_records"] = outcome->added_records;
+    j["added_files"] = outcome->added_files;
+    j["added_bytes"] = outcome->added_bytes;
+    j["deleted_records"] = outcome->deleted_records;
+    j["seconds"] = secs;
+    out << Dump(j) << "\n";
+  } else {
+    char rate[64];
+    std::snprintf(rate, sizeof rate, "%.0f", secs > 0 ? static_cast<double>(outcome->added_records) / secs : 0.0);
+    out << outcome->operation << " " << ident->ToString() << ": " << outcome->added_records << " rows in "
+        << outcome->added_files << " files (" << outcome->added_bytes << " bytes), snapshot "
+        << outcome->snapshot_id << ", commit " << outcome->commit_seq << ", " << rate << " rows/s\n";
+  }
+  return 0;
+}
+
+int RunSql(const LakeArgs& lake_args, const SqlArgs& args, std::ostream& out, std::ostream& err) {
+  auto lake = OpenLake(lake_args);
+  if (!lake.ok()) return Fail(err, lake.status());
+  Status st = ExposeTables(*lake, args.sql);
+  if (!st.ok()) return Fail(err, st);
+  auto rows = WriteQuery(*lake->db, args.sql, args.format, out);
+  if (!rows.ok()) return Fail(err, rows.status());
+  return 0;
+}
+
+int RunTables(const LakeArgs& lake_args, const ListArgs& args, std::ostream& out, std::ostream& err) {
+  auto lake = OpenLake(lake_args);
+  if (!lake.ok()) return Fail(err, lake.status());
+  catalog::Catalog& cat = *lake->catalog;
+  std::vector<catalog::Namespace> namespaces;
+  if (!args.target.empty()) {
+    auto ns = catalog::Namespace::Parse(args.target);
+    if (!ns.ok()) return Fail(err, ns.status());
+    namespaces.push_back(*ns);
+  } else {
+    std::vector<catalog::Namespace> stack = {catalog::Namespace{}};
+    while (!stack.empty()) {
+      catalog::Namespace cur = stack.back();
+      stack.pop_back();
+      auto children = cat.ListNamespaces(cur);
+      if (!children.ok()) return Fail(err, children.status());
+      for (const auto& c : *children) {
+        namespaces.push_back(c);
+        stack.push_back(c);
+      }
+    }
+  }
+  std::vector<catalog::TableIdent> tables;
+  for (const auto& ns : namespaces) {
+    auto t = cat.ListTables(ns);
+    if (!t.ok()) return Fail(err, t.status());
+    tables.insert(tables.end(), t->begin(), t->end());
+  }
+  std::sort(tables.begin(), tables.end());
+  if (args.json) {
+    Json j = Json::array();
+    for (const auto& t : tables) j.push_back({{"namespace", t.ns.levels}, {"name", t.name}});
+    out << Dump(j) << "\n";
+  } else {
+    for (const auto& t : tables) out << t.ToString() << "\n";
+  }
+  return 0;
+}
+
+int RunSnapshots(const LakeArgs& lake_args, const ListArgs& args, std::ostream& out, std::ostream& err) {
+  auto lake = OpenLake(lake_args);
+  if (!lake.ok()) return Fail(err, lake.status());
+  auto ident = catalog::TableIdent::Parse(args.target);
+  if (!ident.ok()) return Fail(err, ident.status());
+  auto state = lake->catalog->LoadTable(*ident);
+  if (!state.ok()) return Fail(err, state.status());
+  const iceberg::TableMetadata& m = *state->metadata;
+  if (args.json) {
+    Json j = Json::array();
+    for (const auto& s : m.snapshots) {
+      Json sj = Json::object();
+      sj["snapshot_id"] = s.snapshot_id;
+      if (s.parent_snapshot_id) sj["parent_snapshot_id"] = *s.parent_snapshot_id;
+      sj["sequence_number"] = s.sequence_number;
+      sj["timestamp_ms"] = s.timestamp_ms;
+      sj["operation"] = s.operation();
+      sj["current"] = m.current_snapshot_id == s.snapshot_id;
+      Json summary = Json::object();
+      for (const auto& [k, v] : s.summary) summary[k] = v;
+      sj["summary"] = summary;
+      j.push_back(sj);
+    }
+    out << Dump(j) << "\n";
+    return 0;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& s : m.snapshots) {
+    rows.push_back({std::to_string(s.snapshot_id) + (m.current_snapshot_id == s.snapshot_id ? " *" : ""),
+                    std::to_string(s.sequence_number), IsoMillis(s.timestamp_ms), s.operation(),
+                    s.SummaryValue("added-records").value_or("0"), s.SummaryValue("deleted-records").value_or("0"),
+                    s.SummaryValue("total-records").value_or("?")});
+  }
+  PrintTable(out, {"snapshot_id", "seq", "committed_at", "operation", "added", "deleted", "total"}, rows);
+  return 0;
+}
+
+int RunLog(const LakeArgs& lake_args, const ListArgs& args, std::ostream& out, std::ostream& err) {
+  auto lake = OpenLake(lake_args);
+  if (!lake.ok()) return Fail(err, lake.status());
+  auto entries = lake->catalog->CommitsSince(args.after, args.limit);
+  if (!entries.ok()) return Fail(err, entries.status());
+  if (args.json) {
+    Json j = Json::array();
+    for (const auto& e : *entries) {
+      Json ej = Json::object();
+      ej["commit_seq"] = e.commit_seq;
+      ej["table"] = e.table.ToString();
+      ej["namespace"] = e.table.ns.levels;
+      ej["name"] = e.table.name;
+      if (e.snapshot_id) ej["snapshot_id"] = *e.snapshot_id;
+      ej["operation"] = e.operation;
+      ej["added_records"] = e.added_records;
+      ej["deleted_records"] = e.deleted_records;
+      ej["committed_at_us"] = e.committed_at_us;
+      ej["metadata_location"] = e.metadata_location;
+      ej["previous_metadata_location"] = e.previous_metadata_location;
+      ej["txn_id"] = e.txn_id;
+      j.push_back(ej);
+    }
+    out << Dump(j) << "\n";
+    return 0;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& e : *entries) {
+    rows.push_back({std::to_string(e.commit_seq), IsoMillis(e.committed_at_us / 1000), e.table.ToString(),
+                    e.operation, e.snapshot_id ? std::to_string(*e.snapshot_id) : "-",
+                    std::to_string(e.added_records), std::to_string(e.deleted_records)});
+  }
+  PrintTable(out, {"commit_seq", "committed_at", "table", "operation", "snapshot_id", "added", "deleted"}, rows);
+  return 0;
+}
+
+}  // namespace skade::cli

@@ -1,0 +1,64 @@
+// Writes rows into Iceberg data files with DuckDB: Parquet with field ids, partitioned by the
+// spec's transforms computed in SQL (bucket through the spec's Murmur3, see functions.cc), and
+// per-file metrics (counts, null counts, sizes, bounds) from COPY … RETURN_STATS, returned as
+// Iceberg DataFile values ready for a manifest.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "skade/arrow/c_data.h"
+#include "skade/base/status.h"
+#include "skade/engine/database.h"
+#include "skade/iceberg/manifest.h"
+#include "skade/iceberg/partition_spec.h"
+#include "skade/iceberg/schema.h"
+
+namespace skade::engine {
+
+struct WriteOptions {
+  std::string data_location;                     // local folder for new files (created)
+  int64_t target_file_size_bytes = 512LL << 20;  // write.target-file-size-bytes
+  int64_t row_group_size_bytes = 128LL << 20;    // write.parquet.row-group-size-bytes
+  std::string compression = "zstd";              // write.parquet.compression-codec
+  int metrics_truncate_length = 16;              // write.metadata.metrics.default truncate(16)
+  std::string file_prefix;                       // prefix of file names (e.g. a write id)
+};
+
+// Reads the write settings from table properties (the Iceberg property names above).
+WriteOptions WriteOptionsFromProperties(const std::map<std::string, std::string>& properties,
+                                        std::string data_location);
+
+// Where the rows come from: a DuckDB query (SELECT, VALUES, table functions such as
+// read_parquet/read_csv/read_json) whose column names match the schema's top-level fields
+// (case-insensitively). Missing optional columns are written as NULL.
+struct WriteSource {
+  std::string sql;
+  ArrowArrayStream* arrow = nullptr;  // if set, `sql` may refer to it as __skade_input
+};
+
+// The SQL source for files: Parquet, CSV, JSON / NDJSON by extension (".parquet", ".csv",
+// ".tsv", ".json", ".ndjson", ".jsonl"; ".gz"/".zst" compression suffixes allowed).
+// kInvalidArgument for other extensions or mixed formats.
+Result<std::string> FileSourceSql(const std::vector<std::string>& paths);
+
+struct WriteResult {
+  std::vector<iceberg::DataFile> files;
+  int64_t records = 0;
+  int64_t bytes = 0;
+};
+
+// Writes the source into new data files under options.data_location. Errors, with nothing
+// left to commit: kInvalidArgument for a source column that is not in the schema, a missing
+// required column, a value that does not convert to its column's type, or a null in a
+// required column. Files already written by a failed call are deleted.
+Result<WriteResult> WriteDataFiles(Database& db, const WriteSource& source, const iceberg::Schema& schema,
+                                   const iceberg::PartitionSpec& spec, const WriteOptions& options);
+
+// The SQL expression computing partition field `field` from `column_sql` (a column of the
+// source type), and the partition value type; used by writers and by tests.
+Result<std::string> PartitionValueSql(const iceberg::PartitionField& field, const iceberg::Type& source,
+                                      const std::string& column_sql);
+
+}  // namespace skade::engine

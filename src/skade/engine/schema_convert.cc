@@ -1,0 +1,248 @@
+#include "skade/engine/schema_convert.h"
+
+#include <cctype>
+
+#include "skade/base/uuid.h"
+
+namespace skade::engine {
+namespace {
+
+using iceberg::NestedField;
+using iceberg::Type;
+using iceberg::TypeId;
+using iceberg::TypePtr;
+
+std::string Upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// A recursive-descent reader of DuckDB type names.
+class TypeParser {
+ public:
+  TypeParser(std::string_view text, int* next_id) : text_(text), next_id_(next_id) {}
+
+  Result<TypePtr> ParseAll() {
+    SKADE_ASSIGN_OR_RETURN(TypePtr t, ParseType());
+    SkipSpace();
+    if (pos_ != text_.size()) return Bad("unexpected text");
+    return t;
+  }
+
+ private:
+  Status Bad(std::string_view what) const {
+    return Status::InvalidArgument("cannot read DuckDB type '" + std::string(text_) + "': " + std::string(what));
+  }
+  void SkipSpace() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+  }
+  bool Consume(char c) {
+    SkipSpace();
+    if (pos_ < text_.size() && text_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  // A word or a quoted identifier.
+  Result<std::string> Name() {
+    SkipSpace();
+    if (pos_ < text_.size() && text_[pos_] == '"') {
+      std::string out;
+      ++pos_;
+      while (pos_ < text_.size()) {
+        if (text_[pos_] == '"') {
+          if (pos_ + 1 < text_.size() && text_[pos_ + 1] == '"') {
+            out += '"';
+            pos_ += 2;
+            continue;
+          }
+          ++pos_;
+          return out;
+        }
+        out += text_[pos_++];
+      }
+      return Bad("unterminated quoted name");
+    }
+    size_t start = pos_;
+    while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) ++pos_;
+    if (start == pos_) return Bad("expected a name");
+    return std::string(text_.substr(start, pos_ - start));
+  }
+  Result<int> Number() {
+    SkipSpace();
+    size_t start = pos_;
+    while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+    if (start == pos_ || pos_ - start > 6) return Bad("expected a number");
+    return std::stoi(std::string(text_.substr(start, pos_ - start)));
+  }
+
+  Result<TypePtr> ParseType() {
+    SKADE_ASSIGN_OR_RETURN(TypePtr t, ParseBase());
+    // Trailing [] makes lists (possibly nested: INTEGER[][]); [N] arrays too.
+    while (true) {
+      SkipSpace();
+      if (pos_ < text_.size() && text_[pos_] == '[') {
+        ++pos_;
+        SkipSpace();
+        while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) ++pos_;
+        if (!Consume(']')) return Bad("expected ]");
+        t = Type::List((*next_id_)++, t, false);
+        continue;
+      }
+      return t;
+    }
+  }
+
+  Result<TypePtr> ParseBase() {
+    SKADE_ASSIGN_OR_RETURN(std::string word, Name());
+    std::string w = Upper(word);
+    // Multi-word names.
+    if (w == "TIMESTAMP" || w == "TIME") {
+      size_t save = pos_;
+      SkipSpace();
+      std::string rest = Upper(text_.substr(pos_, 14));
+      if (rest.rfind("WITH TIME ZONE", 0) == 0) {
+        pos_ += 14;
+        return Type::Primitive(w == "TIMESTAMP" ? TypeId::kTimestampTz : TypeId::kTime);
+      }
+      pos_ = save;
+    }
+    if (w == "DOUBLE") {
+      size_t save = pos_;
+      SkipSpace();
+      if (Upper(text_.substr(pos_, 9)) == "PRECISION") {
+        pos_ += 9;
+      } else {
+        pos_ = save;
+      }
+    }
+    if (w == "BOOLEAN" || w == "BOOL") return Type::Primitive(TypeId::kBoolean);
+    if (w == "TINYINT" || w == "SMALLINT" || w == "INTEGER" || w == "INT" || w == "UTINYINT" ||
+        w == "USMALLINT" || w == "INT4" || w == "INT2" || w == "INT1") {
+      return Type::Primitive(TypeId::kInt);
+    }
+    if (w == "BIGINT" || w == "UINTEGER" || w == "INT8" || w == "LONG") return Type::Primitive(TypeId::kLong);
+    if (w == "HUGEINT") return Type::Decimal(38, 0);
+    if (w == "FLOAT" || w == "REAL" || w == "FLOAT4") return Type::Primitive(TypeId::kFloat);
+    if (w == "DOUBLE" || w == "FLOAT8") return Type::Primitive(TypeId::kDouble);
+    if (w == "DECIMAL" || w == "NUMERIC") {
+      int p = 18, s = 3;  // DuckDB's default DECIMAL
+      if (Consume('(')) {
+        SKADE_ASSIGN_OR_RETURN(p, Number());
+        s = 0;
+        if (Consume(',')) {
+          SKADE_ASSIGN_OR_RETURN(s, Number());
+        }
+        if (!Consume(')')) return Bad("expected )");
+      }
+      if (p < 1 || p > 38 || s > p) return Bad("invalid decimal precision/scale");
+      return Type::Decimal(p, s);
+    }
+    if (w == "DATE") return Type::Primitive(TypeId::kDate);
+    if (w == "TIME") return Type::Primitive(TypeId::kTime);
+    if (w == "TIMESTAMP" || w == "DATETIME" || w == "TIMESTAMP_MS" || w == "TIMESTAMP_S" || w == "TIMESTAMP_US") {
+      return Type::Primitive(TypeId::kTimestamp);
+    }
+    if (w == "TIMESTAMPTZ") return Type::Primitive(TypeId::kTimestampTz);
+    if (w == "TIMESTAMP_NS") return Type::Primitive(TypeId::kTimestampNs);
+    if (w == "VARCHAR" || w == "TEXT" || w == "STRING" || w == "CHAR" || w == "BPCHAR" || w == "JSON") {
+      if (Consume('(')) {  // VARCHAR(n): length is not kept
+        SKADE_RETURN_IF_ERROR(Number().status());
+        if (!Consume(')')) return Bad("expected )");
+      }
+      return Type::Primitive(TypeId::kString);
+    }
+    if (w == "UUID") return Type::Primitive(TypeId::kUuid);
+    if (w == "BLOB" || w == "BYTEA" || w == "VARBINARY" || w == "BINARY") return Type::Primitive(TypeId::kBinary);
+    if (w == "ENUM") {
+      // ENUM('a', 'b'): stored as strings.
+      int depth = 0;
+      SkipSpace();
+      while (pos_ < text_.size()) {
+        char c = text_[pos_++];
+        if (c == '(') ++depth;
+        if (c == ')' && --depth == 0) break;
+      }
+      return Type::Primitive(TypeId::kString);
+    }
+    if (w == "STRUCT") {
+      if (!Consume('(')) return Bad("expected ( after STRUCT");
+      std::vector<std::pair<std::string, TypePtr>> children;
+      std::vector<int> ids;
+      do {
+        SKADE_ASSIGN_OR_RETURN(std::string name, Name());
+        ids.push_back((*next_id_)++);
+        SKADE_ASSIGN_OR_RETURN(TypePtr t, ParseType());
+        children.emplace_back(name, t);
+      } while (Consume(','));
+      if (!Consume(')')) return Bad("expected ) after STRUCT fields");
+      std::vector<NestedField> fields;
+      for (size_t i = 0; i < children.size(); ++i) {
+        fields.push_back(NestedField{ids[i], children[i].first, false, children[i].second, "", {}, {}});
+      }
+      return Type::Struct(std::move(fields));
+    }
+    if (w == "MAP") {
+      if (!Consume('(')) return Bad("expected ( after MAP");
+      int key_id = (*next_id_)++;
+      int value_id = (*next_id_)++;
+      SKADE_ASSIGN_OR_RETURN(TypePtr k, ParseType());
+      if (!Consume(',')) return Bad("expected , in MAP");
+      SKADE_ASSIGN_OR_RETURN(TypePtr v, ParseType());
+      if (!Consume(')')) return Bad("expected ) after MAP");
+      return Type::Map(key_id, k, value_id, v, false);
+    }
+    if (w == "UBIGINT" || w == "UHUGEINT") return Type::Decimal(38, 0);
+    return Bad("type " + word + " has no Iceberg equivalent");
+  }
+
+  std::string_view text_;
+  size_t pos_ = 0;
+  int* next_id_;
+};
+
+// DESCRIBE rows → schema: top-level ids 1..n first, nested ids after (as Iceberg assigns).
+Result<iceberg::SchemaPtr> FromDescribe(const std::vector<TextRow>& rows) {
+  std::vector<NestedField> fields;
+  int next_id = static_cast<int>(rows.size()) + 1;
+  int top = 1;
+  for (const TextRow& r : rows) {
+    if (r.size() < 3 || !r[0] || !r[1]) return Status::Internal("unexpected DESCRIBE row");
+    NestedField f;
+    f.id = top++;
+    f.name = *r[0];
+    SKADE_ASSIGN_OR_RETURN(f.type, IcebergTypeFromDuck(*r[1], &next_id).WithContext("column '" + f.name + "'"));
+    f.required = r[2] && *r[2] == "NO";
+    fields.push_back(std::move(f));
+  }
+  if (fields.empty()) return Status::InvalidArgument("no columns");
+  auto schema = std::make_shared<const iceberg::Schema>(0, std::move(fields));
+  SKADE_RETURN_IF_ERROR(schema->Validate());
+  return iceberg::SchemaPtr(schema);
+}
+
+}  // namespace
+
+Result<TypePtr> IcebergTypeFromDuck(std::string_view duck_type, int* next_id) {
+  return TypeParser(duck_type, next_id).ParseAll();
+}
+
+Result<iceberg::SchemaPtr> SchemaFromColumnDefinitions(Database& db, std::string_view columns_sql) {
+  // DuckDB parses the definitions: create a scratch table, describe it, drop it.
+  std::string name = QuoteIdentifier("__skade_schema_" + Uuid::NewV7().ToString());
+  SKADE_RETURN_IF_ERROR(db.Execute("CREATE TABLE " + name + " (" + std::string(columns_sql) + ")"));
+  auto rows = db.QueryRows("DESCRIBE " + name);
+  Status dropped = db.Execute("DROP TABLE " + name);
+  SKADE_RETURN_IF_ERROR(rows.status());
+  SKADE_RETURN_IF_ERROR(dropped);
+  return FromDescribe(*rows);
+}
+
+Result<iceberg::SchemaPtr> SchemaFromQuery(Database& db, std::string_view query) {
+  SKADE_ASSIGN_OR_RETURN(auto rows, db.QueryRows("DESCRIBE (" + std::string(query) + "\n)"));
+  return FromDescribe(rows);
+}
+
+}  // namespace skade::engine
