@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds the benchmark programs and runs both benchmarks (bench/RESULTS.md) on tables generated
+# Builds the benchmark programs and runs the benchmarks (bench/RESULTS.md) on tables generated
 # into a temporary folder, which is removed afterwards. Not run by ctest.
 #   bench/run.sh                       # defaults below
 #   BUILD_DIR=/work/build-bench JOBS=1 SCAN_ROWS=10000000 REPEAT=5 bench/run.sh
+#   INGEST_ROWS=10000000 INGEST_REPEAT=3 WRITERS=8 COMMITS=50 CAS_COMMITS=200 bench/run.sh
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -13,9 +14,14 @@ SCAN_FILES=${SCAN_FILES:-10}
 PLAN_FILES=${PLAN_FILES:-100000}
 PLAN_MANIFESTS=${PLAN_MANIFESTS:-1000}
 REPEAT=${REPEAT:-5}
+INGEST_ROWS=${INGEST_ROWS:-10000000}
+INGEST_REPEAT=${INGEST_REPEAT:-3}
+WRITERS=${WRITERS:-8}
+COMMITS=${COMMITS:-50}
+CAS_COMMITS=${CAS_COMMITS:-200}
 
 cmake -S "$SRC" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-ninja -C "$BUILD_DIR" -j"$JOBS" skade skade_gen_table scan_bench plan_bench
+ninja -C "$BUILD_DIR" -j"$JOBS" skade skade_gen_table scan_bench plan_bench ingest_bench
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/skade-bench.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
@@ -39,3 +45,7 @@ echo "== b) plan: $PLAN_MANIFESTS manifests, $PLAN_FILES fake data files (day(ts
 time "$SKADE" scan "$TMP/plan" --count -v
 "$BIN/plan_bench" --table "$TMP/plan" --repeat 3 --where 'id < 1000' \
   --where "ts < TIMESTAMPTZ '2020-01-11 00:00:00+00'"
+
+echo "== c) ingest: $INGEST_ROWS rows bulk (median of $INGEST_REPEAT); $WRITERS writers x $COMMITS one-row appends; catalog CAS"
+TMPDIR="$TMP" "$BIN/ingest_bench" --rows "$INGEST_ROWS" --repeat "$INGEST_REPEAT" --writers "$WRITERS" \
+  --commits "$COMMITS" --cas-commits "$CAS_COMMITS"

@@ -1,5 +1,8 @@
 #include "skade/base/uuid.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <set>
 #include <thread>
 
@@ -38,6 +41,29 @@ TEST(UuidTest, UniqueAcrossThreads) {
   std::set<Uuid> all;
   for (const auto& v : per) all.insert(v.begin(), v.end());
   EXPECT_EQ(all.size(), 20000u);
+}
+
+TEST(UuidTest, ForkedChildrenDoNotRepeatTheParent) {
+  (void)Uuid::NewV7();  // make sure the generator state exists before forking
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    Uuid child = Uuid::NewV7();
+    ssize_t n = ::write(fds[1], child.bytes.data(), child.bytes.size());
+    ::_exit(n == 16 ? 0 : 1);
+  }
+  Uuid parent = Uuid::NewV7();
+  Uuid child;
+  ASSERT_EQ(::read(fds[0], child.bytes.data(), 16), 16);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ::close(fds[0]);
+  ::close(fds[1]);
+  // Same millisecond is likely; the random bits must still differ.
+  EXPECT_NE(std::vector<uint8_t>(parent.bytes.begin() + 8, parent.bytes.end()),
+            std::vector<uint8_t>(child.bytes.begin() + 8, child.bytes.end()));
 }
 
 TEST(UuidTest, ParsesAndFormats) {

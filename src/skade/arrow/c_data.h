@@ -2,8 +2,12 @@
 // specification defines them) and RAII owners that call `release` exactly once.
 #pragma once
 
+#ifdef __cplusplus
 #include <cstdint>
 #include <utility>
+#else
+#include <stdint.h>
+#endif
 
 #ifndef ARROW_C_DATA_INTERFACE
 #define ARROW_C_DATA_INTERFACE
@@ -12,7 +16,9 @@
 #define ARROW_FLAG_NULLABLE 2
 #define ARROW_FLAG_MAP_KEYS_SORTED 4
 
+#ifdef __cplusplus
 extern "C" {
+#endif
 struct ArrowSchema {
   const char* format;
   const char* name;
@@ -37,12 +43,16 @@ struct ArrowArray {
   void (*release)(struct ArrowArray*);
   void* private_data;
 };
+#ifdef __cplusplus
 }
-#endif  // ARROW_C_DATA_INTERFACE
+#endif
+#endif  /* ARROW_C_DATA_INTERFACE */
 
 #ifndef ARROW_C_STREAM_INTERFACE
 #define ARROW_C_STREAM_INTERFACE
+#ifdef __cplusplus
 extern "C" {
+#endif
 struct ArrowArrayStream {
   int (*get_schema)(struct ArrowArrayStream*, struct ArrowSchema* out);
   int (*get_next)(struct ArrowArrayStream*, struct ArrowArray* out);
@@ -50,9 +60,12 @@ struct ArrowArrayStream {
   void (*release)(struct ArrowArrayStream*);
   void* private_data;
 };
+#ifdef __cplusplus
 }
-#endif  // ARROW_C_STREAM_INTERFACE
+#endif
+#endif /* ARROW_C_STREAM_INTERFACE */
 
+#ifdef __cplusplus
 namespace skade::arrow {
 
 // Owns one C struct and releases it on destruction. Move-only. T is ArrowSchema, ArrowArray
@@ -100,3 +113,4 @@ using ArrayHandle = Owned<ArrowArray>;
 using StreamHandle = Owned<ArrowArrayStream>;
 
 }  // namespace skade::arrow
+#endif /* __cplusplus */

@@ -1,5 +1,7 @@
 #include "skade/base/uuid.h"
 
+#include <unistd.h>
+
 #include <mutex>
 #include <random>
 
@@ -24,12 +26,18 @@ Uuid Uuid::NewV7() {
   static std::mt19937_64 rng{std::random_device{}()};
   static int64_t last_ms = 0;
   static uint16_t counter = 0;
+  static pid_t seeded_pid = ::getpid();
 
   Uuid u;
   int64_t ms = NowMillis();
   uint64_t rand_b;
   {
     std::lock_guard<std::mutex> lock(mu);
+    // A forked child inherits the generator's state: reseed so parent and child differ.
+    if (pid_t pid = ::getpid(); pid != seeded_pid) {
+      seeded_pid = pid;
+      rng.seed(std::random_device{}() ^ static_cast<uint64_t>(pid));
+    }
     if (ms <= last_ms) {
       ms = last_ms;
       if (++counter > 0x0FFF) {

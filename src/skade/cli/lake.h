@@ -15,6 +15,10 @@
 #include "skade/engine/database.h"
 #include "skade/io/file_io.h"
 
+namespace CLI {
+class App;
+}
+
 namespace skade::cli {
 
 struct Lake {
@@ -51,7 +55,29 @@ struct IngestArgs {
   std::string table;
   std::vector<std::string> files;
   std::string query;  // --sql: a DuckDB query instead of files
-  std::string mode = "append";  // append | overwrite
+  std::string mode = "append";  // append | overwrite | overwrite-partitions | upsert | delete-keys
+  std::string where;            // overwrite only the rows matching this predicate
+  std::vector<std::string> key; // upsert / delete-keys key columns (default: identifier fields)
+  bool json = false;
+};
+
+struct DeleteArgs {
+  std::string table;
+  std::string where;
+  bool json = false;
+};
+
+struct ChangesArgs {
+  std::string table;
+  int64_t from = 0;
+  std::optional<int64_t> to;
+  bool changelog = false;
+  OutputFormat format = OutputFormat::kTable;
+};
+
+struct CompactArgs {
+  std::string table;
+  int64_t small_file_bytes = 32LL << 20;
   bool json = false;
 };
 
@@ -70,6 +96,9 @@ struct ListArgs {
 int RunNs(const LakeArgs& lake, const NsArgs& args, std::ostream& out, std::ostream& err);
 int RunCreate(const LakeArgs& lake, const CreateArgs& args, std::ostream& out, std::ostream& err);
 int RunIngest(const LakeArgs& lake, const IngestArgs& args, std::ostream& out, std::ostream& err);
+int RunDelete(const LakeArgs& lake, const DeleteArgs& args, std::ostream& out, std::ostream& err);
+int RunChanges(const LakeArgs& lake, const ChangesArgs& args, std::ostream& out, std::ostream& err);
+int RunCompact(const LakeArgs& lake, const CompactArgs& args, std::ostream& out, std::ostream& err);
 int RunSql(const LakeArgs& lake, const SqlArgs& args, std::ostream& out, std::ostream& err);
 int RunTables(const LakeArgs& lake, const ListArgs& args, std::ostream& out, std::ostream& err);
 int RunSnapshots(const LakeArgs& lake, const ListArgs& args, std::ostream& out, std::ostream& err);
@@ -78,6 +107,10 @@ int RunLog(const LakeArgs& lake, const ListArgs& args, std::ostream& out, std::o
 // A table argument as a path: folders and metadata files are returned as given; anything else
 // that parses as ns.table is looked up in the lake's catalog (its current metadata file).
 Result<std::string> ResolveTableArgument(const LakeArgs& lake, const std::string& table);
+
+// Registers the table-maintenance subcommands (alter, partition, sort, props, rollback,
+// set-current, branch, tag, expire, gc); each sets *exit_code when it runs.
+void AddMaintenanceCommands(CLI::App& app, const LakeArgs& lake, int* exit_code);
 
 // Parses k=v pairs; kInvalidArgument naming a malformed one.
 Result<std::map<std::string, std::string>> ParseKeyValues(const std::vector<std::string>& items);

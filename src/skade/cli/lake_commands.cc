@@ -163,7 +163,7 @@ int RunNs(const LakeArgs& lake_args, const NsArgs& args, std::ostream& out, std:
       auto children = cat.ListNamespaces(cur);
       if (!children.ok()) return Fail(err, children.status());
       for (auto it = children->rbegin(); it != children->rend(); ++it) stack.push_back(*it);
-      if (!cur.empty()) all.push_back(cur);
+      if (!cur.empty() && !(cur == ns)) all.push_back(cur);
     }
     std::sort(all.begin(), all.end());
     if (args.json) {
@@ -228,14 +228,53 @@ int RunCreate(const LakeArgs& lake_args, const CreateArgs& args, std::ostream& o
   return 0;
 }
 
+namespace {
+
+void PrintOutcome(std::ostream& out, const catalog::TableIdent& ident, const table::CommitOutcome& o, double secs,
+                  bool json) {
+  if (json) {
+    Json j = Json::object();
+    j["table"] = ident.ToString();
+    j["snapshot_id"] = o.snapshot_id;
+    j["commit_seq"] = o.commit_seq;
+    j["operation"] = o.operation;
+    j["added_records"] = o.added_records;
+    j["added_files"] = o.added_files;
+    j["added_bytes"] = o.added_bytes;
+    j["deleted_records"] = o.deleted_records;
+    j["deleted_files"] = o.deleted_files;
+    j["attempts"] = o.attempts;
+    j["seconds"] = secs;
+    out << Dump(j) << "\n";
+    return;
+  }
+  if (o.snapshot_id == 0) {
+    out << "nothing to commit on " << ident.ToString() << "\n";
+    return;
+  }
+  char rate[64];
+  std::snprintf(rate, sizeof rate, "%.0f", secs > 0 ? static_cast<double>(o.added_records) / secs : 0.0);
+  out << o.operation << " " << ident.ToString() << ": +" << o.added_records << " rows in " << o.added_files
+      << " files (" << o.added_bytes << " bytes), -" << o.deleted_records << " rows in " << o.deleted_files
+      << " files; snapshot " << o.snapshot_id << ", commit " << o.commit_seq << ", " << rate << " rows/s\n";
+}
+
+Result<std::unique_ptr<table::Table>> OpenTable(Lake& lake, const std::string& name) {
+  SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident, catalog::TableIdent::Parse(name));
+  return table::Table::Load(*lake.catalog, *lake.io, *lake.db, ident);
+}
+
+}  // namespace
+
 int RunIngest(const LakeArgs& lake_args, const IngestArgs& args, std::ostream& out, std::ostream& err) {
   auto lake = OpenLake(lake_args);
   if (!lake.ok()) return Fail(err, lake.status());
-  auto ident = catalog::TableIdent::Parse(args.table);
-  if (!ident.ok()) return Fail(err, ident.status());
-  auto table = table::Table::Load(*lake->catalog, *lake->io, *lake->db, *ident);
+  auto table = OpenTable(*lake, args.table);
   if (!table.ok()) return Fail(err, table.status());
   engine::WriteSource source;
+  if (!args.query.empty() == !args.files.empty()) {
+    return Fail(err, Status::InvalidArgument("give input files or --sql (not both)"));
+  }
   if (!args.query.empty()) {
     Status st = ExposeTables(*lake, args.query);
     if (!st.ok()) return Fail(err, st);
@@ -245,36 +284,67 @@ int RunIngest(const LakeArgs& lake_args, const IngestArgs& args, std::ostream& o
     if (!sql.ok()) return Fail(err, sql.status());
     source.sql = *sql;
   }
+  if (!args.where.empty() && args.mode != "overwrite") {
+    return Fail(err, Status::InvalidArgument("--where applies to --mode overwrite only"));
+  }
   int64_t start = MonotonicNanos();
+  table::Table& t = **table;
   Result<table::CommitOutcome> outcome = Status::Internal("unset");
   if (args.mode == "append") {
-    outcome = (*table)->Append(source);
+    outcome = t.Append(source);
   } else if (args.mode == "overwrite") {
-    outcome = (*table)->OverwriteAll(source);
+    outcome = args.where.empty() ? t.OverwriteAll(source) : t.OverwriteWhere(args.where, source);
+  } else if (args.mode == "overwrite-partitions") {
+    outcome = t.OverwritePartitions(source);
+  } else if (args.mode == "upsert") {
+    outcome = t.Upsert(source, args.key);
+  } else if (args.mode == "delete-keys") {
+    outcome = t.DeleteKeys(source, args.key);
   } else {
     return Fail(err, Status::InvalidArgument("unknown --mode '" + args.mode + "'"));
   }
   if (!outcome.ok()) return Fail(err, outcome.status());
-  double secs = static_cast<double>(MonotonicNanos() - start) / 1e9;
-  if (args.json) {
-    Json j = Json::object();
-    j["table"] = ident->ToString();
-    j["snapshot_id"] = outcome->snapshot_id;
-    j["commit_seq"] = outcome->commit_seq;
-    j["operation"] = outcome->operation;
-    j["added_records"] = outcome->added_records;
-    j["added_files"] = outcome->added_files;
-    j["added_bytes"] = outcome->added_bytes;
-    j["deleted_records"] = outcome->deleted_records;
-    j["seconds"] = secs;
-    out << Dump(j) << "\n";
-  } else {
-    char rate[64];
-    std::snprintf(rate, sizeof rate, "%.0f", secs > 0 ? static_cast<double>(outcome->added_records) / secs : 0.0);
-    out << outcome->operation << " " << ident->ToString() << ": " << outcome->added_records << " rows in "
-        << outcome->added_files << " files (" << outcome->added_bytes << " bytes), snapshot "
-        << outcome->snapshot_id << ", commit " << outcome->commit_seq << ", " << rate << " rows/s\n";
-  }
+  PrintOutcome(out, t.ident(), *outcome, static_cast<double>(MonotonicNanos() - start) / 1e9, args.json);
+  return 0;
+}
+
+int RunDelete(const LakeArgs& lake_args, const DeleteArgs& args, std::ostream& out, std::ostream& err) {
+  auto lake = OpenLake(lake_args);
+  if (!lake.ok()) return Fail(err, lake.status());
+  auto table = OpenTable(*lake, args.table);
+  if (!table.ok()) return Fail(err, table.status());
+  int64_t start = MonotonicNanos();
+  auto outcome = (*table)->DeleteWhere(args.where);
+  if (!outcome.ok()) return Fail(err, outcome.status());
+  PrintOutcome(out, (*table)->ident(), *outcome, static_cast<double>(MonotonicNanos() - start) / 1e9, args.json);
+  return 0;
+}
+
+int RunChanges(const LakeArgs& lake_args, const ChangesArgs& args, std::ostream& out, std::ostream& err) {
+  auto lake = OpenLake(lake_args);
+  if (!lake.ok()) return Fail(err, lake.status());
+  auto table = OpenTable(*lake, args.table);
+  if (!table.ok()) return Fail(err, table.status());
+  auto sql = (*table)->ChangesSql(args.from, args.to,
+                                  args.changelog ? table::Table::ChangeMode::kChangelog
+                                                 : table::Table::ChangeMode::kAppendsOnly);
+  if (!sql.ok()) return Fail(err, sql.status());
+  auto rows = WriteQuery(*lake->db, *sql, args.format, out);
+  if (!rows.ok()) return Fail(err, rows.status());
+  return 0;
+}
+
+int RunCompact(const LakeArgs& lake_args, const CompactArgs& args, std::ostream& out, std::ostream& err) {
+  auto lake = OpenLake(lake_args);
+  if (!lake.ok()) return Fail(err, lake.status());
+  auto table = OpenTable(*lake, args.table);
+  if (!table.ok()) return Fail(err, table.status());
+  int64_t start = MonotonicNanos();
+  table::Table::CompactOptions options;
+  options.small_file_bytes = args.small_file_bytes;
+  auto outcome = (*table)->Compact(options);
+  if (!outcome.ok()) return Fail(err, outcome.status());
+  PrintOutcome(out, (*table)->ident(), *outcome, static_cast<double>(MonotonicNanos() - start) / 1e9, args.json);
   return 0;
 }
 

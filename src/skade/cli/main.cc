@@ -94,9 +94,33 @@ int main(int argc, char** argv) {
   ingest_cmd->add_option("table", ingest.table, "ns.table")->required();
   ingest_cmd->add_option("files", ingest.files, "Parquet, CSV or JSON/NDJSON files");
   ingest_cmd->add_option("--sql", ingest.query, "a DuckDB query to ingest instead of files");
-  ingest_cmd->add_option("--mode", ingest.mode, "append|overwrite")
-      ->check(CLI::IsMember({"append", "overwrite"}));
+  ingest_cmd->add_option("--mode", ingest.mode, "append|overwrite|overwrite-partitions|upsert|delete-keys")
+      ->check(CLI::IsMember({"append", "overwrite", "overwrite-partitions", "upsert", "delete-keys"}));
+  ingest_cmd->add_option("--where", ingest.where, "with --mode overwrite: replace only the rows matching this");
+  ingest_cmd->add_option("--key", ingest.key, "key columns for upsert/delete-keys (default: identifier fields)")
+      ->delimiter(',');
   ingest_cmd->add_flag("--json", ingest.json, "JSON output");
+
+  skade::cli::DeleteArgs del;
+  auto* delete_cmd = app.add_subcommand("delete", "Delete the rows matching a predicate (one commit)");
+  delete_cmd->add_option("table", del.table, "ns.table")->required();
+  delete_cmd->add_option("--where", del.where, "SQL predicate")->required();
+  delete_cmd->add_flag("--json", del.json, "JSON output");
+
+  skade::cli::ChangesArgs changes;
+  std::string changes_format = "table";
+  auto* changes_cmd = app.add_subcommand("changes", "Rows appended (or, with --changelog, changed) between snapshots");
+  changes_cmd->add_option("table", changes.table, "ns.table")->required();
+  changes_cmd->add_option("--from", changes.from, "start snapshot (exclusive)")->required();
+  changes_cmd->add_option("--to", changes.to, "end snapshot (inclusive; default current)");
+  changes_cmd->add_flag("--changelog", changes.changelog, "INSERT/DELETE rows across every kind of commit");
+  changes_cmd->add_option("--format", changes_format, "table|csv|json")->check(CLI::IsMember({"table", "csv", "json"}));
+
+  skade::cli::CompactArgs compact;
+  auto* compact_cmd = app.add_subcommand("compact", "Rewrite small files and apply delete files");
+  compact_cmd->add_option("table", compact.table, "ns.table")->required();
+  compact_cmd->add_option("--small-file-bytes", compact.small_file_bytes, "rewrite files smaller than this");
+  compact_cmd->add_flag("--json", compact.json, "JSON output");
 
   skade::cli::SqlArgs sql;
   std::string sql_format = "table";
@@ -120,7 +144,11 @@ int main(int argc, char** argv) {
   log_cmd->add_option("--limit", log.limit, "at most this many entries");
   log_cmd->add_flag("--json", log.json, "JSON output");
 
+  int maintenance_exit = -1;
+  skade::cli::AddMaintenanceCommands(app, lake, &maintenance_exit);
+
   CLI11_PARSE(app, argc, argv);
+  if (maintenance_exit >= 0) return maintenance_exit;
   scan.lake = lake;
   inspect.lake = lake;
   if (!log_level.empty()) skade::SetLogLevel(skade::ParseLogLevel(log_level));
@@ -147,6 +175,12 @@ int main(int argc, char** argv) {
   if (*ns_cmd) return skade::cli::RunNs(lake, ns, std::cout, std::cerr);
   if (*create_cmd) return skade::cli::RunCreate(lake, create, std::cout, std::cerr);
   if (*ingest_cmd) return skade::cli::RunIngest(lake, ingest, std::cout, std::cerr);
+  if (*delete_cmd) return skade::cli::RunDelete(lake, del, std::cout, std::cerr);
+  if (*changes_cmd) {
+    changes.format = FormatOf(changes_format);
+    return skade::cli::RunChanges(lake, changes, std::cout, std::cerr);
+  }
+  if (*compact_cmd) return skade::cli::RunCompact(lake, compact, std::cout, std::cerr);
   if (*sql_cmd) {
     sql.format = FormatOf(sql_format);
     return skade::cli::RunSql(lake, sql, std::cout, std::cerr);

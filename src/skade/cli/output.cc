@@ -138,9 +138,10 @@ Result<int64_t> WriteQuery(engine::Database& db, const std::string& sql, OutputF
     case OutputFormat::kJson: {
       // DuckDB renders each row as a JSON object with typed values.
       std::string json_sql = "SELECT to_json(__skade_row) FROM (" + sql + "\n) __skade_row";
-      out << "[";
+      // The header callback runs once the query has started: a query that fails to bind
+      // leaves stdout empty.
       SKADE_RETURN_IF_ERROR(db.QueryText(
-          json_sql, [](const std::vector<std::string>&) {},
+          json_sql, [&](const std::vector<std::string>&) { out << "["; },
           [&](const engine::TextRow& row) {
             out << (rows ? ",\n" : "\n") << row[0].value_or("null");
             ++rows;

@@ -192,7 +192,7 @@ Result<std::string> DuckTypeName(const Type& type) {
   }
 }
 
-Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan) {
+Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan, RowOrigin origin) {
   SKADE_ASSIGN_OR_RETURN(std::vector<ColumnDef> columns, Columns(*scan.schema));
 
   if (scan.tasks.empty()) {
@@ -202,6 +202,7 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan) {
       sql += "CAST(NULL AS " + columns[i].duck_type + ") AS " + QuoteIdentifier(columns[i].field->name);
     }
     if (columns.empty()) sql += "NULL AS \"__empty\"";
+    if (origin == RowOrigin::kExposed) sql += ", CAST(NULL AS VARCHAR) AS __skade_file, CAST(NULL AS BIGINT) AS __skade_pos";
     return sql + " WHERE false";
   }
 
@@ -327,6 +328,16 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan) {
   for (size_t i = 0; i < columns.size(); ++i) {
     if (i) visible += ", ";
     visible += "d." + QuoteIdentifier(columns[i].field->name);
+  }
+  if (origin == RowOrigin::kExposed) {
+    // Map local paths back to the stored paths manifests use.
+    std::string cases;
+    for (size_t i = 0; i < scan.tasks.size(); ++i) {
+      if (data_paths[i] == scan.tasks[i].file.file_path) continue;
+      cases += " WHEN " + QuoteString(data_paths[i]) + " THEN " + QuoteString(scan.tasks[i].file.file_path);
+    }
+    cases = cases.empty() ? "d.filename" : "CASE d.filename" + cases + " ELSE d.filename END";
+    visible += (visible.empty() ? "" : ", ") + cases + " AS __skade_file, d.file_row_number AS __skade_pos";
   }
   if (!any_deletes) {
     return "SELECT " + visible + " FROM (" + data_sql + ") d";

@@ -36,10 +36,15 @@ struct ScanQuery {
 // kNotImplemented for types DuckDB can't represent (variant, geometry, geography).
 Result<std::string> DuckTypeName(const iceberg::Type& type);
 
+// Whether the relation also exposes each row's origin: __skade_file (the data file's stored
+// path, as manifests record it) and __skade_pos (its row position in that file).
+enum class RowOrigin { kHidden, kExposed };
+
 // Builds the SQL of the whole table relation (all schema columns, deletes applied). Reads the
 // data files' footers through `db` to find files written without field ids. Errors name the
 // file (missing data file → kNotFound).
-Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan);
+Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan,
+                                  RowOrigin origin = RowOrigin::kHidden);
 
 // The table relation wrapped in SELECT columns … WHERE … LIMIT …. kInvalidArgument for an
 // unknown column.

@@ -1,5 +1,7 @@
 #include "skade/table/table.h"
 
+#include "skade/table/commit_internal.h"
+
 #include <charconv>
 #include <chrono>
 #include <random>
@@ -35,6 +37,11 @@ struct Changes {
   int64_t added_data_files = 0;
   int64_t added_records = 0;
   int64_t added_files_size = 0;
+  int64_t added_delete_files = 0;
+  int64_t added_position_delete_files = 0;
+  int64_t added_equality_delete_files = 0;
+  int64_t added_position_deletes = 0;
+  int64_t added_equality_deletes = 0;
   int64_t deleted_data_files = 0;
   int64_t deleted_records = 0;
   int64_t removed_files_size = 0;
@@ -42,6 +49,45 @@ struct Changes {
   int64_t removed_position_deletes = 0;
   int64_t removed_equality_deletes = 0;
   std::set<std::string> partitions;  // changed partitions
+
+  void Add(const DataFile& f) {
+    partitions.insert(PartitionText(f));
+    added_files_size += f.file_size_in_bytes;
+    switch (f.content) {
+      case iceberg::DataFileContent::kData:
+        ++added_data_files;
+        added_records += f.record_count;
+        break;
+      case iceberg::DataFileContent::kPositionDeletes:
+        ++added_delete_files;
+        ++added_position_delete_files;
+        added_position_deletes += f.record_count;
+        break;
+      case iceberg::DataFileContent::kEqualityDeletes:
+        ++added_delete_files;
+        ++added_equality_delete_files;
+        added_equality_deletes += f.record_count;
+        break;
+    }
+  }
+  void Remove(const DataFile& f) {
+    partitions.insert(PartitionText(f));
+    removed_files_size += f.file_size_in_bytes;
+    switch (f.content) {
+      case iceberg::DataFileContent::kData:
+        ++deleted_data_files;
+        deleted_records += f.record_count;
+        break;
+      case iceberg::DataFileContent::kPositionDeletes:
+        ++removed_delete_files;
+        removed_position_deletes += f.record_count;
+        break;
+      case iceberg::DataFileContent::kEqualityDeletes:
+        ++removed_delete_files;
+        removed_equality_deletes += f.record_count;
+        break;
+    }
+  }
 };
 
 std::vector<std::pair<std::string, std::string>> Summary(const std::string& operation, const Changes& c,
@@ -53,12 +99,17 @@ std::vector<std::pair<std::string, std::string>> Summary(const std::string& oper
   };
   add("added-data-files", c.added_data_files);
   add("deleted-data-files", c.deleted_data_files);
+  add("added-delete-files", c.added_delete_files);
+  add("added-position-delete-files", c.added_position_delete_files);
+  add("added-equality-delete-files", c.added_equality_delete_files);
+  add("removed-delete-files", c.removed_delete_files);
   add("added-records", c.added_records);
   add("deleted-records", c.deleted_records);
   add("added-files-size", c.added_files_size);
   add("removed-files-size", c.removed_files_size);
-  add("removed-delete-files", c.removed_delete_files);
+  add("added-position-deletes", c.added_position_deletes);
   add("removed-position-deletes", c.removed_position_deletes);
+  add("added-equality-deletes", c.added_equality_deletes);
   add("removed-equality-deletes", c.removed_equality_deletes);
   s.emplace_back("changed-partition-count", std::to_string(c.partitions.size()));
   auto total = [&](const char* k, int64_t delta) {
@@ -67,12 +118,14 @@ std::vector<std::pair<std::string, std::string>> Summary(const std::string& oper
   total("total-records", c.added_records - c.deleted_records);
   total("total-files-size", c.added_files_size - c.removed_files_size);
   total("total-data-files", c.added_data_files - c.deleted_data_files);
-  total("total-delete-files", -c.removed_delete_files);
-  total("total-position-deletes", -c.removed_position_deletes);
-  total("total-equality-deletes", -c.removed_equality_deletes);
+  total("total-delete-files", c.added_delete_files - c.removed_delete_files);
+  total("total-position-deletes", c.added_position_deletes - c.removed_position_deletes);
+  total("total-equality-deletes", c.added_equality_deletes - c.removed_equality_deletes);
   s.emplace_back("engine-name", "skade");
   return s;
 }
+
+}  // namespace
 
 std::string PartitionText(const DataFile& f) {
   std::string key = std::to_string(f.spec_id);
@@ -100,14 +153,15 @@ void BackOff(int attempt) {
   std::this_thread::sleep_for(std::chrono::milliseconds(dist(rng)));
 }
 
-}  // namespace
-
 int64_t NewSnapshotId() {
-  // Random positive 63-bit ids, as Iceberg writers use (UUID-derived there).
-  static thread_local std::mt19937_64 rng{std::random_device{}() ^ static_cast<uint64_t>(MonotonicNanos())};
-  int64_t id = 0;
-  while (id == 0) id = static_cast<int64_t>(rng() & 0x7FFFFFFFFFFFFFFFULL);
-  return id;
+  // Random positive 63-bit ids taken from a fresh UUIDv7's random bits (fork-safe, as
+  // Uuid::NewV7 reseeds in a forked child).
+  Uuid u = Uuid::NewV7();
+  uint64_t bits = 0;
+  for (int i = 8; i < 16; ++i) bits = (bits << 8) | u.bytes[i];
+  bits ^= static_cast<uint64_t>(u.bytes[7]) << 56;
+  int64_t id = static_cast<int64_t>(bits & 0x7FFFFFFFFFFFFFFFULL);
+  return id == 0 ? 1 : id;
 }
 
 Result<std::unique_ptr<Table>> Table::Load(catalog::Catalog& catalog, io::FileIO& io, engine::Database& db,
@@ -164,6 +218,42 @@ Result<int64_t> Table::Count(const ReadOptions& options) {
   return engine::CountRows(db_, scan, options.where_sql);
 }
 
+Result<arrow::SchemaHandle> Table::ArrowSchema() {
+  // An empty relation of the current schema: DuckDB maps the types to Arrow.
+  engine::IcebergScan empty;
+  empty.schema = metadata().CurrentSchema();
+  SKADE_ASSIGN_OR_RETURN(std::string sql, engine::BuildTableSql(db_, empty));
+  SKADE_ASSIGN_OR_RETURN(arrow::StreamHandle stream, db_.QueryArrow(sql));
+  arrow::SchemaHandle schema;
+  if (stream->get_schema(stream.get(), schema.get()) != 0) {
+    const char* e = stream->get_last_error(stream.get());
+    return Status::Internal(std::string("cannot read the scan schema: ") + (e ? e : "unknown"));
+  }
+  return schema;
+}
+
+Result<arrow::StreamHandle> Table::ScanDelta(int64_t from_snapshot, std::optional<int64_t> to_snapshot) {
+  SKADE_ASSIGN_OR_RETURN(std::string sql, ChangesSql(from_snapshot, to_snapshot, ChangeMode::kAppendsOnly));
+  return db_.QueryArrow(sql);
+}
+
+Result<CommitOutcome> Table::AppendStream(ArrowArrayStream* rows) {
+  return Append({"SELECT * FROM __skade_input", rows});
+}
+
+Result<CommitOutcome> Table::IngestFiles(const std::vector<std::string>& paths) {
+  SKADE_ASSIGN_OR_RETURN(std::string sql, engine::FileSourceSql(paths));
+  return Append({sql, nullptr});
+}
+
+Result<CommitOutcome> Table::DeleteEquality(ArrowArrayStream* keys, const std::vector<std::string>& columns) {
+  return DeleteKeys({"SELECT * FROM __skade_input", keys}, columns);
+}
+
+Result<CommitOutcome> Table::UpsertStream(ArrowArrayStream* rows, std::vector<std::string> key_columns) {
+  return Upsert({"SELECT * FROM __skade_input", rows}, std::move(key_columns));
+}
+
 Result<CommitOutcome> Table::Append(const engine::WriteSource& source) {
   return WriteAndCommit(source, Mode::kAppend);
 }
@@ -177,154 +267,184 @@ Result<CommitOutcome> Table::WriteAndCommit(const engine::WriteSource& source, M
   iceberg::SchemaPtr schema = start.CurrentSchema();
   iceberg::PartitionSpecPtr spec = start.DefaultSpec();
   if (!schema || !spec) return Status::Corruption("table metadata has no current schema or spec");
-  const std::string table_root = io::LocalPath(start.location);
-  const std::string write_id = Uuid::NewV7().ToString();
-  engine::WriteOptions wopts =
-      engine::WriteOptionsFromProperties(start.properties, io::JoinLocation(table_root, "data"));
-  wopts.file_prefix = write_id + "-";
-  SKADE_ASSIGN_OR_RETURN(engine::WriteResult written,
-                         engine::WriteDataFiles(db_, source, *schema, *spec, wopts));
+  engine::WriteOptions wopts = engine::WriteOptionsFromProperties(
+      start.properties, io::JoinLocation(io::LocalPath(start.location), "data"));
+  wopts.file_prefix = Uuid::NewV7().ToString() + "-";
+  SKADE_ASSIGN_OR_RETURN(engine::WriteResult written, engine::WriteDataFiles(db_, source, *schema, *spec, wopts));
+  std::vector<std::string> paths;
+  for (const auto& f : written.files) paths.push_back(f.file_path);
+  const int schema_id = schema->schema_id();
+  const int spec_id = spec->spec_id();
+  // The data is written once; each attempt only rebuilds metadata (appends and full replaces
+  // are rebasable onto whatever is current).
+  return CommitSnapshot([&](const iceberg::TableMetadata& base, int) -> Result<PendingSnapshot> {
+    PendingSnapshot p;
+    p.operation = mode == Mode::kAppend ? "append" : "overwrite";
+    p.added_data = written.files;
+    p.operation_files = paths;
+    p.remove_all = mode == Mode::kReplace;
+    if (mode == Mode::kReplace || base.current_schema_id != schema_id || base.default_spec_id != spec_id) {
+      // Files were written for this schema and spec.
+      p.requirements.push_back(iceberg::TableRequirement::AssertCurrentSchemaId(schema_id));
+      p.requirements.push_back(iceberg::TableRequirement::AssertDefaultSpecId(spec_id));
+    }
+    if (mode == Mode::kAppend && written.files.empty()) p.operation_files.clear();
+    return p;
+  });
+}
 
-  // Files written but never committed stay orphans (removable by gc); remove them here when
-  // the commit fails for good.
-  std::vector<std::string> written_paths;
-  for (const auto& f : written.files) written_paths.push_back(f.file_path);
-  std::vector<std::string> metadata_files;  // manifests and lists written by this operation
-  auto abandon = [&](Status st) -> Status {
-    for (const auto& p : written_paths) (void)io_.Delete(p);
-    for (const auto& p : metadata_files) (void)io_.Delete(p);
-    return st;
+Result<CommitOutcome> Table::CommitSnapshot(
+    const std::function<Result<PendingSnapshot>(const iceberg::TableMetadata& base, int attempt)>& build) {
+  const int64_t snapshot_id = NewSnapshotId();
+  const std::string write_id = Uuid::NewV7().ToString();
+  const int max_attempts = MaxCommitAttempts(metadata().properties);
+  std::vector<std::string> operation_files;
+  auto delete_all = [&](const std::vector<std::string>& files) {
+    for (const auto& f : files) (void)io_.Delete(f);
   };
 
-  const int64_t snapshot_id = NewSnapshotId();
-  const std::string metadata_dir = io::JoinLocation(table_root, "metadata");
-
-  // The new data manifest is written once; its sequence number is assigned by the manifest
-  // list at commit time, so it survives retries.
-  std::optional<ManifestFile> added_manifest;
-  Changes changes;
-  if (!written.files.empty()) {
-    iceberg::ManifestWriterOptions mo;
-    mo.format_version = std::max(2, start.format_version);
-    mo.snapshot_id = snapshot_id;
-    SKADE_ASSIGN_OR_RETURN(auto mw, iceberg::ManifestWriter::Create(schema, spec, mo));
-    for (const DataFile& f : written.files) {
-      ManifestEntry e;
-      e.status = ManifestEntryStatus::kAdded;
-      e.snapshot_id = snapshot_id;
-      e.data_file = f;
-      Status st = mw->Add(e);
-      if (!st.ok()) return abandon(st);
-      changes.partitions.insert(PartitionText(f));
-    }
-    std::string path = io::JoinLocation(metadata_dir, write_id + "-m0.avro");
-    auto out = mw->Finish(path);
-    if (!out.ok()) return abandon(out.status());
-    Status st = io_.CreateExclusive(path, out->bytes);
-    if (!st.ok()) return abandon(st);
-    metadata_files.push_back(path);
-    added_manifest = out->manifest;
-  }
-  changes.added_data_files = static_cast<int64_t>(written.files.size());
-  changes.added_records = written.records;
-  changes.added_files_size = written.bytes;
-
-  CommitOutcome outcome;
-  const int max_attempts = MaxCommitAttempts(start.properties);
   for (int attempt = 1; attempt <= max_attempts; ++attempt) {
     if (attempt > 1) {
       BackOff(attempt);
       Status st = Refresh();
-      if (!st.ok()) return abandon(st);
-    }
-    const iceberg::TableMetadata& base = metadata();
-    const iceberg::Snapshot* parent = base.CurrentSnapshot();
-    iceberg::ScanPlanner planner(io_, base);
-    std::vector<ManifestFile> manifests;
-    if (added_manifest) manifests.push_back(*added_manifest);
-    Changes c = changes;
-    std::string operation = "append";
-    if (parent != nullptr) {
-      auto base_manifests = planner.LoadManifests(*parent);
-      if (!base_manifests.ok()) return abandon(base_manifests.status());
-      if (mode == Mode::kAppend) {
-        manifests.insert(manifests.end(), base_manifests->begin(), base_manifests->end());
-      } else {
-        // Replace: every live file of the parent is recorded as DELETED in this snapshot.
-        operation = "overwrite";
-        std::map<int, std::unique_ptr<iceberg::ManifestWriter>> deleted_writers;
-        for (const ManifestFile& m : *base_manifests) {
-          auto reader = iceberg::ManifestReader::Open(io_, m.manifest_path, m);
-          if (!reader.ok()) return abandon(reader.status());
-          while (true) {
-            auto entry = (*reader)->Next();
-            if (!entry.ok()) return abandon(entry.status());
-            if (!*entry) break;
-            ManifestEntry e = std::move(**entry);
-            if (e.status == ManifestEntryStatus::kDeleted) continue;
-            const DataFile& f = e.data_file;
-            if (f.content == iceberg::DataFileContent::kData) {
-              ++c.deleted_data_files;
-              c.deleted_records += f.record_count;
-            } else {
-              ++c.removed_delete_files;
-              if (f.content == iceberg::DataFileContent::kPositionDeletes) {
-                c.removed_position_deletes += f.record_count;
-              } else {
-                c.removed_equality_deletes += f.record_count;
-              }
-            }
-            c.removed_files_size += f.file_size_in_bytes;
-            c.partitions.insert(PartitionText(f));
-            int key = m.partition_spec_id * 2 + (m.content == iceberg::ManifestContent::kDeletes ? 1 : 0);
-            auto& w = deleted_writers[key];
-            if (!w) {
-              iceberg::ManifestWriterOptions mo;
-              mo.format_version = std::max(2, base.format_version);
-              mo.snapshot_id = snapshot_id;
-              mo.content = m.content;
-              iceberg::PartitionSpecPtr mspec = base.SpecById(m.partition_spec_id);
-              if (!mspec) return abandon(Status::Corruption("unknown partition spec " + std::to_string(m.partition_spec_id)));
-              auto created = iceberg::ManifestWriter::Create(base.CurrentSchema(), mspec, mo);
-              if (!created.ok()) return abandon(created.status());
-              w = std::move(created).value();
-            }
-            e.status = ManifestEntryStatus::kDeleted;
-            e.snapshot_id = snapshot_id;
-            Status st = w->Add(e);
-            if (!st.ok()) return abandon(st);
-          }
-        }
-        int index = 1;
-        for (auto& [key, w] : deleted_writers) {
-          std::string path = io::JoinLocation(
-              metadata_dir, write_id + "-a" + std::to_string(attempt) + "-d" + std::to_string(index++) + ".avro");
-          auto out = w->Finish(path);
-          if (!out.ok()) return abandon(out.status());
-          Status st = io_.CreateExclusive(path, out->bytes);
-          if (!st.ok()) return abandon(st);
-          metadata_files.push_back(path);
-          manifests.push_back(out->manifest);
-        }
+      if (!st.ok()) {
+        delete_all(operation_files);
+        return st;
       }
     }
-    if (mode == Mode::kReplace && parent == nullptr) operation = "overwrite";
+    const iceberg::TableMetadata& base = metadata();
+    auto built = build(base, attempt);
+    if (!built.ok()) {
+      delete_all(operation_files);
+      return built.status();
+    }
+    PendingSnapshot pending = std::move(built).value();
+    operation_files = pending.operation_files;
+    std::vector<std::string> attempt_files = pending.attempt_files;
+    auto fail = [&](Status st) -> Status {
+      delete_all(attempt_files);
+      delete_all(operation_files);
+      return st;
+    };
+    if (pending.empty()) {
+      delete_all(attempt_files);
+      CommitOutcome nothing;
+      nothing.operation = pending.operation;
+      nothing.attempts = attempt;
+      return nothing;
+    }
+
+    const iceberg::Snapshot* parent = base.CurrentSnapshot();
+    const std::string metadata_dir = io::JoinLocation(io::LocalPath(base.location), "metadata");
+    const int format = std::max(2, base.format_version);
+    iceberg::SchemaPtr schema = base.CurrentSchema();
+    Changes changes;
+    std::vector<ManifestFile> manifests;
+    int manifest_index = 0;
+    auto manifest_path = [&]() {
+      return io::JoinLocation(metadata_dir, write_id + "-a" + std::to_string(attempt) + "-m" +
+                                                std::to_string(manifest_index++) + ".avro");
+    };
+    // Writes one manifest of `entries` (all of one spec and one content kind).
+    auto write_manifest = [&](int spec_id, iceberg::ManifestContent content,
+                              const std::vector<ManifestEntry>& entries) -> Status {
+      iceberg::PartitionSpecPtr mspec = base.SpecById(spec_id);
+      if (!mspec) return Status::Corruption("unknown partition spec " + std::to_string(spec_id));
+      iceberg::ManifestWriterOptions mo;
+      mo.format_version = format;
+      mo.snapshot_id = snapshot_id;
+      mo.content = content;
+      SKADE_ASSIGN_OR_RETURN(auto w, iceberg::ManifestWriter::Create(schema, mspec, mo));
+      for (const ManifestEntry& e : entries) SKADE_RETURN_IF_ERROR(w->Add(e));
+      std::string path = manifest_path();
+      SKADE_ASSIGN_OR_RETURN(auto out, w->Finish(path));
+      SKADE_RETURN_IF_ERROR(io_.CreateExclusive(path, out.bytes));
+      attempt_files.push_back(path);
+      manifests.push_back(out.manifest);
+      return Status::Ok();
+    };
+
+    // New files, one manifest per (spec, content).
+    std::map<std::pair<int, int>, std::vector<ManifestEntry>> added;
+    for (const auto* list : {&pending.added_data, &pending.added_deletes}) {
+      for (const DataFile& f : *list) {
+        ManifestEntry e;
+        e.status = ManifestEntryStatus::kAdded;
+        e.snapshot_id = snapshot_id;
+        e.data_file = f;
+        changes.Add(f);
+        bool is_delete = f.content != iceberg::DataFileContent::kData;
+        added[{f.spec_id, is_delete ? 1 : 0}].push_back(std::move(e));
+      }
+    }
+    for (auto& [key, entries] : added) {
+      Status st = write_manifest(key.first, key.second ? iceberg::ManifestContent::kDeletes
+                                                       : iceberg::ManifestContent::kData,
+                                 entries);
+      if (!st.ok()) return fail(st);
+    }
+
+    // Existing manifests: kept as they are unless they hold a removed file, then rewritten with
+    // that entry DELETED (kept for incremental readers) and the others EXISTING.
+    std::set<std::string> still_to_remove = pending.removed_files;
+    if (parent != nullptr) {
+      iceberg::ScanPlanner planner(io_, base);
+      auto base_manifests = planner.LoadManifests(*parent);
+      if (!base_manifests.ok()) return fail(base_manifests.status());
+      for (const ManifestFile& m : *base_manifests) {
+        if (!pending.remove_all && pending.removed_files.empty()) {
+          manifests.push_back(m);
+          continue;
+        }
+        auto reader = iceberg::ManifestReader::Open(io_, m.manifest_path, m);
+        if (!reader.ok()) return fail(reader.status());
+        std::vector<ManifestEntry> entries;
+        bool touched = false;
+        while (true) {
+          auto entry = (*reader)->Next();
+          if (!entry.ok()) return fail(entry.status());
+          if (!*entry) break;
+          ManifestEntry e = std::move(**entry);
+          if (e.status == ManifestEntryStatus::kDeleted) continue;  // deleted in an older snapshot
+          bool removed = pending.remove_all || pending.removed_files.count(e.data_file.file_path) > 0;
+          if (removed) {
+            touched = true;
+            still_to_remove.erase(e.data_file.file_path);
+            changes.Remove(e.data_file);
+            e.status = ManifestEntryStatus::kDeleted;
+            e.snapshot_id = snapshot_id;
+          } else {
+            e.status = ManifestEntryStatus::kExisting;
+          }
+          entries.push_back(std::move(e));
+        }
+        if (!touched) {
+          manifests.push_back(m);
+          continue;
+        }
+        Status st = write_manifest(m.partition_spec_id, m.content, entries);
+        if (!st.ok()) return fail(st);
+      }
+    }
+    if (!still_to_remove.empty()) {
+      // The builder saw a file that the base no longer has: someone removed it concurrently.
+      return fail(Status::Conflict("file '" + *still_to_remove.begin() + "' was removed by a concurrent commit"));
+    }
 
     iceberg::Snapshot snap;
     snap.snapshot_id = snapshot_id;
     if (parent) snap.parent_snapshot_id = parent->snapshot_id;
     snap.sequence_number = base.last_sequence_number + 1;
     snap.timestamp_ms = std::max(NowMillis(), base.last_updated_ms);
-    snap.schema_id = schema->schema_id();
-    snap.summary = Summary(operation, c, parent);
+    snap.schema_id = base.current_schema_id;
+    snap.summary = Summary(pending.operation, changes, parent);
     std::string list_path = io::JoinLocation(
         metadata_dir, "snap-" + std::to_string(snapshot_id) + "-" + std::to_string(attempt) + "-" + write_id + ".avro");
-    auto list = iceberg::WriteManifestList(std::max(2, base.format_version), snapshot_id,
-                                           snap.parent_snapshot_id, snap.sequence_number, manifests);
-    if (!list.ok()) return abandon(list.status());
+    auto list = iceberg::WriteManifestList(format, snapshot_id, snap.parent_snapshot_id, snap.sequence_number, manifests);
+    if (!list.ok()) return fail(list.status());
     Status st = io_.CreateExclusive(list_path, *list);
-    if (!st.ok()) return abandon(st);
-    metadata_files.push_back(list_path);
+    if (!st.ok()) return fail(st);
+    attempt_files.push_back(list_path);
     snap.manifest_list = list_path;
 
     catalog::TableCommit commit;
@@ -332,47 +452,36 @@ Result<CommitOutcome> Table::WriteAndCommit(const engine::WriteSource& source, M
     commit.requirements.push_back(iceberg::TableRequirement::AssertTableUuid(base.table_uuid));
     commit.requirements.push_back(iceberg::TableRequirement::AssertRefSnapshotId(
         "main", parent ? std::optional<int64_t>(parent->snapshot_id) : std::nullopt));
-    if (mode == Mode::kReplace) {
-      // The written files follow the current schema and spec.
-      commit.requirements.push_back(iceberg::TableRequirement::AssertCurrentSchemaId(schema->schema_id()));
-      commit.requirements.push_back(iceberg::TableRequirement::AssertDefaultSpecId(spec->spec_id()));
-    }
+    for (const auto& r : pending.requirements) commit.requirements.push_back(r);
     commit.updates.push_back(iceberg::TableUpdate::AddSnapshot(snap));
     commit.updates.push_back(iceberg::TableUpdate::SetBranch("main", snapshot_id));
     auto result = catalog_.CommitTable(commit);
     if (result.ok()) {
       state_ = result->table;
+      CommitOutcome outcome;
       outcome.snapshot_id = snapshot_id;
       outcome.sequence_number = snap.sequence_number;
       outcome.commit_seq = result->commit_seq;
-      outcome.operation = operation;
-      outcome.added_records = c.added_records;
-      outcome.added_files = c.added_data_files;
-      outcome.added_bytes = c.added_files_size;
-      outcome.deleted_records = c.deleted_records;
-      outcome.deleted_files = c.deleted_data_files;
+      outcome.operation = pending.operation;
+      outcome.added_records = changes.added_records;
+      outcome.added_files = changes.added_data_files;
+      outcome.added_bytes = changes.added_files_size;
+      outcome.deleted_records = changes.deleted_records;
+      outcome.deleted_files = changes.deleted_data_files;
       outcome.attempts = attempt;
       return outcome;
     }
-    // This attempt's manifest list is dead either way.
-    (void)io_.Delete(list_path);
-    metadata_files.pop_back();
+    if (result.status().code() == StatusCode::kCommitUnknown) return result.status();  // keep files
+    delete_all(attempt_files);
     if (result.status().code() != StatusCode::kConflict) {
-      if (result.status().code() == StatusCode::kCommitUnknown) return result.status();  // keep files
-      return abandon(result.status());
+      delete_all(operation_files);
+      return result.status();
     }
     SKADE_LOG_INFO("commit to {} conflicted (attempt {}); retrying", state_.ident.ToString(), attempt);
-    if (mode == Mode::kReplace) {
-      // A replace is rebased too: it replaces whatever is current now. Drop this attempt's
-      // deleted-entry manifests; the next attempt rewrites them from the new parent.
-      while (metadata_files.size() > (added_manifest ? 1u : 0u)) {
-        (void)io_.Delete(metadata_files.back());
-        metadata_files.pop_back();
-      }
-    }
   }
-  return abandon(Status::Conflict("gave up committing to " + state_.ident.ToString() + " after " +
-                                  std::to_string(max_attempts) + " conflicting attempts"));
+  delete_all(operation_files);
+  return Status::Conflict("gave up committing to " + state_.ident.ToString() + " after " +
+                          std::to_string(max_attempts) + " conflicting attempts");
 }
 
 }  // namespace skade::table

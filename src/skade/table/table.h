@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,8 +19,11 @@
 #include "skade/engine/iceberg_scan.h"
 #include "skade/iceberg/scan.h"
 #include "skade/io/file_io.h"
+#include "skade/table/interfaces.h"
 
 namespace skade::table {
+
+struct PendingSnapshot;  // commit_internal.h
 
 // What to read.
 struct ReadOptions {
@@ -26,6 +31,57 @@ struct ReadOptions {
   std::vector<std::string> columns;  // empty = all
   std::string where_sql;             // DuckDB predicate; prunes files where Iceberg can
   std::optional<int64_t> limit;
+};
+
+// One schema change (Iceberg schema evolution; columns by dotted name, nested too).
+struct SchemaChange {
+  enum class Kind {
+    kAddColumn,      // column (parent.path.name), type, doc, default_json (initial-default)
+    kDropColumn,     // column
+    kRenameColumn,   // column → new_name (same parent)
+    kUpdateType,     // column → type (a promotion the spec allows)
+    kMakeOptional,   // column
+    kMoveFirst,      // column
+    kMoveBefore,     // column before reference (same parent)
+    kMoveAfter,      // column after reference
+    kSetDoc,         // column, doc
+    kSetIdentifierFields,  // identifier_fields (top-level or struct-nested primitive columns)
+  };
+  Kind kind = Kind::kAddColumn;
+  std::string column;
+  std::string type;       // DuckDB type syntax ("BIGINT", "DECIMAL(12,2)", "STRUCT(a INTEGER)")
+  std::string new_name;
+  std::string reference;
+  std::string doc;
+  std::optional<std::string> default_json;  // single-value JSON of the initial default
+  std::vector<std::string> identifier_fields;
+};
+
+struct ExpireOptions {
+  // Expire snapshots older than this (default: table property history.expire.max-snapshot-age-ms,
+  // else now - 5 days).
+  std::optional<int64_t> older_than_ms;
+  // Always keep this many most recent ancestors of each branch (default: table property
+  // history.expire.min-snapshots-to-keep, else 1; a ref's own min-snapshots-to-keep wins).
+  std::optional<int> retain_last;
+  bool delete_files = true;  // remove files no longer referenced
+  bool dry_run = false;      // report what would be expired/deleted; commit and delete nothing
+};
+
+struct ExpireResult {
+  std::vector<int64_t> expired_snapshot_ids;
+  int64_t deleted_data_files = 0;
+  int64_t deleted_delete_files = 0;
+  int64_t deleted_manifests = 0;
+  int64_t deleted_manifest_lists = 0;
+  int64_t deleted_statistics_files = 0;
+  std::vector<std::string> deleted_files;  // every file deleted (or, in a dry run, to delete)
+  int64_t commit_seq = 0;                  // 0 when nothing was committed
+};
+
+struct OrphanResult {
+  std::vector<std::string> orphans;  // files under the table location no metadata references
+  bool deleted = false;
 };
 
 // What a commit produced.
@@ -45,7 +101,7 @@ struct CommitOutcome {
 // Not thread-safe (one writer per Table object; concurrent writers use separate objects and
 // the catalog's optimistic concurrency). The catalog, FileIO and Database are borrowed and
 // must outlive the table.
-class Table {
+class Table : public IcebergSource, public IcebergSink {
  public:
   static Result<std::unique_ptr<Table>> Load(catalog::Catalog& catalog, io::FileIO& io,
                                              engine::Database& db, const catalog::TableIdent& ident);
@@ -70,6 +126,81 @@ class Table {
   // Replaces the whole table content with the source in one snapshot ("overwrite").
   Result<CommitOutcome> OverwriteAll(const engine::WriteSource& source);
 
+  // --- Row-level operations (table/row_operations.cc). Each is one snapshot. ---
+
+  // Deletes the rows for which `where_sql` is true: files where every live row matches are
+  // dropped; other files are rewritten without those rows (copy-on-write), or get a position
+  // delete file when the table property write.delete.mode is merge-on-read. Re-planned and
+  // re-applied on conflict. A delete that matches nothing commits nothing (snapshot_id 0).
+  Result<CommitOutcome> DeleteWhere(const std::string& where_sql);
+  // Replaces the rows matching `where_sql` with the source rows, atomically ("overwrite").
+  Result<CommitOutcome> OverwriteWhere(const std::string& where_sql, const engine::WriteSource& source);
+  // Dynamic partition overwrite: every partition the source writes to is replaced.
+  Result<CommitOutcome> OverwritePartitions(const engine::WriteSource& source);
+  // Equality deletes: removes every row whose `key_columns` equal a row of `keys`. Key columns
+  // must include the partition source columns (so each key has one partition).
+  Result<CommitOutcome> DeleteKeys(const engine::WriteSource& keys, const std::vector<std::string>& key_columns);
+  // CDC upsert on `key_columns` (default: the schema's identifier fields): equality deletes for
+  // the source's keys plus the source rows, in one snapshot. kInvalidArgument for duplicate
+  // keys within the source.
+  Result<CommitOutcome> Upsert(const engine::WriteSource& source, std::vector<std::string> key_columns);
+
+  enum class ChangeMode { kAppendsOnly, kChangelog };
+  // SQL of the rows that changed between `from_snapshot` (exclusive) and `to_snapshot`
+  // (inclusive; default the current snapshot), following the parent chain. kAppendsOnly:
+  // the appended rows; kInvalidArgument when the range holds an overwrite or delete.
+  // kChangelog: every column plus _change_type ('INSERT'/'DELETE'), _change_ordinal (position
+  // of the snapshot in the range) and _commit_snapshot_id.
+  Result<std::string> ChangesSql(int64_t from_snapshot, std::optional<int64_t> to_snapshot, ChangeMode mode);
+
+  struct CompactOptions {
+    int64_t small_file_bytes = 32LL << 20;  // files below this size are rewritten
+    bool apply_deletes = true;              // also rewrite files that have delete files
+  };
+  // Rewrites small files (and files with deletes) into target-size files, dropping the
+  // delete files that no longer apply ("replace"; no row changes).
+  Result<CommitOutcome> Compact(const CompactOptions& options);
+
+  // --- Metadata operations (table/evolution.cc, table/maintenance.cc). Each is one commit. ---
+
+  // Applies the schema changes in order as one new schema (kInvalidArgument for an unknown
+  // column, a disallowed type change, a name clash, dropping an identifier column…).
+  Result<CommitOutcome> UpdateSchema(const std::vector<SchemaChange>& changes);
+  // Makes a new default partition spec from the text form ("day(ts), bucket(16, id)"; empty =
+  // unpartitioned), keeping field ids of fields that stay (spec evolution).
+  Result<CommitOutcome> UpdatePartitionSpec(const std::string& partition_by);
+  // Sets the default sort order ("id ASC NULLS FIRST, day(ts) DESC"; empty = unsorted).
+  Result<CommitOutcome> UpdateSortOrder(const std::string& sort_by);
+  Result<CommitOutcome> UpdateProperties(const std::map<std::string, std::string>& set,
+                                         const std::vector<std::string>& unset);
+  // Moves main back to an ancestor of the current snapshot (kInvalidArgument otherwise).
+  Result<CommitOutcome> Rollback(int64_t snapshot_id);
+  // Moves main to any snapshot of the table.
+  Result<CommitOutcome> SetCurrentSnapshot(int64_t snapshot_id);
+  // Branches and tags (snapshot defaults to the current one). kAlreadyExists / kNotFound.
+  Result<CommitOutcome> CreateBranch(const std::string& name, std::optional<int64_t> snapshot_id);
+  Result<CommitOutcome> CreateTag(const std::string& name, std::optional<int64_t> snapshot_id);
+  Result<CommitOutcome> DropRef(const std::string& name);
+  // Expires snapshots (never those referenced by branches/tags or the newest retain_last of
+  // main) and, if asked, deletes data/delete files, manifests and manifest lists that no
+  // remaining snapshot references.
+  Result<ExpireResult> ExpireSnapshots(const ExpireOptions& options);
+  // Files under the table location not referenced by any snapshot's metadata, written before
+  // `older_than_ms` (so in-flight writes are safe); deletes them unless dry_run.
+  enum class OrphanMode { kDryRun, kDelete };
+  Result<OrphanResult> RemoveOrphanFiles(int64_t older_than_ms, OrphanMode mode);
+
+  // --- IcebergSource / IcebergSink (interfaces.h) ---
+  std::string name() const override { return state_.ident.ToString(); }
+  Result<arrow::SchemaHandle> ArrowSchema() override;
+  std::optional<int64_t> CurrentSnapshotId() const override { return metadata().current_snapshot_id; }
+  Result<arrow::StreamHandle> Scan(const ReadOptions& options) override { return Read(options); }
+  Result<arrow::StreamHandle> ScanDelta(int64_t from_snapshot, std::optional<int64_t> to_snapshot) override;
+  Result<CommitOutcome> AppendStream(ArrowArrayStream* rows) override;
+  Result<CommitOutcome> IngestFiles(const std::vector<std::string>& paths) override;
+  Result<CommitOutcome> DeleteEquality(ArrowArrayStream* keys, const std::vector<std::string>& columns) override;
+  Result<CommitOutcome> UpsertStream(ArrowArrayStream* rows, std::vector<std::string> key_columns) override;
+
   // Commit attempts for rebasable operations unless the table property
   // commit.retry.num-retries says otherwise (attempts = retries + 1).
   static constexpr int kMaxAttempts = 30;
@@ -78,8 +209,24 @@ class Table {
   Table(catalog::Catalog& catalog, io::FileIO& io, engine::Database& db, catalog::TableState state)
       : catalog_(catalog), io_(io), db_(db), state_(std::move(state)) {}
 
+  // A metadata-only commit (table/maintenance.cc): `build` turns the current metadata into
+  // requirements + updates; on kConflict the table is reloaded and `build` runs again.
+  struct MetadataCommit {
+    std::vector<iceberg::TableRequirement> requirements;
+    std::vector<iceberg::TableUpdate> updates;
+  };
+  using MetadataCommitBuilder = std::function<Result<MetadataCommit>(const iceberg::TableMetadata&)>;
+  Result<CommitOutcome> CommitMetadata(const std::string& operation, const MetadataCommitBuilder& build);
+
   enum class Mode { kAppend, kReplace };
   Result<CommitOutcome> WriteAndCommit(const engine::WriteSource& source, Mode mode);
+  enum class KeyedWrite { kDeleteOnly, kUpsert };
+  Result<CommitOutcome> WriteKeyed(const engine::WriteSource& source, std::vector<std::string> key_columns,
+                                   KeyedWrite kind);
+  // Commits one snapshot built by `build` from the current metadata, retrying on conflicts
+  // with backoff (build runs again on fresh metadata; see commit_internal.h).
+  Result<CommitOutcome> CommitSnapshot(
+      const std::function<Result<PendingSnapshot>(const iceberg::TableMetadata& base, int attempt)>& build);
 
   catalog::Catalog& catalog_;
   io::FileIO& io_;

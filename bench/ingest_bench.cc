@@ -1,0 +1,393 @@
+// ingest_bench: the write path against baselines measured in the same run and process.
+//  a) bulk: Table::Append of a generated 10-column Parquet file (read_parquet) into a table on
+//     a SQLite catalog vs DuckDB alone copying the same rows to one zstd Parquet file.
+//  b) small appends: W writer threads each committing C one-row appends, group commit on and
+//     off, on one shared table and on one table per writer; beside it the raw catalog
+//     compare-and-swap rate (CommitTable with a trivial set-properties update).
+// Prints per-repetition times, medians and ratios; see bench/RESULTS.md.
+//   ingest_bench [--rows 10000000] [--repeat 3] [--writers 8] [--commits 50] [--cas-commits 200]
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/bench_util.h"
+#include "bench/table_generator.h"
+#include "skade/catalog/sql_catalog.h"
+#include "skade/engine/database.h"
+#include "skade/engine/schema_convert.h"
+#include "skade/io/file_io.h"
+#include "skade/table/table.h"
+
+namespace skade::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Catalog {
+  std::unique_ptr<io::FileIO> io;
+  std::unique_ptr<catalog::Catalog> catalog;
+};
+
+// A SQLite catalog in `dir` (created) with namespace "bench".
+Result<Catalog> OpenCatalog(const std::string& dir, bool group_commit) {
+  Catalog c;
+  c.io = io::MakeLocalFileIO();
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Status::IoError("cannot create " + dir + ": " + ec.message());
+  catalog::SqlCatalogOptions o;
+  o.uri = "sqlite://" + dir + "/catalog.db";
+  o.warehouse = dir + "/warehouse";
+  o.group_commit = group_commit;
+  SKADE_ASSIGN_OR_RETURN(c.catalog, catalog::OpenSqlCatalog(o, *c.io));
+  SKADE_RETURN_IF_ERROR(c.catalog->CreateNamespace(*catalog::Namespace::Parse("bench"), {}));
+  return c;
+}
+
+Result<catalog::TableIdent> CreateTable(catalog::Catalog& cat, const std::string& name, iceberg::SchemaPtr schema,
+                                        iceberg::PartitionSpecPtr spec) {
+  SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident, catalog::TableIdent::Parse("bench." + name));
+  catalog::CreateTableRequest req;
+  req.schema = std::move(schema);
+  req.spec = std::move(spec);
+  req.properties["write.parquet.compression-codec"] = "zstd";  // as `skade create` sets it
+  SKADE_RETURN_IF_ERROR(cat.CreateTable(ident, req).status());
+  return ident;
+}
+
+// Waits until all `n` threads arrived, then lets them go together.
+class StartLine {
+ public:
+  explicit StartLine(int n) : waiting_(n) {}
+  void ArriveAndWait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (--waiting_ == 0) {
+      start_ = NowSeconds();
+      cv_.notify_all();
+      return;
+    }
+    cv_.wait(lock, [this] { return waiting_ == 0; });
+  }
+  double start() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return start_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int waiting_;
+  double start_ = 0;
+};
+
+// ---------------------------------------------------------------- a) bulk ingest
+
+int RunBulk(engine::Database& db, const std::string& dir, int64_t rows, int repeat) {
+  auto columns = GeneratedColumns(10, rows);
+  std::string source = dir + "/source.parquet";
+  double t0 = NowSeconds();
+  Status st = db.Execute("COPY (" + GeneratedRowsSql(columns, 0, rows) + ") TO " + engine::QuoteString(source) +
+                         " (FORMAT parquet, COMPRESSION zstd)");
+  if (!st.ok()) {
+    std::cerr << "ingest_bench: " << st.ToString() << "\n";
+    return 1;
+  }
+  std::cout << "source: " << rows << " rows, 10 columns, " << fs::file_size(source) << " bytes zstd, written in "
+            << NowSeconds() - t0 << " s\n";
+
+  auto cat = OpenCatalog(dir + "/bulk", true);
+  if (!cat.ok()) {
+    std::cerr << "ingest_bench: " << cat.status().ToString() << "\n";
+    return 1;
+  }
+  iceberg::SchemaPtr schema = GeneratedSchema(columns);
+  auto spec = GeneratedSpec(*schema, PartitionMode::kNone);
+  if (!spec.ok()) {
+    std::cerr << "ingest_bench: " << spec.status().ToString() << "\n";
+    return 1;
+  }
+  const std::string read_source = "SELECT * FROM read_parquet(" + engine::QuoteString(source) + ")";
+  std::vector<double> base_times, skade_times;
+  bool all_ok = true;
+  for (int rep = 0; rep < repeat; ++rep) {
+    double base_s = 0, skade_s = 0;
+    int64_t base_bytes = 0;
+    table::CommitOutcome outcome;
+    auto baseline = [&]() -> Status {
+      std::string out = dir + "/baseline-" + std::to_string(rep) + ".parquet";
+      double start = NowSeconds();
+      SKADE_RETURN_IF_ERROR(db.Execute("COPY (" + read_source + ") TO " + engine::QuoteString(out) +
+                                       " (FORMAT parquet, COMPRESSION zstd)"));
+      base_s = NowSeconds() - start;
+      base_bytes = static_cast<int64_t>(fs::file_size(out));
+      fs::remove(out);
+      return Status::Ok();
+    };
+    auto skade = [&]() -> Status {
+      // A fresh table per repetition, so every append starts from the same state.
+      SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident,
+                             CreateTable(*cat->catalog, "bulk_" + std::to_string(rep), schema, *spec));
+      double start = NowSeconds();
+      SKADE_ASSIGN_OR_RETURN(auto t, table::Table::Load(*cat->catalog, *cat->io, db, ident));
+      SKADE_ASSIGN_OR_RETURN(outcome, t->Append({read_source, nullptr}));
+      skade_s = NowSeconds() - start;
+      SKADE_ASSIGN_OR_RETURN(int64_t count, t->Count({}));
+      if (count != rows || outcome.added_records != rows) {
+        return Status::Internal("skade table holds " + std::to_string(count) + " rows, expected " +
+                                std::to_string(rows));
+      }
+      // Free the disk for the next repetition (the catalog keeps the entry; nothing reads it).
+      fs::remove_all(t->metadata().location + "/data");
+      return Status::Ok();
+    };
+    // Alternate the order so that page-cache and frequency effects hit both sides.
+    Status a = rep % 2 == 0 ? baseline() : skade();
+    Status b = a.ok() ? (rep % 2 == 0 ? skade() : baseline()) : Status::Ok();
+    if (!a.ok() || !b.ok()) {
+      std::cerr << "ingest_bench: " << (a.ok() ? b : a).ToString() << "\n";
+      return 1;
+    }
+    base_times.push_back(base_s);
+    skade_times.push_back(skade_s);
+    std::cout << "  [bulk] rep " << rep << ": baseline " << base_s << " s (" << base_bytes << " bytes), skade "
+              << skade_s << " s (" << outcome.added_files << " files, " << outcome.added_bytes << " bytes, "
+              << outcome.attempts << " attempt)\n";
+  }
+  double bm = Median(base_times), sm = Median(skade_times);
+  std::cout << "bulk ingest " << rows << " rows: median baseline " << bm << " s, median skade " << sm
+            << " s, ratio baseline/skade = " << (sm > 0 ? bm / sm : 0) << " (" << (sm > 0 ? rows / sm / 1e6 : 0)
+            << " M rows/s)\n";
+  fs::remove(source);
+  return all_ok ? 0 : 2;
+}
+
+// ---------------------------------------------------------------- b) small appends
+
+struct SmallResult {
+  int64_t committed = 0;
+  int64_t failed = 0;
+  int64_t attempts = 0;
+  double seconds = 0;
+  std::vector<double> latencies;
+};
+
+// `writers` threads, each appending `commits` one-row batches; one table, or one per writer.
+Result<SmallResult> RunSmallAppends(engine::Database& db, const std::string& dir, bool group_commit,
+                                    bool table_per_writer, int writers, int commits) {
+  SKADE_ASSIGN_OR_RETURN(Catalog cat, OpenCatalog(dir, group_commit));
+  SKADE_ASSIGN_OR_RETURN(iceberg::SchemaPtr schema, engine::SchemaFromColumnDefinitions(db, "w INTEGER, c BIGINT"));
+  SKADE_ASSIGN_OR_RETURN(iceberg::PartitionSpecPtr spec, iceberg::ParsePartitionSpec("", *schema, 0));
+  std::vector<catalog::TableIdent> idents;
+  for (int w = 0; w < (table_per_writer ? writers : 1); ++w) {
+    SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident, CreateTable(*cat.catalog, "t" + std::to_string(w), schema, spec));
+    idents.push_back(ident);
+  }
+  SmallResult result;
+  std::mutex mu;
+  std::vector<Status> errors;
+  StartLine start_line(writers);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < writers; ++w) {
+    threads.emplace_back([&, w] {
+      auto t = table::Table::Load(*cat.catalog, *cat.io, db, idents[table_per_writer ? w : 0]);
+      start_line.ArriveAndWait();
+      if (!t.ok()) {
+        std::lock_guard<std::mutex> lock(mu);
+        errors.push_back(t.status());
+        return;
+      }
+      std::vector<double> latencies;
+      int64_t committed = 0, failed = 0, attempts = 0;
+      for (int c = 0; c < commits; ++c) {
+        double s = NowSeconds();
+        auto r = (*t)->Append({"SELECT " + std::to_string(w) + " AS w, " + std::to_string(c) + " AS c", nullptr});
+        latencies.push_back(NowSeconds() - s);
+        if (r.ok()) {
+          ++committed;
+          attempts += r->attempts;
+        } else {
+          ++failed;
+          std::lock_guard<std::mutex> lock(mu);
+          errors.push_back(r.status());
+        }
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      result.committed += committed;
+      result.failed += failed;
+      result.attempts += attempts;
+      result.latencies.insert(result.latencies.end(), latencies.begin(), latencies.end());
+    });
+  }
+  for (auto& th : threads) th.join();
+  result.seconds = NowSeconds() - start_line.start();
+  if (!errors.empty()) {
+    std::cerr << "  " << errors.size() << " failed appends, first: " << errors.front().ToString() << "\n";
+  }
+  // Every committed row is there.
+  int64_t rows = 0;
+  for (const auto& ident : idents) {
+    SKADE_ASSIGN_OR_RETURN(auto t, table::Table::Load(*cat.catalog, *cat.io, db, ident));
+    SKADE_ASSIGN_OR_RETURN(int64_t n, t->Count({}));
+    rows += n;
+  }
+  if (rows != result.committed) {
+    return Status::Internal("tables hold " + std::to_string(rows) + " rows, " + std::to_string(result.committed) +
+                            " appends committed");
+  }
+  return result;
+}
+
+// Raw catalog CAS: `threads` threads each committing `commits` set-properties updates
+// (requirement: assert-table-uuid only, so none conflicts) to one table.
+Result<SmallResult> RunCas(engine::Database& db, const std::string& dir, bool group_commit, int threads_n,
+                           int commits) {
+  SKADE_ASSIGN_OR_RETURN(Catalog cat, OpenCatalog(dir, group_commit));
+  SKADE_ASSIGN_OR_RETURN(iceberg::SchemaPtr schema, engine::SchemaFromColumnDefinitions(db, "w INTEGER"));
+  SKADE_ASSIGN_OR_RETURN(iceberg::PartitionSpecPtr spec, iceberg::ParsePartitionSpec("", *schema, 0));
+  SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident, CreateTable(*cat.catalog, "cas", schema, spec));
+  SKADE_ASSIGN_OR_RETURN(catalog::TableState state, cat.catalog->LoadTable(ident));
+  const std::string uuid = state.metadata->table_uuid;
+  SmallResult result;
+  std::mutex mu;
+  std::vector<Status> errors;
+  StartLine start_line(threads_n);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < threads_n; ++w) {
+    threads.emplace_back([&, w] {
+      start_line.ArriveAndWait();
+      std::vector<double> latencies;
+      int64_t committed = 0, failed = 0;
+      for (int c = 0; c < commits; ++c) {
+        catalog::TableCommit commit;
+        commit.ident = ident;
+        commit.requirements.push_back(iceberg::TableRequirement::AssertTableUuid(uuid));
+        commit.updates.push_back(
+            iceberg::TableUpdate::SetProperties({{"bench.w" + std::to_string(w), std::to_string(c)}}));
+        double s = NowSeconds();
+        auto r = cat.catalog->CommitTable(commit);
+        latencies.push_back(NowSeconds() - s);
+        if (r.ok()) {
+          ++committed;
+        } else {
+          ++failed;
+          std::lock_guard<std::mutex> lock(mu);
+          errors.push_back(r.status());
+        }
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      result.committed += committed;
+      result.failed += failed;
+      result.attempts += committed + failed;
+      result.latencies.insert(result.latencies.end(), latencies.begin(), latencies.end());
+    });
+  }
+  for (auto& th : threads) th.join();
+  result.seconds = NowSeconds() - start_line.start();
+  if (!errors.empty()) {
+    std::cerr << "  " << errors.size() << " failed commits, first: " << errors.front().ToString() << "\n";
+  }
+  return result;
+}
+
+double Percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t k = static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(k, v.size() - 1)];
+}
+
+void PrintSmall(const std::string& label, const SmallResult& r) {
+  std::cout << label << ": " << r.committed << " committed, " << r.failed << " failed in " << r.seconds << " s = "
+            << (r.seconds > 0 ? static_cast<double>(r.committed) / r.seconds : 0) << " commits/s; attempts/commit "
+            << (r.committed ? static_cast<double>(r.attempts) / static_cast<double>(r.committed) : 0)
+            << ", latency p50 " << Percentile(r.latencies, 0.5) * 1e3 << " ms, p99 "
+            << Percentile(r.latencies, 0.99) * 1e3 << " ms\n";
+}
+
+int RunSmall(engine::Database& db, const std::string& dir, int writers, int commits, int cas_commits) {
+  int k = 0;
+  for (bool per_writer : {false, true}) {
+    for (bool group : {true, false}) {
+      std::string label = std::string("appends, ") + std::to_string(writers) + " writers x " +
+                          std::to_string(commits) + " one-row commits, " +
+                          (per_writer ? "one table per writer" : "one shared table") + ", group commit " +
+                          (group ? "on" : "off");
+      auto r = RunSmallAppends(db, dir + "/small-" + std::to_string(k++), group, per_writer, writers, commits);
+      if (!r.ok()) {
+        std::cerr << "ingest_bench: " << label << ": " << r.status().ToString() << "\n";
+        return 1;
+      }
+      PrintSmall(label, *r);
+    }
+  }
+  for (int threads_n : {writers, 1}) {
+    for (bool group : {true, false}) {
+      std::string label = "catalog CAS (CommitTable set-properties), " + std::to_string(threads_n) + " threads x " +
+                          std::to_string(cas_commits) + ", group commit " + (group ? "on" : "off");
+      auto r = RunCas(db, dir + "/cas-" + std::to_string(k++), group, threads_n, cas_commits);
+      if (!r.ok()) {
+        std::cerr << "ingest_bench: " << label << ": " << r.status().ToString() << "\n";
+        return 1;
+      }
+      PrintSmall(label, *r);
+    }
+  }
+  return 0;
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{"skade ingest vs DuckDB COPY; small concurrent appends and catalog CAS rate"};
+  int64_t rows = 10'000'000;
+  int repeat = 3;
+  int threads = 0;
+  int writers = 8;
+  int commits = 50;
+  int cas_commits = 200;
+  std::string dir;
+  std::string only;
+  app.add_option("--rows", rows, "rows of the bulk ingest")->capture_default_str();
+  app.add_option("--repeat", repeat, "bulk repetitions (median)")->capture_default_str();
+  app.add_option("--threads", threads, "DuckDB threads (0 = all cores)");
+  app.add_option("--writers", writers, "concurrent writer threads (small appends, CAS)")->capture_default_str();
+  app.add_option("--commits", commits, "one-row appends per writer")->capture_default_str();
+  app.add_option("--cas-commits", cas_commits, "catalog commits per thread")->capture_default_str();
+  app.add_option("--dir", dir, "work folder (default: a new folder under $TMPDIR, removed at exit)");
+  app.add_option("--only", only, "bulk | small (default both)")->check(CLI::IsMember({"bulk", "small"}));
+  CLI11_PARSE(app, argc, argv);
+
+  bool own_dir = dir.empty();
+  if (own_dir) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/skade-ingest-bench.XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      std::cerr << "ingest_bench: mkdtemp failed\n";
+      return 1;
+    }
+    dir = pattern;
+  }
+  engine::DatabaseOptions options;
+  options.threads = threads;
+  auto db = engine::Database::Open(options);
+  if (!db.ok()) {
+    std::cerr << "ingest_bench: " << db.status().ToString() << "\n";
+    return 1;
+  }
+  int rc = 0;
+  if (only.empty() || only == "bulk") rc = RunBulk(**db, dir, rows, repeat);
+  if (rc == 0 && (only.empty() || only == "small")) rc = RunSmall(**db, dir, writers, commits, cas_commits);
+  std::error_code ec;
+  if (own_dir) fs::remove_all(dir, ec);
+  return rc;
+}
+
+}  // namespace
+}  // namespace skade::bench
+
+int main(int argc, char** argv) { return skade::bench::Main(argc, argv); }

@@ -1,0 +1,117 @@
+// The C interface (skade.h) over the table layer.
+#include "skade/capi/skade.h"
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "skade/catalog/sql_catalog.h"
+#include "skade/engine/database.h"
+#include "skade/table/table.h"
+
+struct skade_lake {
+  std::string warehouse;
+  std::unique_ptr<skade::io::FileIO> io;
+  std::unique_ptr<skade::engine::Database> db;
+  std::unique_ptr<skade::catalog::Catalog> catalog;
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+int Report(const skade::Status& st) {
+  if (st.ok()) {
+    last_error.clear();
+    return SKADE_OK;
+  }
+  last_error = st.ToString();
+  return static_cast<int>(st.code());
+}
+
+skade::Result<std::unique_ptr<skade::table::Table>> Open(skade_lake* lake, const char* table) {
+  if (lake == nullptr || table == nullptr) return skade::Status::InvalidArgument("null lake or table name");
+  SKADE_ASSIGN_OR_RETURN(auto ident, skade::catalog::TableIdent::Parse(table));
+  return skade::table::Table::Load(*lake->catalog, *lake->io, *lake->db, ident);
+}
+
+}  // namespace
+
+extern "C" {
+
+int skade_open(const char* warehouse, const char* catalog_uri, skade_lake** out) {
+  if (warehouse == nullptr || out == nullptr) return Report(skade::Status::InvalidArgument("null argument"));
+  *out = nullptr;
+  auto lake = std::make_unique<skade_lake>();
+  std::error_code ec;
+  std::filesystem::create_directories(warehouse, ec);
+  if (ec) return Report(skade::Status::IoError("cannot create warehouse '" + std::string(warehouse) + "'"));
+  lake->warehouse = std::filesystem::absolute(warehouse, ec).lexically_normal().string();
+  while (lake->warehouse.size() > 1 && lake->warehouse.back() == '/') lake->warehouse.pop_back();
+  lake->io = skade::io::MakeLocalFileIO();
+  auto db = skade::engine::Database::Open({});
+  if (!db.ok()) return Report(db.status());
+  lake->db = std::move(db).value();
+  skade::catalog::SqlCatalogOptions options;
+  options.uri = catalog_uri && *catalog_uri ? std::string(catalog_uri)
+                                            : "sqlite://" + skade::io::JoinLocation(lake->warehouse, "catalog.db");
+  options.warehouse = lake->warehouse;
+  auto catalog = skade::catalog::OpenSqlCatalog(options, *lake->io);
+  if (!catalog.ok()) return Report(catalog.status());
+  lake->catalog = std::move(catalog).value();
+  *out = lake.release();
+  return Report(skade::Status::Ok());
+}
+
+void skade_close(skade_lake* lake) { delete lake; }
+
+int skade_scan(skade_lake* lake, const char* table, const char* where_sql, struct ArrowArrayStream* out) {
+  if (out == nullptr) return Report(skade::Status::InvalidArgument("null output stream"));
+  auto t = Open(lake, table);
+  if (!t.ok()) return Report(t.status());
+  skade::table::ReadOptions options;
+  if (where_sql != nullptr) options.where_sql = where_sql;
+  auto stream = (*t)->Read(options);
+  if (!stream.ok()) return Report(stream.status());
+  stream->MoveTo(out);
+  return Report(skade::Status::Ok());
+}
+
+int skade_append(skade_lake* lake, const char* table, struct ArrowArrayStream* rows, int64_t* snapshot_id,
+                 int64_t* commit_seq) {
+  if (rows == nullptr || rows->release == nullptr) return Report(skade::Status::InvalidArgument("null input stream"));
+  auto t = Open(lake, table);
+  if (!t.ok()) return Report(t.status());
+  auto outcome = (*t)->AppendStream(rows);
+  if (rows->release != nullptr) rows->release(rows);  // consumed either way
+  if (!outcome.ok()) return Report(outcome.status());
+  if (snapshot_id) *snapshot_id = outcome->snapshot_id;
+  if (commit_seq) *commit_seq = outcome->commit_seq;
+  return Report(skade::Status::Ok());
+}
+
+int skade_commit_log(skade_lake* lake, int64_t after_commit_seq, int64_t limit, struct ArrowArrayStream* out) {
+  if (lake == nullptr || out == nullptr) return Report(skade::Status::InvalidArgument("null argument"));
+  auto entries = lake->catalog->CommitsSince(after_commit_seq, limit);
+  if (!entries.ok()) return Report(entries.status());
+  using skade::engine::QuoteString;
+  std::string sql =
+      "SELECT * FROM (VALUES (0::BIGINT, ''::VARCHAR, NULL::BIGINT, ''::VARCHAR, 0::BIGINT, 0::BIGINT, 0::BIGINT, "
+      "''::VARCHAR)";
+  for (const auto& e : *entries) {
+    sql += ", (" + std::to_string(e.commit_seq) + ", " + QuoteString(e.table.ToString()) + ", " +
+           (e.snapshot_id ? std::to_string(*e.snapshot_id) : "NULL") + ", " + QuoteString(e.operation) + ", " +
+           std::to_string(e.added_records) + ", " + std::to_string(e.deleted_records) + ", " +
+           std::to_string(e.committed_at_us) + ", " + QuoteString(e.metadata_location) + ")";
+  }
+  sql += ") v(commit_seq, \"table\", snapshot_id, operation, added_records, deleted_records, committed_at_us, "
+         "metadata_location) WHERE commit_seq > 0 ORDER BY commit_seq";
+  auto stream = lake->db->QueryArrow(sql);
+  if (!stream.ok()) return Report(stream.status());
+  stream->MoveTo(out);
+  return Report(skade::Status::Ok());
+}
+
+const char* skade_last_error(void) { return last_error.c_str(); }
+
+}  // extern "C"

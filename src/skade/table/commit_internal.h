@@ -1,0 +1,44 @@
+// Internal to table/: the changes one snapshot makes, and helpers shared by the operations that
+// produce snapshots.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "skade/iceberg/manifest.h"
+#include "skade/iceberg/table_metadata.h"
+#include "skade/iceberg/table_update.h"
+
+namespace skade::table {
+
+// What a snapshot adds and removes; built against one base metadata.
+struct PendingSnapshot {
+  std::string operation;  // append | overwrite | delete | replace
+  std::vector<iceberg::DataFile> added_data;
+  std::vector<iceberg::DataFile> added_deletes;  // content: position or equality deletes
+  std::set<std::string> removed_files;           // stored paths of data/delete files
+  bool remove_all = false;                       // every live file of the base is removed
+  // Files written for this attempt only: deleted when the attempt is abandoned.
+  std::vector<std::string> attempt_files;
+  // Files shared by all attempts (e.g. appended data written once): deleted only if the whole
+  // operation fails.
+  std::vector<std::string> operation_files;
+  std::vector<iceberg::TableRequirement> requirements;  // besides uuid + main snapshot id
+  // Commit nothing when the snapshot would change nothing (e.g. a delete that matched no row).
+  bool empty() const {
+    return added_data.empty() && added_deletes.empty() && removed_files.empty() && !remove_all;
+  }
+};
+
+// "spec|value|value" text identifying a partition, for summaries.
+std::string PartitionText(const iceberg::DataFile& f);
+
+// Number of attempts allowed by commit.retry.num-retries (+1), default Table::kMaxAttempts.
+int MaxCommitAttempts(const std::map<std::string, std::string>& properties);
+// Jittered exponential backoff before attempt `attempt` (≥ 2).
+void BackOff(int attempt);
+
+}  // namespace skade::table

@@ -1,0 +1,489 @@
+// Row-level operations: delete/overwrite by filter (copy-on-write or position deletes),
+// dynamic partition overwrite, equality deletes and upserts (CDC), incremental reads between
+// snapshots, and compaction. Each builds a PendingSnapshot committed by Table::CommitSnapshot.
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "skade/base/uuid.h"
+#include "skade/engine/sql_filter.h"
+#include "skade/iceberg/manifest.h"
+#include "skade/table/commit_internal.h"
+#include "skade/table/table.h"
+
+namespace skade::table {
+namespace {
+
+using engine::QuoteIdentifier;
+using engine::QuoteString;
+using iceberg::DataFile;
+using iceberg::DataFileContent;
+
+// Reserved field ids of position delete files (spec "Position Delete Files").
+constexpr int kPosFilePathId = 2147483546;
+constexpr int kPosPosId = 2147483545;
+
+std::optional<int64_t> ToLong(const std::optional<std::string>& s) {
+  if (!s) return std::nullopt;
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(s->data(), s->data() + s->size(), v);
+  if (ec != std::errc() || p != s->data() + s->size()) return std::nullopt;
+  return v;
+}
+
+std::string SqlList(const std::vector<std::string>& values) {
+  std::string out;
+  for (size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + QuoteString(values[i]);
+  return out;
+}
+
+std::string ColumnList(const iceberg::Schema& schema) {
+  std::string out;
+  for (const auto& f : schema.fields()) out += (out.empty() ? "" : ", ") + QuoteIdentifier(f.name);
+  return out;
+}
+
+bool IsMergeOnRead(const iceberg::TableMetadata& m) {
+  return m.Property("write.delete.mode", "copy-on-write") == "merge-on-read";
+}
+
+}  // namespace
+
+Result<CommitOutcome> Table::DeleteWhere(const std::string& where_sql) {
+  if (where_sql.empty()) return Status::InvalidArgument("delete needs a filter");
+  return OverwriteWhere(where_sql, engine::WriteSource{});
+}
+
+Result<CommitOutcome> Table::OverwriteWhere(const std::string& where_sql, const engine::WriteSource& source) {
+  const bool has_source = !source.sql.empty() || source.arrow != nullptr;
+  // Validate the predicate before anything is written.
+  {
+    const iceberg::TableMetadata& m = metadata();
+    if (!m.CurrentSchema()) return Status::Corruption("table has no current schema");
+    SKADE_RETURN_IF_ERROR(engine::SqlToIcebergFilter(db_, where_sql, *m.CurrentSchema()).status());
+  }
+  // New rows are written once, before the first attempt.
+  engine::WriteResult new_rows;
+  std::vector<std::string> new_paths;
+  if (has_source) {
+    const iceberg::TableMetadata& m = metadata();
+    engine::WriteOptions wopts =
+        engine::WriteOptionsFromProperties(m.properties, io::JoinLocation(io::LocalPath(m.location), "data"));
+    wopts.file_prefix = Uuid::NewV7().ToString() + "-";
+    SKADE_ASSIGN_OR_RETURN(new_rows, engine::WriteDataFiles(db_, source, *m.CurrentSchema(), *m.DefaultSpec(), wopts));
+    for (const auto& f : new_rows.files) new_paths.push_back(f.file_path);
+  }
+  const int schema_id = metadata().current_schema_id;
+  const int spec_id = metadata().default_spec_id;
+
+  return CommitSnapshot([&](const iceberg::TableMetadata& base, int) -> Result<PendingSnapshot> {
+    PendingSnapshot p;
+    p.operation = has_source ? "overwrite" : "delete";
+    p.added_data = new_rows.files;
+    p.operation_files = new_paths;
+    p.requirements.push_back(iceberg::TableRequirement::AssertCurrentSchemaId(schema_id));
+    p.requirements.push_back(iceberg::TableRequirement::AssertDefaultSpecId(spec_id));
+    const iceberg::Snapshot* current = base.CurrentSnapshot();
+    if (current == nullptr) return p;
+    iceberg::SchemaPtr schema = base.CurrentSchema();
+    SKADE_ASSIGN_OR_RETURN(iceberg::ExprPtr filter, engine::SqlToIcebergFilter(db_, where_sql, *schema));
+    iceberg::ScanPlanner planner(io_, base);
+    engine::IcebergScan scan;
+    scan.schema = schema;
+    scan.name_mapping = base.DefaultNameMapping();
+    SKADE_ASSIGN_OR_RETURN(scan.tasks, planner.PlanAll(*current, *schema, filter));
+    if (scan.tasks.empty()) return p;
+    SKADE_ASSIGN_OR_RETURN(std::string rel, engine::BuildTableSql(db_, scan, engine::RowOrigin::kExposed));
+
+    // Live and matching rows per candidate file.
+    SKADE_ASSIGN_OR_RETURN(
+        auto counts, db_.QueryRows("SELECT __skade_file, count(*), count(*) FILTER (WHERE (" + where_sql +
+                                   ")) FROM (" + rel + "\n) GROUP BY 1"));
+    std::map<std::string, const iceberg::FileScanTask*> by_path;
+    for (const auto& t : scan.tasks) by_path[t.file.file_path] = &t;
+    std::vector<std::string> partial;  // files with some (not all) rows matching
+    for (const auto& row : counts) {
+      auto live = ToLong(row[1]);
+      auto hit = ToLong(row[2]);
+      if (!row[0] || !live || !hit) return Status::Internal("unexpected count row");
+      if (*hit == 0) continue;
+      if (*hit == *live) {
+        p.removed_files.insert(*row[0]);
+      } else {
+        partial.push_back(*row[0]);
+      }
+    }
+    // Files whose every row was already deleted before (no live rows) are not in `counts`.
+    if (partial.empty()) return p;
+
+    const std::string data_dir = io::JoinLocation(io::LocalPath(base.location), "data");
+    const std::string prefix = Uuid::NewV7().ToString() + "-";
+    if (!IsMergeOnRead(base)) {
+      // Copy-on-write: the surviving rows of partially matching files go to new files.
+      engine::WriteOptions wopts = engine::WriteOptionsFromProperties(base.properties, data_dir);
+      wopts.file_prefix = prefix;
+      engine::WriteSource rest;
+      rest.sql = "SELECT " + ColumnList(*schema) + " FROM (" + rel + "\n) WHERE __skade_file IN (" +
+                 SqlList(partial) + ") AND (" + where_sql + ") IS NOT TRUE";
+      SKADE_ASSIGN_OR_RETURN(auto rewritten, engine::WriteDataFiles(db_, rest, *schema, *base.DefaultSpec(), wopts));
+      for (auto& f : rewritten.files) {
+        p.attempt_files.push_back(f.file_path);
+        p.added_data.push_back(std::move(f));
+      }
+      for (const auto& f : partial) p.removed_files.insert(f);
+      return p;
+    }
+    // Merge-on-read: one position delete file per partially matching data file, in that
+    // file's partition (spec "Position Delete Files": sorted by file_path, pos).
+    std::error_code ec;
+    std::filesystem::create_directories(data_dir, ec);
+    int n = 0;
+    for (const std::string& target : partial) {
+      const iceberg::FileScanTask* task = by_path[target];
+      std::string out = io::JoinLocation(data_dir, prefix + "deletes-" + std::to_string(n++) + ".parquet");
+      SKADE_ASSIGN_OR_RETURN(
+          auto rows,
+          db_.QueryRows("COPY (SELECT __skade_file AS file_path, __skade_pos AS pos FROM (" + rel +
+                        "\n) WHERE __skade_file = " + QuoteString(target) + " AND (" + where_sql +
+                        ") ORDER BY pos) TO " + QuoteString(out) + " (FORMAT parquet, FIELD_IDS {file_path: " +
+                        std::to_string(kPosFilePathId) + ", pos: " + std::to_string(kPosPosId) +
+                        "}, COMPRESSION zstd, RETURN_STATS true)"));
+      p.attempt_files.push_back(out);
+      if (rows.size() != 1) return Status::Internal("unexpected COPY result for a delete file");
+      DataFile d;
+      d.content = DataFileContent::kPositionDeletes;
+      d.file_path = out;
+      d.file_format = iceberg::FileFormat::kParquet;
+      d.spec_id = task->file.spec_id;
+      d.partition = task->file.partition;
+      d.record_count = ToLong(rows[0][1]).value_or(0);
+      d.file_size_in_bytes = ToLong(rows[0][2]).value_or(0);
+      // Tight file_path bounds let readers match the delete file to its one data file.
+      d.lower_bounds[kPosFilePathId] = target;
+      d.upper_bounds[kPosFilePathId] = target;
+      d.referenced_data_file = target;
+      p.added_deletes.push_back(std::move(d));
+    }
+    return p;
+  });
+}
+
+Result<CommitOutcome> Table::OverwritePartitions(const engine::WriteSource& source) {
+  const iceberg::TableMetadata& m = metadata();
+  engine::WriteOptions wopts =
+      engine::WriteOptionsFromProperties(m.properties, io::JoinLocation(io::LocalPath(m.location), "data"));
+  wopts.file_prefix = Uuid::NewV7().ToString() + "-";
+  SKADE_ASSIGN_OR_RETURN(auto written, engine::WriteDataFiles(db_, source, *m.CurrentSchema(), *m.DefaultSpec(), wopts));
+  std::vector<std::string> paths;
+  std::set<std::string> partitions;
+  for (const auto& f : written.files) {
+    paths.push_back(f.file_path);
+    partitions.insert(PartitionText(f));
+  }
+  const int spec_id = m.default_spec_id;
+  const int schema_id = m.current_schema_id;
+  return CommitSnapshot([&](const iceberg::TableMetadata& base, int) -> Result<PendingSnapshot> {
+    PendingSnapshot p;
+    p.operation = "overwrite";
+    p.added_data = written.files;
+    p.operation_files = paths;
+    p.requirements.push_back(iceberg::TableRequirement::AssertDefaultSpecId(spec_id));
+    p.requirements.push_back(iceberg::TableRequirement::AssertCurrentSchemaId(schema_id));
+    const iceberg::Snapshot* current = base.CurrentSnapshot();
+    if (current == nullptr) return p;
+    // Every live file (data or delete) of a written partition of this spec is replaced.
+    iceberg::ScanPlanner planner(io_, base);
+    SKADE_ASSIGN_OR_RETURN(auto manifests, planner.LoadManifests(*current));
+    for (const auto& mf : manifests) {
+      if (mf.partition_spec_id != spec_id) continue;
+      SKADE_ASSIGN_OR_RETURN(auto reader, iceberg::ManifestReader::Open(io_, mf.manifest_path, mf));
+      while (true) {
+        SKADE_ASSIGN_OR_RETURN(auto entry, reader->Next());
+        if (!entry) break;
+        if (entry->status == iceberg::ManifestEntryStatus::kDeleted) continue;
+        if (partitions.count(PartitionText(entry->data_file))) p.removed_files.insert(entry->data_file.file_path);
+      }
+    }
+    return p;
+  });
+}
+
+namespace {
+
+// Key columns (top-level primitives) by name, and their field ids.
+Result<std::vector<const iceberg::NestedField*>> KeyFields(const iceberg::Schema& schema,
+                                                          const std::vector<std::string>& names) {
+  if (names.empty()) return Status::InvalidArgument("no key columns given and the table has no identifier fields");
+  std::vector<const iceberg::NestedField*> out;
+  for (const std::string& n : names) {
+    const iceberg::NestedField* f = nullptr;
+    for (const auto& top : schema.fields()) {
+      if (top.name == n) f = &top;
+    }
+    if (f == nullptr) return Status::InvalidArgument("key column '" + n + "' is not a top-level column");
+    if (!f->type->is_primitive() || f->type->id() == iceberg::TypeId::kFloat || f->type->id() == iceberg::TypeId::kDouble) {
+      return Status::InvalidArgument("key column '" + n + "' must be a non-floating primitive");
+    }
+    out.push_back(f);
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<CommitOutcome> Table::DeleteKeys(const engine::WriteSource& keys, const std::vector<std::string>& key_columns) {
+  if (key_columns.empty()) return Status::InvalidArgument("delete by key needs key columns");
+  return WriteKeyed(keys, key_columns, KeyedWrite::kDeleteOnly);
+}
+
+Result<CommitOutcome> Table::Upsert(const engine::WriteSource& source, std::vector<std::string> key_columns) {
+  return WriteKeyed(source, std::move(key_columns), KeyedWrite::kUpsert);
+}
+
+Result<CommitOutcome> Table::WriteKeyed(const engine::WriteSource& source_in, std::vector<std::string> key_columns,
+                                        KeyedWrite kind) {
+  const iceberg::TableMetadata& m = metadata();
+  iceberg::SchemaPtr schema = m.CurrentSchema();
+  iceberg::PartitionSpecPtr spec = m.DefaultSpec();
+  if (!schema || !spec) return Status::Corruption("table has no current schema or spec");
+  if (key_columns.empty()) {
+    for (int id : schema->identifier_field_ids()) key_columns.push_back(schema->FindColumnName(id));
+  }
+  SKADE_ASSIGN_OR_RETURN(auto keys, KeyFields(*schema, key_columns));
+  std::set<int> key_ids;
+  for (const auto* f : keys) key_ids.insert(f->id);
+  for (const auto& pf : spec->fields()) {
+    if (pf.transform.kind() != iceberg::TransformKind::kVoid && !key_ids.count(pf.source_id)) {
+      return Status::InvalidArgument("key columns must include the partition source column '" +
+                                     schema->FindColumnName(pf.source_id) + "'");
+    }
+  }
+
+  // An Arrow stream can be read once: stage it in DuckDB so keys and rows come from one copy.
+  std::string staged;
+  engine::WriteSource source = source_in;
+  if (source.arrow != nullptr) {
+    staged = QuoteIdentifier("__skade_stage_" + Uuid::NewV7().ToString());
+    SKADE_RETURN_IF_ERROR(db_.QueryRowsWithArrow("__skade_input", source.arrow,
+                                                 "CREATE TABLE " + staged + " AS " + source.sql).status());
+    source = engine::WriteSource{"SELECT * FROM " + staged, nullptr};
+  }
+  struct DropStage {
+    engine::Database& db;
+    std::string name;
+    ~DropStage() {
+      if (!name.empty()) (void)db.Execute("DROP TABLE IF EXISTS " + name);
+    }
+  } drop_stage{db_, staged};
+
+  SKADE_ASSIGN_OR_RETURN(auto described, db_.QueryRows("DESCRIBE (" + source.sql + "\n)"));
+  std::set<std::string> source_cols;
+  for (const auto& r : described) {
+    if (r[0]) source_cols.insert(*r[0]);
+  }
+  std::string key_list;
+  for (const auto* f : keys) {
+    if (!source_cols.count(f->name)) return Status::InvalidArgument("the input has no key column '" + f->name + "'");
+    key_list += (key_list.empty() ? "" : ", ") + QuoteIdentifier(f->name);
+  }
+  const bool insert_rows = kind == KeyedWrite::kUpsert;
+
+  if (insert_rows) {
+    SKADE_ASSIGN_OR_RETURN(auto dups, db_.QueryRows("SELECT count(*) FROM (SELECT " + key_list + " FROM (" + source.sql +
+                                                    "\n) GROUP BY ALL HAVING count(*) > 1)"));
+    if (!dups.empty() && dups[0][0] && *dups[0][0] != "0") {
+      return Status::InvalidArgument("the upsert input has " + *dups[0][0] + " duplicate key(s) on (" + key_list + ")");
+    }
+  }
+
+  const std::string data_dir = io::JoinLocation(io::LocalPath(m.location), "data");
+  // Equality delete files: the distinct keys, partitioned like the data (key columns include
+  // the partition sources), with the key columns' field ids.
+  std::vector<iceberg::NestedField> key_fields;
+  for (const auto* f : keys) key_fields.push_back(*f);
+  iceberg::Schema key_schema(schema->schema_id(), key_fields);
+  engine::WriteOptions dopts = engine::WriteOptionsFromProperties(m.properties, data_dir);
+  dopts.file_prefix = Uuid::NewV7().ToString() + "-eq-";
+  engine::WriteSource key_source{"SELECT DISTINCT " + key_list + " FROM (" + source.sql + "\n)", nullptr};
+  SKADE_ASSIGN_OR_RETURN(auto deletes, engine::WriteDataFiles(db_, key_source, key_schema, *spec, dopts));
+  std::vector<int> equality_ids;
+  for (const auto* f : keys) equality_ids.push_back(f->id);
+  std::vector<std::string> written;
+  for (auto& d : deletes.files) {
+    d.content = DataFileContent::kEqualityDeletes;
+    d.equality_ids = equality_ids;
+    written.push_back(d.file_path);
+  }
+  engine::WriteResult rows;
+  if (insert_rows) {
+    engine::WriteOptions wopts = engine::WriteOptionsFromProperties(m.properties, data_dir);
+    wopts.file_prefix = Uuid::NewV7().ToString() + "-";
+    auto r = engine::WriteDataFiles(db_, source, *schema, *spec, wopts);
+    if (!r.ok()) {
+      for (const auto& w : written) (void)io_.Delete(w);
+      return r.status();
+    }
+    rows = std::move(r).value();
+    for (const auto& f : rows.files) written.push_back(f.file_path);
+  }
+  const int schema_id = schema->schema_id();
+  const int spec_id = spec->spec_id();
+  // Rebasable: the deletes get the commit's sequence number, so they hit every older row with
+  // these keys — including rows other writers committed meanwhile — and none of the new rows.
+  return CommitSnapshot([&](const iceberg::TableMetadata&, int) -> Result<PendingSnapshot> {
+    PendingSnapshot p;
+    p.operation = insert_rows ? "overwrite" : "delete";
+    p.added_deletes = deletes.files;
+    p.added_data = rows.files;
+    p.operation_files = written;
+    p.requirements.push_back(iceberg::TableRequirement::AssertCurrentSchemaId(schema_id));
+    p.requirements.push_back(iceberg::TableRequirement::AssertDefaultSpecId(spec_id));
+    return p;
+  });
+}
+
+Result<std::string> Table::ChangesSql(int64_t from_snapshot, std::optional<int64_t> to_snapshot, ChangeMode mode) {
+  const iceberg::TableMetadata& m = metadata();
+  const iceberg::Snapshot* to = to_snapshot ? m.SnapshotById(*to_snapshot) : m.CurrentSnapshot();
+  if (to == nullptr) {
+    return Status::NotFound(to_snapshot ? "snapshot " + std::to_string(*to_snapshot) + " not found"
+                                        : std::string("the table has no snapshot"));
+  }
+  if (m.SnapshotById(from_snapshot) == nullptr) {
+    return Status::NotFound("snapshot " + std::to_string(from_snapshot) + " not found");
+  }
+  // The range: ancestors of `to` down to (not including) `from`, oldest first.
+  std::vector<const iceberg::Snapshot*> range;
+  for (const iceberg::Snapshot* s = to; s != nullptr && s->snapshot_id != from_snapshot;
+       s = s->parent_snapshot_id ? m.SnapshotById(*s->parent_snapshot_id) : nullptr) {
+    range.push_back(s);
+    if (!s->parent_snapshot_id) {
+      return Status::InvalidArgument("snapshot " + std::to_string(from_snapshot) + " is not an ancestor of " +
+                                     std::to_string(to->snapshot_id));
+    }
+    if (m.SnapshotById(*s->parent_snapshot_id) == nullptr && *s->parent_snapshot_id != from_snapshot) {
+      return Status::NotFound("snapshot " + std::to_string(*s->parent_snapshot_id) + " in the range has expired");
+    }
+  }
+  std::reverse(range.begin(), range.end());
+  iceberg::SchemaPtr schema = m.CurrentSchema();
+  iceberg::ScanPlanner planner(io_, m);
+  const std::string columns = ColumnList(*schema);
+
+  if (mode == ChangeMode::kAppendsOnly) {
+    engine::IcebergScan scan;
+    scan.schema = schema;
+    scan.name_mapping = m.DefaultNameMapping();
+    for (const iceberg::Snapshot* s : range) {
+      if (s->operation() != "append") {
+        return Status::InvalidArgument("snapshot " + std::to_string(s->snapshot_id) + " is a " + s->operation() +
+                                       ", not an append: ask for a changelog to read it");
+      }
+      SKADE_ASSIGN_OR_RETURN(auto manifests, planner.LoadManifests(*s));
+      for (const auto& mf : manifests) {
+        if (mf.added_snapshot_id != s->snapshot_id || mf.content != iceberg::ManifestContent::kData) continue;
+        SKADE_ASSIGN_OR_RETURN(auto reader, iceberg::ManifestReader::Open(io_, mf.manifest_path, mf));
+        while (true) {
+          SKADE_ASSIGN_OR_RETURN(auto entry, reader->Next());
+          if (!entry) break;
+          if (entry->status != iceberg::ManifestEntryStatus::kAdded || entry->snapshot_id != s->snapshot_id) continue;
+          iceberg::FileScanTask t;
+          t.sequence_number = entry->sequence_number.value_or(0);
+          t.file = std::move(entry->data_file);
+          scan.tasks.push_back(std::move(t));
+        }
+      }
+    }
+    return engine::BuildTableSql(db_, scan);
+  }
+
+  // Changelog: per snapshot, the net row changes against its parent (multiset difference of the
+  // two states, so rows a rewrite carried over unchanged do not show up).
+  std::string sql;
+  int ordinal = 0;
+  for (const iceberg::Snapshot* s : range) {
+    auto state = [&](const iceberg::Snapshot* snap) -> Result<std::string> {
+      engine::IcebergScan scan;
+      scan.schema = schema;
+      scan.name_mapping = m.DefaultNameMapping();
+      if (snap != nullptr) {
+        SKADE_ASSIGN_OR_RETURN(scan.tasks, planner.PlanAll(*snap, *schema, nullptr));
+      }
+      return engine::BuildTableSql(db_, scan);
+    };
+    const iceberg::Snapshot* parent = s->parent_snapshot_id ? m.SnapshotById(*s->parent_snapshot_id) : nullptr;
+    SKADE_ASSIGN_OR_RETURN(std::string before, state(parent));
+    SKADE_ASSIGN_OR_RETURN(std::string after, state(s));
+    std::string tail = ", " + std::to_string(ordinal) + " AS _change_ordinal, " + std::to_string(s->snapshot_id) +
+                       " AS _commit_snapshot_id";
+    std::string part = "SELECT *, 'DELETE' AS _change_type" + tail + " FROM (SELECT " + columns + " FROM (" + before +
+                       "\n) EXCEPT ALL SELECT " + columns + " FROM (" + after + "\n))\nUNION ALL\n" +
+                       "SELECT *, 'INSERT' AS _change_type" + tail + " FROM (SELECT " + columns + " FROM (" + after +
+                       "\n) EXCEPT ALL SELECT " + columns + " FROM (" + before + "\n))";
+    sql += (sql.empty() ? "" : "\nUNION ALL\n") + part;
+    ++ordinal;
+  }
+  if (sql.empty()) {
+    engine::IcebergScan empty;
+    empty.schema = schema;
+    SKADE_ASSIGN_OR_RETURN(std::string none, engine::BuildTableSql(db_, empty));
+    return "SELECT *, CAST(NULL AS VARCHAR) AS _change_type, CAST(NULL AS INTEGER) AS _change_ordinal, "
+           "CAST(NULL AS BIGINT) AS _commit_snapshot_id FROM (" + none + ")";
+  }
+  return sql;
+}
+
+Result<CommitOutcome> Table::Compact(const CompactOptions& options) {
+  return CommitSnapshot([&](const iceberg::TableMetadata& base, int) -> Result<PendingSnapshot> {
+    PendingSnapshot p;
+    p.operation = "replace";
+    const iceberg::Snapshot* current = base.CurrentSnapshot();
+    if (current == nullptr) return p;
+    iceberg::SchemaPtr schema = base.CurrentSchema();
+    iceberg::ScanPlanner planner(io_, base);
+    SKADE_ASSIGN_OR_RETURN(auto tasks, planner.PlanAll(*current, *schema, nullptr));
+    // Rewrite small files, files of older specs, and (if asked) files that have deletes.
+    engine::IcebergScan scan;
+    scan.schema = schema;
+    scan.name_mapping = base.DefaultNameMapping();
+    std::map<const iceberg::DeleteFileTask*, int> uses, rewritten_uses;
+    for (const auto& t : tasks) {
+      for (const auto& d : t.deletes) ++uses[d.get()];
+    }
+    for (const auto& t : tasks) {
+      bool small = t.file.file_size_in_bytes < options.small_file_bytes;
+      bool old_spec = t.file.spec_id != base.default_spec_id;
+      bool has_deletes = options.apply_deletes && !t.deletes.empty();
+      if (small || old_spec || has_deletes) scan.tasks.push_back(t);
+    }
+    // Nothing to gain from rewriting one small file without deletes.
+    if (scan.tasks.empty() || (scan.tasks.size() == 1 && scan.tasks[0].deletes.empty() &&
+                               scan.tasks[0].file.spec_id == base.default_spec_id)) {
+      return p;
+    }
+    for (const auto& t : scan.tasks) {
+      p.removed_files.insert(t.file.file_path);
+      for (const auto& d : t.deletes) ++rewritten_uses[d.get()];
+    }
+    // A delete file whose every target is rewritten has nothing left to apply to.
+    for (const auto& [d, n] : uses) {
+      if (rewritten_uses[d] == n) p.removed_files.insert(d->file.file_path);
+    }
+    SKADE_ASSIGN_OR_RETURN(std::string rel, engine::BuildTableSql(db_, scan));
+    engine::WriteOptions wopts =
+        engine::WriteOptionsFromProperties(base.properties, io::JoinLocation(io::LocalPath(base.location), "data"));
+    wopts.file_prefix = Uuid::NewV7().ToString() + "-";
+    SKADE_ASSIGN_OR_RETURN(auto written, engine::WriteDataFiles(db_, {"SELECT * FROM (" + rel + "\n)", nullptr}, *schema,
+                                                               *base.DefaultSpec(), wopts));
+    for (auto& f : written.files) {
+      p.attempt_files.push_back(f.file_path);
+      p.added_data.push_back(std::move(f));
+    }
+    p.requirements.push_back(iceberg::TableRequirement::AssertCurrentSchemaId(base.current_schema_id));
+    return p;
+  });
+}
+
+}  // namespace skade::table
