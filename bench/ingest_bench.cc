@@ -51,8 +51,8 @@ Result<Catalog> OpenCatalog(const std::string& dir, bool group_commit) {
   return c;
 }
 
-Result<catalog::TableIdent> CreateTable(catalog::Catalog& cat, const std::string& name, iceberg::SchemaPtr schema,
-                                        iceberg::PartitionSpecPtr spec) {
+Result<catalog::TableIdent> CreateTable(catalog::Catalog& cat, const std::string& name,
+                                        iceberg::SchemaPtr schema, iceberg::PartitionSpecPtr spec) {
   SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident, catalog::TableIdent::Parse("bench." + name));
   catalog::CreateTableRequest req;
   req.schema = std::move(schema);
@@ -93,14 +93,14 @@ int RunBulk(engine::Database& db, const std::string& dir, int64_t rows, int repe
   auto columns = GeneratedColumns(10, rows);
   std::string source = dir + "/source.parquet";
   double t0 = NowSeconds();
-  Status st = db.Execute("COPY (" + GeneratedRowsSql(columns, 0, rows) + ") TO " + engine::QuoteString(source) +
-                         " (FORMAT parquet, COMPRESSION zstd)");
+  Status st = db.Execute("COPY (" + GeneratedRowsSql(columns, 0, rows) + ") TO " +
+                         engine::QuoteString(source) + " (FORMAT parquet, COMPRESSION zstd)");
   if (!st.ok()) {
     std::cerr << "ingest_bench: " << st.ToString() << "\n";
     return 1;
   }
-  std::cout << "source: " << rows << " rows, 10 columns, " << fs::file_size(source) << " bytes zstd, written in "
-            << NowSeconds() - t0 << " s\n";
+  std::cout << "source: " << rows << " rows, 10 columns, " << fs::file_size(source)
+            << " bytes zstd, written in " << NowSeconds() - t0 << " s\n";
 
   auto cat = OpenCatalog(dir + "/bulk", true);
   if (!cat.ok()) {
@@ -132,8 +132,9 @@ int RunBulk(engine::Database& db, const std::string& dir, int64_t rows, int repe
     };
     auto skade = [&]() -> Status {
       // A fresh table per repetition, so every append starts from the same state.
-      SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident,
-                             CreateTable(*cat->catalog, "bulk_" + std::to_string(rep), schema, *spec));
+      SKADE_ASSIGN_OR_RETURN(
+          catalog::TableIdent ident,
+          CreateTable(*cat->catalog, "bulk_" + std::to_string(rep), schema, *spec));
       double start = NowSeconds();
       SKADE_ASSIGN_OR_RETURN(auto t, table::Table::Load(*cat->catalog, *cat->io, db, ident));
       SKADE_ASSIGN_OR_RETURN(outcome, t->Append({read_source, nullptr}));
@@ -156,14 +157,14 @@ int RunBulk(engine::Database& db, const std::string& dir, int64_t rows, int repe
     }
     base_times.push_back(base_s);
     skade_times.push_back(skade_s);
-    std::cout << "  [bulk] rep " << rep << ": baseline " << base_s << " s (" << base_bytes << " bytes), skade "
-              << skade_s << " s (" << outcome.added_files << " files, " << outcome.added_bytes << " bytes, "
-              << outcome.attempts << " attempt)\n";
+    std::cout << "  [bulk] rep " << rep << ": baseline " << base_s << " s (" << base_bytes
+              << " bytes), skade " << skade_s << " s (" << outcome.added_files << " files, "
+              << outcome.added_bytes << " bytes, " << outcome.attempts << " attempt)\n";
   }
   double bm = Median(base_times), sm = Median(skade_times);
-  std::cout << "bulk ingest " << rows << " rows: median baseline " << bm << " s, median skade " << sm
-            << " s, ratio baseline/skade = " << (sm > 0 ? bm / sm : 0) << " (" << (sm > 0 ? rows / sm / 1e6 : 0)
-            << " M rows/s)\n";
+  std::cout << "bulk ingest " << rows << " rows: median baseline " << bm << " s, median skade "
+            << sm << " s, ratio baseline/skade = " << (sm > 0 ? bm / sm : 0) << " ("
+            << (sm > 0 ? rows / sm / 1e6 : 0) << " M rows/s)\n";
   fs::remove(source);
   return all_ok ? 0 : 2;
 }
@@ -173,7 +174,7 @@ int RunBulk(engine::Database& db, const std::string& dir, int64_t rows, int repe
 struct SmallResult {
   int64_t committed = 0;
   int64_t failed = 0;
-  int64_t attempts = 0;
+  int64_t attempts = 0;  // Table commit attempts (0: not counted)
   double seconds = 0;
   std::vector<double> latencies;
 };
@@ -182,11 +183,14 @@ struct SmallResult {
 Result<SmallResult> RunSmallAppends(engine::Database& db, const std::string& dir, bool group_commit,
                                     bool table_per_writer, int writers, int commits) {
   SKADE_ASSIGN_OR_RETURN(Catalog cat, OpenCatalog(dir, group_commit));
-  SKADE_ASSIGN_OR_RETURN(iceberg::SchemaPtr schema, engine::SchemaFromColumnDefinitions(db, "w INTEGER, c BIGINT"));
-  SKADE_ASSIGN_OR_RETURN(iceberg::PartitionSpecPtr spec, iceberg::ParsePartitionSpec("", *schema, 0));
+  SKADE_ASSIGN_OR_RETURN(iceberg::SchemaPtr schema,
+                         engine::SchemaFromColumnDefinitions(db, "w INTEGER, c BIGINT"));
+  SKADE_ASSIGN_OR_RETURN(iceberg::PartitionSpecPtr spec,
+                         iceberg::ParsePartitionSpec("", *schema, 0));
   std::vector<catalog::TableIdent> idents;
   for (int w = 0; w < (table_per_writer ? writers : 1); ++w) {
-    SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident, CreateTable(*cat.catalog, "t" + std::to_string(w), schema, spec));
+    SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident,
+                           CreateTable(*cat.catalog, "t" + std::to_string(w), schema, spec));
     idents.push_back(ident);
   }
   SmallResult result;
@@ -207,7 +211,8 @@ Result<SmallResult> RunSmallAppends(engine::Database& db, const std::string& dir
       int64_t committed = 0, failed = 0, attempts = 0;
       for (int c = 0; c < commits; ++c) {
         double s = NowSeconds();
-        auto r = (*t)->Append({"SELECT " + std::to_string(w) + " AS w, " + std::to_string(c) + " AS c", nullptr});
+        auto r = (*t)->Append(
+            {"SELECT " + std::to_string(w) + " AS w, " + std::to_string(c) + " AS c", nullptr});
         latencies.push_back(NowSeconds() - s);
         if (r.ok()) {
           ++committed;
@@ -228,7 +233,8 @@ Result<SmallResult> RunSmallAppends(engine::Database& db, const std::string& dir
   for (auto& th : threads) th.join();
   result.seconds = NowSeconds() - start_line.start();
   if (!errors.empty()) {
-    std::cerr << "  " << errors.size() << " failed appends, first: " << errors.front().ToString() << "\n";
+    std::cerr << "  " << errors.size() << " failed appends, first: " << errors.front().ToString()
+              << "\n";
   }
   // Every committed row is there.
   int64_t rows = 0;
@@ -238,19 +244,21 @@ Result<SmallResult> RunSmallAppends(engine::Database& db, const std::string& dir
     rows += n;
   }
   if (rows != result.committed) {
-    return Status::Internal("tables hold " + std::to_string(rows) + " rows, " + std::to_string(result.committed) +
-                            " appends committed");
+    return Status::Internal("tables hold " + std::to_string(rows) + " rows, " +
+                            std::to_string(result.committed) + " appends committed");
   }
   return result;
 }
 
 // Raw catalog CAS: `threads` threads each committing `commits` set-properties updates
 // (requirement: assert-table-uuid only, so none conflicts) to one table.
-Result<SmallResult> RunCas(engine::Database& db, const std::string& dir, bool group_commit, int threads_n,
-                           int commits) {
+Result<SmallResult> RunCas(engine::Database& db, const std::string& dir, bool group_commit,
+                           int threads_n, int commits) {
   SKADE_ASSIGN_OR_RETURN(Catalog cat, OpenCatalog(dir, group_commit));
-  SKADE_ASSIGN_OR_RETURN(iceberg::SchemaPtr schema, engine::SchemaFromColumnDefinitions(db, "w INTEGER"));
-  SKADE_ASSIGN_OR_RETURN(iceberg::PartitionSpecPtr spec, iceberg::ParsePartitionSpec("", *schema, 0));
+  SKADE_ASSIGN_OR_RETURN(iceberg::SchemaPtr schema,
+                         engine::SchemaFromColumnDefinitions(db, "w INTEGER"));
+  SKADE_ASSIGN_OR_RETURN(iceberg::PartitionSpecPtr spec,
+                         iceberg::ParsePartitionSpec("", *schema, 0));
   SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident, CreateTable(*cat.catalog, "cas", schema, spec));
   SKADE_ASSIGN_OR_RETURN(catalog::TableState state, cat.catalog->LoadTable(ident));
   const std::string uuid = state.metadata->table_uuid;
@@ -268,8 +276,8 @@ Result<SmallResult> RunCas(engine::Database& db, const std::string& dir, bool gr
         catalog::TableCommit commit;
         commit.ident = ident;
         commit.requirements.push_back(iceberg::TableRequirement::AssertTableUuid(uuid));
-        commit.updates.push_back(
-            iceberg::TableUpdate::SetProperties({{"bench.w" + std::to_string(w), std::to_string(c)}}));
+        commit.updates.push_back(iceberg::TableUpdate::SetProperties(
+            {{"bench.w" + std::to_string(w), std::to_string(c)}}));
         double s = NowSeconds();
         auto r = cat.catalog->CommitTable(commit);
         latencies.push_back(NowSeconds() - s);
@@ -284,14 +292,14 @@ Result<SmallResult> RunCas(engine::Database& db, const std::string& dir, bool gr
       std::lock_guard<std::mutex> lock(mu);
       result.committed += committed;
       result.failed += failed;
-      result.attempts += committed + failed;
       result.latencies.insert(result.latencies.end(), latencies.begin(), latencies.end());
     });
   }
   for (auto& th : threads) th.join();
   result.seconds = NowSeconds() - start_line.start();
   if (!errors.empty()) {
-    std::cerr << "  " << errors.size() << " failed commits, first: " << errors.front().ToString() << "\n";
+    std::cerr << "  " << errors.size() << " failed commits, first: " << errors.front().ToString()
+              << "\n";
   }
   return result;
 }
@@ -304,22 +312,29 @@ double Percentile(std::vector<double> v, double q) {
 }
 
 void PrintSmall(const std::string& label, const SmallResult& r) {
-  std::cout << label << ": " << r.committed << " committed, " << r.failed << " failed in " << r.seconds << " s = "
-            << (r.seconds > 0 ? static_cast<double>(r.committed) / r.seconds : 0) << " commits/s; attempts/commit "
-            << (r.committed ? static_cast<double>(r.attempts) / static_cast<double>(r.committed) : 0)
-            << ", latency p50 " << Percentile(r.latencies, 0.5) * 1e3 << " ms, p99 "
+  std::cout << label << ": " << r.committed << " committed, " << r.failed << " failed in "
+            << r.seconds
+            << " s = " << (r.seconds > 0 ? static_cast<double>(r.committed) / r.seconds : 0)
+            << " commits/s";
+  if (r.attempts > 0) {
+    std::cout << "; attempts/commit "
+              << static_cast<double>(r.attempts) / static_cast<double>(r.committed);
+  }
+  std::cout << ", latency p50 " << Percentile(r.latencies, 0.5) * 1e3 << " ms, p99 "
             << Percentile(r.latencies, 0.99) * 1e3 << " ms\n";
 }
 
-int RunSmall(engine::Database& db, const std::string& dir, int writers, int commits, int cas_commits) {
+int RunSmall(engine::Database& db, const std::string& dir, int writers, int commits,
+             int cas_commits) {
   int k = 0;
   for (bool per_writer : {false, true}) {
     for (bool group : {true, false}) {
       std::string label = std::string("appends, ") + std::to_string(writers) + " writers x " +
                           std::to_string(commits) + " one-row commits, " +
-                          (per_writer ? "one table per writer" : "one shared table") + ", group commit " +
-                          (group ? "on" : "off");
-      auto r = RunSmallAppends(db, dir + "/small-" + std::to_string(k++), group, per_writer, writers, commits);
+                          (per_writer ? "one table per writer" : "one shared table") +
+                          ", group commit " + (group ? "on" : "off");
+      auto r = RunSmallAppends(db, dir + "/small-" + std::to_string(k++), group, per_writer,
+                               writers, commits);
       if (!r.ok()) {
         std::cerr << "ingest_bench: " << label << ": " << r.status().ToString() << "\n";
         return 1;
@@ -329,8 +344,9 @@ int RunSmall(engine::Database& db, const std::string& dir, int writers, int comm
   }
   for (int threads_n : {writers, 1}) {
     for (bool group : {true, false}) {
-      std::string label = "catalog CAS (CommitTable set-properties), " + std::to_string(threads_n) + " threads x " +
-                          std::to_string(cas_commits) + ", group commit " + (group ? "on" : "off");
+      std::string label = "catalog CAS (CommitTable set-properties), " + std::to_string(threads_n) +
+                          " threads x " + std::to_string(cas_commits) + ", group commit " +
+                          (group ? "on" : "off");
       auto r = RunCas(db, dir + "/cas-" + std::to_string(k++), group, threads_n, cas_commits);
       if (!r.ok()) {
         std::cerr << "ingest_bench: " << label << ": " << r.status().ToString() << "\n";
@@ -355,11 +371,14 @@ int Main(int argc, char** argv) {
   app.add_option("--rows", rows, "rows of the bulk ingest")->capture_default_str();
   app.add_option("--repeat", repeat, "bulk repetitions (median)")->capture_default_str();
   app.add_option("--threads", threads, "DuckDB threads (0 = all cores)");
-  app.add_option("--writers", writers, "concurrent writer threads (small appends, CAS)")->capture_default_str();
+  app.add_option("--writers", writers, "concurrent writer threads (small appends, CAS)")
+      ->capture_default_str();
   app.add_option("--commits", commits, "one-row appends per writer")->capture_default_str();
   app.add_option("--cas-commits", cas_commits, "catalog commits per thread")->capture_default_str();
-  app.add_option("--dir", dir, "work folder (default: a new folder under $TMPDIR, removed at exit)");
-  app.add_option("--only", only, "bulk | small (default both)")->check(CLI::IsMember({"bulk", "small"}));
+  app.add_option("--dir", dir,
+                 "work folder (default: a new folder under $TMPDIR, removed at exit)");
+  app.add_option("--only", only, "bulk | small (default both)")
+      ->check(CLI::IsMember({"bulk", "small"}));
   CLI11_PARSE(app, argc, argv);
 
   bool own_dir = dir.empty();
@@ -381,7 +400,8 @@ int Main(int argc, char** argv) {
   }
   int rc = 0;
   if (only.empty() || only == "bulk") rc = RunBulk(**db, dir, rows, repeat);
-  if (rc == 0 && (only.empty() || only == "small")) rc = RunSmall(**db, dir, writers, commits, cas_commits);
+  if (rc == 0 && (only.empty() || only == "small"))
+    rc = RunSmall(**db, dir, writers, commits, cas_commits);
   std::error_code ec;
   if (own_dir) fs::remove_all(dir, ec);
   return rc;

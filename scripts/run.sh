@@ -7,6 +7,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 "$ROOT/scripts/setup.sh"
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
+# Hits across clones in different folders (CI clones afresh): hash paths relative to the root.
+export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=true
 "$ROOT/scripts/build.sh" -j "${SKADE_JOBS:-$(nproc)}" skade skade_gen_table
 
 SKADE="$ROOT/build/src/skade"

@@ -8,6 +8,8 @@ cd "$ROOT"
 
 JOBS="${SKADE_JOBS:-$(nproc)}"
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
+# Hits across clones in different folders (CI clones afresh): hash paths relative to the root.
+export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=true
 
 echo "== build"
 "$ROOT/scripts/build.sh" -j "$JOBS"

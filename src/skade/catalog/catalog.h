@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -134,6 +135,13 @@ class Catalog {
   virtual Result<std::vector<CommitLogEntry>> CommitsSince(int64_t after_seq, int64_t limit) = 0;
   // The highest commit_seq (0 when empty).
   virtual Result<int64_t> LatestCommitSeq() = 0;
+
+  // Called once per commit-log entry after its transaction committed, in commit_seq order, on
+  // the committing thread with the catalog's writer lock held: it must be quick and must not
+  // call into the catalog. Replaces any previous listener; an empty function removes it, and
+  // returns only after a call in progress has finished. Catalogs without a log ignore it.
+  using CommitListener = std::function<void(const CommitLogEntry&)>;
+  virtual void SetCommitListener(CommitListener listener) { (void)listener; }
 };
 
 }  // namespace skade::catalog

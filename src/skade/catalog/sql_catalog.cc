@@ -55,7 +55,9 @@ using internal::SqlResult;
 constexpr int64_t kSchemaVersion = 1;
 // A commit whose compare-and-swap lost to a concurrent commit is re-prepared on the new
 // metadata (requirements checked again) at most this many times.
-constexpr int kMaxCommitAttempts = 16;
+// Retries while the commit's requirements still hold: each lost race means another commit
+// landed, so the system as a whole progresses; backoff spreads the contenders out.
+constexpr int kMaxCommitAttempts = 100;
 // Upper bound on units one group-commit transaction takes.
 constexpr size_t kMaxBatchUnits = 512;
 constexpr size_t kMaxIdleReaders = 4;
@@ -657,6 +659,11 @@ class SqlCatalog final : public Catalog {
     return internal::ParseInt64(result.rows[0][0], "skade_meta last_commit_seq");
   }
 
+  void SetCommitListener(CommitListener listener) override {
+    std::lock_guard<std::mutex> lock(listener_mu_);
+    listener_ = std::move(listener);
+  }
+
  private:
   // One writer-side unit: a function run inside the shared transaction (in its own savepoint)
   // and the promise its caller waits on.
@@ -844,6 +851,14 @@ class SqlCatalog final : public Catalog {
       } else {
         fail_all(Status::Unavailable("catalog commit failed: " + committed.message()));
       }
+      return;
+    }
+    // Callers hold write_mu_, so listeners see this process's commits in commit_seq order.
+    std::lock_guard<std::mutex> lock(listener_mu_);
+    if (!listener_) return;
+    for (WriteUnit* unit : units) {
+      if (!unit->result.ok()) continue;
+      for (const CommitLogEntry& entry : *unit->result) listener_(entry);
     }
   }
 
@@ -911,7 +926,7 @@ class SqlCatalog final : public Catalog {
 
   static void BackOff(int attempt) {
     thread_local std::minstd_rand random(static_cast<unsigned>(MonotonicNanos()));
-    int max_ms = 1 << std::min(attempt, 5);
+    int max_ms = 1 << std::min(attempt, 7);
     std::this_thread::sleep_for(std::chrono::microseconds(random() % (max_ms * 1000)));
   }
 
@@ -1009,6 +1024,10 @@ class SqlCatalog final : public Catalog {
 
   std::mutex cache_mu_;
   std::unordered_map<std::string, iceberg::TableMetadataPtr> metadata_cache_;
+
+  // Held while the listener runs, so removing it waits for a call in progress.
+  std::mutex listener_mu_;
+  CommitListener listener_;
 };
 
 // Creates the tables if missing and checks skade_meta, in one transaction.

@@ -112,6 +112,10 @@ Result<std::string> ResolveTableArgument(const LakeArgs& lake, const std::string
 // set-current, branch, tag, expire, gc); each sets *exit_code when it runs.
 void AddMaintenanceCommands(CLI::App& app, const LakeArgs& lake, int* exit_code);
 
+// Registers `watch` (commit events, locally or from a server) and `events-serve` (the Commits
+// gRPC service on 127.0.0.1); each sets *exit_code when it runs.
+void AddWatchCommand(CLI::App& app, const LakeArgs& lake, int* exit_code);
+
 // Parses k=v pairs; kInvalidArgument naming a malformed one.
 Result<std::map<std::string, std::string>> ParseKeyValues(const std::vector<std::string>& items);
 

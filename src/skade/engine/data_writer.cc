@@ -1,6 +1,12 @@
 #include "skade/engine/data_writer.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <set>
 #include <cctype>
 #include <charconv>
 #include <filesystem>
@@ -332,6 +338,27 @@ void DeleteWithPrefix(const std::string& folder, const std::string& prefix) {
 }
 
 }  // namespace
+
+Status SyncFiles(const std::vector<std::string>& paths) {
+  std::set<std::string> folders;
+  auto sync = [](const std::string& path, int flags) -> Status {
+    int fd = ::open(path.c_str(), flags | O_CLOEXEC);
+    if (fd < 0) return Status::IoError("open '" + path + "' to sync: " + std::strerror(errno));
+    int rc = ::fsync(fd);
+    int err = errno;
+    ::close(fd);
+    if (rc != 0) return Status::IoError("fsync '" + path + "': " + std::strerror(err));
+    return Status::Ok();
+  };
+  for (const std::string& p : paths) {
+    SKADE_RETURN_IF_ERROR(sync(p, O_RDONLY));
+    folders.insert(fs::path(p).parent_path().string());
+  }
+  for (const std::string& f : folders) {
+    if (!f.empty()) SKADE_RETURN_IF_ERROR(sync(f, O_RDONLY | O_DIRECTORY));
+  }
+  return Status::Ok();
+}
 
 WriteOptions WriteOptionsFromProperties(const std::map<std::string, std::string>& properties,
                                         std::string data_location) {
@@ -694,6 +721,10 @@ Result<WriteResult> WriteDataFiles(Database& db, const WriteSource& source, cons
     result.bytes += df.file_size_in_bytes;
     result.files.push_back(std::move(df));
   }
+  std::vector<std::string> paths;
+  for (const auto& f : result.files) paths.push_back(f.file_path);
+  Status synced = SyncFiles(paths);
+  if (!synced.ok()) return fail(synced);
   return result;
 }
 

@@ -56,6 +56,10 @@ struct WriteResult {
 Result<WriteResult> WriteDataFiles(Database& db, const WriteSource& source, const iceberg::Schema& schema,
                                    const iceberg::PartitionSpec& spec, const WriteOptions& options);
 
+// Flushes written files and their folders to stable storage (fsync), so that a commit never
+// references data that a power loss could take away. kIoError naming the file.
+Status SyncFiles(const std::vector<std::string>& paths);
+
 // The SQL expression computing partition field `field` from `column_sql` (a column of the
 // source type), and the partition value type; used by writers and by tests.
 Result<std::string> PartitionValueSql(const iceberg::PartitionField& field, const iceberg::Type& source,

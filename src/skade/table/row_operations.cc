@@ -152,6 +152,7 @@ Result<CommitOutcome> Table::OverwriteWhere(const std::string& where_sql, const 
                         "}, COMPRESSION zstd, RETURN_STATS true)"));
       p.attempt_files.push_back(out);
       if (rows.size() != 1) return Status::Internal("unexpected COPY result for a delete file");
+      SKADE_RETURN_IF_ERROR(engine::SyncFiles({out}));
       DataFile d;
       d.content = DataFileContent::kPositionDeletes;
       d.file_path = out;

@@ -203,7 +203,7 @@ class Table : public IcebergSource, public IcebergSink {
 
   // Commit attempts for rebasable operations unless the table property
   // commit.retry.num-retries says otherwise (attempts = retries + 1).
-  static constexpr int kMaxAttempts = 30;
+  static constexpr int kMaxAttempts = 60;
 
  private:
   Table(catalog::Catalog& catalog, io::FileIO& io, engine::Database& db, catalog::TableState state)

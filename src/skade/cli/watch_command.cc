@@ -1,0 +1,219 @@
+// `skade watch`: print commit events as they land, from the lake's catalog (replay then tail,
+// other processes' commits found by the watcher) or from a Commits gRPC server; and
+// `skade events-serve`: serve the lake's commit stream over gRPC on 127.0.0.1.
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "skade/cli/lake.h"
+#include "skade/events/bus.h"
+#include "skade/events/commit_client.h"
+#include "skade/events/commit_service.h"
+#include "skade/events/replay.h"
+#include "skade/events/watcher.h"
+#include "skade/io/file_io.h"
+
+namespace skade::cli {
+namespace {
+
+// Set by SIGINT/SIGTERM; the only state a signal handler may touch.
+volatile std::sig_atomic_t g_stop_requested = 0;
+
+extern "C" void OnStopSignal(int) { g_stop_requested = 1; }
+
+void InstallStopHandlers() {
+  g_stop_requested = 0;
+  struct sigaction action = {};
+  action.sa_handler = OnStopSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+bool StopRequested() { return g_stop_requested != 0; }
+
+struct WatchArgs {
+  int64_t after = 0;  // 0 = from now
+  std::vector<std::string> tables;
+  std::string server;
+  bool json = false;
+  int64_t count = 0;  // stop after this many events (0 = run until interrupted)
+};
+
+struct ServeArgs {
+  int port = 0;
+};
+
+int Fail(const Status& status) {
+  std::cerr << "skade: " << status.ToString() << "\n";
+  return 1;
+}
+
+// The catalog URI OpenLake opens (the watcher opens its own hint connection on it).
+std::string CatalogUri(const LakeArgs& args, const Lake& lake) {
+  return args.catalog_uri.empty() ? "sqlite://" + io::JoinLocation(lake.warehouse, "catalog.db")
+                                  : args.catalog_uri;
+}
+
+void PrintEvent(const events::CommitEvent& event, bool json) {
+  if (json) {
+    nlohmann::ordered_json j;
+    j["commit_seq"] = event.commit_seq;
+    j["table"] = event.table_name();
+    j["namespace"] = event.table().ns.levels;
+    j["name"] = event.table().name;
+    j["snapshot_id"] = event.snapshot_id ? nlohmann::ordered_json(*event.snapshot_id) : nullptr;
+    j["operation"] = event.operation();
+    j["added_records"] = event.added_records;
+    j["deleted_records"] = event.deleted_records;
+    j["committed_at_us"] = event.committed_at_us;
+    j["metadata_location"] = event.metadata_location();
+    std::cout << j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+  } else {
+    std::cout << event.commit_seq << " " << event.table_name() << " " << event.operation()
+              << " snapshot=" << (event.snapshot_id ? std::to_string(*event.snapshot_id) : "-")
+              << " added=" << event.added_records << " deleted=" << event.deleted_records
+              << " at_us=" << event.committed_at_us << " " << event.metadata_location() << "\n";
+  }
+  std::cout.flush();
+}
+
+Result<std::set<std::string>> ParseTables(const std::vector<std::string>& tables) {
+  std::set<std::string> out;
+  for (const std::string& name : tables) {
+    SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident, catalog::TableIdent::Parse(name));
+    if (ident.ns.empty()) return Status::InvalidArgument("--table '" + name + "' must be ns.table");
+    out.insert(ident.ToString());
+  }
+  return out;
+}
+
+int WatchLocal(const LakeArgs& lake_args, const WatchArgs& args) {
+  Result<std::set<std::string>> tables = ParseTables(args.tables);
+  if (!tables.ok()) return Fail(tables.status());
+  Result<Lake> lake = OpenLake(lake_args);
+  if (!lake.ok()) return Fail(lake.status());
+  events::Bus bus;
+  Result<std::unique_ptr<events::Watcher>> watcher =
+      events::Watcher::Start(*lake->catalog, CatalogUri(lake_args, *lake), bus);
+  if (!watcher.ok()) return Fail(watcher.status());
+  std::optional<int64_t> after;
+  if (args.after > 0) after = args.after;
+  Result<std::unique_ptr<events::ReplayThenTail>> stream =
+      events::ReplayThenTail::Open(*lake->catalog, bus, after, {});
+  if (!stream.ok()) return Fail(stream.status());
+  int64_t printed = 0;
+  while (!StopRequested() && (args.count == 0 || printed < args.count)) {
+    Result<std::optional<events::CommitEvent>> next =
+        (*stream)->Next(std::chrono::milliseconds(100));
+    if (!next.ok()) return Fail(next.status());
+    if (!next->has_value()) continue;
+    const events::CommitEvent& event = **next;
+    if (!tables->empty() && !tables->count(event.table_name())) continue;
+    PrintEvent(event, args.json);
+    ++printed;
+  }
+  return 0;
+}
+
+// Follows a server; on UNAVAILABLE (server restart) it reconnects and resumes after the last
+// commit_seq it printed, so nothing is missed or repeated.
+int WatchServer(const WatchArgs& args) {
+  Result<std::set<std::string>> tables = ParseTables(args.tables);
+  if (!tables.ok()) return Fail(tables.status());
+  Result<std::unique_ptr<events::CommitClient>> client = events::CommitClient::Connect(args.server);
+  if (!client.ok()) return Fail(client.status());
+  int64_t cursor = args.after;
+  int64_t printed = 0;
+  while (!StopRequested() && (args.count == 0 || printed < args.count)) {
+    Result<std::unique_ptr<events::CommitClientStream>> stream =
+        (*client)->Subscribe(cursor, args.tables, std::chrono::milliseconds(0));
+    if (!stream.ok()) return Fail(stream.status());
+    // Next blocks in gRPC; this thread turns a stop signal into a cancel.
+    std::atomic<bool> done{false};
+    std::thread canceller([&] {
+      while (!done && !StopRequested()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      (*stream)->Cancel();
+    });
+    Status ended;
+    while (args.count == 0 || printed < args.count) {
+      Result<std::optional<events::CommitEvent>> next = (*stream)->Next();
+      if (!next.ok()) {
+        ended = next.status();
+        break;
+      }
+      if (!next->has_value()) break;
+      cursor = (*next)->commit_seq;
+      PrintEvent(**next, args.json);
+      ++printed;
+    }
+    done = true;
+    canceller.join();
+    if (StopRequested() || (args.count > 0 && printed >= args.count)) break;
+    if (!ended.ok() && ended.code() != StatusCode::kUnavailable) return Fail(ended);
+    if (cursor == 0) {
+      // "From now" must not skip what happened while reconnecting: pin the cursor.
+      Result<int64_t> head = (*client)->Latest(std::chrono::milliseconds(1000));
+      if (head.ok()) cursor = *head;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return 0;
+}
+
+int RunWatch(const LakeArgs& lake_args, const WatchArgs& args) {
+  if (args.after < 0) return Fail(Status::InvalidArgument("--after must be >= 0"));
+  InstallStopHandlers();
+  return args.server.empty() ? WatchLocal(lake_args, args) : WatchServer(args);
+}
+
+int RunEventsServe(const LakeArgs& lake_args, const ServeArgs& args) {
+  InstallStopHandlers();
+  Result<Lake> lake = OpenLake(lake_args);
+  if (!lake.ok()) return Fail(lake.status());
+  events::Bus bus;
+  Result<std::unique_ptr<events::Watcher>> watcher =
+      events::Watcher::Start(*lake->catalog, CatalogUri(lake_args, *lake), bus);
+  if (!watcher.ok()) return Fail(watcher.status());
+  Result<std::unique_ptr<events::CommitServer>> server =
+      events::CommitServer::Start(*lake->catalog, bus, "127.0.0.1", args.port);
+  if (!server.ok()) return Fail(server.status());
+  std::cout << "listening on 127.0.0.1:" << (*server)->port() << std::endl;
+  while (!StopRequested()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  (*server)->Shutdown();
+  return 0;
+}
+
+}  // namespace
+
+void AddWatchCommand(CLI::App& app, const LakeArgs& lake, int* exit_code) {
+  const LakeArgs* lake_args = &lake;
+  auto watch = std::make_shared<WatchArgs>();
+  auto* watch_cmd = app.add_subcommand(
+      "watch", "Print commit events as they land (replay after --after, then live)");
+  watch_cmd->add_option("--after", watch->after, "replay commits after this commit_seq (0 = from now)");
+  watch_cmd->add_option("--table", watch->tables, "only this table (ns.table); repeatable");
+  watch_cmd->add_option("--server", watch->server, "follow a Commits gRPC server at HOST:PORT");
+  watch_cmd->add_flag("--json", watch->json, "one JSON object per line");
+  watch_cmd->add_option("--count", watch->count, "stop after this many events")
+      ->check(CLI::NonNegativeNumber);
+  watch_cmd->callback([=] { *exit_code = RunWatch(*lake_args, *watch); });
+
+  auto serve = std::make_shared<ServeArgs>();
+  auto* serve_cmd = app.add_subcommand(
+      "events-serve", "Serve the lake's commit stream (skade.v1.Commits gRPC) on 127.0.0.1");
+  serve_cmd->add_option("--port", serve->port, "TCP port (0 = pick a free one)")
+      ->check(CLI::Range(0, 65535));
+  serve_cmd->callback([=] { *exit_code = RunEventsServe(*lake_args, *serve); });
+}
+
+}  // namespace skade::cli

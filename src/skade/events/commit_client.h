@@ -1,0 +1,50 @@
+// A C++ client of the skade.v1.Commits gRPC service (used by `skade watch --server` and tests).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "skade/base/status.h"
+#include "skade/events/commit_event.h"
+
+namespace skade::events {
+
+// One Subscribe call. Next is called from one thread; Cancel from any thread.
+class CommitClientStream {
+ public:
+  virtual ~CommitClientStream() = default;
+  // Blocks for the next event. nullopt when the server ended the stream with OK. Errors map the
+  // gRPC status: INVALID_ARGUMENT → kInvalidArgument; UNAVAILABLE, CANCELLED,
+  // DEADLINE_EXCEEDED → kUnavailable; anything else → kInternal.
+  virtual Result<std::optional<CommitEvent>> Next() = 0;
+  // Ends the call; a blocked Next returns kUnavailable.
+  virtual void Cancel() = 0;
+};
+
+// Thread-safe.
+class CommitClient {
+ public:
+  virtual ~CommitClient() = default;
+  struct Options {
+    // 0: gRPC's adaptive receive window (BDP probing). > 0: a fixed per-stream window of this
+    // many bytes (tests use a small one to model a client that never reads).
+    int fixed_window_bytes = 0;
+  };
+  // `address` is host:port; connects lazily (plaintext).
+  static Result<std::unique_ptr<CommitClient>> Connect(const std::string& address,
+                                                       Options options);
+  static Result<std::unique_ptr<CommitClient>> Connect(const std::string& address) {
+    return Connect(address, Options());
+  }
+  virtual Result<int64_t> Latest(std::chrono::milliseconds timeout) = 0;
+  // `deadline` 0 = none.
+  virtual Result<std::unique_ptr<CommitClientStream>> Subscribe(
+      int64_t after_commit_seq, const std::vector<std::string>& tables,
+      std::chrono::milliseconds deadline) = 0;
+};
+
+}  // namespace skade::events
