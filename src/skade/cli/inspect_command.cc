@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "skade/cli/commands.h"
+#include "skade/cli/output.h"
 #include "skade/cli/lake.h"
 #include "skade/cli/table_location.h"
 #include "skade/iceberg/literal.h"
@@ -30,18 +31,6 @@ std::string ContentName(iceberg::DataFileContent c) {
   return "?";
 }
 
-std::string IsoMillis(int64_t ms) {
-  int64_t days = iceberg::FloorDiv(ms, 86400000);
-  int64_t rem = ms - days * 86400000;
-  int y;
-  unsigned mo, d;
-  iceberg::CivilFromDays(days, &y, &mo, &d);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ", y, mo, d,
-                static_cast<int>(rem / 3600000), static_cast<int>(rem / 60000 % 60),
-                static_cast<int>(rem / 1000 % 60), static_cast<int>(rem % 1000));
-  return buf;
-}
 
 Json PartitionJson(const iceberg::DataFile& f, const iceberg::PartitionSpec* spec) {
   Json p = Json::object();
@@ -169,7 +158,7 @@ int RunInspect(const InspectArgs& args, std::ostream& out, std::ostream& err) {
   out << "Format       v" << m.format_version << "\n";
   out << "UUID         " << m.table_uuid << "\n";
   out << "Location     " << m.location << "\n";
-  out << "Updated      " << IsoMillis(m.last_updated_ms) << "\n";
+  out << "Updated      " << FormatMillis(m.last_updated_ms) << "\n";
   out << "Current      "
       << (m.current_snapshot_id ? std::to_string(*m.current_snapshot_id) : std::string("(none)")) << "\n";
   out << "\nSchemas\n";
@@ -210,7 +199,7 @@ int RunInspect(const InspectArgs& args, std::ostream& out, std::ostream& err) {
   }
   out << "\nSnapshots\n";
   for (const auto& s : m.snapshots) {
-    out << "  " << s.snapshot_id << "  seq " << s.sequence_number << "  " << IsoMillis(s.timestamp_ms)
+    out << "  " << s.snapshot_id << "  seq " << s.sequence_number << "  " << FormatMillis(s.timestamp_ms)
         << "  " << (s.operation().empty() ? "-" : s.operation());
     if (s.parent_snapshot_id) out << "  parent " << *s.parent_snapshot_id;
     if (s.schema_id) out << "  schema " << *s.schema_id;

@@ -28,18 +28,6 @@ int Fail(std::ostream& err, const Status& st) {
 
 std::string Dump(const Json& j) { return j.dump(2, ' ', false, Json::error_handler_t::replace); }
 
-std::string IsoMillis(int64_t ms) {
-  int64_t days = iceberg::FloorDiv(ms, 86400000);
-  int64_t rem = ms - days * 86400000;
-  int y;
-  unsigned mo, d;
-  iceberg::CivilFromDays(days, &y, &mo, &d);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ", y, mo, d,
-                static_cast<int>(rem / 3600000), static_cast<int>(rem / 60000 % 60),
-                static_cast<int>(rem / 1000 % 60), static_cast<int>(rem % 1000));
-  return buf;
-}
 
 // A small aligned table for listings.
 void PrintTable(std::ostream& out, const std::vector<std::string>& header,
@@ -426,7 +414,7 @@ int RunSnapshots(const LakeArgs& lake_args, const ListArgs& args, std::ostream& 
   std::vector<std::vector<std::string>> rows;
   for (const auto& s : m.snapshots) {
     rows.push_back({std::to_string(s.snapshot_id) + (m.current_snapshot_id == s.snapshot_id ? " *" : ""),
-                    std::to_string(s.sequence_number), IsoMillis(s.timestamp_ms), s.operation(),
+                    std::to_string(s.sequence_number), FormatMillis(s.timestamp_ms), s.operation(),
                     s.SummaryValue("added-records").value_or("0"), s.SummaryValue("deleted-records").value_or("0"),
                     s.SummaryValue("total-records").value_or("?")});
   }
@@ -462,7 +450,7 @@ int RunLog(const LakeArgs& lake_args, const ListArgs& args, std::ostream& out, s
   }
   std::vector<std::vector<std::string>> rows;
   for (const auto& e : *entries) {
-    rows.push_back({std::to_string(e.commit_seq), IsoMillis(e.committed_at_us / 1000), e.table.ToString(),
+    rows.push_back({std::to_string(e.commit_seq), FormatMillis(e.committed_at_us / 1000), e.table.ToString(),
                     e.operation, e.snapshot_id ? std::to_string(*e.snapshot_id) : "-",
                     std::to_string(e.added_records), std::to_string(e.deleted_records)});
   }

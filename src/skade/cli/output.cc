@@ -1,7 +1,10 @@
 #include "skade/cli/output.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <ostream>
+
+#include "skade/iceberg/literal.h"
 
 namespace skade::cli {
 namespace {
@@ -101,6 +104,19 @@ std::string CsvField(const std::string& s) {
 }
 
 }  // namespace
+
+std::string FormatMillis(int64_t ms) {
+  int64_t days = iceberg::FloorDiv(ms, 86400000);
+  int64_t rem = ms - days * 86400000;
+  int y;
+  unsigned mo, d;
+  iceberg::CivilFromDays(days, &y, &mo, &d);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ", y, mo, d,
+                static_cast<int>(rem / 3600000), static_cast<int>(rem / 60000 % 60),
+                static_cast<int>(rem / 1000 % 60), static_cast<int>(rem % 1000));
+  return buf;
+}
 
 Result<int64_t> WriteQuery(engine::Database& db, const std::string& sql, OutputFormat format,
                            std::ostream& out) {

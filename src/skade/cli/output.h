@@ -3,6 +3,7 @@
 // widths on the first rows only.
 #pragma once
 
+#include <cstdint>
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -13,6 +14,9 @@
 #include "skade/engine/database.h"
 
 namespace skade::cli {
+
+// "2024-01-02T03:04:05.678Z" for epoch milliseconds.
+std::string FormatMillis(int64_t ms);
 
 // Runs `sql` on `db` and writes its rows to `out` in `format`. Returns the row count.
 Result<int64_t> WriteQuery(engine::Database& db, const std::string& sql, OutputFormat format,

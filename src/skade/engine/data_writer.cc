@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "skade/base/hex.h"
 #include "skade/base/uuid.h"
 #include "skade/engine/iceberg_scan.h"
 #include "skade/iceberg/literal.h"
@@ -114,18 +115,6 @@ std::optional<int64_t> ParseTimestamp(std::string_view s, int digits) {
   return *days * per_day + *t;
 }
 
-std::optional<std::string> Unhex(std::string_view hex) {
-  if (hex.size() % 2) return std::nullopt;
-  std::string out;
-  for (size_t i = 0; i < hex.size(); i += 2) {
-    int v = 0;
-    auto [p, ec] = std::from_chars(hex.data() + i, hex.data() + i + 2, v, 16);
-    if (ec != std::errc() || p != hex.data() + i + 2) return std::nullopt;
-    out.push_back(static_cast<char>(v));
-  }
-  return out;
-}
-
 // A literal of `type` from DuckDB's text rendering of a value of the matching DuckDB type
 // (statistics) — nullopt when the text can't be read exactly.
 std::optional<Literal> LiteralFromDuckText(const iceberg::TypePtr& type, const std::string& text) {
@@ -182,7 +171,7 @@ std::optional<Literal> LiteralFromDuckText(const iceberg::TypePtr& type, const s
     }
     case TypeId::kBinary:
     case TypeId::kFixed: {
-      auto raw = Unhex(text);
+      auto raw = HexDecode(text);
       if (!raw) return std::nullopt;
       return type->id() == TypeId::kBinary ? Literal::Binary(*raw) : Literal::Fixed(*raw);
     }

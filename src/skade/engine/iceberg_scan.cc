@@ -5,6 +5,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "skade/base/hex.h"
 #include "skade/base/log.h"
 #include "skade/iceberg/literal.h"
 
@@ -20,21 +21,11 @@ using iceberg::TypeId;
 constexpr int kPosFilePathId = 2147483546;
 constexpr int kPosPosId = 2147483545;
 
-std::string Hex(std::string_view bytes) {
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (unsigned char c : bytes) {
-    out.push_back(kHex[c >> 4]);
-    out.push_back(kHex[c & 15]);
-  }
-  return out;
-}
 
 // Identifies a partition (spec id + values) as SQL-safe text; same partition ⇔ same key.
 std::string PartitionKey(const iceberg::DataFile& f) {
   std::string key = std::to_string(f.spec_id);
-  for (const auto& v : f.partition) key += v ? "|" + Hex(v->ToBinary()) : "|N";
+  for (const auto& v : f.partition) key += v ? "|" + HexEncode(v->ToBinary()) : "|N";
   return key;
 }
 

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "skade/base/hex.h"
 #include "skade/base/uuid.h"
 #include "skade/iceberg/literal.h"
 
@@ -247,17 +248,6 @@ bool ParseNumber(const std::string& s, T* out) {
   return ec == std::errc() && p == s.data() + s.size();
 }
 
-std::optional<std::string> Unhex(const std::string& hex) {
-  if (hex.size() % 2) return std::nullopt;
-  std::string out;
-  for (size_t i = 0; i < hex.size(); i += 2) {
-    int v = 0;
-    auto [p, ec] = std::from_chars(hex.data() + i, hex.data() + i + 2, v, 16);
-    if (ec != std::errc() || p != hex.data() + i + 2) return std::nullopt;
-    out.push_back(static_cast<char>(v));
-  }
-  return out;
-}
 
 // Builds the literal of type `t` from the text ConversionSql produced.
 std::optional<Literal> ToLiteral(const std::string& text, const iceberg::TypePtr& t) {
@@ -323,7 +313,7 @@ std::optional<Literal> ToLiteral(const std::string& text, const iceberg::TypePtr
     }
     case TypeId::kBinary:
     case TypeId::kFixed: {
-      auto raw = Unhex(text);
+      auto raw = HexDecode(text);
       if (!raw) return std::nullopt;
       return t->id() == TypeId::kFixed ? Literal::Fixed(*raw) : Literal::Binary(*raw);
     }

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "skade/base/hex.h"
+
 namespace skade::iceberg {
 namespace {
 
@@ -312,36 +314,6 @@ bool ParseTimestampText(std::string_view s, int digits, ZoneRule zone, int64_t* 
   return true;
 }
 
-std::string HexEncode(std::string_view bytes) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (char c : bytes) {
-    unsigned char b = static_cast<unsigned char>(c);
-    out.push_back(kHex[b >> 4]);
-    out.push_back(kHex[b & 0xf]);
-  }
-  return out;
-}
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-bool HexDecode(std::string_view hex, std::string* out) {
-  if (hex.size() % 2 != 0) return false;
-  out->clear();
-  for (size_t i = 0; i < hex.size(); i += 2) {
-    int hi = HexValue(hex[i]);
-    int lo = HexValue(hex[i + 1]);
-    if (hi < 0 || lo < 0) return false;
-    out->push_back(static_cast<char>(hi * 16 + lo));
-  }
-  return true;
-}
 
 std::string UuidToString(std::string_view raw) {
   std::string hex = HexEncode(raw);
@@ -357,7 +329,10 @@ bool ParseUuidText(std::string_view s, std::string* raw) {
     if (i == 8 || i == 13 || i == 18 || i == 23) continue;
     hex.push_back(s[i]);
   }
-  return HexDecode(hex, raw);
+  auto bytes = HexDecode(hex);
+  if (!bytes) return false;
+  *raw = std::move(*bytes);
+  return true;
 }
 
 // Shortest text that reads back to the same value, "1.0" style for integral values.
@@ -471,8 +446,9 @@ Result<Literal> ParseText(std::string_view s, const TypePtr& target, ScaleRule d
     }
     case TypeId::kFixed:
     case TypeId::kBinary: {
-      std::string raw;
-      if (!HexDecode(s, &raw)) return bad();
+      auto decoded = HexDecode(s);
+      if (!decoded) return bad();
+      std::string raw = std::move(*decoded);
       if (target->id() == TypeId::kFixed && raw.size() != static_cast<size_t>(target->length())) {
         return bad();
       }
