@@ -12,7 +12,7 @@
 #include "skade/catalog/sql_catalog.h"
 #include "skade/engine/schema_convert.h"
 #include "skade/table/table.h"
-#include "tests/testing/temp_dir.h"
+#include "tests/testing/lake_test.h"
 
 namespace skade::table {
 namespace {
@@ -20,59 +20,17 @@ namespace {
 using ::testing::ElementsAre;
 using Kind = SchemaChange::Kind;
 
-class TableEvolutionTest : public ::testing::Test {
+class TableEvolutionTest : public testing::LakeTest {
  protected:
-  void SetUp() override {
-    io_ = io::MakeLocalFileIO();
-    db_ = std::move(engine::Database::Open({})).value();
-    catalog::SqlCatalogOptions o;
-    o.uri = "sqlite://" + tmp_.Path("catalog.db");
-    o.warehouse = tmp_.Path("warehouse");
-    auto cat = catalog::OpenSqlCatalog(o, *io_);
-    ASSERT_TRUE(cat.ok()) << cat.status().ToString();
-    catalog_ = std::move(cat).value();
-    ASSERT_TRUE(catalog_->CreateNamespace(*catalog::Namespace::Parse("db"), {}).ok());
-  }
-
   std::unique_ptr<Table> Create(const std::string& name, const std::string& columns,
                                 const std::string& partition_by,
                                 std::map<std::string, std::string> properties = {}) {
-    auto schema = engine::SchemaFromColumnDefinitions(*db_, columns);
-    EXPECT_TRUE(schema.ok()) << schema.status().ToString();
-    auto spec = iceberg::ParsePartitionSpec(partition_by, **schema, 0);
-    EXPECT_TRUE(spec.ok()) << spec.status().ToString();
-    catalog::CreateTableRequest req;
-    req.schema = *schema;
-    req.spec = *spec;
-    req.properties = std::move(properties);
-    catalog::TableIdent ident = *catalog::TableIdent::Parse("db." + name);
-    auto created = catalog_->CreateTable(ident, req);
-    EXPECT_TRUE(created.ok()) << created.status().ToString();
-    auto t = Table::Load(*catalog_, *io_, *db_, ident);
-    EXPECT_TRUE(t.ok()) << t.status().ToString();
-    return std::move(t).value();
+    return CreateTable(name, columns, partition_by, std::move(properties));
   }
 
   void Append(Table& t, const std::string& sql) {
     auto r = t.Append({sql, nullptr});
     ASSERT_TRUE(r.ok()) << r.status().ToString();
-  }
-
-  std::vector<std::vector<std::string>> Rows(Table& t, const std::string& query,
-                                             ReadOptions options = {}) {
-    auto sql = t.ReadSql(options);
-    EXPECT_TRUE(sql.ok()) << sql.status().ToString();
-    if (!sql.ok()) return {};
-    auto rows = db_->QueryRows("WITH t AS (" + *sql + ") " + query);
-    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
-    std::vector<std::vector<std::string>> out;
-    if (!rows.ok()) return out;
-    for (const auto& r : *rows) {
-      std::vector<std::string> row;
-      for (const auto& v : r) row.push_back(v.value_or("NULL"));
-      out.push_back(row);
-    }
-    return out;
   }
 
   static SchemaChange Change(Kind kind, std::string column, std::string arg = "") {
@@ -92,11 +50,6 @@ class TableEvolutionTest : public ::testing::Test {
   }
 
   int64_t LatestSeq() { return *catalog_->LatestCommitSeq(); }
-
-  testing::TempDir tmp_;
-  std::unique_ptr<io::FileIO> io_;
-  std::unique_ptr<engine::Database> db_;
-  std::unique_ptr<catalog::Catalog> catalog_;
 };
 
 TEST_F(TableEvolutionTest, AddedColumnReadsNullInOldFiles) {

@@ -10,7 +10,7 @@
 #include "skade/catalog/sql_catalog.h"
 #include "skade/engine/schema_convert.h"
 #include "skade/table/table.h"
-#include "tests/testing/temp_dir.h"
+#include "tests/testing/lake_test.h"
 
 namespace skade::table {
 namespace {
@@ -19,32 +19,9 @@ namespace fs = std::filesystem;
 using ::testing::ElementsAre;
 using ::testing::UnorderedElementsAre;
 
-class TableMaintenanceTest : public ::testing::Test {
+class TableMaintenanceTest : public testing::LakeTest {
  protected:
-  void SetUp() override {
-    io_ = io::MakeLocalFileIO();
-    db_ = std::move(engine::Database::Open({})).value();
-    catalog::SqlCatalogOptions o;
-    o.uri = "sqlite://" + tmp_.Path("catalog.db");
-    o.warehouse = tmp_.Path("warehouse");
-    auto cat = catalog::OpenSqlCatalog(o, *io_);
-    ASSERT_TRUE(cat.ok()) << cat.status().ToString();
-    catalog_ = std::move(cat).value();
-    ASSERT_TRUE(catalog_->CreateNamespace(*catalog::Namespace::Parse("db"), {}).ok());
-  }
-
-  std::unique_ptr<Table> Create(const std::string& name) {
-    auto schema = engine::SchemaFromColumnDefinitions(*db_, "id BIGINT NOT NULL, v VARCHAR");
-    EXPECT_TRUE(schema.ok()) << schema.status().ToString();
-    catalog::CreateTableRequest req;
-    req.schema = *schema;
-    catalog::TableIdent ident = *catalog::TableIdent::Parse("db." + name);
-    auto created = catalog_->CreateTable(ident, req);
-    EXPECT_TRUE(created.ok()) << created.status().ToString();
-    auto t = Table::Load(*catalog_, *io_, *db_, ident);
-    EXPECT_TRUE(t.ok()) << t.status().ToString();
-    return std::move(t).value();
-  }
+  std::unique_ptr<Table> Create(const std::string& name) { return CreateTable(name, "id BIGINT NOT NULL, v VARCHAR"); }
 
   // Appends ids [from, to) with value `v`; returns the new snapshot id.
   int64_t Append(Table& t, int from, int to, const std::string& v) {
@@ -110,11 +87,6 @@ class TableMaintenanceTest : public ::testing::Test {
   static bool Exists(const std::string& p) { return fs::exists(io::LocalPath(p)); }
 
   int64_t LatestSeq() { return *catalog_->LatestCommitSeq(); }
-
-  testing::TempDir tmp_;
-  std::unique_ptr<io::FileIO> io_;
-  std::unique_ptr<engine::Database> db_;
-  std::unique_ptr<catalog::Catalog> catalog_;
 };
 
 TEST_F(TableMaintenanceTest, RollbackAndSetCurrent) {

@@ -10,44 +10,18 @@
 #include "skade/catalog/sql_catalog.h"
 #include "skade/engine/schema_convert.h"
 #include "skade/table/table.h"
-#include "tests/testing/temp_dir.h"
+#include "tests/testing/lake_test.h"
 
 namespace skade::table {
 namespace {
 
 using ::testing::ElementsAre;
 
-class RowOperationsTest : public ::testing::Test {
+class RowOperationsTest : public testing::LakeTest {
  protected:
-  void SetUp() override {
-    io_ = io::MakeLocalFileIO();
-    db_ = std::move(engine::Database::Open({})).value();
-    catalog::SqlCatalogOptions o;
-    o.uri = "sqlite://" + tmp_.Path("catalog.db");
-    o.warehouse = tmp_.Path("warehouse");
-    catalog_ = std::move(catalog::OpenSqlCatalog(o, *io_)).value();
-    ASSERT_TRUE(catalog_->CreateNamespace(*catalog::Namespace::Parse("db"), {}).ok());
-  }
-
   std::unique_ptr<Table> Create(const std::string& name, const std::string& columns, const std::string& partition_by,
                                 std::map<std::string, std::string> props = {}, std::vector<int> identifier = {}) {
-    auto schema = engine::SchemaFromColumnDefinitions(*db_, columns);
-    EXPECT_TRUE(schema.ok()) << schema.status().ToString();
-    iceberg::SchemaPtr s = *schema;
-    if (!identifier.empty()) {
-      s = std::make_shared<const iceberg::Schema>(s->schema_id(), s->fields(), identifier);
-    }
-    auto spec = iceberg::ParsePartitionSpec(partition_by, *s, 0);
-    EXPECT_TRUE(spec.ok()) << spec.status().ToString();
-    catalog::CreateTableRequest req;
-    req.schema = s;
-    req.spec = *spec;
-    req.properties = std::move(props);
-    auto ident = *catalog::TableIdent::Parse("db." + name);
-    EXPECT_TRUE(catalog_->CreateTable(ident, req).ok());
-    auto t = Table::Load(*catalog_, *io_, *db_, ident);
-    EXPECT_TRUE(t.ok());
-    return std::move(t).value();
+    return CreateTable(name, columns, partition_by, std::move(props), std::move(identifier));
   }
 
   void Append(Table& t, const std::string& sql) {
@@ -55,34 +29,11 @@ class RowOperationsTest : public ::testing::Test {
     ASSERT_TRUE(r.ok()) << r.status().ToString();
   }
 
-  std::vector<std::vector<std::string>> Query(const std::string& rel, const std::string& query) {
-    auto rows = db_->QueryRows("WITH t AS (" + rel + ") " + query);
-    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
-    std::vector<std::vector<std::string>> out;
-    if (!rows.ok()) return out;
-    for (const auto& r : *rows) {
-      std::vector<std::string> row;
-      for (const auto& v : r) row.push_back(v.value_or("NULL"));
-      out.push_back(row);
-    }
-    return out;
-  }
-
-  std::vector<std::vector<std::string>> Rows(Table& t, const std::string& query, ReadOptions o = {}) {
-    auto sql = t.ReadSql(o);
-    EXPECT_TRUE(sql.ok()) << sql.status().ToString();
-    return sql.ok() ? Query(*sql, query) : std::vector<std::vector<std::string>>{};
-  }
-
   int64_t LiveDeleteFiles(Table& t) {
     auto v = t.metadata().CurrentSnapshot()->SummaryValue("total-delete-files");
     return v ? std::stoll(*v) : -1;
   }
 
-  testing::TempDir tmp_;
-  std::unique_ptr<io::FileIO> io_;
-  std::unique_ptr<engine::Database> db_;
-  std::unique_ptr<catalog::Catalog> catalog_;
 };
 
 TEST_F(RowOperationsTest, CopyOnWriteDeleteRewritesOrDropsFiles) {

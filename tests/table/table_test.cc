@@ -11,7 +11,7 @@
 
 #include "skade/catalog/sql_catalog.h"
 #include "skade/engine/schema_convert.h"
-#include "tests/testing/temp_dir.h"
+#include "tests/testing/lake_test.h"
 
 namespace skade::table {
 namespace {
@@ -19,53 +19,16 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::ElementsAre;
 
-class TableTest : public ::testing::Test {
+class TableTest : public testing::LakeTest {
  protected:
-  void SetUp() override {
-    io_ = io::MakeLocalFileIO();
-    db_ = std::move(engine::Database::Open({})).value();
-    catalog::SqlCatalogOptions o;
-    o.uri = "sqlite://" + tmp_.Path("catalog.db");
-    o.warehouse = tmp_.Path("warehouse");
-    auto cat = catalog::OpenSqlCatalog(o, *io_);
-    ASSERT_TRUE(cat.ok()) << cat.status().ToString();
-    catalog_ = std::move(cat).value();
-    ASSERT_TRUE(catalog_->CreateNamespace(*catalog::Namespace::Parse("sales"), {}).ok());
-  }
+  TableTest() : LakeTest("sales") {}
 
   catalog::TableIdent Create(const std::string& name, const std::string& columns, const std::string& partition_by) {
-    auto schema = engine::SchemaFromColumnDefinitions(*db_, columns);
-    EXPECT_TRUE(schema.ok()) << schema.status().ToString();
-    auto spec = iceberg::ParsePartitionSpec(partition_by, **schema, 0);
-    EXPECT_TRUE(spec.ok()) << spec.status().ToString();
-    catalog::CreateTableRequest req;
-    req.schema = *schema;
-    req.spec = *spec;
-    catalog::TableIdent ident = *catalog::TableIdent::Parse("sales." + name);
-    auto created = catalog_->CreateTable(ident, req);
-    EXPECT_TRUE(created.ok()) << created.status().ToString();
-    return ident;
+    CreateTable(name, columns, partition_by);
+    return Ident(name);
   }
 
-  std::unique_ptr<Table> Open(const catalog::TableIdent& ident) {
-    auto t = Table::Load(*catalog_, *io_, *db_, ident);
-    EXPECT_TRUE(t.ok()) << t.status().ToString();
-    return std::move(t).value();
-  }
-
-  std::vector<std::vector<std::string>> Rows(Table& t, const std::string& query, ReadOptions options = {}) {
-    auto sql = t.ReadSql(options);
-    EXPECT_TRUE(sql.ok()) << sql.status().ToString();
-    auto rows = db_->QueryRows("WITH t AS (" + *sql + ") " + query);
-    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
-    std::vector<std::vector<std::string>> out;
-    for (const auto& r : *rows) {
-      std::vector<std::string> row;
-      for (const auto& v : r) row.push_back(v.value_or("NULL"));
-      out.push_back(row);
-    }
-    return out;
-  }
+  std::unique_ptr<Table> Open(const catalog::TableIdent& ident) { return LoadTable(ident); }
 
   size_t DataFilesOnDisk(const catalog::TableIdent& ident) {
     auto state = catalog_->LoadTable(ident);
@@ -77,10 +40,6 @@ class TableTest : public ::testing::Test {
     return n;
   }
 
-  testing::TempDir tmp_;
-  std::unique_ptr<io::FileIO> io_;
-  std::unique_ptr<engine::Database> db_;
-  std::unique_ptr<catalog::Catalog> catalog_;
 };
 
 const char* kOrders =

@@ -6,19 +6,9 @@
 #include <random>
 
 #include "skade/base/clock.h"
+#include "skade/base/hex.h"
 
 namespace skade {
-namespace {
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-}  // namespace
-
 Uuid Uuid::NewV7() {
   // RFC 9562 §6.2 method 1: a 12-bit counter in rand_a keeps values monotonic within one
   // millisecond; if it overflows, the timestamp is advanced by one.
@@ -59,24 +49,17 @@ Uuid Uuid::NewV7() {
 }
 
 Result<Uuid> Uuid::Parse(std::string_view text) {
-  if (text.size() != 36 || text[8] != '-' || text[13] != '-' || text[18] != '-' ||
-      text[23] != '-') {
-    return Status::InvalidArgument("not a UUID: '" + std::string(text) + "'");
+  auto bad = [&]() { return Status::InvalidArgument("not a UUID: '" + std::string(text) + "'"); };
+  if (text.size() != 36 || text[8] != '-' || text[13] != '-' || text[18] != '-' || text[23] != '-') {
+    return bad();
   }
-  Uuid u;
-  size_t out = 0;
-  for (size_t i = 0; i < text.size();) {
-    if (text[i] == '-') {
-      ++i;
-      continue;
-    }
-    int hi = HexValue(text[i]);
-    int lo = HexValue(text[i + 1]);
-    if (hi < 0 || lo < 0) return Status::InvalidArgument("not a UUID: '" + std::string(text) + "'");
-    u.bytes[out++] = static_cast<uint8_t>(hi * 16 + lo);
-    i += 2;
+  std::string hex;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (i != 8 && i != 13 && i != 18 && i != 23) hex.push_back(text[i]);
   }
-  return u;
+  auto raw = HexDecode(hex);
+  if (!raw) return bad();
+  return FromBytes(*raw);
 }
 
 Result<Uuid> Uuid::FromBytes(std::string_view raw) {
