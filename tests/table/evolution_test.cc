@@ -191,14 +191,29 @@ TEST_F(TableEvolutionTest, NestedStructFieldsAreAddedAndRenamed) {
   EXPECT_THAT(Rows(*t, "SELECT info.town FROM t WHERE id = 2"), ElementsAre(ElementsAre("Bergen")));
 }
 
-// Disabled: the scan (engine/iceberg_scan.cc) maps only top-level columns by field id; nested
-// struct fields are matched by name, so an old file's renamed nested field reads NULL.
-TEST_F(TableEvolutionTest, DISABLED_RenamedNestedFieldReadsOldFilesByFieldId) {
-  auto t = Create("nested_rename", "id BIGINT, info STRUCT(city VARCHAR, zip INTEGER)", "");
-  Append(*t, "SELECT 1 AS id, {'city': 'Oslo', 'zip': 150} AS info");
-  ASSERT_TRUE(t->UpdateSchema({Change(Kind::kRenameColumn, "info.city", "town")}).ok());
-  EXPECT_THAT(Rows(*t, "SELECT id, info.town, info.zip FROM t"),
-              ElementsAre(ElementsAre("1", "Oslo", "150")));
+// Old files keep the old nested names; the scan rebuilds their structs by field id.
+TEST_F(TableEvolutionTest, RenamedNestedFieldReadsOldFilesByFieldId) {
+  auto t = Create("nested_rename",
+                  "id BIGINT, info STRUCT(city VARCHAR, zip INTEGER), "
+                  "items STRUCT(a INTEGER, b VARCHAR)[], m MAP(VARCHAR, STRUCT(p INTEGER))",
+                  "");
+  Append(*t,
+         "SELECT 1 AS id, {'city': 'Oslo', 'zip': 150} AS info, [{'a': 1, 'b': 'x'}, {'a': 2, 'b': 'y'}] AS items, "
+         "MAP {'k': {'p': 7}} AS m UNION ALL SELECT 2, NULL, NULL, NULL");
+  ASSERT_TRUE(t->UpdateSchema({Change(Kind::kRenameColumn, "info.city", "town"),
+                               Change(Kind::kRenameColumn, "items.element.b", "label"),
+                               Change(Kind::kRenameColumn, "m.value.p", "q")})
+                  .ok());
+  // A new field takes the old name: old files must not fill it from the renamed field.
+  ASSERT_TRUE(t->UpdateSchema({Change(Kind::kAddColumn, "info.city", "VARCHAR")}).ok());
+  Append(*t,
+         "SELECT 3 AS id, {'town': 'Bergen', 'zip': 5000, 'city': 'new'} AS info, [{'a': 3, 'label': 'z'}] AS items, "
+         "MAP {'j': {'q': 8}} AS m");
+  EXPECT_THAT(Rows(*t, "SELECT id, info.town, info.zip, info.city, items[1].label, items[2].label, m['k'].q, "
+                      "m['j'].q, info IS NULL FROM t ORDER BY id"),
+              ElementsAre(ElementsAre("1", "Oslo", "150", "NULL", "x", "y", "7", "NULL", "false"),
+                          ElementsAre("2", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "true"),
+                          ElementsAre("3", "Bergen", "5000", "new", "z", "NULL", "NULL", "8", "false")));
 }
 
 TEST_F(TableEvolutionTest, ReordersColumns) {

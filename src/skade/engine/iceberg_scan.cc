@@ -94,6 +94,8 @@ std::string SchemaMap(const std::vector<std::tuple<int, std::string, std::string
 struct FileShape {
   bool has_field_ids = false;
   std::set<std::string> top_level_names;
+  // Field id → name of every nested (not top-level) field that carries an id in the file.
+  std::map<int, std::string> nested_names;
 };
 
 // Reads the Parquet footers of `paths` (one DuckDB query) and reports, per file, whether its
@@ -122,10 +124,12 @@ Result<std::unordered_map<std::string, FileShape>> InspectFiles(Database& db,
     if (remaining.empty()) continue;
     bool top_level = remaining.size() == 1;
     --remaining.back();
+    FileShape& shape = shapes[file];
     if (top_level) {
-      FileShape& shape = shapes[file];
       shape.top_level_names.insert(*row[1]);
       if (row[2]) shape.has_field_ids = true;
+    } else if (row[2]) {
+      shape.nested_names[std::stoi(*row[2])] = *row[1];
     }
     if (children > 0) remaining.push_back(children);
   }
@@ -136,6 +140,100 @@ struct DeleteRef {
   std::string local;
   const iceberg::DeleteFileTask* task;
 };
+
+// DuckDB matches nested struct fields by name only (read_parquet's schema map covers top-level
+// ids). A file whose nested field ids carry other names than the current schema (a renamed or
+// dropped-and-re-added nested field) is read with its own names and rebuilt by id.
+bool NeedsNestedRemap(const FileShape& shape, const iceberg::Schema& schema) {
+  for (const auto& [id, name] : shape.nested_names) {
+    const NestedField* f = schema.FindField(id);
+    if (f == nullptr || f->name != name) return true;
+  }
+  return false;
+}
+
+// The file-shaped DuckDB type of `field`: current types, the file's names, and only the nested
+// fields the file has.
+Result<std::string> FileShapedType(const NestedField& field, const FileShape& shape);
+
+Result<std::string> FileShapedChildren(const iceberg::Type& type, const FileShape& shape) {
+  std::string out = "STRUCT(";
+  bool first = true;
+  for (const NestedField& child : type.fields()) {
+    auto it = shape.nested_names.find(child.id);
+    if (it == shape.nested_names.end()) continue;
+    SKADE_ASSIGN_OR_RETURN(std::string t, FileShapedType(child, shape));
+    out += std::string(first ? "" : ", ") + QuoteIdentifier(it->second) + " " + t;
+    first = false;
+  }
+  if (first) return std::string();  // no child present
+  return out + ")";
+}
+
+Result<std::string> FileShapedType(const NestedField& field, const FileShape& shape) {
+  const iceberg::Type& t = *field.type;
+  switch (t.id()) {
+    case TypeId::kStruct: {
+      SKADE_ASSIGN_OR_RETURN(std::string inner, FileShapedChildren(t, shape));
+      // A struct none of whose fields the file has is read as NULL of the current type.
+      if (inner.empty()) return DuckTypeName(t);
+      return inner;
+    }
+    case TypeId::kList: {
+      SKADE_ASSIGN_OR_RETURN(std::string e, FileShapedType(t.element(), shape));
+      return e + "[]";
+    }
+    case TypeId::kMap: {
+      SKADE_ASSIGN_OR_RETURN(std::string k, FileShapedType(t.key(), shape));
+      SKADE_ASSIGN_OR_RETURN(std::string v, FileShapedType(t.value(), shape));
+      return "MAP(" + k + ", " + v + ")";
+    }
+    default:
+      return DuckTypeName(t);
+  }
+}
+
+// An expression turning `expr` (of the file-shaped type) into the current type of `field`.
+Result<std::string> RebuildByIds(const NestedField& field, const std::string& expr, const FileShape& shape,
+                                 int depth) {
+  const iceberg::Type& t = *field.type;
+  switch (t.id()) {
+    case TypeId::kStruct: {
+      std::string packed;
+      bool any = false;
+      for (const NestedField& child : t.fields()) {
+        auto it = shape.nested_names.find(child.id);
+        std::string value;
+        if (it == shape.nested_names.end()) {
+          SKADE_ASSIGN_OR_RETURN(std::string ct, DuckTypeName(*child.type));
+          value = "CAST(NULL AS " + ct + ")";
+        } else {
+          any = true;
+          SKADE_ASSIGN_OR_RETURN(value, RebuildByIds(child, "(" + expr + ")." + QuoteIdentifier(it->second), shape,
+                                                     depth + 1));
+        }
+        packed += (packed.empty() ? "" : ", ") + QuoteIdentifier(child.name) + " := " + value;
+      }
+      SKADE_ASSIGN_OR_RETURN(std::string cur, DuckTypeName(t));
+      if (!any) return "CAST(NULL AS " + cur + ")";
+      return "CASE WHEN (" + expr + ") IS NULL THEN NULL ELSE CAST(struct_pack(" + packed + ") AS " + cur + ") END";
+    }
+    case TypeId::kList: {
+      std::string var = "__skade_x" + std::to_string(depth);
+      SKADE_ASSIGN_OR_RETURN(std::string inner, RebuildByIds(t.element(), var, shape, depth + 1));
+      return "list_transform(" + expr + ", " + var + " -> " + inner + ")";
+    }
+    case TypeId::kMap: {
+      std::string var = "__skade_e" + std::to_string(depth);
+      SKADE_ASSIGN_OR_RETURN(std::string k, RebuildByIds(t.key(), var + ".key", shape, depth + 1));
+      SKADE_ASSIGN_OR_RETURN(std::string v, RebuildByIds(t.value(), var + ".value", shape, depth + 1));
+      return "map_from_entries(list_transform(map_entries(" + expr + "), " + var + " -> {'key': " + k +
+             ", 'value': " + v + "}))";
+    }
+    default:
+      return expr;
+  }
+}
 
 }  // namespace
 
@@ -247,11 +345,13 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan, RowOrig
     if (data_column(id).rfind("__skade_f", 0) == 0) hidden_eq_ids.push_back(id);
   }
 
-  std::vector<std::string> id_files, noid_files;
+  std::vector<std::string> id_files, noid_files, remap_files;
   std::set<std::string> noid_names;
   for (const std::string& p : data_paths) {
     const FileShape& shape = shapes[p];
-    if (shape.has_field_ids) {
+    if (shape.has_field_ids && NeedsNestedRemap(shape, *scan.schema)) {
+      remap_files.push_back(p);
+    } else if (shape.has_field_ids) {
       id_files.push_back(p);
     } else {
       noid_files.push_back(p);
@@ -272,6 +372,23 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan, RowOrig
     parts.push_back("SELECT * FROM read_parquet(" + SqlList(id_files) +
                     ", schema = " + SchemaMap(map) +
                     ", filename = true, file_row_number = true)");
+  }
+  for (const std::string& file : remap_files) {
+    const FileShape& shape = shapes[file];
+    std::vector<std::tuple<int, std::string, std::string, std::string>> map;
+    std::string select;
+    for (const ColumnDef& c : columns) {
+      SKADE_ASSIGN_OR_RETURN(std::string type, FileShapedType(*c.field, shape));
+      map.emplace_back(c.field->id, c.field->name, type, c.default_sql);
+      SKADE_ASSIGN_OR_RETURN(std::string expr, RebuildByIds(*c.field, QuoteIdentifier(c.field->name), shape, 0));
+      select += expr + " AS " + QuoteIdentifier(c.field->name) + ", ";
+    }
+    for (int id : hidden_eq_ids) {
+      map.emplace_back(id, data_column(id), "VARCHAR", "NULL::VARCHAR");
+      select += QuoteIdentifier(data_column(id)) + ", ";
+    }
+    parts.push_back("SELECT " + select + "filename, file_row_number FROM read_parquet(" + SqlList({file}) +
+                    ", schema = " + SchemaMap(map) + ", filename = true, file_row_number = true)");
   }
   if (!noid_files.empty()) {
     // Spec "Column Projection": files without ids are mapped by schema.name-mapping.default.
@@ -312,6 +429,7 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan, RowOrig
                     SqlList(noid_files) + ", union_by_name = true, filename = true, " +
                     "file_row_number = true)");
   }
+  if (parts.empty()) return Status::Internal("no data file could be read");
   std::string data_sql = parts[0];
   for (size_t i = 1; i < parts.size(); ++i) data_sql += "\nUNION ALL BY NAME\n" + parts[i];
 
