@@ -186,6 +186,24 @@ TEST(CliTest, ReadsAMetadataFileAndExplicitRelocation) {
   EXPECT_EQ(LastLine(r.out), "6592");
 }
 
+TEST(CliTest, ReadsGzipCompressedMetadata) {
+  testing::TempDir tmp;
+  std::string dir = CopyTable(tmp, "equality_deletes_mytable");
+  std::string meta = dir + "/metadata/v7.metadata.json";
+  std::string gz = dir + "/metadata/v8.gz.metadata.json";
+  ASSERT_EQ(std::system(("gzip -c " + Quote(meta) + " > " + Quote(gz)).c_str()), 0);
+  testing::WriteFileOrDie(dir + "/metadata/version-hint.text", "8");
+  RunResult r = Skade("scan " + Quote(dir) + " --count");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(LastLine(r.out), "2");
+  // A corrupt gzip stream is reported, not crashed on.
+  std::string bytes = testing::ReadFileOrDie(gz);
+  testing::WriteFileOrDie(gz, bytes.substr(0, bytes.size() / 2));
+  r = Skade("scan " + Quote(dir) + " --count");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("Corruption"));
+}
+
 TEST(CliTest, InspectShowsEverything) {
   RunResult r = Skade("inspect " + Table("iceberg_partitioned"));
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -242,7 +242,7 @@ Status EncodeArray(BodyWriter& w, const FieldInfo& field, const ArrowArray& a, i
   } else {
     SKADE_RETURN_IF_ERROR(w.AddBuffer(nullptr, 0));
   }
-  const auto* data = static_cast<const uint8_t*>(a.buffers[1]);
+  const auto* data = a.n_buffers > 1 ? static_cast<const uint8_t*>(a.buffers[1]) : nullptr;
   BufferKind kind = layout.buffers.size() > 1 ? layout.buffers[1] : BufferKind::kValidity;
   switch (kind) {
     case BufferKind::kFixed:

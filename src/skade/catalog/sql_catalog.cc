@@ -992,7 +992,7 @@ class SqlCatalog final : public Catalog {
       return json.status().WithContext("read metadata " + location);
     }
     SKADE_ASSIGN_OR_RETURN(iceberg::TableMetadata parsed,
-                           iceberg::ParseTableMetadata(*json).WithContext(location));
+                           iceberg::ParseTableMetadataFile(*json).WithContext(location));
     auto metadata = std::make_shared<const iceberg::TableMetadata>(std::move(parsed));
     CacheMetadata(location, metadata);
     return iceberg::TableMetadataPtr(metadata);

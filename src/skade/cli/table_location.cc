@@ -103,11 +103,8 @@ Result<LoadedTable> LoadTable(io::FileIO& io, std::string_view path,
     return Status::InvalidArgument("'" + local + "' is neither a table folder nor a metadata JSON file");
   }
   while (t.table_dir.size() > 1 && t.table_dir.back() == '/') t.table_dir.pop_back();
-  if (EndsWith(t.metadata_file, ".gz.metadata.json")) {
-    return Status::NotImplemented("gzip-compressed metadata '" + t.metadata_file + "' is not supported yet");
-  }
   SKADE_ASSIGN_OR_RETURN(std::string json, io.Read(t.metadata_file));
-  SKADE_ASSIGN_OR_RETURN(t.metadata, iceberg::ParseTableMetadata(json).WithContext(t.metadata_file));
+  SKADE_ASSIGN_OR_RETURN(t.metadata, iceberg::ParseTableMetadataFile(json).WithContext(t.metadata_file));
 
   for (const auto& [from, to] : relocate) t.locations.Add(from, to);
 

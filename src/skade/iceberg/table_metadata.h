@@ -115,6 +115,9 @@ using TableMetadataPtr = std::shared_ptr<const TableMetadata>;
 // Parses a metadata JSON document. kInvalidArgument (naming the field) for a malformed or
 // inconsistent document, kNotImplemented for a format version above 3.
 Result<TableMetadata> ParseTableMetadata(std::string_view json);
+// Parses the bytes of a metadata file: gzip-compressed files (".gz.metadata.json", or any file
+// starting with the gzip magic bytes) are inflated first. kCorruption for a broken gzip stream.
+Result<TableMetadata> ParseTableMetadataFile(std::string_view bytes);
 // Serialises to JSON in the layout of `format_version` (v1 also writes `schema` and
 // `partition-spec`). Unknown fields are written back.
 std::string TableMetadataToJson(const TableMetadata& metadata);

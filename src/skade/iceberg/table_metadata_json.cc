@@ -5,6 +5,7 @@
 #include <string>
 
 #include <nlohmann/json.hpp>
+#include <zlib.h>
 
 #include "skade/iceberg/json_internal.h"
 #include "skade/iceberg/table_metadata.h"
@@ -598,6 +599,31 @@ Result<TableMetadata> ParseMetadataObject(const Json& j) {
 Result<TableMetadata> ParseTableMetadata(std::string_view json) {
   SKADE_ASSIGN_OR_RETURN(Json j, ParseJson(json, "table metadata"));
   return ParseMetadataObject(j);
+}
+
+Result<TableMetadata> ParseTableMetadataFile(std::string_view bytes) {
+  if (bytes.size() < 2 || static_cast<unsigned char>(bytes[0]) != 0x1f ||
+      static_cast<unsigned char>(bytes[1]) != 0x8b) {
+    return ParseTableMetadata(bytes);
+  }
+  // Iceberg's write.metadata.compression-codec=gzip: the whole JSON document, gzip-framed.
+  z_stream zs{};
+  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) return Status::Internal("cannot start zlib");
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+  zs.avail_in = static_cast<uInt>(bytes.size());
+  std::string out;
+  char buf[1 << 16];
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    zs.next_out = reinterpret_cast<Bytef*>(buf);
+    zs.avail_out = sizeof buf;
+    rc = inflate(&zs, Z_NO_FLUSH);
+    out.append(buf, sizeof buf - zs.avail_out);
+    if (out.size() > (1u << 30)) rc = Z_MEM_ERROR;
+  }
+  inflateEnd(&zs);
+  if (rc != Z_STREAM_END) return Status::Corruption("broken gzip metadata file");
+  return ParseTableMetadata(out);
 }
 
 std::string TableMetadataToJson(const TableMetadata& m) {
