@@ -16,6 +16,7 @@
 #include "skade/iceberg/scan.h"
 #include "skade/iceberg/table_metadata.h"
 #include "skade/io/file_io.h"
+#include "tests/testing/query_rows.h"
 #include "tests/testing/temp_dir.h"
 
 namespace skade::bench {
@@ -78,18 +79,7 @@ class GeneratedTableTest : public ::testing::Test {
     return sql.ok() ? *sql : "SELECT 1 WHERE false";
   }
 
-  std::vector<std::vector<std::string>> Query(const std::string& sql) {
-    auto rows = db_->QueryRows(sql);
-    EXPECT_TRUE(rows.ok()) << rows.status().ToString() << "\n" << sql;
-    std::vector<std::vector<std::string>> out;
-    if (!rows.ok()) return out;
-    for (const auto& r : *rows) {
-      std::vector<std::string> row;
-      for (const auto& v : r) row.push_back(v.value_or("NULL"));
-      out.push_back(row);
-    }
-    return out;
-  }
+  std::vector<std::vector<std::string>> Query(const std::string& sql) { return testing::QueryText(*db_, sql); }
 
   std::string One(const std::string& sql) {
     auto rows = Query(sql);

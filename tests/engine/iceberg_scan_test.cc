@@ -12,6 +12,7 @@
 #include "skade/iceberg/table_metadata.h"
 #include "skade/io/file_io.h"
 #include "skade/io/location_map.h"
+#include "tests/testing/query_rows.h"
 #include "tests/testing/temp_dir.h"
 
 namespace skade::engine {
@@ -76,16 +77,7 @@ class IcebergScanTest : public ::testing::Test {
 
   // Runs `query` with the table relation available as `t`; returns rows as text.
   std::vector<std::vector<std::string>> Query(const std::string& table_sql, const std::string& query) {
-    auto rows = db_->QueryRows("WITH t AS (" + table_sql + ") " + query);
-    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
-    std::vector<std::vector<std::string>> out;
-    if (!rows.ok()) return out;
-    for (const auto& r : *rows) {
-      std::vector<std::string> row;
-      for (const auto& v : r) row.push_back(v.value_or("NULL"));
-      out.push_back(row);
-    }
-    return out;
+    return testing::QueryText(*db_, "WITH t AS (" + table_sql + ") " + query);
   }
 
   std::string One(const std::string& table_sql, const std::string& query) {

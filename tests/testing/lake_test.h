@@ -12,6 +12,7 @@
 #include "skade/catalog/sql_catalog.h"
 #include "skade/engine/schema_convert.h"
 #include "skade/table/table.h"
+#include "tests/testing/query_rows.h"
 #include "tests/testing/temp_dir.h"
 
 namespace skade::testing {
@@ -71,16 +72,7 @@ class LakeTest : public ::testing::Test {
 
   // Runs `query` with `relation_sql` visible as `t`; values as text, NULL as "NULL".
   std::vector<std::vector<std::string>> Query(const std::string& relation_sql, const std::string& query) {
-    auto rows = db_->QueryRows("WITH t AS (" + relation_sql + ") " + query);
-    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
-    std::vector<std::vector<std::string>> out;
-    if (!rows.ok()) return out;
-    for (const auto& r : *rows) {
-      std::vector<std::string> row;
-      for (const auto& v : r) row.push_back(v.value_or("NULL"));
-      out.push_back(row);
-    }
-    return out;
+    return QueryText(*db_, "WITH t AS (" + relation_sql + ") " + query);
   }
 
   // `query` over the table's rows (current snapshot unless `options` say otherwise).
