@@ -1288,4 +1288,15 @@ Result<ManifestWriter::Output> ManifestWriter::Finish(std::string manifest_path)
   return out;
 }
 
+Status ForEachLiveEntry(io::FileIO& io, const ManifestFile& manifest,
+                        const std::function<Status(ManifestEntry&)>& fn) {
+  SKADE_ASSIGN_OR_RETURN(auto reader, ManifestReader::Open(io, manifest.manifest_path, manifest));
+  while (true) {
+    SKADE_ASSIGN_OR_RETURN(auto entry, reader->Next());
+    if (!entry) return Status::Ok();
+    if (entry->status == ManifestEntryStatus::kDeleted) continue;
+    SKADE_RETURN_IF_ERROR(fn(*entry));
+  }
+}
+
 }  // namespace skade::iceberg

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -124,6 +125,11 @@ class ManifestReader {
   explicit ManifestReader(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// Reads the manifest at manifest.manifest_path and calls `fn` for every live entry (ADDED or
+// EXISTING; DELETED entries are skipped), stopping at the first error `fn` returns.
+Status ForEachLiveEntry(io::FileIO& io, const ManifestFile& manifest,
+                        const std::function<Status(ManifestEntry&)>& fn);
 
 struct ManifestWriterOptions {
   int format_version = 2;

@@ -70,13 +70,14 @@ class DeleteIndex {
   std::unordered_map<std::string, std::vector<DeleteFileTaskPtr>> by_partition_;
 };
 
-void ClearStats(DataFile* f) {
+// Drops per-column metrics to keep tasks small, except the bounds of `keep_bounds_of`.
+void ClearStats(DataFile* f, int keep_bounds_of = -1) {
   f->column_sizes.clear();
   f->value_counts.clear();
   f->null_value_counts.clear();
   f->nan_value_counts.clear();
-  f->lower_bounds.clear();
-  f->upper_bounds.clear();
+  std::erase_if(f->lower_bounds, [&](const auto& kv) { return kv.first != keep_bounds_of; });
+  std::erase_if(f->upper_bounds, [&](const auto& kv) { return kv.first != keep_bounds_of; });
   f->split_offsets.clear();
 }
 
@@ -196,30 +197,19 @@ Status ScanPlanner::PlanFiles(const Snapshot& snapshot, const Schema& schema,
     SKADE_ASSIGN_OR_RETURN(bool keep, keep_manifest(m));
     if (!keep) continue;
     SKADE_ASSIGN_OR_RETURN(SpecFilter * sf, spec_filter(m.partition_spec_id));
-    SKADE_ASSIGN_OR_RETURN(auto reader, ManifestReader::Open(io_, m.manifest_path, m));
-    while (true) {
-      SKADE_ASSIGN_OR_RETURN(auto entry, reader->Next());
-      if (!entry) break;
-      if (entry->status == ManifestEntryStatus::kDeleted) continue;
-      if (entry->data_file.content == DataFileContent::kData) {
+    SKADE_RETURN_IF_ERROR(ForEachLiveEntry(io_, m, [&](ManifestEntry& entry) -> Status {
+      if (entry.data_file.content == DataFileContent::kData) {
         return Status::Corruption("delete manifest '" + m.manifest_path + "' lists a data file");
       }
-      if (sf->partition_eval && !sf->partition_eval->Eval(entry->data_file.partition)) continue;
+      if (sf->partition_eval && !sf->partition_eval->Eval(entry.data_file.partition)) return Status::Ok();
       auto task = std::make_shared<DeleteFileTask>();
-      task->sequence_number = entry->sequence_number.value_or(0);
-      task->file = std::move(entry->data_file);
-      // Keep only the bounds of file_path used for matching.
-      auto lo = task->file.lower_bounds.find(kDeleteFilePathId);
-      auto hi = task->file.upper_bounds.find(kDeleteFilePathId);
-      std::optional<std::string> lo_v, hi_v;
-      if (lo != task->file.lower_bounds.end()) lo_v = lo->second;
-      if (hi != task->file.upper_bounds.end()) hi_v = hi->second;
-      ClearStats(&task->file);
-      if (lo_v) task->file.lower_bounds[kDeleteFilePathId] = *lo_v;
-      if (hi_v) task->file.upper_bounds[kDeleteFilePathId] = *hi_v;
+      task->sequence_number = entry.sequence_number.value_or(0);
+      task->file = std::move(entry.data_file);
+      ClearStats(&task->file, kDeleteFilePathId);  // keep the file_path bounds used for matching
       ++stats_.delete_files;
       deletes.Add(std::move(task), sf->spec->is_unpartitioned());
-    }
+      return Status::Ok();
+    }));
   }
 
   // Pass 2: stream data manifests.
@@ -228,28 +218,24 @@ Status ScanPlanner::PlanFiles(const Snapshot& snapshot, const Schema& schema,
     SKADE_ASSIGN_OR_RETURN(bool keep, keep_manifest(m));
     if (!keep) continue;
     SKADE_ASSIGN_OR_RETURN(SpecFilter * sf, spec_filter(m.partition_spec_id));
-    SKADE_ASSIGN_OR_RETURN(auto reader, ManifestReader::Open(io_, m.manifest_path, m));
-    while (true) {
-      SKADE_ASSIGN_OR_RETURN(auto entry, reader->Next());
-      if (!entry) break;
-      if (entry->status == ManifestEntryStatus::kDeleted) continue;
-      if (entry->data_file.content != DataFileContent::kData) {
+    SKADE_RETURN_IF_ERROR(ForEachLiveEntry(io_, m, [&](ManifestEntry& entry) -> Status {
+      if (entry.data_file.content != DataFileContent::kData) {
         return Status::Corruption("data manifest '" + m.manifest_path + "' lists a delete file");
       }
       ++stats_.data_files_total;
-      if ((sf->partition_eval && !sf->partition_eval->Eval(entry->data_file.partition)) ||
-          (metrics && !metrics->MightMatch(entry->data_file))) {
+      if ((sf->partition_eval && !sf->partition_eval->Eval(entry.data_file.partition)) ||
+          (metrics && !metrics->MightMatch(entry.data_file))) {
         ++stats_.data_files_skipped;
-        continue;
+        return Status::Ok();
       }
       FileScanTask task;
-      task.sequence_number = entry->sequence_number.value_or(0);
-      task.file = std::move(entry->data_file);
+      task.sequence_number = entry.sequence_number.value_or(0);
+      task.file = std::move(entry.data_file);
       if (!deletes.empty()) task.deletes = deletes.For(task.file, task.sequence_number);
       ClearStats(&task.file);
       stats_.record_count += task.file.record_count;
-      SKADE_RETURN_IF_ERROR(sink(std::move(task)));
-    }
+      return sink(std::move(task));
+    }));
   }
   return Status::Ok();
 }
@@ -281,18 +267,15 @@ Result<ScanPlanner::ManifestCounts> ScanPlanner::CountFromManifests(const Snapsh
       }
       continue;
     }
-    SKADE_ASSIGN_OR_RETURN(auto reader, ManifestReader::Open(io_, m.manifest_path, m));
-    while (true) {
-      SKADE_ASSIGN_OR_RETURN(auto entry, reader->Next());
-      if (!entry) break;
-      if (entry->status == ManifestEntryStatus::kDeleted) continue;
-      if (entry->data_file.content == DataFileContent::kData) {
+    SKADE_RETURN_IF_ERROR(ForEachLiveEntry(io_, m, [&](ManifestEntry& entry) {
+      if (entry.data_file.content == DataFileContent::kData) {
         ++counts.data_files;
-        counts.record_count += entry->data_file.record_count;
+        counts.record_count += entry.data_file.record_count;
       } else {
         ++counts.delete_files;
       }
-    }
+      return Status::Ok();
+    }));
   }
   return counts;
 }

@@ -325,14 +325,10 @@ Result<ExpireResult> Table::ExpireSnapshots(const ExpireOptions& options) {
     if (!candidates.empty()) {
       std::unordered_set<std::string> live;
       for (const ManifestFile& mf : retained_manifests) {
-        SKADE_ASSIGN_OR_RETURN(auto reader,
-                               iceberg::ManifestReader::Open(io_, mf.manifest_path, mf));
-        while (true) {
-          SKADE_ASSIGN_OR_RETURN(auto entry, reader->Next());
-          if (!entry) break;
-          if (entry->status != iceberg::ManifestEntryStatus::kDeleted)
-            live.insert(Key(entry->data_file.file_path));
-        }
+        SKADE_RETURN_IF_ERROR(iceberg::ForEachLiveEntry(io_, mf, [&](iceberg::ManifestEntry& entry) {
+          live.insert(Key(entry.data_file.file_path));
+          return Status::Ok();
+        }));
       }
       std::unordered_set<std::string> seen;
       for (const ManifestFile& mf : candidates) {

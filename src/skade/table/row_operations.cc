@@ -199,13 +199,10 @@ Result<CommitOutcome> Table::OverwritePartitions(const engine::WriteSource& sour
     SKADE_ASSIGN_OR_RETURN(auto manifests, planner.LoadManifests(*current));
     for (const auto& mf : manifests) {
       if (mf.partition_spec_id != spec_id) continue;
-      SKADE_ASSIGN_OR_RETURN(auto reader, iceberg::ManifestReader::Open(io_, mf.manifest_path, mf));
-      while (true) {
-        SKADE_ASSIGN_OR_RETURN(auto entry, reader->Next());
-        if (!entry) break;
-        if (entry->status == iceberg::ManifestEntryStatus::kDeleted) continue;
-        if (partitions.count(PartitionText(entry->data_file))) p.removed_files.insert(entry->data_file.file_path);
-      }
+      SKADE_RETURN_IF_ERROR(iceberg::ForEachLiveEntry(io_, mf, [&](iceberg::ManifestEntry& entry) {
+        if (partitions.count(PartitionText(entry.data_file))) p.removed_files.insert(entry.data_file.file_path);
+        return Status::Ok();
+      }));
     }
     return p;
   });
