@@ -1,5 +1,6 @@
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <ostream>
 #include <set>
 
@@ -296,16 +297,27 @@ int RunIngest(const LakeArgs& lake_args, const IngestArgs& args, std::ostream& o
   return 0;
 }
 
-int RunDelete(const LakeArgs& lake_args, const DeleteArgs& args, std::ostream& out, std::ostream& err) {
+namespace {
+
+// Opens the lake and table, runs one committing operation, prints its outcome.
+int RunCommit(const LakeArgs& lake_args, const std::string& name, bool json, std::ostream& out,
+              std::ostream& err, const std::function<Result<table::CommitOutcome>(table::Table&)>& op) {
   auto lake = OpenLake(lake_args);
   if (!lake.ok()) return Fail(err, lake.status());
-  auto table = OpenTable(*lake, args.table);
+  auto table = OpenTable(*lake, name);
   if (!table.ok()) return Fail(err, table.status());
   int64_t start = MonotonicNanos();
-  auto outcome = (*table)->DeleteWhere(args.where);
+  auto outcome = op(**table);
   if (!outcome.ok()) return Fail(err, outcome.status());
-  PrintOutcome(out, (*table)->ident(), *outcome, static_cast<double>(MonotonicNanos() - start) / 1e9, args.json);
+  PrintOutcome(out, (*table)->ident(), *outcome, static_cast<double>(MonotonicNanos() - start) / 1e9, json);
   return 0;
+}
+
+}  // namespace
+
+int RunDelete(const LakeArgs& lake_args, const DeleteArgs& args, std::ostream& out, std::ostream& err) {
+  return RunCommit(lake_args, args.table, args.json, out, err,
+                   [&](table::Table& t) { return t.DeleteWhere(args.where); });
 }
 
 int RunChanges(const LakeArgs& lake_args, const ChangesArgs& args, std::ostream& out, std::ostream& err) {
@@ -323,17 +335,10 @@ int RunChanges(const LakeArgs& lake_args, const ChangesArgs& args, std::ostream&
 }
 
 int RunCompact(const LakeArgs& lake_args, const CompactArgs& args, std::ostream& out, std::ostream& err) {
-  auto lake = OpenLake(lake_args);
-  if (!lake.ok()) return Fail(err, lake.status());
-  auto table = OpenTable(*lake, args.table);
-  if (!table.ok()) return Fail(err, table.status());
-  int64_t start = MonotonicNanos();
   table::Table::CompactOptions options;
   options.small_file_bytes = args.small_file_bytes;
-  auto outcome = (*table)->Compact(options);
-  if (!outcome.ok()) return Fail(err, outcome.status());
-  PrintOutcome(out, (*table)->ident(), *outcome, static_cast<double>(MonotonicNanos() - start) / 1e9, args.json);
-  return 0;
+  return RunCommit(lake_args, args.table, args.json, out, err,
+                   [&](table::Table& t) { return t.Compact(options); });
 }
 
 int RunSql(const LakeArgs& lake_args, const SqlArgs& args, std::ostream& out, std::ostream& err) {
