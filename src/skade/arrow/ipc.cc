@@ -212,9 +212,40 @@ Status AddOffsets(BodyWriter& w, const T* offsets, int64_t length) {
 // Writes the nodes and buffers of elements [start, start + length) of `a` (indices counted
 // from the start of a's buffers, i.e. a.offset already added by the caller).
 Status EncodeArray(BodyWriter& w, const FieldInfo& field, const ArrowArray& a, int64_t start,
+                   int64_t length, int depth);
+
+// Unions have no validity buffer: the int8 type ids, then (dense) the int32 offsets into the
+// children. A dense union's children are sent whole (offsets stay valid); a sparse union's
+// children are sliced like the union.
+Status EncodeUnion(BodyWriter& w, const FieldInfo& field, const Layout& layout, const ArrowArray& a,
+                   int64_t start, int64_t length, int depth) {
+  if (a.n_buffers != static_cast<int64_t>(layout.buffers.size()) ||
+      a.n_children != static_cast<int64_t>(field.children.size()) ||
+      field.children.size() != layout.type_ids.size()) {
+    return Status::InvalidArgument("union array of format " + field.format + " has the wrong buffers or children");
+  }
+  if (start < 0 || length < 0 || start + length > a.offset + a.length) {
+    return Status::InvalidArgument("array slice out of range");
+  }
+  w.AddNode(length, 0);
+  SKADE_RETURN_IF_ERROR(w.AddBuffer(static_cast<const uint8_t*>(a.buffers[0]) + start, length));
+  if (layout.dense) {
+    SKADE_RETURN_IF_ERROR(w.AddBuffer(static_cast<const uint8_t*>(a.buffers[1]) + start * 4, length * 4));
+  }
+  for (size_t i = 0; i < field.children.size(); ++i) {
+    const ArrowArray& child = *a.children[i];
+    int64_t child_start = layout.dense ? child.offset : child.offset + start - a.offset;
+    int64_t child_length = layout.dense ? child.length : length;
+    SKADE_RETURN_IF_ERROR(EncodeArray(w, field.children[i], child, child_start, child_length, depth + 1));
+  }
+  return Status::Ok();
+}
+
+Status EncodeArray(BodyWriter& w, const FieldInfo& field, const ArrowArray& a, int64_t start,
                    int64_t length, int depth) {
   if (depth > 64) return Status::InvalidArgument("Arrow array nested too deep");
   SKADE_ASSIGN_OR_RETURN(Layout layout, LayoutOf(field.format));
+  if (layout.is_union) return EncodeUnion(w, field, layout, a, start, length, depth);
   size_t c_buffers = layout.buffers.size();
   if (layout.variadic) {
     if (a.n_buffers < 3) return Status::InvalidArgument("view array without variadic sizes");

@@ -40,6 +40,9 @@ struct Layout {
   int64_t bit_width = 0;        // kFixed
   int64_t list_size = 0;        // fixed-size list
   bool variadic = false;        // view types
+  bool is_union = false;        // "+ud:…" / "+us:…": type ids (and offsets when dense), no validity
+  bool dense = false;
+  std::vector<int32_t> type_ids;  // unions: the type code of each child
 };
 
 // The layout of a field's stored array; kNotImplemented for unsupported formats,

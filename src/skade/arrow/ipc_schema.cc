@@ -48,6 +48,15 @@ int64_t FixedWidthOfPrimitive(std::string_view f) {
 
 }  // namespace
 
+Layout MakeLayout(std::vector<BufferKind> buffers, int64_t bit_width, int64_t list_size, bool variadic) {
+  Layout l;
+  l.buffers = std::move(buffers);
+  l.bit_width = bit_width;
+  l.list_size = list_size;
+  l.variadic = variadic;
+  return l;
+}
+
 Result<Layout> LayoutOf(std::string_view f) {
   Layout l;
   using K = BufferKind;
@@ -57,28 +66,46 @@ Result<Layout> LayoutOf(std::string_view f) {
     l.bit_width = w;
     return l;
   }
-  if (f == "u" || f == "z") return Layout{{K::kValidity, K::kOffset32, K::kValues}, 0, 0, false};
-  if (f == "U" || f == "Z") return Layout{{K::kValidity, K::kOffset64, K::kValues}, 0, 0, false};
-  if (f == "vu" || f == "vz") return Layout{{K::kValidity, K::kViews}, 128, 0, true};
-  if (f == "+l" || f == "+m") return Layout{{K::kValidity, K::kOffset32}, 0, 0, false};
-  if (f == "+L") return Layout{{K::kValidity, K::kOffset64}, 0, 0, false};
-  if (f == "+s") return Layout{{K::kValidity}, 0, 0, false};
+  if (f == "u" || f == "z") return MakeLayout({K::kValidity, K::kOffset32, K::kValues}, 0, 0, false);
+  if (f == "U" || f == "Z") return MakeLayout({K::kValidity, K::kOffset64, K::kValues}, 0, 0, false);
+  if (f == "vu" || f == "vz") return MakeLayout({K::kValidity, K::kViews}, 128, 0, true);
+  if (f == "+l" || f == "+m") return MakeLayout({K::kValidity, K::kOffset32}, 0, 0, false);
+  if (f == "+L") return MakeLayout({K::kValidity, K::kOffset64}, 0, 0, false);
+  if (f == "+s") return MakeLayout({K::kValidity}, 0, 0, false);
   if (f.substr(0, 3) == "+w:") {
     int64_t n = 0;
     if (!ParseInt(f.substr(3), n) || n < 0) return Status::InvalidArgument("bad format " + std::string(f));
-    return Layout{{K::kValidity}, 0, n, false};
+    return MakeLayout({K::kValidity}, 0, n, false);
   }
   if (f.substr(0, 2) == "w:") {
     int64_t n = 0;
     if (!ParseInt(f.substr(2), n) || n < 0 || n > (int64_t{1} << 31))
       return Status::InvalidArgument("bad format " + std::string(f));
-    return Layout{{K::kValidity, K::kFixed}, n * 8, 0, false};
+    return MakeLayout({K::kValidity, K::kFixed}, n * 8, 0, false);
+  }
+  if (f.size() >= 4 && f.substr(0, 2) == "+u" && (f[2] == 'd' || f[2] == 's') && f[3] == ':') {
+    l.is_union = true;
+    l.dense = f[2] == 'd';
+    std::string_view codes = f.substr(4);
+    while (!codes.empty()) {
+      size_t comma = codes.find(',');
+      int64_t code = 0;
+      if (!ParseInt(codes.substr(0, comma), code) || code < 0 || code > 127) {
+        return Status::InvalidArgument("bad format " + std::string(f));
+      }
+      l.type_ids.push_back(static_cast<int32_t>(code));
+      if (comma == std::string_view::npos) break;
+      codes = codes.substr(comma + 1);
+    }
+    l.buffers = l.dense ? std::vector<BufferKind>{K::kFixed, K::kOffset32} : std::vector<BufferKind>{K::kFixed};
+    l.bit_width = 8;
+    return l;
   }
   if (f.substr(0, 2) == "d:") {
     int64_t p = 0, s = 0, w = 0;
     if (!ParseDecimal(f, p, s, w) || (w != 32 && w != 64 && w != 128 && w != 256))
       return Status::InvalidArgument("bad format " + std::string(f));
-    return Layout{{K::kValidity, K::kFixed}, w, 0, false};
+    return MakeLayout({K::kValidity, K::kFixed}, w, 0, false);
   }
   return Status::NotImplemented("Arrow IPC: unsupported format '" + std::string(f) + "'");
 }
@@ -293,6 +320,12 @@ std::pair<fb::Type, Offset<void>> WriteType(FlatBufferBuilder& b, const FieldInf
   if (f == "+m") {
     bool sorted = (field.flags & ARROW_FLAG_MAP_KEYS_SORTED) != 0;
     return {fb::Type::Map, fb::CreateMap(b, sorted).Union()};
+  }
+  if (f.substr(0, 2) == "+u") {
+    auto layout = LayoutOf(f);  // accepted by the caller already
+    auto ids = b.CreateVector(layout->type_ids);
+    auto mode = layout->dense ? fb::UnionMode::Dense : fb::UnionMode::Sparse;
+    return {fb::Type::Union, fb::CreateUnion(b, mode, ids).Union()};
   }
   int64_t n = 0;
   if (f.substr(0, 3) == "+w:") {

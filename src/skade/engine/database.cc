@@ -10,16 +10,16 @@ namespace skade::engine {
 namespace {
 
 // RAII over the DuckDB C handles used here.
-struct Connection {
+struct RawConnection {
   duckdb_connection con = nullptr;
-  ~Connection() {
+  ~RawConnection() {
     if (con) duckdb_disconnect(&con);
   }
 };
 
-struct PreparedStatement {
+struct RawPrepared {
   duckdb_prepared_statement stmt = nullptr;
-  ~PreparedStatement() {
+  ~RawPrepared() {
     if (stmt) duckdb_destroy_prepare(&stmt);
   }
 };
@@ -75,8 +75,8 @@ struct LogicalType {
 
 // A running streaming query: connection, statement and result.
 struct StreamingQuery {
-  Connection con;  // owned connection (unset when borrowing)
-  PreparedStatement stmt;
+  RawConnection con;  // owned connection (unset when borrowing)
+  RawPrepared stmt;
   QueryResult result;
 
   static Result<std::unique_ptr<StreamingQuery>> Start(duckdb_database db, std::string_view sql) {
@@ -95,13 +95,24 @@ struct StreamingQuery {
     return q;
   }
 
+  // Runs a prepared statement owned by the caller (it must outlive the query).
+  static Result<std::unique_ptr<StreamingQuery>> StartPrepared(duckdb_prepared_statement prepared) {
+    auto q = std::make_unique<StreamingQuery>();
+    SKADE_RETURN_IF_ERROR(q->RunPrepared(prepared));
+    return q;
+  }
+
   Status Run(duckdb_connection con, std::string_view sql) {
     std::string text(sql);
     if (duckdb_prepare(con, text.c_str(), &stmt.stmt) != DuckDBSuccess) {
       return Status::InvalidArgument(duckdb_prepare_error(stmt.stmt));
     }
+    return RunPrepared(stmt.stmt);
+  }
+
+  Status RunPrepared(duckdb_prepared_statement prepared) {
     PendingResult pending;
-    if (duckdb_pending_prepared_streaming(stmt.stmt, &pending.pending) != DuckDBSuccess) {
+    if (duckdb_pending_prepared_streaming(prepared, &pending.pending) != DuckDBSuccess) {
       return Status::InvalidArgument(duckdb_pending_error(pending.pending));
     }
     if (duckdb_execute_pending(pending.pending, &result.result) != DuckDBSuccess) {
@@ -310,16 +321,26 @@ Result<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& options)
   auto db = std::unique_ptr<Database>(new Database(std::move(impl)));
   // Timestamps with time zone render and compare in UTC unless a caller changes it.
   SKADE_RETURN_IF_ERROR(db->Execute("SET GLOBAL TimeZone = 'UTC'"));
-  Connection con;
+  RawConnection con;
   if (duckdb_connect(db->impl_->db, &con.con) != DuckDBSuccess) {
     return Status::Internal("cannot open a DuckDB connection");
   }
   SKADE_RETURN_IF_ERROR(RegisterIcebergFunctions(con.con));
+  if (options.lock_down) {
+    std::string dirs;
+    for (const std::string& d : options.allowed_directories) {
+      std::string dir = d.empty() || d.back() == '/' ? d : d + "/";
+      dirs += (dirs.empty() ? "" : ", ") + QuoteString(dir);
+    }
+    SKADE_RETURN_IF_ERROR(db->Execute("SET GLOBAL allowed_directories = [" + dirs + "]"));
+    SKADE_RETURN_IF_ERROR(db->Execute("SET GLOBAL enable_external_access = false"));
+    SKADE_RETURN_IF_ERROR(db->Execute("SET GLOBAL lock_configuration = true"));
+  }
   return db;
 }
 
 Status Database::Execute(std::string_view sql) {
-  Connection con;
+  RawConnection con;
   if (duckdb_connect(impl_->db, &con.con) != DuckDBSuccess) {
     return Status::Internal("cannot open a DuckDB connection");
   }
@@ -334,8 +355,9 @@ Status Database::Execute(std::string_view sql) {
   return Status::Ok();
 }
 
-Result<arrow::StreamHandle> Database::QueryArrow(std::string_view sql) {
-  SKADE_ASSIGN_OR_RETURN(auto query, StreamingQuery::Start(impl_->db, sql));
+namespace {
+
+arrow::StreamHandle ArrowStreamOf(std::unique_ptr<StreamingQuery> query) {
   auto state = std::make_unique<ArrowStreamState>();
   state->options.options = duckdb_result_get_arrow_options(&query->result.result);
   state->query = std::move(query);
@@ -348,6 +370,13 @@ Result<arrow::StreamHandle> Database::QueryArrow(std::string_view sql) {
   return arrow::StreamHandle(&raw);
 }
 
+}  // namespace
+
+Result<arrow::StreamHandle> Database::QueryArrow(std::string_view sql) {
+  SKADE_ASSIGN_OR_RETURN(auto query, StreamingQuery::Start(impl_->db, sql));
+  return ArrowStreamOf(std::move(query));
+}
+
 namespace {
 
 // SELECTs stream with values cast to VARCHAR by DuckDB itself; other statements that return
@@ -356,7 +385,7 @@ Status QueryTextOn(duckdb_connection connection, std::string_view sql,
                    const std::function<void(const std::vector<std::string>&)>& on_header,
                    const std::function<Status(const TextRow&)>& on_row) {
   {
-    PreparedStatement stmt;
+    RawPrepared stmt;
     std::string text(sql);
     if (duckdb_prepare(connection, text.c_str(), &stmt.stmt) != DuckDBSuccess) {
       return Status::InvalidArgument(duckdb_prepare_error(stmt.stmt));
@@ -445,7 +474,7 @@ Status QueryTextOn(duckdb_connection connection, std::string_view sql,
 Status Database::QueryText(std::string_view sql,
                            const std::function<void(const std::vector<std::string>&)>& on_header,
                            const std::function<Status(const TextRow&)>& on_row) {
-  Connection con;
+  RawConnection con;
   if (duckdb_connect(impl_->db, &con.con) != DuckDBSuccess) {
     return Status::Internal("cannot open a DuckDB connection");
   }
@@ -454,7 +483,7 @@ Status Database::QueryText(std::string_view sql,
 
 Result<std::vector<TextRow>> Database::QueryRowsWithArrow(std::string_view view_name, ArrowArrayStream* input,
                                                           std::string_view sql) {
-  Connection con;
+  RawConnection con;
   if (duckdb_connect(impl_->db, &con.con) != DuckDBSuccess) {
     return Status::Internal("cannot open a DuckDB connection");
   }
@@ -473,13 +502,13 @@ Result<std::vector<TextRow>> Database::QueryRowsWithArrow(std::string_view view_
 }
 
 Result<std::vector<std::vector<std::string>>> Database::ReferencedTables(std::string_view sql) {
-  Connection con;
+  RawConnection con;
   if (duckdb_connect(impl_->db, &con.con) != DuckDBSuccess) {
     return Status::Internal("cannot open a DuckDB connection");
   }
   // Parse first, so that syntax errors come back as errors rather than as an empty list.
   {
-    PreparedStatement stmt;
+    RawPrepared stmt;
     std::string text(sql);
     duckdb_extracted_statements extracted = nullptr;
     idx_t n = duckdb_extract_statements(con.con, text.c_str(), &extracted);
@@ -570,6 +599,246 @@ std::string QuoteString(std::string_view value) {
     out += c;
   }
   return out + "'";
+}
+
+}  // namespace skade::engine
+
+// ---- Connection and PreparedStatement ----
+
+namespace skade::engine {
+
+struct Connection::Impl {
+  duckdb_connection con = nullptr;
+  ~Impl() {
+    if (con) duckdb_disconnect(&con);
+  }
+};
+
+struct PreparedStatement::Impl {
+  duckdb_connection con = nullptr;  // borrowed from the Connection
+  duckdb_prepared_statement stmt = nullptr;
+  ~Impl() {
+    if (stmt) duckdb_destroy_prepare(&stmt);
+  }
+};
+
+Result<std::unique_ptr<Connection>> Database::Connect() {
+  auto impl = std::make_unique<Connection::Impl>();
+  if (duckdb_connect(impl_->db, &impl->con) != DuckDBSuccess) {
+    return Status::Internal("cannot open a DuckDB connection");
+  }
+  return std::make_unique<Connection>(std::move(impl));
+}
+
+Connection::Connection(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Connection::~Connection() = default;
+
+Status Connection::Execute(std::string_view sql) {
+  QueryResult r;
+  std::string text(sql);
+  duckdb_state state = duckdb_query(impl_->con, text.c_str(), &r.result);
+  r.valid = true;
+  if (state != DuckDBSuccess) {
+    const char* err = duckdb_result_error(&r.result);
+    return Status::InvalidArgument(err ? err : "statement failed");
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<PreparedStatement>> Connection::Prepare(std::string_view sql) {
+  auto impl = std::make_unique<PreparedStatement::Impl>();
+  impl->con = impl_->con;
+  std::string text(sql);
+  if (duckdb_prepare(impl_->con, text.c_str(), &impl->stmt) != DuckDBSuccess) {
+    const char* err = duckdb_prepare_error(impl->stmt);
+    return Status::InvalidArgument(err ? err : "cannot prepare the statement");
+  }
+  return std::make_unique<PreparedStatement>(std::move(impl));
+}
+
+void Connection::Interrupt() { duckdb_interrupt(impl_->con); }
+
+PreparedStatement::PreparedStatement(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+PreparedStatement::~PreparedStatement() = default;
+
+StatementKind PreparedStatement::kind() const {
+  switch (duckdb_prepared_statement_type(impl_->stmt)) {
+    case DUCKDB_STATEMENT_TYPE_SELECT: return StatementKind::kSelect;
+    case DUCKDB_STATEMENT_TYPE_EXPLAIN: return StatementKind::kExplain;
+    case DUCKDB_STATEMENT_TYPE_INSERT: return StatementKind::kInsert;
+    case DUCKDB_STATEMENT_TYPE_UPDATE: return StatementKind::kUpdate;
+    case DUCKDB_STATEMENT_TYPE_DELETE: return StatementKind::kDelete;
+    case DUCKDB_STATEMENT_TYPE_CREATE: return StatementKind::kCreate;
+    case DUCKDB_STATEMENT_TYPE_DROP: return StatementKind::kDrop;
+    case DUCKDB_STATEMENT_TYPE_ALTER: return StatementKind::kAlter;
+    default: return StatementKind::kOther;
+  }
+}
+
+std::string PreparedStatement::kind_name() const {
+  static const char* const kNames[] = {
+      "INVALID", "SELECT", "INSERT", "UPDATE", "EXPLAIN", "DELETE", "PREPARE", "CREATE", "EXECUTE",
+      "ALTER", "TRANSACTION", "COPY", "ANALYZE", "VARIABLE SET", "CREATE FUNCTION", "DROP", "EXPORT",
+      "PRAGMA", "VACUUM", "CALL", "SET", "LOAD", "RELATION", "EXTENSION", "LOGICAL PLAN", "ATTACH",
+      "DETACH", "MULTI"};
+  auto t = static_cast<size_t>(duckdb_prepared_statement_type(impl_->stmt));
+  return t < sizeof(kNames) / sizeof(kNames[0]) ? kNames[t] : "UNKNOWN";
+}
+
+int64_t PreparedStatement::parameter_count() const {
+  return static_cast<int64_t>(duckdb_nparams(impl_->stmt));
+}
+
+namespace {
+
+// A type DuckDB cannot tell before binding (unresolved parameter) becomes the null type.
+void UnknownAsNull(LogicalType& t) {
+  duckdb_type id = t.type ? duckdb_get_type_id(t.type) : DUCKDB_TYPE_INVALID;
+  if (id == DUCKDB_TYPE_INVALID || id == DUCKDB_TYPE_ANY) {
+    if (t.type) duckdb_destroy_logical_type(&t.type);
+    t.type = duckdb_create_logical_type(DUCKDB_TYPE_SQLNULL);
+  }
+}
+
+Result<arrow::SchemaHandle> ArrowSchemaOf(duckdb_connection con, std::vector<LogicalType>& holders,
+                                          const std::vector<std::string>& names) {
+  ArrowOptions options;
+  duckdb_connection_get_arrow_options(con, &options.options);
+  std::vector<duckdb_logical_type> types;
+  std::vector<const char*> cnames;
+  for (size_t i = 0; i < holders.size(); ++i) {
+    types.push_back(holders[i].type);
+    cnames.push_back(names[i].c_str());
+  }
+  ArrowSchema raw;
+  ErrorData err;
+  err.error = duckdb_to_arrow_schema(options.options, types.data(), cnames.data(), types.size(), &raw);
+  if (err.has_error()) return Status::InvalidArgument("cannot describe the result: " + err.message());
+  return arrow::SchemaHandle(&raw);
+}
+
+}  // namespace
+
+Result<arrow::SchemaHandle> PreparedStatement::ResultSchema() const {
+  idx_t n = duckdb_prepared_statement_column_count(impl_->stmt);
+  std::vector<LogicalType> holders(n);
+  std::vector<std::string> names(n);
+  for (idx_t i = 0; i < n; ++i) {
+    holders[i].type = duckdb_prepared_statement_column_logical_type(impl_->stmt, i);
+    UnknownAsNull(holders[i]);
+    const char* name = duckdb_prepared_statement_column_name(impl_->stmt, i);
+    names[i] = name ? name : "";
+  }
+  return ArrowSchemaOf(impl_->con, holders, names);
+}
+
+Result<arrow::SchemaHandle> PreparedStatement::ParameterSchema() const {
+  idx_t n = duckdb_nparams(impl_->stmt);
+  std::vector<LogicalType> holders(n);
+  std::vector<std::string> names(n);
+  for (idx_t i = 0; i < n; ++i) {
+    holders[i].type = duckdb_param_logical_type(impl_->stmt, i + 1);
+    UnknownAsNull(holders[i]);
+    names[i] = std::to_string(i + 1);
+  }
+  return ArrowSchemaOf(impl_->con, holders, names);
+}
+
+namespace {
+
+bool ArrowBit(const void* bits, int64_t i) {
+  return (static_cast<const uint8_t*>(bits)[i >> 3] >> (i & 7)) & 1;
+}
+
+// One value of an Arrow array as a DuckDB value; nullptr + error for unsupported types.
+Result<duckdb_value> ValueAt(const ArrowSchema& field, const ArrowArray& a, int64_t row) {
+  std::string_view f = field.format;
+  int64_t i = a.offset + row;
+  if (f == "n" || (a.null_count != 0 && a.buffers[0] != nullptr && !ArrowBit(a.buffers[0], i))) {
+    return duckdb_create_null_value();
+  }
+  const void* data = a.n_buffers > 1 ? a.buffers[1] : nullptr;
+  auto fixed = [&](auto tag) { return static_cast<const decltype(tag)*>(data)[i]; };
+  if (f == "b") return duckdb_create_bool(ArrowBit(data, i));
+  if (f == "c") return duckdb_create_int8(fixed(int8_t{}));
+  if (f == "C") return duckdb_create_uint8(fixed(uint8_t{}));
+  if (f == "s") return duckdb_create_int16(fixed(int16_t{}));
+  if (f == "S") return duckdb_create_uint16(fixed(uint16_t{}));
+  if (f == "i") return duckdb_create_int32(fixed(int32_t{}));
+  if (f == "I") return duckdb_create_uint32(fixed(uint32_t{}));
+  if (f == "l") return duckdb_create_int64(fixed(int64_t{}));
+  if (f == "L") return duckdb_create_uint64(fixed(uint64_t{}));
+  if (f == "f") return duckdb_create_float(fixed(float{}));
+  if (f == "g") return duckdb_create_double(fixed(double{}));
+  if (f == "tdD") return duckdb_create_date(duckdb_date{fixed(int32_t{})});
+  if (f == "u" || f == "z" || f == "U" || f == "Z") {
+    bool wide = f == "U" || f == "Z";
+    int64_t begin = wide ? static_cast<const int64_t*>(data)[i] : static_cast<const int32_t*>(data)[i];
+    int64_t end = wide ? static_cast<const int64_t*>(data)[i + 1] : static_cast<const int32_t*>(data)[i + 1];
+    const char* bytes = static_cast<const char*>(a.buffers[2]) + begin;
+    if (f == "u" || f == "U") return duckdb_create_varchar_length(bytes, static_cast<idx_t>(end - begin));
+    return duckdb_create_blob(reinterpret_cast<const uint8_t*>(bytes), static_cast<idx_t>(end - begin));
+  }
+  if (f.size() >= 4 && f.substr(0, 2) == "ts") {
+    int64_t v = fixed(int64_t{});
+    bool zoned = f.size() > 4;
+    int64_t micros = f[2] == 's' ? v * 1000000 : f[2] == 'm' ? v * 1000 : f[2] == 'n' ? v / 1000 : v;
+    return zoned ? duckdb_create_timestamp_tz(duckdb_timestamp{micros}) : duckdb_create_timestamp(duckdb_timestamp{micros});
+  }
+  if (f.substr(0, 2) == "d:") {
+    int p = 0, sc = 0, w = 128;
+    if (std::sscanf(std::string(f).c_str(), "d:%d,%d,%d", &p, &sc, &w) < 2 || w != 128 || p > 38) {
+      return Status::NotImplemented("decimal parameter " + std::string(f));
+    }
+    duckdb_decimal d;
+    d.width = static_cast<uint8_t>(p);
+    d.scale = static_cast<uint8_t>(sc);
+    const auto* words = static_cast<const uint64_t*>(data) + 2 * i;
+    d.value.lower = words[0];
+    d.value.upper = static_cast<int64_t>(words[1]);
+    return duckdb_create_decimal(d);
+  }
+  return Status::NotImplemented("parameter " + std::string(field.name ? field.name : "") + " has the unsupported Arrow type '" +
+                                std::string(f) + "'");
+}
+
+}  // namespace
+
+Status PreparedStatement::BindRow(const ArrowSchema& schema, const ArrowArray& batch, int64_t row) {
+  int64_t n = parameter_count();
+  if (schema.n_children != n || batch.n_children != n) {
+    return Status::InvalidArgument("the statement has " + std::to_string(n) + " parameters; the batch has " +
+                                   std::to_string(schema.n_children) + " columns");
+  }
+  if (row < 0 || row >= batch.length) return Status::InvalidArgument("parameter row out of range");
+  duckdb_clear_bindings(impl_->stmt);
+  for (int64_t c = 0; c < n; ++c) {
+    SKADE_ASSIGN_OR_RETURN(duckdb_value v, ValueAt(*schema.children[c], *batch.children[c], batch.offset + row));
+    duckdb_state st = duckdb_bind_value(impl_->stmt, static_cast<idx_t>(c + 1), v);
+    duckdb_destroy_value(&v);
+    if (st != DuckDBSuccess) {
+      const char* err = duckdb_prepare_error(impl_->stmt);
+      return Status::InvalidArgument("cannot bind parameter " + std::to_string(c + 1) +
+                                     (err && *err ? std::string(": ") + err : std::string()));
+    }
+  }
+  return Status::Ok();
+}
+
+Result<arrow::StreamHandle> PreparedStatement::ExecuteArrow() {
+  SKADE_ASSIGN_OR_RETURN(auto query, StreamingQuery::StartPrepared(impl_->stmt));
+  return ArrowStreamOf(std::move(query));
+}
+
+Result<int64_t> PreparedStatement::ExecuteUpdate() {
+  QueryResult r;
+  duckdb_state state = duckdb_execute_prepared(impl_->stmt, &r.result);
+  r.valid = true;
+  if (state != DuckDBSuccess) {
+    const char* err = duckdb_result_error(&r.result);
+    return Status::InvalidArgument(err ? err : "statement failed");
+  }
+  return static_cast<int64_t>(duckdb_rows_changed(&r.result));
 }
 
 }  // namespace skade::engine

@@ -19,6 +19,69 @@ namespace skade::engine {
 struct DatabaseOptions {
   std::string memory_limit = "4GB";  // DuckDB memory_limit setting
   int threads = 0;                   // 0 = DuckDB's default (all cores)
+  // Lock-down for SQL from untrusted clients: after setup, DuckDB may read and write files only
+  // below `allowed_directories` (enable_external_access off: no other files, no network, no
+  // extension loading) and no statement can change the configuration (lock_configuration).
+  bool lock_down = false;
+  std::vector<std::string> allowed_directories;
+};
+
+// DuckDB's classification of a prepared statement.
+enum class StatementKind { kSelect, kExplain, kInsert, kUpdate, kDelete, kCreate, kDrop, kAlter, kOther };
+
+// One prepared statement of a Connection. Thread-compatible.
+class PreparedStatement {
+ public:
+  ~PreparedStatement();
+  PreparedStatement(const PreparedStatement&) = delete;
+  PreparedStatement& operator=(const PreparedStatement&) = delete;
+
+  StatementKind kind() const;
+  // DuckDB's name of the statement type ("SELECT", "COPY", "ATTACH", …), for messages.
+  std::string kind_name() const;
+  int64_t parameter_count() const;
+  // The result columns as an Arrow struct schema.
+  Result<arrow::SchemaHandle> ResultSchema() const;
+  // The parameters as an Arrow struct schema with fields "1".."n"; a parameter whose type
+  // DuckDB cannot tell before binding has the null type.
+  Result<arrow::SchemaHandle> ParameterSchema() const;
+  // Binds the parameters from row `row` of `batch` (columns = parameters in order). Supported
+  // parameter types: null, bool, integers, float, double, decimal128, utf8/large utf8,
+  // binary/large binary, date32, timestamps (any unit, with or without zone). kInvalidArgument
+  // for a wrong column count or a value DuckDB refuses; kNotImplemented for other types.
+  Status BindRow(const ArrowSchema& schema, const ArrowArray& batch, int64_t row);
+  // Runs the statement streaming its result; the stream borrows this statement, which must
+  // outlive it and not run again meanwhile. kInvalidArgument for SQL errors.
+  Result<arrow::StreamHandle> ExecuteArrow();
+  // Runs the statement; the number of rows it changed (DuckDB's count for DML, 0 otherwise).
+  Result<int64_t> ExecuteUpdate();
+
+  struct Impl;
+  explicit PreparedStatement(std::unique_ptr<Impl> impl);
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// One DuckDB connection: its own settings (search path, …) and prepared statements.
+// Thread-compatible, except Interrupt, which any thread may call.
+class Connection {
+ public:
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  Status Execute(std::string_view sql);
+  // Prepares one statement. kInvalidArgument for SQL errors (DuckDB's message).
+  Result<std::unique_ptr<PreparedStatement>> Prepare(std::string_view sql);
+  // Interrupts the statement running on this connection (it fails with "Interrupted").
+  void Interrupt();
+
+  struct Impl;
+  explicit Connection(std::unique_ptr<Impl> impl);
+
+ private:
+  std::unique_ptr<Impl> impl_;
 };
 
 // A row of text values (nullopt = SQL NULL).
@@ -35,6 +98,9 @@ class Database {
 
   // Runs one statement, discarding its result. kInvalidArgument for SQL errors.
   Status Execute(std::string_view sql);
+
+  // A new connection of its own (settings set on it stay on it); must not outlive the Database.
+  Result<std::unique_ptr<Connection>> Connect();
 
   // Runs a query and returns a streaming Arrow C stream (DuckDB's 2048-row chunks converted one
   // at a time: bounded memory). The stream owns its connection and may outlive this call but

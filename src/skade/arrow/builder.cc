@@ -1,0 +1,303 @@
+#include "skade/arrow/builder.h"
+
+#include <cstring>
+#include <functional>
+
+namespace skade::arrow {
+namespace {
+
+int IntWidth(char f) {
+  switch (f) {
+    case 'c': case 'C': return 1;
+    case 's': case 'S': return 2;
+    case 'i': case 'I': return 4;
+    default: return 8;
+  }
+}
+
+struct SchemaPrivate {
+  std::string format, name, metadata;
+  std::vector<ArrowSchema> children;
+  std::vector<ArrowSchema*> child_ptrs;
+};
+
+void ReleaseSchema(ArrowSchema* s) {
+  auto* p = static_cast<SchemaPrivate*>(s->private_data);
+  for (auto& c : p->children) {
+    if (c.release) c.release(&c);
+  }
+  delete p;
+  s->release = nullptr;
+}
+
+struct ArrayPrivate {
+  std::vector<uint8_t> validity, values;
+  std::vector<int32_t> offsets;
+  std::vector<const void*> buffers;
+  std::vector<ArrowArray> children;
+  std::vector<ArrowArray*> child_ptrs;
+};
+
+void ReleaseArray(ArrowArray* a) {
+  auto* p = static_cast<ArrayPrivate*>(a->private_data);
+  for (auto& c : p->children) {
+    if (c.release) c.release(&c);
+  }
+  delete p;
+  a->release = nullptr;
+}
+
+struct BatchStreamState {
+  SchemaHandle schema;
+  std::vector<ArrayHandle> batches;
+  size_t next = 0;
+};
+
+int BatchGetSchema(ArrowArrayStream* s, ArrowSchema* out);
+
+}  // namespace
+
+std::string EncodeMetadata(const std::vector<std::pair<std::string, std::string>>& kv) {
+  std::string out;
+  auto put = [&out](int32_t v) { out.append(reinterpret_cast<const char*>(&v), 4); };
+  put(static_cast<int32_t>(kv.size()));
+  for (const auto& [k, v] : kv) {
+    put(static_cast<int32_t>(k.size()));
+    out += k;
+    put(static_cast<int32_t>(v.size()));
+    out += v;
+  }
+  return out;
+}
+
+ArrayBuilder::ArrayBuilder(std::string name, std::string format, bool nullable, std::vector<ArrayBuilder> children)
+    : name_(std::move(name)), format_(std::move(format)), nullable_(nullable), children_(std::move(children)) {
+  if (format_ == "u" || format_ == "z" || format_ == "+l" || format_ == "+m") offsets_.push_back(0);
+  if (format_.rfind("+ud:", 0) == 0) {
+    std::string codes = format_.substr(4);
+    size_t pos = 0;
+    while (pos <= codes.size() && !codes.empty()) {
+      size_t comma = codes.find(',', pos);
+      union_codes_.push_back(std::stoi(codes.substr(pos, comma - pos)));
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+  }
+}
+
+void ArrayBuilder::PushValid(bool valid) {
+  if (validity_.size() * 8 < static_cast<size_t>(length_ + 1)) validity_.push_back(0);
+  if (valid) {
+    validity_[length_ >> 3] |= static_cast<uint8_t>(1u << (length_ & 7));
+  } else {
+    ++null_count_;
+  }
+  ++length_;
+}
+
+void ArrayBuilder::AppendNull() {
+  const char f = format_[0];
+  if (format_ == "b") {
+    if (values_.size() * 8 < static_cast<size_t>(length_ + 1)) values_.push_back(0);
+  } else if (format_ == "u" || format_ == "z" || format_ == "+l" || format_ == "+m") {
+    offsets_.push_back(offsets_.back());
+  } else if (format_ == "+s") {
+    for (auto& c : children_) c.AppendNull();
+  } else if (format_ == "f") {
+    values_.resize(values_.size() + 4);
+  } else if (format_ == "g") {
+    values_.resize(values_.size() + 8);
+  } else if (f != '+') {
+    values_.resize(values_.size() + IntWidth(f));
+  }
+  PushValid(false);
+}
+
+void ArrayBuilder::AppendBool(bool v) {
+  if (values_.size() * 8 < static_cast<size_t>(length_ + 1)) values_.push_back(0);
+  if (v) values_[length_ >> 3] |= static_cast<uint8_t>(1u << (length_ & 7));
+  PushValid(true);
+}
+
+void ArrayBuilder::AppendInt(int64_t v) {
+  int w = IntWidth(format_[0]);
+  size_t at = values_.size();
+  values_.resize(at + w);
+  std::memcpy(values_.data() + at, &v, w);  // little-endian: the low bytes
+  PushValid(true);
+}
+
+void ArrayBuilder::AppendDouble(double v) {
+  size_t at = values_.size();
+  if (format_ == "f") {
+    float x = static_cast<float>(v);
+    values_.resize(at + 4);
+    std::memcpy(values_.data() + at, &x, 4);
+  } else {
+    values_.resize(at + 8);
+    std::memcpy(values_.data() + at, &v, 8);
+  }
+  PushValid(true);
+}
+
+void ArrayBuilder::AppendString(std::string_view v) {
+  values_.insert(values_.end(), v.begin(), v.end());
+  offsets_.push_back(static_cast<int32_t>(values_.size()));
+  PushValid(true);
+}
+
+void ArrayBuilder::AppendList(int64_t n) {
+  offsets_.push_back(offsets_.back() + static_cast<int32_t>(n));
+  PushValid(true);
+}
+
+void ArrayBuilder::AppendStruct() { PushValid(true); }
+
+void ArrayBuilder::AppendUnion(int8_t code) {
+  size_t child = 0;
+  while (child < union_codes_.size() && union_codes_[child] != code) ++child;
+  values_.push_back(static_cast<uint8_t>(code));
+  offsets_.push_back(static_cast<int32_t>(children_[child].length()));
+  ++length_;
+}
+
+Status ArrayBuilder::Finish(ArrowSchema* schema, ArrowArray* array) {
+  bool is_union = format_.rfind("+ud:", 0) == 0;
+  if (is_union && children_.size() != union_codes_.size()) {
+    return Status::InvalidArgument("union builder " + name_ + " needs one child per type code");
+  }
+  auto* sp = new SchemaPrivate{format_, name_, metadata_.empty() ? "" : EncodeMetadata(metadata_), {}, {}};
+  auto* ap = new ArrayPrivate;
+  sp->children.resize(children_.size());
+  ap->children.resize(children_.size());
+  for (size_t i = 0; i < children_.size(); ++i) {
+    Status st = children_[i].Finish(&sp->children[i], &ap->children[i]);
+    if (!st.ok()) {
+      for (size_t j = 0; j < i; ++j) {
+        sp->children[j].release(&sp->children[j]);
+        ap->children[j].release(&ap->children[j]);
+      }
+      delete sp;
+      delete ap;
+      return st;
+    }
+  }
+  for (auto& c : sp->children) sp->child_ptrs.push_back(&c);
+  for (auto& c : ap->children) ap->child_ptrs.push_back(&c);
+  schema->format = sp->format.c_str();
+  schema->name = sp->name.c_str();
+  schema->metadata = sp->metadata.empty() ? nullptr : sp->metadata.data();
+  schema->flags = nullable_ ? ARROW_FLAG_NULLABLE : 0;
+  schema->n_children = static_cast<int64_t>(sp->children.size());
+  schema->children = sp->child_ptrs.data();
+  schema->dictionary = nullptr;
+  schema->release = ReleaseSchema;
+  schema->private_data = sp;
+
+  ap->validity = std::move(validity_);
+  ap->values = std::move(values_);
+  ap->offsets = std::move(offsets_);
+  if (is_union) {
+    ap->buffers = {ap->values.data(), ap->offsets.data()};
+  } else {
+    ap->buffers.push_back(null_count_ > 0 ? ap->validity.data() : nullptr);
+    if (format_ == "u" || format_ == "z") {
+      ap->buffers.push_back(ap->offsets.data());
+      ap->buffers.push_back(ap->values.data());
+    } else if (format_ == "+l" || format_ == "+m") {
+      ap->buffers.push_back(ap->offsets.data());
+    } else if (format_ != "+s") {
+      ap->buffers.push_back(ap->values.data());
+    }
+  }
+  array->length = length_;
+  array->null_count = null_count_;
+  array->offset = 0;
+  array->n_buffers = static_cast<int64_t>(ap->buffers.size());
+  array->n_children = static_cast<int64_t>(ap->children.size());
+  array->buffers = ap->buffers.data();
+  array->children = ap->child_ptrs.data();
+  array->dictionary = nullptr;
+  array->release = ReleaseArray;
+  array->private_data = ap;
+
+  length_ = 0;
+  null_count_ = 0;
+  validity_.clear();
+  values_.clear();
+  offsets_.clear();
+  if (format_ == "u" || format_ == "z" || format_ == "+l" || format_ == "+m") offsets_.push_back(0);
+  return Status::Ok();
+}
+
+ArrayBuilder RecordBatchBuilder(std::vector<ArrayBuilder> columns) {
+  return ArrayBuilder("", "+s", false, std::move(columns));
+}
+
+namespace {
+
+int BatchGetSchema(ArrowArrayStream* s, ArrowSchema* out) {
+  auto* st = static_cast<BatchStreamState*>(s->private_data);
+  // Every call hands out an independent deep copy.
+  const ArrowSchema& src = *st->schema.get();
+  std::function<void(const ArrowSchema&, ArrowSchema*)> clone = [&](const ArrowSchema& from, ArrowSchema* to) {
+    auto* p = new SchemaPrivate{from.format ? from.format : "", from.name ? from.name : "", "", {}, {}};
+    if (from.metadata != nullptr) {
+      int32_t n = 0;
+      std::memcpy(&n, from.metadata, 4);
+      const char* cur = from.metadata + 4;
+      for (int32_t i = 0; i < 2 * n; ++i) {
+        int32_t len = 0;
+        std::memcpy(&len, cur, 4);
+        cur += 4 + len;
+      }
+      p->metadata.assign(from.metadata, cur);
+    }
+    p->children.resize(from.n_children);
+    for (int64_t i = 0; i < from.n_children; ++i) clone(*from.children[i], &p->children[i]);
+    for (auto& c : p->children) p->child_ptrs.push_back(&c);
+    to->format = p->format.c_str();
+    to->name = p->name.c_str();
+    to->metadata = p->metadata.empty() ? nullptr : p->metadata.data();
+    to->flags = from.flags;
+    to->n_children = from.n_children;
+    to->children = p->child_ptrs.data();
+    to->dictionary = nullptr;
+    to->release = ReleaseSchema;
+    to->private_data = p;
+  };
+  clone(src, out);
+  return 0;
+}
+
+int BatchGetNext(ArrowArrayStream* s, ArrowArray* out) {
+  auto* st = static_cast<BatchStreamState*>(s->private_data);
+  if (st->next >= st->batches.size()) {
+    out->release = nullptr;
+    return 0;
+  }
+  st->batches[st->next++].MoveTo(out);
+  return 0;
+}
+
+const char* BatchLastError(ArrowArrayStream*) { return nullptr; }
+
+void BatchRelease(ArrowArrayStream* s) {
+  delete static_cast<BatchStreamState*>(s->private_data);
+  s->release = nullptr;
+}
+
+}  // namespace
+
+StreamHandle MakeBatchStream(SchemaHandle schema, std::vector<ArrayHandle> batches) {
+  auto* st = new BatchStreamState{std::move(schema), std::move(batches), 0};
+  ArrowArrayStream raw;
+  raw.get_schema = BatchGetSchema;
+  raw.get_next = BatchGetNext;
+  raw.get_last_error = BatchLastError;
+  raw.release = BatchRelease;
+  raw.private_data = st;
+  return StreamHandle(&raw);
+}
+
+}  // namespace skade::arrow

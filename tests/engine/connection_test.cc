@@ -1,0 +1,155 @@
+// Connections, prepared statements with Arrow parameters, and the lock-down used by servers.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "skade/arrow/builder.h"
+#include "skade/engine/database.h"
+#include "tests/testing/query_rows.h"
+#include "tests/testing/temp_dir.h"
+
+namespace skade::engine {
+namespace {
+
+std::unique_ptr<Database> OpenDb(DatabaseOptions options = {}) {
+  auto db = Database::Open(options);
+  EXPECT_TRUE(db.ok()) << db.status().ToString();
+  return std::move(*db);
+}
+
+// Drains a stream into rows of text through DuckDB itself.
+std::vector<std::vector<std::string>> Rows(Database& db, arrow::StreamHandle stream) {
+  auto rows = db.QueryRowsWithArrow("s", stream.get(), "SELECT * FROM s");
+  EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+  std::vector<std::vector<std::string>> out;
+  if (!rows.ok()) return out;
+  for (const auto& r : *rows) {
+    std::vector<std::string> row;
+    for (const auto& v : r) row.push_back(v.value_or("NULL"));
+    out.push_back(row);
+  }
+  return out;
+}
+
+TEST(ConnectionTest, SettingsStayOnTheirConnection) {
+  auto db = OpenDb();
+  auto a = db->Connect();
+  auto b = db->Connect();
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE((*a)->Execute("CREATE SCHEMA s1").ok());
+  ASSERT_TRUE((*a)->Execute("CREATE TABLE s1.t AS SELECT 7 AS x").ok());
+  ASSERT_TRUE((*a)->Execute("USE s1").ok());
+  auto on_a = (*a)->Prepare("SELECT x FROM t");
+  ASSERT_TRUE(on_a.ok()) << on_a.status().ToString();
+  EXPECT_FALSE((*b)->Prepare("SELECT x FROM t").ok());  // b still uses main
+}
+
+TEST(ConnectionTest, PreparedStatementKindsSchemasAndParameters) {
+  auto db = OpenDb();
+  auto con = db->Connect();
+  ASSERT_TRUE(con.ok());
+  auto stmt = (*con)->Prepare("SELECT ?::BIGINT + 1 AS n, ?::VARCHAR AS s WHERE ?::INTEGER > 0");
+  ASSERT_TRUE(stmt.ok()) << stmt.status().ToString();
+  EXPECT_EQ((*stmt)->kind(), StatementKind::kSelect);
+  EXPECT_EQ((*stmt)->parameter_count(), 3);
+  auto result_schema = (*stmt)->ResultSchema();
+  ASSERT_TRUE(result_schema.ok()) << result_schema.status().ToString();
+  ASSERT_EQ(result_schema->get()->n_children, 2);
+  EXPECT_STREQ(result_schema->get()->children[0]->format, "l");
+  EXPECT_STREQ(result_schema->get()->children[0]->name, "n");
+  auto params = (*stmt)->ParameterSchema();
+  ASSERT_TRUE(params.ok()) << params.status().ToString();
+  ASSERT_EQ(params->get()->n_children, 3);
+  EXPECT_STREQ(params->get()->children[0]->name, "1");
+
+  // Bind (41, 'x', 5) then (1, NULL, -1) from a two-row Arrow batch.
+  auto batch = arrow::RecordBatchBuilder({arrow::ArrayBuilder("1", "l", true), arrow::ArrayBuilder("2", "u", true),
+                                          arrow::ArrayBuilder("3", "i", true)});
+  batch.AppendStruct();
+  batch.child(0).AppendInt(41);
+  batch.child(1).AppendString("x");
+  batch.child(2).AppendInt(5);
+  batch.AppendStruct();
+  batch.child(0).AppendInt(1);
+  batch.child(1).AppendNull();
+  batch.child(2).AppendInt(-1);
+  arrow::SchemaHandle schema;
+  arrow::ArrayHandle array;
+  ASSERT_TRUE(batch.Finish(schema.get(), array.get()).ok());
+  ASSERT_TRUE((*stmt)->BindRow(*schema.get(), *array.get(), 0).ok());
+  auto first = (*stmt)->ExecuteArrow();
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(Rows(*db, std::move(*first)), (std::vector<std::vector<std::string>>{{"42", "x"}}));
+  ASSERT_TRUE((*stmt)->BindRow(*schema.get(), *array.get(), 1).ok());
+  auto second = (*stmt)->ExecuteArrow();
+  ASSERT_TRUE(second.ok());
+  EXPECT_TRUE(Rows(*db, std::move(*second)).empty());
+
+  // A batch with the wrong number of columns is refused.
+  auto two = arrow::RecordBatchBuilder({arrow::ArrayBuilder("1", "l", true)});
+  two.AppendStruct();
+  two.child(0).AppendInt(1);
+  arrow::SchemaHandle s2;
+  arrow::ArrayHandle a2;
+  ASSERT_TRUE(two.Finish(s2.get(), a2.get()).ok());
+  Status st = (*stmt)->BindRow(*s2.get(), *a2.get(), 0);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("3 parameters"), std::string::npos) << st.message();
+}
+
+TEST(ConnectionTest, UpdateCountsAndStatementKinds) {
+  auto db = OpenDb();
+  auto con = db->Connect();
+  ASSERT_TRUE(con.ok());
+  ASSERT_TRUE((*con)->Execute("CREATE TABLE t (x INTEGER)").ok());
+  auto ins = (*con)->Prepare("INSERT INTO t SELECT * FROM range(5)");
+  ASSERT_TRUE(ins.ok());
+  EXPECT_EQ((*ins)->kind(), StatementKind::kInsert);
+  auto n = (*ins)->ExecuteUpdate();
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 5);
+  auto copy = (*con)->Prepare("COPY t TO '/dev/null' (FORMAT csv)");
+  ASSERT_TRUE(copy.ok());
+  EXPECT_EQ((*copy)->kind(), StatementKind::kOther);
+  EXPECT_EQ((*copy)->kind_name(), "COPY");
+  EXPECT_EQ((*con)->Prepare("SELEC 1").status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(ConnectionTest, LockedDownDatabaseReadsOnlyAllowedDirectories) {
+  testing::TempDir lake;
+  testing::TempDir outside;
+  {
+    auto setup = OpenDb();
+    ASSERT_TRUE(setup->Execute("COPY (SELECT 1 AS a) TO '" + lake.path() + "/in.parquet'").ok());
+    ASSERT_TRUE(setup->Execute("COPY (SELECT 2 AS a) TO '" + outside.path() + "/out.parquet'").ok());
+  }
+  DatabaseOptions options;
+  options.lock_down = true;
+  options.allowed_directories = {lake.path()};
+  auto db = OpenDb(options);
+  EXPECT_EQ(testing::QueryText(*db, "SELECT a FROM read_parquet('" + lake.path() + "/in.parquet')"),
+            (std::vector<std::vector<std::string>>{{"1"}}));
+  auto con = db->Connect();
+  ASSERT_TRUE(con.ok());
+  const std::vector<std::string> refused = {
+      "SELECT * FROM read_parquet('" + outside.path() + "/out.parquet')",
+      "SELECT * FROM read_csv('/etc/passwd')",
+      "SELECT * FROM read_text('/etc/hostname')",
+      "COPY (SELECT 1) TO '" + outside.path() + "/x.csv'",
+      "ATTACH '" + outside.path() + "/x.duckdb' AS x",
+      "INSTALL httpfs",
+      "LOAD httpfs",
+      "SET enable_external_access = true",
+      "SET allowed_directories = ['/']",
+      "SELECT * FROM read_csv('http://127.0.0.1:9/x.csv')",
+  };
+  for (const std::string& sql : refused) {
+    EXPECT_FALSE((*con)->Execute(sql).ok()) << sql;
+  }
+  // Session-level navigation still works.
+  ASSERT_TRUE((*con)->Execute("CREATE SCHEMA s").ok());
+  EXPECT_TRUE((*con)->Execute("USE s").ok());
+}
+
+}  // namespace
+}  // namespace skade::engine
