@@ -106,11 +106,15 @@ function json(v) {
 
 const CODE_NAMES = Object.fromEntries(Object.entries(Status).map(([k, v]) => [v, k]));
 
+// One line per error (server messages may span lines).
 function describeError(e) {
-  if (e && typeof e.code === 'number' && 'details' in e) {
-    return `gRPC ${CODE_NAMES[e.code] ?? e.code}: ${e.details}`;
-  }
-  return e && e.message ? e.message : String(e);
+  const text =
+    e && typeof e.code === 'number' && 'details' in e
+      ? `gRPC ${CODE_NAMES[e.code] ?? e.code}: ${e.details}`
+      : e && e.message
+        ? e.message
+        : String(e);
+  return text.replace(/\s*\n\s*/g, ' | ');
 }
 
 // Runs one named case; a throw or a timeout fails it.
@@ -143,6 +147,22 @@ function eq(actual, expected, what) {
 
 function check(condition, what) {
   if (!condition) throw new Error(what);
+}
+
+// Runs `fn` for every item and fails afterwards with all failures, so one case reports every
+// statement that misbehaves instead of the first.
+async function forEachItem(items, fn) {
+  const failures = [];
+  for (const item of items) {
+    try {
+      await fn(item);
+    } catch (e) {
+      failures.push(describeError(e));
+    }
+  }
+  if (failures.length > 0) {
+    throw new Error(`${failures.length} of ${items.length} failed: ${failures.join(' ;; ')}`);
+  }
 }
 
 // Awaits `promise`, which must fail with one of `codes` and a non-empty message; returns the error.
@@ -554,8 +574,12 @@ groups.metadata = async () => {
     eq(f.map((x) => x.metadata[key('TYPE_NAME')]), ['BIGINT', 'VARCHAR', 'DECIMAL(10,2)', 'DATE'], 'TYPE_NAME');
     for (const x of f) {
       eq(x.metadata[key('CATALOG_NAME')], 'skade', `${x.name} CATALOG_NAME`);
-      eq(x.metadata[key('DB_SCHEMA_NAME')], 'a.b', `${x.name} DB_SCHEMA_NAME`);
       eq(x.metadata[key('TABLE_NAME')], 'orders', `${x.name} TABLE_NAME`);
+      // FlightSql.proto names the key DB_SCHEMA_NAME; Arrow's C++, Java and Go libraries (and so
+      // the JDBC/ADBC drivers) use SCHEMA_NAME. One of them must be there, and right.
+      const schemaKeys = ['SCHEMA_NAME', 'DB_SCHEMA_NAME'].filter((k) => key(k) in x.metadata);
+      check(schemaKeys.length > 0, `${x.name} has no SCHEMA_NAME/DB_SCHEMA_NAME: ${json(x.metadata)}`);
+      for (const k of schemaKeys) eq(x.metadata[key(k)], 'a.b', `${x.name} ${k}`);
     }
     eq(f[2].metadata[key('PRECISION')], '10', 'price PRECISION');
     eq(f[2].metadata[key('SCALE')], '2', 'price SCALE');
@@ -782,9 +806,11 @@ groups.updates = async () => {
     await c.executeUpdate('CREATE SCHEMA skade."w.v"');
     eq(await schemas(), [...LAKE.schemas, 'w', 'w.v'].sort(), 'schemas');
     await c.executeUpdate('CREATE TABLE skade.w.t (id BIGINT, s VARCHAR)');
+    await c.executeUpdate('CREATE TABLE skade.w.p (id BIGINT, s VARCHAR)');
     const t = rowsOf((await c.query('CommandGetTables', { db_schema_filter_pattern: 'w' })).table);
-    eq(t, [tableRow(['w', 't'])], 'tables of w');
-    eq(cli(['tables']).split('\n').filter((l) => l.startsWith('w.')), ['w.t'], 'skade tables (another process)');
+    eq(t, [tableRow(['w', 'p']), tableRow(['w', 't'])], 'tables of w');
+    eq(cli(['tables']).split('\n').filter((l) => l.startsWith('w.')), ['w.p', 'w.t'],
+      'skade tables (another process)');
   });
 
   await run('INSERT VALUES / INSERT SELECT / DELETE WHERE / DELETE return record counts', async () => {
@@ -811,24 +837,32 @@ groups.updates = async () => {
   });
 
   await run('PreparedStatementUpdate: INSERT and DELETE with parameters', async () => {
-    const ins = await c.prepare('INSERT INTO skade.w.t VALUES (?, ?)');
-    eq(fields(ins.parameterSchema).map((f) => f.type), ['Int64', 'Utf8'], 'INSERT parameter types');
+    const ins = await c.prepare('INSERT INTO skade.w.p VALUES (?, ?)');
+    // No result set: clients (the Flight SQL JDBC driver) pick update vs. query by this.
+    check(ins.datasetSchema === null || ins.datasetSchema.fields.length === 0,
+      `INSERT has a dataset schema ${json(describeSchema(ins.datasetSchema))}`);
+    // DuckDB doesn't infer INSERT … VALUES parameter types; the spec has no rule for a parameter
+    // of unknown type, and Arrow's Null type is how implementations report one.
+    const types = fields(ins.parameterSchema).map((f) => f.type);
+    check(types.length === 2 && types.every((t, i) => t === ['Int64', 'Utf8'][i] || t === 'Null'),
+      `INSERT parameter types ${json(types)}`);
     const [a, b] = ins.parameterSchema.fields.map((f) => f.name);
     eq(await c.preparedUpdate(ins.handle, arrowTable([[a, new Int64(), [7n]], [b, new Utf8(), ['seven']]])), 1,
       'one parameter row');
     eq(await c.preparedUpdate(ins.handle,
       arrowTable([[a, new Int64(), [8n, 9n]], [b, new Utf8(), ['eight', null]]])), 2, 'two parameter rows');
     await c.closePrepared(ins.handle);
-    const del = await c.prepare('DELETE FROM skade.w.t WHERE id = ?');
+    const del = await c.prepare('DELETE FROM skade.w.p WHERE id = ?');
     const [k] = del.parameterSchema.fields.map((f) => f.name);
     eq(await c.preparedUpdate(del.handle, arrowTable([[k, new Int64(), [8n]]])), 1, 'DELETE id = 8');
     await c.closePrepared(del.handle);
-    eq(await rows(c, 'SELECT id, s FROM skade.w.t ORDER BY id'),
+    eq(await rows(c, 'SELECT id, s FROM skade.w.p ORDER BY id'),
       [{ id: '7', s: 'seven' }, { id: '9', s: null }], 'rows');
   });
 
   await run('DROP TABLE and DROP SCHEMA', async () => {
     await c.executeUpdate('DROP TABLE skade.w.t');
+    await c.executeUpdate('DROP TABLE skade.w.p');
     await c.executeUpdate('DROP TABLE skade."w.v".c');
     eq(rowsOf((await c.query('CommandGetTables', { db_schema_filter_pattern: 'w%' })).table), [],
       'no tables in w, w.v');
@@ -1034,17 +1068,20 @@ function writeStatements() {
   ];
 }
 
-// Statements that would reach the server's files, network or extension settings. SELECTs are
-// only tried as queries (a server may reject a SELECT sent as an update for that reason alone).
+// Statements that would reach the server's files outside the lake, the network or extension
+// settings. SELECTs are only tried as queries (a server may reject a SELECT sent as an update for
+// that reason alone). outside.csv is a readable file next to the warehouse folder.
 function escapeStatements() {
   const tmp = args.tmp;
+  fs.writeFileSync(path.join(tmp, 'outside.csv'), 'a,b\n1,2\n');
   return [
     "SELECT * FROM read_csv('/etc/passwd')",
     "SELECT * FROM read_text('/etc/hostname')",
     "SELECT * FROM glob('/etc/*')",
-    `SELECT * FROM read_parquet('${args.warehouse}/a/b/orders/data/*.parquet')`,
+    `SELECT * FROM read_csv('${tmp}/outside.csv')`,
+    `SELECT * FROM read_csv('${args.warehouse}/../outside.csv')`,
+    `SELECT * FROM '${tmp}/outside.csv'`,
     "SELECT * FROM read_parquet('http://127.0.0.1:9/x.parquet')",
-    `SELECT * FROM '${args.warehouse}/catalog.db'`,
     `COPY (SELECT 1 AS x) TO '${tmp}/escaped.csv'`,
     `ATTACH '${tmp}/escaped.duckdb' AS escaped`,
     'INSTALL httpfs',
@@ -1098,12 +1135,12 @@ groups.readonly = async () => {
   });
 
   await run('StatementUpdate and StatementQuery writes/DDL are PERMISSION_DENIED', async () => {
-    for (const sql of writeStatements()) await expectRefused(c, sql);
+    await forEachItem(writeStatements(), (sql) => expectRefused(c, sql));
   });
 
   await run('prepared writes are PERMISSION_DENIED', async () => {
-    await expectPreparedRefused(c, "INSERT INTO skade.one.items VALUES (51, 'no')");
-    await expectPreparedRefused(c, 'DELETE FROM skade.one.items');
+    await forEachItem(["INSERT INTO skade.one.items VALUES (51, 'no')", 'DELETE FROM skade.one.items'],
+      (sql) => expectPreparedRefused(c, sql));
     const select = await c.prepare('SELECT count(*) AS n FROM skade.one.items');
     eq(rowsOf((await c.preparedQuery(select.handle)).table), [{ n: '3' }], 'prepared SELECT still works');
     await c.closePrepared(select.handle);
@@ -1120,7 +1157,7 @@ groups.readonly = async () => {
   });
 
   await run('files, network and extension settings are PERMISSION_DENIED', async () => {
-    for (const sql of escapeStatements()) await expectRefused(c, sql);
+    await forEachItem(escapeStatements(), (sql) => expectRefused(c, sql));
     check(!fs.existsSync(path.join(args.tmp, 'escaped.csv')), 'COPY wrote a file');
     check(!fs.existsSync(path.join(args.tmp, 'escaped.duckdb')), 'ATTACH created a file');
   });
@@ -1140,14 +1177,14 @@ groups.lockdown = async () => {
   const c = server.client();
 
   await run('read-write server: files, network and extension settings are PERMISSION_DENIED', async () => {
-    for (const sql of escapeStatements()) await expectRefused(c, sql);
+    await forEachItem(escapeStatements(), (sql) => expectRefused(c, sql));
     check(!fs.existsSync(path.join(args.tmp, 'escaped.csv')), 'COPY wrote a file');
     check(!fs.existsSync(path.join(args.tmp, 'escaped.duckdb')), 'ATTACH created a file');
   });
 
   await run('prepared statements cannot reach files either', async () => {
-    await expectPreparedRefused(c, "SELECT * FROM read_csv('/etc/passwd')");
-    await expectPreparedRefused(c, `COPY (SELECT 1 AS x) TO '${args.tmp}/escaped2.csv'`);
+    await forEachItem(["SELECT * FROM read_csv('/etc/passwd')", `COPY (SELECT 1 AS x) TO '${args.tmp}/escaped2.csv'`],
+      (sql) => expectPreparedRefused(c, sql));
     check(!fs.existsSync(path.join(args.tmp, 'escaped2.csv')), 'prepared COPY wrote a file');
   });
 
@@ -1166,13 +1203,15 @@ groups.auth = async () => {
   const anon = server.client();
 
   await run('calls without a token are UNAUTHENTICATED', async () => {
-    await expectStatus(anon.query('CommandStatementQuery', { query: 'SELECT 1 AS one' }), Status.UNAUTHENTICATED,
-      'GetFlightInfo');
-    await expectStatus(anon.getSchema('CommandGetCatalogs', {}), Status.UNAUTHENTICATED, 'GetSchema');
-    await expectStatus(anon.doGet(Buffer.from('ticket')), Status.UNAUTHENTICATED, 'DoGet');
-    await expectStatus(anon.executeUpdate('DELETE FROM skade.one.items'), Status.UNAUTHENTICATED, 'DoPut');
-    await expectStatus(anon.prepare('SELECT 1 AS one'), Status.UNAUTHENTICATED, 'DoAction');
-    await expectStatus(anon.listActions(), Status.UNAUTHENTICATED, 'ListActions');
+    await forEachItem([
+      ['GetFlightInfo', () => anon.query('CommandStatementQuery', { query: 'SELECT 1 AS one' })],
+      ['GetSchema', () => anon.getSchema('CommandGetCatalogs', {})],
+      ['DoGet', () => anon.doGet(Buffer.from('ticket'))],
+      ['DoPut', () => anon.executeUpdate('DELETE FROM skade.one.items')],
+      ['DoAction', () => anon.prepare('SELECT 1 AS one')],
+      ['ListActions', () => anon.listActions()],
+    ], ([rpc, call]) => expectStatus(call(), Status.UNAUTHENTICATED, rpc));
+    eq(cliRows('SELECT count(*) AS n FROM one.items'), [{ n: 3 }], 'the unauthenticated DELETE did nothing');
   });
 
   await run('Handshake with a wrong password or unknown user is UNAUTHENTICATED', async () => {
