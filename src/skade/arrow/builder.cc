@@ -1,7 +1,6 @@
 #include "skade/arrow/builder.h"
 
 #include <cstring>
-#include <functional>
 
 namespace skade::arrow {
 namespace {
@@ -240,33 +239,7 @@ int BatchGetSchema(ArrowArrayStream* s, ArrowSchema* out) {
   auto* st = static_cast<BatchStreamState*>(s->private_data);
   // Every call hands out an independent deep copy.
   const ArrowSchema& src = *st->schema.get();
-  std::function<void(const ArrowSchema&, ArrowSchema*)> clone = [&](const ArrowSchema& from, ArrowSchema* to) {
-    auto* p = new SchemaPrivate{from.format ? from.format : "", from.name ? from.name : "", "", {}, {}};
-    if (from.metadata != nullptr) {
-      int32_t n = 0;
-      std::memcpy(&n, from.metadata, 4);
-      const char* cur = from.metadata + 4;
-      for (int32_t i = 0; i < 2 * n; ++i) {
-        int32_t len = 0;
-        std::memcpy(&len, cur, 4);
-        cur += 4 + len;
-      }
-      p->metadata.assign(from.metadata, cur);
-    }
-    p->children.resize(from.n_children);
-    for (int64_t i = 0; i < from.n_children; ++i) clone(*from.children[i], &p->children[i]);
-    for (auto& c : p->children) p->child_ptrs.push_back(&c);
-    to->format = p->format.c_str();
-    to->name = p->name.c_str();
-    to->metadata = p->metadata.empty() ? nullptr : p->metadata.data();
-    to->flags = from.flags;
-    to->n_children = from.n_children;
-    to->children = p->child_ptrs.data();
-    to->dictionary = nullptr;
-    to->release = ReleaseSchema;
-    to->private_data = p;
-  };
-  clone(src, out);
+  CopySchema(src, out);
   return 0;
 }
 
@@ -288,6 +261,42 @@ void BatchRelease(ArrowArrayStream* s) {
 }
 
 }  // namespace
+
+void CopySchema(const ArrowSchema& from, ArrowSchema* to,
+                const std::vector<std::vector<std::pair<std::string, std::string>>>* child_metadata) {
+  auto* p = new SchemaPrivate{from.format ? from.format : "", from.name ? from.name : "", "", {}, {}};
+  if (from.metadata != nullptr) {
+    int32_t n = 0;
+    std::memcpy(&n, from.metadata, 4);
+    const char* cur = from.metadata + 4;
+    for (int32_t i = 0; i < 2 * n; ++i) {
+      int32_t len = 0;
+      std::memcpy(&len, cur, 4);
+      cur += 4 + len;
+    }
+    p->metadata.assign(from.metadata, cur);
+  }
+  p->children.resize(from.n_children);
+  for (int64_t i = 0; i < from.n_children; ++i) {
+    CopySchema(*from.children[i], &p->children[i]);
+    if (child_metadata != nullptr && static_cast<size_t>(i) < child_metadata->size()) {
+      auto* cp = static_cast<SchemaPrivate*>(p->children[i].private_data);
+      const auto& kv = (*child_metadata)[i];
+      cp->metadata = kv.empty() ? "" : EncodeMetadata(kv);
+      p->children[i].metadata = cp->metadata.empty() ? nullptr : cp->metadata.data();
+    }
+  }
+  for (auto& c : p->children) p->child_ptrs.push_back(&c);
+  to->format = p->format.c_str();
+  to->name = p->name.c_str();
+  to->metadata = p->metadata.empty() ? nullptr : p->metadata.data();
+  to->flags = from.flags;
+  to->n_children = from.n_children;
+  to->children = p->child_ptrs.data();
+  to->dictionary = nullptr;
+  to->release = ReleaseSchema;
+  to->private_data = p;
+}
 
 StreamHandle MakeBatchStream(SchemaHandle schema, std::vector<ArrayHandle> batches) {
   auto* st = new BatchStreamState{std::move(schema), std::move(batches), 0};

@@ -63,6 +63,12 @@ StreamHandle MakeBatchStream(SchemaHandle schema, std::vector<ArrayHandle> batch
 // A struct ArrayBuilder named "" whose children are the columns; Finish gives one batch.
 ArrayBuilder RecordBatchBuilder(std::vector<ArrayBuilder> columns);
 
+// An independent deep copy of a schema (formats, names, metadata, flags; no dictionaries).
+// `child_metadata`, if given, replaces the metadata of the top-level children (one entry per
+// child).
+void CopySchema(const ArrowSchema& from, ArrowSchema* to,
+                const std::vector<std::vector<std::pair<std::string, std::string>>>* child_metadata = nullptr);
+
 // C Data Interface metadata bytes (int32 count, then length-prefixed keys and values).
 std::string EncodeMetadata(const std::vector<std::pair<std::string, std::string>>& kv);
 

@@ -28,8 +28,15 @@ struct Lake {
   std::unique_ptr<catalog::Catalog> catalog;
 };
 
+struct LakeOpenOptions {
+  // DuckDB for SQL from untrusted clients: only files below the warehouse, no configuration
+  // changes (see engine::DatabaseOptions::lock_down); `attach_in_memory` catalogs first.
+  bool lock_down = false;
+  std::vector<std::string> attach_in_memory;
+};
+
 // Opens (creating the warehouse folder and catalog if missing).
-Result<Lake> OpenLake(const LakeArgs& args);
+Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& options = {});
 
 // Creates DuckDB views for the catalog tables `sql` references ("ns"."table", nested
 // namespaces as "a.b"."table"), each reading the table's current snapshot.
@@ -115,6 +122,9 @@ void AddMaintenanceCommands(CLI::App& app, const LakeArgs& lake, int* exit_code)
 // Registers `watch` (commit events, locally or from a server) and `events-serve` (the Commits
 // gRPC service on 127.0.0.1); each sets *exit_code when it runs.
 void AddWatchCommand(CLI::App& app, const LakeArgs& lake, int* exit_code);
+
+// Registers `serve` (Arrow Flight SQL + the Commits stream on one port); sets *exit_code.
+void AddServeCommand(CLI::App& app, const LakeArgs& lake, int* exit_code);
 
 // Parses k=v pairs; kInvalidArgument naming a malformed one.
 Result<std::map<std::string, std::string>> ParseKeyValues(const std::vector<std::string>& items);

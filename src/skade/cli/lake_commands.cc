@@ -72,7 +72,7 @@ Result<std::string> ResolveTableArgument(const LakeArgs& lake_args, const std::s
   return state.metadata_location;
 }
 
-Result<Lake> OpenLake(const LakeArgs& args) {
+Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& open_options) {
   Lake lake;
   lake.warehouse = args.warehouse;
   if (lake.warehouse.empty()) {
@@ -85,7 +85,11 @@ Result<Lake> OpenLake(const LakeArgs& args) {
   lake.warehouse = fs::absolute(lake.warehouse, ec).lexically_normal().string();
   while (lake.warehouse.size() > 1 && lake.warehouse.back() == '/') lake.warehouse.pop_back();
   lake.io = io::MakeLocalFileIO();
-  SKADE_ASSIGN_OR_RETURN(lake.db, engine::Database::Open({}));
+  engine::DatabaseOptions db_options;
+  db_options.lock_down = open_options.lock_down;
+  db_options.allowed_directories = {lake.warehouse};
+  db_options.attach_in_memory = open_options.attach_in_memory;
+  SKADE_ASSIGN_OR_RETURN(lake.db, engine::Database::Open(db_options));
   catalog::SqlCatalogOptions options;
   options.uri = args.catalog_uri.empty() ? "sqlite://" + io::JoinLocation(lake.warehouse, "catalog.db")
                                          : args.catalog_uri;

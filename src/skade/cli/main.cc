@@ -147,6 +147,7 @@ int main(int argc, char** argv) {
   int maintenance_exit = -1;
   skade::cli::AddMaintenanceCommands(app, lake, &maintenance_exit);
   skade::cli::AddWatchCommand(app, lake, &maintenance_exit);
+  skade::cli::AddServeCommand(app, lake, &maintenance_exit);
 
   CLI11_PARSE(app, argc, argv);
   if (maintenance_exit >= 0) return maintenance_exit;

@@ -326,6 +326,9 @@ Result<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& options)
     return Status::Internal("cannot open a DuckDB connection");
   }
   SKADE_RETURN_IF_ERROR(RegisterIcebergFunctions(con.con));
+  for (const std::string& name : options.attach_in_memory) {
+    SKADE_RETURN_IF_ERROR(db->Execute("ATTACH IF NOT EXISTS ':memory:' AS " + QuoteIdentifier(name)));
+  }
   if (options.lock_down) {
     std::string dirs;
     for (const std::string& d : options.allowed_directories) {

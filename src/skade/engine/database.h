@@ -24,6 +24,8 @@ struct DatabaseOptions {
   // extension loading) and no statement can change the configuration (lock_configuration).
   bool lock_down = false;
   std::vector<std::string> allowed_directories;
+  // In-memory catalogs to ATTACH before the lock-down (e.g. the SQL view of a lake).
+  std::vector<std::string> attach_in_memory;
 };
 
 // DuckDB's classification of a prepared statement.

@@ -1,0 +1,156 @@
+// `skade serve`: the Arrow Flight SQL server and the Commits stream on one gRPC port, over the
+// lake's catalog, until SIGINT/SIGTERM.
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "skade/cli/lake.h"
+#include "skade/events/bus.h"
+#include "skade/events/commit_service.h"
+#include "skade/events/watcher.h"
+#include "skade/flightsql/server.h"
+#include "skade/io/file_io.h"
+#include "skade/sql/lake_sql.h"
+
+namespace skade::cli {
+namespace {
+
+volatile std::sig_atomic_t g_serve_stop = 0;
+extern "C" void OnServeStop(int) { g_serve_stop = 1; }
+
+struct ServeOptions {
+  std::string host = "127.0.0.1";
+  int flight_port = 31337;
+  bool read_only = false;
+  std::string auth = "none";
+  std::string users_file;
+  std::string tls_cert;
+  std::string tls_key;
+  int max_sessions = 256;
+  int session_idle_timeout_s = 900;
+  int query_timeout_s = 0;
+  std::string catalog_name = "skade";
+};
+
+int Fail(const Status& st) {
+  std::cerr << "skade: " << st.ToString() << "\n";
+  return 1;
+}
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IoError("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Users as "name:password" lines (a file) or comma-separated pairs ($SKADE_USERS).
+Result<std::map<std::string, std::string>> LoadUsers(const std::string& file) {
+  std::string text;
+  if (!file.empty()) {
+    SKADE_ASSIGN_OR_RETURN(text, ReadFile(file));
+  } else if (const char* env = std::getenv("SKADE_USERS")) {
+    text = env;
+    for (char& c : text) {
+      if (c == ',') c = '\n';
+    }
+  }
+  std::map<std::string, std::string> users;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    size_t colon = line.find(':');
+    if (colon == std::string::npos || colon == 0) return Status::InvalidArgument("bad user line (want name:password)");
+    users[line.substr(0, colon)] = line.substr(colon + 1);
+  }
+  if (users.empty()) return Status::InvalidArgument("--auth basic needs users (--users-file or $SKADE_USERS)");
+  return users;
+}
+
+int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
+  struct sigaction action = {};
+  action.sa_handler = OnServeStop;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+
+  LakeOpenOptions open;
+  open.lock_down = true;
+  open.attach_in_memory = {o.catalog_name};
+  Result<Lake> lake = OpenLake(lake_args, open);
+  if (!lake.ok()) return Fail(lake.status());
+  auto lake_sql = sql::LakeSql::Open(*lake->catalog, *lake->io, *lake->db, o.catalog_name);
+  if (!lake_sql.ok()) return Fail(lake_sql.status());
+
+  events::Bus bus;
+  std::string uri = lake_args.catalog_uri.empty() ? "sqlite://" + io::JoinLocation(lake->warehouse, "catalog.db")
+                                                  : lake_args.catalog_uri;
+  auto watcher = events::Watcher::Start(*lake->catalog, uri, bus);
+  if (!watcher.ok()) return Fail(watcher.status());
+  events::CommitService commits(*lake->catalog, bus);
+
+  flightsql::ServerOptions options;
+  options.host = o.host;
+  options.port = o.flight_port;
+  options.read_only = o.read_only;
+  options.max_sessions = o.max_sessions;
+  options.session_idle_timeout = std::chrono::seconds(o.session_idle_timeout_s);
+  options.query_timeout = std::chrono::seconds(o.query_timeout_s);
+  options.extra_services = {commits.grpc_service()};
+  if (o.auth == "basic") {
+    auto users = LoadUsers(o.users_file);
+    if (!users.ok()) return Fail(users.status());
+    options.users = *users;
+    options.require_auth = true;
+  } else if (o.auth != "none") {
+    return Fail(Status::InvalidArgument("--auth must be none or basic"));
+  }
+  if (!o.tls_cert.empty() || !o.tls_key.empty()) {
+    auto cert = ReadFile(o.tls_cert);
+    auto key = ReadFile(o.tls_key);
+    if (!cert.ok()) return Fail(cert.status());
+    if (!key.ok()) return Fail(key.status());
+    options.tls_cert_pem = *cert;
+    options.tls_key_pem = *key;
+  }
+  auto server = flightsql::FlightSqlServer::Start(**lake_sql, options);
+  if (!server.ok()) return Fail(server.status());
+  std::cout << "flight sql listening on " << o.host << ":" << (*server)->port() << " (catalog '" << o.catalog_name
+            << "', warehouse " << lake->warehouse << (o.read_only ? ", read-only" : "") << ")" << std::endl;
+  std::cout << "commit stream (skade.v1.Commits) on the same port" << std::endl;
+  while (!g_serve_stop) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::cout << "shutting down" << std::endl;
+  commits.Shutdown();
+  (*server)->Shutdown();
+  return 0;
+}
+
+}  // namespace
+
+void AddServeCommand(CLI::App& app, const LakeArgs& lake, int* exit_code) {
+  const LakeArgs* lake_args = &lake;
+  auto o = std::make_shared<ServeOptions>();
+  CLI::App* cmd = app.add_subcommand("serve", "Serve the lake over Arrow Flight SQL (and the commit stream)");
+  cmd->add_option("--host", o->host, "address to bind (default 127.0.0.1)");
+  cmd->add_option("--flight-port", o->flight_port, "Flight SQL gRPC port (0 = pick a free one)")
+      ->check(CLI::Range(0, 65535));
+  cmd->add_flag("--read-only", o->read_only, "refuse every write (updates, ingest, DDL)");
+  cmd->add_option("--auth", o->auth, "none | basic")->check(CLI::IsMember({"none", "basic"}));
+  cmd->add_option("--users-file", o->users_file, "basic auth users, one name:password per line (else $SKADE_USERS)");
+  cmd->add_option("--tls-cert", o->tls_cert, "PEM certificate (with --tls-key: serve TLS)");
+  cmd->add_option("--tls-key", o->tls_key, "PEM private key");
+  cmd->add_option("--max-sessions", o->max_sessions, "client sessions at most")->check(CLI::PositiveNumber);
+  cmd->add_option("--session-idle-timeout", o->session_idle_timeout_s, "seconds before an idle session closes");
+  cmd->add_option("--query-timeout", o->query_timeout_s, "seconds before a query is interrupted (0 = none)");
+  cmd->add_option("--catalog-name", o->catalog_name, "SQL catalog name of the lake (default skade)");
+  cmd->callback([=] { *exit_code = RunServe(*lake_args, *o); });
+}
+
+}  // namespace skade::cli

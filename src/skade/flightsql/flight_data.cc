@@ -1,0 +1,163 @@
+#include "skade/flightsql/flight_data.h"
+
+#include <memory>
+#include <vector>
+
+#include <grpcpp/support/slice.h>
+
+namespace skade::flightsql {
+namespace {
+
+void PutVarint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out += static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  out += static_cast<char>(v);
+}
+
+// Protobuf wire format: a length-delimited field = tag (field << 3 | 2), length, bytes.
+void PutBytesHeader(std::string& out, uint32_t field, uint64_t length) {
+  PutVarint(out, (static_cast<uint64_t>(field) << 3) | 2);
+  PutVarint(out, length);
+}
+
+void ReleaseKeepAlive(void* user) { delete static_cast<std::shared_ptr<const void>*>(user); }
+
+}  // namespace
+
+grpc::ByteBuffer SerializeFlightData(const RawFlightData& data) {
+  std::string_view header = data.message.flatbuffer();
+  std::string head;
+  PutBytesHeader(head, 2, header.size());  // data_header
+  head.append(header);
+  if (!data.app_metadata.empty()) {
+    PutBytesHeader(head, 3, data.app_metadata.size());
+    head += data.app_metadata;
+  }
+  std::vector<grpc::Slice> slices;
+  if (data.message.body_length > 0) {
+    PutBytesHeader(head, 1000, static_cast<uint64_t>(data.message.body_length));  // data_body
+    if (data.copy_body) {
+      for (const auto& s : data.message.body) head.append(reinterpret_cast<const char*>(s.data), s.size);
+      slices.emplace_back(head);
+    } else {
+      slices.emplace_back(head);
+      for (const auto& s : data.message.body) {
+        if (s.size == 0) continue;
+        auto* keep = new std::shared_ptr<const void>(data.message.keep_alive);
+        slices.emplace_back(const_cast<uint8_t*>(s.data), static_cast<size_t>(s.size), ReleaseKeepAlive, keep);
+      }
+    }
+  } else {
+    slices.emplace_back(head);
+  }
+  return grpc::ByteBuffer(slices.data(), slices.size());
+}
+
+namespace {
+
+namespace pb = ::arrow::flight::protocol;
+
+struct PutStreamState {
+  std::optional<pb::FlightData> pending;
+  std::function<bool(pb::FlightData*)> next;
+  arrow::ipc::MessageDecoder decoder;
+  std::string last_error;
+  bool done = false;
+
+  // Reads messages until the schema is known (or the input ends).
+  bool EnsureSchema() {
+    while (!decoder.has_schema()) {
+      auto batch = ReadOne();
+      if (!batch) return false;
+      if (*batch) {
+        last_error = "record batch before the schema";
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // One decoded message: an outer nullopt on end/error, an inner nullopt for non-batch messages.
+  std::optional<std::optional<arrow::ArrayHandle>> ReadOne() {
+    pb::FlightData msg;
+    if (pending) {
+      msg = std::move(*pending);
+      pending.reset();
+    } else if (done || !next(&msg)) {
+      done = true;
+      return std::nullopt;
+    }
+    if (msg.data_header().empty()) return std::optional<arrow::ArrayHandle>();  // descriptor/metadata only
+    auto decoded = decoder.Decode(msg.data_header(), msg.data_body());
+    if (!decoded.ok()) {
+      last_error = decoded.status().message();
+      done = true;
+      return std::nullopt;
+    }
+    return std::move(*decoded);
+  }
+};
+
+int PutGetSchema(ArrowArrayStream* s, ArrowSchema* out) {
+  auto* st = static_cast<PutStreamState*>(s->private_data);
+  if (!st->EnsureSchema()) {
+    if (st->last_error.empty()) st->last_error = "the stream ended before its schema";
+    return EINVAL;
+  }
+  auto schema = st->decoder.ExportSchema();
+  if (!schema.ok()) {
+    st->last_error = schema.status().message();
+    return EINVAL;
+  }
+  schema->MoveTo(out);
+  return 0;
+}
+
+int PutGetNext(ArrowArrayStream* s, ArrowArray* out) {
+  auto* st = static_cast<PutStreamState*>(s->private_data);
+  if (!st->EnsureSchema()) {
+    if (st->last_error.empty()) st->last_error = "the stream ended before its schema";
+    return EINVAL;
+  }
+  while (true) {
+    auto m = st->ReadOne();
+    if (!m) {
+      if (!st->last_error.empty()) return EIO;
+      out->release = nullptr;
+      return 0;
+    }
+    if (*m) {
+      (*m)->MoveTo(out);
+      return 0;
+    }
+  }
+}
+
+const char* PutLastError(ArrowArrayStream* s) {
+  auto* st = static_cast<PutStreamState*>(s->private_data);
+  return st->last_error.empty() ? nullptr : st->last_error.c_str();
+}
+
+void PutRelease(ArrowArrayStream* s) {
+  delete static_cast<PutStreamState*>(s->private_data);
+  s->release = nullptr;
+}
+
+}  // namespace
+
+arrow::StreamHandle FlightDataStream(std::optional<pb::FlightData> first, std::function<bool(pb::FlightData*)> next) {
+  auto* st = new PutStreamState;
+  st->pending = std::move(first);
+  st->next = std::move(next);
+  ArrowArrayStream raw;
+  raw.get_schema = PutGetSchema;
+  raw.get_next = PutGetNext;
+  raw.get_last_error = PutLastError;
+  raw.release = PutRelease;
+  raw.private_data = st;
+  return arrow::StreamHandle(&raw);
+}
+
+}  // namespace skade::flightsql

@@ -1,0 +1,612 @@
+#include "skade/flightsql/metadata.h"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include "flight_sql.pb.h"
+#include "skade/arrow/builder.h"
+#include "skade/arrow/ipc.h"
+
+namespace skade::flightsql {
+
+namespace pbsql = ::arrow::flight::protocol::sql;
+using arrow::ArrayBuilder;
+
+namespace {
+
+constexpr std::string_view kTypePrefix = "type.googleapis.com/arrow.flight.protocol.sql.";
+
+bool IsType(const google::protobuf::Any& any, std::string_view name) {
+  return any.type_url().size() == kTypePrefix.size() + name.size() &&
+         any.type_url().compare(0, kTypePrefix.size(), kTypePrefix) == 0 &&
+         any.type_url().compare(kTypePrefix.size(), std::string::npos, name) == 0;
+}
+
+ArrayBuilder Utf8(std::string name, bool nullable) { return ArrayBuilder(std::move(name), "u", nullable); }
+
+// Finishes a record batch builder into a one-batch stream (or a schema-only one).
+Result<arrow::StreamHandle> ToStream(ArrayBuilder& batch, bool schema_only) {
+  arrow::SchemaHandle schema;
+  arrow::ArrayHandle array;
+  SKADE_RETURN_IF_ERROR(batch.Finish(schema.get(), array.get()));
+  std::vector<arrow::ArrayHandle> batches;
+  if (!schema_only) batches.push_back(std::move(array));
+  return arrow::MakeBatchStream(std::move(schema), std::move(batches));
+}
+
+template <typename T>
+Result<T> Unpack(const google::protobuf::Any& any, std::string_view name) {
+  T out;
+  if (!any.UnpackTo(&out)) return Status::InvalidArgument("malformed " + std::string(name) + " command");
+  return out;
+}
+
+// ---- GetSqlInfo: info_name uint32 + value dense_union<string, bool, int64, int32, list<utf8>, map<int32, list<int32>>>
+
+ArrayBuilder SqlInfoBuilder() {
+  std::vector<ArrayBuilder> members;
+  members.emplace_back("string_value", "u", true);
+  members.emplace_back("bool_value", "b", true);
+  members.emplace_back("bigint_value", "l", true);
+  members.emplace_back("int32_bitmask", "i", true);
+  members.emplace_back("string_list", "+l", true, std::vector<ArrayBuilder>{ArrayBuilder("item", "u", true)});
+  members.emplace_back(
+      "int32_to_int32_list_map", "+m", true,
+      std::vector<ArrayBuilder>{ArrayBuilder(
+          "entries", "+s", false,
+          {ArrayBuilder("key", "i", false),
+           ArrayBuilder("value", "+l", true, std::vector<ArrayBuilder>{ArrayBuilder("item", "i", true)})})});
+  std::vector<ArrayBuilder> columns;
+  columns.emplace_back("info_name", "I", false);
+  columns.emplace_back("value", "+ud:0,1,2,3,4,5", false, std::move(members));
+  return arrow::RecordBatchBuilder(std::move(columns));
+}
+
+struct InfoValue {
+  enum Kind { kString, kBool, kBigint, kInt32, kStringList, kConvertMap } kind;
+  std::string s;
+  bool b = false;
+  int64_t i = 0;
+  std::vector<std::string> list;
+  std::vector<std::pair<int32_t, std::vector<int32_t>>> map;
+};
+
+std::vector<std::pair<uint32_t, InfoValue>> SqlInfoValues(const ServerFacts& f) {
+  using K = InfoValue::Kind;
+  auto str = [](std::string v) { return InfoValue{K::kString, std::move(v), false, 0, {}, {}}; };
+  auto boolean = [](bool v) { return InfoValue{K::kBool, "", v, 0, {}, {}}; };
+  auto bigint = [](int64_t v) { return InfoValue{K::kBigint, "", false, v, {}, {}}; };
+  auto int32 = [](int64_t v) { return InfoValue{K::kInt32, "", false, v, {}, {}}; };
+  auto list = [](std::vector<std::string> v) { return InfoValue{K::kStringList, "", false, 0, std::move(v), {}}; };
+  // Conversions DuckDB's CAST supports between the XDBC-ish families (SqlSupportsConvert).
+  std::vector<int32_t> all_scalars = {0, 2, 3, 4, 5, 6, 7, 11, 12, 13, 14, 15, 16, 17, 19};
+  std::vector<std::pair<int32_t, std::vector<int32_t>>> convert;
+  for (int32_t from : all_scalars) convert.emplace_back(from, all_scalars);
+  InfoValue convert_map{K::kConvertMap, "", false, 0, {}, convert};
+  bool rw = !f.read_only;
+  return {
+      {0, str("skade")},
+      {1, str(f.version)},
+      {2, str("Arrow columnar format 1.5 (IPC metadata V5)")},
+      {3, boolean(f.read_only)},
+      {4, boolean(true)},
+      {5, boolean(false)},
+      {8, bigint(0)},   // SqlSupportedTransaction NONE: every statement commits on its own
+      {9, boolean(true)},
+      {10, boolean(rw)},
+      {11, boolean(false)},
+      {100, int32(f.statement_timeout_s)},
+      {101, int32(0)},
+      {500, boolean(false)},
+      {501, boolean(rw)},
+      {502, boolean(rw)},
+      {503, bigint(1)},  // identifiers: case insensitive
+      {504, str("\"")},
+      {505, bigint(1)},
+      {506, boolean(true)},
+      {507, bigint(3)},  // NULLs sorted at the end (DuckDB's default order)
+      {508, list({"ANTI", "ASOF", "ATTACH", "COLUMNS", "DESCRIBE", "EXCLUDE", "GLOB", "ILIKE", "MACRO", "PIVOT",
+                  "POSITIONAL", "QUALIFY", "REPLACE", "SEMI", "SIMILAR", "SUMMARIZE", "UNPIVOT"})},
+      {509, list({"abs", "ceil", "floor", "round", "sqrt", "pow", "ln", "log10", "exp", "mod", "sign", "pi",
+                  "random", "trunc"})},
+      {510, list({"concat", "length", "lower", "upper", "trim", "ltrim", "rtrim", "substring", "replace",
+                  "position", "left", "right", "lpad", "rpad", "regexp_matches", "split_part"})},
+      {511, list({"current_database", "current_schema", "current_user", "version"})},
+      {512, list({"current_date", "current_timestamp", "date_part", "date_trunc", "date_diff", "date_add",
+                  "extract", "now", "strftime", "strptime", "make_date", "make_timestamp"})},
+      {513, str("\\")},
+      {514, str("")},
+      {515, boolean(true)},
+      {516, boolean(true)},
+      {517, convert_map},
+      {518, boolean(true)},
+      {519, boolean(false)},
+      {520, boolean(true)},
+      {521, boolean(true)},
+      {522, int32(3)},   // GROUP BY unrelated | beyond select
+      {523, boolean(true)},
+      {524, boolean(true)},
+      {525, int32(7)},   // minimum | core | extended grammar
+      {526, int32(3)},   // ANSI-92 entry | intermediate
+      {527, boolean(false)},
+      {528, bigint(2)},  // full outer joins
+      {529, str("schema")},
+      {530, str("procedure")},
+      {531, str("catalog")},
+      {532, boolean(true)},
+      {533, int32(0)},
+      {534, int32(0)},
+      {535, int32(0)},
+      {536, boolean(false)},
+      {537, boolean(false)},
+      {538, int32(15)},  // subqueries in comparisons, EXISTS, IN, quantified
+      {539, boolean(true)},
+      {540, int32(3)},   // UNION and UNION ALL
+      {541, bigint(0)}, {542, bigint(0)}, {543, bigint(0)}, {544, bigint(0)}, {545, bigint(0)},
+      {546, bigint(0)}, {547, bigint(0)}, {548, bigint(0)}, {549, bigint(0)}, {550, bigint(0)},
+      {551, bigint(0)}, {552, bigint(0)}, {553, bigint(0)}, {554, bigint(0)}, {555, bigint(0)},
+      {556, boolean(true)},
+      {557, bigint(0)}, {558, bigint(0)}, {559, bigint(0)}, {560, bigint(0)}, {561, bigint(0)},
+      {562, bigint(0)},  // no transactions
+      {563, boolean(false)},
+      {564, int32(0)},
+      {565, boolean(false)},
+      {566, boolean(false)},
+      {567, int32(2)},   // forward only
+      {568, int32(0)}, {569, int32(2)}, {570, int32(0)}, {571, int32(0)},
+      {572, boolean(false)},
+      {573, boolean(false)},
+      {574, boolean(false)},
+      {575, boolean(false)},
+      {576, boolean(false)},
+  };
+}
+
+Result<arrow::StreamHandle> SqlInfo(const pbsql::CommandGetSqlInfo& cmd, const ServerFacts& facts, bool schema_only) {
+  ArrayBuilder b = SqlInfoBuilder();
+  if (!schema_only) {
+    std::set<uint32_t> wanted(cmd.info().begin(), cmd.info().end());
+    ArrayBuilder& value = b.child(1);
+    for (const auto& [id, v] : SqlInfoValues(facts)) {
+      if (!wanted.empty() && !wanted.count(id)) continue;
+      b.AppendStruct();
+      b.child(0).AppendInt(id);
+      value.AppendUnion(static_cast<int8_t>(v.kind));
+      ArrayBuilder& member = value.child(static_cast<size_t>(v.kind));
+      switch (v.kind) {
+        case InfoValue::kString: member.AppendString(v.s); break;
+        case InfoValue::kBool: member.AppendBool(v.b); break;
+        case InfoValue::kBigint:
+        case InfoValue::kInt32: member.AppendInt(v.i); break;
+        case InfoValue::kStringList:
+          for (const auto& item : v.list) member.child(0).AppendString(item);
+          member.AppendList(static_cast<int64_t>(v.list.size()));
+          break;
+        case InfoValue::kConvertMap: {
+          ArrayBuilder& entries = member.child(0);
+          for (const auto& [from, tos] : v.map) {
+            entries.AppendStruct();
+            entries.child(0).AppendInt(from);
+            for (int32_t to : tos) entries.child(1).child(0).AppendInt(to);
+            entries.child(1).AppendList(static_cast<int64_t>(tos.size()));
+          }
+          member.AppendList(static_cast<int64_t>(v.map.size()));
+          break;
+        }
+      }
+    }
+  }
+  return ToStream(b, schema_only);
+}
+
+// ---- GetXdbcTypeInfo
+
+struct XdbcType {
+  const char* name;
+  int32_t data_type;      // XdbcDataType
+  int32_t column_size;
+  const char* prefix;
+  const char* suffix;
+  const char* create_params;  // comma-separated, or null
+  bool case_sensitive;
+  int32_t searchable;     // Searchable
+  std::optional<bool> is_unsigned;
+  bool fixed_prec_scale;
+  std::optional<int32_t> min_scale, max_scale;
+  std::optional<int32_t> radix;
+  std::optional<int32_t> datetime_subcode;
+};
+
+const std::vector<XdbcType>& XdbcTypes() {
+  static const std::vector<XdbcType> kTypes = {
+      {"BOOLEAN", -7, 1, nullptr, nullptr, nullptr, false, 2, std::nullopt, false, std::nullopt, std::nullopt, std::nullopt, std::nullopt},
+      {"TINYINT", -6, 3, nullptr, nullptr, nullptr, false, 2, false, false, 0, 0, 10, std::nullopt},
+      {"SMALLINT", 5, 5, nullptr, nullptr, nullptr, false, 2, false, false, 0, 0, 10, std::nullopt},
+      {"INTEGER", 4, 10, nullptr, nullptr, nullptr, false, 2, false, false, 0, 0, 10, std::nullopt},
+      {"BIGINT", -5, 19, nullptr, nullptr, nullptr, false, 2, false, false, 0, 0, 10, std::nullopt},
+      {"FLOAT", 6, 7, nullptr, nullptr, nullptr, false, 2, false, false, std::nullopt, std::nullopt, 2, std::nullopt},
+      {"DOUBLE", 8, 15, nullptr, nullptr, nullptr, false, 2, false, false, std::nullopt, std::nullopt, 2, std::nullopt},
+      {"DECIMAL", 3, 38, nullptr, nullptr, "precision,scale", false, 2, false, true, 0, 38, 10, std::nullopt},
+      {"VARCHAR", 12, 2147483647, "'", "'", nullptr, true, 3, std::nullopt, false, std::nullopt, std::nullopt, std::nullopt, std::nullopt},
+      {"BLOB", -3, 2147483647, "'", "'::BLOB", nullptr, false, 0, std::nullopt, false, std::nullopt, std::nullopt, std::nullopt, std::nullopt},
+      {"DATE", 91, 10, "DATE '", "'", nullptr, false, 2, std::nullopt, false, std::nullopt, std::nullopt, std::nullopt, 1},
+      {"TIME", 92, 15, "TIME '", "'", nullptr, false, 2, std::nullopt, false, std::nullopt, std::nullopt, std::nullopt, 2},
+      {"TIMESTAMP", 93, 26, "TIMESTAMP '", "'", nullptr, false, 2, std::nullopt, false, 0, 6, std::nullopt, 3},
+      {"TIMESTAMP WITH TIME ZONE", 93, 32, "TIMESTAMPTZ '", "'", nullptr, false, 2, std::nullopt, false, 0, 6, std::nullopt, 3},
+  };
+  return kTypes;
+}
+
+Result<arrow::StreamHandle> XdbcTypeInfo(const pbsql::CommandGetXdbcTypeInfo& cmd, bool schema_only) {
+  std::vector<ArrayBuilder> cols;
+  cols.push_back(Utf8("type_name", false));
+  cols.emplace_back("data_type", "i", false);
+  cols.emplace_back("column_size", "i", true);
+  cols.push_back(Utf8("literal_prefix", true));
+  cols.push_back(Utf8("literal_suffix", true));
+  cols.emplace_back("create_params", "+l", true, std::vector<ArrayBuilder>{ArrayBuilder("item", "u", false)});
+  cols.emplace_back("nullable", "i", false);
+  cols.emplace_back("case_sensitive", "b", false);
+  cols.emplace_back("searchable", "i", false);
+  cols.emplace_back("unsigned_attribute", "b", true);
+  cols.emplace_back("fixed_prec_scale", "b", false);
+  cols.emplace_back("auto_increment", "b", true);
+  cols.push_back(Utf8("local_type_name", true));
+  cols.emplace_back("minimum_scale", "i", true);
+  cols.emplace_back("maximum_scale", "i", true);
+  cols.emplace_back("sql_data_type", "i", false);
+  cols.emplace_back("datetime_subcode", "i", true);
+  cols.emplace_back("num_prec_radix", "i", true);
+  cols.emplace_back("interval_precision", "i", true);
+  ArrayBuilder b = arrow::RecordBatchBuilder(std::move(cols));
+  auto opt = [](ArrayBuilder& col, const auto& v) {
+    if (v) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(*v)>, bool>) {
+        col.AppendBool(*v);
+      } else {
+        col.AppendInt(*v);
+      }
+    } else {
+      col.AppendNull();
+    }
+  };
+  if (!schema_only) {
+    for (const XdbcType& t : XdbcTypes()) {
+      if (cmd.has_data_type() && cmd.data_type() != t.data_type) continue;
+      b.AppendStruct();
+      b.child(0).AppendString(t.name);
+      b.child(1).AppendInt(t.data_type);
+      b.child(2).AppendInt(t.column_size);
+      t.prefix ? b.child(3).AppendString(t.prefix) : b.child(3).AppendNull();
+      t.suffix ? b.child(4).AppendString(t.suffix) : b.child(4).AppendNull();
+      if (t.create_params) {
+        b.child(5).child(0).AppendString("precision");
+        b.child(5).child(0).AppendString("scale");
+        b.child(5).AppendList(2);
+      } else {
+        b.child(5).AppendNull();
+      }
+      b.child(6).AppendInt(1);  // NULLABILITY_NULLABLE
+      b.child(7).AppendBool(t.case_sensitive);
+      b.child(8).AppendInt(t.searchable);
+      opt(b.child(9), t.is_unsigned);
+      b.child(10).AppendBool(t.fixed_prec_scale);
+      b.child(11).AppendBool(false);
+      b.child(12).AppendString(t.name);
+      opt(b.child(13), t.min_scale);
+      opt(b.child(14), t.max_scale);
+      b.child(15).AppendInt(t.data_type);
+      opt(b.child(16), t.datetime_subcode);
+      opt(b.child(17), t.radix);
+      b.child(18).AppendNull();
+    }
+  }
+  return ToStream(b, schema_only);
+}
+
+// ---- catalogs, schemas, tables
+
+Result<arrow::StreamHandle> Catalogs(sql::LakeSql& lake, bool schema_only) {
+  std::vector<ArrayBuilder> cols;
+  cols.push_back(Utf8("catalog_name", false));
+  ArrayBuilder b = arrow::RecordBatchBuilder(std::move(cols));
+  if (!schema_only) {
+    b.AppendStruct();
+    b.child(0).AppendString(lake.catalog_name());
+  }
+  return ToStream(b, schema_only);
+}
+
+bool CatalogMatches(sql::LakeSql& lake, bool has, const std::string& catalog) {
+  return !has || catalog.empty() || catalog == lake.catalog_name();
+}
+
+Result<arrow::StreamHandle> DbSchemas(const pbsql::CommandGetDbSchemas& cmd, sql::LakeSql& lake, bool schema_only) {
+  std::vector<ArrayBuilder> cols;
+  cols.push_back(Utf8("catalog_name", true));
+  cols.push_back(Utf8("db_schema_name", false));
+  ArrayBuilder b = arrow::RecordBatchBuilder(std::move(cols));
+  if (!schema_only && CatalogMatches(lake, cmd.has_catalog(), cmd.catalog())) {
+    SKADE_ASSIGN_OR_RETURN(auto namespaces, lake.ListNamespaces());
+    for (const auto& ns : namespaces) {
+      std::string name = ns.ToString();
+      if (cmd.has_db_schema_filter_pattern() && !LikeMatch(cmd.db_schema_filter_pattern(), name)) continue;
+      b.AppendStruct();
+      b.child(0).AppendString(lake.catalog_name());
+      b.child(1).AppendString(name);
+    }
+  }
+  return ToStream(b, schema_only);
+}
+
+Result<arrow::StreamHandle> Tables(const pbsql::CommandGetTables& cmd, sql::LakeSql& lake, const ServerFacts& facts,
+                                   bool schema_only) {
+  std::vector<ArrayBuilder> cols;
+  cols.push_back(Utf8("catalog_name", true));
+  cols.push_back(Utf8("db_schema_name", true));
+  cols.push_back(Utf8("table_name", false));
+  cols.push_back(Utf8("table_type", false));
+  if (cmd.include_schema()) cols.emplace_back("table_schema", "z", false);
+  ArrayBuilder b = arrow::RecordBatchBuilder(std::move(cols));
+  bool types_ok = cmd.table_types().empty();
+  for (const auto& t : cmd.table_types()) types_ok = types_ok || t == "TABLE";
+  if (!schema_only && types_ok && CatalogMatches(lake, cmd.has_catalog(), cmd.catalog())) {
+    SKADE_ASSIGN_OR_RETURN(auto namespaces, lake.ListNamespaces());
+    for (const auto& ns : namespaces) {
+      std::string schema = ns.ToString();
+      if (cmd.has_db_schema_filter_pattern() && !LikeMatch(cmd.db_schema_filter_pattern(), schema)) continue;
+      SKADE_ASSIGN_OR_RETURN(auto tables, lake.catalog().ListTables(ns));
+      std::sort(tables.begin(), tables.end());
+      for (const auto& ident : tables) {
+        if (cmd.has_table_name_filter_pattern() && !LikeMatch(cmd.table_name_filter_pattern(), ident.name)) continue;
+        std::string schema_bytes;
+        if (cmd.include_schema()) {
+          SKADE_ASSIGN_OR_RETURN(auto t, lake.LoadTable(ident));
+          SKADE_ASSIGN_OR_RETURN(auto annotated, AnnotatedTableSchema(*t, lake.catalog_name(), facts.read_only));
+          SKADE_ASSIGN_OR_RETURN(schema_bytes, SerializeSchema(*annotated.get()));
+        }
+        b.AppendStruct();
+        b.child(0).AppendString(lake.catalog_name());
+        b.child(1).AppendString(schema);
+        b.child(2).AppendString(ident.name);
+        b.child(3).AppendString("TABLE");
+        if (cmd.include_schema()) b.child(4).AppendString(schema_bytes);
+      }
+    }
+  }
+  return ToStream(b, schema_only);
+}
+
+Result<arrow::StreamHandle> TableTypes(bool schema_only) {
+  std::vector<ArrayBuilder> cols;
+  cols.push_back(Utf8("table_type", false));
+  ArrayBuilder b = arrow::RecordBatchBuilder(std::move(cols));
+  if (!schema_only) {
+    b.AppendStruct();
+    b.child(0).AppendString("TABLE");
+  }
+  return ToStream(b, schema_only);
+}
+
+// Resolves (catalog, schema, table) of a key command; nullopt when it names nothing here.
+Result<std::optional<catalog::TableIdent>> KeyTable(sql::LakeSql& lake, bool has_catalog, const std::string& catalog,
+                                                    bool has_schema, const std::string& schema, const std::string& table) {
+  if (!CatalogMatches(lake, has_catalog, catalog) || !has_schema || table.empty()) return std::optional<catalog::TableIdent>();
+  auto ns = sql::LakeSql::NamespaceOf(schema);
+  if (!ns.ok()) return std::optional<catalog::TableIdent>();
+  return std::optional<catalog::TableIdent>(catalog::TableIdent{*ns, table});
+}
+
+Result<arrow::StreamHandle> PrimaryKeys(const pbsql::CommandGetPrimaryKeys& cmd, sql::LakeSql& lake, bool schema_only) {
+  std::vector<ArrayBuilder> cols;
+  cols.push_back(Utf8("catalog_name", true));
+  cols.push_back(Utf8("db_schema_name", true));
+  cols.push_back(Utf8("table_name", false));
+  cols.push_back(Utf8("column_name", false));
+  cols.push_back(Utf8("key_name", true));
+  cols.emplace_back("key_sequence", "i", false);
+  ArrayBuilder b = arrow::RecordBatchBuilder(std::move(cols));
+  if (!schema_only) {
+    SKADE_ASSIGN_OR_RETURN(auto ident, KeyTable(lake, cmd.has_catalog(), cmd.catalog(), cmd.has_db_schema(),
+                                                cmd.db_schema(), cmd.table()));
+    if (ident) {
+      auto t = lake.LoadTable(*ident);
+      if (!t.ok() && t.status().code() != StatusCode::kNotFound) return t.status();
+      if (t.ok()) {
+        auto schema = (*t)->metadata().CurrentSchema();
+        int seq = 1;
+        for (int id : schema->identifier_field_ids()) {
+          const auto* field = schema->FindField(id);
+          if (field == nullptr) continue;
+          b.AppendStruct();
+          b.child(0).AppendString(lake.catalog_name());
+          b.child(1).AppendString(ident->ns.ToString());
+          b.child(2).AppendString(ident->name);
+          b.child(3).AppendString(field->name);
+          b.child(4).AppendNull();
+          b.child(5).AppendInt(seq++);
+        }
+      }
+    }
+  }
+  return ToStream(b, schema_only);
+}
+
+// Iceberg has no foreign keys: the key commands answer with their schema and no rows.
+Result<arrow::StreamHandle> ForeignKeys() {
+  std::vector<ArrayBuilder> cols;
+  cols.push_back(Utf8("pk_catalog_name", true));
+  cols.push_back(Utf8("pk_db_schema_name", true));
+  cols.push_back(Utf8("pk_table_name", false));
+  cols.push_back(Utf8("pk_column_name", false));
+  cols.push_back(Utf8("fk_catalog_name", true));
+  cols.push_back(Utf8("fk_db_schema_name", true));
+  cols.push_back(Utf8("fk_table_name", false));
+  cols.push_back(Utf8("fk_column_name", false));
+  cols.emplace_back("key_sequence", "i", false);
+  cols.push_back(Utf8("fk_key_name", true));
+  cols.push_back(Utf8("pk_key_name", true));
+  cols.emplace_back("update_rule", "C", false);
+  cols.emplace_back("delete_rule", "C", false);
+  ArrayBuilder b = arrow::RecordBatchBuilder(std::move(cols));
+  return ToStream(b, true);
+}
+
+// DuckDB-style SQL type name, precision and scale of an Arrow format.
+struct TypeFacts {
+  std::string name;
+  std::optional<int> precision, scale;
+};
+
+TypeFacts TypeFactsOf(std::string_view f) {
+  if (f == "b") return {"BOOLEAN", 1, std::nullopt};
+  if (f == "c") return {"TINYINT", 3, 0};
+  if (f == "s") return {"SMALLINT", 5, 0};
+  if (f == "i") return {"INTEGER", 10, 0};
+  if (f == "l") return {"BIGINT", 19, 0};
+  if (f == "C") return {"UTINYINT", 3, 0};
+  if (f == "S") return {"USMALLINT", 5, 0};
+  if (f == "I") return {"UINTEGER", 10, 0};
+  if (f == "L") return {"UBIGINT", 20, 0};
+  if (f == "f") return {"FLOAT", 7, std::nullopt};
+  if (f == "g") return {"DOUBLE", 15, std::nullopt};
+  if (f == "u" || f == "U" || f == "vu") return {"VARCHAR", std::nullopt, std::nullopt};
+  if (f == "z" || f == "Z" || f == "vz") return {"BLOB", std::nullopt, std::nullopt};
+  if (f == "tdD") return {"DATE", 10, std::nullopt};
+  if (f.substr(0, 2) == "tt") return {"TIME", 15, 6};
+  if (f.substr(0, 2) == "ts") return {f.size() > 4 ? "TIMESTAMP WITH TIME ZONE" : "TIMESTAMP", 26, 6};
+  if (f.substr(0, 2) == "d:") {
+    int p = 0, s = 0;
+    std::sscanf(std::string(f).c_str(), "d:%d,%d", &p, &s);
+    return {"DECIMAL(" + std::to_string(p) + "," + std::to_string(s) + ")", p, s};
+  }
+  if (f.substr(0, 2) == "w:") return {f == "w:16" ? "UUID" : "BLOB", std::nullopt, std::nullopt};
+  if (f == "+l" || f == "+L") return {"LIST", std::nullopt, std::nullopt};
+  if (f == "+s") return {"STRUCT", std::nullopt, std::nullopt};
+  if (f == "+m") return {"MAP", std::nullopt, std::nullopt};
+  return {std::string(f), std::nullopt, std::nullopt};
+}
+
+}  // namespace
+
+Result<arrow::SchemaHandle> AnnotatedTableSchema(table::Table& table, const std::string& catalog_name, bool read_only) {
+  SKADE_ASSIGN_OR_RETURN(arrow::SchemaHandle base, table.ArrowSchema());
+  auto iceberg_schema = table.metadata().CurrentSchema();
+  std::vector<std::vector<std::pair<std::string, std::string>>> meta;
+  for (int64_t i = 0; i < base->n_children; ++i) {
+    const ArrowSchema& child = *base->children[i];
+    TypeFacts facts = TypeFactsOf(child.format);
+    const auto* field = iceberg_schema->FindFieldByName(child.name ? child.name : "");
+    bool nullable = field ? !field->required : (child.flags & ARROW_FLAG_NULLABLE) != 0;
+    std::vector<std::pair<std::string, std::string>> kv = {
+        {"ARROW:FLIGHT:SQL:CATALOG_NAME", catalog_name},
+        {"ARROW:FLIGHT:SQL:SCHEMA_NAME", table.ident().ns.ToString()},
+        {"ARROW:FLIGHT:SQL:TABLE_NAME", table.ident().name},
+        {"ARROW:FLIGHT:SQL:TYPE_NAME", facts.name},
+        {"ARROW:FLIGHT:SQL:IS_NULLABLE", nullable ? "1" : "0"},
+        {"ARROW:FLIGHT:SQL:IS_AUTO_INCREMENT", "0"},
+        {"ARROW:FLIGHT:SQL:IS_CASE_SENSITIVE", facts.name == "VARCHAR" ? "1" : "0"},
+        {"ARROW:FLIGHT:SQL:IS_READ_ONLY", read_only ? "1" : "0"},
+        {"ARROW:FLIGHT:SQL:IS_SEARCHABLE", "1"},
+    };
+    if (facts.precision) kv.emplace_back("ARROW:FLIGHT:SQL:PRECISION", std::to_string(*facts.precision));
+    if (facts.scale) kv.emplace_back("ARROW:FLIGHT:SQL:SCALE", std::to_string(*facts.scale));
+    meta.push_back(std::move(kv));
+  }
+  ArrowSchema out;
+  arrow::CopySchema(*base.get(), &out, &meta);
+  // Nullability as the Iceberg schema says (required columns are not nullable).
+  for (int64_t i = 0; i < out.n_children; ++i) {
+    const auto* field = iceberg_schema->FindFieldByName(out.children[i]->name ? out.children[i]->name : "");
+    if (field && field->required) out.children[i]->flags &= ~ARROW_FLAG_NULLABLE;
+  }
+  return arrow::SchemaHandle(&out);
+}
+
+Result<std::string> SerializeSchema(const ArrowSchema& schema) {
+  SKADE_ASSIGN_OR_RETURN(auto encoder, arrow::ipc::StreamEncoder::Make(schema));
+  return encoder->SchemaMessage().ToString();
+}
+
+bool IsMetadataCommand(const google::protobuf::Any& c) {
+  for (std::string_view n : {"CommandGetSqlInfo", "CommandGetXdbcTypeInfo", "CommandGetCatalogs", "CommandGetDbSchemas",
+                             "CommandGetTables", "CommandGetTableTypes", "CommandGetPrimaryKeys",
+                             "CommandGetExportedKeys", "CommandGetImportedKeys", "CommandGetCrossReference"}) {
+    if (IsType(c, n)) return true;
+  }
+  return false;
+}
+
+Result<arrow::StreamHandle> MetadataResult(const google::protobuf::Any& c, sql::LakeSql& lake, const ServerFacts& facts,
+                                           bool schema_only) {
+  if (IsType(c, "CommandGetSqlInfo")) {
+    SKADE_ASSIGN_OR_RETURN(auto cmd, Unpack<pbsql::CommandGetSqlInfo>(c, "CommandGetSqlInfo"));
+    return SqlInfo(cmd, facts, schema_only);
+  }
+  if (IsType(c, "CommandGetXdbcTypeInfo")) {
+    SKADE_ASSIGN_OR_RETURN(auto cmd, Unpack<pbsql::CommandGetXdbcTypeInfo>(c, "CommandGetXdbcTypeInfo"));
+    return XdbcTypeInfo(cmd, schema_only);
+  }
+  if (IsType(c, "CommandGetCatalogs")) {
+    SKADE_RETURN_IF_ERROR(Unpack<pbsql::CommandGetCatalogs>(c, "CommandGetCatalogs").status());
+    return Catalogs(lake, schema_only);
+  }
+  if (IsType(c, "CommandGetDbSchemas")) {
+    SKADE_ASSIGN_OR_RETURN(auto cmd, Unpack<pbsql::CommandGetDbSchemas>(c, "CommandGetDbSchemas"));
+    return DbSchemas(cmd, lake, schema_only);
+  }
+  if (IsType(c, "CommandGetTables")) {
+    SKADE_ASSIGN_OR_RETURN(auto cmd, Unpack<pbsql::CommandGetTables>(c, "CommandGetTables"));
+    return Tables(cmd, lake, facts, schema_only);
+  }
+  if (IsType(c, "CommandGetTableTypes")) {
+    SKADE_RETURN_IF_ERROR(Unpack<pbsql::CommandGetTableTypes>(c, "CommandGetTableTypes").status());
+    return TableTypes(schema_only);
+  }
+  if (IsType(c, "CommandGetPrimaryKeys")) {
+    SKADE_ASSIGN_OR_RETURN(auto cmd, Unpack<pbsql::CommandGetPrimaryKeys>(c, "CommandGetPrimaryKeys"));
+    return PrimaryKeys(cmd, lake, schema_only);
+  }
+  if (IsType(c, "CommandGetExportedKeys")) {
+    SKADE_RETURN_IF_ERROR(Unpack<pbsql::CommandGetExportedKeys>(c, "CommandGetExportedKeys").status());
+    return ForeignKeys();
+  }
+  if (IsType(c, "CommandGetImportedKeys")) {
+    SKADE_RETURN_IF_ERROR(Unpack<pbsql::CommandGetImportedKeys>(c, "CommandGetImportedKeys").status());
+    return ForeignKeys();
+  }
+  if (IsType(c, "CommandGetCrossReference")) {
+    SKADE_RETURN_IF_ERROR(Unpack<pbsql::CommandGetCrossReference>(c, "CommandGetCrossReference").status());
+    return ForeignKeys();
+  }
+  return Status::InvalidArgument("not a metadata command: " + c.type_url());
+}
+
+bool LikeMatch(std::string_view p, std::string_view t) {
+  size_t pi = 0, ti = 0, star_p = std::string_view::npos, star_t = 0;
+  while (ti < t.size()) {
+    if (pi < p.size() && p[pi] == '\\' && pi + 1 < p.size()) {
+      if (p[pi + 1] == t[ti]) {
+        pi += 2;
+        ++ti;
+        continue;
+      }
+    } else if (pi < p.size() && (p[pi] == '_' || (p[pi] != '%' && p[pi] == t[ti]))) {
+      ++pi;
+      ++ti;
+      continue;
+    } else if (pi < p.size() && p[pi] == '%') {
+      star_p = pi++;
+      star_t = ti;
+      continue;
+    }
+    if (star_p == std::string_view::npos) return false;
+    pi = star_p + 1;
+    ti = ++star_t;
+  }
+  while (pi < p.size() && p[pi] == '%') ++pi;
+  return pi == p.size();
+}
+
+}  // namespace skade::flightsql

@@ -1,0 +1,45 @@
+// The Flight SQL metadata commands (GetSqlInfo, GetXdbcTypeInfo, GetCatalogs, GetDbSchemas,
+// GetTables, GetTableTypes, GetPrimaryKeys, GetExportedKeys, GetImportedKeys,
+// GetCrossReference): their result schemas as the Flight SQL specification fixes them and
+// their rows, computed from the lake's catalog.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <google/protobuf/any.pb.h>
+
+#include "skade/arrow/c_data.h"
+#include "skade/base/status.h"
+#include "skade/sql/lake_sql.h"
+
+namespace skade::flightsql {
+
+struct ServerFacts {
+  std::string version;
+  bool read_only = false;
+  int statement_timeout_s = 0;
+};
+
+// Whether `command` is one of the metadata commands above.
+bool IsMetadataCommand(const google::protobuf::Any& command);
+
+// The command's result as a stream; with `schema_only` the stream has the schema and no rows
+// (nothing is read from the catalog). kInvalidArgument if the Any does not unpack.
+Result<arrow::StreamHandle> MetadataResult(const google::protobuf::Any& command, sql::LakeSql& lake,
+                                           const ServerFacts& facts, bool schema_only);
+
+// SQL LIKE: '%' any run, '_' one character, '\' escapes the next character.
+bool LikeMatch(std::string_view pattern, std::string_view text);
+
+// The Arrow schema of a table with the ARROW:FLIGHT:SQL:* column metadata (CATALOG_NAME,
+// SCHEMA_NAME, TABLE_NAME, TYPE_NAME, PRECISION, SCALE, IS_NULLABLE, IS_AUTO_INCREMENT,
+// IS_CASE_SENSITIVE, IS_READ_ONLY, IS_SEARCHABLE).
+Result<arrow::SchemaHandle> AnnotatedTableSchema(table::Table& table, const std::string& catalog_name, bool read_only);
+
+// An IPC-encapsulated Schema message for `schema` (FlightInfo.schema, SchemaResult.schema,
+// GetTables' table_schema).
+Result<std::string> SerializeSchema(const ArrowSchema& schema);
+
+}  // namespace skade::flightsql

@@ -1,0 +1,60 @@
+// The Arrow Flight SQL server (DESIGN §10): arrow.flight.protocol.FlightService with the
+// Flight SQL commands over a LakeSql, sessions (cookie arrow_flight_session_id), basic auth →
+// bearer tokens, TLS, read-only mode, cancellation and query timeouts. Other gRPC services
+// (the Commits stream) can share its port.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "skade/base/status.h"
+#include "skade/sql/lake_sql.h"
+
+namespace grpc {
+class Service;
+}
+
+namespace skade::flightsql {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 31337;  // 0 picks a free port
+  bool read_only = false;
+  // Basic auth: Handshake with a username/password from `users` returns a bearer token that
+  // every later call must carry. Empty = no authentication.
+  std::map<std::string, std::string> users;
+  bool require_auth = false;
+  std::string tls_cert_pem;  // both set = TLS
+  std::string tls_key_pem;
+  int max_sessions = 256;
+  std::chrono::seconds session_idle_timeout{900};
+  std::chrono::seconds query_timeout{0};  // 0 = none
+  std::string version = "0.1.0";
+  std::vector<grpc::Service*> extra_services;  // borrowed; registered on the same port
+};
+
+// Thread-safe.
+class FlightSqlServer {
+ public:
+  // Binds and starts serving. kUnavailable if the address cannot be bound, kInvalidArgument for
+  // inconsistent options. Borrows `lake`, which must outlive the server.
+  static Result<std::unique_ptr<FlightSqlServer>> Start(sql::LakeSql& lake, ServerOptions options);
+  ~FlightSqlServer();  // Shutdown()
+
+  int port() const;
+  // Cancels running queries, ends streams and stops the server; idempotent.
+  void Shutdown();
+  // Blocks until Shutdown() has completed.
+  void Wait();
+
+  struct Impl;
+
+ private:
+  explicit FlightSqlServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace skade::flightsql

@@ -1,0 +1,115 @@
+#include "skade/sql/lake_sql.h"
+
+#include <algorithm>
+#include <set>
+
+#include "skade/base/log.h"
+
+namespace skade::sql {
+
+using engine::QuoteIdentifier;
+
+Result<std::unique_ptr<LakeSql>> LakeSql::Open(catalog::Catalog& catalog, io::FileIO& io, engine::Database& db,
+                                               std::string catalog_name) {
+  if (catalog_name.empty()) return Status::InvalidArgument("empty SQL catalog name");
+  SKADE_ASSIGN_OR_RETURN(auto attached, db.QueryRows("SELECT 1 FROM duckdb_databases() WHERE database_name = " +
+                                                     engine::QuoteString(catalog_name)));
+  if (attached.empty()) {
+    SKADE_RETURN_IF_ERROR(db.Execute("ATTACH ':memory:' AS " + QuoteIdentifier(catalog_name)));
+  }
+  return std::unique_ptr<LakeSql>(new LakeSql(catalog, io, db, std::move(catalog_name)));
+}
+
+std::optional<std::string> LakeSql::SchemaName(const catalog::Namespace& ns) {
+  std::string out;
+  for (const std::string& level : ns.levels) {
+    if (level.find('.') != std::string::npos) return std::nullopt;
+    out += (out.empty() ? "" : ".") + level;
+  }
+  return out;
+}
+
+Result<catalog::Namespace> LakeSql::NamespaceOf(std::string_view schema) { return catalog::Namespace::Parse(schema); }
+
+Result<std::vector<catalog::Namespace>> LakeSql::ListNamespaces() {
+  std::vector<catalog::Namespace> all;
+  std::vector<catalog::Namespace> stack = {catalog::Namespace{}};
+  while (!stack.empty()) {
+    catalog::Namespace cur = stack.back();
+    stack.pop_back();
+    SKADE_ASSIGN_OR_RETURN(auto children, catalog_.ListNamespaces(cur));
+    for (auto& child : children) {
+      if (!SchemaName(child)) {
+        SKADE_LOG_WARN("namespace level with a '.' cannot be a SQL schema; skipped: {}", child.ToString());
+        continue;
+      }
+      stack.push_back(child);
+    }
+    if (!cur.empty()) all.push_back(cur);
+  }
+  std::sort(all.begin(), all.end());
+  return all;
+}
+
+Result<catalog::TableIdent> LakeSql::Resolve(const std::vector<std::string>& parts,
+                                             const std::string& default_schema) const {
+  if (parts.empty() || parts.size() > 3) return Status::InvalidArgument("bad table name");
+  if (parts.size() == 3 && parts[0] != catalog_name_) {
+    return Status::NotFound("unknown catalog '" + parts[0] + "' (this server's catalog is '" + catalog_name_ + "')");
+  }
+  std::string schema = parts.size() >= 2 ? parts[parts.size() - 2] : default_schema;
+  if (schema.empty()) {
+    return Status::InvalidArgument("table '" + parts.back() + "' needs a schema (or set the session schema)");
+  }
+  SKADE_ASSIGN_OR_RETURN(catalog::Namespace ns, NamespaceOf(schema));
+  return catalog::TableIdent{ns, parts.back()};
+}
+
+std::string LakeSql::ViewName(const catalog::TableIdent& ident) const {
+  return QuoteIdentifier(catalog_name_) + "." + QuoteIdentifier(ident.ns.ToString()) + "." +
+         QuoteIdentifier(ident.name);
+}
+
+Status LakeSql::EnsureSchema(const std::string& schema) {
+  return db_.Execute("CREATE SCHEMA IF NOT EXISTS " + QuoteIdentifier(catalog_name_) + "." + QuoteIdentifier(schema));
+}
+
+Status LakeSql::SyncViews(std::string_view sql, const std::string& default_schema) {
+  SKADE_ASSIGN_OR_RETURN(auto refs, db_.ReferencedTables(sql));
+  std::set<catalog::TableIdent> done;
+  for (const auto& parts : refs) {
+    if (parts.size() == 3 && parts[0] != catalog_name_) continue;  // another DuckDB catalog
+    auto ident = Resolve(parts, default_schema);
+    if (!ident.ok()) continue;  // not ours; DuckDB reports it
+    if (!done.insert(*ident).second) continue;
+    auto loaded = SyncView(*ident);
+    if (!loaded.ok() && loaded.status().code() != StatusCode::kNotFound) return loaded.status();
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<table::Table>> LakeSql::SyncView(const catalog::TableIdent& ident) {
+  SKADE_ASSIGN_OR_RETURN(auto table, table::Table::Load(catalog_, io_, db_, ident));
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = views_.find(ident);
+  if (it != views_.end() && it->second == table->metadata_location()) return table;
+  SKADE_ASSIGN_OR_RETURN(std::string view_sql, table->ReadSql({}));
+  SKADE_RETURN_IF_ERROR(EnsureSchema(ident.ns.ToString()));
+  SKADE_RETURN_IF_ERROR(db_.Execute("CREATE OR REPLACE VIEW " + ViewName(ident) + " AS " + view_sql));
+  views_[ident] = table->metadata_location();
+  return table;
+}
+
+Status LakeSql::DropView(const catalog::TableIdent& ident) {
+  std::lock_guard<std::mutex> lock(mu_);
+  views_.erase(ident);
+  return db_.Execute("DROP VIEW IF EXISTS " + ViewName(ident));
+}
+
+Status LakeSql::Use(engine::Connection& connection, const std::string& schema) {
+  if (schema.empty()) return connection.Execute("USE " + QuoteIdentifier(catalog_name_) + ".main");
+  SKADE_RETURN_IF_ERROR(EnsureSchema(schema));
+  return connection.Execute("USE " + QuoteIdentifier(catalog_name_) + "." + QuoteIdentifier(schema));
+}
+
+}  // namespace skade::sql

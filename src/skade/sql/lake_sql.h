@@ -1,0 +1,99 @@
+// LakeSql: a catalog seen as one DuckDB catalog (DESIGN §10). Each namespace is a schema named
+// by its levels joined with '.' ("a.b"), each table a view over its current snapshot. Views are
+// made lazily, for the tables a statement references, and re-made when the table's metadata
+// location moved, so the next statement after any commit (this process or another) sees it
+// and each statement reads one pinned snapshot per table.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "skade/base/status.h"
+#include "skade/catalog/catalog.h"
+#include "skade/engine/database.h"
+#include "skade/io/file_io.h"
+#include "skade/sql/write_statement.h"
+#include "skade/table/table.h"
+
+namespace skade::sql {
+
+// Thread-safe. Borrows the catalog, FileIO and Database, which must outlive it.
+class LakeSql {
+ public:
+  // Uses (or attaches) the in-memory DuckDB catalog `catalog_name` of `db`; a locked-down
+  // database must have attached it before the lock-down (engine::DatabaseOptions), since
+  // ATTACH is refused afterwards.
+  static Result<std::unique_ptr<LakeSql>> Open(catalog::Catalog& catalog, io::FileIO& io, engine::Database& db,
+                                               std::string catalog_name);
+
+  const std::string& catalog_name() const { return catalog_name_; }
+  catalog::Catalog& catalog() { return catalog_; }
+  engine::Database& db() { return db_; }
+
+  // "a.b" for namespace [a, b]; nullopt when a level contains '.' (it cannot be a schema).
+  static std::optional<std::string> SchemaName(const catalog::Namespace& ns);
+  // The namespace of a schema name. kInvalidArgument for an empty name or level.
+  static Result<catalog::Namespace> NamespaceOf(std::string_view schema);
+
+  // Every namespace at any depth, sorted; those with a '.' inside a level are skipped with a
+  // log line naming them.
+  Result<std::vector<catalog::Namespace>> ListNamespaces();
+
+  // A table name as written (table, schema.table or catalog.schema.table) resolved against
+  // `default_schema`. kNotFound for another catalog's name, kInvalidArgument for a name
+  // without a schema when there is no default.
+  Result<catalog::TableIdent> Resolve(const std::vector<std::string>& parts, const std::string& default_schema) const;
+
+  // Makes the views of the catalog tables `sql` references current. Names that are no catalog
+  // table are left to DuckDB (which reports them). kInvalidArgument if the SQL does not parse.
+  Status SyncViews(std::string_view sql, const std::string& default_schema);
+
+  // Loads a table (no view involved).
+  Result<std::unique_ptr<table::Table>> LoadTable(const catalog::TableIdent& ident) {
+    return table::Table::Load(catalog_, io_, db_, ident);
+  }
+
+  // Makes one table's view current and returns the table as loaded.
+  Result<std::unique_ptr<table::Table>> SyncView(const catalog::TableIdent& ident);
+
+  // Removes a table's view (after DROP) and, for an empty namespace, nothing else.
+  Status DropView(const catalog::TableIdent& ident);
+
+  // The qualified SQL name of a table's view: "catalog"."a.b"."t".
+  std::string ViewName(const catalog::TableIdent& ident) const;
+
+  // Runs a write statement (see write_statement.h) as Iceberg commits: INSERT appends, DELETE
+  // deletes, UPDATE overwrites the matching rows, CREATE/DROP TABLE and SCHEMA go to the
+  // catalog (DROP TABLE keeps the files). Returns the rows inserted, deleted or updated
+  // (0 for DDL). kNotFound for a missing table or schema, kAlreadyExists for CREATE of an
+  // existing one without IF NOT EXISTS / OR REPLACE.
+  Result<int64_t> ExecuteWrite(const WriteStatement& statement, const std::string& default_schema);
+
+  enum class IngestMode { kCreate, kAppend, kReplace, kCreateAppend };
+  // Bulk ingest of an Arrow stream (consumed) into a table: kCreate fails if it exists,
+  // kAppend fails if it does not, kReplace overwrites (creating if missing), kCreateAppend
+  // creates if missing then appends. Returns the rows written.
+  Result<int64_t> Ingest(const catalog::TableIdent& ident, ArrowArrayStream* rows, IngestMode mode);
+
+  // Points `connection` at `schema` of this catalog (USE); the schema is created if missing.
+  Status Use(engine::Connection& connection, const std::string& schema);
+
+ private:
+  LakeSql(catalog::Catalog& catalog, io::FileIO& io, engine::Database& db, std::string catalog_name)
+      : catalog_(catalog), io_(io), db_(db), catalog_name_(std::move(catalog_name)) {}
+  Status EnsureSchema(const std::string& schema);
+
+  catalog::Catalog& catalog_;
+  io::FileIO& io_;
+  engine::Database& db_;
+  std::string catalog_name_;
+  std::mutex mu_;
+  std::map<catalog::TableIdent, std::string> views_;  // table → metadata location of its view
+};
+
+}  // namespace skade::sql

@@ -1,0 +1,163 @@
+// LakeSql's write side: SQL write statements and bulk ingest as Iceberg commits.
+#include <set>
+
+#include "skade/arrow/builder.h"
+#include "skade/engine/schema_convert.h"
+#include "skade/sql/lake_sql.h"
+
+namespace skade::sql {
+
+using engine::QuoteIdentifier;
+using Kind = WriteStatement::Kind;
+
+namespace {
+
+std::vector<std::string> ColumnNames(const table::Table& t) {
+  std::vector<std::string> out;
+  for (const auto& f : t.metadata().CurrentSchema()->fields()) out.push_back(f.name);
+  return out;
+}
+
+std::string QuotedList(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + QuoteIdentifier(n);
+  return out;
+}
+
+// A column-definitions text ("a BIGINT, b VARCHAR") from an Arrow schema, via DuckDB's own
+// Arrow type mapping.
+Result<std::string> ColumnDefinitionsOf(engine::Database& db, const ArrowSchema& schema) {
+  ArrowSchema copy;
+  arrow::CopySchema(schema, &copy);
+  arrow::StreamHandle empty = arrow::MakeBatchStream(arrow::SchemaHandle(&copy), {});
+  SKADE_ASSIGN_OR_RETURN(auto rows, db.QueryRowsWithArrow("__skade_ingest_schema", empty.get(),
+                                                          "DESCRIBE SELECT * FROM __skade_ingest_schema"));
+  std::string defs;
+  for (const auto& row : rows) {
+    if (row.size() < 2 || !row[0] || !row[1]) return Status::Internal("unexpected DESCRIBE output");
+    defs += (defs.empty() ? "" : ", ") + QuoteIdentifier(*row[0]) + " " + *row[1];
+  }
+  if (defs.empty()) return Status::InvalidArgument("the ingested stream has no columns");
+  return defs;
+}
+
+}  // namespace
+
+Result<int64_t> LakeSql::ExecuteWrite(const WriteStatement& w, const std::string& default_schema) {
+  if (w.kind == Kind::kCreateSchema || w.kind == Kind::kDropSchema) {
+    if (w.target.size() > 2 || (w.target.size() == 2 && w.target[0] != catalog_name_)) {
+      return Status::NotFound("unknown catalog '" + w.target[0] + "'");
+    }
+    SKADE_ASSIGN_OR_RETURN(catalog::Namespace ns, NamespaceOf(w.target.back()));
+    SKADE_ASSIGN_OR_RETURN(bool exists, catalog_.NamespaceExists(ns));
+    if (w.kind == Kind::kCreateSchema) {
+      if (exists && w.if_not_exists) return 0;
+      SKADE_RETURN_IF_ERROR(catalog_.CreateNamespace(ns, {}));
+      return 0;
+    }
+    if (!exists && w.if_exists) return 0;
+    SKADE_RETURN_IF_ERROR(catalog_.DropNamespace(ns));
+    (void)db_.Execute("DROP SCHEMA IF EXISTS " + QuoteIdentifier(catalog_name_) + "." + QuoteIdentifier(ns.ToString()));
+    return 0;
+  }
+
+  SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident, Resolve(w.target, default_schema));
+  if (w.kind == Kind::kCreateTable) {
+    SKADE_ASSIGN_OR_RETURN(bool ns_exists, catalog_.NamespaceExists(ident.ns));
+    if (!ns_exists) return Status::NotFound("schema '" + ident.ns.ToString() + "' does not exist");
+    auto existing = catalog_.LoadTable(ident);
+    if (existing.ok()) {
+      if (w.if_not_exists) return 0;
+      if (!w.or_replace) return Status::AlreadyExists("table " + ident.ToString() + " already exists");
+    }
+    if (!w.query.empty()) SKADE_RETURN_IF_ERROR(SyncViews(w.query, default_schema));
+    Result<iceberg::SchemaPtr> schema =
+        w.query.empty() ? engine::SchemaFromColumnDefinitions(db_, w.column_definitions)
+                        : engine::SchemaFromQuery(db_, "SELECT * FROM (" + w.query + "\n) LIMIT 0");
+    if (!schema.ok()) return schema.status();
+    if (existing.ok()) {
+      SKADE_RETURN_IF_ERROR(catalog_.DropTable(ident, catalog::DropMode::kKeepFiles));
+      SKADE_RETURN_IF_ERROR(DropView(ident));
+    }
+    catalog::CreateTableRequest req;
+    req.schema = *schema;
+    SKADE_RETURN_IF_ERROR(catalog_.CreateTable(ident, req).status());
+    if (w.query.empty()) return 0;
+    SKADE_ASSIGN_OR_RETURN(auto t, table::Table::Load(catalog_, io_, db_, ident));
+    SKADE_ASSIGN_OR_RETURN(auto outcome, t->Append(engine::WriteSource{w.query, nullptr}));
+    return outcome.added_records;
+  }
+  if (w.kind == Kind::kDropTable) {
+    auto existing = catalog_.LoadTable(ident);
+    if (!existing.ok()) {
+      if (existing.status().code() == StatusCode::kNotFound && w.if_exists) return 0;
+      return existing.status();
+    }
+    SKADE_RETURN_IF_ERROR(catalog_.DropTable(ident, catalog::DropMode::kKeepFiles));
+    SKADE_RETURN_IF_ERROR(DropView(ident));
+    return 0;
+  }
+
+  SKADE_ASSIGN_OR_RETURN(auto t, SyncView(ident));
+  std::vector<std::string> columns = ColumnNames(*t);
+  if (w.kind == Kind::kInsert) {
+    SKADE_RETURN_IF_ERROR(SyncViews(w.query, default_schema));
+    const std::vector<std::string>& names = w.columns.empty() ? columns : w.columns;
+    std::string source = "SELECT * FROM (" + w.query + "\n) AS __skade_insert(" + QuotedList(names) + ")";
+    SKADE_ASSIGN_OR_RETURN(auto outcome, t->Append(engine::WriteSource{source, nullptr}));
+    return outcome.added_records;
+  }
+  std::string where = w.where.empty() ? "true" : w.where;
+  // Subqueries in the predicate may read other tables.
+  SKADE_RETURN_IF_ERROR(SyncViews("SELECT * FROM " + ViewName(ident) + " WHERE " + where, default_schema));
+  if (w.kind == Kind::kDelete) {
+    SKADE_ASSIGN_OR_RETURN(auto outcome, t->DeleteWhere(where));
+    return outcome.deleted_records;
+  }
+  // UPDATE: the matching rows are replaced by their updated selves in one overwrite.
+  std::set<std::string> known(columns.begin(), columns.end());
+  std::map<std::string, std::string> assigned;
+  for (const auto& [column, expr] : w.assignments) {
+    if (!known.count(column)) return Status::InvalidArgument("UPDATE: table " + ident.ToString() + " has no column '" + column + "'");
+    assigned[column] = expr;
+  }
+  std::string select;
+  for (const auto& c : columns) {
+    auto it = assigned.find(c);
+    select += (select.empty() ? "" : ", ") +
+              (it == assigned.end() ? QuoteIdentifier(c) : "(" + it->second + ") AS " + QuoteIdentifier(c));
+  }
+  std::string source = "SELECT " + select + " FROM " + ViewName(ident) + " WHERE " + where;
+  SKADE_ASSIGN_OR_RETURN(auto outcome, w.where.empty() ? t->OverwriteAll(engine::WriteSource{source, nullptr})
+                                                       : t->OverwriteWhere(where, engine::WriteSource{source, nullptr}));
+  return outcome.added_records;
+}
+
+Result<int64_t> LakeSql::Ingest(const catalog::TableIdent& ident, ArrowArrayStream* rows, IngestMode mode) {
+  auto existing = catalog_.LoadTable(ident);
+  if (!existing.ok() && existing.status().code() != StatusCode::kNotFound) return existing.status();
+  bool exists = existing.ok();
+  if (exists && mode == IngestMode::kCreate) return Status::AlreadyExists("table " + ident.ToString() + " already exists");
+  if (!exists && mode == IngestMode::kAppend) return Status::NotFound("table " + ident.ToString() + " does not exist");
+  if (!exists) {
+    SKADE_ASSIGN_OR_RETURN(bool ns_exists, catalog_.NamespaceExists(ident.ns));
+    if (!ns_exists) return Status::NotFound("schema '" + ident.ns.ToString() + "' does not exist");
+    ArrowSchema schema;
+    if (rows->get_schema(rows, &schema) != 0) {
+      const char* err = rows->get_last_error(rows);
+      return Status::InvalidArgument(std::string("cannot read the ingested schema: ") + (err ? err : "unknown error"));
+    }
+    arrow::SchemaHandle owned(&schema);
+    SKADE_ASSIGN_OR_RETURN(std::string defs, ColumnDefinitionsOf(db_, *owned.get()));
+    SKADE_ASSIGN_OR_RETURN(auto iceberg_schema, engine::SchemaFromColumnDefinitions(db_, defs));
+    catalog::CreateTableRequest req;
+    req.schema = iceberg_schema;
+    SKADE_RETURN_IF_ERROR(catalog_.CreateTable(ident, req).status());
+  }
+  SKADE_ASSIGN_OR_RETURN(auto t, table::Table::Load(catalog_, io_, db_, ident));
+  engine::WriteSource source{"SELECT * FROM __skade_input", rows};
+  SKADE_ASSIGN_OR_RETURN(auto outcome, mode == IngestMode::kReplace && exists ? t->OverwriteAll(source) : t->Append(source));
+  return outcome.added_records;
+}
+
+}  // namespace skade::sql
