@@ -212,7 +212,7 @@ Result<FieldInfo> FromArrowSchema(const ArrowSchema& schema, int64_t& next_dicti
   }
   const std::string& f = field.format;
   size_t want = (f == "+l" || f == "+L" || f == "+m" || f.rfind("+w:", 0) == 0) ? 1 : 0;
-  if (f == "+s") want = field.children.size();
+  if (f == "+s" || f.rfind("+u", 0) == 0) want = field.children.size();
   if (field.children.size() != want) {
     return Status::InvalidArgument("wrong number of children for format " + f);
   }

@@ -4,6 +4,8 @@
 #include <string>
 
 #include "duckdb.h"
+#include <functional>
+#include <nlohmann/json.hpp>
 #include "skade/engine/functions_internal.h"
 
 namespace skade::engine {
@@ -520,8 +522,42 @@ Result<std::vector<std::vector<std::string>>> Database::ReferencedTables(std::st
     if (n == 0) return Status::InvalidArgument(error);
   }
   std::string text(sql);
-  duckdb_value names = duckdb_get_table_names(con.con, text.c_str(), false);
   std::vector<std::vector<std::string>> out;
+  // Purely syntactic for queries (views are not expanded): the parse tree's base tables.
+  {
+    QueryResult r;
+    std::string q = "SELECT json_serialize_sql(" + QuoteString(text) + ")";
+    if (duckdb_query(con.con, q.c_str(), &r.result) == DuckDBSuccess) {
+      r.valid = true;
+      char* raw = duckdb_value_varchar(&r.result, 0, 0);
+      std::string json_text = raw ? raw : "";
+      if (raw) duckdb_free(raw);
+      auto tree = nlohmann::json::parse(json_text, nullptr, false);
+      if (!tree.is_discarded() && !tree.value("error", false)) {
+        std::function<void(const nlohmann::json&)> walk = [&](const nlohmann::json& node) {
+          if (node.is_object()) {
+            auto type = node.find("type");
+            if (type != node.end() && type->is_string() && *type == "BASE_TABLE") {
+              std::vector<std::string> parts;
+              for (const char* key : {"catalog_name", "schema_name", "table_name"}) {
+                auto v = node.find(key);
+                if (v != node.end() && v->is_string() && !v->get<std::string>().empty()) parts.push_back(*v);
+              }
+              if (!parts.empty()) out.push_back(parts);
+            }
+            for (const auto& [k, v] : node.items()) walk(v);
+          } else if (node.is_array()) {
+            for (const auto& v : node) walk(v);
+          }
+        };
+        walk(tree);
+        return out;
+      }
+    } else {
+      r.valid = true;
+    }
+  }
+  duckdb_value names = duckdb_get_table_names(con.con, text.c_str(), false);
   if (names == nullptr) return out;
   idx_t n = duckdb_get_list_size(names);
   for (idx_t i = 0; i < n; ++i) {
@@ -695,16 +731,27 @@ int64_t PreparedStatement::parameter_count() const {
 namespace {
 
 // A type DuckDB cannot tell before binding (unresolved parameter) becomes the null type.
-void UnknownAsNull(LogicalType& t) {
+// (DuckDB cannot export SQLNULL to Arrow: a VARCHAR stands in and its format becomes "n".)
+bool UnknownAsNull(LogicalType& t) {
   duckdb_type id = t.type ? duckdb_get_type_id(t.type) : DUCKDB_TYPE_INVALID;
-  if (id == DUCKDB_TYPE_INVALID || id == DUCKDB_TYPE_ANY) {
+  if (id == DUCKDB_TYPE_INVALID || id == DUCKDB_TYPE_ANY || id == DUCKDB_TYPE_SQLNULL) {
     if (t.type) duckdb_destroy_logical_type(&t.type);
-    t.type = duckdb_create_logical_type(DUCKDB_TYPE_SQLNULL);
+    t.type = duckdb_create_logical_type(DUCKDB_TYPE_VARCHAR);
+    return true;
   }
+  return false;
 }
 
 Result<arrow::SchemaHandle> ArrowSchemaOf(duckdb_connection con, std::vector<LogicalType>& holders,
-                                          const std::vector<std::string>& names) {
+                                          const std::vector<std::string>& names, const std::vector<bool>& unknown) {
+  if (holders.empty()) {  // DuckDB refuses zero columns: an empty struct schema
+    static const char* const kEmpty = "+s";
+    ArrowSchema raw{};
+    raw.format = kEmpty;
+    raw.name = "";
+    raw.release = [](ArrowSchema* s) { s->release = nullptr; };
+    return arrow::SchemaHandle(&raw);
+  }
   ArrowOptions options;
   duckdb_connection_get_arrow_options(con, &options.options);
   std::vector<duckdb_logical_type> types;
@@ -717,6 +764,9 @@ Result<arrow::SchemaHandle> ArrowSchemaOf(duckdb_connection con, std::vector<Log
   ErrorData err;
   err.error = duckdb_to_arrow_schema(options.options, types.data(), cnames.data(), types.size(), &raw);
   if (err.has_error()) return Status::InvalidArgument("cannot describe the result: " + err.message());
+  for (size_t i = 0; i < unknown.size() && static_cast<int64_t>(i) < raw.n_children; ++i) {
+    if (unknown[i]) raw.children[i]->format = "n";
+  }
   return arrow::SchemaHandle(&raw);
 }
 
@@ -726,25 +776,27 @@ Result<arrow::SchemaHandle> PreparedStatement::ResultSchema() const {
   idx_t n = duckdb_prepared_statement_column_count(impl_->stmt);
   std::vector<LogicalType> holders(n);
   std::vector<std::string> names(n);
+  std::vector<bool> unknown(n);
   for (idx_t i = 0; i < n; ++i) {
     holders[i].type = duckdb_prepared_statement_column_logical_type(impl_->stmt, i);
-    UnknownAsNull(holders[i]);
+    unknown[i] = UnknownAsNull(holders[i]);
     const char* name = duckdb_prepared_statement_column_name(impl_->stmt, i);
     names[i] = name ? name : "";
   }
-  return ArrowSchemaOf(impl_->con, holders, names);
+  return ArrowSchemaOf(impl_->con, holders, names, unknown);
 }
 
 Result<arrow::SchemaHandle> PreparedStatement::ParameterSchema() const {
   idx_t n = duckdb_nparams(impl_->stmt);
   std::vector<LogicalType> holders(n);
   std::vector<std::string> names(n);
+  std::vector<bool> unknown(n);
   for (idx_t i = 0; i < n; ++i) {
     holders[i].type = duckdb_param_logical_type(impl_->stmt, i + 1);
-    UnknownAsNull(holders[i]);
+    unknown[i] = UnknownAsNull(holders[i]);
     names[i] = std::to_string(i + 1);
   }
-  return ArrowSchemaOf(impl_->con, holders, names);
+  return ArrowSchemaOf(impl_->con, holders, names, unknown);
 }
 
 namespace {

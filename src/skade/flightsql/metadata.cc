@@ -92,7 +92,7 @@ std::vector<std::pair<uint32_t, InfoValue>> SqlInfoValues(const ServerFacts& f) 
       {3, boolean(f.read_only)},
       {4, boolean(true)},
       {5, boolean(false)},
-      {8, bigint(0)},   // SqlSupportedTransaction NONE: every statement commits on its own
+      {8, int32(0)},    // SqlSupportedTransaction NONE: every statement commits on its own
       {9, boolean(true)},
       {10, boolean(rw)},
       {11, boolean(false)},
@@ -101,11 +101,11 @@ std::vector<std::pair<uint32_t, InfoValue>> SqlInfoValues(const ServerFacts& f) 
       {500, boolean(false)},
       {501, boolean(rw)},
       {502, boolean(rw)},
-      {503, bigint(1)},  // identifiers: case insensitive
+      {503, int32(1)},  // identifiers: case insensitive
       {504, str("\"")},
-      {505, bigint(1)},
+      {505, int32(1)},
       {506, boolean(true)},
-      {507, bigint(3)},  // NULLs sorted at the end (DuckDB's default order)
+      {507, int32(3)},  // NULLs sorted at the end (DuckDB's default order)
       {508, list({"ANTI", "ASOF", "ATTACH", "COLUMNS", "DESCRIBE", "EXCLUDE", "GLOB", "ILIKE", "MACRO", "PIVOT",
                   "POSITIONAL", "QUALIFY", "REPLACE", "SEMI", "SIMILAR", "SUMMARIZE", "UNPIVOT"})},
       {509, list({"abs", "ceil", "floor", "round", "sqrt", "pow", "ln", "log10", "exp", "mod", "sign", "pi",
@@ -130,7 +130,7 @@ std::vector<std::pair<uint32_t, InfoValue>> SqlInfoValues(const ServerFacts& f) 
       {525, int32(7)},   // minimum | core | extended grammar
       {526, int32(3)},   // ANSI-92 entry | intermediate
       {527, boolean(false)},
-      {528, bigint(2)},  // full outer joins
+      {528, int32(2)},  // full outer joins
       {529, str("schema")},
       {530, str("procedure")},
       {531, str("catalog")},
@@ -148,7 +148,7 @@ std::vector<std::pair<uint32_t, InfoValue>> SqlInfoValues(const ServerFacts& f) 
       {551, bigint(0)}, {552, bigint(0)}, {553, bigint(0)}, {554, bigint(0)}, {555, bigint(0)},
       {556, boolean(true)},
       {557, bigint(0)}, {558, bigint(0)}, {559, bigint(0)}, {560, bigint(0)}, {561, bigint(0)},
-      {562, bigint(0)},  // no transactions
+      {562, int32(0)},  // no transactions
       {563, boolean(false)},
       {564, int32(0)},
       {565, boolean(false)},
@@ -219,7 +219,8 @@ struct XdbcType {
 };
 
 const std::vector<XdbcType>& XdbcTypes() {
-  static const std::vector<XdbcType> kTypes = {
+  static const std::vector<XdbcType> kTypes = [] {
+    std::vector<XdbcType> types = {
       {"BOOLEAN", -7, 1, nullptr, nullptr, nullptr, false, 2, std::nullopt, false, std::nullopt, std::nullopt, std::nullopt, std::nullopt},
       {"TINYINT", -6, 3, nullptr, nullptr, nullptr, false, 2, false, false, 0, 0, 10, std::nullopt},
       {"SMALLINT", 5, 5, nullptr, nullptr, nullptr, false, 2, false, false, 0, 0, 10, std::nullopt},
@@ -234,7 +235,13 @@ const std::vector<XdbcType>& XdbcTypes() {
       {"TIME", 92, 15, "TIME '", "'", nullptr, false, 2, std::nullopt, false, std::nullopt, std::nullopt, std::nullopt, 2},
       {"TIMESTAMP", 93, 26, "TIMESTAMP '", "'", nullptr, false, 2, std::nullopt, false, 0, 6, std::nullopt, 3},
       {"TIMESTAMP WITH TIME ZONE", 93, 32, "TIMESTAMPTZ '", "'", nullptr, false, 2, std::nullopt, false, 0, 6, std::nullopt, 3},
-  };
+    };
+    // Ordered by data_type, then type name (as JDBC's getTypeInfo is).
+    std::sort(types.begin(), types.end(), [](const XdbcType& a, const XdbcType& b) {
+      return a.data_type != b.data_type ? a.data_type < b.data_type : std::string_view(a.name) < b.name;
+    });
+    return types;
+  }();
   return kTypes;
 }
 
@@ -319,7 +326,7 @@ Result<arrow::StreamHandle> Catalogs(sql::LakeSql& lake, bool schema_only) {
 }
 
 bool CatalogMatches(sql::LakeSql& lake, bool has, const std::string& catalog) {
-  return !has || catalog.empty() || catalog == lake.catalog_name();
+  return !has || catalog == lake.catalog_name();  // "" = schemas without a catalog: none here
 }
 
 Result<arrow::StreamHandle> DbSchemas(const pbsql::CommandGetDbSchemas& cmd, sql::LakeSql& lake, bool schema_only) {
@@ -392,7 +399,17 @@ Result<arrow::StreamHandle> TableTypes(bool schema_only) {
 // Resolves (catalog, schema, table) of a key command; nullopt when it names nothing here.
 Result<std::optional<catalog::TableIdent>> KeyTable(sql::LakeSql& lake, bool has_catalog, const std::string& catalog,
                                                     bool has_schema, const std::string& schema, const std::string& table) {
-  if (!CatalogMatches(lake, has_catalog, catalog) || !has_schema || table.empty()) return std::optional<catalog::TableIdent>();
+  if (!CatalogMatches(lake, has_catalog, catalog) || table.empty()) return std::optional<catalog::TableIdent>();
+  if (!has_schema) {  // the first namespace holding a table of that name
+    SKADE_ASSIGN_OR_RETURN(auto namespaces, lake.ListNamespaces());
+    for (const auto& ns : namespaces) {
+      SKADE_ASSIGN_OR_RETURN(auto tables, lake.catalog().ListTables(ns));
+      for (const auto& t : tables) {
+        if (t.name == table) return std::optional<catalog::TableIdent>(t);
+      }
+    }
+    return std::optional<catalog::TableIdent>();
+  }
   auto ns = sql::LakeSql::NamespaceOf(schema);
   if (!ns.ok()) return std::optional<catalog::TableIdent>();
   return std::optional<catalog::TableIdent>(catalog::TableIdent{*ns, table});

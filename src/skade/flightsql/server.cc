@@ -1,6 +1,8 @@
 #include "skade/flightsql/server.h"
 
 #include <atomic>
+#include <cctype>
+#include <cstring>
 #include <condition_variable>
 #include <mutex>
 #include <set>
@@ -38,6 +40,7 @@ constexpr size_t kMaxSqlBytes = 1 << 20;
 constexpr const char* kCookieName = "arrow_flight_session_id";
 
 GStatus ToGrpc(const Status& st) {
+  if (st.message().find("Permission Error") != std::string::npos) return GStatus(GCode::PERMISSION_DENIED, st.message());
   GCode code = GCode::INTERNAL;
   switch (st.code()) {
     case StatusCode::kOk: return GStatus::OK;
@@ -219,7 +222,9 @@ struct FlightSqlServer::Impl final : public grpc::Service {
             this));
     add("/arrow.flight.protocol.FlightService/ListActions", RpcMethod::SERVER_STREAMING,
         new grpc::internal::ServerStreamingHandler<Self, pb::Empty, pb::ActionType>(
-            [](Self*, ServerContext*, const pb::Empty*, grpc::ServerWriter<pb::ActionType>* w) {
+            [](Self* s, ServerContext* c, const pb::Empty*, grpc::ServerWriter<pb::ActionType>* w) {
+              auto who = s->Authenticate(c);
+              if (!who.ok()) return ToGrpc(who.status());
               for (const char* name : {"CreatePreparedStatement", "ClosePreparedStatement", "CancelFlightInfo",
                                        "CancelQuery", "SetSessionOptions", "GetSessionOptions", "CloseSession",
                                        "BeginTransaction", "EndTransaction"}) {
@@ -273,11 +278,10 @@ struct FlightSqlServer::Impl final : public grpc::Service {
     std::lock_guard<std::mutex> lock(mu);
     if (!id.empty()) {
       auto it = sessions.find(id);
-      if (it != sessions.end()) {
-        if (it->second->user != user) return Status::Unauthorized("the session belongs to another user");
-        it->second->last_used_ns = MonotonicNanos();
-        return it->second;
-      }
+      if (it == sessions.end()) return Status::NotFound("session " + id + " is closed or unknown; drop the cookie to start a new one");
+      if (it->second->user != user) return Status::Unauthorized("the session belongs to another user");
+      it->second->last_used_ns = MonotonicNanos();
+      return it->second;
     }
     if (static_cast<int>(sessions.size()) >= options.max_sessions) {
       return Status(StatusCode::kUnavailable, "too many sessions (--max-sessions " +
@@ -311,7 +315,7 @@ struct FlightSqlServer::Impl final : public grpc::Service {
       if (it == sessions.end()) return Status::NotFound("the statement's session is closed or unknown");
       owner = it->second;
     }
-    if (owner->user != caller->user) return Status::Unauthorized("the statement belongs to another user");
+    if (owner.get() != caller.get()) return Status::NotFound("the statement belongs to another session");
     return owner;
   }
 
@@ -370,10 +374,17 @@ struct FlightSqlServer::Impl final : public grpc::Service {
     }
     SKADE_ASSIGN_OR_RETURN(auto write, sql::ParseWriteStatement(sql));
     if (write) {
+      if (options.read_only) return Status(StatusCode::kUnauthorized, "permission denied: the server is read-only");
       return Status::InvalidArgument("a write statement cannot run as a query; send it as CommandStatementUpdate");
     }
     SKADE_RETURN_IF_ERROR(lake.SyncViews(sql, SessionSchema(s)));
-    SKADE_ASSIGN_OR_RETURN(auto stmt, con.Prepare(sql));
+    auto prepared = con.Prepare(sql);
+    if (!prepared.ok()) {
+      if (QueryLike(sql)) return prepared.status();
+      return Status(StatusCode::kUnauthorized, "permission denied: only queries run as statements (" +
+                                                   prepared.status().message() + ")");
+    }
+    auto stmt = std::move(*prepared);
     if (stmt->kind() != engine::StatementKind::kSelect && stmt->kind() != engine::StatementKind::kExplain) {
       return Status(StatusCode::kUnauthorized, "permission denied: " + stmt->kind_name() +
                                                    " statements are not allowed (only queries, and through "
@@ -382,11 +393,36 @@ struct FlightSqlServer::Impl final : public grpc::Service {
     return stmt;
   }
 
+  // Whether SQL text starts like a query (SELECT, WITH, FROM, VALUES, TABLE, DESCRIBE…).
+  static bool QueryLike(const std::string& sql) {
+    std::string head = sql.substr(0, 16);
+    for (char& c : head) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    size_t i = head.find_first_not_of(" \t\r\n(");
+    if (i == std::string::npos) return true;
+    for (const char* w : {"SELECT", "WITH", "FROM", "VALUES", "TABLE", "DESCRIBE", "SHOW", "SUMMARIZE", "EXPLAIN"}) {
+      if (head.compare(i, std::strlen(w), w) == 0) return true;
+    }
+    return false;
+  }
+
   GStatus Refusal(const Status& st) {
-    if (st.code() == StatusCode::kUnauthorized && st.message().rfind("permission denied", 0) == 0) {
+    if ((st.code() == StatusCode::kUnauthorized && st.message().rfind("permission denied", 0) == 0) ||
+        st.message().find("Permission Error") != std::string::npos) {
       return GStatus(GCode::PERMISSION_DENIED, st.message());
     }
     return ToGrpc(st);
+  }
+
+  // The result schema DuckDB can tell before running; an empty schema when it cannot (the
+  // stream's own schema message then describes the result).
+  static Result<arrow::SchemaHandle> ResultSchemaOrEmpty(engine::PreparedStatement& stmt) {
+    auto schema = stmt.ResultSchema();
+    if (schema.ok()) return schema;
+    auto b = arrow::RecordBatchBuilder({});
+    arrow::SchemaHandle empty;
+    arrow::ArrayHandle unused;
+    SKADE_RETURN_IF_ERROR(b.Finish(empty.get(), unused.get()));
+    return empty;
   }
 
   Result<std::string> SerializeSchemaOf(const ArrowSchema& schema) { return SerializeSchema(schema); }
@@ -427,8 +463,7 @@ struct FlightSqlServer::Impl final : public grpc::Service {
       if (!con.ok()) return ToGrpc(con.status());
       auto stmt = PrepareQuery(s, **con, q.query());
       if (!stmt.ok()) return Refusal(stmt.status());
-      auto schema = (*stmt)->ResultSchema();
-      if (!schema.ok()) return ToGrpc(schema.status());
+      auto schema = ResultSchemaOrEmpty(**stmt);
       std::string handle = s.id + ":" + Uuid::NewV7().ToString();
       {
         std::lock_guard<std::mutex> lock(s.mu);
@@ -449,8 +484,7 @@ struct FlightSqlServer::Impl final : public grpc::Service {
       if (!con.ok()) return ToGrpc(con.status());
       auto stmt = PrepareQuery(s, **con, (*prepared)->sql);
       if (!stmt.ok()) return Refusal(stmt.status());
-      auto schema = (*stmt)->ResultSchema();
-      if (!schema.ok()) return ToGrpc(schema.status());
+      auto schema = ResultSchemaOrEmpty(**stmt);
       return FillInfo(desc, *schema->get(), desc.cmd(), out);
     }
     if (IsSql(cmd, "CommandStatementSubstraitPlan")) {
@@ -473,7 +507,7 @@ struct FlightSqlServer::Impl final : public grpc::Service {
       if (it == sessions.end()) return Status::NotFound("unknown prepared statement (its session is closed or unknown)");
       owner = it->second;
     }
-    if (owner->user != caller_session.user) return Status::NotFound("unknown prepared statement");
+    if (owner.get() != &caller_session) return Status::NotFound("unknown prepared statement (another session's)");
     std::lock_guard<std::mutex> lock(owner->mu);
     auto it = owner->prepared.find(handle);
     if (it == owner->prepared.end()) return Status::NotFound("unknown or closed prepared statement");
@@ -690,12 +724,18 @@ struct FlightSqlServer::Impl final : public grpc::Service {
     }
     SKADE_ASSIGN_OR_RETURN(auto con, Connect(s));
     (void)lake.SyncViews(sql, SessionSchema(s));
-    SKADE_ASSIGN_OR_RETURN(auto stmt, con->Prepare(sql));
-    if (stmt->kind() == engine::StatementKind::kSelect) {
+    auto stmt = con->Prepare(sql);
+    if (!stmt.ok()) {
+      if (QueryLike(sql)) return stmt.status();
+      return Status(StatusCode::kUnauthorized,
+                    "permission denied: only INSERT, UPDATE, DELETE, CREATE/DROP TABLE and CREATE/DROP SCHEMA run as "
+                    "updates (" + stmt.status().message() + ")");
+    }
+    if ((*stmt)->kind() == engine::StatementKind::kSelect) {
       return Status::InvalidArgument("a query cannot run as an update; send it as CommandStatementQuery");
     }
     return Status(StatusCode::kUnauthorized,
-                  "permission denied: " + stmt->kind_name() + " statements are not allowed" +
+                  "permission denied: " + (*stmt)->kind_name() + " statements are not allowed" +
                       (options.read_only ? " (the server is read-only)"
                                          : "; supported: INSERT, UPDATE, DELETE, CREATE/DROP TABLE, CREATE/DROP SCHEMA"));
   }
@@ -909,9 +949,8 @@ struct FlightSqlServer::Impl final : public grpc::Service {
         auto stmt = PrepareQuery(s, **con, req.query());
         if (!stmt.ok()) return Refusal(stmt.status());
         prepared->parameter_count = (*stmt)->parameter_count();
-        auto ds = (*stmt)->ResultSchema();
+        auto ds = ResultSchemaOrEmpty(**stmt);
         auto ps = (*stmt)->ParameterSchema();
-        if (!ds.ok()) return ToGrpc(ds.status());
         if (!ps.ok()) return ToGrpc(ps.status());
         auto ds_bytes = SerializeSchema(*ds->get());
         auto ps_bytes = SerializeSchema(*ps->get());

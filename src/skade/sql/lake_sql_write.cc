@@ -111,8 +111,11 @@ Result<int64_t> LakeSql::ExecuteWrite(const WriteStatement& w, const std::string
   // Subqueries in the predicate may read other tables.
   SKADE_RETURN_IF_ERROR(SyncViews("SELECT * FROM " + ViewName(ident) + " WHERE " + where, default_schema));
   if (w.kind == Kind::kDelete) {
-    SKADE_ASSIGN_OR_RETURN(auto outcome, t->DeleteWhere(where));
-    return outcome.deleted_records;
+    // The rows the predicate matches in the snapshot being changed (the operation's own
+    // counters count whole rewritten files).
+    SKADE_ASSIGN_OR_RETURN(auto counted, db_.QueryRows("SELECT count(*) FROM " + ViewName(ident) + " WHERE " + where));
+    SKADE_RETURN_IF_ERROR(t->DeleteWhere(where).status());
+    return counted.empty() || !counted[0][0] ? 0 : std::stoll(*counted[0][0]);
   }
   // UPDATE: the matching rows are replaced by their updated selves in one overwrite.
   std::set<std::string> known(columns.begin(), columns.end());
