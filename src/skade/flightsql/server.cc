@@ -571,7 +571,7 @@ struct FlightSqlServer::Impl final : public grpc::Service {
         auto messages = encoder->EncodeBatch(std::move(batch));
         if (!messages.ok()) return ToGrpc(messages.status());
         for (auto& m : *messages) {
-          if (!writer->Write(RawFlightData{std::move(m), "", false})) {
+          if (!writer->Write(RawFlightData{std::move(m), "", options.copy_batches})) {
             (*con)->Interrupt();
             return GStatus(GCode::CANCELLED, "client went away");
           }

@@ -33,6 +33,9 @@ struct ServerOptions {
   std::chrono::seconds session_idle_timeout{900};
   std::chrono::seconds query_timeout{0};  // 0 = none
   std::string version = "0.1.0";
+  // Copy record batch bodies into the gRPC message instead of sending slices over the Arrow
+  // buffers (for benchmarks comparing the two).
+  bool copy_batches = false;
   std::vector<grpc::Service*> extra_services;  // borrowed; registered on the same port
 };
 

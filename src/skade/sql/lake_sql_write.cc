@@ -110,12 +110,13 @@ Result<int64_t> LakeSql::ExecuteWrite(const WriteStatement& w, const std::string
   std::string where = w.where.empty() ? "true" : w.where;
   // Subqueries in the predicate may read other tables.
   SKADE_RETURN_IF_ERROR(SyncViews("SELECT * FROM " + ViewName(ident) + " WHERE " + where, default_schema));
+  // The rows the predicate matches in the snapshot being changed: what DELETE and UPDATE
+  // report (the operations' own counters also count rows of rewritten files).
+  SKADE_ASSIGN_OR_RETURN(auto counted, db_.QueryRows("SELECT count(*) FROM " + ViewName(ident) + " WHERE " + where));
+  int64_t matching = counted.empty() || !counted[0][0] ? 0 : std::stoll(*counted[0][0]);
   if (w.kind == Kind::kDelete) {
-    // The rows the predicate matches in the snapshot being changed (the operation's own
-    // counters count whole rewritten files).
-    SKADE_ASSIGN_OR_RETURN(auto counted, db_.QueryRows("SELECT count(*) FROM " + ViewName(ident) + " WHERE " + where));
     SKADE_RETURN_IF_ERROR(t->DeleteWhere(where).status());
-    return counted.empty() || !counted[0][0] ? 0 : std::stoll(*counted[0][0]);
+    return matching;
   }
   // UPDATE: the matching rows are replaced by their updated selves in one overwrite.
   std::set<std::string> known(columns.begin(), columns.end());
@@ -131,9 +132,11 @@ Result<int64_t> LakeSql::ExecuteWrite(const WriteStatement& w, const std::string
               (it == assigned.end() ? QuoteIdentifier(c) : "(" + it->second + ") AS " + QuoteIdentifier(c));
   }
   std::string source = "SELECT " + select + " FROM " + ViewName(ident) + " WHERE " + where;
-  SKADE_ASSIGN_OR_RETURN(auto outcome, w.where.empty() ? t->OverwriteAll(engine::WriteSource{source, nullptr})
-                                                       : t->OverwriteWhere(where, engine::WriteSource{source, nullptr}));
-  return outcome.added_records;
+  if (matching == 0) return 0;
+  SKADE_RETURN_IF_ERROR((w.where.empty() ? t->OverwriteAll(engine::WriteSource{source, nullptr})
+                                         : t->OverwriteWhere(where, engine::WriteSource{source, nullptr}))
+                            .status());
+  return matching;
 }
 
 Result<int64_t> LakeSql::Ingest(const catalog::TableIdent& ident, ArrowArrayStream* rows, IngestMode mode) {
