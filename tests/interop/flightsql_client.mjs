@@ -211,7 +211,8 @@ export function schemaFromIpcMessage(bytes) {
   return reader.schema;
 }
 
-// The encapsulated IPC Schema message for `schema` (as FlightData and SchemaResult carry it).
+// The IPC messages ({header, body}) of `table` as a stream: its schema, then its record batches
+// (what DoPut sends, one FlightData each).
 export function ipcMessagesOf(table) {
   return splitIpcStream(tableToIPC(table, 'stream'));
 }
