@@ -89,6 +89,8 @@ Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& open_options)
   db_options.lock_down = open_options.lock_down;
   db_options.allowed_directories = {lake.warehouse};
   db_options.attach_in_memory = open_options.attach_in_memory;
+  // Spills stay inside the warehouse, the only folder a locked-down DuckDB may use.
+  if (open_options.lock_down) db_options.temp_directory = io::JoinLocation(lake.warehouse, ".duckdb_tmp");
   SKADE_ASSIGN_OR_RETURN(lake.db, engine::Database::Open(db_options));
   catalog::SqlCatalogOptions options;
   options.uri = args.catalog_uri.empty() ? "sqlite://" + io::JoinLocation(lake.warehouse, "catalog.db")

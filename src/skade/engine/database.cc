@@ -308,6 +308,7 @@ Result<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& options)
       {"memory_limit", options.memory_limit},
   };
   if (options.threads > 0) settings.emplace_back("threads", std::to_string(options.threads));
+  if (!options.temp_directory.empty()) settings.emplace_back("temp_directory", options.temp_directory);
   for (const auto& [k, v] : settings) {
     if (duckdb_set_config(config, k.c_str(), v.c_str()) != DuckDBSuccess) {
       return Status::InvalidArgument("invalid DuckDB setting " + k + "=" + v);

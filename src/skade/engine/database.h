@@ -24,6 +24,9 @@ struct DatabaseOptions {
   // extension loading) and no statement can change the configuration (lock_configuration).
   bool lock_down = false;
   std::vector<std::string> allowed_directories;
+  // Where DuckDB spills (temp_directory); empty = DuckDB's default. A locked-down database
+  // needs it inside allowed_directories.
+  std::string temp_directory;
   // In-memory catalogs to ATTACH before the lock-down (e.g. the SQL view of a lake).
   std::vector<std::string> attach_in_memory;
 };

@@ -541,6 +541,22 @@ Result<arrow::SchemaHandle> AnnotatedTableSchema(table::Table& table, const std:
   return arrow::SchemaHandle(&out);
 }
 
+void AnnotateResultSchema(const ArrowSchema& schema, ArrowSchema* out) {
+  std::vector<std::vector<std::pair<std::string, std::string>>> meta;
+  for (int64_t i = 0; i < schema.n_children; ++i) {
+    const ArrowSchema& child = *schema.children[i];
+    TypeFacts facts = TypeFactsOf(child.format);
+    std::vector<std::pair<std::string, std::string>> kv = {
+        {"ARROW:FLIGHT:SQL:TYPE_NAME", facts.name},
+        {"ARROW:FLIGHT:SQL:IS_NULLABLE", (child.flags & ARROW_FLAG_NULLABLE) ? "1" : "0"},
+    };
+    if (facts.precision) kv.emplace_back("ARROW:FLIGHT:SQL:PRECISION", std::to_string(*facts.precision));
+    if (facts.scale) kv.emplace_back("ARROW:FLIGHT:SQL:SCALE", std::to_string(*facts.scale));
+    meta.push_back(std::move(kv));
+  }
+  arrow::CopySchema(schema, out, &meta);
+}
+
 Result<std::string> SerializeSchema(const ArrowSchema& schema) {
   SKADE_ASSIGN_OR_RETURN(auto encoder, arrow::ipc::StreamEncoder::Make(schema));
   return encoder->SchemaMessage().ToString();

@@ -38,6 +38,10 @@ bool LikeMatch(std::string_view pattern, std::string_view text);
 // IS_CASE_SENSITIVE, IS_READ_ONLY, IS_SEARCHABLE).
 Result<arrow::SchemaHandle> AnnotatedTableSchema(table::Table& table, const std::string& catalog_name, bool read_only);
 
+// A copy of a query result schema with ARROW:FLIGHT:SQL:TYPE_NAME, PRECISION, SCALE and
+// IS_NULLABLE on each column (what JDBC/ODBC drivers show as column type metadata).
+void AnnotateResultSchema(const ArrowSchema& schema, ArrowSchema* out);
+
 // An IPC-encapsulated Schema message for `schema` (FlightInfo.schema, SchemaResult.schema,
 // GetTables' table_schema).
 Result<std::string> SerializeSchema(const ArrowSchema& schema);

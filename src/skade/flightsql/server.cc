@@ -428,8 +428,11 @@ struct FlightSqlServer::Impl final : public grpc::Service {
   Result<std::string> SerializeSchemaOf(const ArrowSchema& schema) { return SerializeSchema(schema); }
 
   GStatus FillInfo(const pb::FlightDescriptor& desc, const ArrowSchema& schema, const std::string& ticket,
-                   pb::FlightInfo* out) {
-    auto bytes = SerializeSchemaOf(schema);
+                   pb::FlightInfo* out, bool annotate = false) {
+    ArrowSchema annotated;
+    AnnotateResultSchema(schema, &annotated);
+    arrow::SchemaHandle owned(&annotated);
+    auto bytes = SerializeSchemaOf(annotate ? *owned.get() : schema);
     if (!bytes.ok()) return ToGrpc(bytes.status());
     out->set_schema(*bytes);
     *out->mutable_flight_descriptor() = desc;
@@ -472,7 +475,7 @@ struct FlightSqlServer::Impl final : public grpc::Service {
       }
       pbsql::TicketStatementQuery ticket;
       ticket.set_statement_handle(handle);
-      return FillInfo(desc, *schema->get(), PackAny(ticket), out);
+      return FillInfo(desc, *schema->get(), PackAny(ticket), out, true);
     }
     if (IsSql(cmd, "CommandPreparedStatementQuery")) {
       pbsql::CommandPreparedStatementQuery q;
@@ -485,7 +488,7 @@ struct FlightSqlServer::Impl final : public grpc::Service {
       auto stmt = PrepareQuery(s, **con, (*prepared)->sql);
       if (!stmt.ok()) return Refusal(stmt.status());
       auto schema = ResultSchemaOrEmpty(**stmt);
-      return FillInfo(desc, *schema->get(), desc.cmd(), out);
+      return FillInfo(desc, *schema->get(), desc.cmd(), out, true);
     }
     if (IsSql(cmd, "CommandStatementSubstraitPlan")) {
       return GStatus(GCode::UNIMPLEMENTED, "Substrait plans are not supported; send SQL");
@@ -554,7 +557,10 @@ struct FlightSqlServer::Impl final : public grpc::Service {
         if ((*stream)->get_schema(stream->get(), schema.get()) != 0) {
           return GStatus(GCode::INTERNAL, "cannot read the result schema");
         }
-        auto made = arrow::ipc::StreamEncoder::Make(*schema.get());
+        ArrowSchema annotated;
+        AnnotateResultSchema(*schema.get(), &annotated);
+        arrow::SchemaHandle owned(&annotated);
+        auto made = arrow::ipc::StreamEncoder::Make(*owned.get());
         if (!made.ok()) return ToGrpc(made.status());
         encoder = std::move(*made);
         if (!writer->Write(RawFlightData{encoder->SchemaMessage(), "", false})) {
@@ -952,7 +958,10 @@ struct FlightSqlServer::Impl final : public grpc::Service {
         auto ds = ResultSchemaOrEmpty(**stmt);
         auto ps = (*stmt)->ParameterSchema();
         if (!ps.ok()) return ToGrpc(ps.status());
-        auto ds_bytes = SerializeSchema(*ds->get());
+        ArrowSchema annotated;
+        AnnotateResultSchema(*ds->get(), &annotated);
+        arrow::SchemaHandle owned(&annotated);
+        auto ds_bytes = SerializeSchema(*owned.get());
         auto ps_bytes = SerializeSchema(*ps->get());
         if (!ds_bytes.ok()) return ToGrpc(ds_bytes.status());
         if (!ps_bytes.ok()) return ToGrpc(ps_bytes.status());
