@@ -18,12 +18,16 @@ struct SchemaPrivate {
   std::string format, name, metadata;
   std::vector<ArrowSchema> children;
   std::vector<ArrowSchema*> child_ptrs;
+  std::vector<ArrowSchema> dictionary;  // zero or one
 };
 
 void ReleaseSchema(ArrowSchema* s) {
   auto* p = static_cast<SchemaPrivate*>(s->private_data);
   for (auto& c : p->children) {
     if (c.release) c.release(&c);
+  }
+  for (auto& d : p->dictionary) {
+    if (d.release) d.release(&d);
   }
   delete p;
   s->release = nullptr;
@@ -165,7 +169,7 @@ Status ArrayBuilder::Finish(ArrowSchema* schema, ArrowArray* array) {
   if (is_union && children_.size() != union_codes_.size()) {
     return Status::InvalidArgument("union builder " + name_ + " needs one child per type code");
   }
-  auto* sp = new SchemaPrivate{format_, name_, metadata_.empty() ? "" : EncodeMetadata(metadata_), {}, {}};
+  auto* sp = new SchemaPrivate{format_, name_, metadata_.empty() ? "" : EncodeMetadata(metadata_), {}, {}, {}};
   auto* ap = new ArrayPrivate;
   sp->children.resize(children_.size());
   ap->children.resize(children_.size());
@@ -264,7 +268,11 @@ void BatchRelease(ArrowArrayStream* s) {
 
 void CopySchema(const ArrowSchema& from, ArrowSchema* to,
                 const std::vector<std::vector<std::pair<std::string, std::string>>>* child_metadata) {
-  auto* p = new SchemaPrivate{from.format ? from.format : "", from.name ? from.name : "", "", {}, {}};
+  auto* p = new SchemaPrivate{from.format ? from.format : "", from.name ? from.name : "", "", {}, {}, {}};
+  if (from.dictionary != nullptr) {
+    p->dictionary.resize(1);
+    CopySchema(*from.dictionary, &p->dictionary[0]);
+  }
   if (from.metadata != nullptr) {
     int32_t n = 0;
     std::memcpy(&n, from.metadata, 4);
@@ -293,7 +301,7 @@ void CopySchema(const ArrowSchema& from, ArrowSchema* to,
   to->flags = from.flags;
   to->n_children = from.n_children;
   to->children = p->child_ptrs.data();
-  to->dictionary = nullptr;
+  to->dictionary = p->dictionary.empty() ? nullptr : &p->dictionary[0];
   to->release = ReleaseSchema;
   to->private_data = p;
 }

@@ -63,7 +63,7 @@ StreamHandle MakeBatchStream(SchemaHandle schema, std::vector<ArrayHandle> batch
 // A struct ArrayBuilder named "" whose children are the columns; Finish gives one batch.
 ArrayBuilder RecordBatchBuilder(std::vector<ArrayBuilder> columns);
 
-// An independent deep copy of a schema (formats, names, metadata, flags; no dictionaries).
+// An independent deep copy of a schema (formats, names, metadata, flags, dictionaries).
 // `child_metadata`, if given, replaces the metadata of the top-level children (one entry per
 // child).
 void CopySchema(const ArrowSchema& from, ArrowSchema* to,
