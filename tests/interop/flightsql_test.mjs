@@ -656,6 +656,27 @@ groups.queries = async () => {
     eq(await rows(c, ORDERS_SQL), LAKE.orders, 'orders');
   });
 
+  await run('DuckDB result types decode: dictionary, union, decimal, nested, interval, zoned timestamp', async () => {
+    const { table } = await c.query('CommandStatementQuery', {
+      query: "SELECT 'b'::ENUM('a', 'b') AS e, 12.34::DECIMAL(10,2) AS d, [1, 2] AS l, {'x': 1} AS s, " +
+        "MAP {'k': 2} AS m, INTERVAL 3 DAY AS i, 7::UNION(n INT, t VARCHAR) AS u, " +
+        "TIMESTAMPTZ '2024-01-02 03:04:05+00' AS ts",
+    });
+    const types = Object.fromEntries(table.schema.fields.map((f) => [f.name, String(f.type)]));
+    check(types.e.startsWith('Dictionary<'), `ENUM arrives as ${types.e}, not as a dictionary`);
+    check(types.u.startsWith('Union<'), `UNION arrives as ${types.u}`);
+    check(types.ts.includes('UTC'), `TIMESTAMPTZ arrives as ${types.ts}`);
+    eq(String(table.getChild('e').get(0)), 'b', 'ENUM value');
+    eq(String(table.getChild('d').get(0)), '1234', 'DECIMAL(10,2) unscaled value');
+    eq([...table.getChild('l').get(0)], [1, 2], 'list');
+    eq(table.getChild('s').get(0).x, 1, 'struct field');
+    eq(table.getChild('u').get(0), 7, 'union value');
+    eq(table.numRows, 1, 'rows');
+    const meta = table.schema.fields.find((f) => f.name === 'd').metadata;
+    eq(meta.get('ARROW:FLIGHT:SQL:TYPE_NAME'), 'DECIMAL(10,2)', 'TYPE_NAME of d');
+    eq(meta.get('ARROW:FLIGHT:SQL:SCALE'), '2', 'SCALE of d');
+  });
+
   await run('StatementQuery on 1- and 3-level namespaces', async () => {
     eq(await rows(c, 'SELECT * FROM skade.one.items ORDER BY id'), LAKE.items, 'one.items');
     eq(await rows(c, 'SELECT k, v FROM skade."x.y.z".deep ORDER BY k'), LAKE.deep, 'x.y.z.deep');
@@ -1048,6 +1069,29 @@ groups.cancel = async () => {
   await run('CancelQuery stops a running query', () => cancelRunning((info) => c.cancelQuery(info)));
 
   await stopServer(server);
+
+  const timed = await Server.start('timeout', ['--query-timeout', '1']);
+  await run('--query-timeout 1: a long query ends DEADLINE_EXCEEDED and the server keeps serving', async () => {
+    const t = timed.client();
+    const started = Date.now();
+    const info = await t.getFlightInfo('CommandStatementQuery', { query: longQuery });
+    await expectStatus(t.doGet(info.endpoint[0].ticket.ticket), Status.DEADLINE_EXCEEDED, 'DoGet of the long query');
+    const took = Date.now() - started;
+    check(took >= 900 && took < 8000, `the query ended after ${took} ms`);
+    await expectAlive(t);
+  });
+  await stopServer(timed);
+
+  const idle = await Server.start('idle', ['--session-idle-timeout', '1']);
+  await run('--session-idle-timeout 1: an idle session is closed (its cookie is NOT_FOUND)', async () => {
+    const a = idle.client();
+    await expectAlive(a);
+    await new Promise((r) => setTimeout(r, 2000));
+    await expectStatus(a.query('CommandStatementQuery', { query: 'SELECT 1 AS one' }), Status.NOT_FOUND,
+      'the idle session');
+    await expectAlive(idle.client());
+  });
+  await stopServer(idle);
 };
 
 // Statements every write path is tried with (read-only refusals).

@@ -518,7 +518,8 @@ Result<arrow::SchemaHandle> AnnotatedTableSchema(table::Table& table, const std:
     bool nullable = field ? !field->required : (child.flags & ARROW_FLAG_NULLABLE) != 0;
     std::vector<std::pair<std::string, std::string>> kv = {
         {"ARROW:FLIGHT:SQL:CATALOG_NAME", catalog_name},
-        {"ARROW:FLIGHT:SQL:SCHEMA_NAME", table.ident().ns.ToString()},
+        {"ARROW:FLIGHT:SQL:SCHEMA_NAME", table.ident().ns.ToString()},     // what Arrow's libraries read
+        {"ARROW:FLIGHT:SQL:DB_SCHEMA_NAME", table.ident().ns.ToString()},  // the name FlightSql.proto gives
         {"ARROW:FLIGHT:SQL:TABLE_NAME", table.ident().name},
         {"ARROW:FLIGHT:SQL:TYPE_NAME", facts.name},
         {"ARROW:FLIGHT:SQL:IS_NULLABLE", nullable ? "1" : "0"},
