@@ -85,7 +85,8 @@ class FlightSqlInteropTest : public ::testing::Test {
     std::string cmd = "node " + ShellQuote(kInteropDir + "/flightsql_test.mjs") + " --skade " +
                       ShellQuote(SKADE_CLI_PATH) + " --proto-dir " +
                       ShellQuote(SKADE_FLIGHTSQL_PROTO_DIR) + " --warehouse " +
-                      ShellQuote(warehouse_) + " --tmp " + ShellQuote(tmp_.path()) + " --group " +
+                      ShellQuote(warehouse_) + " --tmp " + ShellQuote(tmp_.path()) + " --fixtures " +
+                      ShellQuote(SKADE_FIXTURES_DIR) + " --group " +
                       ShellQuote(group);
     ProcessResult r = RunProcess(cmd);
     int ok = 0;

@@ -38,6 +38,7 @@ for (let i = 2; i < process.argv.length; i++) {
   if (a === '--skade') args.skade = next();
   else if (a === '--proto-dir') args.protoDir = next();
   else if (a === '--warehouse') args.warehouse = next();
+  else if (a === '--fixtures') args.fixtures = next();
   else if (a === '--tmp') args.tmp = next();
   else if (a === '--group') args.groups.push(next());
   else {
@@ -675,6 +676,31 @@ groups.queries = async () => {
     const meta = table.schema.fields.find((f) => f.name === 'd').metadata;
     eq(meta.get('ARROW:FLIGHT:SQL:TYPE_NAME'), 'DECIMAL(10,2)', 'TYPE_NAME of d');
     eq(meta.get('ARROW:FLIGHT:SQL:SCALE'), '2', 'SCALE of d');
+  });
+
+  await run('a table Spark wrote (fixture partition_bucket_test), registered and served, gives its documented rows', async () => {
+    const wh = path.join(args.tmp, 'fixture-lake');
+    const table = path.join(args.fixtures, 'iceberg', 'partition_bucket_test');
+    cli(['ns', 'create', 'fx'], wh);
+    cli(['register', 'fx.bucket', table], wh);
+    const fx = await Server.start('fixtures', ['--allow-dir', table], wh);
+    try {
+      const f = fx.client();
+      eq(await rows(f, 'SELECT count(*) AS n FROM skade.fx.bucket'), [{ n: '100' }], 'count(*)');
+      eq(await rows(f, "SELECT count(*) AS n FROM skade.fx.bucket WHERE partition_col IN ('partition_0','partition_1','partition_2')"),
+        [{ n: '30' }], 'IN (…)');
+      eq(await rows(f, "SELECT count(*) AS n FROM skade.fx.bucket WHERE partition_col >= 'partition_3' AND partition_col <= 'partition_7'"),
+        [{ n: '50' }], 'range');
+      const five = [];
+      for (let i = 5; i < 100; i += 10) five.push({ id: String(i), name: `user_${i}` });
+      eq(await rows(f, "SELECT id, name FROM skade.fx.bucket WHERE partition_col = 'partition_5' ORDER BY id"), five,
+        "partition_col = 'partition_5'");
+      const groups = [];
+      for (let i = 0; i < 10; i++) groups.push({ partition_col: `partition_${i}`, n: '10' });
+      eq(await rows(f, 'SELECT partition_col, count(*) AS n FROM skade.fx.bucket GROUP BY 1 ORDER BY 1'), groups, 'GROUP BY');
+    } finally {
+      await stopServer(fx);
+    }
   });
 
   await run('StatementQuery on 1- and 3-level namespaces', async () => {

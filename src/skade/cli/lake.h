@@ -33,6 +33,7 @@ struct LakeOpenOptions {
   // changes (see engine::DatabaseOptions::lock_down); `attach_in_memory` catalogs first.
   bool lock_down = false;
   std::vector<std::string> attach_in_memory;
+  std::vector<std::string> allowed_directories;  // besides the warehouse (registered tables elsewhere)
 };
 
 // Opens (creating the warehouse folder and catalog if missing).
@@ -56,6 +57,11 @@ struct CreateArgs {
   std::string like;    // a data file to take the schema from
   std::string partition_by;
   std::vector<std::string> properties;  // k=v
+};
+
+struct RegisterArgs {
+  std::string table;
+  std::string metadata;  // metadata JSON file or table folder
 };
 
 struct IngestArgs {
@@ -103,6 +109,9 @@ struct ListArgs {
 int RunNs(const LakeArgs& lake, const NsArgs& args, std::ostream& out, std::ostream& err);
 int RunCreate(const LakeArgs& lake, const CreateArgs& args, std::ostream& out, std::ostream& err);
 int RunIngest(const LakeArgs& lake, const IngestArgs& args, std::ostream& out, std::ostream& err);
+// Registers a table written elsewhere; a table found away from its recorded location is read
+// from where it is (relocation), see iceberg/relocation.h.
+int RunRegister(const LakeArgs& lake, const RegisterArgs& args, std::ostream& out, std::ostream& err);
 int RunDelete(const LakeArgs& lake, const DeleteArgs& args, std::ostream& out, std::ostream& err);
 int RunChanges(const LakeArgs& lake, const ChangesArgs& args, std::ostream& out, std::ostream& err);
 int RunCompact(const LakeArgs& lake, const CompactArgs& args, std::ostream& out, std::ostream& err);

@@ -9,6 +9,7 @@
 #include "skade/base/clock.h"
 #include "skade/catalog/sql_catalog.h"
 #include "skade/cli/lake.h"
+#include "skade/cli/table_location.h"
 #include "skade/cli/output.h"
 #include "skade/engine/data_writer.h"
 #include "skade/engine/iceberg_scan.h"
@@ -88,6 +89,9 @@ Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& open_options)
   engine::DatabaseOptions db_options;
   db_options.lock_down = open_options.lock_down;
   db_options.allowed_directories = {lake.warehouse};
+  for (const std::string& dir : open_options.allowed_directories) {
+    db_options.allowed_directories.push_back(fs::absolute(dir, ec).lexically_normal().string());
+  }
   db_options.attach_in_memory = open_options.attach_in_memory;
   // Spills stay inside the warehouse, the only folder a locked-down DuckDB may use.
   if (open_options.lock_down) db_options.temp_directory = io::JoinLocation(lake.warehouse, ".duckdb_tmp");
@@ -220,6 +224,25 @@ int RunCreate(const LakeArgs& lake_args, const CreateArgs& args, std::ostream& o
   auto created = lake->catalog->CreateTable(*ident, req);
   if (!created.ok()) return Fail(err, created.status());
   out << "created table " << ident->ToString() << " at " << created->table.metadata->location << "\n";
+  return 0;
+}
+
+int RunRegister(const LakeArgs& lake_args, const RegisterArgs& args, std::ostream& out, std::ostream& err) {
+  auto lake = OpenLake(lake_args);
+  if (!lake.ok()) return Fail(err, lake.status());
+  auto ident = catalog::TableIdent::Parse(args.table);
+  if (!ident.ok()) return Fail(err, ident.status());
+  std::string metadata = args.metadata;
+  std::error_code ec;
+  if (fs::is_directory(metadata, ec)) {
+    auto file = ResolveMetadataFile(*lake->io, metadata);
+    if (!file.ok()) return Fail(err, file.status());
+    metadata = *file;
+  }
+  metadata = fs::absolute(metadata, ec).lexically_normal().string();
+  auto registered = lake->catalog->RegisterTable(*ident, metadata);
+  if (!registered.ok()) return Fail(err, registered.status());
+  out << "registered " << ident->ToString() << " at " << metadata << "\n";
   return 0;
 }
 

@@ -89,6 +89,12 @@ int main(int argc, char** argv) {
   create_cmd->add_option("--partition-by", create.partition_by, "e.g. \"day(ts), bucket(16, id)\"");
   create_cmd->add_option("--prop", create.properties, "KEY=VALUE table property");
 
+  skade::cli::RegisterArgs reg;
+  auto* register_cmd = app.add_subcommand(
+      "register", "Register an existing Iceberg table (its metadata file or folder) in the catalog");
+  register_cmd->add_option("table", reg.table, "ns.table")->required();
+  register_cmd->add_option("metadata", reg.metadata, "a *.metadata.json file or a table folder")->required();
+
   skade::cli::IngestArgs ingest;
   auto* ingest_cmd = app.add_subcommand("ingest", "Write files (or a query's rows) into a table, as one commit");
   ingest_cmd->add_option("table", ingest.table, "ns.table")->required();
@@ -177,6 +183,7 @@ int main(int argc, char** argv) {
   if (*ns_cmd) return skade::cli::RunNs(lake, ns, std::cout, std::cerr);
   if (*create_cmd) return skade::cli::RunCreate(lake, create, std::cout, std::cerr);
   if (*ingest_cmd) return skade::cli::RunIngest(lake, ingest, std::cout, std::cerr);
+  if (*register_cmd) return skade::cli::RunRegister(lake, reg, std::cout, std::cerr);
   if (*delete_cmd) return skade::cli::RunDelete(lake, del, std::cout, std::cerr);
   if (*changes_cmd) {
     changes.format = FormatOf(changes_format);

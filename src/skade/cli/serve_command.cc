@@ -34,6 +34,7 @@ struct ServeOptions {
   int session_idle_timeout_s = 900;
   int query_timeout_s = 0;
   std::string catalog_name = "skade";
+  std::vector<std::string> allow_dirs;
 };
 
 int Fail(const Status& st) {
@@ -84,6 +85,7 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
   LakeOpenOptions open;
   open.lock_down = true;
   open.attach_in_memory = {o.catalog_name};
+  open.allowed_directories = o.allow_dirs;
   Result<Lake> lake = OpenLake(lake_args, open);
   if (!lake.ok()) return Fail(lake.status());
   auto lake_sql = sql::LakeSql::Open(*lake->catalog, *lake->io, *lake->db, o.catalog_name);
@@ -150,6 +152,8 @@ void AddServeCommand(CLI::App& app, const LakeArgs& lake, int* exit_code) {
   cmd->add_option("--session-idle-timeout", o->session_idle_timeout_s, "seconds before an idle session closes");
   cmd->add_option("--query-timeout", o->query_timeout_s, "seconds before a query is interrupted (0 = none)");
   cmd->add_option("--catalog-name", o->catalog_name, "SQL catalog name of the lake (default skade)");
+  cmd->add_option("--allow-dir", o->allow_dirs,
+                  "another folder queries may read (tables registered outside the warehouse); repeatable");
   cmd->callback([=] { *exit_code = RunServe(*lake_args, *o); });
 }
 

@@ -1,5 +1,7 @@
 #include "skade/cli/table_location.h"
 
+#include "skade/iceberg/relocation.h"
+
 #include <charconv>
 #include <filesystem>
 
@@ -32,20 +34,6 @@ int64_t MetadataVersion(std::string_view name) {
   auto [p, ec] = std::from_chars(stem.data(), stem.data() + stem.size(), v);
   if (ec != std::errc() || p != stem.data() + stem.size()) return -1;
   return v;
-}
-
-std::string Normalize(std::string_view location) {
-  std::string s = io::LocalPath(location);
-  while (s.size() > 1 && s.back() == '/') s.pop_back();
-  if (s.rfind("./", 0) == 0) s = s.substr(2);
-  return s;
-}
-
-// The stored table root implied by a metadata path ("<root>/metadata/<file>").
-std::string RootOf(std::string_view stored_path) {
-  size_t pos = stored_path.rfind("/metadata/");
-  if (pos == std::string_view::npos) return "";
-  return std::string(stored_path.substr(0, pos));
 }
 
 }  // namespace
@@ -106,30 +94,9 @@ Result<LoadedTable> LoadTable(io::FileIO& io, std::string_view path,
   SKADE_ASSIGN_OR_RETURN(std::string json, io.Read(t.metadata_file));
   SKADE_ASSIGN_OR_RETURN(t.metadata, iceberg::ParseTableMetadataFile(json).WithContext(t.metadata_file));
 
-  for (const auto& [from, to] : relocate) t.locations.Add(from, to);
-
-  // Relocation: the recorded location, and the root implied by the recorded manifest-list
-  // paths (some writers record relative locations), both map to the folder we found.
-  std::vector<std::string> stored_roots = {Normalize(t.metadata.location)};
-  for (const auto& s : t.metadata.snapshots) {
-    std::string root = Normalize(RootOf(s.manifest_list.empty() ? (s.manifests.empty() ? "" : s.manifests[0])
-                                                               : s.manifest_list));
-    if (!root.empty() && root != stored_roots.back()) stored_roots.push_back(root);
-  }
-  for (const std::string& root : stored_roots) {
-    if (root.empty() || root == t.table_dir) continue;
-    bool explicit_rule = false;
-    for (const auto& [from, to] : relocate) explicit_rule = explicit_rule || Normalize(from) == root;
-    if (explicit_rule) continue;
-    t.locations.Add(root, t.table_dir);
-    if (root != Normalize(t.metadata.location)) {
-      t.locations.Add("./" + root, t.table_dir);
-    } else if (t.metadata.location.rfind("./", 0) == 0) {
-      t.locations.Add(t.metadata.location, t.table_dir);
-    }
-    t.notes.push_back("table location '" + root + "' recorded in metadata differs from '" +
-                      t.table_dir + "'; reading files from '" + t.table_dir + "'");
-  }
+  iceberg::Relocation relocation = iceberg::DetectRelocation(t.metadata, t.table_dir, relocate);
+  t.locations = std::move(relocation.map);
+  t.notes = std::move(relocation.notes);
   return t;
 }
 

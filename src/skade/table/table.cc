@@ -1,5 +1,7 @@
 #include "skade/table/table.h"
 
+#include "skade/iceberg/relocation.h"
+
 #include "skade/table/commit_internal.h"
 
 #include <charconv>
@@ -172,7 +174,20 @@ Result<std::unique_ptr<Table>> Table::Load(catalog::Catalog& catalog, io::FileIO
 
 Status Table::Refresh() {
   SKADE_ASSIGN_OR_RETURN(state_, catalog_.LoadTable(state_.ident));
+  UseRelocation();
   return Status::Ok();
+}
+
+void Table::UseRelocation() {
+  relocated_io_.reset();
+  locations_ = io::LocationMap();
+  const std::string& file = state_.metadata_location;
+  if (file.find("://") != std::string::npos && file.rfind("file:", 0) != 0) return;  // object stores: as recorded
+  iceberg::Relocation r = iceberg::DetectRelocation(metadata(), iceberg::TableDirOfMetadataFile(file));
+  if (r.map.empty()) return;
+  for (const std::string& note : r.notes) SKADE_LOG_DEBUG("{}: {}", state_.ident.ToString(), note);
+  locations_ = r.map;
+  relocated_io_ = io::MakeRelocatingFileIO(io_, std::move(r.map));
 }
 
 Result<engine::IcebergScan> Table::PlanRead(const ReadOptions& options) {
@@ -186,8 +201,9 @@ Result<engine::IcebergScan> Table::PlanRead(const ReadOptions& options) {
   if (!options.where_sql.empty()) {
     SKADE_ASSIGN_OR_RETURN(filter, engine::SqlToIcebergFilter(db_, options.where_sql, *selected.schema));
   }
-  iceberg::ScanPlanner planner(io_, m);
+  iceberg::ScanPlanner planner(read_io(), m);
   SKADE_ASSIGN_OR_RETURN(scan.tasks, planner.PlanAll(*selected.snapshot, *selected.schema, filter));
+  scan.locations = locations_;
   return scan;
 }
 
@@ -210,7 +226,7 @@ Result<int64_t> Table::Count(const ReadOptions& options) {
   SKADE_ASSIGN_OR_RETURN(auto selected, iceberg::SelectSnapshot(m, options.snapshot));
   if (selected.snapshot == nullptr) return 0;
   if (options.where_sql.empty()) {
-    iceberg::ScanPlanner planner(io_, m);
+    iceberg::ScanPlanner planner(read_io(), m);
     SKADE_ASSIGN_OR_RETURN(auto counts, planner.CountFromManifests(*selected.snapshot));
     if (counts.delete_files == 0) return counts.record_count;
   }

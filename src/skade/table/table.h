@@ -19,6 +19,7 @@
 #include "skade/engine/iceberg_scan.h"
 #include "skade/iceberg/scan.h"
 #include "skade/io/file_io.h"
+#include "skade/io/location_map.h"
 #include "skade/table/interfaces.h"
 
 namespace skade::table {
@@ -207,7 +208,14 @@ class Table : public IcebergSource, public IcebergSink {
 
  private:
   Table(catalog::Catalog& catalog, io::FileIO& io, engine::Database& db, catalog::TableState state)
-      : catalog_(catalog), io_(io), db_(db), state_(std::move(state)) {}
+      : catalog_(catalog), io_(io), db_(db), state_(std::move(state)) {
+    UseRelocation();
+  }
+  // A table whose metadata file is found away from the location it records (a registered
+  // copy) is read from where the file is: reads go through a relocating FileIO and the scan's
+  // location map (iceberg/relocation.h). No-op for tables where they say they are.
+  void UseRelocation();
+  io::FileIO& read_io() { return relocated_io_ ? *relocated_io_ : io_; }
 
   // A metadata-only commit (table/maintenance.cc): `build` turns the current metadata into
   // requirements + updates; on kConflict the table is reloaded and `build` runs again.
@@ -232,6 +240,8 @@ class Table : public IcebergSource, public IcebergSink {
   io::FileIO& io_;
   engine::Database& db_;
   catalog::TableState state_;
+  std::unique_ptr<io::FileIO> relocated_io_;
+  io::LocationMap locations_;
 };
 
 // A new random positive snapshot id.

@@ -1,0 +1,58 @@
+#include "skade/iceberg/relocation.h"
+
+#include <filesystem>
+
+namespace skade::iceberg {
+namespace {
+
+std::string Normalize(std::string_view location) {
+  std::string s = io::LocalPath(location);
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  if (s.rfind("./", 0) == 0) s = s.substr(2);
+  return s;
+}
+
+// The stored table root implied by a metadata path ("<root>/metadata/<file>").
+std::string RootOf(std::string_view stored_path) {
+  size_t pos = stored_path.rfind("/metadata/");
+  if (pos == std::string_view::npos) return "";
+  return std::string(stored_path.substr(0, pos));
+}
+
+}  // namespace
+
+std::string TableDirOfMetadataFile(std::string_view metadata_file) {
+  std::filesystem::path parent = std::filesystem::path(io::LocalPath(metadata_file)).parent_path();
+  std::string dir = (parent.filename() == "metadata" ? parent.parent_path() : parent).lexically_normal().string();
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
+Relocation DetectRelocation(const TableMetadata& metadata, const std::string& table_dir,
+                            const std::vector<std::pair<std::string, std::string>>& explicit_rules) {
+  Relocation r;
+  for (const auto& [from, to] : explicit_rules) r.map.Add(from, to);
+  std::vector<std::string> stored_roots = {Normalize(metadata.location)};
+  for (const auto& s : metadata.snapshots) {
+    std::string root =
+        Normalize(RootOf(s.manifest_list.empty() ? (s.manifests.empty() ? "" : s.manifests[0]) : s.manifest_list));
+    if (!root.empty() && root != stored_roots.back()) stored_roots.push_back(root);
+  }
+  for (const std::string& root : stored_roots) {
+    if (root.empty() || root == table_dir) continue;
+    bool explicit_rule = false;
+    for (const auto& [from, to] : explicit_rules) explicit_rule = explicit_rule || Normalize(from) == root;
+    if (explicit_rule) continue;
+    r.map.Add(root, table_dir);
+    if (root != Normalize(metadata.location)) {
+      r.map.Add("./" + root, table_dir);
+    } else if (metadata.location.rfind("./", 0) == 0) {
+      r.map.Add(metadata.location, table_dir);
+    }
+    r.notes.push_back("table location '" + root + "' recorded in metadata differs from '" + table_dir +
+                      "'; reading files from '" + table_dir + "'");
+  }
+  return r;
+}
+
+}  // namespace skade::iceberg
