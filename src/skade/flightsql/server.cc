@@ -227,7 +227,7 @@ struct FlightSqlServer::Impl final : public grpc::Service {
               if (!who.ok()) return ToGrpc(who.status());
               for (const char* name : {"CreatePreparedStatement", "ClosePreparedStatement", "CancelFlightInfo",
                                        "CancelQuery", "SetSessionOptions", "GetSessionOptions", "CloseSession",
-                                       "BeginTransaction", "EndTransaction"}) {
+                                       "RenewFlightEndpoint", "BeginTransaction", "EndTransaction"}) {
                 pb::ActionType t;
                 t.set_type(name);
                 w->Write(t);
@@ -1062,6 +1062,14 @@ struct FlightSqlServer::Impl final : public grpc::Service {
       return GStatus(GCode::UNIMPLEMENTED,
                      "transactions are not supported: every statement commits atomically on its own "
                      "(SqlInfo FLIGHT_SQL_SERVER_TRANSACTION = NONE)");
+    }
+    if (type == "RenewFlightEndpoint") {
+      // Endpoints carry no expiration here: renewing returns the endpoint as it is.
+      pb::RenewFlightEndpointRequest req;
+      if (!req.ParseFromString(action.body())) {
+        return GStatus(GCode::INVALID_ARGUMENT, "malformed RenewFlightEndpointRequest");
+      }
+      return Reply(w, req.endpoint().SerializeAsString());
     }
     if (type == "CreatePreparedSubstraitPlan") return GStatus(GCode::UNIMPLEMENTED, "Substrait plans are not supported");
     return GStatus(GCode::INVALID_ARGUMENT, "unknown action type '" + type + "'");
