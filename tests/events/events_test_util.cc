@@ -53,25 +53,28 @@ Result<int64_t> PropertyCommit(catalog::Catalog& catalog, const std::string& tab
   return last;
 }
 
-pid_t SpawnCommitter(const std::string& uri, const std::string& warehouse,
-                     const std::string& table, int count, double seconds) {
+pid_t SpawnThisBinary(const std::string& test_filter, const std::vector<std::string>& extra_env) {
   // Everything the child needs is built before fork: only async-signal-safe calls after it.
-  std::vector<std::string> env_storage = {
-      std::string(kChildUri) + "=" + uri,
-      "SKADE_EVENTS_CHILD_WAREHOUSE=" + warehouse,
-      "SKADE_EVENTS_CHILD_TABLE=" + table,
-      "SKADE_EVENTS_CHILD_COUNT=" + std::to_string(count),
-      "SKADE_EVENTS_CHILD_SECONDS=" + std::to_string(seconds)};
+  std::vector<std::string> env_storage = extra_env;
   for (char** e = environ; *e != nullptr; ++e) env_storage.emplace_back(*e);
   std::vector<char*> env;
   for (std::string& entry : env_storage) env.push_back(entry.data());
   env.push_back(nullptr);
-  const char* args[] = {"/proc/self/exe", "--gtest_filter=EventsChildProcess.CommitsWhenSpawned",
-                        nullptr};
+  std::string filter = "--gtest_filter=" + test_filter;
+  const char* args[] = {"/proc/self/exe", filter.c_str(), nullptr};
   pid_t pid = ::fork();
   if (pid != 0) return pid;
   ::execve("/proc/self/exe", const_cast<char* const*>(args), env.data());
   ::_exit(20);
+}
+
+pid_t SpawnCommitter(const std::string& uri, const std::string& warehouse, const std::string& table,
+                     int count, double seconds) {
+  return SpawnThisBinary(
+      "EventsChildProcess.CommitsWhenSpawned",
+      {std::string(kChildUri) + "=" + uri, "SKADE_EVENTS_CHILD_WAREHOUSE=" + warehouse,
+       "SKADE_EVENTS_CHILD_TABLE=" + table, "SKADE_EVENTS_CHILD_COUNT=" + std::to_string(count),
+       "SKADE_EVENTS_CHILD_SECONDS=" + std::to_string(seconds)});
 }
 
 int WaitChild(pid_t pid, double timeout_s) {

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "skade/catalog/catalog.h"
 #include "skade/io/file_io.h"
@@ -18,6 +19,9 @@ Status CreateTable(catalog::Catalog& catalog, const std::string& name);
 Result<int64_t> PropertyCommit(catalog::Catalog& catalog, const std::string& table,
                                const std::string& value);
 
+// Re-executes this test binary as a child that runs only the test `test_filter` (a gtest
+// filter such as "Suite.Case"), with `extra_env` ("NAME=value") added to this environment.
+pid_t SpawnThisBinary(const std::string& test_filter, const std::vector<std::string>& extra_env);
 // Re-executes this test binary as a child that opens `uri` and makes `count` property commits
 // on db.<table> (or commits for `seconds` when count is 0), then exits 0.
 pid_t SpawnCommitter(const std::string& uri, const std::string& warehouse,

@@ -1,10 +1,12 @@
 // The three small shapes every consumer talks to (DESIGN §7): IcebergSource (read a table as
-// Arrow streams, incrementally too), IcebergSink (write Arrow streams and files into a table),
-// and Transform (batch in, batch out, with column lineage). Table implements the first two.
+// Arrow streams, incrementally too, and follow its commits), IcebergSink (write Arrow streams
+// and files into a table), and Transform (batch in, batch out, with column lineage). Table
+// implements the first two.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,10 +14,15 @@
 #include "skade/arrow/c_data.h"
 #include "skade/base/status.h"
 
+namespace skade::events {
+class Bus;
+}
+
 namespace skade::table {
 
 struct ReadOptions;
 struct CommitOutcome;
+class TableCommitStream;  // commit_stream.h
 
 class IcebergSource {
  public:
@@ -30,6 +37,12 @@ class IcebergSource {
   // Rows appended after `from_snapshot` up to `to_snapshot` (default current); kInvalidArgument
   // when the range holds a commit that is not an append.
   virtual Result<arrow::StreamHandle> ScanDelta(int64_t from_snapshot, std::optional<int64_t> to_snapshot) = 0;
+  // This table's commit events (DESIGN §8): every catalog commit on it with commit_seq >
+  // `after_commit_seq` (nullopt = commits from now on), replayed from the catalog's log, then
+  // tailed live from `bus`, which an events::Watcher on the same catalog must feed and which
+  // must outlive the stream. kInvalidArgument for a negative cursor.
+  virtual Result<std::unique_ptr<TableCommitStream>> Subscribe(
+      events::Bus& bus, std::optional<int64_t> after_commit_seq) = 0;
 };
 
 class IcebergSink {

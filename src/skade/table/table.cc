@@ -253,6 +253,11 @@ Result<arrow::StreamHandle> Table::ScanDelta(int64_t from_snapshot, std::optiona
   return db_.QueryArrow(sql);
 }
 
+Result<std::unique_ptr<TableCommitStream>> Table::Subscribe(events::Bus& bus,
+                                                            std::optional<int64_t> after_commit_seq) {
+  return TableCommitStream::Open(catalog_, bus, state_.ident, after_commit_seq);
+}
+
 Result<CommitOutcome> Table::AppendStream(ArrowArrayStream* rows) {
   return Append({"SELECT * FROM __skade_input", rows});
 }

@@ -20,6 +20,7 @@
 #include "skade/iceberg/scan.h"
 #include "skade/io/file_io.h"
 #include "skade/io/location_map.h"
+#include "skade/table/commit_stream.h"
 #include "skade/table/interfaces.h"
 
 namespace skade::table {
@@ -197,6 +198,8 @@ class Table : public IcebergSource, public IcebergSink {
   std::optional<int64_t> CurrentSnapshotId() const override { return metadata().current_snapshot_id; }
   Result<arrow::StreamHandle> Scan(const ReadOptions& options) override { return Read(options); }
   Result<arrow::StreamHandle> ScanDelta(int64_t from_snapshot, std::optional<int64_t> to_snapshot) override;
+  Result<std::unique_ptr<TableCommitStream>> Subscribe(
+      events::Bus& bus, std::optional<int64_t> after_commit_seq) override;
   Result<CommitOutcome> AppendStream(ArrowArrayStream* rows) override;
   Result<CommitOutcome> IngestFiles(const std::vector<std::string>& paths) override;
   Result<CommitOutcome> DeleteEquality(ArrowArrayStream* keys, const std::vector<std::string>& columns) override;
