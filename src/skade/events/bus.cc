@@ -3,6 +3,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -23,6 +24,10 @@ struct BusState {
   int64_t last_seq = 0;
   int waiters = 0;  // receivers blocked in Next; publish notifies only when some wait
   bool closed = false;
+  // The notifier thread waits on notifier_cv for wake_pending and then wakes the receivers.
+  std::condition_variable notifier_cv;
+  bool wake_pending = false;
+  bool notifier_stop = false;
   std::atomic<int64_t> subscribers{0};
 };
 
@@ -93,9 +98,28 @@ Received Receiver::Next(std::chrono::nanoseconds timeout) {
 Bus::Bus(size_t capacity, int64_t initial_seq)
     : state_(std::make_shared<internal::BusState>(RoundUpPowerOfTwo(capacity))) {
   state_->last_seq = initial_seq;
+  notifier_ = std::thread([s = state_] {
+    std::unique_lock<std::mutex> lock(s->mu);
+    while (true) {
+      s->notifier_cv.wait(lock, [&] { return s->wake_pending || s->notifier_stop; });
+      if (s->notifier_stop) return;
+      s->wake_pending = false;
+      lock.unlock();
+      s->cv.notify_all();
+      lock.lock();
+    }
+  });
 }
 
-Bus::~Bus() { Close(); }
+Bus::~Bus() {
+  Close();
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->notifier_stop = true;
+  }
+  state_->notifier_cv.notify_one();
+  notifier_.join();
+}
 
 bool Bus::Publish(CommitEvent event) {
   internal::BusState& s = *state_;
@@ -111,9 +135,10 @@ bool Bus::Publish(CommitEvent event) {
     }
     s.slots[s.end & s.mask] = std::move(event);
     ++s.end;
-    wake = s.waiters > 0;
+    wake = s.waiters > 0 && !s.wake_pending;
+    if (wake) s.wake_pending = true;
   }
-  if (wake) s.cv.notify_all();
+  if (wake) s.notifier_cv.notify_one();
   return true;
 }
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <thread>
 
 #include "skade/events/commit_event.h"
 
@@ -65,7 +66,8 @@ class Bus {
   Bus& operator=(const Bus&) = delete;
 
   // Publishes `event` to every subscriber; false (and nothing happens) if its commit_seq is
-  // not above last_seq() or the bus is closed. Never blocks on subscribers.
+  // not above last_seq() or the bus is closed. Never blocks on subscribers, and never wakes
+  // them itself: one notifier thread does (a single notify_one here).
   bool Publish(CommitEvent event);
   // Marks everything up to `seq` as published without events (a feed starting at the log's
   // head); no-op if last_seq() is already ≥ seq.
@@ -81,6 +83,8 @@ class Bus {
 
  private:
   std::shared_ptr<internal::BusState> state_;
+  // Wakes blocked receivers for the publisher, so a commit never pays for waking them.
+  std::thread notifier_;
 };
 
 }  // namespace skade::events
