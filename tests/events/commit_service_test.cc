@@ -275,13 +275,19 @@ std::string Skade(const std::string& warehouse, const std::string& args) {
          skade::testing::ShellQuote(warehouse) + " " + args;
 }
 
-// Starts `skade events-serve --port 0` and returns it with its port (0 on failure).
-std::unique_ptr<Child> StartServer(const std::string& warehouse, int* port) {
-  auto server = Child::Start({SKADE_CLI_PATH, "--warehouse", warehouse, "events-serve", "--port", "0"});
+// Which process serves the Commits stream: `skade events-serve` alone, or `skade serve` next to
+// Flight SQL on one port.
+enum class Host { kEventsServe, kServe };
+
+// Starts the server on port 0 and returns it with its port (0 on failure).
+std::unique_ptr<Child> StartServer(const std::string& warehouse, int* port, Host host = Host::kEventsServe) {
+  auto server = host == Host::kEventsServe
+                    ? Child::Start({SKADE_CLI_PATH, "--warehouse", warehouse, "events-serve", "--port", "0"})
+                    : Child::Start({SKADE_CLI_PATH, "--warehouse", warehouse, "serve", "--flight-port", "0"});
   *port = 0;
   if (!server) return nullptr;
   std::string line = server->ReadLine(15s);
-  const std::string prefix = "listening on 127.0.0.1:";
+  const std::string prefix = host == Host::kEventsServe ? "listening on 127.0.0.1:" : "flight sql listening on 127.0.0.1:";
   if (line.rfind(prefix, 0) == 0) *port = std::atoi(line.c_str() + prefix.size());
   return server;
 }
@@ -291,7 +297,7 @@ void WritePortFile(const std::string& path, int port) {
   ASSERT_EQ(std::rename((path + ".tmp").c_str(), path.c_str()), 0);
 }
 
-TEST(CommitStreamProcessTest, NodeClientFollowsIngestAcrossServerRestart) {
+void FollowIngestAcrossServerRestart(Host host) {
   skade::testing::TempDir dir;
   std::string warehouse = dir.Path("lake");
   skade::testing::WriteFileOrDie(dir.Path("rows.csv"), "id\n1\n2\n3\n");
@@ -303,7 +309,7 @@ TEST(CommitStreamProcessTest, NodeClientFollowsIngestAcrossServerRestart) {
   // Head is now 1 (the create). The client starts from it and must get 4 appends: two before
   // and two after a server restart, each exactly once.
   int port = 0;
-  auto server = StartServer(warehouse, &port);
+  auto server = StartServer(warehouse, &port, host);
   ASSERT_NE(port, 0);
   std::string port_file = dir.Path("server.addr");
   WritePortFile(port_file, port);
@@ -334,7 +340,7 @@ TEST(CommitStreamProcessTest, NodeClientFollowsIngestAcrossServerRestart) {
   // Restart the server on a new port; commits land while it is down.
   EXPECT_EQ(server->Stop(SIGINT, 10s), 0);
   ingest();
-  server = StartServer(warehouse, &port);
+  server = StartServer(warehouse, &port, host);
   ASSERT_NE(port, 0);
   WritePortFile(port_file, port);
   ingest();
@@ -348,6 +354,15 @@ TEST(CommitStreamProcessTest, NodeClientFollowsIngestAcrossServerRestart) {
     EXPECT_EQ(events[i]["added_records"], 3);
   }
   EXPECT_EQ(server->Stop(SIGINT, 10s), 0);
+}
+
+TEST(CommitStreamProcessTest, NodeClientFollowsIngestAcrossServerRestart) {
+  FollowIngestAcrossServerRestart(Host::kEventsServe);
+}
+
+// `skade serve` hosts the same stream on its Flight SQL port.
+TEST(CommitStreamProcessTest, NodeClientFollowsIngestOnTheFlightSqlPort) {
+  FollowIngestAcrossServerRestart(Host::kServe);
 }
 
 TEST(CommitStreamProcessTest, WatchPrintsReplayAndCrossProcessCommits) {
