@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "skade/flightsql/metadata.h"
+#include "skade/sql/like.h"
 
 namespace skade::sql {
 namespace {
@@ -97,7 +97,6 @@ TEST(WriteStatementTest, ParameterMarkers) {
 }
 
 TEST(LikeMatchTest, Patterns) {
-  using flightsql::LikeMatch;
   EXPECT_TRUE(LikeMatch("%", ""));
   EXPECT_TRUE(LikeMatch("a.%", "a.b"));
   EXPECT_FALSE(LikeMatch("a.%", "ab"));

@@ -1,6 +1,7 @@
 #include "skade/arrow/builder.h"
 
 #include <cstring>
+#include <memory>
 
 namespace skade::arrow {
 namespace {
@@ -22,14 +23,13 @@ struct SchemaPrivate {
 };
 
 void ReleaseSchema(ArrowSchema* s) {
-  auto* p = static_cast<SchemaPrivate*>(s->private_data);
+  std::unique_ptr<SchemaPrivate> p(static_cast<SchemaPrivate*>(s->private_data));  // C handoff ends here
   for (auto& c : p->children) {
     if (c.release) c.release(&c);
   }
   for (auto& d : p->dictionary) {
     if (d.release) d.release(&d);
   }
-  delete p;
   s->release = nullptr;
 }
 
@@ -42,11 +42,10 @@ struct ArrayPrivate {
 };
 
 void ReleaseArray(ArrowArray* a) {
-  auto* p = static_cast<ArrayPrivate*>(a->private_data);
+  std::unique_ptr<ArrayPrivate> p(static_cast<ArrayPrivate*>(a->private_data));  // C handoff ends here
   for (auto& c : p->children) {
     if (c.release) c.release(&c);
   }
-  delete p;
   a->release = nullptr;
 }
 
@@ -169,8 +168,11 @@ Status ArrayBuilder::Finish(ArrowSchema* schema, ArrowArray* array) {
   if (is_union && children_.size() != union_codes_.size()) {
     return Status::InvalidArgument("union builder " + name_ + " needs one child per type code");
   }
-  auto* sp = new SchemaPrivate{format_, name_, metadata_.empty() ? "" : EncodeMetadata(metadata_), {}, {}, {}};
-  auto* ap = new ArrayPrivate;
+  auto sp_owner = std::make_unique<SchemaPrivate>(
+      SchemaPrivate{format_, name_, metadata_.empty() ? "" : EncodeMetadata(metadata_), {}, {}, {}});
+  auto ap_owner = std::make_unique<ArrayPrivate>();
+  SchemaPrivate* sp = sp_owner.get();
+  ArrayPrivate* ap = ap_owner.get();
   sp->children.resize(children_.size());
   ap->children.resize(children_.size());
   for (size_t i = 0; i < children_.size(); ++i) {
@@ -180,8 +182,6 @@ Status ArrayBuilder::Finish(ArrowSchema* schema, ArrowArray* array) {
         sp->children[j].release(&sp->children[j]);
         ap->children[j].release(&ap->children[j]);
       }
-      delete sp;
-      delete ap;
       return st;
     }
   }
@@ -195,7 +195,7 @@ Status ArrayBuilder::Finish(ArrowSchema* schema, ArrowArray* array) {
   schema->children = sp->child_ptrs.data();
   schema->dictionary = nullptr;
   schema->release = ReleaseSchema;
-  schema->private_data = sp;
+  schema->private_data = sp_owner.release();  // owned by the C struct from here
 
   ap->validity = std::move(validity_);
   ap->values = std::move(values_);
@@ -222,7 +222,7 @@ Status ArrayBuilder::Finish(ArrowSchema* schema, ArrowArray* array) {
   array->children = ap->child_ptrs.data();
   array->dictionary = nullptr;
   array->release = ReleaseArray;
-  array->private_data = ap;
+  array->private_data = ap_owner.release();  // owned by the C struct from here
 
   length_ = 0;
   null_count_ = 0;
@@ -260,7 +260,7 @@ int BatchGetNext(ArrowArrayStream* s, ArrowArray* out) {
 const char* BatchLastError(ArrowArrayStream*) { return nullptr; }
 
 void BatchRelease(ArrowArrayStream* s) {
-  delete static_cast<BatchStreamState*>(s->private_data);
+  std::unique_ptr<BatchStreamState>(static_cast<BatchStreamState*>(s->private_data)).reset();
   s->release = nullptr;
 }
 
@@ -268,7 +268,9 @@ void BatchRelease(ArrowArrayStream* s) {
 
 void CopySchema(const ArrowSchema& from, ArrowSchema* to,
                 const std::vector<std::vector<std::pair<std::string, std::string>>>* child_metadata) {
-  auto* p = new SchemaPrivate{from.format ? from.format : "", from.name ? from.name : "", "", {}, {}, {}};
+  auto owner = std::make_unique<SchemaPrivate>(
+      SchemaPrivate{from.format ? from.format : "", from.name ? from.name : "", "", {}, {}, {}});
+  SchemaPrivate* p = owner.get();
   if (from.dictionary != nullptr) {
     p->dictionary.resize(1);
     CopySchema(*from.dictionary, &p->dictionary[0]);
@@ -303,17 +305,17 @@ void CopySchema(const ArrowSchema& from, ArrowSchema* to,
   to->children = p->child_ptrs.data();
   to->dictionary = p->dictionary.empty() ? nullptr : &p->dictionary[0];
   to->release = ReleaseSchema;
-  to->private_data = p;
+  to->private_data = owner.release();  // owned by the C struct from here
 }
 
 StreamHandle MakeBatchStream(SchemaHandle schema, std::vector<ArrayHandle> batches) {
-  auto* st = new BatchStreamState{std::move(schema), std::move(batches), 0};
+  auto st = std::make_unique<BatchStreamState>(BatchStreamState{std::move(schema), std::move(batches), 0});
   ArrowArrayStream raw;
   raw.get_schema = BatchGetSchema;
   raw.get_next = BatchGetNext;
   raw.get_last_error = BatchLastError;
   raw.release = BatchRelease;
-  raw.private_data = st;
+  raw.private_data = st.release();  // owned by the C stream from here
   return StreamHandle(&raw);
 }
 

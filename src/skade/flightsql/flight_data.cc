@@ -1,4 +1,4 @@
-#include "skade/flightsql/flight_data.h"
+#include "skade/flightsql/flight_data_internal.h"
 
 #include <memory>
 #include <vector>
@@ -22,7 +22,10 @@ void PutBytesHeader(std::string& out, uint32_t field, uint64_t length) {
   PutVarint(out, length);
 }
 
-void ReleaseKeepAlive(void* user) { delete static_cast<std::shared_ptr<const void>*>(user); }
+// gRPC calls this when it drops a slice; the slice's user data is one heap reference.
+void ReleaseKeepAlive(void* user) {
+  std::unique_ptr<std::shared_ptr<const void>>(static_cast<std::shared_ptr<const void>*>(user)).reset();
+}
 
 }  // namespace
 
@@ -45,8 +48,9 @@ grpc::ByteBuffer SerializeFlightData(const RawFlightData& data) {
       slices.emplace_back(head);
       for (const auto& s : data.message.body) {
         if (s.size == 0) continue;
-        auto* keep = new std::shared_ptr<const void>(data.message.keep_alive);
-        slices.emplace_back(const_cast<uint8_t*>(s.data), static_cast<size_t>(s.size), ReleaseKeepAlive, keep);
+        auto keep = std::make_unique<std::shared_ptr<const void>>(data.message.keep_alive);
+        slices.emplace_back(const_cast<uint8_t*>(s.data), static_cast<size_t>(s.size), ReleaseKeepAlive,
+                            keep.release());  // released by ReleaseKeepAlive
       }
     }
   } else {
@@ -141,14 +145,14 @@ const char* PutLastError(ArrowArrayStream* s) {
 }
 
 void PutRelease(ArrowArrayStream* s) {
-  delete static_cast<PutStreamState*>(s->private_data);
+  std::unique_ptr<PutStreamState>(static_cast<PutStreamState*>(s->private_data)).reset();
   s->release = nullptr;
 }
 
 }  // namespace
 
 arrow::StreamHandle FlightDataStream(std::optional<pb::FlightData> first, std::function<bool(pb::FlightData*)> next) {
-  auto* st = new PutStreamState;
+  auto st = std::make_unique<PutStreamState>();
   st->pending = std::move(first);
   st->next = std::move(next);
   ArrowArrayStream raw;
@@ -156,7 +160,7 @@ arrow::StreamHandle FlightDataStream(std::optional<pb::FlightData> first, std::f
   raw.get_next = PutGetNext;
   raw.get_last_error = PutLastError;
   raw.release = PutRelease;
-  raw.private_data = st;
+  raw.private_data = st.release();  // owned by the C stream from here
   return arrow::StreamHandle(&raw);
 }
 

@@ -1,4 +1,4 @@
-#include "skade/flightsql/metadata.h"
+#include "skade/flightsql/metadata_internal.h"
 
 #include <algorithm>
 #include <functional>
@@ -7,6 +7,7 @@
 #include "flight_sql.pb.h"
 #include "skade/arrow/builder.h"
 #include "skade/arrow/ipc.h"
+#include "skade/sql/like.h"
 
 namespace skade::flightsql {
 
@@ -338,7 +339,7 @@ Result<arrow::StreamHandle> DbSchemas(const pbsql::CommandGetDbSchemas& cmd, sql
     SKADE_ASSIGN_OR_RETURN(auto namespaces, lake.ListNamespaces());
     for (const auto& ns : namespaces) {
       std::string name = ns.ToString();
-      if (cmd.has_db_schema_filter_pattern() && !LikeMatch(cmd.db_schema_filter_pattern(), name)) continue;
+      if (cmd.has_db_schema_filter_pattern() && !sql::LikeMatch(cmd.db_schema_filter_pattern(), name)) continue;
       b.AppendStruct();
       b.child(0).AppendString(lake.catalog_name());
       b.child(1).AppendString(name);
@@ -362,11 +363,11 @@ Result<arrow::StreamHandle> Tables(const pbsql::CommandGetTables& cmd, sql::Lake
     SKADE_ASSIGN_OR_RETURN(auto namespaces, lake.ListNamespaces());
     for (const auto& ns : namespaces) {
       std::string schema = ns.ToString();
-      if (cmd.has_db_schema_filter_pattern() && !LikeMatch(cmd.db_schema_filter_pattern(), schema)) continue;
+      if (cmd.has_db_schema_filter_pattern() && !sql::LikeMatch(cmd.db_schema_filter_pattern(), schema)) continue;
       SKADE_ASSIGN_OR_RETURN(auto tables, lake.catalog().ListTables(ns));
       std::sort(tables.begin(), tables.end());
       for (const auto& ident : tables) {
-        if (cmd.has_table_name_filter_pattern() && !LikeMatch(cmd.table_name_filter_pattern(), ident.name)) continue;
+        if (cmd.has_table_name_filter_pattern() && !sql::LikeMatch(cmd.table_name_filter_pattern(), ident.name)) continue;
         std::string schema_bytes;
         if (cmd.include_schema()) {
           SKADE_ASSIGN_OR_RETURN(auto t, lake.LoadTable(ident));
@@ -617,30 +618,5 @@ Result<arrow::StreamHandle> MetadataResult(const google::protobuf::Any& c, sql::
   return Status::InvalidArgument("not a metadata command: " + c.type_url());
 }
 
-bool LikeMatch(std::string_view p, std::string_view t) {
-  size_t pi = 0, ti = 0, star_p = std::string_view::npos, star_t = 0;
-  while (ti < t.size()) {
-    if (pi < p.size() && p[pi] == '\\' && pi + 1 < p.size()) {
-      if (p[pi + 1] == t[ti]) {
-        pi += 2;
-        ++ti;
-        continue;
-      }
-    } else if (pi < p.size() && (p[pi] == '_' || (p[pi] != '%' && p[pi] == t[ti]))) {
-      ++pi;
-      ++ti;
-      continue;
-    } else if (pi < p.size() && p[pi] == '%') {
-      star_p = pi++;
-      star_t = ti;
-      continue;
-    }
-    if (star_p == std::string_view::npos) return false;
-    pi = star_p + 1;
-    ti = ++star_t;
-  }
-  while (pi < p.size() && p[pi] == '%') ++pi;
-  return pi == p.size();
-}
 
 }  // namespace skade::flightsql

@@ -20,8 +20,8 @@
 #include "skade/base/clock.h"
 #include "skade/base/log.h"
 #include "skade/base/uuid.h"
-#include "skade/flightsql/flight_data.h"
-#include "skade/flightsql/metadata.h"
+#include "skade/flightsql/flight_data_internal.h"
+#include "skade/flightsql/metadata_internal.h"
 #include "skade/sql/write_statement.h"
 
 namespace skade::flightsql {
@@ -154,6 +154,7 @@ struct FlightSqlServer::Impl final : public grpc::Service {
     facts.statement_timeout_s = static_cast<int>(options.query_timeout.count());
     using grpc::internal::RpcMethod;
     using grpc::internal::RpcServiceMethod;
+    // grpc::Service::AddMethod takes ownership of the method and its handler (raw pointers by API).
     auto add = [this](const char* name, RpcMethod::RpcType type, grpc::internal::MethodHandler* handler) {
       AddMethod(new RpcServiceMethod(name, type, handler));
     };

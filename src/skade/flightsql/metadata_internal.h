@@ -30,9 +30,6 @@ bool IsMetadataCommand(const google::protobuf::Any& command);
 Result<arrow::StreamHandle> MetadataResult(const google::protobuf::Any& command, sql::LakeSql& lake,
                                            const ServerFacts& facts, bool schema_only);
 
-// SQL LIKE: '%' any run, '_' one character, '\' escapes the next character.
-bool LikeMatch(std::string_view pattern, std::string_view text);
-
 // The Arrow schema of a table with the ARROW:FLIGHT:SQL:* column metadata (CATALOG_NAME,
 // SCHEMA_NAME, TABLE_NAME, TYPE_NAME, PRECISION, SCALE, IS_NULLABLE, IS_AUTO_INCREMENT,
 // IS_CASE_SENSITIVE, IS_READ_ONLY, IS_SEARCHABLE).
