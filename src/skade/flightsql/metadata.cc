@@ -371,8 +371,15 @@ Result<arrow::StreamHandle> Tables(const pbsql::CommandGetTables& cmd, sql::Lake
         std::string schema_bytes;
         if (cmd.include_schema()) {
           SKADE_ASSIGN_OR_RETURN(auto t, lake.LoadTable(ident));
-          SKADE_ASSIGN_OR_RETURN(auto annotated, AnnotatedTableSchema(*t, lake.catalog_name(), facts.read_only));
-          SKADE_ASSIGN_OR_RETURN(schema_bytes, SerializeSchema(*annotated.get()));
+          std::optional<std::string> cached;
+          if (facts.schema_cache) cached = facts.schema_cache->Find(t->metadata_location());
+          if (cached) {
+            schema_bytes = std::move(*cached);
+          } else {
+            SKADE_ASSIGN_OR_RETURN(auto annotated, AnnotatedTableSchema(*t, lake.catalog_name(), facts.read_only));
+            SKADE_ASSIGN_OR_RETURN(schema_bytes, SerializeSchema(*annotated.get()));
+            if (facts.schema_cache) facts.schema_cache->Put(t->metadata_location(), schema_bytes);
+          }
         }
         b.AppendStruct();
         b.child(0).AppendString(lake.catalog_name());
@@ -557,6 +564,19 @@ void AnnotateResultSchema(const ArrowSchema& schema, ArrowSchema* out) {
     meta.push_back(std::move(kv));
   }
   arrow::CopySchema(schema, out, &meta);
+}
+
+std::optional<std::string> TableSchemaCache::Find(const std::string& metadata_location) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = bytes_.find(metadata_location);
+  if (it == bytes_.end()) return std::nullopt;
+  return it->second;
+}
+
+void TableSchemaCache::Put(const std::string& metadata_location, std::string schema_bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (bytes_.size() >= kMaxEntries) bytes_.clear();
+  bytes_[metadata_location] = std::move(schema_bytes);
 }
 
 Result<std::string> SerializeSchema(const ArrowSchema& schema) {

@@ -4,7 +4,9 @@
 // their rows, computed from the lake's catalog.
 #pragma once
 
+#include <mutex>
 #include <optional>
+#include <unordered_map>
 #include <string>
 #include <string_view>
 
@@ -16,10 +18,24 @@
 
 namespace skade::flightsql {
 
+// GetTables' serialized table schemas by metadata location (a metadata file never changes, so
+// an entry never goes stale). Thread-safe; bounded (cleared when it reaches `kMaxEntries`).
+class TableSchemaCache {
+ public:
+  static constexpr size_t kMaxEntries = 100000;
+  std::optional<std::string> Find(const std::string& metadata_location);
+  void Put(const std::string& metadata_location, std::string schema_bytes);
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<std::string, std::string> bytes_;
+};
+
 struct ServerFacts {
   std::string version;
   bool read_only = false;
   int statement_timeout_s = 0;
+  TableSchemaCache* schema_cache = nullptr;  // optional, borrowed
 };
 
 // Whether `command` is one of the metadata commands above.

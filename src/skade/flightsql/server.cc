@@ -136,6 +136,7 @@ struct FlightSqlServer::Impl final : public grpc::Service {
   sql::LakeSql& lake;
   ServerOptions options;
   ServerFacts facts;
+  TableSchemaCache schema_cache;
   std::unique_ptr<grpc::Server> server;
   int port = 0;
 
@@ -152,6 +153,7 @@ struct FlightSqlServer::Impl final : public grpc::Service {
     facts.version = options.version;
     facts.read_only = options.read_only;
     facts.statement_timeout_s = static_cast<int>(options.query_timeout.count());
+    facts.schema_cache = &schema_cache;
     using grpc::internal::RpcMethod;
     using grpc::internal::RpcServiceMethod;
     // grpc::Service::AddMethod takes ownership of the method and its handler (raw pointers by API).
