@@ -1368,9 +1368,21 @@ groups.commits = async () => {
     await c.closePrepared(p.handle);
   });
 
+  await run('a schema change by another process shows in GetTables schemas and in queries', async () => {
+    const columns = async () => {
+      const t = (await c.query('CommandGetTables', { db_schema_filter_pattern: 'one', table_name_filter_pattern: 'items',
+        include_schema: true })).table;
+      return schemaFromIpcMessage(t.getChild('table_schema').get(0)).fields.map((f) => f.name);
+    };
+    eq(await columns(), ['id', 'label'], 'before');
+    cli(['alter', 'one.items', 'add-column', 'extra', 'INTEGER']);
+    eq(await columns(), ['id', 'label', 'extra'], 'after add-column');
+    eq(await rows(c, 'SELECT count(extra) AS n FROM skade.one.items'), [{ n: '0' }], 'the new column reads as NULL');
+  });
+
   await run('an overwrite by another process replaces what the next query sees', async () => {
     cli(['ingest', 'one.items', '--mode', 'overwrite', '--sql', "SELECT 7::BIGINT AS id, 'only' AS label"]);
-    eq(await rows(c, 'SELECT * FROM skade.one.items'), [{ id: '7', label: 'only' }], 'after overwrite');
+    eq(await rows(c, 'SELECT id, label FROM skade.one.items'), [{ id: '7', label: 'only' }], 'after overwrite');
   });
 
   await run('a table and namespace created by another process are listed and queryable', async () => {
