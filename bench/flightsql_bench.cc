@@ -1,0 +1,670 @@
+// flightsql_bench: the Arrow Flight SQL server (issue 5, "Benchmarks") in one process and one run.
+//  1. DoGet throughput of `SELECT * FROM skade."ns".t` (10M rows × 10 columns by default) over
+//     loopback, measured by a C++ gRPC client (grpc::GenericStub, raw ByteBuffers, FlightData
+//     parsed by hand, batches decoded with arrow::ipc::MessageDecoder), against two servers on
+//     the same lake: zero-copy body slices and copy_batches. Baseline in the same run: DuckDB in
+//     process running the same view SQL to Arrow (Database::QueryArrow), every batch drained.
+//  2. Metadata latency: GetTables (GetFlightInfo + DoGet) over 1,000 small tables, with
+//     include_schema cold (new server) and warm (schema cache filled) and without, p50/p99;
+//     in process for comparison: catalog list + load of each table (+ its Arrow schema).
+//   flightsql_bench [--dir LAKE] [--rows 10000000] [--repeat 3] [--tables 1000] [--calls 50]
+#include <google/protobuf/any.pb.h>
+#include <grpcpp/create_channel.h>
+#include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/support/byte_buffer.h>
+#include <grpcpp/support/slice.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "bench/bench_util.h"
+#include "bench/table_generator.h"
+#include "flight.pb.h"
+#include "flight_sql.pb.h"
+#include "skade/arrow/ipc.h"
+#include "skade/cli/lake.h"
+#include "skade/engine/database.h"
+#include "skade/flightsql/server.h"
+#include "skade/sql/lake_sql.h"
+
+namespace skade::bench {
+namespace {
+
+namespace pb = ::arrow::flight::protocol;
+namespace pbsql = ::arrow::flight::protocol::sql;
+namespace fs = std::filesystem;
+
+constexpr const char* kGetFlightInfo = "/arrow.flight.protocol.FlightService/GetFlightInfo";
+constexpr const char* kDoGet = "/arrow.flight.protocol.FlightService/DoGet";
+constexpr const char* kCatalogName = "skade";
+constexpr std::chrono::seconds kCallTimeout{600};
+constexpr const char* kVariantNames[] = {"baseline", "zero-copy", "copy"};
+
+std::string LoadAverage() {
+  std::ifstream in("/proc/loadavg");
+  std::string a, b, c;
+  in >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+// Nearest-rank percentile (p in (0, 100]) of unsorted values.
+double Percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(values.size())));
+  return values[std::min(values.size(), std::max<size_t>(rank, 1)) - 1];
+}
+
+// CPU time (user + system) of the whole process so far: server, client and DuckDB threads.
+double ProcessCpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+double Best(const std::vector<double>& values) {
+  return values.empty() ? 0 : *std::min_element(values.begin(), values.end());
+}
+
+// ---- FlightData on the wire (protobuf): data_header = field 2, data_body = field 1000
+
+bool ReadVarint(const uint8_t*& p, const uint8_t* end, uint64_t* out) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64 && p < end; shift += 7) {
+    uint8_t byte = *p++;
+    v |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) {
+      *out = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+struct FlightDataView {
+  std::string_view header;
+  std::string_view body;
+};
+
+// Finds data_header and data_body in one serialized FlightData, without copying; other fields
+// (flight_descriptor, app_metadata, unknown ones) are skipped by wire type.
+Result<FlightDataView> ParseFlightData(std::string_view bytes) {
+  FlightDataView out;
+  const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
+  const uint8_t* end = p + bytes.size();
+  while (p < end) {
+    uint64_t tag = 0;
+    if (!ReadVarint(p, end, &tag)) return Status::Corruption("FlightData: bad tag");
+    uint64_t field = tag >> 3;
+    uint64_t value = 0;
+    switch (tag & 7) {
+      case 0:
+        if (!ReadVarint(p, end, &value)) return Status::Corruption("FlightData: bad varint");
+        break;
+      case 1:
+        if (end - p < 8) return Status::Corruption("FlightData: truncated fixed64");
+        p += 8;
+        break;
+      case 5:
+        if (end - p < 4) return Status::Corruption("FlightData: truncated fixed32");
+        p += 4;
+        break;
+      case 2: {
+        if (!ReadVarint(p, end, &value) || value > static_cast<uint64_t>(end - p)) {
+          return Status::Corruption("FlightData: bad length of field " + std::to_string(field));
+        }
+        std::string_view bytes_field(reinterpret_cast<const char*>(p), static_cast<size_t>(value));
+        if (field == 2) out.header = bytes_field;
+        if (field == 1000) out.body = bytes_field;
+        p += value;
+        break;
+      }
+      default:
+        return Status::Corruption("FlightData: unsupported wire type");
+    }
+  }
+  return out;
+}
+
+grpc::ByteBuffer ToByteBuffer(const google::protobuf::Message& message) {
+  grpc::Slice slice(message.SerializeAsString());
+  return grpc::ByteBuffer(&slice, 1);
+}
+
+std::string PackCommand(const google::protobuf::Message& command) {
+  google::protobuf::Any any;
+  any.PackFrom(command);
+  return any.SerializeAsString();
+}
+
+Status FromGrpc(const grpc::Status& st, const std::string& what) {
+  if (st.ok()) return Status::Ok();
+  return Status::Internal(what + ": gRPC code " + std::to_string(st.error_code()) + ": " +
+                          st.error_message());
+}
+
+// What one DoGet delivered.
+struct DoGetStats {
+  int64_t messages = 0;
+  int64_t batches = 0;
+  int64_t rows = 0;
+  int64_t body_bytes = 0;    // sum of FlightData.data_body sizes (the IPC bodies)
+  int64_t header_bytes = 0;  // sum of FlightData.data_header sizes
+  int64_t flattened = 0;     // messages that arrived in several slices and were made contiguous
+  double flatten_seconds = 0;
+  double decode_seconds = 0;
+};
+
+// A Flight SQL client over grpc::GenericStub: protobuf messages in raw ByteBuffers, one
+// completion queue driven by this thread, the server's session cookie carried between calls.
+// Not thread-safe.
+class FlightClient {
+ public:
+  explicit FlightClient(int port) {
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(-1);
+    channel_ = grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(port),
+                                         grpc::InsecureChannelCredentials(), args);
+    stub_ = std::make_unique<grpc::GenericStub>(channel_);
+  }
+  ~FlightClient() {
+    cq_.Shutdown();
+    void* tag = nullptr;
+    bool ok = false;
+    while (cq_.Next(&tag, &ok)) {
+    }
+  }
+
+  // GetFlightInfo for a CMD descriptor holding `command` (a packed Any).
+  Result<pb::FlightInfo> GetFlightInfo(const std::string& command) {
+    pb::FlightDescriptor descriptor;
+    descriptor.set_type(pb::FlightDescriptor::CMD);
+    descriptor.set_cmd(command);
+    grpc::ClientContext ctx;
+    Prepare(ctx);
+    grpc::ByteBuffer request = ToByteBuffer(descriptor);
+    auto call = stub_->PrepareUnaryCall(&ctx, kGetFlightInfo, request, &cq_);
+    call->StartCall();
+    grpc::ByteBuffer response;
+    grpc::Status status;
+    call->Finish(&response, &status, Tag(1));
+    SKADE_RETURN_IF_ERROR(Await(1, "GetFlightInfo"));
+    SKADE_RETURN_IF_ERROR(FromGrpc(status, "GetFlightInfo"));
+    KeepCookie(ctx);
+    grpc::Slice bytes;
+    if (!response.DumpToSingleSlice(&bytes).ok()) return Status::Internal("GetFlightInfo: no body");
+    pb::FlightInfo info;
+    if (!info.ParseFromArray(bytes.begin(), static_cast<int>(bytes.size()))) {
+      return Status::Corruption("GetFlightInfo: malformed FlightInfo");
+    }
+    return info;
+  }
+
+  // DoGet of `ticket`: reads every FlightData, decodes each IPC message and drops the batches.
+  Result<DoGetStats> DoGet(const pb::Ticket& ticket) {
+    grpc::ClientContext ctx;
+    Prepare(ctx);
+    auto call = stub_->PrepareCall(&ctx, kDoGet, &cq_);
+    call->StartCall(Tag(1));
+    SKADE_RETURN_IF_ERROR(Await(1, "DoGet start"));
+    grpc::ByteBuffer request = ToByteBuffer(ticket);
+    call->WriteLast(request, grpc::WriteOptions(), Tag(2));
+    SKADE_RETURN_IF_ERROR(Await(2, "DoGet write"));
+    DoGetStats stats;
+    arrow::ipc::MessageDecoder decoder;
+    Status failure = Status::Ok();
+    while (true) {
+      grpc::ByteBuffer message;
+      call->Read(&message, Tag(3));
+      bool ok = false;
+      SKADE_RETURN_IF_ERROR(Await(3, "DoGet read", &ok));
+      // Not ok: the end of the stream (or an error, which Finish reports). After a failure the
+      // rest is drained so that Finish can complete.
+      if (!ok) break;
+      if (!failure.ok()) continue;
+      failure = Consume(message, decoder, stats);
+    }
+    grpc::Status status;
+    call->Finish(&status, Tag(4));
+    SKADE_RETURN_IF_ERROR(Await(4, "DoGet finish"));
+    SKADE_RETURN_IF_ERROR(FromGrpc(status, "DoGet"));
+    SKADE_RETURN_IF_ERROR(failure);
+    if (!decoder.has_schema()) return Status::Corruption("DoGet: the stream had no schema");
+    return stats;
+  }
+
+ private:
+  static void* Tag(intptr_t n) { return reinterpret_cast<void*>(n); }
+
+  void Prepare(grpc::ClientContext& ctx) const {
+    ctx.set_deadline(std::chrono::system_clock::now() + kCallTimeout);
+    if (!cookie_.empty()) ctx.AddMetadata("cookie", cookie_);
+  }
+
+  // The session the server opened on the first call ("arrow_flight_session_id=…").
+  void KeepCookie(const grpc::ClientContext& ctx) {
+    const auto& md = ctx.GetServerInitialMetadata();
+    auto it = md.find("set-cookie");
+    if (it == md.end()) return;
+    std::string value(it->second.data(), it->second.size());
+    cookie_ = value.substr(0, value.find(';'));
+  }
+
+  // Waits for the completion of `expected` (calls carry deadlines, so this ends).
+  Status Await(intptr_t expected, const char* what, bool* ok_out = nullptr) {
+    void* tag = nullptr;
+    bool ok = false;
+    if (!cq_.Next(&tag, &ok)) return Status::Internal(std::string(what) + ": queue shut down");
+    if (tag != Tag(expected)) {
+      return Status::Internal(std::string(what) + ": unexpected completion");
+    }
+    if (ok_out != nullptr) {
+      *ok_out = ok;
+    } else if (!ok) {
+      return Status::Unavailable(std::string(what) + " failed");
+    }
+    return Status::Ok();
+  }
+
+  static Status Consume(const grpc::ByteBuffer& message, arrow::ipc::MessageDecoder& decoder,
+                        DoGetStats& stats) {
+    ++stats.messages;
+    // The body must be contiguous for the decoder: gRPC hands a large message over in several
+    // slices, which are then copied into one (as Arrow's own Flight client does).
+    grpc::Slice slice;
+    if (!message.TrySingleSlice(&slice).ok()) {
+      double start = NowSeconds();
+      if (!message.DumpToSingleSlice(&slice).ok()) return Status::Internal("empty FlightData");
+      stats.flatten_seconds += NowSeconds() - start;
+      ++stats.flattened;
+    }
+    std::string_view bytes(reinterpret_cast<const char*>(slice.begin()), slice.size());
+    SKADE_ASSIGN_OR_RETURN(FlightDataView view, ParseFlightData(bytes));
+    if (view.header.empty()) return Status::Ok();  // app_metadata only
+    stats.header_bytes += static_cast<int64_t>(view.header.size());
+    stats.body_bytes += static_cast<int64_t>(view.body.size());
+    double start = NowSeconds();
+    SKADE_ASSIGN_OR_RETURN(std::optional<arrow::ArrayHandle> batch,
+                           decoder.Decode(view.header, view.body));
+    stats.decode_seconds += NowSeconds() - start;
+    if (batch) {
+      ++stats.batches;
+      stats.rows += (*batch)->length;
+    }
+    return Status::Ok();
+  }
+
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<grpc::GenericStub> stub_;
+  grpc::CompletionQueue cq_;
+  std::string cookie_;
+};
+
+// One Flight SQL query from the client's side: GetFlightInfo, then DoGet of its only endpoint.
+struct QueryRun {
+  double seconds = 0;        // GetFlightInfo + DoGet
+  double doget_seconds = 0;  // DoGet alone
+  double cpu_seconds = 0;    // process CPU time (all threads) during the run
+  DoGetStats stats;
+};
+
+Result<QueryRun> RunFlightCommand(FlightClient& client, const std::string& command) {
+  QueryRun run;
+  double cpu_start = ProcessCpuSeconds();
+  double start = NowSeconds();
+  SKADE_ASSIGN_OR_RETURN(pb::FlightInfo info, client.GetFlightInfo(command));
+  if (info.endpoint_size() != 1) {
+    return Status::Internal("expected one endpoint, got " + std::to_string(info.endpoint_size()));
+  }
+  double doget_start = NowSeconds();
+  SKADE_ASSIGN_OR_RETURN(run.stats, client.DoGet(info.endpoint(0).ticket()));
+  double end = NowSeconds();
+  run.seconds = end - start;
+  run.doget_seconds = end - doget_start;
+  run.cpu_seconds = ProcessCpuSeconds() - cpu_start;
+  return run;
+}
+
+// The baseline: the same SQL on the same DuckDB, in process, every Arrow batch drained. The
+// view sync the server does per statement is included.
+Result<QueryRun> RunBaseline(sql::LakeSql& lake, const std::string& sql) {
+  QueryRun run;
+  double cpu_start = ProcessCpuSeconds();
+  double start = NowSeconds();
+  SKADE_RETURN_IF_ERROR(lake.SyncViews(sql, ""));
+  SKADE_ASSIGN_OR_RETURN(arrow::StreamHandle stream, lake.db().QueryArrow(sql));
+  SKADE_ASSIGN_OR_RETURN(run.stats.rows, DrainStream(stream));
+  run.seconds = NowSeconds() - start;
+  run.cpu_seconds = ProcessCpuSeconds() - cpu_start;
+  return run;
+}
+
+// ---- the lake
+
+struct Options {
+  std::string dir;
+  int64_t rows = 10'000'000;
+  int files = 10;
+  int repeat = 3;
+  int tables = 1000;
+  int calls = 50;
+  bool skip_doget = false;
+  bool skip_metadata = false;
+  std::string only;  // DoGet: run just "baseline", "zero-copy" or "copy" (for profiling)
+};
+
+const catalog::TableIdent& BigTable() {
+  static const catalog::TableIdent ident{{{"ns"}}, "t"};
+  return ident;
+}
+
+std::string MetaTableName(int k) {
+  std::string digits = std::to_string(k);
+  return "t" + std::string(digits.size() < 4 ? 4 - digits.size() : 0, '0') + digits;
+}
+
+Status EnsureNamespace(catalog::Catalog& catalog, const catalog::Namespace& ns) {
+  SKADE_ASSIGN_OR_RETURN(bool exists, catalog.NamespaceExists(ns));
+  if (exists) return Status::Ok();
+  return catalog.CreateNamespace(ns, {});
+}
+
+// Generates the big table below the warehouse (with its own, unlocked DuckDB: the lake's is
+// locked down) and registers it, unless the catalog already has it.
+Status EnsureBigTable(cli::Lake& lake, const Options& options) {
+  auto loaded = lake.catalog->LoadTable(BigTable());
+  if (loaded.ok()) {
+    std::cout << "reusing " << BigTable().ToString() << " (" << loaded->metadata_location << ")\n";
+    return Status::Ok();
+  }
+  if (loaded.status().code() != StatusCode::kNotFound) return loaded.status();
+  SKADE_RETURN_IF_ERROR(EnsureNamespace(*lake.catalog, BigTable().ns));
+  double start = NowSeconds();
+  GeneratedTable generated;
+  {
+    SKADE_ASSIGN_OR_RETURN(auto db, engine::Database::Open({}));
+    GeneratorOptions g;
+    g.out_dir = lake.warehouse + "/ns/t";
+    g.rows = options.rows;
+    g.columns = 10;
+    g.files = options.files;
+    SKADE_ASSIGN_OR_RETURN(generated, GenerateTable(*db, g));
+  }
+  SKADE_RETURN_IF_ERROR(lake.catalog->RegisterTable(BigTable(), generated.metadata_file).status());
+  std::cout << "generated " << BigTable().ToString() << ": " << generated.rows << " rows, "
+            << generated.data_files << " files, " << generated.data_bytes / 1e6 << " MB in "
+            << NowSeconds() - start << " s\n";
+  return Status::Ok();
+}
+
+// Creates meta.t0000… (5 columns each) through the catalog, skipping those that exist.
+Status EnsureMetaTables(cli::Lake& lake, int count) {
+  catalog::Namespace ns{{"meta"}};
+  SKADE_RETURN_IF_ERROR(EnsureNamespace(*lake.catalog, ns));
+  SKADE_ASSIGN_OR_RETURN(auto existing, lake.catalog->ListTables(ns));
+  std::vector<std::string> have;
+  for (const auto& ident : existing) have.push_back(ident.name);
+  std::sort(have.begin(), have.end());
+  catalog::CreateTableRequest request;
+  request.schema = GeneratedSchema(GeneratedColumns(5, 1000));
+  double start = NowSeconds();
+  int created = 0;
+  for (int k = 0; k < count; ++k) {
+    std::string name = MetaTableName(k);
+    if (std::binary_search(have.begin(), have.end(), name)) continue;
+    SKADE_RETURN_IF_ERROR(lake.catalog->CreateTable({ns, name}, request).status());
+    ++created;
+  }
+  std::cout << "meta: " << created << " tables created in " << NowSeconds() - start << " s, "
+            << have.size() << " reused\n";
+  return Status::Ok();
+}
+
+// ---- the two benchmarks
+
+Status DoGetBenchmark(sql::LakeSql& lake, const Options& options) {
+  flightsql::ServerOptions zero_options;
+  zero_options.port = 0;
+  flightsql::ServerOptions copy_options = zero_options;
+  copy_options.copy_batches = true;
+  SKADE_ASSIGN_OR_RETURN(auto zero_server, flightsql::FlightSqlServer::Start(lake, zero_options));
+  SKADE_ASSIGN_OR_RETURN(auto copy_server, flightsql::FlightSqlServer::Start(lake, copy_options));
+  FlightClient zero_client(zero_server->port());
+  FlightClient copy_client(copy_server->port());
+
+  const std::string sql = "SELECT * FROM skade.\"ns\".t";
+  pbsql::CommandStatementQuery query;
+  query.set_query(sql);
+  const std::string command = PackCommand(query);
+
+  struct Series {
+    std::string name;
+    std::vector<double> seconds;
+    std::vector<double> doget_seconds;
+    std::vector<double> cpu_seconds;
+    QueryRun last;
+  };
+  Series base{"DuckDB in process (baseline)", {}, {}, {}, {}};
+  Series zero{"Flight DoGet, zero-copy slices", {}, {}, {}, {}};
+  Series copy{"Flight DoGet, copy_batches", {}, {}, {}, {}};
+
+  std::cout << "\n== DoGet: " << sql << " (load " << LoadAverage() << ")\n";
+  // One warm-up round (page cache, DuckDB, gRPC connections), then rounds whose order rotates
+  // so that noise and cache effects spread over all three.
+  for (int rep = -1; rep < options.repeat; ++rep) {
+    for (int k = 0; k < 3; ++k) {
+      int which = (k + std::max(rep, 0)) % 3;
+      if (!options.only.empty() && options.only != kVariantNames[which]) continue;
+      Result<QueryRun> run = which == 0   ? RunBaseline(lake, sql)
+                             : which == 1 ? RunFlightCommand(zero_client, command)
+                                          : RunFlightCommand(copy_client, command);
+      if (!run.ok()) return run.status();
+      Series& s = which == 0 ? base : which == 1 ? zero : copy;
+      if (run->stats.rows != options.rows) {
+        return Status::Internal(s.name + ": " + std::to_string(run->stats.rows) +
+                                " rows, expected " + std::to_string(options.rows));
+      }
+      if (rep < 0) continue;
+      s.seconds.push_back(run->seconds);
+      s.doget_seconds.push_back(run->doget_seconds);
+      s.cpu_seconds.push_back(run->cpu_seconds);
+      s.last = *run;
+      std::cout << "  rep " << rep << " " << s.name << ": " << run->seconds << " s, CPU "
+                << run->cpu_seconds << " s";
+      if (which != 0) {
+        std::cout << " (DoGet " << run->doget_seconds << " s, client flatten "
+                  << run->stats.flatten_seconds << " s, decode " << run->stats.decode_seconds
+                  << " s)";
+      }
+      std::cout << "\n";
+    }
+  }
+  if (!options.only.empty()) return Status::Ok();
+  const double body_mb = static_cast<double>(zero.last.stats.body_bytes) / 1e6;
+  const DoGetStats& z = zero.last.stats;
+  std::cout << "stream: " << z.messages << " FlightData messages, " << z.batches << " batches, "
+            << z.rows << " rows, IPC bodies " << body_mb << " MB, headers " << z.header_bytes / 1e6
+            << " MB; " << z.flattened << " messages arrived in several slices (copied to one)\n";
+  std::cout << "(MB/s counts IPC body bytes; the baseline's MB/s is those bytes over its time)\n";
+  const double base_median = Median(base.seconds), base_best = Best(base.seconds);
+  for (const Series* s : {&base, &zero, &copy}) {
+    double median = Median(s->seconds), best = Best(s->seconds);
+    std::cout << s->name << ": median " << median << " s (" << body_mb / median << " MB/s, "
+              << static_cast<double>(options.rows) / median / 1e6 << " M rows/s), best " << best
+              << " s (" << body_mb / best << " MB/s), CPU median " << Median(s->cpu_seconds)
+              << " s";
+    if (s != &base) {
+      std::cout << ", DoGet alone median " << Median(s->doget_seconds)
+                << " s; ratio server/baseline: median " << base_median / median << ", best "
+                << base_best / best;
+    }
+    std::cout << "\n";
+  }
+  std::cout << "zero-copy vs copy_batches (median time copy/zero): "
+            << Median(copy.seconds) / Median(zero.seconds) << "\n";
+  zero_server->Shutdown();
+  copy_server->Shutdown();
+  return Status::Ok();
+}
+
+// `calls` GetTables calls (GetFlightInfo + DoGet, row count checked) on one client.
+Result<std::vector<QueryRun>> GetTablesCalls(FlightClient& client, const Options& options,
+                                             bool include_schema, int calls) {
+  pbsql::CommandGetTables cmd;
+  cmd.set_db_schema_filter_pattern("meta");
+  cmd.set_include_schema(include_schema);
+  const std::string command = PackCommand(cmd);
+  std::vector<QueryRun> runs;
+  for (int call = 0; call < calls; ++call) {
+    SKADE_ASSIGN_OR_RETURN(QueryRun run, RunFlightCommand(client, command));
+    if (run.stats.rows != options.tables) {
+      return Status::Internal("GetTables returned " + std::to_string(run.stats.rows) + " rows");
+    }
+    runs.push_back(run);
+  }
+  return runs;
+}
+
+Status MetadataBenchmark(sql::LakeSql& lake, const Options& options) {
+  std::cout << "\n== GetTables over " << options.tables << " tables in schema meta, "
+            << options.calls << " calls each (load " << LoadAverage() << ")\n";
+  auto report = [](const std::string& name, const std::vector<double>& ms) {
+    std::cout << name << ": p50 " << Percentile(ms, 50) << " ms, p99 " << Percentile(ms, 99)
+              << " ms, max " << Percentile(ms, 100) << " ms, min " << Best(ms) << " ms ("
+              << ms.size() << " calls)\n";
+  };
+  auto millis = [](const std::vector<QueryRun>& runs, bool doget_only) {
+    std::vector<double> ms;
+    for (const QueryRun& r : runs) ms.push_back((doget_only ? r.doget_seconds : r.seconds) * 1e3);
+    return ms;
+  };
+  flightsql::ServerOptions server_options;
+  server_options.port = 0;
+  // Cold: the server caches each table's serialized schema by metadata location, so the first
+  // call after a start does the full work; each cold sample gets a fresh server (and session).
+  std::vector<QueryRun> cold;
+  for (int k = 0; k < std::min(options.calls, 10); ++k) {
+    SKADE_ASSIGN_OR_RETURN(auto server, flightsql::FlightSqlServer::Start(lake, server_options));
+    FlightClient client(server->port());
+    SKADE_ASSIGN_OR_RETURN(auto runs, GetTablesCalls(client, options, true, 1));
+    cold.push_back(runs[0]);
+    server->Shutdown();
+  }
+  report("GetTables include_schema=true, cold (first call on a new server)", millis(cold, false));
+  SKADE_ASSIGN_OR_RETURN(auto server, flightsql::FlightSqlServer::Start(lake, server_options));
+  FlightClient client(server->port());
+  for (bool include_schema : {true, false}) {
+    // One warm-up call, then the measured ones.
+    SKADE_RETURN_IF_ERROR(GetTablesCalls(client, options, include_schema, 1).status());
+    SKADE_ASSIGN_OR_RETURN(auto runs,
+                           GetTablesCalls(client, options, include_schema, options.calls));
+    std::string label =
+        include_schema ? "GetTables include_schema=true, warm" : "GetTables include_schema=false";
+    report(label + " (GetFlightInfo + DoGet)", millis(runs, false));
+    report(label + " (DoGet alone)", millis(runs, true));
+  }
+  server->Shutdown();
+  // In process, no protocol: list the namespace and load every table (what a warm call must
+  // still do per table), then also derive each table's Arrow schema (Table::ArrowSchema: the
+  // bulk of a cold call).
+  constexpr const char* kSteps[] = {
+      "in process: ListTables + LoadTable of each",
+      "in process: ListTables + LoadTable + Table::ArrowSchema of each",
+  };
+  catalog::Namespace ns{{"meta"}};
+  for (int step = 0; step < 2; ++step) {
+    std::vector<double> ms;
+    for (int call = 0; call < std::min(options.calls, 10); ++call) {
+      double start = NowSeconds();
+      SKADE_ASSIGN_OR_RETURN(auto tables, lake.catalog().ListTables(ns));
+      for (const auto& ident : tables) {
+        SKADE_ASSIGN_OR_RETURN(auto table, lake.LoadTable(ident));
+        if (step == 1) SKADE_RETURN_IF_ERROR(table->ArrowSchema().status());
+      }
+      ms.push_back((NowSeconds() - start) * 1e3);
+    }
+    report(kSteps[step], ms);
+  }
+  return Status::Ok();
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{"Arrow Flight SQL server: DoGet throughput and GetTables latency"};
+  Options options;
+  app.add_option("--dir", options.dir,
+                 "lake folder to create or reuse (default: a temp folder, removed)");
+  app.add_option("--rows", options.rows, "rows of ns.t (checked; must match a reused table)")
+      ->capture_default_str();
+  app.add_option("--files", options.files, "data files of ns.t")->capture_default_str();
+  app.add_option("--repeat", options.repeat, "DoGet repetitions per variant")
+      ->capture_default_str();
+  app.add_option("--tables", options.tables, "tables in schema meta")->capture_default_str();
+  app.add_option("--calls", options.calls, "GetTables calls per variant")->capture_default_str();
+  app.add_flag("--skip-doget", options.skip_doget, "only the metadata benchmark");
+  app.add_flag("--skip-metadata", options.skip_metadata, "only the DoGet benchmark");
+  app.add_option("--only", options.only, "DoGet: one variant, no ratios (for profiling)")
+      ->check(CLI::IsMember({"baseline", "zero-copy", "copy"}));
+  CLI11_PARSE(app, argc, argv);
+
+  bool temporary = options.dir.empty();
+  if (temporary) {
+    std::string pattern = (fs::temp_directory_path() / "skade-flightsql-bench.XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) {
+      std::cerr << "flightsql_bench: cannot create a temp folder\n";
+      return 1;
+    }
+    options.dir = pattern;
+  }
+  auto fail = [&](const Status& st) {
+    std::cerr << "flightsql_bench: " << st.ToString() << "\n";
+    return 1;
+  };
+  int exit_code = 0;
+  {
+    // As `skade serve` opens it: SQLite catalog in the warehouse, DuckDB locked down to the
+    // warehouse with the SQL catalog attached first.
+    cli::LakeOpenOptions open;
+    open.lock_down = true;
+    open.attach_in_memory = {kCatalogName};
+    Result<cli::Lake> lake = cli::OpenLake(cli::LakeArgs{options.dir, ""}, open);
+    if (!lake.ok()) return fail(lake.status());
+    std::cout << "lake " << lake->warehouse << ", " << std::thread::hardware_concurrency()
+              << " cores, load " << LoadAverage() << "\n";
+    Status st = options.skip_doget ? Status::Ok() : EnsureBigTable(*lake, options);
+    if (st.ok() && !options.skip_metadata) st = EnsureMetaTables(*lake, options.tables);
+    if (!st.ok()) return fail(st);
+    auto lake_sql = sql::LakeSql::Open(*lake->catalog, *lake->io, *lake->db, kCatalogName);
+    if (!lake_sql.ok()) return fail(lake_sql.status());
+    if (!options.skip_doget) st = DoGetBenchmark(**lake_sql, options);
+    if (st.ok() && !options.skip_metadata) st = MetadataBenchmark(**lake_sql, options);
+    if (!st.ok()) exit_code = fail(st);
+    std::cout << "peak RSS " << ProcStatusKb("VmHWM") / 1024 << " MiB, load " << LoadAverage()
+              << "\n";
+  }
+  if (temporary) {
+    std::error_code ec;
+    fs::remove_all(options.dir, ec);
+  }
+  return exit_code;
+}
+
+}  // namespace
+}  // namespace skade::bench
+
+int main(int argc, char** argv) { return skade::bench::Main(argc, argv); }
