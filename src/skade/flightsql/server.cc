@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstring>
 #include <condition_variable>
+#include <deque>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -570,24 +571,89 @@ struct FlightSqlServer::Impl final : public grpc::Service {
           return GStatus(GCode::CANCELLED, "client went away");
         }
       }
-      while (true) {
-        arrow::ArrayHandle batch;
-        if ((*stream)->get_next(stream->get(), batch.get()) != 0) {
-          const char* err = (*stream)->get_last_error(stream->get());
-          return QueryFailure(s, handle, Status::InvalidArgument(err ? err : "query failed"));
-        }
-        if (!batch.valid()) break;
-        auto messages = encoder->EncodeBatch(std::move(batch));
-        if (!messages.ok()) return ToGrpc(messages.status());
-        for (auto& m : *messages) {
-          if (!writer->Write(RawFlightData{std::move(m), "", options.copy_batches})) {
-            (*con)->Interrupt();
-            return GStatus(GCode::CANCELLED, "client went away");
-          }
-        }
-      }
+      GStatus sent = SendBatches(s, handle, *stream->get(), *encoder, **con, writer);
+      if (!sent.ok()) return sent;
     }
     return GStatus::OK;
+  }
+
+  // Streams the batches of `stream`: a producer thread pulls them from DuckDB and encodes them
+  // into a small bounded queue while this thread writes to gRPC, so scanning and sending
+  // overlap; writes followed by already-queued ones carry gRPC's buffer hint (fewer flushes
+  // and wake-ups), the last one queued flushes.
+  GStatus SendBatches(Session& s, const std::string& handle, ArrowArrayStream& stream,
+                      arrow::ipc::StreamEncoder& encoder, engine::Connection& con,
+                      grpc::ServerWriter<RawFlightData>* writer) {
+    constexpr size_t kQueueBatches = 8;
+    constexpr int kFlushEvery = 16;
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<std::vector<arrow::ipc::EncodedMessage>> queue;
+    bool done = false;      // producer finished (status in `produced`)
+    bool stopped = false;   // consumer gave up
+    GStatus produced = GStatus::OK;
+    std::thread producer([&] {
+      GStatus result = GStatus::OK;
+      while (true) {
+        arrow::ArrayHandle batch;
+        if (stream.get_next(&stream, batch.get()) != 0) {
+          const char* err = stream.get_last_error(&stream);
+          result = QueryFailure(s, handle, Status::InvalidArgument(err ? err : "query failed"));
+          break;
+        }
+        if (!batch.valid()) break;
+        auto messages = encoder.EncodeBatch(std::move(batch));
+        if (!messages.ok()) {
+          result = ToGrpc(messages.status());
+          break;
+        }
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return queue.size() < kQueueBatches || stopped; });
+        if (stopped) break;
+        queue.push_back(std::move(*messages));
+        cv.notify_all();
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      done = true;
+      produced = result;
+      cv.notify_all();
+    });
+    GStatus result = GStatus::OK;
+    int unflushed = 0;
+    while (true) {
+      std::vector<arrow::ipc::EncodedMessage> messages;
+      bool more = false;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return !queue.empty() || done; });
+        if (queue.empty()) break;
+        messages = std::move(queue.front());
+        queue.pop_front();
+        more = !queue.empty();
+        cv.notify_all();
+      }
+      bool failed = false;
+      for (size_t i = 0; i < messages.size() && !failed; ++i) {
+        grpc::WriteOptions write_options;
+        bool last = i + 1 == messages.size();
+        if ((!last || more) && ++unflushed < kFlushEvery) {
+          write_options.set_buffer_hint();
+        } else {
+          unflushed = 0;
+        }
+        failed = !writer->Write(RawFlightData{std::move(messages[i]), "", options.copy_batches}, write_options);
+      }
+      if (failed) {
+        con.Interrupt();
+        result = GStatus(GCode::CANCELLED, "client went away");
+        std::lock_guard<std::mutex> lock(mu);
+        stopped = true;
+        cv.notify_all();
+        break;
+      }
+    }
+    producer.join();
+    return result.ok() ? produced : result;
   }
 
   GStatus QueryFailure(Session& s, const std::string& handle, const Status& st) {
