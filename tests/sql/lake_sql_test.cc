@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 #include "skade/arrow/builder.h"
 #include "tests/testing/lake_test.h"
 
@@ -92,6 +95,51 @@ TEST_F(LakeSqlTest, DdlGoesToTheCatalog) {
   EXPECT_TRUE(*catalog_->NamespaceExists(*catalog::Namespace::Parse("a.b.c")));
   auto missing = ParseWriteStatement("CREATE TABLE nope.t (id BIGINT)");
   EXPECT_EQ(lake_->ExecuteWrite(**missing, "a.b").status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(LakeSqlTest, ConcurrentSessionsSyncAndQueryWithoutConflicts) {
+  auto a = CreateTable("ca", "id BIGINT");
+  auto b = CreateTable("cb", "id BIGINT");
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(a->Append(engine::WriteSource{"SELECT range AS id FROM range(10)", nullptr}).ok());
+  std::atomic<int> failures{0};
+  // A writer keeps committing to `ca` while four sessions (own connections, own USE) sync the
+  // views and query both tables.
+  std::thread writer([&] {
+    for (int i = 0; i < 10; ++i) {
+      if (!a->Append(engine::WriteSource{"SELECT 100 + " + std::to_string(i) + " AS id", nullptr}).ok()) ++failures;
+    }
+  });
+  std::vector<std::thread> sessions;
+  for (int t = 0; t < 4; ++t) {
+    sessions.emplace_back([&, t] {
+      auto con = db_->Connect();
+      if (!con.ok() || !lake_->Use(**con, t % 2 ? "a.b" : "").ok()) {
+        ++failures;
+        return;
+      }
+      for (int i = 0; i < 20; ++i) {
+        const std::string sql =
+            "SELECT (SELECT count(*) FROM skade.\"a.b\".ca) + (SELECT count(*) FROM skade.\"a.b\".cb) AS n";
+        if (!lake_->SyncViews(sql, "a.b").ok()) {
+          ++failures;
+          continue;
+        }
+        auto stmt = (*con)->Prepare(sql);
+        if (!stmt.ok()) {
+          ADD_FAILURE() << stmt.status().ToString();
+          ++failures;
+          continue;
+        }
+        auto stream = (*stmt)->ExecuteArrow();
+        if (!stream.ok()) ++failures;
+      }
+    });
+  }
+  for (auto& th : sessions) th.join();
+  writer.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(Sql("SELECT count(*) FROM skade.\"a.b\".ca"), (std::vector<std::vector<std::string>>{{"20"}}));
 }
 
 arrow::StreamHandle Batch(std::vector<int64_t> ids) {

@@ -70,8 +70,22 @@ std::string LakeSql::ViewName(const catalog::TableIdent& ident) const {
          QuoteIdentifier(ident.name);
 }
 
-Status LakeSql::EnsureSchema(const std::string& schema) {
-  return db_.Execute("CREATE SCHEMA IF NOT EXISTS " + QuoteIdentifier(catalog_name_) + "." + QuoteIdentifier(schema));
+Status LakeSql::EnsureSchemaLocked(const std::string& schema) {
+  if (schemas_.count(schema)) return Status::Ok();
+  SKADE_RETURN_IF_ERROR(
+      db_.Execute("CREATE SCHEMA IF NOT EXISTS " + QuoteIdentifier(catalog_name_) + "." + QuoteIdentifier(schema)));
+  schemas_.insert(schema);
+  return Status::Ok();
+}
+
+Status LakeSql::DropSchema(const std::string& schema) {
+  std::lock_guard<std::mutex> lock(mu_);
+  schemas_.erase(schema);
+  for (auto it = views_.begin(); it != views_.end();) {
+    it = it->first.ns.ToString() == schema ? views_.erase(it) : std::next(it);
+  }
+  return db_.Execute("DROP SCHEMA IF EXISTS " + QuoteIdentifier(catalog_name_) + "." + QuoteIdentifier(schema) +
+                     " CASCADE");
 }
 
 Status LakeSql::SyncViews(std::string_view sql, const std::string& default_schema) {
@@ -94,7 +108,7 @@ Result<std::unique_ptr<table::Table>> LakeSql::SyncView(const catalog::TableIden
   auto it = views_.find(ident);
   if (it != views_.end() && it->second == table->metadata_location()) return table;
   SKADE_ASSIGN_OR_RETURN(std::string view_sql, table->ReadSql({}));
-  SKADE_RETURN_IF_ERROR(EnsureSchema(ident.ns.ToString()));
+  SKADE_RETURN_IF_ERROR(EnsureSchemaLocked(ident.ns.ToString()));
   SKADE_RETURN_IF_ERROR(db_.Execute("CREATE OR REPLACE VIEW " + ViewName(ident) + " AS " + view_sql));
   views_[ident] = table->metadata_location();
   return table;
@@ -108,7 +122,10 @@ Status LakeSql::DropView(const catalog::TableIdent& ident) {
 
 Status LakeSql::Use(engine::Connection& connection, const std::string& schema) {
   if (schema.empty()) return connection.Execute("USE " + QuoteIdentifier(catalog_name_) + ".main");
-  SKADE_RETURN_IF_ERROR(EnsureSchema(schema));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    SKADE_RETURN_IF_ERROR(EnsureSchemaLocked(schema));
+  }
   return connection.Execute("USE " + QuoteIdentifier(catalog_name_) + "." + QuoteIdentifier(schema));
 }
 

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,8 +62,10 @@ class LakeSql {
   // Makes one table's view current and returns the table as loaded.
   Result<std::unique_ptr<table::Table>> SyncView(const catalog::TableIdent& ident);
 
-  // Removes a table's view (after DROP) and, for an empty namespace, nothing else.
+  // Removes a table's view (after DROP TABLE).
   Status DropView(const catalog::TableIdent& ident);
+  // Removes a namespace's DuckDB schema and its views (after DROP SCHEMA).
+  Status DropSchema(const std::string& schema);
 
   // The qualified SQL name of a table's view: "catalog"."a.b"."t".
   std::string ViewName(const catalog::TableIdent& ident) const;
@@ -86,7 +89,9 @@ class LakeSql {
  private:
   LakeSql(catalog::Catalog& catalog, io::FileIO& io, engine::Database& db, std::string catalog_name)
       : catalog_(catalog), io_(io), db_(db), catalog_name_(std::move(catalog_name)) {}
-  Status EnsureSchema(const std::string& schema);
+  // Creates the DuckDB schema once (DDL from many sessions at once would conflict in DuckDB's
+  // catalog, so it runs under mu_).
+  Status EnsureSchemaLocked(const std::string& schema);
 
   catalog::Catalog& catalog_;
   io::FileIO& io_;
@@ -94,6 +99,7 @@ class LakeSql {
   std::string catalog_name_;
   std::mutex mu_;
   std::map<catalog::TableIdent, std::string> views_;  // table → metadata location of its view
+  std::set<std::string> schemas_;                     // DuckDB schemas made so far
 };
 
 }  // namespace skade::sql

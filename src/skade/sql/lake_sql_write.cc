@@ -57,7 +57,7 @@ Result<int64_t> LakeSql::ExecuteWrite(const WriteStatement& w, const std::string
     }
     if (!exists && w.if_exists) return 0;
     SKADE_RETURN_IF_ERROR(catalog_.DropNamespace(ns));
-    (void)db_.Execute("DROP SCHEMA IF EXISTS " + QuoteIdentifier(catalog_name_) + "." + QuoteIdentifier(ns.ToString()));
+    SKADE_RETURN_IF_ERROR(DropSchema(ns.ToString()));
     return 0;
   }
 
