@@ -16,13 +16,6 @@ using arrow::ArrayBuilder;
 
 namespace {
 
-constexpr std::string_view kTypePrefix = "type.googleapis.com/arrow.flight.protocol.sql.";
-
-bool IsType(const google::protobuf::Any& any, std::string_view name) {
-  return any.type_url().size() == kTypePrefix.size() + name.size() &&
-         any.type_url().compare(0, kTypePrefix.size(), kTypePrefix) == 0 &&
-         any.type_url().compare(kTypePrefix.size(), std::string::npos, name) == 0;
-}
 
 ArrayBuilder Utf8(std::string name, bool nullable) { return ArrayBuilder(std::move(name), "u", nullable); }
 
@@ -515,53 +508,63 @@ TypeFacts TypeFactsOf(std::string_view f) {
 
 }  // namespace
 
+namespace {
+
+using KeyValues = std::vector<std::pair<std::string, std::string>>;
+
+// TYPE_NAME, IS_NULLABLE, PRECISION and SCALE of one column.
+KeyValues TypeMetadata(const ArrowSchema& column, bool nullable) {
+  TypeFacts facts = TypeFactsOf(column.format);
+  KeyValues kv = {
+      {"ARROW:FLIGHT:SQL:TYPE_NAME", facts.name},
+      {"ARROW:FLIGHT:SQL:IS_NULLABLE", nullable ? "1" : "0"},
+  };
+  if (facts.precision) kv.emplace_back("ARROW:FLIGHT:SQL:PRECISION", std::to_string(*facts.precision));
+  if (facts.scale) kv.emplace_back("ARROW:FLIGHT:SQL:SCALE", std::to_string(*facts.scale));
+  return kv;
+}
+
+}  // namespace
+
 Result<arrow::SchemaHandle> AnnotatedTableSchema(table::Table& table, const std::string& catalog_name, bool read_only) {
   SKADE_ASSIGN_OR_RETURN(arrow::SchemaHandle base, table.ArrowSchema());
   auto iceberg_schema = table.metadata().CurrentSchema();
-  std::vector<std::vector<std::pair<std::string, std::string>>> meta;
+  std::vector<KeyValues> meta;
+  std::vector<bool> required;
   for (int64_t i = 0; i < base->n_children; ++i) {
     const ArrowSchema& child = *base->children[i];
-    TypeFacts facts = TypeFactsOf(child.format);
     const auto* field = iceberg_schema->FindFieldByName(child.name ? child.name : "");
+    required.push_back(field != nullptr && field->required);
     bool nullable = field ? !field->required : (child.flags & ARROW_FLAG_NULLABLE) != 0;
-    std::vector<std::pair<std::string, std::string>> kv = {
+    KeyValues kv = {
         {"ARROW:FLIGHT:SQL:CATALOG_NAME", catalog_name},
         {"ARROW:FLIGHT:SQL:SCHEMA_NAME", table.ident().ns.ToString()},     // what Arrow's libraries read
         {"ARROW:FLIGHT:SQL:DB_SCHEMA_NAME", table.ident().ns.ToString()},  // the name FlightSql.proto gives
         {"ARROW:FLIGHT:SQL:TABLE_NAME", table.ident().name},
-        {"ARROW:FLIGHT:SQL:TYPE_NAME", facts.name},
-        {"ARROW:FLIGHT:SQL:IS_NULLABLE", nullable ? "1" : "0"},
-        {"ARROW:FLIGHT:SQL:IS_AUTO_INCREMENT", "0"},
-        {"ARROW:FLIGHT:SQL:IS_CASE_SENSITIVE", facts.name == "VARCHAR" ? "1" : "0"},
-        {"ARROW:FLIGHT:SQL:IS_READ_ONLY", read_only ? "1" : "0"},
-        {"ARROW:FLIGHT:SQL:IS_SEARCHABLE", "1"},
     };
-    if (facts.precision) kv.emplace_back("ARROW:FLIGHT:SQL:PRECISION", std::to_string(*facts.precision));
-    if (facts.scale) kv.emplace_back("ARROW:FLIGHT:SQL:SCALE", std::to_string(*facts.scale));
+    KeyValues type = TypeMetadata(child, nullable);
+    kv.insert(kv.end(), type.begin(), type.end());
+    bool is_text = TypeFactsOf(child.format).name == "VARCHAR";
+    kv.insert(kv.end(), {{"ARROW:FLIGHT:SQL:IS_AUTO_INCREMENT", "0"},
+                         {"ARROW:FLIGHT:SQL:IS_CASE_SENSITIVE", is_text ? "1" : "0"},
+                         {"ARROW:FLIGHT:SQL:IS_READ_ONLY", read_only ? "1" : "0"},
+                         {"ARROW:FLIGHT:SQL:IS_SEARCHABLE", "1"}});
     meta.push_back(std::move(kv));
   }
   ArrowSchema out;
   arrow::CopySchema(*base.get(), &out, &meta);
   // Nullability as the Iceberg schema says (required columns are not nullable).
   for (int64_t i = 0; i < out.n_children; ++i) {
-    const auto* field = iceberg_schema->FindFieldByName(out.children[i]->name ? out.children[i]->name : "");
-    if (field && field->required) out.children[i]->flags &= ~ARROW_FLAG_NULLABLE;
+    if (required[i]) out.children[i]->flags &= ~ARROW_FLAG_NULLABLE;
   }
   return arrow::SchemaHandle(&out);
 }
 
 void AnnotateResultSchema(const ArrowSchema& schema, ArrowSchema* out) {
-  std::vector<std::vector<std::pair<std::string, std::string>>> meta;
+  std::vector<KeyValues> meta;
   for (int64_t i = 0; i < schema.n_children; ++i) {
     const ArrowSchema& child = *schema.children[i];
-    TypeFacts facts = TypeFactsOf(child.format);
-    std::vector<std::pair<std::string, std::string>> kv = {
-        {"ARROW:FLIGHT:SQL:TYPE_NAME", facts.name},
-        {"ARROW:FLIGHT:SQL:IS_NULLABLE", (child.flags & ARROW_FLAG_NULLABLE) ? "1" : "0"},
-    };
-    if (facts.precision) kv.emplace_back("ARROW:FLIGHT:SQL:PRECISION", std::to_string(*facts.precision));
-    if (facts.scale) kv.emplace_back("ARROW:FLIGHT:SQL:SCALE", std::to_string(*facts.scale));
-    meta.push_back(std::move(kv));
+    meta.push_back(TypeMetadata(child, (child.flags & ARROW_FLAG_NULLABLE) != 0));
   }
   arrow::CopySchema(schema, out, &meta);
 }
@@ -584,54 +587,60 @@ Result<std::string> SerializeSchema(const ArrowSchema& schema) {
   return encoder->SchemaMessage().ToString();
 }
 
+bool IsFlightSqlCommand(const google::protobuf::Any& any, std::string_view name) {
+  return any.type_url().size() == kFlightSqlTypePrefix.size() + name.size() &&
+         any.type_url().compare(0, kFlightSqlTypePrefix.size(), kFlightSqlTypePrefix) == 0 &&
+         any.type_url().compare(kFlightSqlTypePrefix.size(), std::string::npos, name) == 0;
+}
+
 bool IsMetadataCommand(const google::protobuf::Any& c) {
   for (std::string_view n : {"CommandGetSqlInfo", "CommandGetXdbcTypeInfo", "CommandGetCatalogs", "CommandGetDbSchemas",
                              "CommandGetTables", "CommandGetTableTypes", "CommandGetPrimaryKeys",
                              "CommandGetExportedKeys", "CommandGetImportedKeys", "CommandGetCrossReference"}) {
-    if (IsType(c, n)) return true;
+    if (IsFlightSqlCommand(c, n)) return true;
   }
   return false;
 }
 
 Result<arrow::StreamHandle> MetadataResult(const google::protobuf::Any& c, sql::LakeSql& lake, const ServerFacts& facts,
                                            bool schema_only) {
-  if (IsType(c, "CommandGetSqlInfo")) {
+  if (IsFlightSqlCommand(c, "CommandGetSqlInfo")) {
     SKADE_ASSIGN_OR_RETURN(auto cmd, Unpack<pbsql::CommandGetSqlInfo>(c, "CommandGetSqlInfo"));
     return SqlInfo(cmd, facts, schema_only);
   }
-  if (IsType(c, "CommandGetXdbcTypeInfo")) {
+  if (IsFlightSqlCommand(c, "CommandGetXdbcTypeInfo")) {
     SKADE_ASSIGN_OR_RETURN(auto cmd, Unpack<pbsql::CommandGetXdbcTypeInfo>(c, "CommandGetXdbcTypeInfo"));
     return XdbcTypeInfo(cmd, schema_only);
   }
-  if (IsType(c, "CommandGetCatalogs")) {
+  if (IsFlightSqlCommand(c, "CommandGetCatalogs")) {
     SKADE_RETURN_IF_ERROR(Unpack<pbsql::CommandGetCatalogs>(c, "CommandGetCatalogs").status());
     return Catalogs(lake, schema_only);
   }
-  if (IsType(c, "CommandGetDbSchemas")) {
+  if (IsFlightSqlCommand(c, "CommandGetDbSchemas")) {
     SKADE_ASSIGN_OR_RETURN(auto cmd, Unpack<pbsql::CommandGetDbSchemas>(c, "CommandGetDbSchemas"));
     return DbSchemas(cmd, lake, schema_only);
   }
-  if (IsType(c, "CommandGetTables")) {
+  if (IsFlightSqlCommand(c, "CommandGetTables")) {
     SKADE_ASSIGN_OR_RETURN(auto cmd, Unpack<pbsql::CommandGetTables>(c, "CommandGetTables"));
     return Tables(cmd, lake, facts, schema_only);
   }
-  if (IsType(c, "CommandGetTableTypes")) {
+  if (IsFlightSqlCommand(c, "CommandGetTableTypes")) {
     SKADE_RETURN_IF_ERROR(Unpack<pbsql::CommandGetTableTypes>(c, "CommandGetTableTypes").status());
     return TableTypes(schema_only);
   }
-  if (IsType(c, "CommandGetPrimaryKeys")) {
+  if (IsFlightSqlCommand(c, "CommandGetPrimaryKeys")) {
     SKADE_ASSIGN_OR_RETURN(auto cmd, Unpack<pbsql::CommandGetPrimaryKeys>(c, "CommandGetPrimaryKeys"));
     return PrimaryKeys(cmd, lake, schema_only);
   }
-  if (IsType(c, "CommandGetExportedKeys")) {
+  if (IsFlightSqlCommand(c, "CommandGetExportedKeys")) {
     SKADE_RETURN_IF_ERROR(Unpack<pbsql::CommandGetExportedKeys>(c, "CommandGetExportedKeys").status());
     return ForeignKeys();
   }
-  if (IsType(c, "CommandGetImportedKeys")) {
+  if (IsFlightSqlCommand(c, "CommandGetImportedKeys")) {
     SKADE_RETURN_IF_ERROR(Unpack<pbsql::CommandGetImportedKeys>(c, "CommandGetImportedKeys").status());
     return ForeignKeys();
   }
-  if (IsType(c, "CommandGetCrossReference")) {
+  if (IsFlightSqlCommand(c, "CommandGetCrossReference")) {
     SKADE_RETURN_IF_ERROR(Unpack<pbsql::CommandGetCrossReference>(c, "CommandGetCrossReference").status());
     return ForeignKeys();
   }

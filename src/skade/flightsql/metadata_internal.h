@@ -38,6 +38,12 @@ struct ServerFacts {
   TableSchemaCache* schema_cache = nullptr;  // optional, borrowed
 };
 
+// The type URL prefix of Flight SQL messages packed in google.protobuf.Any.
+inline constexpr std::string_view kFlightSqlTypePrefix = "type.googleapis.com/arrow.flight.protocol.sql.";
+
+// Whether `any` holds the Flight SQL message `name` (e.g. "CommandStatementQuery").
+bool IsFlightSqlCommand(const google::protobuf::Any& any, std::string_view name);
+
 // Whether `command` is one of the metadata commands above.
 bool IsMetadataCommand(const google::protobuf::Any& command);
 

@@ -36,7 +36,6 @@ using GCode = grpc::StatusCode;
 
 namespace {
 
-constexpr std::string_view kSqlPrefix = "type.googleapis.com/arrow.flight.protocol.sql.";
 constexpr size_t kMaxSqlBytes = 1 << 20;
 constexpr const char* kCookieName = "arrow_flight_session_id";
 
@@ -58,16 +57,6 @@ GStatus ToGrpc(const Status& st) {
   return GStatus(code, st.message());
 }
 
-bool IsSql(const Any& any, std::string_view name) {
-  return any.type_url().size() == kSqlPrefix.size() + name.size() &&
-         any.type_url().compare(0, kSqlPrefix.size(), kSqlPrefix) == 0 &&
-         any.type_url().compare(kSqlPrefix.size(), std::string::npos, name) == 0;
-}
-
-template <typename T>
-bool UnpackSql(const Any& any, T* out) {
-  return any.UnpackTo(out);
-}
 
 std::string PackAny(const google::protobuf::Message& m) {
   Any any;
@@ -128,7 +117,6 @@ struct Session {
   std::map<std::string, std::shared_ptr<Prepared>> prepared;
   std::map<std::string, Running> running;
   std::atomic<int64_t> last_used_ns{0};
-  bool closed = false;
 };
 
 }  // namespace
@@ -429,14 +417,12 @@ struct FlightSqlServer::Impl final : public grpc::Service {
     return empty;
   }
 
-  Result<std::string> SerializeSchemaOf(const ArrowSchema& schema) { return SerializeSchema(schema); }
-
   GStatus FillInfo(const pb::FlightDescriptor& desc, const ArrowSchema& schema, const std::string& ticket,
                    pb::FlightInfo* out, bool annotate = false) {
     ArrowSchema annotated;
     AnnotateResultSchema(schema, &annotated);
     arrow::SchemaHandle owned(&annotated);
-    auto bytes = SerializeSchemaOf(annotate ? *owned.get() : schema);
+    auto bytes = SerializeSchema(annotate ? *owned.get() : schema);
     if (!bytes.ok()) return ToGrpc(bytes.status());
     out->set_schema(*bytes);
     *out->mutable_flight_descriptor() = desc;
@@ -462,9 +448,9 @@ struct FlightSqlServer::Impl final : public grpc::Service {
       return FillInfo(desc, *schema.get(), desc.cmd(), out);
     }
     Session& s = **session;
-    if (IsSql(cmd, "CommandStatementQuery")) {
+    if (IsFlightSqlCommand(cmd, "CommandStatementQuery")) {
       pbsql::CommandStatementQuery q;
-      if (!UnpackSql(cmd, &q)) return GStatus(GCode::INVALID_ARGUMENT, "malformed CommandStatementQuery");
+      if (!cmd.UnpackTo(&q)) return GStatus(GCode::INVALID_ARGUMENT, "malformed CommandStatementQuery");
       if (q.has_transaction_id()) return GStatus(GCode::INVALID_ARGUMENT, "transactions are not supported");
       auto con = Connect(s);
       if (!con.ok()) return ToGrpc(con.status());
@@ -481,9 +467,9 @@ struct FlightSqlServer::Impl final : public grpc::Service {
       ticket.set_statement_handle(handle);
       return FillInfo(desc, *schema->get(), PackAny(ticket), out, true);
     }
-    if (IsSql(cmd, "CommandPreparedStatementQuery")) {
+    if (IsFlightSqlCommand(cmd, "CommandPreparedStatementQuery")) {
       pbsql::CommandPreparedStatementQuery q;
-      if (!UnpackSql(cmd, &q)) return GStatus(GCode::INVALID_ARGUMENT, "malformed CommandPreparedStatementQuery");
+      if (!cmd.UnpackTo(&q)) return GStatus(GCode::INVALID_ARGUMENT, "malformed CommandPreparedStatementQuery");
       auto prepared = FindPrepared(s, q.prepared_statement_handle());
       if (!prepared.ok()) return ToGrpc(prepared.status());
       if ((*prepared)->write) return GStatus(GCode::INVALID_ARGUMENT, "the prepared statement is an update, not a query");
@@ -494,10 +480,10 @@ struct FlightSqlServer::Impl final : public grpc::Service {
       auto schema = ResultSchemaOrEmpty(**stmt);
       return FillInfo(desc, *schema->get(), desc.cmd(), out, true);
     }
-    if (IsSql(cmd, "CommandStatementSubstraitPlan")) {
+    if (IsFlightSqlCommand(cmd, "CommandStatementSubstraitPlan")) {
       return GStatus(GCode::UNIMPLEMENTED, "Substrait plans are not supported; send SQL");
     }
-    if (cmd.type_url().rfind(std::string(kSqlPrefix), 0) == 0) {
+    if (cmd.type_url().rfind(std::string(kFlightSqlTypePrefix), 0) == 0) {
       return GStatus(GCode::INVALID_ARGUMENT, "command " + cmd.type_url() + " is not valid for GetFlightInfo");
     }
     return GStatus(GCode::INVALID_ARGUMENT, "unknown command type '" + cmd.type_url() + "'");
@@ -691,9 +677,9 @@ struct FlightSqlServer::Impl final : public grpc::Service {
       }
       return GStatus::OK;
     }
-    if (IsSql(cmd, "TicketStatementQuery")) {
+    if (IsFlightSqlCommand(cmd, "TicketStatementQuery")) {
       pbsql::TicketStatementQuery t;
-      if (!UnpackSql(cmd, &t)) return GStatus(GCode::INVALID_ARGUMENT, "malformed TicketStatementQuery");
+      if (!cmd.UnpackTo(&t)) return GStatus(GCode::INVALID_ARGUMENT, "malformed TicketStatementQuery");
       auto owner = SessionOfHandle(t.statement_handle(), *session);
       if (!owner.ok()) return ToGrpc(owner.status());
       std::string sql;
@@ -705,9 +691,9 @@ struct FlightSqlServer::Impl final : public grpc::Service {
       }
       return StreamQuery(**owner, t.statement_handle(), sql, nullptr, writer);
     }
-    if (IsSql(cmd, "CommandPreparedStatementQuery")) {
+    if (IsFlightSqlCommand(cmd, "CommandPreparedStatementQuery")) {
       pbsql::CommandPreparedStatementQuery q;
-      if (!UnpackSql(cmd, &q)) return GStatus(GCode::INVALID_ARGUMENT, "malformed CommandPreparedStatementQuery");
+      if (!cmd.UnpackTo(&q)) return GStatus(GCode::INVALID_ARGUMENT, "malformed CommandPreparedStatementQuery");
       auto prepared = FindPrepared(**session, q.prepared_statement_handle());
       if (!prepared.ok()) return ToGrpc(prepared.status());
       auto owner = SessionOfHandle(q.prepared_statement_handle(), *session);
@@ -751,35 +737,25 @@ struct FlightSqlServer::Impl final : public grpc::Service {
 
   // SQL literals of every parameter row (DuckDB renders the values; types are kept by casts).
   Result<std::vector<std::vector<std::string>>> ParamLiterals(const ParamSet& params) {
-    std::vector<arrow::ArrayHandle> copies;
-    // The stream below consumes its batches: rebuild a one-shot stream over shallow imports.
-    ArrowSchema schema_copy;
-    arrow::CopySchema(*params.schema.get(), &schema_copy);
-    arrow::SchemaHandle schema_handle(&schema_copy);
     std::vector<std::vector<std::string>> rows;
     for (const auto& batch : params.batches) {
-      // Borrow the batch: a non-owning ArrowArray whose release does nothing.
+      // DuckDB reads a borrowed view of the batch (its release does nothing): each column as
+      // text, then each column's type, in one query.
       ArrowArray view = *batch.get();
       view.release = [](ArrowArray* a) { a->release = nullptr; };
       std::vector<arrow::ArrayHandle> one;
       one.emplace_back(&view);
-      ArrowSchema s2;
-      arrow::CopySchema(*params.schema.get(), &s2);
-      auto stream = arrow::MakeBatchStream(arrow::SchemaHandle(&s2), std::move(one));
-      SKADE_ASSIGN_OR_RETURN(auto types, lake.db().QueryRowsWithArrow("__p", stream.get(), "DESCRIBE SELECT * FROM __p"));
-      ArrowArray view2 = *batch.get();
-      view2.release = [](ArrowArray* a) { a->release = nullptr; };
-      std::vector<arrow::ArrayHandle> two;
-      two.emplace_back(&view2);
-      ArrowSchema s3;
-      arrow::CopySchema(*params.schema.get(), &s3);
-      auto stream2 = arrow::MakeBatchStream(arrow::SchemaHandle(&s3), std::move(two));
-      SKADE_ASSIGN_OR_RETURN(auto values, lake.db().QueryRowsWithArrow("__p", stream2.get(),
-                                                                         "SELECT CAST(COLUMNS(*) AS VARCHAR) FROM __p"));
+      ArrowSchema schema;
+      arrow::CopySchema(*params.schema.get(), &schema);
+      auto stream = arrow::MakeBatchStream(arrow::SchemaHandle(&schema), std::move(one));
+      SKADE_ASSIGN_OR_RETURN(auto values,
+                             lake.db().QueryRowsWithArrow(
+                                 "__p", stream.get(), "SELECT CAST(COLUMNS(*) AS VARCHAR), typeof(COLUMNS(*)) FROM __p"));
       for (const auto& row : values) {
+        size_t n = row.size() / 2;
         std::vector<std::string> lits;
-        for (size_t c = 0; c < row.size(); ++c) {
-          std::string type = c < types.size() && types[c].size() > 1 && types[c][1] ? *types[c][1] : "VARCHAR";
+        for (size_t c = 0; c < n; ++c) {
+          std::string type = row[n + c] ? *row[n + c] : "VARCHAR";
           lits.push_back(row[c] ? "CAST(" + engine::QuoteString(*row[c]) + " AS " + type + ")" : "NULL");
         }
         rows.push_back(std::move(lits));
@@ -825,9 +801,9 @@ struct FlightSqlServer::Impl final : public grpc::Service {
     if (!cmd.ParseFromString(first.flight_descriptor().cmd())) {
       return GStatus(GCode::INVALID_ARGUMENT, "malformed command: not a protobuf Any");
     }
-    if (IsSql(cmd, "CommandStatementUpdate")) {
+    if (IsFlightSqlCommand(cmd, "CommandStatementUpdate")) {
       pbsql::CommandStatementUpdate u;
-      if (!UnpackSql(cmd, &u)) return GStatus(GCode::INVALID_ARGUMENT, "malformed CommandStatementUpdate");
+      if (!cmd.UnpackTo(&u)) return GStatus(GCode::INVALID_ARGUMENT, "malformed CommandStatementUpdate");
       if (u.has_transaction_id()) return GStatus(GCode::INVALID_ARGUMENT, "transactions are not supported");
       auto n = RunUpdate(s, u.query());
       if (!n.ok()) return Refusal(n.status());
@@ -835,16 +811,16 @@ struct FlightSqlServer::Impl final : public grpc::Service {
       r.set_record_count(*n);
       return WritePut(rw, r.SerializeAsString());
     }
-    if (IsSql(cmd, "CommandPreparedStatementQuery") || IsSql(cmd, "CommandPreparedStatementUpdate")) {
-      bool query = IsSql(cmd, "CommandPreparedStatementQuery");
+    if (IsFlightSqlCommand(cmd, "CommandPreparedStatementQuery") || IsFlightSqlCommand(cmd, "CommandPreparedStatementUpdate")) {
+      bool query = IsFlightSqlCommand(cmd, "CommandPreparedStatementQuery");
       std::string handle;
       if (query) {
         pbsql::CommandPreparedStatementQuery q;
-        if (!UnpackSql(cmd, &q)) return GStatus(GCode::INVALID_ARGUMENT, "malformed CommandPreparedStatementQuery");
+        if (!cmd.UnpackTo(&q)) return GStatus(GCode::INVALID_ARGUMENT, "malformed CommandPreparedStatementQuery");
         handle = q.prepared_statement_handle();
       } else {
         pbsql::CommandPreparedStatementUpdate q;
-        if (!UnpackSql(cmd, &q)) return GStatus(GCode::INVALID_ARGUMENT, "malformed CommandPreparedStatementUpdate");
+        if (!cmd.UnpackTo(&q)) return GStatus(GCode::INVALID_ARGUMENT, "malformed CommandPreparedStatementUpdate");
         handle = q.prepared_statement_handle();
       }
       auto prepared = FindPrepared(s, handle);
@@ -900,9 +876,9 @@ struct FlightSqlServer::Impl final : public grpc::Service {
       r.set_record_count(total);
       return WritePut(rw, r.SerializeAsString());
     }
-    if (IsSql(cmd, "CommandStatementIngest")) {
+    if (IsFlightSqlCommand(cmd, "CommandStatementIngest")) {
       pbsql::CommandStatementIngest in;
-      if (!UnpackSql(cmd, &in)) return GStatus(GCode::INVALID_ARGUMENT, "malformed CommandStatementIngest");
+      if (!cmd.UnpackTo(&in)) return GStatus(GCode::INVALID_ARGUMENT, "malformed CommandStatementIngest");
       if (options.read_only) return GStatus(GCode::PERMISSION_DENIED, "permission denied: the server is read-only");
       if (in.temporary()) return GStatus(GCode::INVALID_ARGUMENT, "temporary tables are not supported");
       if (in.has_transaction_id()) return GStatus(GCode::INVALID_ARGUMENT, "transactions are not supported");
@@ -936,7 +912,7 @@ struct FlightSqlServer::Impl final : public grpc::Service {
       r.set_record_count(*n);
       return WritePut(rw, r.SerializeAsString());
     }
-    if (cmd.type_url().rfind(std::string(kSqlPrefix), 0) == 0) {
+    if (cmd.type_url().rfind(std::string(kFlightSqlTypePrefix), 0) == 0) {
       return GStatus(GCode::INVALID_ARGUMENT, "command " + cmd.type_url() + " is not valid for DoPut");
     }
     return GStatus(GCode::INVALID_ARGUMENT, "unknown command type '" + cmd.type_url() + "'");
@@ -958,7 +934,7 @@ struct FlightSqlServer::Impl final : public grpc::Service {
       Any t;
       pbsql::TicketStatementQuery q;
       std::string handle;
-      if (t.ParseFromString(ep.ticket().ticket()) && IsSql(t, "TicketStatementQuery") && t.UnpackTo(&q)) {
+      if (t.ParseFromString(ep.ticket().ticket()) && IsFlightSqlCommand(t, "TicketStatementQuery") && t.UnpackTo(&q)) {
         handle = q.statement_handle();
       } else {
         pbsql::CommandPreparedStatementQuery p;
@@ -1121,7 +1097,6 @@ struct FlightSqlServer::Impl final : public grpc::Service {
       {
         std::lock_guard<std::mutex> lock(s.mu);
         for (auto& [h, run] : s.running) run.connection->Interrupt();
-        s.closed = true;
       }
       pb::CloseSessionResult r;
       r.set_status(pb::CloseSessionResult::CLOSED);
