@@ -40,7 +40,8 @@ struct LakeOpenOptions {
 Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& options = {});
 
 // Creates DuckDB views for the catalog tables `sql` references ("ns"."table", nested
-// namespaces as "a.b"."table"), each reading the table's current snapshot.
+// namespaces as "a.b"."table"), each reading the table's current snapshot (sql::LakeSql over
+// DuckDB's default catalog).
 Status ExposeTables(Lake& lake, const std::string& sql);
 
 struct NsArgs {
@@ -131,6 +132,11 @@ void AddMaintenanceCommands(CLI::App& app, const LakeArgs& lake, int* exit_code)
 // Registers `watch` (commit events, locally or from a server) and `events-serve` (the Commits
 // gRPC service on 127.0.0.1); each sets *exit_code when it runs.
 void AddWatchCommand(CLI::App& app, const LakeArgs& lake, int* exit_code);
+
+// Long-running commands (watch, events-serve, serve) stop on SIGINT/SIGTERM: install the
+// handlers, then poll StopRequested().
+void InstallStopHandlers();
+bool StopRequested();
 
 // Registers `serve` (Arrow Flight SQL + the Commits stream on one port); sets *exit_code.
 void AddServeCommand(CLI::App& app, const LakeArgs& lake, int* exit_code);

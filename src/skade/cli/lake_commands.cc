@@ -9,6 +9,7 @@
 #include "skade/base/clock.h"
 #include "skade/catalog/sql_catalog.h"
 #include "skade/cli/lake.h"
+#include "skade/sql/lake_sql.h"
 #include "skade/cli/table_location.h"
 #include "skade/cli/output.h"
 #include "skade/engine/data_writer.h"
@@ -105,27 +106,9 @@ Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& open_options)
 }
 
 Status ExposeTables(Lake& lake, const std::string& sql) {
-  SKADE_ASSIGN_OR_RETURN(auto refs, lake.db->ReferencedTables(sql));
-  std::set<std::string> done;
-  for (const auto& parts : refs) {
-    if (parts.size() < 2) continue;  // unqualified names are DuckDB's own (CTEs, functions)
-    // "a.b".t, or a.t; a catalog prefix (memory.a.t) is ignored.
-    std::string ns_text = parts[parts.size() - 2];
-    auto ident = catalog::TableIdent::Parse(ns_text + "." + parts.back());
-    if (!ident.ok()) continue;
-    if (!done.insert(ident->ToString()).second) continue;
-    auto table = table::Table::Load(*lake.catalog, *lake.io, *lake.db, *ident);
-    if (!table.ok()) {
-      if (table.status().code() == StatusCode::kNotFound) continue;  // DuckDB reports it
-      return table.status();
-    }
-    SKADE_ASSIGN_OR_RETURN(std::string view_sql, (*table)->ReadSql({}));
-    std::string schema = engine::QuoteIdentifier(ns_text);
-    SKADE_RETURN_IF_ERROR(lake.db->Execute("CREATE SCHEMA IF NOT EXISTS " + schema));
-    SKADE_RETURN_IF_ERROR(lake.db->Execute("CREATE OR REPLACE VIEW " + schema + "." +
-                                           engine::QuoteIdentifier(parts.back()) + " AS " + view_sql));
-  }
-  return Status::Ok();
+  // DuckDB names its in-memory default catalog "memory".
+  SKADE_ASSIGN_OR_RETURN(auto views, sql::LakeSql::Open(*lake.catalog, *lake.io, *lake.db, "memory"));
+  return views->SyncViews(sql, "");
 }
 
 int RunNs(const LakeArgs& lake_args, const NsArgs& args, std::ostream& out, std::ostream& err) {

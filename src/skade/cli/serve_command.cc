@@ -2,7 +2,6 @@
 // lake's catalog, until SIGINT/SIGTERM.
 #include <CLI/CLI.hpp>
 #include <chrono>
-#include <csignal>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -18,9 +17,6 @@
 
 namespace skade::cli {
 namespace {
-
-volatile std::sig_atomic_t g_serve_stop = 0;
-extern "C" void OnServeStop(int) { g_serve_stop = 1; }
 
 struct ServeOptions {
   std::string host = "127.0.0.1";
@@ -76,11 +72,7 @@ Result<std::map<std::string, std::string>> LoadUsers(const std::string& file) {
 }
 
 int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
-  struct sigaction action = {};
-  action.sa_handler = OnServeStop;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
+  InstallStopHandlers();
 
   LakeOpenOptions open;
   open.lock_down = true;
@@ -127,7 +119,7 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
   std::cout << "flight sql listening on " << o.host << ":" << (*server)->port() << " (catalog '" << o.catalog_name
             << "', warehouse " << lake->warehouse << (o.read_only ? ", read-only" : "") << ")" << std::endl;
   std::cout << "commit stream (skade.v1.Commits) on the same port" << std::endl;
-  while (!g_serve_stop) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  while (!StopRequested()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   std::cout << "shutting down" << std::endl;
   commits.Shutdown();
   (*server)->Shutdown();

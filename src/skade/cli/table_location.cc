@@ -83,8 +83,7 @@ Result<LoadedTable> LoadTable(io::FileIO& io, std::string_view path,
     t.table_dir = fs::absolute(local, ec).lexically_normal().string();
   } else if (EndsWith(local, ".json")) {
     t.metadata_file = local;
-    fs::path parent = fs::absolute(local, ec).parent_path();
-    t.table_dir = (parent.filename() == "metadata" ? parent.parent_path() : parent).lexically_normal().string();
+    t.table_dir = iceberg::TableDirOfMetadataFile(fs::absolute(local, ec).string());
   } else if (!fs::exists(local, ec)) {
     return Status::NotFound("table '" + local + "' not found");
   } else {

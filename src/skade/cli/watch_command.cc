@@ -23,12 +23,15 @@
 #include "skade/io/file_io.h"
 
 namespace skade::cli {
+
 namespace {
 
 // Set by SIGINT/SIGTERM; the only state a signal handler may touch.
 volatile std::sig_atomic_t g_stop_requested = 0;
 
 extern "C" void OnStopSignal(int) { g_stop_requested = 1; }
+
+}  // namespace
 
 void InstallStopHandlers() {
   g_stop_requested = 0;
@@ -40,6 +43,8 @@ void InstallStopHandlers() {
 }
 
 bool StopRequested() { return g_stop_requested != 0; }
+
+namespace {
 
 struct WatchArgs {
   int64_t after = 0;  // 0 = from now
