@@ -3,34 +3,15 @@
 
 #include <gtest/gtest.h>
 
-#include <cstring>
-
 #include "skade/arrow/ipc.h"
 
 namespace skade::arrow {
 namespace {
 
 std::vector<std::pair<std::string, std::string>> MetadataOf(const ArrowSchema& s) {
-  std::vector<std::pair<std::string, std::string>> out;
-  if (s.metadata == nullptr) return out;
-  const char* p = s.metadata;
-  auto next = [&p]() {
-    int32_t v;
-    std::memcpy(&v, p, 4);
-    p += 4;
-    return v;
-  };
-  int32_t n = next();
-  for (int32_t i = 0; i < n; ++i) {
-    int32_t kl = next();
-    std::string k(p, kl);
-    p += kl;
-    int32_t vl = next();
-    std::string v(p, vl);
-    p += vl;
-    out.emplace_back(k, v);
-  }
-  return out;
+  auto kv = DecodeMetadata(s.metadata);
+  EXPECT_TRUE(kv.ok()) << kv.status().ToString();
+  return kv.ok() ? *kv : std::vector<std::pair<std::string, std::string>>{};
 }
 
 TEST(ArrayBuilderTest, NestedValuesRoundTripThroughIpc) {

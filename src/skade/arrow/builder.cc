@@ -72,6 +72,32 @@ std::string EncodeMetadata(const std::vector<std::pair<std::string, std::string>
   return out;
 }
 
+Result<std::vector<std::pair<std::string, std::string>>> DecodeMetadata(const char* metadata) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (metadata == nullptr) return out;
+  auto read_i32 = [&metadata]() {
+    int32_t v;
+    std::memcpy(&v, metadata, 4);
+    metadata += 4;
+    return v;
+  };
+  int32_t n = read_i32();
+  if (n < 0) return Status::InvalidArgument("negative metadata count");
+  for (int32_t i = 0; i < n; ++i) {
+    int32_t kl = read_i32();
+    if (kl < 0) return Status::InvalidArgument("negative metadata key length");
+    std::string key(metadata, kl);
+    metadata += kl;
+    int32_t vl = read_i32();
+    if (vl < 0) return Status::InvalidArgument("negative metadata value length");
+    std::string value(metadata, vl);
+    metadata += vl;
+    out.emplace_back(std::move(key), std::move(value));
+  }
+  return out;
+}
+
+
 ArrayBuilder::ArrayBuilder(std::string name, std::string format, bool nullable, std::vector<ArrayBuilder> children)
     : name_(std::move(name)), format_(std::move(format)), nullable_(nullable), children_(std::move(children)) {
   if (format_ == "u" || format_ == "z" || format_ == "+l" || format_ == "+m") offsets_.push_back(0);
@@ -275,17 +301,9 @@ void CopySchema(const ArrowSchema& from, ArrowSchema* to,
     p->dictionary.resize(1);
     CopySchema(*from.dictionary, &p->dictionary[0]);
   }
-  if (from.metadata != nullptr) {
-    int32_t n = 0;
-    std::memcpy(&n, from.metadata, 4);
-    const char* cur = from.metadata + 4;
-    for (int32_t i = 0; i < 2 * n; ++i) {
-      int32_t len = 0;
-      std::memcpy(&len, cur, 4);
-      cur += 4 + len;
-    }
-    p->metadata.assign(from.metadata, cur);
-  }
+  // Malformed metadata is not copied (a copy must not read past what the lengths promise).
+  auto own = DecodeMetadata(from.metadata);
+  if (own.ok() && !own->empty()) p->metadata = EncodeMetadata(*own);
   p->children.resize(from.n_children);
   for (int64_t i = 0; i < from.n_children; ++i) {
     CopySchema(*from.children[i], &p->children[i]);

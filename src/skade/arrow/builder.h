@@ -71,5 +71,8 @@ void CopySchema(const ArrowSchema& from, ArrowSchema* to,
 
 // C Data Interface metadata bytes (int32 count, then length-prefixed keys and values).
 std::string EncodeMetadata(const std::vector<std::pair<std::string, std::string>>& kv);
+// The key/value pairs of C Data Interface metadata (none for nullptr). kInvalidArgument for a
+// negative count or length.
+Result<std::vector<std::pair<std::string, std::string>>> DecodeMetadata(const char* metadata);
 
 }  // namespace skade::arrow

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 
+#include "skade/arrow/builder.h"
 #include "skade/arrow/ipc_internal.h"
 
 namespace skade::arrow::ipc::internal {
@@ -114,47 +115,6 @@ Result<Layout> LayoutOf(std::string_view f) {
 
 namespace {
 
-// C Data Interface metadata: int32 count, then per pair int32 length + key, int32 length + value.
-Result<std::vector<std::pair<std::string, std::string>>> ParseMetadata(const char* metadata) {
-  std::vector<std::pair<std::string, std::string>> out;
-  if (metadata == nullptr) return out;
-  auto read_i32 = [&metadata]() {
-    int32_t v;
-    std::memcpy(&v, metadata, 4);
-    metadata += 4;
-    return v;
-  };
-  int32_t n = read_i32();
-  if (n < 0) return Status::InvalidArgument("negative metadata count");
-  for (int32_t i = 0; i < n; ++i) {
-    int32_t kl = read_i32();
-    if (kl < 0) return Status::InvalidArgument("negative metadata key length");
-    std::string key(metadata, kl);
-    metadata += kl;
-    int32_t vl = read_i32();
-    if (vl < 0) return Status::InvalidArgument("negative metadata value length");
-    std::string value(metadata, vl);
-    metadata += vl;
-    out.emplace_back(std::move(key), std::move(value));
-  }
-  return out;
-}
-
-std::string SerializeMetadata(const std::vector<std::pair<std::string, std::string>>& kv) {
-  std::string out;
-  auto put_i32 = [&out](size_t v) {
-    int32_t x = static_cast<int32_t>(v);
-    out.append(reinterpret_cast<const char*>(&x), 4);
-  };
-  put_i32(kv.size());
-  for (const auto& [k, v] : kv) {
-    put_i32(k.size());
-    out += k;
-    put_i32(v.size());
-    out += v;
-  }
-  return out;
-}
 
 // Owns everything an exported ArrowSchema points to.
 struct SchemaPrivate {
@@ -188,7 +148,7 @@ Result<FieldInfo> FromArrowSchema(const ArrowSchema& schema, int64_t& next_dicti
   field.name = schema.name != nullptr ? schema.name : "";
   field.format = schema.format;
   field.flags = schema.flags;
-  SKADE_ASSIGN_OR_RETURN(field.metadata, ParseMetadata(schema.metadata));
+  SKADE_ASSIGN_OR_RETURN(field.metadata, DecodeMetadata(schema.metadata));
   if (schema.n_children < 0 || (schema.n_children > 0 && schema.children == nullptr)) {
     return Status::InvalidArgument("bad ArrowSchema children");
   }
@@ -227,7 +187,7 @@ void ExportField(const FieldInfo& field, ArrowSchema* out) {
   const FieldInfo& stored = field;
   priv->format = stored.format;
   priv->name = stored.name;
-  if (!stored.metadata.empty()) priv->metadata = SerializeMetadata(stored.metadata);
+  if (!stored.metadata.empty()) priv->metadata = EncodeMetadata(stored.metadata);
   for (const FieldInfo& child : stored.children) {
     auto c = std::make_unique<ArrowSchema>();
     ExportField(child, c.get());
