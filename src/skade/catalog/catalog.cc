@@ -1,5 +1,7 @@
 #include "skade/catalog/catalog.h"
 
+#include <algorithm>
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -81,6 +83,22 @@ std::string TableIdent::ToString() const {
   if (!out.empty()) out += '.';
   out += name;
   return out;
+}
+
+Result<std::vector<Namespace>> ListNamespacesBelow(Catalog& catalog, const Namespace& parent) {
+  std::vector<Namespace> all;
+  std::vector<Namespace> stack = {parent};
+  while (!stack.empty()) {
+    Namespace cur = stack.back();
+    stack.pop_back();
+    SKADE_ASSIGN_OR_RETURN(std::vector<Namespace> children, catalog.ListNamespaces(cur));
+    for (Namespace& child : children) {
+      all.push_back(child);
+      stack.push_back(std::move(child));
+    }
+  }
+  std::sort(all.begin(), all.end());
+  return all;
 }
 
 }  // namespace skade::catalog

@@ -144,4 +144,8 @@ class Catalog {
   virtual void SetCommitListener(CommitListener listener) { (void)listener; }
 };
 
+// Every namespace nested below `parent` at any depth (not `parent` itself), sorted; the whole
+// catalog for an empty `parent`. Errors as ListNamespaces returns them.
+Result<std::vector<Namespace>> ListNamespacesBelow(Catalog& catalog, const Namespace& parent);
+
 }  // namespace skade::catalog

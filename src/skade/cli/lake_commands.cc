@@ -136,24 +136,14 @@ int RunNs(const LakeArgs& lake_args, const NsArgs& args, std::ostream& out, std:
     return 0;
   }
   if (args.action == "list") {
-    // All namespaces below `ns`, depth first.
-    std::vector<catalog::Namespace> all;
-    std::vector<catalog::Namespace> stack = {ns};
-    while (!stack.empty()) {
-      catalog::Namespace cur = stack.back();
-      stack.pop_back();
-      auto children = cat.ListNamespaces(cur);
-      if (!children.ok()) return Fail(err, children.status());
-      for (auto it = children->rbegin(); it != children->rend(); ++it) stack.push_back(*it);
-      if (!cur.empty() && !(cur == ns)) all.push_back(cur);
-    }
-    std::sort(all.begin(), all.end());
+    auto all = catalog::ListNamespacesBelow(cat, ns);
+    if (!all.ok()) return Fail(err, all.status());
     if (args.json) {
       Json j = Json::array();
-      for (const auto& n : all) j.push_back(n.levels);
+      for (const auto& n : *all) j.push_back(n.levels);
       out << Dump(j) << "\n";
     } else {
-      for (const auto& n : all) out << n.ToString() << "\n";
+      for (const auto& n : *all) out << n.ToString() << "\n";
     }
     return 0;
   }
@@ -373,17 +363,9 @@ int RunTables(const LakeArgs& lake_args, const ListArgs& args, std::ostream& out
     if (!ns.ok()) return Fail(err, ns.status());
     namespaces.push_back(*ns);
   } else {
-    std::vector<catalog::Namespace> stack = {catalog::Namespace{}};
-    while (!stack.empty()) {
-      catalog::Namespace cur = stack.back();
-      stack.pop_back();
-      auto children = cat.ListNamespaces(cur);
-      if (!children.ok()) return Fail(err, children.status());
-      for (const auto& c : *children) {
-        namespaces.push_back(c);
-        stack.push_back(c);
-      }
-    }
+    auto all = catalog::ListNamespacesBelow(cat, catalog::Namespace{});
+    if (!all.ok()) return Fail(err, all.status());
+    namespaces = std::move(*all);
   }
   std::vector<catalog::TableIdent> tables;
   for (const auto& ns : namespaces) {

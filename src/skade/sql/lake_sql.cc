@@ -32,23 +32,16 @@ std::optional<std::string> LakeSql::SchemaName(const catalog::Namespace& ns) {
 Result<catalog::Namespace> LakeSql::NamespaceOf(std::string_view schema) { return catalog::Namespace::Parse(schema); }
 
 Result<std::vector<catalog::Namespace>> LakeSql::ListNamespaces() {
-  std::vector<catalog::Namespace> all;
-  std::vector<catalog::Namespace> stack = {catalog::Namespace{}};
-  while (!stack.empty()) {
-    catalog::Namespace cur = stack.back();
-    stack.pop_back();
-    SKADE_ASSIGN_OR_RETURN(auto children, catalog_.ListNamespaces(cur));
-    for (auto& child : children) {
-      if (!SchemaName(child)) {
-        SKADE_LOG_WARN("namespace level with a '.' cannot be a SQL schema; skipped: {}", child.ToString());
-        continue;
-      }
-      stack.push_back(child);
+  SKADE_ASSIGN_OR_RETURN(auto all, catalog::ListNamespacesBelow(catalog_, catalog::Namespace{}));
+  std::vector<catalog::Namespace> out;
+  for (auto& ns : all) {
+    if (SchemaName(ns)) {
+      out.push_back(std::move(ns));
+    } else {
+      SKADE_LOG_WARN("namespace level with a '.' cannot be a SQL schema; skipped: {}", ns.ToString());
     }
-    if (!cur.empty()) all.push_back(cur);
   }
-  std::sort(all.begin(), all.end());
-  return all;
+  return out;
 }
 
 Result<catalog::TableIdent> LakeSql::Resolve(const std::vector<std::string>& parts,
