@@ -345,20 +345,29 @@ Result<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& options)
   return db;
 }
 
-Status Database::Execute(std::string_view sql) {
-  RawConnection con;
-  if (duckdb_connect(impl_->db, &con.con) != DuckDBSuccess) {
-    return Status::Internal("cannot open a DuckDB connection");
-  }
+namespace {
+
+// Runs one statement on `con`, discarding its result.
+Status ExecuteOn(duckdb_connection con, std::string_view sql) {
   QueryResult r;
   std::string text(sql);
-  duckdb_state state = duckdb_query(con.con, text.c_str(), &r.result);
+  duckdb_state state = duckdb_query(con, text.c_str(), &r.result);
   r.valid = true;
   if (state != DuckDBSuccess) {
     const char* err = duckdb_result_error(&r.result);
     return Status::InvalidArgument(err ? err : "statement failed");
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+Status Database::Execute(std::string_view sql) {
+  RawConnection con;
+  if (duckdb_connect(impl_->db, &con.con) != DuckDBSuccess) {
+    return Status::Internal("cannot open a DuckDB connection");
+  }
+  return ExecuteOn(con.con, sql);
 }
 
 namespace {
@@ -673,17 +682,7 @@ Result<std::unique_ptr<Connection>> Database::Connect() {
 Connection::Connection(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Connection::~Connection() = default;
 
-Status Connection::Execute(std::string_view sql) {
-  QueryResult r;
-  std::string text(sql);
-  duckdb_state state = duckdb_query(impl_->con, text.c_str(), &r.result);
-  r.valid = true;
-  if (state != DuckDBSuccess) {
-    const char* err = duckdb_result_error(&r.result);
-    return Status::InvalidArgument(err ? err : "statement failed");
-  }
-  return Status::Ok();
-}
+Status Connection::Execute(std::string_view sql) { return ExecuteOn(impl_->con, sql); }
 
 Result<std::unique_ptr<PreparedStatement>> Connection::Prepare(std::string_view sql) {
   auto impl = std::make_unique<PreparedStatement::Impl>();
@@ -743,8 +742,12 @@ bool UnknownAsNull(LogicalType& t) {
   return false;
 }
 
+// The Arrow struct schema of columns `names` with DuckDB types `holders` (each owned here);
+// types DuckDB cannot tell yet become the null type.
 Result<arrow::SchemaHandle> ArrowSchemaOf(duckdb_connection con, std::vector<LogicalType>& holders,
-                                          const std::vector<std::string>& names, const std::vector<bool>& unknown) {
+                                          const std::vector<std::string>& names) {
+  std::vector<bool> unknown;
+  for (LogicalType& t : holders) unknown.push_back(UnknownAsNull(t));
   if (holders.empty()) {  // DuckDB refuses zero columns: an empty struct schema
     static const char* const kEmpty = "+s";
     ArrowSchema raw{};
@@ -777,27 +780,23 @@ Result<arrow::SchemaHandle> PreparedStatement::ResultSchema() const {
   idx_t n = duckdb_prepared_statement_column_count(impl_->stmt);
   std::vector<LogicalType> holders(n);
   std::vector<std::string> names(n);
-  std::vector<bool> unknown(n);
   for (idx_t i = 0; i < n; ++i) {
     holders[i].type = duckdb_prepared_statement_column_logical_type(impl_->stmt, i);
-    unknown[i] = UnknownAsNull(holders[i]);
     const char* name = duckdb_prepared_statement_column_name(impl_->stmt, i);
     names[i] = name ? name : "";
   }
-  return ArrowSchemaOf(impl_->con, holders, names, unknown);
+  return ArrowSchemaOf(impl_->con, holders, names);
 }
 
 Result<arrow::SchemaHandle> PreparedStatement::ParameterSchema() const {
   idx_t n = duckdb_nparams(impl_->stmt);
   std::vector<LogicalType> holders(n);
   std::vector<std::string> names(n);
-  std::vector<bool> unknown(n);
   for (idx_t i = 0; i < n; ++i) {
     holders[i].type = duckdb_param_logical_type(impl_->stmt, i + 1);
-    unknown[i] = UnknownAsNull(holders[i]);
     names[i] = std::to_string(i + 1);
   }
-  return ArrowSchemaOf(impl_->con, holders, names, unknown);
+  return ArrowSchemaOf(impl_->con, holders, names);
 }
 
 namespace {
