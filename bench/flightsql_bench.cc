@@ -406,7 +406,7 @@ Status EnsureBigTable(cli::Lake& lake, const Options& options) {
     g.files = options.files;
     SKADE_ASSIGN_OR_RETURN(generated, GenerateTable(*db, g));
   }
-  SKADE_RETURN_IF_ERROR(lake.catalog->RegisterTable(BigTable(), generated.metadata_file).status());
+  SKADE_RETURN_IF_ERROR(lake.catalog->RegisterTable(BigTable(), generated.metadata_file));
   std::cout << "generated " << BigTable().ToString() << ": " << generated.rows << " rows, "
             << generated.data_files << " files, " << generated.data_bytes / 1e6 << " MB in "
             << NowSeconds() - start << " s\n";
@@ -428,7 +428,7 @@ Status EnsureMetaTables(cli::Lake& lake, int count) {
   for (int k = 0; k < count; ++k) {
     std::string name = MetaTableName(k);
     if (std::binary_search(have.begin(), have.end(), name)) continue;
-    SKADE_RETURN_IF_ERROR(lake.catalog->CreateTable({ns, name}, request).status());
+    SKADE_RETURN_IF_ERROR(lake.catalog->CreateTable({ns, name}, request));
     ++created;
   }
   std::cout << "meta: " << created << " tables created in " << NowSeconds() - start << " s, "
@@ -571,7 +571,7 @@ Status MetadataBenchmark(sql::LakeSql& lake, const Options& options) {
   FlightClient client(server->port());
   for (bool include_schema : {true, false}) {
     // One warm-up call, then the measured ones.
-    SKADE_RETURN_IF_ERROR(GetTablesCalls(client, options, include_schema, 1).status());
+    SKADE_RETURN_IF_ERROR(GetTablesCalls(client, options, include_schema, 1));
     SKADE_ASSIGN_OR_RETURN(auto runs,
                            GetTablesCalls(client, options, include_schema, options.calls));
     std::string label =
@@ -595,7 +595,7 @@ Status MetadataBenchmark(sql::LakeSql& lake, const Options& options) {
       SKADE_ASSIGN_OR_RETURN(auto tables, lake.catalog().ListTables(ns));
       for (const auto& ident : tables) {
         SKADE_ASSIGN_OR_RETURN(auto table, lake.LoadTable(ident));
-        if (step == 1) SKADE_RETURN_IF_ERROR(table->ArrowSchema().status());
+        if (step == 1) SKADE_RETURN_IF_ERROR(table->ArrowSchema());
       }
       ms.push_back((NowSeconds() - start) * 1e3);
     }

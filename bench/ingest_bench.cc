@@ -58,7 +58,7 @@ Result<catalog::TableIdent> CreateTable(catalog::Catalog& cat, const std::string
   req.schema = std::move(schema);
   req.spec = std::move(spec);
   req.properties["write.parquet.compression-codec"] = "zstd";  // as `skade create` sets it
-  SKADE_RETURN_IF_ERROR(cat.CreateTable(ident, req).status());
+  SKADE_RETURN_IF_ERROR(cat.CreateTable(ident, req));
   return ident;
 }
 
@@ -184,7 +184,7 @@ Result<SmallResult> RunSmallAppends(engine::Database& db, const std::string& dir
                                     bool table_per_writer, int writers, int commits) {
   SKADE_ASSIGN_OR_RETURN(Catalog cat, OpenCatalog(dir, group_commit));
   SKADE_ASSIGN_OR_RETURN(iceberg::SchemaPtr schema,
-                         engine::SchemaFromColumnDefinitions(db, "w INTEGER, c BIGINT"));
+                         engine::SchemaFromColumnDefinitions("w INTEGER, c BIGINT"));
   SKADE_ASSIGN_OR_RETURN(iceberg::PartitionSpecPtr spec,
                          iceberg::ParsePartitionSpec("", *schema, 0));
   std::vector<catalog::TableIdent> idents;
@@ -252,11 +252,11 @@ Result<SmallResult> RunSmallAppends(engine::Database& db, const std::string& dir
 
 // Raw catalog CAS: `threads` threads each committing `commits` set-properties updates
 // (requirement: assert-table-uuid only, so none conflicts) to one table.
-Result<SmallResult> RunCas(engine::Database& db, const std::string& dir, bool group_commit,
+Result<SmallResult> RunCas(const std::string& dir, bool group_commit,
                            int threads_n, int commits) {
   SKADE_ASSIGN_OR_RETURN(Catalog cat, OpenCatalog(dir, group_commit));
   SKADE_ASSIGN_OR_RETURN(iceberg::SchemaPtr schema,
-                         engine::SchemaFromColumnDefinitions(db, "w INTEGER"));
+                         engine::SchemaFromColumnDefinitions("w INTEGER"));
   SKADE_ASSIGN_OR_RETURN(iceberg::PartitionSpecPtr spec,
                          iceberg::ParsePartitionSpec("", *schema, 0));
   SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident, CreateTable(*cat.catalog, "cas", schema, spec));
@@ -347,7 +347,7 @@ int RunSmall(engine::Database& db, const std::string& dir, int writers, int comm
       std::string label = "catalog CAS (CommitTable set-properties), " + std::to_string(threads_n) +
                           " threads x " + std::to_string(cas_commits) + ", group commit " +
                           (group ? "on" : "off");
-      auto r = RunCas(db, dir + "/cas-" + std::to_string(k++), group, threads_n, cas_commits);
+      auto r = RunCas(dir + "/cas-" + std::to_string(k++), group, threads_n, cas_commits);
       if (!r.ok()) {
         std::cerr << "ingest_bench: " << label << ": " << r.status().ToString() << "\n";
         return 1;

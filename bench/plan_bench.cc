@@ -116,7 +116,9 @@ int Main(int argc, char** argv) {
   for (const std::string& where : filters) {
     iceberg::ExprPtr filter;
     if (!where.empty()) {
-      auto f = engine::SqlToIcebergFilter(**db, where, schema);
+      auto predicate = engine::Predicate::Parse(where);
+      if (!predicate.ok()) return Fail(predicate.status());
+      auto f = engine::SqlToIcebergFilter(**db, *predicate, schema);
       if (!f.ok()) return Fail(f.status());
       filter = *f;
     }

@@ -36,8 +36,10 @@ Result<Run> SkadeScan(engine::Database& db, const std::string& table, const std:
   SKADE_ASSIGN_OR_RETURN(auto selected, iceberg::SelectSnapshot(t.metadata, {}));
   if (selected.snapshot == nullptr) return Status::InvalidArgument("table has no snapshot");
   iceberg::ExprPtr filter;
+  std::optional<engine::Predicate> predicate;
   if (!where.empty()) {
-    SKADE_ASSIGN_OR_RETURN(filter, engine::SqlToIcebergFilter(db, where, *selected.schema));
+    SKADE_ASSIGN_OR_RETURN(predicate, engine::Predicate::Parse(where));
+    SKADE_ASSIGN_OR_RETURN(filter, engine::SqlToIcebergFilter(db, *predicate, *selected.schema));
   }
   iceberg::ScanPlanner planner(*table_io, t.metadata);
   engine::IcebergScan scan;
@@ -46,7 +48,7 @@ Result<Run> SkadeScan(engine::Database& db, const std::string& table, const std:
   scan.locations = t.locations;
   SKADE_ASSIGN_OR_RETURN(scan.tasks, planner.PlanAll(*selected.snapshot, *selected.schema, filter));
   engine::ScanQuery query;
-  query.where_sql = where;
+  query.where = predicate;
   SKADE_ASSIGN_OR_RETURN(arrow::StreamHandle stream, engine::ScanToArrow(db, scan, query));
   SKADE_ASSIGN_OR_RETURN(int64_t rows, DrainStream(stream));
   return Run{NowSeconds() - start, rows, static_cast<int64_t>(scan.tasks.size())};

@@ -1,5 +1,8 @@
 #include "skade/base/status.h"
 
+#include <string>
+#include <type_traits>
+
 #include <gtest/gtest.h>
 
 namespace skade {
@@ -36,6 +39,28 @@ TEST(StatusTest, MacrosPropagateErrors) {
   EXPECT_EQ(Quarter(6).status().code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(Check(4).ok());
   EXPECT_EQ(Check(3).code(), StatusCode::kInvalidArgument);
+}
+
+// A long message lives on the heap, so reading it after its Result died is what ASan reports.
+Result<std::string> FailLong() { return Status::InvalidArgument(std::string(200, 'x') + " bad predicate"); }
+
+Status ReturnStatusOfTemporary() {
+  SKADE_RETURN_IF_ERROR(FailLong().status());
+  return Status::Ok();
+}
+
+TEST(StatusTest, StatusOfATemporaryResultIsAValue) {
+  // status() and value() on a temporary return values, so nothing can refer into the dead
+  // temporary (the macro binds `auto&&` to its argument).
+  static_assert(std::is_same_v<decltype(FailLong().status()), Status>);
+  static_assert(std::is_same_v<decltype(Result<std::string>("v").value()), std::string>);
+  static_assert(std::is_same_v<decltype(*Result<std::string>("v")), std::string>);
+  Status s = ReturnStatusOfTemporary();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), std::string(200, 'x') + " bad predicate");
+  auto&& bound = FailLong().status();
+  EXPECT_EQ(bound.message().size(), 214u);
+  EXPECT_EQ(Result<std::string>("value").value(), "value");
 }
 
 TEST(StatusTest, ResultFromOkStatusIsAnError) {

@@ -11,94 +11,19 @@
 #include <string>
 #include <vector>
 
-#include "tests/testing/run_process.h"
-#include "tests/testing/temp_dir.h"
+#include "tests/cli/lake_cli_fixture.h"
 
 namespace skade::cli {
 namespace {
 
-namespace fs = std::filesystem;
-using Json = nlohmann::json;
 using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using testing::Lines;
 using ::testing::Not;
+using testing::Lines;
 using testing::ProcessResult;
 using testing::ShellQuote;
 
-class LakeCliTest : public ::testing::Test {
- protected:
-  void SetUp() override { warehouse_ = tmp_.Path("lake"); }
-
-  // Runs skade on this test's warehouse; `args` are shell words, quoted where needed.
-  ProcessResult Skade(const std::string& args) {
-    return testing::RunProcess(std::string(SKADE_CLI_PATH) + " --warehouse " +
-                               ShellQuote(warehouse_) + " " + args);
-  }
-
-  // Runs skade and fails the test unless it exits 0; returns stdout.
-  std::string SkadeOk(const std::string& args) {
-    ProcessResult r = Skade(args);
-    EXPECT_EQ(r.exit_code, 0) << "skade " << args << "\n" << r.err;
-    return r.out;
-  }
-
-  Json SkadeJson(const std::string& args) {
-    std::string out = SkadeOk(args);
-    Json j = Json::parse(out, nullptr, false);
-    EXPECT_FALSE(j.is_discarded()) << "skade " << args << " printed no JSON:\n" << out;
-    return j.is_discarded() ? Json() : j;
-  }
-
-  // The commit log as JSON.
-  Json Log() { return SkadeJson("log --json"); }
-
-  // Every file in the warehouse except the catalog database (which SQLite may touch on open).
-  std::set<std::string> WarehouseFiles() {
-    std::set<std::string> files;
-    if (!fs::exists(warehouse_)) return files;
-    for (const auto& e : fs::recursive_directory_iterator(warehouse_)) {
-      if (!e.is_regular_file()) continue;
-      std::string name = e.path().filename().string();
-      if (name.rfind("catalog.db", 0) == 0) continue;
-      files.insert(e.path().lexically_relative(warehouse_).string());
-    }
-    return files;
-  }
-
-  // A table most tests use: demo.t(id BIGINT NOT NULL, s VARCHAR, amount DOUBLE, day DATE).
-  void CreateDemo() {
-    SkadeOk("ns create demo");
-    SkadeOk("create demo.t --schema 'id BIGINT NOT NULL, s VARCHAR, amount DOUBLE, day DATE'");
-  }
-
-  std::string File(const std::string& name, const std::string& text) {
-    std::string path = tmp_.Path(name);
-    testing::WriteFileOrDie(path, text);
-    return path;
-  }
-
-  // Runs a command that must fail with exit code 1 and `code` (a status code name) in its
-  // message, and checks that it changed neither the commit log nor the warehouse's files.
-  void ExpectRefused(const std::string& args, const std::string& code,
-                     const std::string& detail = "") {
-    Json log_before = Log();
-    std::set<std::string> files_before = WarehouseFiles();
-    ProcessResult r = Skade(args);
-    EXPECT_EQ(r.exit_code, 1) << "skade " << args << "\nstdout: " << r.out << "\nstderr: " << r.err;
-    EXPECT_THAT(r.err, HasSubstr(code)) << "skade " << args;
-    if (!detail.empty()) {
-      EXPECT_THAT(r.err, HasSubstr(detail)) << "skade " << args;
-    }
-    EXPECT_THAT(r.err, HasSubstr("skade: ")) << "skade " << args;
-    EXPECT_EQ(Log(), log_before) << "skade " << args << " committed something";
-    EXPECT_EQ(WarehouseFiles(), files_before) << "skade " << args << " left files behind";
-  }
-
-  testing::TempDir tmp_;
-  std::string warehouse_;
-};
 
 TEST_F(LakeCliTest, NamespacesAtOneTwoAndThreeLevels) {
   EXPECT_THAT(SkadeOk("ns create sales --set owner=ana --set team=bi"), HasSubstr("sales"));

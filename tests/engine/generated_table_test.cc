@@ -65,7 +65,7 @@ class GeneratedTableTest : public ::testing::Test {
     scan.schema = metadata_.CurrentSchema();
     iceberg::ExprPtr filter;
     if (!where.empty()) {
-      auto f = engine::SqlToIcebergFilter(*db_, where, *scan.schema);
+      auto f = engine::SqlToIcebergFilter(*db_, testing::Where(where), *scan.schema);
       EXPECT_TRUE(f.ok()) << f.status().ToString();
       if (f.ok()) filter = *f;
     }
@@ -272,7 +272,7 @@ TEST_F(GeneratedTableTest, FakeDataFilesPlanWithoutOpeningFiles) {
   EXPECT_EQ(counts->data_files, 100);
 
   auto filter =
-      engine::SqlToIcebergFilter(*db_, "id BETWEEN 25000 AND 25100", *metadata_.CurrentSchema());
+      engine::SqlToIcebergFilter(*db_, testing::Where("id BETWEEN 25000 AND 25100"), *metadata_.CurrentSchema());
   ASSERT_TRUE(filter.ok());
   auto tasks = planner.PlanAll(*metadata_.CurrentSnapshot(), *metadata_.CurrentSchema(), *filter);
   ASSERT_TRUE(tasks.ok()) << tasks.status().ToString();

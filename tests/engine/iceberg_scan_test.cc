@@ -60,7 +60,7 @@ class IcebergScanTest : public ::testing::Test {
     scan.name_mapping = t.metadata.DefaultNameMapping();
     iceberg::ExprPtr filter;
     if (!where.empty()) {
-      auto f = SqlToIcebergFilter(*db_, where, *selected->schema);
+      auto f = SqlToIcebergFilter(*db_, testing::Where(where), *selected->schema);
       EXPECT_TRUE(f.ok()) << f.status().ToString();
       filter = *f;
     }

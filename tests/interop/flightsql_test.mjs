@@ -1272,6 +1272,29 @@ groups.lockdown = async () => {
     check(!fs.existsSync(path.join(args.tmp, 'escaped2.csv')), 'prepared COPY wrote a file');
   });
 
+  await run('statements smuggled behind string escapes never run (E\'\\\'\' DEFAULT, dollar quotes, comments)', async () => {
+    const smuggled = [
+      `CREATE TABLE skade.one.sm1 (a VARCHAR DEFAULT E'\\''); COPY (SELECT 1) TO '${args.warehouse}/catalog.db'; ` +
+        `ATTACH '${args.tmp}/sm.duckdb' AS sm; CREATE MACRO m() AS 1; DETACH skade; ` +
+        `CREATE TABLE skade.one.sm2 (b VARCHAR DEFAULT E'\\'')`,
+      `INSERT INTO skade.one.items VALUES (E'\\'', 'x'); COPY (SELECT 1) TO '${args.tmp}/sm.csv'; SELECT ('`,
+      `DELETE FROM skade.one.items WHERE label = $$x$$; COPY (SELECT 1) TO '${args.tmp}/sm.csv' --$$`,
+    ];
+    for (const sql of smuggled) {
+      let refused = false;
+      try {
+        await c.executeUpdate(sql);
+      } catch (e) {
+        refused = e.code === Status.INVALID_ARGUMENT || e.code === Status.PERMISSION_DENIED;
+      }
+      check(refused, `not refused: ${sql}`);
+    }
+    check(!fs.existsSync(path.join(args.tmp, 'sm.duckdb')), 'ATTACH created a file');
+    check(!fs.existsSync(path.join(args.tmp, 'sm.csv')), 'COPY wrote a file');
+    check(cli(['tables']).split('\n').includes('one.items'), 'the catalog lost its tables (catalog.db overwritten?)');
+    eq(cli(['tables']).split('\n').filter((l) => l.startsWith('one.sm')), [], 'no table was created');
+  });
+
   await run('the server keeps serving', async () => {
     await expectAlive(c);
     eq(await rows(c, ORDERS_SQL), LAKE.orders, 'orders');

@@ -31,10 +31,10 @@ class LakeSqlTest : public testing::LakeTest {
   }
 
   int64_t Write(const std::string& sql) {
-    auto w = ParseWriteStatement(sql);
-    EXPECT_TRUE(w.ok() && w->has_value()) << sql;
-    if (!w.ok() || !w->has_value()) return -1;
-    auto n = lake_->ExecuteWrite(**w, "a.b");
+    auto w = engine::ParseStatement(sql);
+    EXPECT_TRUE(w.ok() && w->is_write()) << sql;
+    if (!w.ok() || !w->is_write()) return -1;
+    auto n = lake_->ExecuteWrite(*w, "a.b");
     EXPECT_TRUE(n.ok()) << sql << ": " << n.status().ToString();
     return n.ok() ? *n : -1;
   }
@@ -83,8 +83,8 @@ TEST_F(LakeSqlTest, WriteStatementsCommitWithExactCounts) {
 TEST_F(LakeSqlTest, DdlGoesToTheCatalog) {
   EXPECT_EQ(Write("CREATE TABLE n (id BIGINT NOT NULL, v DOUBLE)"), 0);
   EXPECT_TRUE(catalog_->LoadTable(Ident("n")).ok());
-  auto again = ParseWriteStatement("CREATE TABLE n (id BIGINT)");
-  EXPECT_EQ(lake_->ExecuteWrite(**again, "a.b").status().code(), StatusCode::kAlreadyExists);
+  auto again = engine::ParseStatement("CREATE TABLE n (id BIGINT)");
+  EXPECT_EQ(lake_->ExecuteWrite(*again, "a.b").status().code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(Write("CREATE TABLE IF NOT EXISTS n (id BIGINT)"), 0);
   EXPECT_EQ(Write("CREATE TABLE c AS SELECT range AS id FROM range(5)"), 5);
   EXPECT_EQ(Sql("SELECT sum(id) FROM skade.\"a.b\".c"), (std::vector<std::vector<std::string>>{{"10"}}));
@@ -93,8 +93,8 @@ TEST_F(LakeSqlTest, DdlGoesToTheCatalog) {
   EXPECT_EQ(Write("DROP TABLE IF EXISTS c"), 0);
   EXPECT_EQ(Write("CREATE SCHEMA skade.\"a.b.c\""), 0);
   EXPECT_TRUE(*catalog_->NamespaceExists(*catalog::Namespace::Parse("a.b.c")));
-  auto missing = ParseWriteStatement("CREATE TABLE nope.t (id BIGINT)");
-  EXPECT_EQ(lake_->ExecuteWrite(**missing, "a.b").status().code(), StatusCode::kNotFound);
+  auto missing = engine::ParseStatement("CREATE TABLE nope.t (id BIGINT)");
+  EXPECT_EQ(lake_->ExecuteWrite(*missing, "a.b").status().code(), StatusCode::kNotFound);
 }
 
 TEST_F(LakeSqlTest, ConcurrentSessionsSyncAndQueryWithoutConflicts) {

@@ -320,7 +320,7 @@ TEST_F(TableEvolutionTest, PartitionSpecEvolutionReadsAndPrunesFilesOfBothSpecs)
               ElementsAre(ElementsAre("80", std::to_string(780 + 4000 + 780), "80")));
   // Files of both specs are planned and pruned: day pruning on both, bucket only on spec 1.
   ReadOptions day;
-  day.where_sql = "ts >= TIMESTAMPTZ '2024-01-04 00:00:00+00'";
+  day.where = testing::Where("ts >= TIMESTAMPTZ '2024-01-04 00:00:00+00'");
   auto plan = t->PlanRead(day);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   int spec0 = 0, spec1 = 0;
@@ -330,7 +330,7 @@ TEST_F(TableEvolutionTest, PartitionSpecEvolutionReadsAndPrunesFilesOfBothSpecs)
   EXPECT_LE(spec1, 4);
   EXPECT_EQ(*t->Count(day), 20);
   ReadOptions one;
-  one.where_sql = "id = 105";
+  one.where = testing::Where("id = 105");
   plan = t->PlanRead(one);
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(*t->Count(one), 1);

@@ -41,7 +41,7 @@ TEST_F(RowOperationsTest, CopyOnWriteDeleteRewritesOrDropsFiles) {
   Append(*t, "SELECT range AS id, 'a' || range AS v FROM range(50)");
   Append(*t, "SELECT range AS id, 'b' || range AS v FROM range(50, 100)");
   int64_t before = t->metadata().current_snapshot_id.value();
-  auto r = t->DeleteWhere("id % 10 = 0 OR id >= 50");
+  auto r = t->DeleteWhere(testing::Where("id % 10 = 0 OR id >= 50"));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->deleted_files, 2);  // the second file entirely, the first rewritten
   EXPECT_EQ(r->added_files, 1);
@@ -55,13 +55,13 @@ TEST_F(RowOperationsTest, CopyOnWriteDeleteRewritesOrDropsFiles) {
   EXPECT_EQ(*t->Count(old), 100);
   // A delete that matches nothing commits nothing.
   int64_t seq = *catalog_->LatestCommitSeq();
-  auto none = t->DeleteWhere("id > 1000");
+  auto none = t->DeleteWhere(testing::Where("id > 1000"));
   ASSERT_TRUE(none.ok());
   EXPECT_EQ(none->snapshot_id, 0);
   EXPECT_EQ(*catalog_->LatestCommitSeq(), seq);
   // NULLs in the predicate keep the row (only TRUE deletes).
   Append(*t, "SELECT NULL::BIGINT AS id, 'n' AS v");
-  ASSERT_TRUE(t->DeleteWhere("id < 5").ok());
+  ASSERT_TRUE(t->DeleteWhere(testing::Where("id < 5")).ok());
   EXPECT_THAT(Rows(*t, "SELECT count(*) FILTER (WHERE id IS NULL), count(*) FROM t"),
               ElementsAre(ElementsAre("1", "42")));
 }
@@ -69,7 +69,7 @@ TEST_F(RowOperationsTest, CopyOnWriteDeleteRewritesOrDropsFiles) {
 TEST_F(RowOperationsTest, MergeOnReadDeleteWritesPositionDeletes) {
   auto t = Create("mor", "id BIGINT, region VARCHAR", "region", {{"write.delete.mode", "merge-on-read"}});
   Append(*t, "SELECT range AS id, CASE WHEN range % 2 = 0 THEN 'eu' ELSE 'us' END AS region FROM range(100)");
-  auto r = t->DeleteWhere("id % 3 = 0");
+  auto r = t->DeleteWhere(testing::Where("id % 3 = 0"));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->added_files, 0);
   EXPECT_EQ(LiveDeleteFiles(*t), 2);  // one per partially-hit data file (eu, us)
@@ -78,7 +78,7 @@ TEST_F(RowOperationsTest, MergeOnReadDeleteWritesPositionDeletes) {
   EXPECT_THAT(Rows(*t, "SELECT count(*) FROM t WHERE id % 3 = 0"), ElementsAre(ElementsAre("0")));
   // A second delete stacks another delete file; rows stay exact.
   // eu holds the even ids; 16 of the 25 even ids below 50 are not multiples of 6.
-  ASSERT_TRUE(t->DeleteWhere("region = 'eu' AND id < 50").ok());
+  ASSERT_TRUE(t->DeleteWhere(testing::Where("region = 'eu' AND id < 50")).ok());
   EXPECT_THAT(Rows(*t, "SELECT count(*) FROM t"), ElementsAre(ElementsAre("50")));
   // Compaction applies the deletes and drops the delete files.
   auto c = t->Compact({});
@@ -92,7 +92,7 @@ TEST_F(RowOperationsTest, MergeOnReadDeleteWritesPositionDeletes) {
 TEST_F(RowOperationsTest, OverwriteByFilterAndByPartition) {
   auto t = Create("ow", "id BIGINT, region VARCHAR, v INTEGER", "region");
   Append(*t, "SELECT range AS id, ['eu','us','ap'][range % 3 + 1] AS region, 1 AS v FROM range(30)");
-  auto r = t->OverwriteWhere("region = 'eu'", {"SELECT 1000 AS id, 'eu' AS region, 2 AS v", nullptr});
+  auto r = t->OverwriteWhere(testing::Where("region = 'eu'"), {"SELECT 1000 AS id, 'eu' AS region, 2 AS v", nullptr});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_THAT(Rows(*t, "SELECT region, count(*), sum(v) FROM t GROUP BY 1 ORDER BY 1"),
               ElementsAre(ElementsAre("ap", "10", "10"), ElementsAre("eu", "1", "2"), ElementsAre("us", "10", "10")));
@@ -158,7 +158,7 @@ TEST_F(RowOperationsTest, IncrementalReadsAndChangelog) {
   auto delta = t->ChangesSql(s1, std::nullopt, Table::ChangeMode::kAppendsOnly);
   ASSERT_TRUE(delta.ok()) << delta.status().ToString();
   EXPECT_THAT(Query(*delta, "SELECT string_agg(id::VARCHAR, ',' ORDER BY id) FROM t"), ElementsAre(ElementsAre("2,3,4")));
-  ASSERT_TRUE(t->DeleteWhere("id = 2").ok());
+  ASSERT_TRUE(t->DeleteWhere(testing::Where("id = 2")).ok());
   auto refused = t->ChangesSql(s1, std::nullopt, Table::ChangeMode::kAppendsOnly);
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
   auto upto = t->ChangesSql(s1, s3, Table::ChangeMode::kAppendsOnly);
@@ -194,7 +194,7 @@ TEST_F(RowOperationsTest, ConcurrentDeleteAndAppendBothLand) {
     }
   });
   for (int i = 0; i < 5; ++i) {
-    auto r = t->DeleteWhere("id = " + std::to_string(i * 10));
+    auto r = t->DeleteWhere(testing::Where("id = " + std::to_string(i * 10)));
     EXPECT_TRUE(r.ok()) << r.status().ToString();
   }
   appender.join();

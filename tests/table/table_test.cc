@@ -80,12 +80,12 @@ TEST_F(TableTest, AppendsAndReadsBackAtEverySnapshot) {
   EXPECT_EQ(*t->Count(at_first), 100);
   // Filters prune by partition and by metrics, and stay exact.
   ReadOptions filtered;
-  filtered.where_sql = "id = 42";
+  filtered.where = testing::Where("id = 42");
   auto scan = t->PlanRead(filtered);
   ASSERT_TRUE(scan.ok());
   EXPECT_EQ(scan->tasks.size(), 1u);
   EXPECT_EQ(*t->Count(filtered), 1);
-  filtered.where_sql = "ts < TIMESTAMPTZ '2024-01-02 00:00:00+00'";
+  filtered.where = testing::Where("ts < TIMESTAMPTZ '2024-01-02 00:00:00+00'");
   EXPECT_EQ(*t->Count(filtered), 5);  // ids 0..4 (every 5 hours)
 
   // Snapshot summary and commit log.

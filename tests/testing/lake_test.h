@@ -45,7 +45,7 @@ class LakeTest : public ::testing::Test {
                                             const std::string& partition_by = "",
                                             std::map<std::string, std::string> properties = {},
                                             std::vector<int> identifier_field_ids = {}) {
-    auto schema = engine::SchemaFromColumnDefinitions(*db_, columns);
+    auto schema = engine::SchemaFromColumnDefinitions(columns);
     EXPECT_TRUE(schema.ok()) << schema.status().ToString();
     if (!schema.ok()) return nullptr;
     iceberg::SchemaPtr s = *schema;

@@ -1,4 +1,5 @@
-// Test helper: run a query and get its rows as text (NULL as "NULL"), failing the test on error.
+// Test helpers: run a query and get its rows as text (NULL as "NULL"), failing the test on
+// error; a checked predicate from SQL text.
 #pragma once
 
 #include <string>
@@ -7,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "skade/engine/database.h"
+#include "skade/engine/user_sql.h"
 
 namespace skade::testing {
 
@@ -21,6 +23,13 @@ inline std::vector<std::vector<std::string>> QueryText(engine::Database& db, con
     out.push_back(std::move(row));
   }
   return out;
+}
+
+// A predicate the test knows to be valid (a parse failure fails the test and matches nothing).
+inline engine::Predicate Where(const std::string& sql) {
+  auto p = engine::Predicate::Parse(sql);
+  EXPECT_TRUE(p.ok()) << sql << ": " << p.status().ToString();
+  return p.ok() ? std::move(p).value() : engine::Predicate::Parse("false").value();
 }
 
 }  // namespace skade::testing

@@ -165,7 +165,7 @@ Result<FieldInfo> FromArrowSchema(const ArrowSchema& schema, int64_t& next_dicti
       return Status::InvalidArgument("dictionary index type must be an integer, got " + f);
     }
   }
-  SKADE_RETURN_IF_ERROR(LayoutOf(field.format).status());  // rejects unsupported formats early
+  SKADE_RETURN_IF_ERROR(LayoutOf(field.format));  // rejects unsupported formats early
   for (int64_t i = 0; i < schema.n_children; ++i) {
     SKADE_ASSIGN_OR_RETURN(FieldInfo child, FromArrowSchema(*schema.children[i], next_dictionary_id));
     field.children.push_back(std::move(child));

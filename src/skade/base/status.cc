@@ -14,6 +14,8 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kCommitUnknown: return "CommitUnknown";
     case StatusCode::kNotImplemented: return "NotImplemented";
     case StatusCode::kUnauthorized: return "Unauthorized";
+    case StatusCode::kPermissionDenied: return "PermissionDenied";
+    case StatusCode::kResourceExhausted: return "ResourceExhausted";
     case StatusCode::kIoError: return "IoError";
     case StatusCode::kCorruption: return "Corruption";
     case StatusCode::kUnavailable: return "Unavailable";

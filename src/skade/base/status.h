@@ -19,7 +19,9 @@ enum class StatusCode {
   kConflict,
   kCommitUnknown,
   kNotImplemented,
-  kUnauthorized,
+  kUnauthorized,      // no or bad credentials
+  kPermissionDenied,  // known caller (or anyone), operation not allowed
+  kResourceExhausted, // a limit (sessions, memory, size) was reached
   kIoError,
   kCorruption,
   kUnavailable,
@@ -43,6 +45,8 @@ class [[nodiscard]] Status {
   static Status CommitUnknown(std::string m) { return {StatusCode::kCommitUnknown, std::move(m)}; }
   static Status NotImplemented(std::string m) { return {StatusCode::kNotImplemented, std::move(m)}; }
   static Status Unauthorized(std::string m) { return {StatusCode::kUnauthorized, std::move(m)}; }
+  static Status PermissionDenied(std::string m) { return {StatusCode::kPermissionDenied, std::move(m)}; }
+  static Status ResourceExhausted(std::string m) { return {StatusCode::kResourceExhausted, std::move(m)}; }
   static Status IoError(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
   static Status Corruption(std::string m) { return {StatusCode::kCorruption, std::move(m)}; }
   static Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
@@ -76,16 +80,25 @@ class [[nodiscard]] Result {
   }
 
   bool ok() const { return std::holds_alternative<T>(state_); }
-  const Status& status() const {
+  // The error (Ok when a value is held). On a temporary Result the Status is returned by
+  // value, so `SKADE_RETURN_IF_ERROR(f().status())` or `auto&& s = f().status()` never refer
+  // into a destroyed temporary.
+  const Status& status() const& {
     static const Status kOkStatus;
     return ok() ? kOkStatus : std::get<Status>(state_);
   }
+  Status status() && {
+    if (ok()) return Status::Ok();
+    return std::get<Status>(std::move(state_));
+  }
   // Precondition: ok().
+  // On a temporary Result the value is moved out (returned by value), never referenced.
   T& value() & { return std::get<T>(state_); }
   const T& value() const& { return std::get<T>(state_); }
-  T&& value() && { return std::get<T>(std::move(state_)); }
+  T value() && { return std::get<T>(std::move(state_)); }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
+  T operator*() && { return std::get<T>(std::move(state_)); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
 

@@ -70,7 +70,11 @@ int skade_scan(skade_lake* lake, const char* table, const char* where_sql, struc
   auto t = Open(lake, table);
   if (!t.ok()) return Report(t.status());
   skade::table::ReadOptions options;
-  if (where_sql != nullptr) options.where_sql = where_sql;
+  if (where_sql != nullptr && *where_sql != '\0') {
+    auto where = skade::engine::Predicate::Parse(where_sql);
+    if (!where.ok()) return Report(where.status().WithContext("where"));
+    options.where = std::move(where).value();
+  }
   auto stream = (*t)->Read(options);
   if (!stream.ok()) return Report(stream.status());
   stream->MoveTo(out);

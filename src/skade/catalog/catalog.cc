@@ -27,19 +27,96 @@ Result<Namespace> Namespace::Parse(std::string_view dotted) {
   return ns;
 }
 
+namespace {
+
+// Length of the UTF-8 sequence starting at `s[i]`, or 0 when it is not well formed
+// (overlong forms, surrogates and code points above U+10FFFF are refused).
+size_t Utf8SequenceLength(std::string_view s, size_t i) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = byte(i);
+  if (c < 0x80) return 1;
+  size_t n = 0;
+  uint32_t cp = 0;
+  if ((c & 0xE0) == 0xC0) {
+    n = 2;
+    cp = c & 0x1F;
+  } else if ((c & 0xF0) == 0xE0) {
+    n = 3;
+    cp = c & 0x0F;
+  } else if ((c & 0xF8) == 0xF0) {
+    n = 4;
+    cp = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (byte(i + k) & 0x3F);
+  }
+  static constexpr uint32_t kMinForLength[5] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMinForLength[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return n;
+}
+
+// "'\n' (0x0A)" for messages: the character may not be printable.
+std::string DescribeByte(unsigned char c) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string hex = {'0', 'x', kHex[c >> 4], kHex[c & 15]};
+  if (c >= 0x20 && c < 0x7F) return "'" + std::string(1, static_cast<char>(c)) + "' (" + hex + ")";
+  return "a control character (" + hex + ")";
+}
+
+}  // namespace
+
+Status ValidateName(std::string_view name, std::string_view what) {
+  auto bad = [&](const std::string& why) {
+    std::string shown(name.substr(0, 64));
+    for (char& c : shown) {
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = '?';
+    }
+    return Status::InvalidArgument(std::string(what) + " '" + shown + (name.size() > 64 ? "…" : "") +
+                                   "' " + why);
+  };
+  if (name.empty()) return Status::InvalidArgument(std::string(what) + " is empty");
+  if (name.size() > kMaxNameBytes) {
+    return bad("is " + std::to_string(name.size()) + " bytes long; the limit is " +
+               std::to_string(kMaxNameBytes));
+  }
+  for (size_t i = 0; i < name.size();) {
+    auto c = static_cast<unsigned char>(name[i]);
+    // '/' and '\\' would make the name several path components (or escape its parent folder);
+    // '.' separates levels in dotted identifiers and the JDBC catalog's namespace column.
+    if (c < 0x20 || c == 0x7F || c == '/' || c == '\\' || c == '.') {
+      return bad("contains " + DescribeByte(c) + (c == '.' ? ", which separates levels" : ""));
+    }
+    size_t n = Utf8SequenceLength(name, i);
+    if (n == 0) return bad("is not valid UTF-8");
+    i += n;
+  }
+  return Status::Ok();
+}
+
 Status Namespace::Validate() const {
   if (levels.empty()) return Status::InvalidArgument("namespace is empty");
   for (const std::string& level : levels) {
     if (level.empty()) {
       return Status::InvalidArgument("namespace '" + ToString() + "' has an empty level");
     }
-    // Namespaces are stored dot-joined (Iceberg JDBC catalog), so a '.' inside a level could
-    // not be told apart from a level separator (DESIGN §4).
-    if (level.find('.') != std::string::npos) {
-      return Status::InvalidArgument("namespace level '" + level + "' contains '.'");
-    }
+    SKADE_RETURN_IF_ERROR(ValidateName(level, "namespace level"));
+  }
+  std::string dotted = ToString();
+  if (dotted.size() > kMaxNameBytes) {
+    return Status::InvalidArgument("namespace '" + dotted.substr(0, 64) + "…' is " +
+                                   std::to_string(dotted.size()) + " bytes long; the limit is " +
+                                   std::to_string(kMaxNameBytes));
   }
   return Status::Ok();
+}
+
+Status TableIdent::Validate() const {
+  SKADE_RETURN_IF_ERROR(ns.Validate());
+  return ValidateName(name, "table name");
 }
 
 std::string Namespace::ToString() const {

@@ -18,13 +18,25 @@
 
 namespace skade::catalog {
 
+// The longest namespace (levels joined with '.') or table name, in bytes: the Iceberg JDBC
+// catalog's columns are VARCHAR(255).
+inline constexpr size_t kMaxNameBytes = 255;
+
+// The one rule for namespace levels and table names, shared by every front (CLI, C API,
+// Flight SQL, REST; DESIGN §11): 1–255 bytes of valid UTF-8 with no '/', '\\', '.', NUL or
+// other control character, so a name is always one path component of its own and a dotted
+// identifier splits back into the same levels. kInvalidArgument naming `what` and the
+// offending character.
+Status ValidateName(std::string_view name, std::string_view what);
+
 // A namespace: one or more levels ("a", "b" is shown as "a.b"). Levels never contain '.'.
 struct Namespace {
   std::vector<std::string> levels;
 
   // Splits "a.b" into levels. kInvalidArgument for an empty level.
   static Result<Namespace> Parse(std::string_view dotted);
-  // kInvalidArgument if empty or if a level is empty or contains '.' (DESIGN §4).
+  // kInvalidArgument if empty, if a level breaks ValidateName, or if the dotted form is
+  // longer than kMaxNameBytes.
   Status Validate() const;
   std::string ToString() const;  // levels joined with '.'
   bool empty() const { return levels.empty(); }
@@ -42,6 +54,8 @@ struct TableIdent {
   // "a.b.t" → namespace a.b, table t; "\"a.b\".t" is not supported (dots separate levels).
   static Result<TableIdent> Parse(std::string_view dotted);
   std::string ToString() const;
+  // kInvalidArgument unless the namespace is valid and the name passes ValidateName.
+  Status Validate() const;
 
   friend bool operator==(const TableIdent&, const TableIdent&) = default;
   friend auto operator<=>(const TableIdent&, const TableIdent&) = default;

@@ -164,11 +164,7 @@ Result<bool> NamespaceExistsOn(SqlConnection& conn, const std::string& catalog,
   return !tables.rows.empty();
 }
 
-Status ValidateIdent(const TableIdent& ident) {
-  SKADE_RETURN_IF_ERROR(ident.ns.Validate());
-  if (ident.name.empty()) return Status::InvalidArgument("empty table name");
-  return Status::Ok();
-}
+Status ValidateIdent(const TableIdent& ident) { return ident.Validate(); }
 
 // A table commit prepared outside the database: its new metadata file is already written.
 struct PreparedCommit {

@@ -178,7 +178,7 @@ int RunCreate(const LakeArgs& lake_args, const CreateArgs& args, std::ostream& o
   }
   Result<iceberg::SchemaPtr> schema = Status::Internal("unset");
   if (!args.schema.empty()) {
-    schema = engine::SchemaFromColumnDefinitions(*lake->db, args.schema);
+    schema = engine::SchemaFromColumnDefinitions(args.schema);
   } else {
     auto source = engine::FileSourceSql({args.like});
     if (!source.ok()) return Fail(err, source.status());
@@ -267,9 +267,11 @@ int RunIngest(const LakeArgs& lake_args, const IngestArgs& args, std::ostream& o
     return Fail(err, Status::InvalidArgument("give input files or --sql (not both)"));
   }
   if (!args.query.empty()) {
-    Status st = ExposeTables(*lake, args.query);
+    auto query = engine::Query::Parse(args.query);
+    if (!query.ok()) return Fail(err, query.status().WithContext("--sql"));
+    Status st = ExposeTables(*lake, query->sql());
     if (!st.ok()) return Fail(err, st);
-    source.sql = args.query;
+    source.sql = query->sql();
   } else {
     auto sql = engine::FileSourceSql(args.files);
     if (!sql.ok()) return Fail(err, sql.status());
@@ -278,13 +280,19 @@ int RunIngest(const LakeArgs& lake_args, const IngestArgs& args, std::ostream& o
   if (!args.where.empty() && args.mode != "overwrite") {
     return Fail(err, Status::InvalidArgument("--where applies to --mode overwrite only"));
   }
+  std::optional<engine::Predicate> where;
+  if (!args.where.empty()) {
+    auto parsed = engine::Predicate::Parse(args.where);
+    if (!parsed.ok()) return Fail(err, parsed.status().WithContext("--where"));
+    where = std::move(parsed).value();
+  }
   int64_t start = MonotonicNanos();
   table::Table& t = **table;
   Result<table::CommitOutcome> outcome = Status::Internal("unset");
   if (args.mode == "append") {
     outcome = t.Append(source);
   } else if (args.mode == "overwrite") {
-    outcome = args.where.empty() ? t.OverwriteAll(source) : t.OverwriteWhere(args.where, source);
+    outcome = where ? t.OverwriteWhere(*where, source) : t.OverwriteAll(source);
   } else if (args.mode == "overwrite-partitions") {
     outcome = t.OverwritePartitions(source);
   } else if (args.mode == "upsert") {
@@ -318,8 +326,10 @@ int RunCommit(const LakeArgs& lake_args, const std::string& name, bool json, std
 }  // namespace
 
 int RunDelete(const LakeArgs& lake_args, const DeleteArgs& args, std::ostream& out, std::ostream& err) {
+  auto where = engine::Predicate::Parse(args.where);
+  if (!where.ok()) return Fail(err, where.status().WithContext("--where"));
   return RunCommit(lake_args, args.table, args.json, out, err,
-                   [&](table::Table& t) { return t.DeleteWhere(args.where); });
+                   [&](table::Table& t) { return t.DeleteWhere(*where); });
 }
 
 int RunChanges(const LakeArgs& lake_args, const ChangesArgs& args, std::ostream& out, std::ostream& err) {
@@ -344,8 +354,26 @@ int RunCompact(const LakeArgs& lake_args, const CompactArgs& args, std::ostream&
 }
 
 int RunSql(const LakeArgs& lake_args, const SqlArgs& args, std::ostream& out, std::ostream& err) {
+  // One statement, classified from DuckDB's parse tree: queries run as they are; the Iceberg
+  // write statements commit through the same path as Flight SQL's; nothing else runs.
+  auto statement = engine::ParseStatement(args.sql);
+  if (!statement.ok()) return Fail(err, statement.status());
   auto lake = OpenLake(lake_args);
   if (!lake.ok()) return Fail(err, lake.status());
+  if (statement->is_write()) {
+    auto views = sql::LakeSql::Open(*lake->catalog, *lake->io, *lake->db, "memory");
+    if (!views.ok()) return Fail(err, views.status());
+    auto n = (*views)->ExecuteWrite(*statement, "");
+    if (!n.ok()) return Fail(err, n.status());
+    out << statement->type_name << " " << *n << "\n";
+    return 0;
+  }
+  if (statement->kind == engine::Statement::Kind::kOther) {
+    return Fail(err, Status::InvalidArgument(
+                         statement->type_name +
+                         " statements do not run here: skade sql runs queries, COPY … TO exports and the Iceberg "
+                         "write statements (INSERT, UPDATE, DELETE, CREATE/DROP TABLE, CREATE/DROP SCHEMA)"));
+  }
   Status st = ExposeTables(*lake, args.sql);
   if (!st.ok()) return Fail(err, st);
   auto rows = WriteQuery(*lake->db, args.sql, args.format, out);

@@ -121,7 +121,13 @@ int RunScan(const ScanArgs& args, std::ostream& out, std::ostream& err) {
 
   // COUNT(*) without a filter and without delete files is the sum of the manifests' record
   // counts: no data file is opened.
-  if (args.count && args.where.empty() && snapshot != nullptr) {
+  std::optional<engine::Predicate> where;
+  if (!args.where.empty()) {
+    auto parsed = engine::Predicate::Parse(args.where);
+    if (!parsed.ok()) return Fail(err, parsed.status().WithContext("--where"));
+    where = std::move(parsed).value();
+  }
+  if (args.count && !where && snapshot != nullptr) {
     auto counts = planner.CountFromManifests(*snapshot);
     if (!counts.ok()) return Fail(err, counts.status());
     if (counts->delete_files == 0) {
@@ -135,8 +141,8 @@ int RunScan(const ScanArgs& args, std::ostream& out, std::ostream& err) {
   }
 
   iceberg::ExprPtr filter;
-  if (!args.where.empty()) {
-    auto f = engine::SqlToIcebergFilter(**db, args.where, *selected->schema);
+  if (where) {
+    auto f = engine::SqlToIcebergFilter(**db, *where, *selected->schema);
     if (!f.ok()) return Fail(err, f.status().WithContext("--where"));
     filter = *f;
   }
@@ -159,14 +165,14 @@ int RunScan(const ScanArgs& args, std::ostream& out, std::ostream& err) {
   }
 
   if (args.count) {
-    auto n = engine::CountRows(**db, scan, args.where);
+    auto n = engine::CountRows(**db, scan, where);
     if (!n.ok()) return Fail(err, n.status());
     out << *n << "\n";
     return 0;
   }
   engine::ScanQuery query;
   query.columns = args.columns;
-  query.where_sql = args.where;
+  query.where = where;
   query.limit = args.limit;
   auto sql = engine::BuildScanSql(**db, scan, query);
   if (!sql.ok()) return Fail(err, sql.status());

@@ -11,6 +11,19 @@
 namespace skade::engine {
 namespace {
 
+// A DuckDB error as a Status: DuckDB reports refusals of the lock-down (files outside the
+// allowed folders, settings, extensions) as "Permission Error: …"; those are kPermissionDenied,
+// everything else the caller's SQL got wrong is kInvalidArgument.
+Status DuckError(const char* message, const char* fallback) {
+  std::string text = message != nullptr && *message != '\0' ? message : fallback;
+  if (text.rfind("Permission Error", 0) == 0) return Status::PermissionDenied(std::move(text));
+  return Status::InvalidArgument(std::move(text));
+}
+
+}  // namespace
+
+namespace {
+
 // RAII over the DuckDB C handles used here.
 struct RawConnection {
   duckdb_connection con = nullptr;
@@ -107,7 +120,7 @@ struct StreamingQuery {
   Status Run(duckdb_connection con, std::string_view sql) {
     std::string text(sql);
     if (duckdb_prepare(con, text.c_str(), &stmt.stmt) != DuckDBSuccess) {
-      return Status::InvalidArgument(duckdb_prepare_error(stmt.stmt));
+      return DuckError(duckdb_prepare_error(stmt.stmt), "cannot prepare the statement");
     }
     return RunPrepared(stmt.stmt);
   }
@@ -115,12 +128,12 @@ struct StreamingQuery {
   Status RunPrepared(duckdb_prepared_statement prepared) {
     PendingResult pending;
     if (duckdb_pending_prepared_streaming(prepared, &pending.pending) != DuckDBSuccess) {
-      return Status::InvalidArgument(duckdb_pending_error(pending.pending));
+      return DuckError(duckdb_pending_error(pending.pending), "query failed");
     }
     if (duckdb_execute_pending(pending.pending, &result.result) != DuckDBSuccess) {
       result.valid = true;
       const char* err = duckdb_result_error(&result.result);
-      return Status::InvalidArgument(err ? err : "query failed");
+      return DuckError(err, "query failed");
     }
     result.valid = true;
     return Status::Ok();
@@ -132,7 +145,7 @@ struct StreamingQuery {
     c.chunk = duckdb_fetch_chunk(result.result);
     if (c.chunk == nullptr) {
       const char* err = duckdb_result_error(&result.result);
-      if (err != nullptr && *err != '\0') return Status::InvalidArgument(err);
+      if (err != nullptr && *err != '\0') return DuckError(err, "query failed");
     }
     return c;
   }
@@ -347,15 +360,20 @@ Result<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& options)
 
 namespace {
 
-// Runs one statement on `con`, discarding its result.
+// Runs one statement on `con`, discarding its result. Prepared, never duckdb_query: DuckDB
+// refuses to prepare more than one statement, so no text can smuggle a second one in.
 Status ExecuteOn(duckdb_connection con, std::string_view sql) {
-  QueryResult r;
+  RawPrepared stmt;
   std::string text(sql);
-  duckdb_state state = duckdb_query(con, text.c_str(), &r.result);
+  if (duckdb_prepare(con, text.c_str(), &stmt.stmt) != DuckDBSuccess) {
+    return DuckError(duckdb_prepare_error(stmt.stmt), "cannot prepare the statement");
+  }
+  QueryResult r;
+  duckdb_state state = duckdb_execute_prepared(stmt.stmt, &r.result);
   r.valid = true;
   if (state != DuckDBSuccess) {
     const char* err = duckdb_result_error(&r.result);
-    return Status::InvalidArgument(err ? err : "statement failed");
+    return DuckError(err, "statement failed");
   }
   return Status::Ok();
 }
@@ -403,7 +421,7 @@ Status QueryTextOn(duckdb_connection connection, std::string_view sql,
     RawPrepared stmt;
     std::string text(sql);
     if (duckdb_prepare(connection, text.c_str(), &stmt.stmt) != DuckDBSuccess) {
-      return Status::InvalidArgument(duckdb_prepare_error(stmt.stmt));
+      return DuckError(duckdb_prepare_error(stmt.stmt), "cannot prepare the statement");
     }
     if (duckdb_prepared_statement_type(stmt.stmt) != DUCKDB_STATEMENT_TYPE_SELECT) {
       QueryResult r;
@@ -411,7 +429,7 @@ Status QueryTextOn(duckdb_connection connection, std::string_view sql,
       r.valid = true;
       if (state != DuckDBSuccess) {
         const char* err = duckdb_result_error(&r.result);
-        return Status::InvalidArgument(err ? err : "statement failed");
+        return DuckError(err, "statement failed");
       }
       idx_t ncols = duckdb_column_count(&r.result);
       std::vector<std::string> names;
@@ -535,10 +553,17 @@ Result<std::vector<std::vector<std::string>>> Database::ReferencedTables(std::st
   std::vector<std::vector<std::string>> out;
   // Purely syntactic for queries (views are not expanded): the parse tree's base tables.
   {
+    // json_serialize_sql takes only a constant: the text goes in as a quoted literal, and the
+    // statement is prepared (one statement, never more).
     QueryResult r;
+    RawPrepared serialize;
+    bool ran = false;
     std::string q = "SELECT json_serialize_sql(" + QuoteString(text) + ")";
-    if (duckdb_query(con.con, q.c_str(), &r.result) == DuckDBSuccess) {
+    if (duckdb_prepare(con.con, q.c_str(), &serialize.stmt) == DuckDBSuccess) {
+      ran = duckdb_execute_prepared(serialize.stmt, &r.result) == DuckDBSuccess;
       r.valid = true;
+    }
+    if (ran) {
       char* raw = duckdb_value_varchar(&r.result, 0, 0);
       std::string json_text = raw ? raw : "";
       if (raw) duckdb_free(raw);
@@ -563,8 +588,6 @@ Result<std::vector<std::vector<std::string>>> Database::ReferencedTables(std::st
         walk(tree);
         return out;
       }
-    } else {
-      r.valid = true;
     }
   }
   duckdb_value names = duckdb_get_table_names(con.con, text.c_str(), false);
@@ -690,7 +713,7 @@ Result<std::unique_ptr<PreparedStatement>> Connection::Prepare(std::string_view 
   std::string text(sql);
   if (duckdb_prepare(impl_->con, text.c_str(), &impl->stmt) != DuckDBSuccess) {
     const char* err = duckdb_prepare_error(impl->stmt);
-    return Status::InvalidArgument(err ? err : "cannot prepare the statement");
+    return DuckError(err, "cannot prepare the statement");
   }
   return std::make_unique<PreparedStatement>(std::move(impl));
 }
@@ -891,7 +914,7 @@ Result<int64_t> PreparedStatement::ExecuteUpdate() {
   r.valid = true;
   if (state != DuckDBSuccess) {
     const char* err = duckdb_result_error(&r.result);
-    return Status::InvalidArgument(err ? err : "statement failed");
+    return DuckError(err, "statement failed");
   }
   return static_cast<int64_t>(duckdb_rows_changed(&r.result));
 }

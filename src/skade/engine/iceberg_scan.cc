@@ -540,7 +540,7 @@ Result<std::string> BuildScanSql(Database& db, const IcebergScan& scan, const Sc
   }
   SKADE_ASSIGN_OR_RETURN(std::string table, BuildTableSql(db, scan));
   std::string sql = "SELECT " + projection + " FROM (" + table + "\n) __skade_t";
-  if (!query.where_sql.empty()) sql += " WHERE (" + query.where_sql + ")";
+  if (query.where) sql += " WHERE " + query.where->sql();
   if (query.limit) sql += " LIMIT " + std::to_string(*query.limit);
   return sql;
 }
@@ -550,10 +550,10 @@ Result<arrow::StreamHandle> ScanToArrow(Database& db, const IcebergScan& scan, c
   return db.QueryArrow(sql);
 }
 
-Result<int64_t> CountRows(Database& db, const IcebergScan& scan, const std::string& where_sql) {
+Result<int64_t> CountRows(Database& db, const IcebergScan& scan, const std::optional<Predicate>& where) {
   SKADE_ASSIGN_OR_RETURN(std::string table, BuildTableSql(db, scan));
   std::string sql = "SELECT count(*) FROM (" + table + "\n) __skade_t";
-  if (!where_sql.empty()) sql += " WHERE (" + where_sql + ")";
+  if (where) sql += " WHERE " + where->sql();
   SKADE_ASSIGN_OR_RETURN(auto rows, db.QueryRows(sql));
   if (rows.size() != 1 || !rows[0][0]) return Status::Internal("count returned no row");
   return std::stoll(*rows[0][0]);

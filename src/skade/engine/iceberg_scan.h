@@ -12,6 +12,7 @@
 #include "skade/arrow/c_data.h"
 #include "skade/base/status.h"
 #include "skade/engine/database.h"
+#include "skade/engine/user_sql.h"
 #include "skade/iceberg/scan.h"
 #include "skade/io/location_map.h"
 
@@ -28,7 +29,7 @@ struct IcebergScan {
 // Projection, filter and limit applied on top of the table relation.
 struct ScanQuery {
   std::vector<std::string> columns;  // empty = every top-level column, in schema order
-  std::string where_sql;             // a DuckDB boolean expression over the columns; optional
+  std::optional<Predicate> where;    // over the columns; optional
   std::optional<int64_t> limit;
 };
 
@@ -54,6 +55,6 @@ Result<std::string> BuildScanSql(Database& db, const IcebergScan& scan, const Sc
 Result<arrow::StreamHandle> ScanToArrow(Database& db, const IcebergScan& scan, const ScanQuery& query);
 
 // Counts the rows of the scan with DuckDB (deletes and filter applied).
-Result<int64_t> CountRows(Database& db, const IcebergScan& scan, const std::string& where_sql);
+Result<int64_t> CountRows(Database& db, const IcebergScan& scan, const std::optional<Predicate>& where);
 
 }  // namespace skade::engine

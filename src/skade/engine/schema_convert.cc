@@ -1,8 +1,7 @@
 #include "skade/engine/schema_convert.h"
 
+#include <algorithm>
 #include <cctype>
-
-#include "skade/base/uuid.h"
 
 namespace skade::engine {
 namespace {
@@ -149,7 +148,7 @@ class TypeParser {
     if (w == "TIMESTAMP_NS") return Type::Primitive(TypeId::kTimestampNs);
     if (w == "VARCHAR" || w == "TEXT" || w == "STRING" || w == "CHAR" || w == "BPCHAR" || w == "JSON") {
       if (Consume('(')) {  // VARCHAR(n): length is not kept
-        SKADE_RETURN_IF_ERROR(Number().status());
+        SKADE_RETURN_IF_ERROR(Number());
         if (!Consume(')')) return Bad("expected )");
       }
       return Type::Primitive(TypeId::kString);
@@ -203,24 +202,40 @@ class TypeParser {
   int* next_id_;
 };
 
-// DESCRIBE rows → schema: top-level ids 1..n first, nested ids after (as Iceberg assigns).
-Result<iceberg::SchemaPtr> FromDescribe(const std::vector<TextRow>& rows) {
+// Columns → schema: top-level ids 1..n first, nested ids after (as Iceberg assigns).
+Result<iceberg::SchemaPtr> FromColumns(const std::vector<ColumnDefinition>& columns,
+                                       const std::vector<std::string>& identifier_columns) {
   std::vector<NestedField> fields;
-  int next_id = static_cast<int>(rows.size()) + 1;
+  std::vector<int> identifier_ids;
+  int next_id = static_cast<int>(columns.size()) + 1;
   int top = 1;
-  for (const TextRow& r : rows) {
-    if (r.size() < 3 || !r[0] || !r[1]) return Status::Internal("unexpected DESCRIBE row");
+  for (const ColumnDefinition& c : columns) {
     NestedField f;
     f.id = top++;
-    f.name = *r[0];
-    SKADE_ASSIGN_OR_RETURN(f.type, IcebergTypeFromDuck(*r[1], &next_id).WithContext("column '" + f.name + "'"));
-    f.required = r[2] && *r[2] == "NO";
+    f.name = c.name;
+    SKADE_ASSIGN_OR_RETURN(f.type, IcebergTypeFromDuck(c.type, &next_id).WithContext("column '" + f.name + "'"));
+    f.required = c.not_null;
     fields.push_back(std::move(f));
   }
   if (fields.empty()) return Status::InvalidArgument("no columns");
-  auto schema = std::make_shared<const iceberg::Schema>(0, std::move(fields));
+  for (const std::string& name : identifier_columns) {
+    auto it = std::find_if(fields.begin(), fields.end(), [&](const NestedField& f) { return f.name == name; });
+    if (it == fields.end()) return Status::InvalidArgument("key column '" + name + "' does not exist");
+    identifier_ids.push_back(it->id);
+  }
+  auto schema = std::make_shared<const iceberg::Schema>(0, std::move(fields), std::move(identifier_ids));
   SKADE_RETURN_IF_ERROR(schema->Validate());
   return iceberg::SchemaPtr(schema);
+}
+
+// DESCRIBE rows (column_name, column_type, null) → columns.
+Result<std::vector<ColumnDefinition>> ColumnsOfDescribe(const std::vector<TextRow>& rows) {
+  std::vector<ColumnDefinition> out;
+  for (const TextRow& r : rows) {
+    if (r.size() < 3 || !r[0] || !r[1]) return Status::Internal("unexpected DESCRIBE row");
+    out.push_back(ColumnDefinition{*r[0], *r[1], r[2] && *r[2] == "NO"});
+  }
+  return out;
 }
 
 }  // namespace
@@ -229,20 +244,19 @@ Result<TypePtr> IcebergTypeFromDuck(std::string_view duck_type, int* next_id) {
   return TypeParser(duck_type, next_id).ParseAll();
 }
 
-Result<iceberg::SchemaPtr> SchemaFromColumnDefinitions(Database& db, std::string_view columns_sql) {
-  // DuckDB parses the definitions: create a scratch table, describe it, drop it.
-  std::string name = QuoteIdentifier("__skade_schema_" + Uuid::NewV7().ToString());
-  SKADE_RETURN_IF_ERROR(db.Execute("CREATE TABLE " + name + " (" + std::string(columns_sql) + ")"));
-  auto rows = db.QueryRows("DESCRIBE " + name);
-  Status dropped = db.Execute("DROP TABLE " + name);
-  SKADE_RETURN_IF_ERROR(rows.status());
-  SKADE_RETURN_IF_ERROR(dropped);
-  return FromDescribe(*rows);
+Result<iceberg::SchemaPtr> SchemaFromDefinition(const TableDefinition& definition) {
+  return FromColumns(definition.columns, definition.primary_key);
+}
+
+Result<iceberg::SchemaPtr> SchemaFromColumnDefinitions(std::string_view text) {
+  SKADE_ASSIGN_OR_RETURN(TableDefinition definition, ParseTableDefinition(text));
+  return SchemaFromDefinition(definition);
 }
 
 Result<iceberg::SchemaPtr> SchemaFromQuery(Database& db, std::string_view query) {
   SKADE_ASSIGN_OR_RETURN(auto rows, db.QueryRows("DESCRIBE (" + std::string(query) + "\n)"));
-  return FromDescribe(rows);
+  SKADE_ASSIGN_OR_RETURN(auto columns, ColumnsOfDescribe(rows));
+  return FromColumns(columns, {});
 }
 
 }  // namespace skade::engine

@@ -1,5 +1,5 @@
-// Iceberg schemas from DuckDB types: column definitions ("id BIGINT NOT NULL, tags VARCHAR[]")
-// or the result columns of a query (e.g. read_parquet of a sample file), with field ids assigned
+// Iceberg schemas from DuckDB types: parsed column definitions ("id BIGINT NOT NULL, tags
+// VARCHAR[]", user_sql.h) or the result columns of a query (e.g. read_parquet of a sample file), with field ids assigned
 // as Iceberg does for a new table (top-level fields first, then nested, from 1).
 #pragma once
 
@@ -7,12 +7,19 @@
 
 #include "skade/base/status.h"
 #include "skade/engine/database.h"
+#include "skade/engine/user_sql.h"
 #include "skade/iceberg/schema.h"
 
 namespace skade::engine {
 
-// kInvalidArgument for SQL DuckDB rejects or types Iceberg can't hold (e.g. UBIGINT, INTERVAL).
-Result<iceberg::SchemaPtr> SchemaFromColumnDefinitions(Database& db, std::string_view columns_sql);
+// kInvalidArgument for types Iceberg can't hold (e.g. UBIGINT, INTERVAL); the PRIMARY KEY
+// columns become the identifier fields.
+Result<iceberg::SchemaPtr> SchemaFromDefinition(const TableDefinition& definition);
+// Column definitions from a user ("id BIGINT NOT NULL, …"): ParseTableDefinition, then
+// SchemaFromDefinition. Nothing is executed.
+Result<iceberg::SchemaPtr> SchemaFromColumnDefinitions(std::string_view text);
+// The result columns of `query` (SQL built by skade or a Query's rendering). kInvalidArgument
+// for SQL DuckDB rejects or types Iceberg can't hold.
 Result<iceberg::SchemaPtr> SchemaFromQuery(Database& db, std::string_view query);
 
 // An Iceberg type from a DuckDB type name (as DESCRIBE prints it); nested field ids are

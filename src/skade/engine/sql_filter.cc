@@ -364,8 +364,8 @@ ExprPtr Build(const Node& n, const std::vector<std::optional<Literal>>& values) 
 
 }  // namespace
 
-Result<ExprPtr> SqlToIcebergFilter(Database& db, std::string_view where_sql, const iceberg::Schema& schema) {
-  std::string statement = "SELECT 1 WHERE (" + std::string(where_sql) + "\n)";
+Result<ExprPtr> SqlToIcebergFilter(Database& db, const Predicate& where, const iceberg::Schema& schema) {
+  std::string statement = "SELECT 1 WHERE " + where.sql();
   SKADE_ASSIGN_OR_RETURN(auto rows, db.QueryRows("SELECT json_serialize_sql(" + QuoteString(statement) + ")"));
   if (rows.size() != 1 || !rows[0][0]) return Status::Internal("json_serialize_sql returned nothing");
   Json parsed = Json::parse(*rows[0][0], nullptr, /*allow_exceptions=*/false);

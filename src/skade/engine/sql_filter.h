@@ -1,5 +1,5 @@
-// Turns a SQL boolean expression (DuckDB dialect) into an Iceberg filter for pruning. DuckDB
-// parses the SQL (json_serialize_sql); the parts Iceberg can express — comparisons, IN,
+// Turns a SQL boolean expression (DuckDB dialect, a checked Predicate) into an Iceberg filter
+// for pruning. DuckDB parses the SQL (json_serialize_sql); the parts Iceberg can express — comparisons, IN,
 // IS [NOT] NULL, BETWEEN, LIKE 'prefix%', AND/OR/NOT over columns and constants of every type
 // — are converted, and anything else becomes "true" so pruning stays conservative. The whole
 // predicate must still be applied exactly by DuckDB.
@@ -9,14 +9,14 @@
 
 #include "skade/base/status.h"
 #include "skade/engine/database.h"
+#include "skade/engine/user_sql.h"
 #include "skade/iceberg/expression.h"
 #include "skade/iceberg/schema.h"
 
 namespace skade::engine {
 
 // Returns an expression bound to `schema` (AlwaysTrue when nothing is convertible).
-// kInvalidArgument if the SQL does not parse as an expression.
-Result<iceberg::ExprPtr> SqlToIcebergFilter(Database& db, std::string_view where_sql,
+Result<iceberg::ExprPtr> SqlToIcebergFilter(Database& db, const Predicate& where,
                                             const iceberg::Schema& schema);
 
 }  // namespace skade::engine

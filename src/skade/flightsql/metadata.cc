@@ -613,7 +613,7 @@ Result<arrow::StreamHandle> MetadataResult(const google::protobuf::Any& c, sql::
     return XdbcTypeInfo(cmd, schema_only);
   }
   if (IsFlightSqlCommand(c, "CommandGetCatalogs")) {
-    SKADE_RETURN_IF_ERROR(Unpack<pbsql::CommandGetCatalogs>(c, "CommandGetCatalogs").status());
+    SKADE_RETURN_IF_ERROR(Unpack<pbsql::CommandGetCatalogs>(c, "CommandGetCatalogs"));
     return Catalogs(lake, schema_only);
   }
   if (IsFlightSqlCommand(c, "CommandGetDbSchemas")) {
@@ -625,7 +625,7 @@ Result<arrow::StreamHandle> MetadataResult(const google::protobuf::Any& c, sql::
     return Tables(cmd, lake, facts, schema_only);
   }
   if (IsFlightSqlCommand(c, "CommandGetTableTypes")) {
-    SKADE_RETURN_IF_ERROR(Unpack<pbsql::CommandGetTableTypes>(c, "CommandGetTableTypes").status());
+    SKADE_RETURN_IF_ERROR(Unpack<pbsql::CommandGetTableTypes>(c, "CommandGetTableTypes"));
     return TableTypes(schema_only);
   }
   if (IsFlightSqlCommand(c, "CommandGetPrimaryKeys")) {
@@ -633,15 +633,15 @@ Result<arrow::StreamHandle> MetadataResult(const google::protobuf::Any& c, sql::
     return PrimaryKeys(cmd, lake, schema_only);
   }
   if (IsFlightSqlCommand(c, "CommandGetExportedKeys")) {
-    SKADE_RETURN_IF_ERROR(Unpack<pbsql::CommandGetExportedKeys>(c, "CommandGetExportedKeys").status());
+    SKADE_RETURN_IF_ERROR(Unpack<pbsql::CommandGetExportedKeys>(c, "CommandGetExportedKeys"));
     return ForeignKeys();
   }
   if (IsFlightSqlCommand(c, "CommandGetImportedKeys")) {
-    SKADE_RETURN_IF_ERROR(Unpack<pbsql::CommandGetImportedKeys>(c, "CommandGetImportedKeys").status());
+    SKADE_RETURN_IF_ERROR(Unpack<pbsql::CommandGetImportedKeys>(c, "CommandGetImportedKeys"));
     return ForeignKeys();
   }
   if (IsFlightSqlCommand(c, "CommandGetCrossReference")) {
-    SKADE_RETURN_IF_ERROR(Unpack<pbsql::CommandGetCrossReference>(c, "CommandGetCrossReference").status());
+    SKADE_RETURN_IF_ERROR(Unpack<pbsql::CommandGetCrossReference>(c, "CommandGetCrossReference"));
     return ForeignKeys();
   }
   return Status::InvalidArgument("not a metadata command: " + c.type_url());

@@ -7,6 +7,7 @@
 #include <deque>
 #include <mutex>
 #include <set>
+#include <span>
 #include <thread>
 
 #include <grpcpp/grpcpp.h>
@@ -23,7 +24,7 @@
 #include "skade/base/uuid.h"
 #include "skade/flightsql/flight_data_internal.h"
 #include "skade/flightsql/metadata_internal.h"
-#include "skade/sql/write_statement.h"
+#include "skade/engine/user_sql.h"
 
 namespace skade::flightsql {
 
@@ -39,8 +40,9 @@ namespace {
 constexpr size_t kMaxSqlBytes = 1 << 20;
 constexpr const char* kCookieName = "arrow_flight_session_id";
 
+// One mapping of skade codes to gRPC codes (a refusal by DuckDB's lock-down arrives as
+// kPermissionDenied, engine/database.cc).
 GStatus ToGrpc(const Status& st) {
-  if (st.message().find("Permission Error") != std::string::npos) return GStatus(GCode::PERMISSION_DENIED, st.message());
   GCode code = GCode::INTERNAL;
   switch (st.code()) {
     case StatusCode::kOk: return GStatus::OK;
@@ -50,6 +52,8 @@ GStatus ToGrpc(const Status& st) {
     case StatusCode::kConflict: code = GCode::ABORTED; break;
     case StatusCode::kNotImplemented: code = GCode::UNIMPLEMENTED; break;
     case StatusCode::kUnauthorized: code = GCode::UNAUTHENTICATED; break;
+    case StatusCode::kPermissionDenied: code = GCode::PERMISSION_DENIED; break;
+    case StatusCode::kResourceExhausted: code = GCode::RESOURCE_EXHAUSTED; break;
     case StatusCode::kUnavailable: code = GCode::UNAVAILABLE; break;
     case StatusCode::kCorruption: code = GCode::DATA_LOSS; break;
     default: break;
@@ -97,7 +101,7 @@ struct ParamSet {
 
 struct Prepared {
   std::string sql;
-  std::optional<sql::WriteStatement> write;  // set for update statements
+  std::optional<engine::Statement> write;  // set for update statements
   int64_t parameter_count = 0;
   std::shared_ptr<ParamSet> params;
 };
@@ -276,7 +280,7 @@ struct FlightSqlServer::Impl final : public grpc::Service {
       return it->second;
     }
     if (static_cast<int>(sessions.size()) >= options.max_sessions) {
-      return Status(StatusCode::kUnavailable, "too many sessions (--max-sessions " +
+      return Status(StatusCode::kResourceExhausted, "too many sessions (--max-sessions " +
                                                   std::to_string(options.max_sessions) + ")");
     }
     auto s = std::make_shared<Session>();
@@ -288,12 +292,7 @@ struct FlightSqlServer::Impl final : public grpc::Service {
     return s;
   }
 
-  GStatus SessionError(const Status& st) {
-    if (st.code() == StatusCode::kUnavailable && st.message().find("too many sessions") != std::string::npos) {
-      return GStatus(GCode::RESOURCE_EXHAUSTED, st.message());
-    }
-    return ToGrpc(st);
-  }
+  GStatus SessionError(const Status& st) { return ToGrpc(st); }
 
   // A handle "<session id>:<uuid>" and the session it belongs to.
   Result<std::shared_ptr<Session>> SessionOfHandle(const std::string& handle, const std::shared_ptr<Session>& caller) {
@@ -364,45 +363,27 @@ struct FlightSqlServer::Impl final : public grpc::Service {
     if (sql.size() > kMaxSqlBytes) {
       return Status::InvalidArgument("SQL text is " + std::to_string(sql.size()) + " bytes; the limit is 1 MiB");
     }
-    SKADE_ASSIGN_OR_RETURN(auto write, sql::ParseWriteStatement(sql));
-    if (write) {
-      if (options.read_only) return Status(StatusCode::kUnauthorized, "permission denied: the server is read-only");
+    // Classified from DuckDB's parse tree before anything runs; exactly one statement.
+    SKADE_ASSIGN_OR_RETURN(engine::Statement statement, engine::ParseStatement(sql));
+    if (statement.is_write()) {
+      if (options.read_only) return Status(StatusCode::kPermissionDenied, "permission denied: the server is read-only");
       return Status::InvalidArgument("a write statement cannot run as a query; send it as CommandStatementUpdate");
+    }
+    if (statement.kind != engine::Statement::Kind::kQuery && statement.kind != engine::Statement::Kind::kExplain) {
+      return Status(StatusCode::kPermissionDenied, "permission denied: " + statement.type_name +
+                                                   " statements are not allowed (only queries, and through "
+                                                   "CommandStatementUpdate the Iceberg write statements)");
     }
     SKADE_RETURN_IF_ERROR(lake.SyncViews(sql, SessionSchema(s)));
     auto prepared = con.Prepare(sql);
-    if (!prepared.ok()) {
-      if (QueryLike(sql)) return prepared.status();
-      return Status(StatusCode::kUnauthorized, "permission denied: only queries run as statements (" +
-                                                   prepared.status().message() + ")");
-    }
+    if (!prepared.ok()) return prepared.status();
     auto stmt = std::move(*prepared);
     if (stmt->kind() != engine::StatementKind::kSelect && stmt->kind() != engine::StatementKind::kExplain) {
-      return Status(StatusCode::kUnauthorized, "permission denied: " + stmt->kind_name() +
+      return Status(StatusCode::kPermissionDenied, "permission denied: " + stmt->kind_name() +
                                                    " statements are not allowed (only queries, and through "
                                                    "CommandStatementUpdate the Iceberg write statements)");
     }
     return stmt;
-  }
-
-  // Whether SQL text starts like a query (SELECT, WITH, FROM, VALUES, TABLE, DESCRIBE…).
-  static bool QueryLike(const std::string& sql) {
-    std::string head = sql.substr(0, 16);
-    for (char& c : head) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    size_t i = head.find_first_not_of(" \t\r\n(");
-    if (i == std::string::npos) return true;
-    for (const char* w : {"SELECT", "WITH", "FROM", "VALUES", "TABLE", "DESCRIBE", "SHOW", "SUMMARIZE", "EXPLAIN"}) {
-      if (head.compare(i, std::strlen(w), w) == 0) return true;
-    }
-    return false;
-  }
-
-  GStatus Refusal(const Status& st) {
-    if ((st.code() == StatusCode::kUnauthorized && st.message().rfind("permission denied", 0) == 0) ||
-        st.message().find("Permission Error") != std::string::npos) {
-      return GStatus(GCode::PERMISSION_DENIED, st.message());
-    }
-    return ToGrpc(st);
   }
 
   // The result schema DuckDB can tell before running; an empty schema when it cannot (the
@@ -455,7 +436,7 @@ struct FlightSqlServer::Impl final : public grpc::Service {
       auto con = Connect(s);
       if (!con.ok()) return ToGrpc(con.status());
       auto stmt = PrepareQuery(s, **con, q.query());
-      if (!stmt.ok()) return Refusal(stmt.status());
+      if (!stmt.ok()) return ToGrpc(stmt.status());
       auto schema = ResultSchemaOrEmpty(**stmt);
       std::string handle = s.id + ":" + Uuid::NewV7().ToString();
       {
@@ -476,7 +457,7 @@ struct FlightSqlServer::Impl final : public grpc::Service {
       auto con = Connect(s);
       if (!con.ok()) return ToGrpc(con.status());
       auto stmt = PrepareQuery(s, **con, (*prepared)->sql);
-      if (!stmt.ok()) return Refusal(stmt.status());
+      if (!stmt.ok()) return ToGrpc(stmt.status());
       auto schema = ResultSchemaOrEmpty(**stmt);
       return FillInfo(desc, *schema->get(), desc.cmd(), out, true);
     }
@@ -513,7 +494,7 @@ struct FlightSqlServer::Impl final : public grpc::Service {
     auto con = Connect(s);
     if (!con.ok()) return ToGrpc(con.status());
     auto stmt = PrepareQuery(s, **con, sql);
-    if (!stmt.ok()) return Refusal(stmt.status());
+    if (!stmt.ok()) return ToGrpc(stmt.status());
     {
       std::lock_guard<std::mutex> lock(s.mu);
       s.running[handle] = Running{con->get(), MonotonicNanos(), false};
@@ -764,29 +745,21 @@ struct FlightSqlServer::Impl final : public grpc::Service {
     return rows;
   }
 
-  Result<int64_t> RunUpdate(Session& s, const std::string& sql) {
+  // Runs an update statement; `parameters` (SQL literals) replace its markers in the parse tree.
+  Result<int64_t> RunUpdate(Session& s, const std::string& sql, std::span<const std::string> parameters = {}) {
     if (sql.size() > kMaxSqlBytes) {
       return Status::InvalidArgument("SQL text is " + std::to_string(sql.size()) + " bytes; the limit is 1 MiB");
     }
-    SKADE_ASSIGN_OR_RETURN(auto write, sql::ParseWriteStatement(sql));
-    if (write) {
-      if (options.read_only) return Status(StatusCode::kUnauthorized, "permission denied: the server is read-only");
-      return lake.ExecuteWrite(*write, SessionSchema(s));
+    SKADE_ASSIGN_OR_RETURN(engine::Statement statement, engine::ParseStatement(sql, parameters));
+    if (statement.is_write()) {
+      if (options.read_only) return Status(StatusCode::kPermissionDenied, "permission denied: the server is read-only");
+      return lake.ExecuteWrite(statement, SessionSchema(s));
     }
-    SKADE_ASSIGN_OR_RETURN(auto con, Connect(s));
-    (void)lake.SyncViews(sql, SessionSchema(s));
-    auto stmt = con->Prepare(sql);
-    if (!stmt.ok()) {
-      if (QueryLike(sql)) return stmt.status();
-      return Status(StatusCode::kUnauthorized,
-                    "permission denied: only INSERT, UPDATE, DELETE, CREATE/DROP TABLE and CREATE/DROP SCHEMA run as "
-                    "updates (" + stmt.status().message() + ")");
-    }
-    if ((*stmt)->kind() == engine::StatementKind::kSelect) {
+    if (statement.kind == engine::Statement::Kind::kQuery || statement.kind == engine::Statement::Kind::kExplain) {
       return Status::InvalidArgument("a query cannot run as an update; send it as CommandStatementQuery");
     }
-    return Status(StatusCode::kUnauthorized,
-                  "permission denied: " + (*stmt)->kind_name() + " statements are not allowed" +
+    return Status(StatusCode::kPermissionDenied,
+                  "permission denied: " + statement.type_name + " statements are not allowed" +
                       (options.read_only ? " (the server is read-only)"
                                          : "; supported: INSERT, UPDATE, DELETE, CREATE/DROP TABLE, CREATE/DROP SCHEMA"));
   }
@@ -806,7 +779,7 @@ struct FlightSqlServer::Impl final : public grpc::Service {
       if (!cmd.UnpackTo(&u)) return GStatus(GCode::INVALID_ARGUMENT, "malformed CommandStatementUpdate");
       if (u.has_transaction_id()) return GStatus(GCode::INVALID_ARGUMENT, "transactions are not supported");
       auto n = RunUpdate(s, u.query());
-      if (!n.ok()) return Refusal(n.status());
+      if (!n.ok()) return ToGrpc(n.status());
       pbsql::DoPutUpdateResult r;
       r.set_record_count(*n);
       return WritePut(rw, r.SerializeAsString());
@@ -844,7 +817,7 @@ struct FlightSqlServer::Impl final : public grpc::Service {
           auto con = Connect(s);
           if (!con.ok()) return ToGrpc(con.status());
           auto stmt = PrepareQuery(s, **con, (*prepared)->sql);
-          if (!stmt.ok()) return Refusal(stmt.status());
+          if (!stmt.ok()) return ToGrpc(stmt.status());
           Status bound = (*stmt)->BindRow(*params->schema.get(), *params->batches[0].get(), 0);
           if (!bound.ok()) return ToGrpc(bound);
         }
@@ -866,10 +839,8 @@ struct FlightSqlServer::Impl final : public grpc::Service {
         rows = *lits;
       }
       for (const auto& row : rows) {
-        auto sql = sql::BindParameters((*prepared)->sql, row);
-        if (!sql.ok()) return ToGrpc(sql.status());
-        auto n = RunUpdate(s, *sql);
-        if (!n.ok()) return Refusal(n.status());
+        auto n = RunUpdate(s, (*prepared)->sql, row);
+        if (!n.ok()) return ToGrpc(n.status());
         total += *n;
       }
       pbsql::DoPutUpdateResult r;
@@ -975,17 +946,16 @@ struct FlightSqlServer::Impl final : public grpc::Service {
       auto prepared = std::make_shared<Prepared>();
       prepared->sql = req.query();
       pbsql::ActionCreatePreparedStatementResult result;
-      auto write = sql::ParseWriteStatement(req.query());
+      auto write = engine::ParseStatement(req.query());
       if (!write.ok()) return ToGrpc(write.status());
-      if (*write) {
+      if (write->is_write()) {
         if (options.read_only) return GStatus(GCode::PERMISSION_DENIED, "permission denied: the server is read-only");
-        prepared->write = **write;
-        auto n = sql::CountParameters(req.query());
-        if (!n.ok()) return ToGrpc(n.status());
-        prepared->parameter_count = *n;
+        prepared->write = *write;
+        const int64_t n = write->parameter_count;
+        prepared->parameter_count = n;
         auto b = arrow::RecordBatchBuilder([&] {
           std::vector<arrow::ArrayBuilder> cols;
-          for (int64_t i = 0; i < *n; ++i) cols.emplace_back(std::to_string(i + 1), "n", true);
+          for (int64_t i = 0; i < n; ++i) cols.emplace_back(std::to_string(i + 1), "n", true);
           return cols;
         }());
         arrow::SchemaHandle ps;
@@ -998,7 +968,7 @@ struct FlightSqlServer::Impl final : public grpc::Service {
         auto con = Connect(s);
         if (!con.ok()) return ToGrpc(con.status());
         auto stmt = PrepareQuery(s, **con, req.query());
-        if (!stmt.ok()) return Refusal(stmt.status());
+        if (!stmt.ok()) return ToGrpc(stmt.status());
         prepared->parameter_count = (*stmt)->parameter_count();
         auto ds = ResultSchemaOrEmpty(**stmt);
         auto ps = (*stmt)->ParameterSchema();

@@ -18,7 +18,7 @@
 #include "skade/catalog/catalog.h"
 #include "skade/engine/database.h"
 #include "skade/io/file_io.h"
-#include "skade/sql/write_statement.h"
+#include "skade/engine/user_sql.h"
 #include "skade/table/table.h"
 
 namespace skade::sql {
@@ -70,12 +70,13 @@ class LakeSql {
   // The qualified SQL name of a table's view: "catalog"."a.b"."t".
   std::string ViewName(const catalog::TableIdent& ident) const;
 
-  // Runs a write statement (see write_statement.h) as Iceberg commits: INSERT appends, DELETE
-  // deletes, UPDATE overwrites the matching rows, CREATE/DROP TABLE and SCHEMA go to the
+  // Runs a write statement (engine::Statement::is_write()) as Iceberg commits: INSERT appends,
+  // DELETE deletes, UPDATE overwrites the matching rows, CREATE/DROP TABLE and SCHEMA go to the
   // catalog (DROP TABLE keeps the files). Returns the rows inserted, deleted or updated
   // (0 for DDL). kNotFound for a missing table or schema, kAlreadyExists for CREATE of an
-  // existing one without IF NOT EXISTS / OR REPLACE.
-  Result<int64_t> ExecuteWrite(const WriteStatement& statement, const std::string& default_schema);
+  // existing one without IF NOT EXISTS / OR REPLACE, kInvalidArgument for a statement that is
+  // not a write or still has unbound parameter markers.
+  Result<int64_t> ExecuteWrite(const engine::Statement& statement, const std::string& default_schema);
 
   enum class IngestMode { kCreate, kAppend, kReplace, kCreateAppend };
   // Bulk ingest of an Arrow stream (consumed) into a table: kCreate fails if it exists,

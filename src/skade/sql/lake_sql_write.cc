@@ -8,7 +8,7 @@
 namespace skade::sql {
 
 using engine::QuoteIdentifier;
-using Kind = WriteStatement::Kind;
+using Kind = engine::Statement::Kind;
 
 namespace {
 
@@ -24,26 +24,28 @@ std::string QuotedList(const std::vector<std::string>& names) {
   return out;
 }
 
-// A column-definitions text ("a BIGINT, b VARCHAR") from an Arrow schema, via DuckDB's own
-// Arrow type mapping.
-Result<std::string> ColumnDefinitionsOf(engine::Database& db, const ArrowSchema& schema) {
+// The Iceberg schema of an Arrow schema, via DuckDB's own Arrow type mapping.
+Result<iceberg::SchemaPtr> SchemaOfArrow(engine::Database& db, const ArrowSchema& schema) {
   ArrowSchema copy;
   arrow::CopySchema(schema, &copy);
   arrow::StreamHandle empty = arrow::MakeBatchStream(arrow::SchemaHandle(&copy), {});
   SKADE_ASSIGN_OR_RETURN(auto rows, db.QueryRowsWithArrow("__skade_ingest_schema", empty.get(),
                                                           "DESCRIBE SELECT * FROM __skade_ingest_schema"));
-  std::string defs;
+  engine::TableDefinition definition;
   for (const auto& row : rows) {
     if (row.size() < 2 || !row[0] || !row[1]) return Status::Internal("unexpected DESCRIBE output");
-    defs += (defs.empty() ? "" : ", ") + QuoteIdentifier(*row[0]) + " " + *row[1];
+    definition.columns.push_back(engine::ColumnDefinition{*row[0], *row[1], false});
   }
-  if (defs.empty()) return Status::InvalidArgument("the ingested stream has no columns");
-  return defs;
+  if (definition.columns.empty()) return Status::InvalidArgument("the ingested stream has no columns");
+  return engine::SchemaFromDefinition(definition);
 }
 
 }  // namespace
 
-Result<int64_t> LakeSql::ExecuteWrite(const WriteStatement& w, const std::string& default_schema) {
+Result<int64_t> LakeSql::ExecuteWrite(const engine::Statement& w, const std::string& default_schema) {
+  if (!w.is_write()) return Status::InvalidArgument(w.type_name + " is not a write statement");
+  if (!w.unsupported.empty()) return Status::NotImplemented(w.unsupported);
+  if (w.unbound) return Status::InvalidArgument("the statement's parameters have no values");
   if (w.kind == Kind::kCreateSchema || w.kind == Kind::kDropSchema) {
     if (w.target.size() > 2 || (w.target.size() == 2 && w.target[0] != catalog_name_)) {
       return Status::NotFound("unknown catalog '" + w.target[0] + "'");
@@ -70,10 +72,10 @@ Result<int64_t> LakeSql::ExecuteWrite(const WriteStatement& w, const std::string
       if (w.if_not_exists) return 0;
       if (!w.or_replace) return Status::AlreadyExists("table " + ident.ToString() + " already exists");
     }
-    if (!w.query.empty()) SKADE_RETURN_IF_ERROR(SyncViews(w.query, default_schema));
+    if (w.query) SKADE_RETURN_IF_ERROR(SyncViews(w.query->sql(), default_schema));
     Result<iceberg::SchemaPtr> schema =
-        w.query.empty() ? engine::SchemaFromColumnDefinitions(db_, w.column_definitions)
-                        : engine::SchemaFromQuery(db_, "SELECT * FROM (" + w.query + "\n) LIMIT 0");
+        !w.query ? engine::SchemaFromDefinition(w.definition)
+                 : engine::SchemaFromQuery(db_, "SELECT * FROM (" + w.query->sql() + "\n) LIMIT 0");
     if (!schema.ok()) return schema.status();
     if (existing.ok()) {
       SKADE_RETURN_IF_ERROR(catalog_.DropTable(ident, catalog::DropMode::kKeepFiles));
@@ -81,10 +83,10 @@ Result<int64_t> LakeSql::ExecuteWrite(const WriteStatement& w, const std::string
     }
     catalog::CreateTableRequest req;
     req.schema = *schema;
-    SKADE_RETURN_IF_ERROR(catalog_.CreateTable(ident, req).status());
-    if (w.query.empty()) return 0;
+    SKADE_RETURN_IF_ERROR(catalog_.CreateTable(ident, req));
+    if (!w.query) return 0;
     SKADE_ASSIGN_OR_RETURN(auto t, table::Table::Load(catalog_, io_, db_, ident));
-    SKADE_ASSIGN_OR_RETURN(auto outcome, t->Append(engine::WriteSource{w.query, nullptr}));
+    SKADE_ASSIGN_OR_RETURN(auto outcome, t->Append(engine::WriteSource{w.query->sql(), nullptr}));
     return outcome.added_records;
   }
   if (w.kind == Kind::kDropTable) {
@@ -101,13 +103,14 @@ Result<int64_t> LakeSql::ExecuteWrite(const WriteStatement& w, const std::string
   SKADE_ASSIGN_OR_RETURN(auto t, SyncView(ident));
   std::vector<std::string> columns = ColumnNames(*t);
   if (w.kind == Kind::kInsert) {
-    SKADE_RETURN_IF_ERROR(SyncViews(w.query, default_schema));
+    if (!w.query) return Status::InvalidArgument("INSERT needs a SELECT or VALUES source");
+    SKADE_RETURN_IF_ERROR(SyncViews(w.query->sql(), default_schema));
     const std::vector<std::string>& names = w.columns.empty() ? columns : w.columns;
-    std::string source = "SELECT * FROM (" + w.query + "\n) AS __skade_insert(" + QuotedList(names) + ")";
+    std::string source = "SELECT * FROM (" + w.query->sql() + "\n) AS __skade_insert(" + QuotedList(names) + ")";
     SKADE_ASSIGN_OR_RETURN(auto outcome, t->Append(engine::WriteSource{source, nullptr}));
     return outcome.added_records;
   }
-  std::string where = w.where.empty() ? "true" : w.where;
+  std::string where = w.where ? w.where->sql() : "true";
   // Subqueries in the predicate may read other tables.
   SKADE_RETURN_IF_ERROR(SyncViews("SELECT * FROM " + ViewName(ident) + " WHERE " + where, default_schema));
   // The rows the predicate matches in the snapshot being changed: what DELETE and UPDATE
@@ -115,7 +118,8 @@ Result<int64_t> LakeSql::ExecuteWrite(const WriteStatement& w, const std::string
   SKADE_ASSIGN_OR_RETURN(auto counted, db_.QueryRows("SELECT count(*) FROM " + ViewName(ident) + " WHERE " + where));
   int64_t matching = counted.empty() || !counted[0][0] ? 0 : std::stoll(*counted[0][0]);
   if (w.kind == Kind::kDelete) {
-    SKADE_RETURN_IF_ERROR(t->DeleteWhere(where).status());
+    SKADE_ASSIGN_OR_RETURN(engine::Predicate all, engine::Predicate::Parse("true"));
+    SKADE_RETURN_IF_ERROR(t->DeleteWhere(w.where ? *w.where : all));
     return matching;
   }
   // UPDATE: the matching rows are replaced by their updated selves in one overwrite.
@@ -133,9 +137,8 @@ Result<int64_t> LakeSql::ExecuteWrite(const WriteStatement& w, const std::string
   }
   std::string source = "SELECT " + select + " FROM " + ViewName(ident) + " WHERE " + where;
   if (matching == 0) return 0;
-  SKADE_RETURN_IF_ERROR((w.where.empty() ? t->OverwriteAll(engine::WriteSource{source, nullptr})
-                                         : t->OverwriteWhere(where, engine::WriteSource{source, nullptr}))
-                            .status());
+  SKADE_RETURN_IF_ERROR(w.where ? t->OverwriteWhere(*w.where, engine::WriteSource{source, nullptr})
+                                : t->OverwriteAll(engine::WriteSource{source, nullptr}));
   return matching;
 }
 
@@ -154,11 +157,10 @@ Result<int64_t> LakeSql::Ingest(const catalog::TableIdent& ident, ArrowArrayStre
       return Status::InvalidArgument(std::string("cannot read the ingested schema: ") + (err ? err : "unknown error"));
     }
     arrow::SchemaHandle owned(&schema);
-    SKADE_ASSIGN_OR_RETURN(std::string defs, ColumnDefinitionsOf(db_, *owned.get()));
-    SKADE_ASSIGN_OR_RETURN(auto iceberg_schema, engine::SchemaFromColumnDefinitions(db_, defs));
+    SKADE_ASSIGN_OR_RETURN(auto iceberg_schema, SchemaOfArrow(db_, *owned.get()));
     catalog::CreateTableRequest req;
     req.schema = iceberg_schema;
-    SKADE_RETURN_IF_ERROR(catalog_.CreateTable(ident, req).status());
+    SKADE_RETURN_IF_ERROR(catalog_.CreateTable(ident, req));
   }
   SKADE_ASSIGN_OR_RETURN(auto t, table::Table::Load(catalog_, io_, db_, ident));
   engine::WriteSource source{"SELECT * FROM __skade_input", rows};

@@ -51,18 +51,18 @@ bool IsMergeOnRead(const iceberg::TableMetadata& m) {
 
 }  // namespace
 
-Result<CommitOutcome> Table::DeleteWhere(const std::string& where_sql) {
-  if (where_sql.empty()) return Status::InvalidArgument("delete needs a filter");
-  return OverwriteWhere(where_sql, engine::WriteSource{});
+Result<CommitOutcome> Table::DeleteWhere(const engine::Predicate& where) {
+  return OverwriteWhere(where, engine::WriteSource{});
 }
 
-Result<CommitOutcome> Table::OverwriteWhere(const std::string& where_sql, const engine::WriteSource& source) {
+Result<CommitOutcome> Table::OverwriteWhere(const engine::Predicate& where, const engine::WriteSource& source) {
+  const std::string& where_sql = where.sql();
   const bool has_source = !source.sql.empty() || source.arrow != nullptr;
   // Validate the predicate before anything is written.
   {
     const iceberg::TableMetadata& m = metadata();
     if (!m.CurrentSchema()) return Status::Corruption("table has no current schema");
-    SKADE_RETURN_IF_ERROR(engine::SqlToIcebergFilter(db_, where_sql, *m.CurrentSchema()).status());
+    SKADE_RETURN_IF_ERROR(engine::SqlToIcebergFilter(db_, where, *m.CurrentSchema()));
   }
   // New rows are written once, before the first attempt.
   engine::WriteResult new_rows;
@@ -88,7 +88,7 @@ Result<CommitOutcome> Table::OverwriteWhere(const std::string& where_sql, const 
     const iceberg::Snapshot* current = base.CurrentSnapshot();
     if (current == nullptr) return p;
     iceberg::SchemaPtr schema = base.CurrentSchema();
-    SKADE_ASSIGN_OR_RETURN(iceberg::ExprPtr filter, engine::SqlToIcebergFilter(db_, where_sql, *schema));
+    SKADE_ASSIGN_OR_RETURN(iceberg::ExprPtr filter, engine::SqlToIcebergFilter(db_, where, *schema));
     iceberg::ScanPlanner planner(io_, base);
     engine::IcebergScan scan;
     scan.schema = schema;

@@ -198,8 +198,8 @@ Result<engine::IcebergScan> Table::PlanRead(const ReadOptions& options) {
   scan.name_mapping = m.DefaultNameMapping();
   if (selected.snapshot == nullptr) return scan;
   iceberg::ExprPtr filter;
-  if (!options.where_sql.empty()) {
-    SKADE_ASSIGN_OR_RETURN(filter, engine::SqlToIcebergFilter(db_, options.where_sql, *selected.schema));
+  if (options.where) {
+    SKADE_ASSIGN_OR_RETURN(filter, engine::SqlToIcebergFilter(db_, *options.where, *selected.schema));
   }
   iceberg::ScanPlanner planner(read_io(), m);
   SKADE_ASSIGN_OR_RETURN(scan.tasks, planner.PlanAll(*selected.snapshot, *selected.schema, filter));
@@ -211,7 +211,7 @@ Result<std::string> Table::ReadSql(const ReadOptions& options) {
   SKADE_ASSIGN_OR_RETURN(engine::IcebergScan scan, PlanRead(options));
   engine::ScanQuery q;
   q.columns = options.columns;
-  q.where_sql = options.where_sql;
+  q.where = options.where;
   q.limit = options.limit;
   return engine::BuildScanSql(db_, scan, q);
 }
@@ -225,13 +225,13 @@ Result<int64_t> Table::Count(const ReadOptions& options) {
   const iceberg::TableMetadata& m = metadata();
   SKADE_ASSIGN_OR_RETURN(auto selected, iceberg::SelectSnapshot(m, options.snapshot));
   if (selected.snapshot == nullptr) return 0;
-  if (options.where_sql.empty()) {
+  if (!options.where) {
     iceberg::ScanPlanner planner(read_io(), m);
     SKADE_ASSIGN_OR_RETURN(auto counts, planner.CountFromManifests(*selected.snapshot));
     if (counts.delete_files == 0) return counts.record_count;
   }
   SKADE_ASSIGN_OR_RETURN(engine::IcebergScan scan, PlanRead(options));
-  return engine::CountRows(db_, scan, options.where_sql);
+  return engine::CountRows(db_, scan, options.where);
 }
 
 Result<arrow::SchemaHandle> Table::ArrowSchema() {

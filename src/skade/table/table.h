@@ -17,6 +17,7 @@
 #include "skade/engine/data_writer.h"
 #include "skade/engine/database.h"
 #include "skade/engine/iceberg_scan.h"
+#include "skade/engine/user_sql.h"
 #include "skade/iceberg/scan.h"
 #include "skade/io/file_io.h"
 #include "skade/io/location_map.h"
@@ -31,7 +32,7 @@ struct PendingSnapshot;  // commit_internal.h
 struct ReadOptions {
   iceberg::SnapshotSelector snapshot;
   std::vector<std::string> columns;  // empty = all
-  std::string where_sql;             // DuckDB predicate; prunes files where Iceberg can
+  std::optional<engine::Predicate> where;  // prunes files where Iceberg can; DuckDB applies it all
   std::optional<int64_t> limit;
 };
 
@@ -114,7 +115,7 @@ class Table : public IcebergSource, public IcebergSink {
   // Reloads the current metadata from the catalog.
   Status Refresh();
 
-  // Plans a read (snapshot selection, pruning by the Iceberg-expressible part of where_sql).
+  // Plans a read (snapshot selection, pruning by the Iceberg-expressible part of `where`).
   Result<engine::IcebergScan> PlanRead(const ReadOptions& options);
   // The DuckDB SQL of a read (columns, where, limit applied).
   Result<std::string> ReadSql(const ReadOptions& options);
@@ -130,13 +131,13 @@ class Table : public IcebergSource, public IcebergSink {
 
   // --- Row-level operations (table/row_operations.cc). Each is one snapshot. ---
 
-  // Deletes the rows for which `where_sql` is true: files where every live row matches are
+  // Deletes the rows for which `where` is true: files where every live row matches are
   // dropped; other files are rewritten without those rows (copy-on-write), or get a position
   // delete file when the table property write.delete.mode is merge-on-read. Re-planned and
   // re-applied on conflict. A delete that matches nothing commits nothing (snapshot_id 0).
-  Result<CommitOutcome> DeleteWhere(const std::string& where_sql);
-  // Replaces the rows matching `where_sql` with the source rows, atomically ("overwrite").
-  Result<CommitOutcome> OverwriteWhere(const std::string& where_sql, const engine::WriteSource& source);
+  Result<CommitOutcome> DeleteWhere(const engine::Predicate& where);
+  // Replaces the rows matching `where` with the source rows, atomically ("overwrite").
+  Result<CommitOutcome> OverwriteWhere(const engine::Predicate& where, const engine::WriteSource& source);
   // Dynamic partition overwrite: every partition the source writes to is replaced.
   Result<CommitOutcome> OverwritePartitions(const engine::WriteSource& source);
   // Equality deletes: removes every row whose `key_columns` equal a row of `keys`. Key columns

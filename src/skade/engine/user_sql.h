@@ -1,0 +1,125 @@
+// User SQL, parsed once by DuckDB's own parser and re-rendered from the parse tree (DESIGN §11):
+// predicates (`--where`, DELETE/UPDATE conditions), queries (`ingest --sql`, INSERT … SELECT,
+// CREATE TABLE … AS), column definitions (`create --schema`, CREATE TABLE) and the statements
+// SQL clients send. What skade runs is always a rendering of a checked tree, never the user's
+// text; every rendering is exactly one expression or one statement, and re-parses to the same
+// tree (checked). Refusals are kInvalidArgument naming the problem. Thread-safe (pure functions).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "skade/base/status.h"
+
+namespace skade::engine {
+
+struct UserSqlAccess;  // user_sql.cc: builds values from checked parse trees
+
+// A boolean expression over a table's columns ("amount < 0 AND region = 'eu'").
+class Predicate {
+ public:
+  enum class Subqueries { kRefuse, kAllow };
+  // Exactly one expression: no second statement, no clause after it (ORDER BY, LIMIT, GROUP
+  // BY…), no parameter marker, no comment that swallows the rest; subqueries only if allowed.
+  static Result<Predicate> Parse(std::string_view text, Subqueries subqueries = Subqueries::kRefuse);
+
+  // The rendering, parenthesised: it may stand wherever a boolean operand may.
+  const std::string& sql() const { return sql_; }
+
+ private:
+  friend struct UserSqlAccess;
+  explicit Predicate(std::string sql) : sql_(std::move(sql)) {}
+  std::string sql_;
+};
+
+// One query: SELECT, VALUES, FROM-first, WITH …, set operations (UNION…), with its ORDER BY /
+// LIMIT. Never any other kind of statement.
+class Query {
+ public:
+  // kInvalidArgument for anything but exactly one query, or one with parameter markers.
+  static Result<Query> Parse(std::string_view text);
+
+  // The rendering (no trailing ';'): it may be wrapped as a subquery, "(" + sql() + ")".
+  const std::string& sql() const { return sql_; }
+
+ private:
+  friend struct UserSqlAccess;
+  explicit Query(std::string sql) : sql_(std::move(sql)) {}
+  std::string sql_;
+};
+
+// One column of `create --schema` / CREATE TABLE.
+struct ColumnDefinition {
+  std::string name;
+  std::string type;  // a built-in DuckDB type as rendered from the tree ("DECIMAL(10,2)", "INTEGER[]")
+  bool not_null = false;
+
+  friend bool operator==(const ColumnDefinition&, const ColumnDefinition&) = default;
+};
+
+// The columns of a table definition.
+struct TableDefinition {
+  std::vector<ColumnDefinition> columns;
+  std::vector<std::string> primary_key;  // PRIMARY KEY columns → Iceberg identifier fields
+};
+
+// "id BIGINT NOT NULL, ts TIMESTAMPTZ, PRIMARY KEY (id)" → columns. NOT NULL and PRIMARY KEY
+// are the constraints Iceberg can hold; DEFAULT, generated columns, CHECK, UNIQUE, FOREIGN KEY,
+// COLLATE and unknown type names are refused by name.
+Result<TableDefinition> ParseTableDefinition(std::string_view text);
+
+// A statement a SQL client sent (`skade sql`, Flight SQL), classified from its parse tree. The
+// write statements carry their parts as renderings; everything else is only classified.
+struct Statement {
+  enum class Kind {
+    kQuery,         // SELECT, VALUES, FROM, WITH, set operations, DESCRIBE/SHOW, SUMMARIZE
+    kExplain,       // EXPLAIN of a query
+    kInsert,        // INSERT INTO target [(columns)] query
+    kDelete,        // DELETE FROM target [WHERE where]
+    kUpdate,        // UPDATE target SET assignments [WHERE where]
+    kCreateTable,   // CREATE [OR REPLACE] TABLE [IF NOT EXISTS] target (definition) | AS query
+    kDropTable,     // DROP TABLE [IF EXISTS] target
+    kCreateSchema,  // CREATE SCHEMA [IF NOT EXISTS] target
+    kDropSchema,    // DROP SCHEMA [IF EXISTS] target
+    kExport,        // COPY (query | table) TO file
+    kOther,         // anything else (COPY FROM, ATTACH, SET, PRAGMA, CREATE VIEW/MACRO, …)
+  };
+  Kind kind = Kind::kOther;
+  std::string type_name;        // DuckDB's statement type ("SELECT", "COPY", …), for messages
+  int64_t parameter_count = 0;  // '?' / '$n' markers before binding
+  // A write statement with markers parsed without values: classified only; its renderings
+  // are left empty and it must not run.
+  bool unbound = false;
+  // Why a write statement cannot run (a clause skade cannot honour: RETURNING, ON CONFLICT,
+  // INSERT BY NAME / DEFAULT VALUES, UPDATE … FROM, DELETE … USING, TEMP tables, WITH before
+  // INSERT, CASCADE); empty when it can. Its renderings are then left empty.
+  std::string unsupported;
+
+  std::vector<std::string> target;  // the name as written: 1–3 parts, unquoted
+  std::vector<std::string> columns;  // INSERT column list
+  std::optional<Query> query;        // INSERT source, CREATE TABLE … AS
+  std::optional<Predicate> where;    // DELETE / UPDATE condition (subqueries allowed)
+  std::vector<std::pair<std::string, std::string>> assignments;  // UPDATE column, rendered value
+  TableDefinition definition;        // CREATE TABLE (…)
+  bool if_exists = false;
+  bool if_not_exists = false;
+  bool or_replace = false;
+
+  bool is_write() const {
+    return kind != Kind::kQuery && kind != Kind::kExplain && kind != Kind::kExport && kind != Kind::kOther;
+  }
+};
+
+// Parses exactly one statement (kInvalidArgument for none, several, or a syntax error). With
+// `parameters` (one SQL literal per marker, in order: a constant, optionally cast, e.g.
+// "CAST('x' AS VARCHAR)"), the markers of a write statement are replaced by those literals in
+// the tree before its parts are rendered; kInvalidArgument when the counts differ or a literal
+// is not a constant.
+Result<Statement> ParseStatement(std::string_view sql, std::span<const std::string> parameters = {});
+
+}  // namespace skade::engine

@@ -1,0 +1,284 @@
+// User SQL is parsed once and re-rendered: hostile predicates, column definitions and
+// statements are refused or mean exactly what DuckDB parses them to mean.
+#include "skade/engine/user_sql.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "skade/engine/database.h"
+#include "skade/engine/schema_convert.h"
+#include "tests/testing/query_rows.h"
+
+namespace skade::engine {
+namespace {
+
+using Kind = Statement::Kind;
+
+class PredicateTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_ = std::move(Database::Open({})).value();
+    ASSERT_TRUE(db_->Execute("CREATE TABLE t AS SELECT range::INTEGER AS id, CASE WHEN range % 3 = 0 THEN 'a''b' "
+                             "WHEN range % 3 = 1 THEN 'x' ELSE NULL END AS s FROM range(20)")
+                    .ok());
+  }
+
+  // The ids a WHERE clause selects from t, sorted.
+  std::vector<std::string> Ids(const std::string& where) {
+    std::vector<std::string> ids;
+    for (const auto& row : testing::QueryText(*db_, "SELECT id FROM t WHERE " + where)) ids.push_back(row.at(0));
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  }
+
+  std::unique_ptr<Database> db_;
+};
+
+TEST_F(PredicateTest, HostilePredicatesAreRefused) {
+  for (const char* text : {
+           "id=-1) OR (1=1",                  // closes the caller's parenthesis
+           "(id = 1",                         // unbalanced
+           "id = 1)) OR ((true",              // unbalanced twice
+           "id < 5 /*",                       // comment that would swallow the rest
+           "id = 1; DELETE FROM t",           // stacked statement
+           "true UNION SELECT 1",             // set operation
+           "true) UNION SELECT (1",           // set operation behind a parenthesis
+           "true ORDER BY 1",                 // clauses after the expression
+           "true LIMIT 1",
+           "true GROUP BY id",
+           "true QUALIFY true",
+           "true) TO 'x.csv' (FORMAT csv); SELECT (1",  // COPY smuggling
+           "id IN (SELECT 1)",                // subquery (not allowed in a filter)
+           "EXISTS (SELECT * FROM t)",
+           "id = ?",                          // parameter marker
+           "id = $1",
+           "",                                // empty
+           "   ",
+           "s = E'\\'') OR (1=1",             // escaped quote leaves a parenthesis dangling
+       }) {
+    auto p = Predicate::Parse(text);
+    EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument) << "[" << text << "] -> " << (p.ok() ? p->sql() : "");
+  }
+}
+
+TEST_F(PredicateTest, AcceptedPredicatesDenoteExactlyTheirRows) {
+  // Each is one boolean expression; its rendering selects exactly the rows DuckDB selects for
+  // the text itself, and running it inside parentheses changes nothing.
+  for (const char* text : {
+           "id < 5 --",                              // a trailing comment is a comment
+           "id < 5 -- ) OR (true",                   // everything after -- is ignored
+           "id = 1 /* ) OR (true */ OR id = 2",      // a closed comment
+           "s = 'a''b'",                             // doubled quote
+           "s = E'a\\'b'",                           // escape string with an escaped quote
+           "s = E'\\'' OR (1=1)",                    // an OR the text really contains
+           "s = $$a'b$$",                            // dollar quote
+           "s = $tag$x') OR (1=1$tag$",              // dollar quote holding would-be SQL
+           "s IS NULL OR id BETWEEN 3 AND 6",
+           "NOT (id % 2 = 0) AND s LIKE 'x%'",
+           "id IN (1, 2, 3);",                       // one trailing semicolon is fine
+           "id = 1; -- and a comment after it",
+           "id > 1e1 AND id < 1.5e1",                // doubles whose rendering needs a cast
+           "upper(s) = 'X' AND length(s) = 1",
+       }) {
+    auto p = Predicate::Parse(text);
+    ASSERT_TRUE(p.ok()) << text << ": " << p.status().ToString();
+    EXPECT_EQ(p->sql().front(), '(');
+    std::string original(text);
+    if (size_t semicolon = original.find(';'); semicolon != std::string::npos) original.resize(semicolon);
+    EXPECT_EQ(Ids(p->sql()), Ids(original + "\n")) << text << " rendered as " << p->sql();
+    EXPECT_EQ(Ids("NOT " + p->sql()).size() + Ids(p->sql()).size() + Ids(p->sql() + " IS NULL").size(), 20u)
+        << text;
+  }
+  EXPECT_EQ(Ids(Predicate::Parse("id < 5 -- ) OR (true")->sql()).size(), 5u);
+  EXPECT_EQ(Ids(Predicate::Parse("s = $tag$x') OR (1=1$tag$")->sql()).size(), 0u);
+}
+
+TEST_F(PredicateTest, SubqueriesOnlyWhenAllowed) {
+  EXPECT_FALSE(Predicate::Parse("id IN (SELECT 1)").ok());
+  auto p = Predicate::Parse("id IN (SELECT 1)", Predicate::Subqueries::kAllow);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(Ids(p->sql()), (std::vector<std::string>{"1"}));
+}
+
+TEST(QueryTest, OnlyOneQuery) {
+  for (const char* text : {"SELECT 1; COPY (SELECT 1) TO 'x.csv'", "COPY (SELECT 1) TO 'x.csv'", "ATTACH 'x.db'",
+                           "CREATE MACRO m() AS 1", "SELECT 1) TO 'x' (FORMAT csv); SELECT (1", "SELECT ?", ""}) {
+    EXPECT_EQ(Query::Parse(text).status().code(), StatusCode::kInvalidArgument) << text;
+  }
+  for (const char* text : {"SELECT 1 AS a", "VALUES (1, 'a'), (2, 'b')", "FROM range(3)",
+                           "WITH a AS (SELECT 1 AS x) SELECT * FROM a UNION ALL SELECT 2 ORDER BY 1 LIMIT 5",
+                           "SELECT 'it''s' AS \"we\"\"ird\" -- comment",
+                           "SELECT * FROM (VALUES (1::BIGINT, 'a'), (2, NULL)) t(id, label) JOIN (VALUES (1)) u(id) USING (id)"}) {
+    auto q = Query::Parse(text);
+    ASSERT_TRUE(q.ok()) << text << ": " << q.status().ToString();
+    // The rendering is one statement that can be wrapped as a subquery.
+    auto again = ParseStatement("SELECT * FROM (" + q->sql() + ")");
+    ASSERT_TRUE(again.ok()) << q->sql();
+    EXPECT_EQ(again->kind, Kind::kQuery);
+  }
+  EXPECT_EQ(Query::Parse("VALUES (1, 'a'), (2, 'b')")->sql(), "SELECT * FROM (VALUES (1, 'a'), (2, 'b')) AS valueslist");
+}
+
+TEST(TableDefinitionTest, ColumnsAndKeys) {
+  auto d = ParseTableDefinition(
+      "id BIGINT NOT NULL, ts TIMESTAMPTZ, amount DECIMAL(10,2), tags VARCHAR[], "
+      "st STRUCT(\"x y\" INT, m MAP(VARCHAR, DOUBLE[])), k INT8, PRIMARY KEY (id, k)");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  ASSERT_EQ(d->columns.size(), 6u);
+  EXPECT_EQ(d->columns[0], (ColumnDefinition{"id", "BIGINT", true}));
+  EXPECT_EQ(d->columns[1], (ColumnDefinition{"ts", "TIMESTAMP WITH TIME ZONE", false}));
+  EXPECT_EQ(d->columns[2].type, "DECIMAL(10,2)");
+  EXPECT_EQ(d->columns[5], (ColumnDefinition{"k", "BIGINT", true}));  // key columns are required
+  EXPECT_EQ(d->primary_key, (std::vector<std::string>{"id", "k"}));
+  auto schema = SchemaFromDefinition(*d);
+  ASSERT_TRUE(schema.ok()) << schema.status().ToString();
+  EXPECT_EQ((*schema)->identifier_field_ids(), (std::vector<int>{1, 6}));
+}
+
+TEST(TableDefinitionTest, HostileOrUnsupportedDefinitionsAreRefused) {
+  for (const char* text : {
+           "id BIGINT); COPY (SELECT 1) TO '/tmp/x.csv'; CREATE TABLE y (a INT",
+           "a INT DEFAULT E'\\''); COPY (SELECT 1) TO 'x'; CREATE TABLE z (b INT DEFAULT E'\\''",
+           "a INT DEFAULT 1",
+           "a INT) AS SELECT 1 --",
+           "a INT GENERATED ALWAYS AS (1)",
+           "a INT CHECK (a > 0)",
+           "a INT UNIQUE",
+           "a VARCHAR COLLATE nocase",
+           "a mytype",
+           "a STRUCT(b unknown_type)",
+           "",
+       }) {
+    auto d = ParseTableDefinition(text);
+    EXPECT_EQ(d.status().code(), StatusCode::kInvalidArgument) << text;
+  }
+}
+
+TEST(StatementTest, WritesCarryRenderedParts) {
+  auto ins = ParseStatement("insert into skade.\"a.b\".orders VALUES (1, 'x'), (2, E'\\'');");
+  ASSERT_TRUE(ins.ok()) << ins.status().ToString();
+  EXPECT_EQ(ins->kind, Kind::kInsert);
+  EXPECT_EQ(ins->target, (std::vector<std::string>{"skade", "a.b", "orders"}));
+  EXPECT_EQ(ins->query->sql(), "SELECT * FROM (VALUES (1, 'x'), (2, '''')) AS valueslist");
+
+  auto cols = ParseStatement("INSERT INTO t (a, \"B c\") SELECT x, y FROM u WHERE z");
+  ASSERT_TRUE(cols.ok());
+  EXPECT_EQ(cols->columns, (std::vector<std::string>{"a", "B c"}));
+
+  auto del = ParseStatement("DELETE FROM ns.t WHERE t.id IN (1, 2) -- gone\n");
+  ASSERT_TRUE(del.ok());
+  EXPECT_EQ(del->kind, Kind::kDelete);
+  EXPECT_EQ(del->target, (std::vector<std::string>{"ns", "t"}));
+  EXPECT_EQ(del->where->sql(), "((id IN (1, 2)))");  // the target's qualifier is dropped
+  auto all = ParseStatement("DELETE FROM ns.t");
+  ASSERT_TRUE(all.ok());
+  EXPECT_FALSE(all->where.has_value());
+
+  auto upd = ParseStatement("UPDATE ns.t AS x SET a = coalesce(x.b, 1), \"c d\" = (y = 2) WHERE k = 'a,b'");
+  ASSERT_TRUE(upd.ok()) << upd.status().ToString();
+  EXPECT_EQ(upd->kind, Kind::kUpdate);
+  ASSERT_EQ(upd->assignments.size(), 2u);
+  EXPECT_EQ(upd->assignments[0], (std::pair<std::string, std::string>{"a", "(COALESCE(b, 1))"}));
+  EXPECT_EQ(upd->assignments[1].first, "c d");
+  EXPECT_EQ(upd->where->sql(), "((k = 'a,b'))");
+}
+
+TEST(StatementTest, Ddl) {
+  auto c = ParseStatement("CREATE TABLE IF NOT EXISTS ns.t (id BIGINT NOT NULL, d DECIMAL(10, 2))");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->kind, Kind::kCreateTable);
+  EXPECT_TRUE(c->if_not_exists);
+  EXPECT_EQ(c->definition.columns.size(), 2u);
+  auto ctas = ParseStatement("create or replace table ns.t as select * from ns.s");
+  ASSERT_TRUE(ctas.ok());
+  EXPECT_TRUE(ctas->or_replace);
+  EXPECT_EQ(ctas->query->sql(), "SELECT * FROM ns.s");
+  auto drop = ParseStatement("DROP TABLE IF EXISTS \"x.y\".t");
+  ASSERT_TRUE(drop.ok());
+  EXPECT_EQ(drop->kind, Kind::kDropTable);
+  EXPECT_TRUE(drop->if_exists);
+  EXPECT_EQ(drop->target, (std::vector<std::string>{"x.y", "t"}));
+  auto schema = ParseStatement("CREATE SCHEMA skade.\"a.b\"");
+  ASSERT_TRUE(schema.ok());
+  EXPECT_EQ(schema->kind, Kind::kCreateSchema);
+  EXPECT_EQ(schema->target, (std::vector<std::string>{"skade", "a.b"}));
+  auto drop_schema = ParseStatement("DROP SCHEMA IF EXISTS a");
+  ASSERT_TRUE(drop_schema.ok());
+  EXPECT_EQ(drop_schema->kind, Kind::kDropSchema);
+  EXPECT_EQ(drop_schema->target, (std::vector<std::string>{"a"}));
+}
+
+TEST(StatementTest, OtherStatementsAreClassifiedNotRun) {
+  for (const char* sql : {"CREATE VIEW v AS SELECT 1", "COPY t FROM 'f'", "ATTACH 'x' AS y", "SET threads = 1",
+                          "CREATE MACRO m(x) AS x", "DETACH skade", "PRAGMA show_tables", "INSTALL httpfs",
+                          "EXPORT DATABASE 'x'", "CALL pragma_version()"}) {
+    auto s = ParseStatement(sql);
+    ASSERT_TRUE(s.ok()) << sql << ": " << s.status().ToString();
+    EXPECT_EQ(s->kind, Kind::kOther) << sql;
+    EXPECT_FALSE(s->is_write()) << sql;
+  }
+  EXPECT_EQ(ParseStatement("SELECT 1")->kind, Kind::kQuery);
+  EXPECT_EQ(ParseStatement("DESCRIBE SELECT 1")->kind, Kind::kQuery);
+  EXPECT_EQ(ParseStatement("EXPLAIN SELECT 1")->kind, Kind::kExplain);
+  EXPECT_EQ(ParseStatement("EXPLAIN COPY t TO 'x'")->kind, Kind::kOther);
+  EXPECT_EQ(ParseStatement("COPY (SELECT 1) TO 'x.parquet'")->kind, Kind::kExport);
+  EXPECT_FALSE(ParseStatement("COPY (SELECT 1) TO 'x.parquet'")->is_write());
+}
+
+TEST(StatementTest, MalformedOrStackedStatementsAreErrors) {
+  for (const char* sql : {"INSERT t VALUES (1)", "INSERT INTO t", "DELETE t", "DELETE FROM t WHERE",
+                          "INSERT INTO t VALUES (1); DROP TABLE t", "UPDATE t SET", "UPDATE t SET a WHERE b",
+                          "CREATE TABLE t (a INT", "DELETE FROM t WHERE a = 'x", "",
+                          // The smuggling from the field: a DEFAULT escape then statements.
+                          "CREATE TABLE s.t (a VARCHAR DEFAULT E'\\''); COPY (SELECT 1) TO 'catalog.db'; "
+                          "ATTACH 'x' AS y; DETACH skade; CREATE TABLE s.u (b VARCHAR DEFAULT E'\\'')",
+                          "CREATE TABLE s.t (a INT DEFAULT 1)"}) {
+    auto s = ParseStatement(sql);
+    EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument) << sql;
+  }
+  for (const char* sql : {"INSERT INTO t SELECT 1 RETURNING *", "INSERT INTO t BY NAME SELECT 1 AS a",
+                          "INSERT INTO t DEFAULT VALUES", "INSERT INTO t VALUES (1) ON CONFLICT DO NOTHING",
+                          "UPDATE t SET a = 1 FROM u", "DELETE FROM t USING u", "CREATE TEMP TABLE t (a INT)",
+                          "WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x", "DROP SCHEMA s CASCADE"}) {
+    auto s = ParseStatement(sql);
+    ASSERT_TRUE(s.ok()) << sql << ": " << s.status().ToString();
+    EXPECT_TRUE(s->is_write()) << sql;
+    EXPECT_NE(s->unsupported, "") << sql;
+    EXPECT_FALSE(s->query.has_value()) << sql;
+  }
+}
+
+TEST(StatementTest, ParameterMarkersBindInTheTree) {
+  const std::string sql = "INSERT INTO t VALUES (?, '?', \"?\", ?) -- ?";
+  auto unbound = ParseStatement(sql);
+  ASSERT_TRUE(unbound.ok()) << unbound.status().ToString();
+  EXPECT_EQ(unbound->parameter_count, 2);
+  EXPECT_TRUE(unbound->unbound);
+  EXPECT_FALSE(unbound->query.has_value());
+
+  std::vector<std::string> values = {"1", "CAST('a''b'')--' AS VARCHAR)"};
+  auto bound = ParseStatement(sql, values);
+  ASSERT_TRUE(bound.ok()) << bound.status().ToString();
+  EXPECT_FALSE(bound->unbound);
+  EXPECT_EQ(bound->query->sql(), "SELECT * FROM (VALUES (1, '?', \"?\", CAST('a''b'')--' AS VARCHAR))) AS valueslist");
+
+  std::vector<std::string> one = {"1"};
+  EXPECT_EQ(ParseStatement(sql, one).status().code(), StatusCode::kInvalidArgument);
+  std::vector<std::string> three = {"1", "2", "3"};
+  EXPECT_EQ(ParseStatement(sql, three).status().code(), StatusCode::kInvalidArgument);
+  // A "literal" that is an expression (or more) is refused.
+  std::vector<std::string> sneaky = {"1", "(SELECT 2)"};
+  EXPECT_EQ(ParseStatement(sql, sneaky).status().code(), StatusCode::kInvalidArgument);
+  std::vector<std::string> stacked = {"1", "2); DROP TABLE t; SELECT (3"};
+  EXPECT_EQ(ParseStatement(sql, stacked).status().code(), StatusCode::kInvalidArgument);
+
+  std::vector<std::string> two = {"'x'", "7"};
+  auto upd = ParseStatement("UPDATE s.t SET a = ? WHERE b = $2", two);
+  ASSERT_TRUE(upd.ok()) << upd.status().ToString();
+  EXPECT_EQ(upd->assignments[0].second, "('x')");
+  EXPECT_EQ(upd->where->sql(), "((b = 7))");
+}
+
+}  // namespace
+}  // namespace skade::engine
