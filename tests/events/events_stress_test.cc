@@ -65,6 +65,14 @@ class MemoryFileIO final : public io::FileIO {
     files_[std::string(location)] = std::string(data);
     return Status::Ok();
   }
+  Status Update(std::string_view location, const Change& change) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = files_.find(std::string(location));
+    std::optional<std::string> next =
+        change(it == files_.end() ? std::nullopt : std::optional<std::string>(it->second));
+    if (next) files_[std::string(location)] = std::move(*next);
+    return Status::Ok();
+  }
   Result<std::vector<io::FileInfo>> List(std::string_view prefix) override {
     std::lock_guard<std::mutex> lock(mu_);
     std::vector<io::FileInfo> out;

@@ -289,5 +289,71 @@ TEST_F(TableMaintenanceTest, RemovesOnlyOldOrphans) {
   EXPECT_THAT(Summary(*t, first), ElementsAre("10", "45", "a", "a"));
 }
 
+// A file of this table that another table's metadata references (as Spark's snapshot
+// procedure or add_files make) is never deleted: not by expiry, not by orphan removal.
+TEST_F(TableMaintenanceTest, NeverDeletesFilesAnotherTableReferences) {
+  auto a = Create("source");
+  Append(*a, 0, 10, "a");
+  const iceberg::Snapshot first = *a->metadata().CurrentSnapshot();
+  // Table `copy` adopts the source's first snapshot: its manifest list, manifests and data
+  // files all live in the source's folder.
+  auto copy = Create("copy");
+  ASSERT_TRUE(copy);
+  catalog::TableCommit commit;
+  commit.ident = Ident("copy");
+  iceberg::Snapshot adopted = first;
+  adopted.parent_snapshot_id.reset();
+  commit.updates.push_back(iceberg::TableUpdate::AddSnapshot(adopted));
+  commit.updates.push_back(iceberg::TableUpdate::SetBranch("main", adopted.snapshot_id));
+  ASSERT_TRUE(catalog_->CommitTable(commit).ok());
+  ASSERT_TRUE(copy->Refresh().ok());
+  EXPECT_THAT(Summary(*copy), ElementsAre("10", "45", "a", "a"));
+
+  // The source replaces its rows and expires the first snapshot: only this table used those
+  // files, as far as its own metadata knows.
+  Overwrite(*a, 100, 105, "b");
+  ExpireOptions expire;
+  expire.older_than_ms = NowMillis() + 1000;
+  expire.retain_last = 1;
+  auto expired = a->ExpireSnapshots(expire);
+  ASSERT_TRUE(expired.ok()) << expired.status().ToString();
+  EXPECT_THAT(expired->expired_snapshot_ids, ElementsAre(first.snapshot_id));
+  EXPECT_TRUE(expired->deleted_files.empty()) << expired->deleted_files.front();
+  auto orphans = a->RemoveOrphanFiles(NowMillis() + 60000, Table::OrphanMode::kDelete);
+  ASSERT_TRUE(orphans.ok()) << orphans.status().ToString();
+  EXPECT_TRUE(orphans->orphans.empty()) << orphans->orphans.front();
+  EXPECT_THAT(Summary(*copy), ElementsAre("10", "45", "a", "a"));
+  EXPECT_THAT(Summary(*a), ElementsAre("5", "510", "b", "b"));
+
+  // Once the other table is dropped, the files are the source's orphans.
+  ASSERT_TRUE(catalog_->DropTable(Ident("copy"), catalog::DropMode::kKeepFiles).ok());
+  orphans = a->RemoveOrphanFiles(NowMillis() + 60000, Table::OrphanMode::kDelete);
+  ASSERT_TRUE(orphans.ok()) << orphans.status().ToString();
+  EXPECT_FALSE(orphans->orphans.empty());
+  EXPECT_THAT(Summary(*a), ElementsAre("5", "510", "b", "b"));
+}
+
+// A table whose location is outside the warehouse is read, but orphan removal there needs
+// OrphanScope::kAnywhere (skade gc --force).
+TEST_F(TableMaintenanceTest, OrphanRemovalOutsideTheWarehouseNeedsForce) {
+  catalog::CreateTableRequest req;
+  req.schema = engine::SchemaFromColumnDefinitions("id BIGINT NOT NULL, v VARCHAR").value();
+  req.location = tmp_.Path("elsewhere/t");
+  ASSERT_TRUE(catalog_->CreateTable(Ident("outside"), req).ok());
+  auto t = LoadTable(Ident("outside"));
+  ASSERT_TRUE(t);
+  Append(*t, 0, 3, "x");
+  std::string stray = tmp_.Path("elsewhere/t/data/stray.parquet");
+  testing::WriteFileOrDie(stray, "x");
+  auto refused = t->RemoveOrphanFiles(NowMillis() + 60000, Table::OrphanMode::kDelete);
+  EXPECT_EQ(refused.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_TRUE(fs::exists(stray));
+  auto forced = t->RemoveOrphanFiles(NowMillis() + 60000, Table::OrphanMode::kDelete, Table::OrphanScope::kAnywhere);
+  ASSERT_TRUE(forced.ok()) << forced.status().ToString();
+  EXPECT_THAT(forced->orphans, ElementsAre(stray));
+  EXPECT_FALSE(fs::exists(stray));
+  EXPECT_THAT(Summary(*t), ElementsAre("3", "3", "x", "x"));
+}
+
 }  // namespace
 }  // namespace skade::table

@@ -162,6 +162,19 @@ std::string TableIdent::ToString() const {
   return out;
 }
 
+Result<std::vector<TableLocation>> Catalog::ListTableLocations() {
+  SKADE_ASSIGN_OR_RETURN(std::vector<Namespace> namespaces, ListNamespacesBelow(*this, Namespace{}));
+  std::vector<TableLocation> out;
+  for (const Namespace& ns : namespaces) {
+    SKADE_ASSIGN_OR_RETURN(std::vector<TableIdent> tables, ListTables(ns));
+    for (TableIdent& ident : tables) {
+      SKADE_ASSIGN_OR_RETURN(TableState state, LoadTable(ident));
+      out.push_back(TableLocation{std::move(ident), state.metadata->location});
+    }
+  }
+  return out;
+}
+
 Result<std::vector<Namespace>> ListNamespacesBelow(Catalog& catalog, const Namespace& parent) {
   std::vector<Namespace> all;
   std::vector<Namespace> stack = {parent};

@@ -73,7 +73,13 @@ struct CreateTableRequest {
   iceberg::PartitionSpecPtr spec;     // null = unpartitioned
   iceberg::SortOrder sort_order;      // order id 0 = unsorted
   std::map<std::string, std::string> properties;
-  std::optional<std::string> location;  // default: <warehouse>/<ns levels…>/<table>
+  std::optional<std::string> location;  // default: <warehouse>/<ns levels…>/<table> when free
+};
+
+// A table and the location its current metadata records.
+struct TableLocation {
+  TableIdent ident;
+  std::string location;
 };
 
 // One table's part of a commit.
@@ -132,12 +138,19 @@ class Catalog {
   // Tables.
   virtual Result<std::vector<TableIdent>> ListTables(const Namespace& ns) = 0;
   // Writes the first metadata file and registers the table (one commit-log entry "create").
+  // Without request.location the table goes to the first free place of placement.h's
+  // PlaceTable; a given location that overlaps another table or a namespace folder is
+  // kInvalidArgument.
   virtual Result<CommitResult> CreateTable(const TableIdent& ident, const CreateTableRequest& request) = 0;
   virtual Result<TableState> LoadTable(const TableIdent& ident) = 0;
   virtual Status DropTable(const TableIdent& ident, DropMode mode) = 0;
   virtual Status RenameTable(const TableIdent& from, const TableIdent& to) = 0;
-  // Registers an existing metadata file under `ident`.
+  // Registers an existing metadata file under `ident`. kInvalidArgument when the table's
+  // location overlaps another table's (placement.h).
   virtual Result<CommitResult> RegisterTable(const TableIdent& ident, const std::string& metadata_location) = 0;
+  // Every table with its location: what placement and maintenance check against (DESIGN §11).
+  // The default loads every table; SqlCatalog keeps an index.
+  virtual Result<std::vector<TableLocation>> ListTableLocations();
 
   // Checks requirements against the current metadata, applies the updates, writes the new
   // metadata file and swaps the pointer by compare-and-swap, appending one commit-log entry.

@@ -22,10 +22,14 @@
 #include <vector>
 
 #include "skade/base/clock.h"
+#include "skade/base/crash_point.h"
 #include "skade/base/log.h"
 #include "skade/base/uuid.h"
+#include "skade/catalog/deletion_guard.h"
+#include "skade/catalog/placement.h"
 #include "skade/catalog/sql_catalog_internal.h"
 #include "skade/iceberg/table_update.h"
+#include "skade/iceberg/version_hint.h"
 
 namespace skade::catalog {
 
@@ -46,6 +50,7 @@ Result<int64_t> ParseInt64(const std::optional<std::string>& text, std::string_v
 
 namespace {
 
+using internal::Backfill;
 using internal::Dialect;
 using internal::SqlConnection;
 using internal::SqlParam;
@@ -64,6 +69,11 @@ constexpr size_t kMaxIdleReaders = 4;
 constexpr size_t kMetadataCacheEntries = 256;
 // Any constant; serialises schema creation between processes opening one PostgreSQL database.
 constexpr int64_t kSchemaLockKey = 0x736b616465;  // "skade"
+// Serialises the placement check and the insert of a table location between PostgreSQL
+// transactions (SQLite's write lock already does).
+constexpr int64_t kPlacementLockKey = 0x736b616466;
+// A create whose location a concurrent create took first is placed again at most this often.
+constexpr int kMaxPlacementAttempts = 3;
 
 constexpr std::string_view kCreateTablesSql =
     "CREATE TABLE IF NOT EXISTS iceberg_tables ("
@@ -169,6 +179,7 @@ Status ValidateIdent(const TableIdent& ident) { return ident.Validate(); }
 // A table commit prepared outside the database: its new metadata file is already written.
 struct PreparedCommit {
   TableIdent ident;
+  std::string base_table_location;  // the location the base metadata records
   std::string base_location;
   std::string new_location;
   iceberg::TableMetadataPtr metadata;
@@ -400,41 +411,18 @@ class SqlCatalog final : public Catalog {
     if (request.schema == nullptr) return Status::InvalidArgument("create table: no schema");
     // Cheap checks before writing any file; repeated inside the transaction.
     SKADE_RETURN_IF_ERROR(CheckCreatable(ident));
-    std::string location = request.location.value_or("");
-    if (location.empty()) {
-      if (options_.warehouse.empty()) {
-        return Status::InvalidArgument("create table " + ident.ToString() +
-                                       ": no location and no warehouse");
-      }
-      location = options_.warehouse;
-      for (const std::string& level : ident.ns.levels) location = io::JoinLocation(location, level);
-      location = io::JoinLocation(location, ident.name);
+    Status raced;
+    for (int attempt = 0; attempt < kMaxPlacementAttempts; ++attempt) {
+      Result<CommitResult> created = CreateTableOnce(ident, request);
+      if (created.ok() || created.status().code() != StatusCode::kConflict) return created;
+      raced = created.status();
     }
-    SKADE_ASSIGN_OR_RETURN(
-        iceberg::TableMetadata created,
-        iceberg::NewTableMetadata(request.schema, request.spec, request.sort_order, location,
-                                  request.properties, NowMillis()));
-    auto metadata = std::make_shared<const iceberg::TableMetadata>(std::move(created));
-    std::string metadata_location =
-        io::JoinLocation(MetadataFolder(*metadata), iceberg::NextMetadataFileName(""));
-    SKADE_RETURN_IF_ERROR(
-        io_.CreateExclusive(metadata_location, iceberg::TableMetadataToJson(*metadata)));
-    Result<std::vector<CommitLogEntry>> logged =
-        Write([&](SqlConnection& conn) -> Result<std::vector<CommitLogEntry>> {
-          SKADE_RETURN_IF_ERROR(CheckCreatableOn(conn, ident));
-          SKADE_RETURN_IF_ERROR(InsertTable(conn, ident, metadata_location));
-          CommitLogEntry entry;
-          entry.table = ident;
-          entry.metadata_location = metadata_location;
-          entry.operation = "create";
-          return std::vector<CommitLogEntry>{std::move(entry)};
-        });
-    if (!logged.ok()) {
-      DiscardUnlessUnknown(logged.status(), {metadata_location});
-      return logged.status().WithContext("create table " + ident.ToString());
-    }
-    CacheMetadata(metadata_location, metadata);
-    return CommitResult{TableState{ident, metadata_location, metadata}, logged->at(0).commit_seq};
+    return raced.WithContext("create table " + ident.ToString());
+  }
+
+  Result<std::vector<TableLocation>> ListTableLocations() override {
+    return Read<std::vector<TableLocation>>(
+        [&](SqlConnection& conn) { return LocationsOn(conn, Backfill::kNo); });
   }
 
   Result<TableState> LoadTable(const TableIdent& ident) override {
@@ -457,9 +445,12 @@ class SqlCatalog final : public Catalog {
   Status DropTable(const TableIdent& ident, DropMode mode) override {
     SKADE_RETURN_IF_ERROR(ValidateIdent(ident));
     std::optional<std::string> purge_root;
+    std::unique_ptr<DeletionGuard> guard;
     if (mode == DropMode::kPurge) {
       SKADE_ASSIGN_OR_RETURN(TableState state, LoadTable(ident));
       purge_root = state.metadata->location;
+      // Read the other tables' locations while this one is still listed among them.
+      SKADE_ASSIGN_OR_RETURN(guard, DeletionGuard::Open(*this, io_, ident, *purge_root));
     }
     SKADE_RETURN_IF_ERROR(
         Write([&](SqlConnection& conn) -> Result<std::vector<CommitLogEntry>> {
@@ -471,6 +462,7 @@ class SqlCatalog final : public Catalog {
               conn.Exec("DELETE FROM iceberg_tables WHERE catalog_name = ? AND "
                         "table_namespace = ? AND table_name = ?",
                         {Text(name()), Text(ident.ns.ToString()), Text(ident.name)}));
+          SKADE_RETURN_IF_ERROR(internal::DeleteTableLocation(conn, name(), ident));
           CommitLogEntry entry;
           entry.table = ident;
           entry.previous_metadata_location = row->metadata_location.value_or("");
@@ -478,11 +470,16 @@ class SqlCatalog final : public Catalog {
           return std::vector<CommitLogEntry>{std::move(entry)};
         }).WithContext("drop table " + ident.ToString()));
     if (purge_root) {
-      // The table is gone from the catalog; now remove everything under its location.
+      // The table is gone from the catalog; now remove what lies under its location, except
+      // what belongs to another table (DeletionGuard).
       SKADE_ASSIGN_OR_RETURN(std::vector<io::FileInfo> files,
                              io_.List(io::JoinLocation(*purge_root, "")));
-      for (const io::FileInfo& file : files) {
-        SKADE_RETURN_IF_ERROR(io_.Delete(file.location).WithContext("purge " + ident.ToString()));
+      std::vector<std::string> candidates;
+      for (const io::FileInfo& file : files) candidates.push_back(file.location);
+      SKADE_ASSIGN_OR_RETURN(std::vector<std::string> deletable,
+                             guard->Filter(candidates).WithContext("purge " + ident.ToString()));
+      for (const std::string& file : deletable) {
+        SKADE_RETURN_IF_ERROR(io_.Delete(file).WithContext("purge " + ident.ToString()));
       }
     }
     return Status::Ok();
@@ -502,6 +499,8 @@ class SqlCatalog final : public Catalog {
                            "WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?",
                            {Text(to.ns.ToString()), Text(to.name), Text(name()),
                             Text(from.ns.ToString()), Text(from.name)}));
+             // The location stays (Iceberg renames never move files).
+             SKADE_RETURN_IF_ERROR(internal::RenameTableLocation(conn, name(), from, to));
              CommitLogEntry entry;
              entry.table = to;
              entry.metadata_location = row->metadata_location.value_or("");
@@ -517,9 +516,20 @@ class SqlCatalog final : public Catalog {
                                      const std::string& metadata_location) override {
     SKADE_RETURN_IF_ERROR(ValidateIdent(ident));
     SKADE_ASSIGN_OR_RETURN(iceberg::TableMetadataPtr metadata, LoadMetadata(metadata_location));
+    const std::string& location = metadata->location;
+    if (!location.empty()) {
+      SKADE_ASSIGN_OR_RETURN(PlacementInputs inputs, ReadPlacementInputs());
+      SKADE_RETURN_IF_ERROR(CheckLocationFree(inputs, ident, location).WithContext("register table " + ident.ToString()));
+    }
     SKADE_ASSIGN_OR_RETURN(std::vector<CommitLogEntry> logged,
                            Write([&](SqlConnection& conn) -> Result<std::vector<CommitLogEntry>> {
+                             SKADE_RETURN_IF_ERROR(LockPlacement(conn));
                              SKADE_RETURN_IF_ERROR(CheckCreatableOn(conn, ident));
+                             if (!location.empty()) {
+                               SKADE_ASSIGN_OR_RETURN(PlacementInputs now, PlacementInputsOn(conn, Backfill::kYes));
+                               SKADE_RETURN_IF_ERROR(CheckLocationFree(now, ident, location));
+                               SKADE_RETURN_IF_ERROR(internal::PutTableLocation(conn, name(), ident, location));
+                             }
                              SKADE_RETURN_IF_ERROR(InsertTable(conn, ident, metadata_location));
                              CommitLogEntry entry;
                              entry.table = ident;
@@ -567,6 +577,7 @@ class SqlCatalog final : public Catalog {
         DiscardUnlessUnknown(status, written);
         return status;
       }
+      CrashPoint("commit.after_metadata_write");
       Result<std::vector<CommitLogEntry>> logged =
           Write([&](SqlConnection& conn) -> Result<std::vector<CommitLogEntry>> {
             std::vector<CommitLogEntry> entries;
@@ -585,6 +596,14 @@ class SqlCatalog final : public Catalog {
                 return Status::Conflict("table " + p.ident.ToString() +
                                         " was changed by a concurrent commit");
               }
+              if (p.metadata->location != p.base_table_location) {
+                // set-location: the new location must be as free as a new table's.
+                SKADE_RETURN_IF_ERROR(LockPlacement(conn));
+                SKADE_ASSIGN_OR_RETURN(PlacementInputs now, PlacementInputsOn(conn, Backfill::kYes));
+                SKADE_RETURN_IF_ERROR(CheckLocationFree(now, p.ident, p.metadata->location)
+                                          .WithContext("commit " + p.ident.ToString()));
+                SKADE_RETURN_IF_ERROR(internal::PutTableLocation(conn, name(), p.ident, p.metadata->location));
+              }
               entries.push_back(LogEntryFor(p));
             }
             return entries;
@@ -593,6 +612,7 @@ class SqlCatalog final : public Catalog {
         std::vector<CommitResult> results;
         for (size_t i = 0; i < prepared.size(); ++i) {
           CacheMetadata(prepared[i].new_location, prepared[i].metadata);
+          AdvanceVersionHint(prepared[i].ident, prepared[i].new_location);
           results.push_back(CommitResult{
               TableState{prepared[i].ident, prepared[i].new_location, prepared[i].metadata},
               logged->at(i).commit_seq});
@@ -669,6 +689,92 @@ class SqlCatalog final : public Catalog {
     Result<std::vector<CommitLogEntry>> result = Status::Internal("write unit did not run");
     std::promise<void> done;
   };
+
+  // ---- placement (placement.h) ----
+
+  Result<std::vector<TableLocation>> LocationsOn(SqlConnection& conn, Backfill backfill) {
+    return internal::SelectTableLocations(
+        conn, name(),
+        [&](const std::string& metadata_location) -> Result<std::string> {
+          SKADE_ASSIGN_OR_RETURN(iceberg::TableMetadataPtr metadata, LoadMetadata(metadata_location));
+          return metadata->location;
+        },
+        backfill);
+  }
+
+  Result<PlacementInputs> PlacementInputsOn(SqlConnection& conn, Backfill backfill) {
+    PlacementInputs inputs;
+    inputs.warehouse = options_.warehouse;
+    SKADE_ASSIGN_OR_RETURN(inputs.tables, LocationsOn(conn, backfill));
+    SKADE_ASSIGN_OR_RETURN(inputs.namespaces, internal::SelectAllNamespaces(conn, name()));
+    return inputs;
+  }
+
+  Result<PlacementInputs> ReadPlacementInputs() {
+    return Read<PlacementInputs>([&](SqlConnection& conn) { return PlacementInputsOn(conn, Backfill::kNo); });
+  }
+
+  // Inside a write transaction: no other placement runs until it ends.
+  Status LockPlacement(SqlConnection& conn) {
+    if (conn.dialect() != Dialect::kPostgres) return Status::Ok();
+    return conn.Exec("SELECT pg_advisory_xact_lock(?)", {SqlParam(kPlacementLockKey)}).status();
+  }
+
+  // One placement and create; kConflict when a concurrent create took the location between
+  // the check and the transaction (the caller places again).
+  Result<CommitResult> CreateTableOnce(const TableIdent& ident, const CreateTableRequest& request) {
+    SKADE_ASSIGN_OR_RETURN(PlacementInputs inputs, ReadPlacementInputs());
+    std::string location;
+    if (request.location && !request.location->empty()) {
+      location = *request.location;
+      SKADE_RETURN_IF_ERROR(CheckLocationFree(inputs, ident, location).WithContext("create table " + ident.ToString()));
+    } else {
+      SKADE_ASSIGN_OR_RETURN(location, PlaceTable(inputs, ident, [&](const std::string& candidate) -> Result<bool> {
+                               SKADE_ASSIGN_OR_RETURN(auto files, io_.List(io::JoinLocation(candidate, "")));
+                               return !files.empty();
+                             }));
+    }
+    SKADE_ASSIGN_OR_RETURN(
+        iceberg::TableMetadata created,
+        iceberg::NewTableMetadata(request.schema, request.spec, request.sort_order, location,
+                                  request.properties, NowMillis()));
+    auto metadata = std::make_shared<const iceberg::TableMetadata>(std::move(created));
+    std::string metadata_location =
+        io::JoinLocation(MetadataFolder(*metadata), iceberg::NextMetadataFileName(""));
+    SKADE_RETURN_IF_ERROR(
+        io_.CreateExclusive(metadata_location, iceberg::TableMetadataToJson(*metadata)));
+    Result<std::vector<CommitLogEntry>> logged =
+        Write([&](SqlConnection& conn) -> Result<std::vector<CommitLogEntry>> {
+          SKADE_RETURN_IF_ERROR(LockPlacement(conn));
+          SKADE_RETURN_IF_ERROR(CheckCreatableOn(conn, ident));
+          SKADE_ASSIGN_OR_RETURN(PlacementInputs now, PlacementInputsOn(conn, Backfill::kYes));
+          Status free = CheckLocationFree(now, ident, location);
+          if (!free.ok()) return Status::Conflict("a concurrent create took the location: " + free.message());
+          SKADE_RETURN_IF_ERROR(InsertTable(conn, ident, metadata_location));
+          SKADE_RETURN_IF_ERROR(internal::PutTableLocation(conn, name(), ident, location));
+          CommitLogEntry entry;
+          entry.table = ident;
+          entry.metadata_location = metadata_location;
+          entry.operation = "create";
+          return std::vector<CommitLogEntry>{std::move(entry)};
+        });
+    if (!logged.ok()) {
+      DiscardUnlessUnknown(logged.status(), {metadata_location});
+      return logged.status().WithContext("create table " + ident.ToString());
+    }
+    CacheMetadata(metadata_location, metadata);
+    AdvanceVersionHint(ident, metadata_location);
+    return CommitResult{TableState{ident, metadata_location, metadata}, logged->at(0).commit_seq};
+  }
+
+  // After a commit: folder readers follow metadata/version-hint.text to the committed file.
+  // A failure leaves the hint behind (on an older committed version) and is only logged.
+  void AdvanceVersionHint(const TableIdent& ident, const std::string& metadata_location) {
+    Status hinted = iceberg::AdvanceVersionHint(io_, metadata_location);
+    if (!hinted.ok()) {
+      SKADE_LOG_WARN("table {}: could not update version-hint.text: {}", ident.ToString(), hinted.ToString());
+    }
+  }
 
   // ---- connections ----
 
@@ -954,6 +1060,7 @@ class SqlCatalog final : public Catalog {
     }
     PreparedCommit prepared;
     prepared.ident = commit.ident;
+    prepared.base_table_location = base.metadata->location;
     prepared.base_location = base.metadata_location;
     for (const iceberg::TableUpdate& update : commit.updates) {
       if (update.kind == iceberg::TableUpdate::Kind::kAddSnapshot) {
@@ -1036,7 +1143,8 @@ Status SetUpSchema(SqlConnection& conn) {
           conn.Exec("SELECT pg_advisory_xact_lock(?)", {SqlParam(kSchemaLockKey)}));
     }
     for (std::string_view ddl :
-         {kCreateTablesSql, kCreateNamespacePropertiesSql, kCreateCommitLogSql, kCreateMetaSql}) {
+         {kCreateTablesSql, kCreateNamespacePropertiesSql, kCreateCommitLogSql, kCreateMetaSql,
+          internal::kCreateTableLocationsSql}) {
       SKADE_RETURN_IF_ERROR(conn.Exec(ddl, {}));
     }
     // JDBC catalogs created before the V1 schema have no iceberg_type column; add it as

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "skade/base/status.h"
+#include "skade/catalog/catalog.h"
 
 namespace skade::catalog::internal {
 
@@ -56,5 +58,29 @@ Result<std::unique_ptr<SqlConnection>> OpenPostgresConnection(const std::string&
 
 // Parses a decimal int64 column value; kCorruption naming `what` otherwise.
 Result<int64_t> ParseInt64(const std::optional<std::string>& text, std::string_view what);
+
+// ---- The table-location index (sql_catalog_locations.cc) ----
+// skade_table_locations holds each table's location, so placing a new table and guarding
+// maintenance never load every table's metadata. Tables another program added to the JDBC
+// tables have no row; they are read once and added.
+
+extern const std::string_view kCreateTableLocationsSql;
+
+enum class Backfill { kNo, kYes };  // kYes only inside a write transaction
+
+// Every table of `catalog` with its location: from the index, else from `location_of` (given
+// the table's metadata location; a table whose metadata cannot be read gets an empty location
+// and a log line). With kYes, index rows are added for those tables.
+Result<std::vector<TableLocation>> SelectTableLocations(
+    SqlConnection& conn, const std::string& catalog,
+    const std::function<Result<std::string>(const std::string& metadata_location)>& location_of, Backfill backfill);
+// Inserts or replaces the index row of `ident`.
+Status PutTableLocation(SqlConnection& conn, const std::string& catalog, const TableIdent& ident,
+                        const std::string& location);
+Status DeleteTableLocation(SqlConnection& conn, const std::string& catalog, const TableIdent& ident);
+Status RenameTableLocation(SqlConnection& conn, const std::string& catalog, const TableIdent& from,
+                           const TableIdent& to);
+// Every namespace a property row or a table names (those skade cannot represent are skipped).
+Result<std::vector<Namespace>> SelectAllNamespaces(SqlConnection& conn, const std::string& catalog);
 
 }  // namespace skade::catalog::internal

@@ -16,6 +16,7 @@
 #include "skade/engine/iceberg_scan.h"
 #include "skade/engine/schema_convert.h"
 #include "skade/iceberg/literal.h"
+#include "skade/iceberg/version_hint.h"
 #include "skade/table/table.h"
 
 namespace skade::cli {
@@ -208,7 +209,7 @@ int RunRegister(const LakeArgs& lake_args, const RegisterArgs& args, std::ostrea
   std::string metadata = args.metadata;
   std::error_code ec;
   if (fs::is_directory(metadata, ec)) {
-    auto file = ResolveMetadataFile(*lake->io, metadata);
+    auto file = iceberg::ResolveMetadataFile(*lake->io, metadata);
     if (!file.ok()) return Fail(err, file.status());
     metadata = *file;
   }

@@ -290,6 +290,7 @@ struct GcArgs {
   std::string older_than;
   bool dry_run = false;
   bool json = false;
+  bool force = false;  // also a table whose location is outside the warehouse
 };
 
 int RunGc(const LakeArgs& lake, const GcArgs& a, std::ostream& out, std::ostream& err) {
@@ -303,7 +304,8 @@ int RunGc(const LakeArgs& lake, const GcArgs& a, std::ostream& out, std::ostream
   auto t = LoadTable(lake, a.table);
   if (!t.ok()) return Fail(err, t.status());
   auto r = t->table->RemoveOrphanFiles(
-      cutoff, a.dry_run ? table::Table::OrphanMode::kDryRun : table::Table::OrphanMode::kDelete);
+      cutoff, a.dry_run ? table::Table::OrphanMode::kDryRun : table::Table::OrphanMode::kDelete,
+      a.force ? table::Table::OrphanScope::kAnywhere : table::Table::OrphanScope::kWarehouse);
   if (!r.ok()) return Fail(err, r.status());
   if (a.json) {
     Json j = Json::object();
@@ -475,6 +477,7 @@ void AddMaintenanceCommands(CLI::App& app, const LakeArgs& lake, int* exit_code)
   gc_cmd->add_option("--older-than", gc->older_than,
                      "only files older than this (epoch ms or ISO; default 3 days)");
   gc_cmd->add_flag("--dry-run", gc->dry_run, "list orphans without deleting them");
+  gc_cmd->add_flag("--force", gc->force, "also for a table whose location is outside the warehouse");
   gc_cmd->add_flag("--json", gc->json, "JSON output");
   gc_cmd->callback([=] { *exit_code = RunGc(*lake_args, *gc, std::cout, std::cerr); });
 }

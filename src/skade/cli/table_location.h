@@ -25,9 +25,6 @@ struct LoadedTable {
   std::vector<std::string> notes;
 };
 
-// The metadata file of a table folder. kNotFound if the folder has no metadata.
-Result<std::string> ResolveMetadataFile(io::FileIO& io, std::string_view table_path);
-
 // Loads the table at `path`. `relocate` adds explicit OLD=NEW prefix rules. Errors name the
 // file and the problem.
 Result<LoadedTable> LoadTable(io::FileIO& io, std::string_view path,

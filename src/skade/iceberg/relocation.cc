@@ -34,8 +34,12 @@ Relocation DetectRelocation(const TableMetadata& metadata, const std::string& ta
   for (const auto& [from, to] : explicit_rules) r.map.Add(from, to);
   std::vector<std::string> stored_roots = {Normalize(metadata.location)};
   for (const auto& s : metadata.snapshots) {
-    std::string root =
-        Normalize(RootOf(s.manifest_list.empty() ? (s.manifests.empty() ? "" : s.manifests[0]) : s.manifest_list));
+    const std::string& first = s.manifest_list.empty() ? (s.manifests.empty() ? "" : s.manifests[0]) : s.manifest_list;
+    std::string root = Normalize(RootOf(first));
+    // A snapshot whose files are where it says (another table's folder, as Spark's snapshot
+    // procedure or add_files make) is read from there; only missing roots are relocated.
+    std::error_code ec;
+    if (root != stored_roots.front() && std::filesystem::exists(io::LocalPath(first), ec)) continue;
     if (!root.empty() && root != stored_roots.back()) stored_roots.push_back(root);
   }
   for (const std::string& root : stored_roots) {

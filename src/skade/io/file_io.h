@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,7 +38,16 @@ class FileIO {
   // Writes `data`, replacing any existing file atomically (for mutable hints such as
   // version-hint.text; never for metadata or data files).
   virtual Status Overwrite(std::string_view location, std::string_view data) = 0;
-  // Files (not folders) under `prefix`, recursively. An absent prefix lists nothing.
+  // Replaces a small mutable file (a hint, never the only record of anything) with what
+  // `change` makes of its current content (nullopt when absent); `change` returning nullopt
+  // leaves it as it is. Readers see the old or the new content, never a torn file; after a
+  // crash either may remain. Concurrent Updates of one location, from any process, run one
+  // after another, so a change decided on the content it saw is never overwritten by one
+  // decided on older content.
+  using Change = std::function<std::optional<std::string>(const std::optional<std::string>& current)>;
+  virtual Status Update(std::string_view location, const Change& change) = 0;
+  // Files (not folders) under `prefix`, recursively. An absent prefix lists nothing; files
+  // and folders that vanish while the listing runs are left out (never an error).
   virtual Result<std::vector<FileInfo>> List(std::string_view prefix) = 0;
   // Deletes a file; deleting an absent file is Ok.
   virtual Status Delete(std::string_view location) = 0;

@@ -1,4 +1,6 @@
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -141,25 +143,43 @@ class LocalFileIO final : public FileIO {
     return Status::Ok();
   }
 
+  Status Update(std::string_view location, const Change& change) override {
+    std::string path = LocalPath(location);
+    SKADE_RETURN_IF_ERROR(EnsureParent(path));
+    // flock(2) on the parent folder serialises updaters across processes and is released by
+    // the kernel if the holder dies, so a crash never leaves a lock behind.
+    fs::path parent = fs::path(path).parent_path();
+    Fd dir(::open(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (dir.get() < 0) return ErrnoStatus("open folder", parent.string(), errno);
+    while (::flock(dir.get(), LOCK_EX) != 0) {
+      if (errno != EINTR) return ErrnoStatus("lock folder", parent.string(), errno);
+    }
+    Result<std::string> current = Read(location);
+    if (!current.ok() && current.status().code() != StatusCode::kNotFound) return current.status();
+    std::optional<std::string> next = change(current.ok() ? std::optional<std::string>(*current) : std::nullopt);
+    if (!next) return Status::Ok();
+    // The new content is synced before the rename, so the file is never seen empty or torn;
+    // the folder is not synced: after a power loss the rename may be undone, leaving the
+    // previous content (an update is a hint, never the only record of anything).
+    SKADE_ASSIGN_OR_RETURN(std::string tmp, WriteTemp(path, *next));
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+      int err = errno;
+      ::unlink(tmp.c_str());
+      return ErrnoStatus("rename", path, err);
+    }
+    return Status::Ok();  // the lock goes with `dir`
+  }
+
   Result<std::vector<FileInfo>> List(std::string_view prefix) override {
     std::string path = LocalPath(prefix);
     std::vector<FileInfo> out;
-    std::error_code ec;
-    if (!fs::exists(path, ec)) return out;
-    for (auto it = fs::recursive_directory_iterator(path, ec); !ec && it != fs::end(it);
-         it.increment(ec)) {
-      if (!it->is_regular_file(ec)) continue;
-      auto size = it->file_size(ec);
-      if (ec) break;
-      auto mtime = fs::last_write_time(it->path(), ec);
-      if (ec) break;
-      auto sys = std::chrono::file_clock::to_sys(mtime);
-      out.push_back({it->path().string(), static_cast<int64_t>(size),
-                     std::chrono::duration_cast<std::chrono::milliseconds>(
-                         sys.time_since_epoch())
-                         .count()});
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) {
+      if (errno == ENOENT || errno == ENOTDIR) return out;
+      return ErrnoStatus("list", path, errno);
     }
-    if (ec) return Status::IoError("list '" + path + "': " + ec.message());
+    if (!S_ISDIR(st.st_mode)) return out;
+    SKADE_RETURN_IF_ERROR(ListFolder(path, &out));
     return out;
   }
 
@@ -170,6 +190,43 @@ class LocalFileIO final : public FileIO {
   }
 
  private:
+  // Appends the regular files below `folder`. An entry that vanishes between readdir and
+  // stat/opendir (a concurrent delete or rename) is skipped: the listing is of what exists.
+  static Status ListFolder(const std::string& folder, std::vector<FileInfo>* out) {
+    DIR* raw = ::opendir(folder.c_str());
+    if (raw == nullptr) {
+      if (errno == ENOENT || errno == ENOTDIR) return Status::Ok();
+      return ErrnoStatus("list", folder, errno);
+    }
+    std::unique_ptr<DIR, int (*)(DIR*)> dir(raw, ::closedir);
+    std::vector<std::string> subfolders;
+    while (true) {
+      errno = 0;
+      struct dirent* entry = ::readdir(dir.get());
+      if (entry == nullptr) {
+        if (errno != 0) return ErrnoStatus("list", folder, errno);
+        break;
+      }
+      std::string_view name = entry->d_name;
+      if (name == "." || name == "..") continue;
+      std::string child = folder + (folder.empty() || folder.back() == '/' ? "" : "/") + std::string(name);
+      struct stat st;
+      if (::lstat(child.c_str(), &st) != 0) {
+        if (errno == ENOENT) continue;
+        return ErrnoStatus("stat", child, errno);
+      }
+      if (S_ISDIR(st.st_mode)) {
+        subfolders.push_back(std::move(child));
+      } else if (S_ISREG(st.st_mode)) {
+        out->push_back({std::move(child), static_cast<int64_t>(st.st_size),
+                        static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1000000});
+      }
+    }
+    dir.reset();
+    for (const std::string& sub : subfolders) SKADE_RETURN_IF_ERROR(ListFolder(sub, out));
+    return Status::Ok();
+  }
+
   static Result<std::string> ReadAt(int fd, const std::string& path, int64_t offset,
                                     int64_t length) {
     std::string out(static_cast<size_t>(length), '\0');

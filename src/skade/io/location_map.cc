@@ -32,6 +32,7 @@ class RelocatingFileIO final : public FileIO {
   Status Overwrite(std::string_view l, std::string_view d) override {
     return base_.Overwrite(map_.Apply(l), d);
   }
+  Status Update(std::string_view l, const Change& change) override { return base_.Update(map_.Apply(l), change); }
   Result<std::vector<FileInfo>> List(std::string_view p) override {
     return base_.List(map_.Apply(p));
   }

@@ -5,16 +5,18 @@
 #include <charconv>
 #include <filesystem>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "skade/base/clock.h"
 #include "skade/base/log.h"
+#include "skade/catalog/deletion_guard.h"
 #include "skade/iceberg/manifest.h"
+#include "skade/iceberg/references.h"
 #include "skade/iceberg/scan.h"
 #include "skade/iceberg/table_update.h"
+#include "skade/io/location.h"
 #include "skade/table/commit_internal.h"
 #include "skade/table/table.h"
 
@@ -31,9 +33,7 @@ constexpr int64_t kDefaultMaxSnapshotAgeMs = 5LL * 24 * 3600 * 1000;  // Iceberg
 constexpr char kMain[] = "main";
 
 // A comparable form of a location (file: URIs and plain paths name the same file).
-std::string Key(std::string_view location) {
-  return std::filesystem::path(io::LocalPath(location)).lexically_normal().string();
-}
+std::string Key(std::string_view location) { return io::NormalizeLocation(location); }
 
 std::optional<int64_t> LongProperty(const TableMetadata& m, std::string_view key) {
   std::string text = m.Property(key);
@@ -56,24 +56,6 @@ std::vector<const Snapshot*> Ancestry(const TableMetadata& m, int64_t head) {
 }
 
 // The "statistics-path" of each statistics / partition-statistics entry, per snapshot id.
-std::vector<std::pair<int64_t, std::string>> StatisticsPaths(const TableMetadata& m) {
-  std::vector<std::pair<int64_t, std::string>> out;
-  for (const std::string* raw : {&m.statistics_json, &m.partition_statistics_json}) {
-    if (raw->empty()) continue;
-    nlohmann::json arr = nlohmann::json::parse(*raw, nullptr, /*allow_exceptions=*/false);
-    if (!arr.is_array()) continue;
-    for (const auto& e : arr) {
-      if (!e.is_object()) continue;
-      auto id = e.find("snapshot-id");
-      auto path = e.find("statistics-path");
-      if (id == e.end() || path == e.end() || !id->is_number_integer() || !path->is_string())
-        continue;
-      out.emplace_back(id->get<int64_t>(), path->get<std::string>());
-    }
-  }
-  return out;
-}
-
 struct ExpirePlan {
   std::set<int64_t> expired;
   std::vector<std::string> expired_refs;  // refs past their max-ref-age-ms
@@ -348,7 +330,7 @@ Result<ExpireResult> Table::ExpireSnapshots(const ExpireOptions& options) {
     }
     // Statistics files of expired snapshots, unless a retained snapshot's entry names them too.
     std::unordered_set<std::string> kept_stats;
-    auto stats = StatisticsPaths(before);
+    auto stats = iceberg::StatisticsFiles(before);
     for (const auto& [id, path] : stats) {
       if (!expired.count(id)) kept_stats.insert(Key(path));
     }
@@ -402,6 +384,25 @@ Result<ExpireResult> Table::ExpireSnapshots(const ExpireOptions& options) {
                    state_.ident.ToString(), files.status().ToString());
     return result;
   }
+  // Only files of this table that no other table references may go (DeletionGuard).
+  auto guard = catalog::DeletionGuard::Open(catalog_, io_, state_.ident, before->location);
+  if (!guard.ok()) {
+    if (options.dry_run) return guard.status();
+    SKADE_LOG_WARN("expired snapshots of {} but cannot check other tables; files stay: {}", state_.ident.ToString(),
+                   guard.status().ToString());
+    return result;
+  }
+  for (std::vector<std::string>* list : {&files->data_files, &files->delete_files, &files->statistics_files,
+                                         &files->manifests, &files->manifest_lists}) {
+    auto allowed = (*guard)->Filter(*list);
+    if (!allowed.ok()) {
+      if (options.dry_run) return allowed.status();
+      SKADE_LOG_WARN("expired snapshots of {} but cannot check other tables; files stay: {}",
+                     state_.ident.ToString(), allowed.status().ToString());
+      return result;
+    }
+    *list = std::move(allowed).value();
+  }
   // Data and delete files first, then manifests, then manifest lists: a crash part-way leaves
   // only unreferenced files behind.
   auto remove = [&](const std::vector<std::string>& paths, int64_t* counter) {
@@ -425,42 +426,32 @@ Result<ExpireResult> Table::ExpireSnapshots(const ExpireOptions& options) {
   return result;
 }
 
-Result<OrphanResult> Table::RemoveOrphanFiles(int64_t older_than_ms, OrphanMode mode) {
+Result<OrphanResult> Table::RemoveOrphanFiles(int64_t older_than_ms, OrphanMode mode, OrphanScope scope) {
   SKADE_RETURN_IF_ERROR(Refresh());
   const TableMetadata& m = metadata();
   if (m.location.empty()) return Status::InvalidArgument("table has no location");
+  const std::string& warehouse = catalog_.warehouse();
+  if (scope == OrphanScope::kWarehouse && (warehouse.empty() || !io::IsWithin(m.location, warehouse))) {
+    return Status::PermissionDenied("table " + state_.ident.ToString() + " lives at " + m.location +
+                                    ", outside the warehouse " + warehouse +
+                                    ": removing its unreferenced files needs --force");
+  }
   // Everything the metadata references, at any snapshot; a read failure aborts the sweep so
   // nothing referenced can be mistaken for an orphan.
-  std::unordered_set<std::string> referenced;
-  referenced.insert(Key(state_.metadata_location));
-  for (const auto& entry : m.metadata_log) referenced.insert(Key(entry.metadata_file));
-  referenced.insert(Key(io::JoinLocation(m.location, "metadata/version-hint.text")));
-  for (const auto& [id, path] : StatisticsPaths(m)) referenced.insert(Key(path));
-  iceberg::ScanPlanner planner(io_, m);
-  std::unordered_set<std::string> manifests_read;
-  for (const Snapshot& s : m.snapshots) {
-    if (!s.manifest_list.empty()) referenced.insert(Key(s.manifest_list));
-    for (const std::string& p : s.manifests) referenced.insert(Key(p));
-    SKADE_ASSIGN_OR_RETURN(auto manifests, planner.LoadManifests(s));
-    for (const ManifestFile& mf : manifests) {
-      std::string key = Key(mf.manifest_path);
-      referenced.insert(key);
-      if (!manifests_read.insert(key).second) continue;
-      SKADE_ASSIGN_OR_RETURN(auto reader, iceberg::ManifestReader::Open(io_, mf.manifest_path, mf));
-      while (true) {
-        SKADE_ASSIGN_OR_RETURN(auto entry, reader->Next());
-        if (!entry) break;
-        referenced.insert(Key(entry->data_file.file_path));
-      }
-    }
-  }
-  SKADE_ASSIGN_OR_RETURN(auto listing, io_.List(m.location));
-  OrphanResult result;
+  SKADE_ASSIGN_OR_RETURN(auto referenced, iceberg::ReferencedFiles(io_, state_.metadata_location, m));
+  SKADE_ASSIGN_OR_RETURN(auto listing, io_.List(io::JoinLocation(m.location, "")));
+  std::vector<std::string> candidates;
   for (const io::FileInfo& f : listing) {
     // Young files may belong to a commit in flight.
     if (f.modified_ms >= older_than_ms) continue;
     if (referenced.count(Key(f.location))) continue;
-    result.orphans.push_back(f.location);
+    candidates.push_back(f.location);
+  }
+  OrphanResult result;
+  // Never a file inside another table's folder or one another table references.
+  if (!candidates.empty()) {
+    SKADE_ASSIGN_OR_RETURN(auto guard, catalog::DeletionGuard::Open(catalog_, io_, state_.ident, m.location));
+    SKADE_ASSIGN_OR_RETURN(result.orphans, guard->Filter(candidates));
   }
   std::sort(result.orphans.begin(), result.orphans.end());
   if (mode == OrphanMode::kDelete) {

@@ -186,12 +186,18 @@ class Table : public IcebergSource, public IcebergSink {
   Result<CommitOutcome> DropRef(const std::string& name);
   // Expires snapshots (never those referenced by branches/tags or the newest retain_last of
   // main) and, if asked, deletes data/delete files, manifests and manifest lists that no
-  // remaining snapshot references.
+  // remaining snapshot references, inside the table's location and referenced by no other
+  // table (catalog::DeletionGuard).
   Result<ExpireResult> ExpireSnapshots(const ExpireOptions& options);
-  // Files under the table location not referenced by any snapshot's metadata, written before
-  // `older_than_ms` (so in-flight writes are safe); deletes them unless dry_run.
+  // Files under the table location not referenced by any snapshot's metadata (uncommitted
+  // metadata files included), written before `older_than_ms` (so in-flight writes are safe);
+  // deletes them unless dry_run. Files inside another table's location or referenced by
+  // another table's metadata are never orphans (catalog::DeletionGuard). kPermissionDenied for
+  // a table outside the catalog's warehouse unless `scope` is kAnywhere.
   enum class OrphanMode { kDryRun, kDelete };
-  Result<OrphanResult> RemoveOrphanFiles(int64_t older_than_ms, OrphanMode mode);
+  enum class OrphanScope { kWarehouse, kAnywhere };
+  Result<OrphanResult> RemoveOrphanFiles(int64_t older_than_ms, OrphanMode mode,
+                                         OrphanScope scope = OrphanScope::kWarehouse);
 
   // --- IcebergSource / IcebergSink (interfaces.h) ---
   std::string name() const override { return state_.ident.ToString(); }

@@ -1,0 +1,94 @@
+#include "skade/io/location.h"
+
+#include <cctype>
+#include <filesystem>
+#include <vector>
+
+namespace skade::io {
+namespace {
+
+// "a//b/./c/../d/" → "a/b/d" (".." never climbs above the start; absolute keeps its '/').
+std::string CollapsePath(std::string_view path) {
+  const bool absolute = !path.empty() && path.front() == '/';
+  std::vector<std::string_view> parts;
+  size_t i = 0;
+  while (i <= path.size()) {
+    size_t slash = path.find('/', i);
+    if (slash == std::string_view::npos) slash = path.size();
+    std::string_view part = path.substr(i, slash - i);
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (!part.empty() && part != ".") {
+      parts.push_back(part);
+    }
+    i = slash + 1;
+  }
+  std::string out = absolute ? "/" : "";
+  for (size_t k = 0; k < parts.size(); ++k) {
+    if (k > 0) out += '/';
+    out += parts[k];
+  }
+  return out;
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool WithinNormal(std::string_view location, std::string_view root) {
+  if (location.size() < root.size() || location.compare(0, root.size(), root) != 0) return false;
+  if (location.size() == root.size()) return true;
+  return root.empty() || root.back() == '/' || location[root.size()] == '/';
+}
+
+}  // namespace
+
+std::string NormalizeLocation(std::string_view location) {
+  std::string_view rest = location;
+  if (rest.rfind("file:", 0) == 0) {
+    rest.remove_prefix(5);
+    // file://host/path: only an empty or "localhost" authority names this machine.
+    if (rest.rfind("//", 0) == 0) {
+      rest.remove_prefix(2);
+      if (rest.rfind("localhost/", 0) == 0) rest.remove_prefix(9);
+    }
+  }
+  size_t scheme_end = rest.find("://");
+  bool has_scheme = scheme_end != std::string_view::npos && scheme_end > 0 &&
+                    rest.substr(0, scheme_end).find('/') == std::string_view::npos;
+  if (!has_scheme) {
+    std::string path(rest);
+    if (path.empty() || path.front() != '/') {
+      std::error_code ec;
+      auto abs = std::filesystem::absolute(path.empty() ? "." : path, ec);
+      if (!ec) path = abs.string();
+    }
+    std::string out = CollapsePath(path);
+    return out.empty() ? "/" : out;
+  }
+  std::string scheme = Lower(rest.substr(0, scheme_end));
+  if (scheme == "s3a" || scheme == "s3n") scheme = "s3";
+  std::string_view after = rest.substr(scheme_end + 3);
+  size_t slash = after.find('/');
+  std::string_view authority = after.substr(0, slash);
+  std::string path = slash == std::string_view::npos ? "" : CollapsePath(after.substr(slash));
+  return scheme + "://" + std::string(authority) + path;
+}
+
+bool IsWithin(std::string_view location, std::string_view root) {
+  return WithinNormal(NormalizeLocation(location), NormalizeLocation(root));
+}
+
+bool IsWithinIgnoringCase(std::string_view location, std::string_view root) {
+  return WithinNormal(Lower(NormalizeLocation(location)), Lower(NormalizeLocation(root)));
+}
+
+bool Overlaps(std::string_view a, std::string_view b) {
+  std::string x = Lower(NormalizeLocation(a));
+  std::string y = Lower(NormalizeLocation(b));
+  return WithinNormal(x, y) || WithinNormal(y, x);
+}
+
+}  // namespace skade::io
