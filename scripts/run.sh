@@ -14,7 +14,7 @@ export CCACHE_BASEDIR="$ROOT" CCACHE_NOHASHDIR=true
 LAKE="${SKADE_WAREHOUSE:-$ROOT/lake}"
 skade() { "$ROOT/build/src/skade" --warehouse "$LAKE" "$@"; }
 
-if ! skade tables | grep -qx 'demo.orders'; then
+if ! skade tables 2>/dev/null | grep -qx 'demo.orders'; then
   echo "== creating demo.orders in $LAKE"
   skade ns create demo >/dev/null 2>&1 || true
   skade create demo.orders --partition-by "day(ts)" \

@@ -42,8 +42,11 @@ class LakeCliTest : public ::testing::Test {
     return j.is_discarded() ? Json() : j;
   }
 
-  // The commit log as JSON.
-  Json Log() { return SkadeJson("log --json"); }
+  // The commit log as JSON (empty while there is no lake).
+  Json Log() {
+    if (!fs::exists(warehouse_ + "/catalog.db")) return Json::array();
+    return SkadeJson("log --json");
+  }
 
   // Every file in the warehouse except the catalog database (which SQLite may touch on open).
   std::set<std::string> WarehouseFiles() {
@@ -76,6 +79,7 @@ class LakeCliTest : public ::testing::Test {
                      const std::string& detail = "") {
     Json log_before = Log();
     std::set<std::string> files_before = WarehouseFiles();
+    const bool lake_before = fs::exists(warehouse_);
     testing::ProcessResult r = Skade(args);
     EXPECT_EQ(r.exit_code, 1) << "skade " << args << "\nstdout: " << r.out << "\nstderr: " << r.err;
     EXPECT_THAT(r.err, ::testing::HasSubstr(code)) << "skade " << args;
@@ -85,6 +89,7 @@ class LakeCliTest : public ::testing::Test {
     EXPECT_THAT(r.err, ::testing::HasSubstr("skade: ")) << "skade " << args;
     EXPECT_EQ(Log(), log_before) << "skade " << args << " committed something";
     EXPECT_EQ(WarehouseFiles(), files_before) << "skade " << args << " left files behind";
+    EXPECT_EQ(fs::exists(warehouse_), lake_before) << "skade " << args << " created a lake";
   }
 
   testing::TempDir tmp_;

@@ -210,14 +210,17 @@ class SqlCatalog final : public Catalog {
  public:
   using WriteFn = std::function<Result<std::vector<CommitLogEntry>>(SqlConnection&)>;
 
-  SqlCatalog(SqlCatalogOptions options, Dialect dialect, std::string target, io::FileIO& io,
+  using Opener = std::function<Result<std::unique_ptr<SqlConnection>>()>;
+
+  // `writer` is null for a read-only catalog: then every write is kPermissionDenied.
+  SqlCatalog(SqlCatalogOptions options, Dialect dialect, Opener open, io::FileIO& io,
              std::unique_ptr<SqlConnection> writer)
       : options_(std::move(options)),
         dialect_(dialect),
-        target_(std::move(target)),
+        open_(std::move(open)),
         io_(io),
         writer_conn_(std::move(writer)) {
-    if (options_.group_commit) writer_thread_ = std::thread([this] { WriterLoop(); });
+    if (options_.group_commit && writer_conn_) writer_thread_ = std::thread([this] { WriterLoop(); });
   }
 
   ~SqlCatalog() override {
@@ -408,6 +411,7 @@ class SqlCatalog final : public Catalog {
   Result<CommitResult> CreateTable(const TableIdent& ident,
                                    const CreateTableRequest& request) override {
     SKADE_RETURN_IF_ERROR(ValidateIdent(ident));
+    SKADE_RETURN_IF_ERROR(Writable());
     if (request.schema == nullptr) return Status::InvalidArgument("create table: no schema");
     // Cheap checks before writing any file; repeated inside the transaction.
     SKADE_RETURN_IF_ERROR(CheckCreatable(ident));
@@ -551,6 +555,7 @@ class SqlCatalog final : public Catalog {
   Result<std::vector<CommitResult>> CommitTransaction(
       const std::vector<TableCommit>& commits) override {
     if (commits.empty()) return Status::InvalidArgument("commit: no tables");
+    SKADE_RETURN_IF_ERROR(Writable());
     std::set<TableIdent> seen;
     for (const TableCommit& commit : commits) {
       SKADE_RETURN_IF_ERROR(ValidateIdent(commit.ident));
@@ -778,10 +783,7 @@ class SqlCatalog final : public Catalog {
 
   // ---- connections ----
 
-  Result<std::unique_ptr<SqlConnection>> OpenConnection() const {
-    if (dialect_ == Dialect::kSqlite) return internal::OpenSqliteConnection(target_);
-    return internal::OpenPostgresConnection(target_);
-  }
+  Result<std::unique_ptr<SqlConnection>> OpenConnection() const { return open_(); }
 
   template <typename T>
   Result<T> Read(const std::function<Result<T>(SqlConnection&)>& fn) {
@@ -809,7 +811,13 @@ class SqlCatalog final : public Catalog {
 
   // Runs `fn` in a write transaction: queued to the writer thread (group commit) or run alone.
   // Returns the unit's log entries with commit_seq, committed_at_us and txn_id filled in.
+  Status Writable() const {
+    if (!writer_conn_) return Status::PermissionDenied("catalog " + name() + " is open read-only");
+    return Status::Ok();
+  }
+
   Result<std::vector<CommitLogEntry>> Write(WriteFn fn) {
+    SKADE_RETURN_IF_ERROR(Writable());
     WriteUnit unit;
     unit.fn = std::move(fn);
     unit.txn_id = Uuid::NewV7().ToString();
@@ -1109,7 +1117,7 @@ class SqlCatalog final : public Catalog {
 
   const SqlCatalogOptions options_;
   const Dialect dialect_;
-  const std::string target_;  // SQLite file path or libpq connection string
+  const Opener open_;  // a new connection (read-only ones for a read-only catalog)
   io::FileIO& io_;
 
   // Held by whoever runs a write transaction on writer_conn_.
@@ -1132,6 +1140,39 @@ class SqlCatalog final : public Catalog {
   std::mutex listener_mu_;
   CommitListener listener_;
 };
+
+// A catalog written by a newer skade may use tables this build does not know.
+Status CheckVersion(const std::map<std::string, std::string>& meta) {
+  auto it = meta.find("schema_version");
+  if (it == meta.end()) return Status::Ok();
+  SKADE_ASSIGN_OR_RETURN(int64_t version, internal::ParseInt64(it->second, "skade_meta schema_version"));
+  if (version > kSchemaVersion) {
+    return Status::Corruption("catalog schema version " + std::to_string(version) + " is newer than this build (" +
+                              std::to_string(kSchemaVersion) + ")");
+  }
+  return Status::Ok();
+}
+
+// Read-only open: checks without writing. A database without the JDBC catalog tables is no
+// catalog; one without skade's tables (written by another JDBC catalog) reads, without a log.
+Status CheckSchema(SqlConnection& conn) {
+  std::string tables = conn.dialect() == Dialect::kSqlite
+                           ? "SELECT name FROM sqlite_master WHERE type = 'table'"
+                           : "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()";
+  SKADE_ASSIGN_OR_RETURN(SqlResult rows, conn.Exec(tables, {}));
+  std::set<std::string> names;
+  for (const auto& row : rows.rows) {
+    if (row[0]) names.insert(*row[0]);
+  }
+  if (!names.count("iceberg_tables")) return Status::NotFound("the database holds no Iceberg catalog");
+  if (!names.count("skade_meta")) return Status::Ok();
+  SKADE_ASSIGN_OR_RETURN(SqlResult meta, conn.Exec("SELECT key, value FROM skade_meta", {}));
+  std::map<std::string, std::string> values;
+  for (const auto& row : meta.rows) {
+    if (row[0]) values[*row[0]] = row[1].value_or("");
+  }
+  return CheckVersion(values);
+}
 
 // Creates the tables if missing and checks skade_meta, in one transaction.
 Status SetUpSchema(SqlConnection& conn) {
@@ -1165,15 +1206,8 @@ Status SetUpSchema(SqlConnection& conn) {
     for (const auto& row : meta.rows) {
       if (row[0]) values[*row[0]] = row[1].value_or("");
     }
-    if (auto it = values.find("schema_version"); it != values.end()) {
-      SKADE_ASSIGN_OR_RETURN(int64_t version,
-                             internal::ParseInt64(it->second, "skade_meta schema_version"));
-      if (version > kSchemaVersion) {
-        return Status::Corruption("catalog schema version " + std::to_string(version) +
-                                  " is newer than this build (" + std::to_string(kSchemaVersion) +
-                                  ")");
-      }
-    } else {
+    SKADE_RETURN_IF_ERROR(CheckVersion(values));
+    if (!values.count("schema_version")) {
       SKADE_RETURN_IF_ERROR(
           conn.Exec("INSERT INTO skade_meta (key, value) VALUES ('schema_version', ?)",
                     {Text(std::to_string(kSchemaVersion))}));
@@ -1203,30 +1237,52 @@ Result<std::unique_ptr<Catalog>> OpenSqlCatalog(const SqlCatalogOptions& options
   std::string_view uri = options.uri;
   Dialect dialect = Dialect::kSqlite;
   std::string target;
-  if (uri.rfind("postgresql://", 0) == 0 || uri.rfind("postgres://", 0) == 0) {
-    dialect = Dialect::kPostgres;
-    target = std::string(uri);
-  } else {
-    if (uri.rfind("sqlite://", 0) == 0) uri.remove_prefix(std::string_view("sqlite://").size());
+  size_t scheme_end = uri.find("://");
+  if (scheme_end != std::string_view::npos) {
+    std::string scheme(uri.substr(0, scheme_end));
+    for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (scheme == "postgresql" || scheme == "postgres") {
+      dialect = Dialect::kPostgres;
+      target = std::string(uri);
+    } else if (scheme == "sqlite") {
+      uri.remove_prefix(scheme_end + 3);
+    } else {
+      // A typo must not become a new lake in a folder named after it.
+      return Status::InvalidArgument("unknown catalog URI scheme '" + scheme + "' in '" + std::string(options.uri) +
+                                     "' (use sqlite:///PATH/catalog.db, a file path, or postgresql://…)");
+    }
+  }
+  const bool read_only = options.access == SqlCatalogOptions::Access::kReadOnly;
+  if (dialect == Dialect::kSqlite) {
     if (uri.empty()) return Status::InvalidArgument("sqlite catalog: empty path");
     target = std::string(uri);
-    std::filesystem::path parent = std::filesystem::path(target).parent_path();
-    if (!parent.empty()) {
-      std::error_code ec;
-      std::filesystem::create_directories(parent, ec);
-      if (ec) {
-        return Status::IoError("create folder " + parent.string() + ": " + ec.message());
+    std::error_code ec;
+    if (!std::filesystem::exists(target, ec)) {
+      if (read_only || options.if_missing == SqlCatalogOptions::IfMissing::kFail) {
+        return Status::NotFound("no catalog database at " + target);
+      }
+      std::filesystem::path parent = std::filesystem::path(target).parent_path();
+      if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
+        return Status::NotFound("folder " + parent.string() + " of the catalog database does not exist");
       }
     }
   }
-  auto open = [&]() -> Result<std::unique_ptr<SqlConnection>> {
-    if (dialect == Dialect::kSqlite) return internal::OpenSqliteConnection(target);
-    return internal::OpenPostgresConnection(target);
+  auto open = [dialect, read_only, target]() -> Result<std::unique_ptr<SqlConnection>> {
+    if (dialect == Dialect::kSqlite) {
+      return read_only ? internal::OpenSqliteConnectionReadOnly(target) : internal::OpenSqliteConnection(target);
+    }
+    return internal::OpenPostgresConnection(
+        target, read_only ? internal::Access::kReadOnly : internal::Access::kReadWrite);
   };
-  SKADE_ASSIGN_OR_RETURN(std::unique_ptr<SqlConnection> writer, open());
-  SKADE_RETURN_IF_ERROR(SetUpSchema(*writer).WithContext("open catalog"));
+  SKADE_ASSIGN_OR_RETURN(std::unique_ptr<SqlConnection> first, open());
+  if (read_only) {
+    SKADE_RETURN_IF_ERROR(CheckSchema(*first).WithContext("open catalog"));
+    first.reset();  // readers come from the pool; there is no writer
+  } else {
+    SKADE_RETURN_IF_ERROR(SetUpSchema(*first).WithContext("open catalog"));
+  }
   return std::unique_ptr<Catalog>(
-      std::make_unique<SqlCatalog>(options, dialect, std::move(target), io, std::move(writer)));
+      std::make_unique<SqlCatalog>(options, dialect, std::move(open), io, std::move(first)));
 }
 
 }  // namespace skade::catalog

@@ -17,16 +17,25 @@ namespace skade::catalog {
 
 struct SqlCatalogOptions {
   // "sqlite:///abs/path/catalog.db", a plain path to a .db file, or
-  // "postgresql://user@host:port/db" (any libpq connection URI).
+  // "postgresql://user@host:port/db" (any libpq connection URI). Other schemes are refused.
   std::string uri;
   std::string warehouse;          // root folder (or URI) for table locations
   std::string catalog_name = "skade";
   bool group_commit = true;       // share transactions between concurrent committers
+  // kReadOnly never writes: no schema set-up and no write lock (a stuck writer does not block
+  // it), SQLite opened read-only (a lake on a read-only file system or owned by another user
+  // reads fine), PostgreSQL sessions read-only; every change is kPermissionDenied.
+  enum class Access { kReadWrite, kReadOnly };
+  Access access = Access::kReadWrite;
+  // Whether a missing SQLite database file may be created (never its folder).
+  enum class IfMissing { kCreate, kFail };
+  IfMissing if_missing = IfMissing::kCreate;
 };
 
-// Opens (creating tables if missing) a catalog. `io` writes metadata files and must outlive
-// the catalog. kUnavailable if the database can't be reached, kCorruption if its skade_meta
-// schema version is newer than this build understands.
+// Opens a catalog, creating its tables if missing (read-write). `io` writes metadata files and
+// must outlive the catalog. kInvalidArgument for an unknown URI scheme, kNotFound for a missing
+// SQLite database (read-only or kFail) or folder, kUnavailable if the database can't be
+// reached, kCorruption if its skade_meta schema version is newer than this build understands.
 Result<std::unique_ptr<Catalog>> OpenSqlCatalog(const SqlCatalogOptions& options, io::FileIO& io);
 
 }  // namespace skade::catalog

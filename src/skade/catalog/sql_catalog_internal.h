@@ -53,8 +53,16 @@ class SqlConnection {
 // Opens a SQLite database file (created if missing) in WAL mode with synchronous=FULL and a
 // 10 s busy timeout.
 Result<std::unique_ptr<SqlConnection>> OpenSqliteConnection(const std::string& path);
+// Opens an existing SQLite database for reading only: it never takes the write lock, so a
+// stuck writer does not block it, and it works on a read-only file system or another user's
+// lake. When SQLite cannot create the WAL index there and no WAL content is pending, the file
+// is opened as immutable. kNotFound if the file does not exist.
+Result<std::unique_ptr<SqlConnection>> OpenSqliteConnectionReadOnly(const std::string& path);
 // Connects with a libpq connection string or URI. kUnavailable if the server can't be reached.
-Result<std::unique_ptr<SqlConnection>> OpenPostgresConnection(const std::string& conninfo);
+// A read-only connection sets default_transaction_read_only, so the server refuses writes too.
+enum class Access { kReadWrite, kReadOnly };
+Result<std::unique_ptr<SqlConnection>> OpenPostgresConnection(const std::string& conninfo,
+                                                              Access access = Access::kReadWrite);
 
 // Parses a decimal int64 column value; kCorruption naming `what` otherwise.
 Result<int64_t> ParseInt64(const std::optional<std::string>& text, std::string_view what);

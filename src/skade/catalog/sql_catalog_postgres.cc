@@ -54,7 +54,16 @@ std::string NumberPlaceholders(std::string_view sql) {
 // Thread-compatible (one user at a time).
 class PostgresConnection final : public SqlConnection {
  public:
-  explicit PostgresConnection(PgConnHandle conn) : conn_(std::move(conn)) {}
+  PostgresConnection(PgConnHandle conn, Access access) : conn_(std::move(conn)), access_(access) {}
+
+  // Session settings, again after every reconnect.
+  Status Configure() {
+    PQsetNoticeProcessor(conn_.get(), IgnoreNotice, nullptr);
+    if (access_ == Access::kReadOnly) {
+      return Exec("SET default_transaction_read_only = on", {}).status();
+    }
+    return Status::Ok();
+  }
 
   Dialect dialect() const override { return Dialect::kPostgres; }
 
@@ -136,24 +145,25 @@ class PostgresConnection final : public SqlConnection {
     if (PQstatus(conn_.get()) != CONNECTION_OK) {
       return Status::Unavailable("postgres reconnect failed: " + TrimmedError(conn_.get()));
     }
-    PQsetNoticeProcessor(conn_.get(), IgnoreNotice, nullptr);
-    return Status::Ok();
+    return Configure();
   }
 
  private:
   PgConnHandle conn_;
+  Access access_;
 };
 
 }  // namespace
 
-Result<std::unique_ptr<SqlConnection>> OpenPostgresConnection(const std::string& conninfo) {
+Result<std::unique_ptr<SqlConnection>> OpenPostgresConnection(const std::string& conninfo, Access access) {
   PgConnHandle conn(PQconnectdb(conninfo.c_str()));
   if (!conn) return Status::Unavailable("postgres: out of memory connecting");
   if (PQstatus(conn.get()) != CONNECTION_OK) {
     return Status::Unavailable("postgres connect: " + TrimmedError(conn.get()));
   }
-  PQsetNoticeProcessor(conn.get(), IgnoreNotice, nullptr);
-  return std::unique_ptr<SqlConnection>(std::make_unique<PostgresConnection>(std::move(conn)));
+  auto connection = std::make_unique<PostgresConnection>(std::move(conn), access);
+  SKADE_RETURN_IF_ERROR(connection->Configure());
+  return std::unique_ptr<SqlConnection>(std::move(connection));
 }
 
 }  // namespace skade::catalog::internal

@@ -2,6 +2,7 @@
 // committed catalog transaction survives power loss, and a busy timeout so several processes
 // can share one catalog file (writers queue on the file lock).
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <memory>
 #include <string>
@@ -164,6 +165,60 @@ Result<std::unique_ptr<SqlConnection>> OpenSqliteConnection(const std::string& p
   }
   SKADE_RETURN_IF_ERROR(connection->Exec("PRAGMA synchronous=FULL", {}));
   return std::unique_ptr<SqlConnection>(std::move(connection));
+}
+
+namespace {
+
+// "file:" URI of a path, for sqlite3_open_v2 with SQLITE_OPEN_URI ('%', '?' and '#' escaped).
+std::string FileUri(const std::string& path, std::string_view query) {
+  std::string out = "file:";
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      static const char* kHex = "0123456789ABCDEF";
+      out += '%';
+      out += kHex[(static_cast<unsigned char>(c) >> 4) & 15];
+      out += kHex[static_cast<unsigned char>(c) & 15];
+    } else {
+      out += c;
+    }
+  }
+  return out + "?" + std::string(query);
+}
+
+Result<std::unique_ptr<SqliteConnection>> OpenReadOnly(const std::string& uri, const std::string& path) {
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(uri.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
+  SqliteHandle db(raw);
+  if (rc != SQLITE_OK) {
+    return Status::Unavailable("open sqlite catalog '" + path + "': " + (raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc)));
+  }
+  sqlite3_extended_result_codes(db.get(), 1);
+  sqlite3_busy_timeout(db.get(), kBusyTimeoutMs);
+  auto connection = std::make_unique<SqliteConnection>(std::move(db));
+  // Opening is lazy: the first read is what touches the WAL index.
+  SKADE_RETURN_IF_ERROR(connection->Exec("SELECT count(*) FROM sqlite_master", {}));
+  return connection;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SqlConnection>> OpenSqliteConnectionReadOnly(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return Status::NotFound("no catalog database at " + path);
+  auto opened = OpenReadOnly(FileUri(path, "mode=ro"), path);
+  if (opened.ok()) return std::unique_ptr<SqlConnection>(std::move(opened).value());
+  // A WAL database needs its -shm index; where this process cannot create it (a read-only
+  // folder, another user's lake) the file can still be read as immutable, provided no
+  // committed transaction waits in the WAL (a writer that is running keeps -shm present).
+  struct stat wal;
+  bool wal_pending = ::stat((path + "-wal").c_str(), &wal) == 0 && wal.st_size > 0;
+  if (wal_pending) {
+    return opened.status().WithContext("cannot read the catalog without writing its WAL index (" + path +
+                                       "-wal holds changes a writer has not checkpointed)");
+  }
+  auto immutable = OpenReadOnly(FileUri(path, "immutable=1"), path);
+  if (!immutable.ok()) return opened.status();
+  return std::unique_ptr<SqlConnection>(std::move(immutable).value());
 }
 
 }  // namespace skade::catalog::internal

@@ -29,6 +29,11 @@ struct Lake {
 };
 
 struct LakeOpenOptions {
+  // kCreate makes the warehouse folder and catalog when missing (ns create, create, serve);
+  // kWrite and kRead need an existing lake and say where none was found; kRead opens the
+  // catalog read-only (no write lock; works on a read-only lake).
+  enum class Use { kRead, kWrite, kCreate };
+  Use use = Use::kWrite;
   // DuckDB for SQL from untrusted clients: only files below the warehouse, no configuration
   // changes (see engine::DatabaseOptions::lock_down); `attach_in_memory` catalogs first.
   bool lock_down = false;
@@ -36,8 +41,15 @@ struct LakeOpenOptions {
   std::vector<std::string> allowed_directories;  // besides the warehouse (registered tables elsewhere)
 };
 
-// Opens (creating the warehouse folder and catalog if missing).
+// Opens the lake for `options.use`. kNotFound naming the warehouse when there is no lake and
+// the use does not create one.
 Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& options = {});
+// The same for the lake commands' three uses.
+inline Result<Lake> OpenLakeFor(const LakeArgs& args, LakeOpenOptions::Use use) {
+  LakeOpenOptions options;
+  options.use = use;
+  return OpenLake(args, options);
+}
 
 // Creates DuckDB views for the catalog tables `sql` references ("ns"."table", nested
 // namespaces as "a.b"."table"), each reading the table's current snapshot (sql::LakeSql over
@@ -72,6 +84,7 @@ struct IngestArgs {
   std::string mode = "append";  // append | overwrite | overwrite-partitions | upsert | delete-keys
   std::string where;            // overwrite only the rows matching this predicate
   std::vector<std::string> key; // upsert / delete-keys key columns (default: identifier fields)
+  std::string cast = "strict";  // strict: values convert only exactly; lenient: DuckDB's casts
   bool json = false;
 };
 

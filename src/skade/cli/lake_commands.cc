@@ -70,7 +70,7 @@ Result<std::string> ResolveTableArgument(const LakeArgs& lake_args, const std::s
   if (fs::exists(table, ec) || table.find('/') != std::string::npos) return table;
   auto ident = catalog::TableIdent::Parse(table);
   if (!ident.ok() || ident->ns.empty()) return table;  // let the path loader report it
-  SKADE_ASSIGN_OR_RETURN(Lake lake, OpenLake(lake_args));
+  SKADE_ASSIGN_OR_RETURN(Lake lake, OpenLakeFor(lake_args, LakeOpenOptions::Use::kRead));
   SKADE_ASSIGN_OR_RETURN(catalog::TableState state, lake.catalog->LoadTable(*ident));
   return state.metadata_location;
 }
@@ -83,10 +83,18 @@ Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& open_options)
     lake.warehouse = env && *env ? env : "lake";
   }
   std::error_code ec;
-  fs::create_directories(lake.warehouse, ec);
-  if (ec) return Status::IoError("cannot create warehouse '" + lake.warehouse + "': " + ec.message());
   lake.warehouse = fs::absolute(lake.warehouse, ec).lexically_normal().string();
   while (lake.warehouse.size() > 1 && lake.warehouse.back() == '/') lake.warehouse.pop_back();
+  using Use = LakeOpenOptions::Use;
+  const bool default_catalog = args.catalog_uri.empty();
+  if (open_options.use == Use::kCreate) {
+    fs::create_directories(lake.warehouse, ec);
+    if (ec) return Status::IoError("cannot create warehouse '" + lake.warehouse + "': " + ec.message());
+  } else if (default_catalog && !fs::exists(io::JoinLocation(lake.warehouse, "catalog.db"), ec)) {
+    // Only commands that create something make a lake; the others say there is none.
+    return Status::NotFound("no lake at " + lake.warehouse + " (no catalog.db there); `skade ns create NS` or "
+                            "`skade serve` creates one, --warehouse/--catalog point elsewhere");
+  }
   lake.io = io::MakeLocalFileIO();
   engine::DatabaseOptions db_options;
   db_options.lock_down = open_options.lock_down;
@@ -102,6 +110,10 @@ Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& open_options)
   options.uri = args.catalog_uri.empty() ? "sqlite://" + io::JoinLocation(lake.warehouse, "catalog.db")
                                          : args.catalog_uri;
   options.warehouse = lake.warehouse;
+  options.access = open_options.use == Use::kRead ? catalog::SqlCatalogOptions::Access::kReadOnly
+                                                   : catalog::SqlCatalogOptions::Access::kReadWrite;
+  options.if_missing = open_options.use == Use::kCreate ? catalog::SqlCatalogOptions::IfMissing::kCreate
+                                                         : catalog::SqlCatalogOptions::IfMissing::kFail;
   SKADE_ASSIGN_OR_RETURN(lake.catalog, catalog::OpenSqlCatalog(options, *lake.io));
   return lake;
 }
@@ -113,15 +125,22 @@ Status ExposeTables(Lake& lake, const std::string& sql) {
 }
 
 int RunNs(const LakeArgs& lake_args, const NsArgs& args, std::ostream& out, std::ostream& err) {
-  auto lake = OpenLake(lake_args);
-  if (!lake.ok()) return Fail(err, lake.status());
-  catalog::Catalog& cat = *lake->catalog;
+  // Arguments first: a refused command must not create a lake.
   catalog::Namespace ns;
   if (!args.ns.empty()) {
     auto parsed = catalog::Namespace::Parse(args.ns);
     if (!parsed.ok()) return Fail(err, parsed.status());
     ns = *parsed;
   }
+  if (args.action == "create") {
+    Status valid = ns.Validate();
+    if (!valid.ok()) return Fail(err, valid);
+  }
+  using Use = LakeOpenOptions::Use;
+  const bool reads = args.action == "list" || (args.action == "props" && args.set.empty() && args.unset.empty());
+  auto lake = OpenLakeFor(lake_args, args.action == "create" ? Use::kCreate : reads ? Use::kRead : Use::kWrite);
+  if (!lake.ok()) return Fail(err, lake.status());
+  catalog::Catalog& cat = *lake->catalog;
   if (args.action == "create") {
     auto props = ParseKeyValues(args.set);
     if (!props.ok()) return Fail(err, props.status());
@@ -170,17 +189,22 @@ int RunNs(const LakeArgs& lake_args, const NsArgs& args, std::ostream& out, std:
 }
 
 int RunCreate(const LakeArgs& lake_args, const CreateArgs& args, std::ostream& out, std::ostream& err) {
-  auto lake = OpenLake(lake_args);
-  if (!lake.ok()) return Fail(err, lake.status());
+  // Arguments first: a refused command must not create a lake.
   auto ident = catalog::TableIdent::Parse(args.table);
   if (!ident.ok()) return Fail(err, ident.status());
+  Status valid = ident->Validate();
+  if (!valid.ok()) return Fail(err, valid);
   if (args.schema.empty() == args.like.empty()) {
     return Fail(err, Status::InvalidArgument("give exactly one of --schema and --like"));
   }
   Result<iceberg::SchemaPtr> schema = Status::Internal("unset");
   if (!args.schema.empty()) {
     schema = engine::SchemaFromColumnDefinitions(args.schema);
-  } else {
+    if (!schema.ok()) return Fail(err, schema.status());
+  }
+  auto lake = OpenLakeFor(lake_args, LakeOpenOptions::Use::kCreate);
+  if (!lake.ok()) return Fail(err, lake.status());
+  if (args.schema.empty()) {
     auto source = engine::FileSourceSql({args.like});
     if (!source.ok()) return Fail(err, source.status());
     schema = engine::SchemaFromQuery(*lake->db, *source + " LIMIT 0");
@@ -281,6 +305,7 @@ int RunIngest(const LakeArgs& lake_args, const IngestArgs& args, std::ostream& o
   if (!args.where.empty() && args.mode != "overwrite") {
     return Fail(err, Status::InvalidArgument("--where applies to --mode overwrite only"));
   }
+  source.cast = args.cast == "lenient" ? engine::CastPolicy::kLenient : engine::CastPolicy::kStrict;
   std::optional<engine::Predicate> where;
   if (!args.where.empty()) {
     auto parsed = engine::Predicate::Parse(args.where);
@@ -334,7 +359,7 @@ int RunDelete(const LakeArgs& lake_args, const DeleteArgs& args, std::ostream& o
 }
 
 int RunChanges(const LakeArgs& lake_args, const ChangesArgs& args, std::ostream& out, std::ostream& err) {
-  auto lake = OpenLake(lake_args);
+  auto lake = OpenLakeFor(lake_args, LakeOpenOptions::Use::kRead);
   if (!lake.ok()) return Fail(err, lake.status());
   auto table = OpenTable(*lake, args.table);
   if (!table.ok()) return Fail(err, table.status());
@@ -359,7 +384,7 @@ int RunSql(const LakeArgs& lake_args, const SqlArgs& args, std::ostream& out, st
   // write statements commit through the same path as Flight SQL's; nothing else runs.
   auto statement = engine::ParseStatement(args.sql);
   if (!statement.ok()) return Fail(err, statement.status());
-  auto lake = OpenLake(lake_args);
+  auto lake = OpenLakeFor(lake_args, statement->is_write() ? LakeOpenOptions::Use::kWrite : LakeOpenOptions::Use::kRead);
   if (!lake.ok()) return Fail(err, lake.status());
   if (statement->is_write()) {
     auto views = sql::LakeSql::Open(*lake->catalog, *lake->io, *lake->db, "memory");
@@ -383,7 +408,7 @@ int RunSql(const LakeArgs& lake_args, const SqlArgs& args, std::ostream& out, st
 }
 
 int RunTables(const LakeArgs& lake_args, const ListArgs& args, std::ostream& out, std::ostream& err) {
-  auto lake = OpenLake(lake_args);
+  auto lake = OpenLakeFor(lake_args, LakeOpenOptions::Use::kRead);
   if (!lake.ok()) return Fail(err, lake.status());
   catalog::Catalog& cat = *lake->catalog;
   std::vector<catalog::Namespace> namespaces;
@@ -414,7 +439,7 @@ int RunTables(const LakeArgs& lake_args, const ListArgs& args, std::ostream& out
 }
 
 int RunSnapshots(const LakeArgs& lake_args, const ListArgs& args, std::ostream& out, std::ostream& err) {
-  auto lake = OpenLake(lake_args);
+  auto lake = OpenLakeFor(lake_args, LakeOpenOptions::Use::kRead);
   if (!lake.ok()) return Fail(err, lake.status());
   auto ident = catalog::TableIdent::Parse(args.target);
   if (!ident.ok()) return Fail(err, ident.status());
@@ -451,7 +476,7 @@ int RunSnapshots(const LakeArgs& lake_args, const ListArgs& args, std::ostream& 
 }
 
 int RunLog(const LakeArgs& lake_args, const ListArgs& args, std::ostream& out, std::ostream& err) {
-  auto lake = OpenLake(lake_args);
+  auto lake = OpenLakeFor(lake_args, LakeOpenOptions::Use::kRead);
   if (!lake.ok()) return Fail(err, lake.status());
   auto entries = lake->catalog->CommitsSince(args.after, args.limit);
   if (!entries.ok()) return Fail(err, entries.status());

@@ -105,6 +105,10 @@ int main(int argc, char** argv) {
   ingest_cmd->add_option("--where", ingest.where, "with --mode overwrite: replace only the rows matching this");
   ingest_cmd->add_option("--key", ingest.key, "key columns for upsert/delete-keys (default: identifier fields)")
       ->delimiter(',');
+  ingest_cmd->add_option("--cast", ingest.cast,
+                         "strict (default): a value converts to its column's type only exactly; lenient: round/parse "
+                         "as DuckDB casts")
+      ->check(CLI::IsMember({"strict", "lenient"}));
   ingest_cmd->add_flag("--json", ingest.json, "JSON output");
 
   skade::cli::DeleteArgs del;

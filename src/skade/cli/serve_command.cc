@@ -75,6 +75,8 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
   InstallStopHandlers();
 
   LakeOpenOptions open;
+  // serve makes the lake it is pointed at, unless it only reads.
+  open.use = o.read_only ? LakeOpenOptions::Use::kRead : LakeOpenOptions::Use::kCreate;
   open.lock_down = true;
   open.attach_in_memory = {o.catalog_name};
   open.allowed_directories = o.allow_dirs;

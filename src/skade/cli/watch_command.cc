@@ -105,7 +105,7 @@ Result<std::set<std::string>> ParseTables(const std::vector<std::string>& tables
 int WatchLocal(const LakeArgs& lake_args, const WatchArgs& args) {
   Result<std::set<std::string>> tables = ParseTables(args.tables);
   if (!tables.ok()) return Fail(tables.status());
-  Result<Lake> lake = OpenLake(lake_args);
+  Result<Lake> lake = OpenLakeFor(lake_args, LakeOpenOptions::Use::kRead);
   if (!lake.ok()) return Fail(lake.status());
   events::Bus bus;
   Result<std::unique_ptr<events::Watcher>> watcher =
@@ -183,7 +183,7 @@ int RunWatch(const LakeArgs& lake_args, const WatchArgs& args) {
 
 int RunEventsServe(const LakeArgs& lake_args, const ServeArgs& args) {
   InstallStopHandlers();
-  Result<Lake> lake = OpenLake(lake_args);
+  Result<Lake> lake = OpenLakeFor(lake_args, LakeOpenOptions::Use::kRead);
   if (!lake.ok()) return Fail(lake.status());
   events::Bus bus;
   Result<std::unique_ptr<events::Watcher>> watcher =

@@ -16,7 +16,9 @@
 
 #include "skade/base/hex.h"
 #include "skade/base/uuid.h"
+#include "skade/arrow/builder.h"
 #include "skade/engine/iceberg_scan.h"
+#include "skade/engine/lossless_cast.h"
 #include "skade/iceberg/literal.h"
 
 namespace skade::engine {
@@ -511,8 +513,11 @@ Result<std::string> PartitionValueSql(const iceberg::PartitionField& field, cons
 
 Result<WriteResult> WriteDataFiles(Database& db, const WriteSource& source, const iceberg::Schema& schema,
                                    const iceberg::PartitionSpec& spec, const WriteOptions& options) {
-  // Source columns (names only: DuckDB reports type problems when it casts).
+  // Source columns with their DuckDB types (an Arrow stream's as DuckDB maps them, from an
+  // empty stream of the same schema so the input is not consumed).
   std::vector<std::string> source_columns;
+  std::map<std::string, std::string> source_types;  // name → DuckDB type
+  std::vector<TextRow> described;
   if (source.arrow != nullptr) {
     arrow::SchemaHandle s;
     if (source.arrow->get_schema(source.arrow, s.get()) != 0) {
@@ -520,13 +525,18 @@ Result<WriteResult> WriteDataFiles(Database& db, const WriteSource& source, cons
       return Status::InvalidArgument(std::string("cannot read the input Arrow schema: ") + (e ? e : "unknown error"));
     }
     if (std::string_view(s->format) != "+s") return Status::InvalidArgument("the input Arrow stream is not a struct stream");
-    for (int64_t i = 0; i < s->n_children; ++i) source_columns.emplace_back(s->children[i]->name ? s->children[i]->name : "");
+    ArrowSchema copy;
+    arrow::CopySchema(*s.get(), &copy);
+    arrow::StreamHandle empty = arrow::MakeBatchStream(arrow::SchemaHandle(&copy), {});
+    SKADE_ASSIGN_OR_RETURN(described,
+                           db.QueryRowsWithArrow("__skade_input", empty.get(), "DESCRIBE SELECT * FROM __skade_input"));
   } else {
-    SKADE_ASSIGN_OR_RETURN(auto rows, db.QueryRows("DESCRIBE (" + source.sql + "\n)"));
-    for (const auto& r : rows) {
-      if (r.empty() || !r[0]) return Status::Internal("DESCRIBE returned no column name");
-      source_columns.push_back(*r[0]);
-    }
+    SKADE_ASSIGN_OR_RETURN(described, db.QueryRows("DESCRIBE (" + source.sql + "\n)"));
+  }
+  for (const auto& r : described) {
+    if (r.size() < 2 || !r[0] || !r[1]) return Status::Internal("DESCRIBE returned no column name or type");
+    source_columns.push_back(*r[0]);
+    source_types[*r[0]] = *r[1];
   }
   std::map<std::string, std::string> by_lower;
   for (const std::string& c : source_columns) {
@@ -538,8 +548,10 @@ Result<WriteResult> WriteDataFiles(Database& db, const WriteSource& source, cons
     if (!known) return Status::InvalidArgument("input column '" + c + "' is not in the table schema");
   }
 
-  // Projection: every schema column, cast to its type; required columns checked for nulls.
+  // Projection: every schema column, converted to its type losslessly (lossless_cast.h);
+  // required columns checked for nulls.
   std::string projection;
+  std::vector<std::pair<std::string, std::string>> checks;  // column SQL, exact condition
   for (const NestedField& f : schema.fields()) {
     SKADE_ASSIGN_OR_RETURN(std::string type, DuckTypeName(*f.type).WithContext("column '" + f.name + "'"));
     auto it = by_lower.find(Lower(f.name));
@@ -549,7 +561,9 @@ Result<WriteResult> WriteDataFiles(Database& db, const WriteSource& source, cons
       expr = "CAST(NULL AS " + type + ")";
     } else {
       std::string col = "__skade_src." + QuoteIdentifier(it->second);
-      expr = "CAST(" + col + " AS " + type + ")";
+      LosslessCast converted = LosslessCastSql(col, source_types[it->second], type, f.name, source.cast);
+      expr = converted.sql;
+      if (converted.exact) checks.emplace_back(col, *converted.exact);
       if (f.required) {
         expr = "CASE WHEN " + col + " IS NULL THEN error(" +
                QuoteString("null value in required column '" + f.name + "'") + ") ELSE " + expr + " END";
@@ -619,7 +633,18 @@ Result<WriteResult> WriteDataFiles(Database& db, const WriteSource& source, cons
                                           : db.QueryRows(copy);
   if (!rows.ok()) {
     DeleteWithPrefix(options.data_location, prefix);
-    return rows.status().WithContext("write data files");
+    Status failed = rows.status();
+    // A refused value: name its row when the input can be read again.
+    if (failed.message().find(kLossyConversion) != std::string::npos && source.arrow == nullptr && !checks.empty()) {
+      std::string bad;
+      for (const auto& [col, exact] : checks) bad += (bad.empty() ? "" : " OR ") + ("(" + col + " IS NOT NULL AND NOT (" + exact + "))");
+      auto row = db.QueryRows("SELECT __skade_row FROM (SELECT row_number() OVER () AS __skade_row, * FROM (" +
+                              source.sql + "\n) __skade_src) __skade_src WHERE " + bad + " ORDER BY 1 LIMIT 1");
+      if (row.ok() && row->size() == 1 && (*row)[0][0]) {
+        failed = Status(failed.code(), failed.message() + " (row " + *(*row)[0][0] + " of the input)");
+      }
+    }
+    return failed.WithContext("write data files");
   }
 
   std::map<std::string, std::pair<const NestedField*, bool>> leaves;

@@ -11,6 +11,7 @@
 #include "skade/arrow/c_data.h"
 #include "skade/base/status.h"
 #include "skade/engine/database.h"
+#include "skade/engine/lossless_cast.h"
 #include "skade/iceberg/manifest.h"
 #include "skade/iceberg/partition_spec.h"
 #include "skade/iceberg/schema.h"
@@ -36,6 +37,7 @@ WriteOptions WriteOptionsFromProperties(const std::map<std::string, std::string>
 struct WriteSource {
   std::string sql;
   ArrowArrayStream* arrow = nullptr;  // if set, `sql` may refer to it as __skade_input
+  CastPolicy cast = CastPolicy::kStrict;  // how values convert to the columns' types
 };
 
 // The SQL source for files: Parquet, CSV, JSON / NDJSON by extension (".parquet", ".csv",
@@ -51,7 +53,8 @@ struct WriteResult {
 
 // Writes the source into new data files under options.data_location. Errors, with nothing
 // left to commit: kInvalidArgument for a source column that is not in the schema, a missing
-// required column, a value that does not convert to its column's type, or a null in a
+// required column, a value that does not convert to its column's type exactly (naming the
+// column, the value and, for a re-readable input, the row; source.cast), or a null in a
 // required column. Files already written by a failed call are deleted.
 Result<WriteResult> WriteDataFiles(Database& db, const WriteSource& source, const iceberg::Schema& schema,
                                    const iceberg::PartitionSpec& spec, const WriteOptions& options);

@@ -34,7 +34,7 @@ class SqliteHint final : public Watcher::Hint {
  public:
   static Result<std::unique_ptr<SqliteHint>> Open(const std::string& path) {
     sqlite3* db = nullptr;
-    int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+    int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
                              nullptr);
     auto hint = std::unique_ptr<SqliteHint>(new SqliteHint(db));
     if (rc != SQLITE_OK) {

@@ -266,7 +266,7 @@ Result<CommitOutcome> Table::WriteKeyed(const engine::WriteSource& source_in, st
     staged = QuoteIdentifier("__skade_stage_" + Uuid::NewV7().ToString());
     SKADE_RETURN_IF_ERROR(db_.QueryRowsWithArrow("__skade_input", source.arrow,
                                                  "CREATE TABLE " + staged + " AS " + source.sql).status());
-    source = engine::WriteSource{"SELECT * FROM " + staged, nullptr};
+    source = engine::WriteSource{"SELECT * FROM " + staged, nullptr, source_in.cast};
   }
   struct DropStage {
     engine::Database& db;
@@ -304,7 +304,7 @@ Result<CommitOutcome> Table::WriteKeyed(const engine::WriteSource& source_in, st
   iceberg::Schema key_schema(schema->schema_id(), key_fields);
   engine::WriteOptions dopts = engine::WriteOptionsFromProperties(m.properties, data_dir);
   dopts.file_prefix = Uuid::NewV7().ToString() + "-eq-";
-  engine::WriteSource key_source{"SELECT DISTINCT " + key_list + " FROM (" + source.sql + "\n)", nullptr};
+  engine::WriteSource key_source{"SELECT DISTINCT " + key_list + " FROM (" + source.sql + "\n)", nullptr, source.cast};
   SKADE_ASSIGN_OR_RETURN(auto deletes, engine::WriteDataFiles(db_, key_source, key_schema, *spec, dopts));
   std::vector<int> equality_ids;
   for (const auto* f : keys) equality_ids.push_back(f->id);

@@ -1,0 +1,156 @@
+#include "skade/engine/lossless_cast.h"
+
+#include <cctype>
+#include <charconv>
+#include <map>
+#include <optional>
+
+#include "skade/engine/database.h"
+
+namespace skade::engine {
+namespace {
+
+std::string Upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// DuckDB spells some types two ways.
+std::string Canonical(std::string_view type) {
+  std::string t = Upper(type);
+  if (t == "TIMESTAMPTZ") return "TIMESTAMP WITH TIME ZONE";
+  if (t == "INT" || t == "INT4") return "INTEGER";
+  if (t == "INT8" || t == "LONG") return "BIGINT";
+  if (t == "REAL" || t == "FLOAT4") return "FLOAT";
+  if (t == "FLOAT8") return "DOUBLE";
+  if (t == "STRING" || t == "TEXT") return "VARCHAR";
+  if (t == "BOOL") return "BOOLEAN";
+  return t;
+}
+
+// Decimal digits an integer type always fits (for integer → DECIMAL widening), or nullopt.
+std::optional<int> IntegerDigits(const std::string& t) {
+  static const std::map<std::string, int> kDigits = {{"TINYINT", 3},   {"SMALLINT", 5},  {"INTEGER", 10},
+                                                     {"BIGINT", 19},   {"UTINYINT", 3},  {"USMALLINT", 5},
+                                                     {"UINTEGER", 10}, {"UBIGINT", 20},  {"HUGEINT", 39}};
+  auto it = kDigits.find(t);
+  return it == kDigits.end() ? std::nullopt : std::optional<int>(it->second);
+}
+
+// Bits of mantissa-exact integers: which integer types a float type holds exactly.
+bool IntegerFitsFloat(const std::string& integer, const std::string& floating) {
+  static const std::map<std::string, int> kBits = {{"TINYINT", 8},    {"SMALLINT", 16}, {"INTEGER", 32},
+                                                   {"BIGINT", 64},    {"UTINYINT", 8},  {"USMALLINT", 16},
+                                                   {"UINTEGER", 32},  {"UBIGINT", 64},  {"HUGEINT", 128}};
+  auto it = kBits.find(integer);
+  if (it == kBits.end()) return false;
+  return it->second <= (floating == "DOUBLE" ? 53 : 24);
+}
+
+struct Decimal {
+  int precision = 0;
+  int scale = 0;
+};
+
+std::optional<Decimal> ParseDecimal(const std::string& t) {
+  if (t.rfind("DECIMAL(", 0) != 0 || t.back() != ')') return std::nullopt;
+  size_t comma = t.find(',');
+  if (comma == std::string::npos) return std::nullopt;
+  Decimal d;
+  std::string p = t.substr(8, comma - 8), s = t.substr(comma + 1, t.size() - comma - 2);
+  while (!s.empty() && s.front() == ' ') s.erase(s.begin());
+  if (std::from_chars(p.data(), p.data() + p.size(), d.precision).ec != std::errc() ||
+      std::from_chars(s.data(), s.data() + s.size(), d.scale).ec != std::errc()) {
+    return std::nullopt;
+  }
+  return d;
+}
+
+int IntegerRank(const std::string& t) {
+  static const std::map<std::string, int> kRank = {{"TINYINT", 1}, {"SMALLINT", 2}, {"INTEGER", 3},
+                                                   {"BIGINT", 4},  {"HUGEINT", 5}};
+  auto it = kRank.find(t);
+  return it == kRank.end() ? 0 : it->second;
+}
+
+// Whether every value of `source` converts exactly to `target`.
+bool AlwaysExact(const std::string& source, const std::string& target) {
+  if (source == target) return true;
+  const int rs = IntegerRank(source), rt = IntegerRank(target);
+  if (rs > 0 && rt > 0) return rs <= rt;
+  if ((target == "DOUBLE" || target == "FLOAT") && IntegerFitsFloat(source, target)) return true;
+  if (source == "FLOAT" && target == "DOUBLE") return true;
+  auto ds = ParseDecimal(source), dt = ParseDecimal(target);
+  if (ds && dt) return dt->scale >= ds->scale && dt->precision - dt->scale >= ds->precision - ds->scale;
+  if (dt && IntegerDigits(source)) return dt->precision - dt->scale >= *IntegerDigits(source);
+  if (source == "DATE" && (target == "TIMESTAMP" || target == "TIMESTAMP WITH TIME ZONE" || target == "TIMESTAMP_NS")) {
+    return true;
+  }
+  // A wall-clock time is stored as that time in UTC (the session's time zone is UTC).
+  if (source == "TIMESTAMP" && (target == "TIMESTAMP WITH TIME ZONE" || target == "TIMESTAMP_NS")) return true;
+  if (source == "TIMESTAMP_S" || source == "TIMESTAMP_MS") {
+    return target == "TIMESTAMP" || target == "TIMESTAMP_NS" || target == "TIMESTAMP WITH TIME ZONE";
+  }
+  return false;
+}
+
+bool IsText(const std::string& t) { return t == "VARCHAR" || t.rfind("VARCHAR(", 0) == 0; }
+
+}  // namespace
+
+LosslessCast LosslessCastSql(const std::string& column_sql, std::string_view source_type, std::string_view target_type,
+                             std::string_view column_name, CastPolicy policy) {
+  const std::string source = Canonical(source_type);
+  const std::string target = Canonical(target_type);
+  const std::string cast = "CAST(" + column_sql + " AS " + std::string(target_type) + ")";
+  if (policy == CastPolicy::kLenient || AlwaysExact(source, target)) return LosslessCast{cast, std::nullopt};
+  const std::string try_cast = "TRY_CAST(" + column_sql + " AS " + std::string(target_type) + ")";
+  // The condition under which a (non-null) value converts exactly.
+  std::string exact;
+  if (source == "TIMESTAMP WITH TIME ZONE" && (target == "TIMESTAMP" || target == "TIMESTAMP_NS")) {
+    exact = "false";
+  } else if (IsText(source)) {
+    const std::string text = "trim(" + column_sql + ")";
+    if (IntegerRank(target) > 0 || IntegerDigits(target)) {
+      exact = try_cast + " IS NOT NULL AND regexp_full_match(" + text + ", '[+-]?[0-9]+(\\.0*)?')";
+    } else if (auto d = ParseDecimal(target)) {
+      // At most `scale` fraction digits once trailing zeros are dropped.
+      exact = try_cast + " IS NOT NULL AND regexp_full_match(" + text + ", '[+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)') AND " +
+              "length(regexp_extract(" + text + ", '\\.([0-9]*[1-9])?0*$', 1)) <= " + std::to_string(d->scale);
+    } else if (target == "DOUBLE" || target == "FLOAT") {
+      // Decimal text has no exact binary value; what must not happen is overflow to infinity.
+      exact = try_cast + " IS NOT NULL AND (isfinite(" + try_cast + ") OR NOT regexp_full_match(" + text +
+              ", '[+-]?[0-9.]+([eE][+-]?[0-9]+)?'))";
+    } else if (target == "BOOLEAN") {
+      exact = "lower(" + text + ") IN ('true', 'false', 't', 'f', '1', '0')";
+    } else if (target == "DATE") {
+      exact = try_cast + " IS NOT NULL AND (TRY_CAST(" + column_sql + " AS TIMESTAMP) IS NULL OR TRY_CAST(" +
+              column_sql + " AS TIMESTAMP) = CAST(" + try_cast + " AS TIMESTAMP))";
+    } else if (target == "TIMESTAMP" || target == "TIMESTAMP_NS") {
+      // A zone offset in the text would be dropped: the text must name the same instant read
+      // as a wall-clock time in UTC and as an instant.
+      exact = try_cast + " IS NOT NULL AND (TRY_CAST(" + column_sql +
+              " AS TIMESTAMP WITH TIME ZONE) IS NULL OR TRY_CAST(" + column_sql +
+              " AS TIMESTAMP WITH TIME ZONE) = CAST(" + try_cast + " AS TIMESTAMP WITH TIME ZONE))";
+    } else {
+      exact = try_cast + " IS NOT NULL";
+    }
+  } else {
+    // Any other type: the value must come back unchanged from the target type.
+    exact = try_cast + " IS NOT NULL AND TRY_CAST(" + try_cast + " AS " + std::string(source_type) +
+            ") IS NOT DISTINCT FROM " + column_sql;
+  }
+  const std::string message = QuoteString("column '" + std::string(column_name) + "': value ") + " || " +
+                              "left(CAST(" + column_sql + " AS VARCHAR), 100) || " +
+                              QuoteString(" " + std::string(kLossyConversion) + " " + std::string(target_type) +
+                                          (source == "TIMESTAMP WITH TIME ZONE"
+                                               ? " (a point in time is not a wall-clock time)"
+                                               : "") +
+                                          " (cast it in the query, or use --cast lenient)");
+  return LosslessCast{
+      "CASE WHEN " + column_sql + " IS NULL THEN NULL WHEN " + exact + " THEN " + cast + " ELSE error(" + message + ") END",
+      exact};
+}
+
+}  // namespace skade::engine
