@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/cli/lake_cli_fixture.h"
@@ -19,6 +20,7 @@ namespace {
 using ::testing::HasSubstr;
 using testing::Lines;
 using testing::ShellQuote;
+using Json = nlohmann::json;
 
 class AvailabilityCliTest : public LakeCliTest {
  protected:
@@ -119,6 +121,103 @@ TEST_F(AvailabilityCliTest, NoLakeIsMadeByAccident) {
   SkadeOk("ns create x");
   EXPECT_TRUE(fs::exists(warehouse_ + "/catalog.db"));
   EXPECT_THAT(Lines(SkadeOk("ns list")), ::testing::ElementsAre("x"));
+}
+
+// Maintenance beside writers, each in its own process as users run them: expiry keeps only
+// the newest snapshot while appends land; compaction and orphan sweeps whose base was expired
+// underneath them reload and go again instead of failing.
+TEST_F(AvailabilityCliTest, CompactAndGcBesideExpiryAndAppendsNeverFail) {
+  CreateDemoRows();
+  SkadeOk("props demo.t --set commit.retry.num-retries=200");
+  const std::string skade = std::string(SKADE_CLI_PATH) + " --warehouse " + ShellQuote(warehouse_) + " ";
+  const std::string stop = tmp_.Path("stop");
+  const std::string appended = tmp_.Path("appended");
+  // Background: 12 appends, and expiry in a loop until they are done.
+  std::string appends;
+  for (int i = 0; i < 12; ++i) {
+    appends += skade + "ingest demo.t --sql " +
+               ShellQuote("SELECT " + std::to_string(100 + i) + " AS id, 'x' AS s, 1.0 AS amount, DATE '2024-01-01' AS day") +
+               " || echo append-failed >> " + ShellQuote(tmp_.Path("failed")) + "; ";
+  }
+  testing::RunProcess("(" + appends + "touch " + ShellQuote(appended) + ") >/dev/null 2>&1 &");
+  testing::RunProcess("(while [ ! -e " + ShellQuote(stop) + " ]; do " + skade +
+                      "expire demo.t --retain-last 1 --older-than 9999999999999 || echo expire-failed >> " +
+                      ShellQuote(tmp_.Path("failed")) + "; done) >/dev/null 2>&1 &");
+  int compacts = 0, sweeps = 0;
+  while (!fs::exists(appended) || compacts < 5) {
+    testing::ProcessResult c = testing::RunProcess(skade + "compact demo.t --small-file-bytes 1000000000");
+    EXPECT_EQ(c.exit_code, 0) << "compact " << compacts << ": " << c.err;
+    testing::ProcessResult g = testing::RunProcess(skade + "gc demo.t");
+    EXPECT_EQ(g.exit_code, 0) << "gc " << sweeps << ": " << g.err;
+    ++compacts;
+    ++sweeps;
+    ASSERT_LT(compacts, 200) << "the appends did not finish";
+  }
+  testing::WriteFileOrDie(stop, "");
+  // Let the expiry loop see the stop file before reading the table.
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  EXPECT_FALSE(fs::exists(tmp_.Path("failed"))) << testing::ReadFileOrDie(tmp_.Path("failed"));
+  EXPECT_EQ(Lines(SkadeOk("scan demo.t --count")).back(), "22");
+  EXPECT_EQ(Lines(SkadeOk("sql 'SELECT sum(id) FROM demo.t' --format csv")).back(), std::to_string(45 + 1266));
+}
+
+// Bad input files get a message that says what is wrong and where, never an echo of the input;
+// nothing is committed.
+TEST_F(AvailabilityCliTest, BadInputFilesAreNamedClearly) {
+  CreateDemoRows();
+  auto expect = [&](const std::string& file, const std::string& content, const std::string& detail) {
+    std::string path = File(file, content);
+    ExpectRefused("ingest demo.t " + ShellQuote(path), "InvalidArgument", detail);
+  };
+  expect("empty.csv", "", "is empty");
+  expect("empty.json", "", "is empty");
+  expect("ragged.csv", "id,s,amount,day\n1,a,1.0,2024-01-01\n2,b\n", "line 3 has 2 fields; the header has 4");
+  expect("quote.csv", "id,s,amount,day\n1,\"open,1.0,2024-01-01\n2,b,2.0,2024-01-02\n", "opens a quote that is never closed");
+  expect("deep.json", std::string(20000, '[') + std::string(20000, ']') + "\n", "deeper than 128 levels");
+  std::string deep = File("deep2.json", "{\"id\": 1, \"s\": " + std::string(5000, '[') + std::string(5000, ']') + "}\n");
+  ExpectRefused("create demo.deep --like " + ShellQuote(deep), "InvalidArgument", "deeper than 128 levels");
+  // A 50 MB single-line record: the message names the line, without the 50 MB.
+  std::string huge = tmp_.Path("huge.csv");
+  {
+    std::string line = "id,s,amount,day\n1," + std::string(50'000'000, 'a') + ",1.0,2024-01-01,extra\n";
+    testing::WriteFileOrDie(huge, line);
+  }
+  testing::ProcessResult r = Skade("ingest demo.t " + ShellQuote(huge));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("line 2 has 5 fields"));
+  EXPECT_LT(r.err.size(), 10'000u);
+  EXPECT_EQ(Lines(SkadeOk("scan demo.t --count")).back(), "10");
+}
+
+// Options out of their range are refused by name before anything happens.
+TEST_F(AvailabilityCliTest, OutOfRangeOptionsAreRefused) {
+  CreateDemoRows();
+  ExpectRefused("expire demo.t --retain-last 0", "InvalidArgument", "--retain-last 0");
+  ExpectRefused("compact demo.t --small-file-bytes -1", "InvalidArgument", "--small-file-bytes -1");
+  ExpectRefused("gc demo.t --older-than 2999-01-01", "InvalidArgument", "in the future");
+  // A function the SQL side accepts works in --where too.
+  SkadeOk("ingest demo.t --sql " + ShellQuote("SELECT 99 AS id, 'nan' AS s, 'nan'::DOUBLE AS amount, NULL::DATE AS day"));
+  EXPECT_EQ(Lines(SkadeOk("scan demo.t --count --where 'isnan(amount)'")).back(), "1");
+}
+
+// upsert and delete-keys report and log the rows they replaced or removed.
+TEST_F(AvailabilityCliTest, KeyedWritesReportTheRowsTheyRemove) {
+  CreateDemoRows();
+  Json upsert = SkadeJson("ingest demo.t --mode upsert --key id --json --sql " +
+                          ShellQuote("SELECT * FROM (VALUES (1, 'one', 1.0, DATE '2024-01-01'), (2, 'two', 2.0, NULL), "
+                                     "(50, 'new', 5.0, NULL)) v(id, s, amount, day)"));
+  EXPECT_EQ(upsert["added_records"], 3);
+  EXPECT_EQ(upsert["deleted_records"], 2);
+  Json keys = SkadeJson("ingest demo.t --mode delete-keys --key id --json --sql " +
+                        ShellQuote("SELECT * FROM (VALUES (3), (4), (404)) v(id)"));
+  EXPECT_EQ(keys["deleted_records"], 2);
+  EXPECT_THAT(SkadeOk("ingest demo.t --mode delete-keys --key id --sql 'SELECT 5 AS id'"), HasSubstr("-1 rows"));
+  Json log = Log();
+  ASSERT_GE(log.size(), 3u);
+  EXPECT_EQ(log[log.size() - 3]["deleted_records"], 2);
+  EXPECT_EQ(log[log.size() - 2]["deleted_records"], 2);
+  EXPECT_EQ(log[log.size() - 1]["deleted_records"], 1);
+  EXPECT_EQ(Lines(SkadeOk("scan demo.t --count")).back(), "8");
 }
 
 }  // namespace

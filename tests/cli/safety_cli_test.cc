@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/cli/lake_cli_fixture.h"
@@ -142,10 +143,10 @@ TEST_F(SafetyCliTest, KilledCommitIsInvisibleToFolderAndCatalogReaders) {
   EXPECT_EQ(metadata_files(), committed_files + kRounds);
   EXPECT_EQ(Log().size(), 2u);  // create + the first ingest
   // gc removes what the killed writers left (data, manifests, the unacknowledged metadata).
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // every file strictly older than now
   SkadeOk("gc demo.t --older-than " + std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
                                                          std::chrono::system_clock::now().time_since_epoch())
-                                                         .count() +
-                                                     1000));
+                                                         .count()));
   EXPECT_EQ(metadata_files(), committed_files);
   EXPECT_EQ(Count(), "10");
   // A commit after all that moves both readers.
@@ -228,8 +229,9 @@ TEST_F(SafetyCliTest, OverlappingNamesGetDisjointLocationsAndGcKeepsOtherTablesW
     return out;
   };
   const std::vector<std::string> before = hashes();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // every file strictly older than now
   const int64_t later = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            std::chrono::system_clock::now().time_since_epoch()).count() + 1000;
+                            std::chrono::system_clock::now().time_since_epoch()).count();
   for (const std::string& t : tables) SkadeOk("gc " + ShellQuote(t) + " --older-than " + std::to_string(later));
   EXPECT_EQ(hashes(), before);
   for (size_t i = 0; i < tables.size(); ++i) EXPECT_EQ(Lines(SkadeOk("scan " + ShellQuote(tables[i]) + " --count")).back(), std::to_string(5 * (i + 1)));

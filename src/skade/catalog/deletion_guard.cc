@@ -68,14 +68,26 @@ Result<std::vector<std::string>> DeletionGuard::Filter(const std::vector<std::st
     }
     for (const TableLocation& t : others_) {
       if (wanted.empty()) break;
-      SKADE_ASSIGN_OR_RETURN(TableState state, catalog_.LoadTable(t.ident).WithContext(
-                                                   "cannot check the references of table " + t.ident.ToString()));
-      SKADE_ASSIGN_OR_RETURN(auto referenced,
-                             iceberg::ReferencedFiles(io_, state.metadata_location, *state.metadata)
-                                 .WithContext("cannot check the references of table " + t.ident.ToString()));
+      // A table dropped meanwhile references nothing; one whose files vanish under the walk
+      // was changed by a concurrent expiry: read it again.
+      Result<std::unordered_set<std::string>> referenced = Status::NotFound("not read");
+      for (int attempt = 0; attempt < 5 && !referenced.ok() && referenced.status().code() == StatusCode::kNotFound;
+           ++attempt) {
+        Result<TableState> state = catalog_.LoadTable(t.ident);
+        if (!state.ok() && state.status().code() == StatusCode::kNotFound) {
+          referenced = std::unordered_set<std::string>();
+          break;
+        }
+        if (!state.ok()) {
+          referenced = state.status();
+          break;
+        }
+        referenced = iceberg::ReferencedFiles(io_, state->metadata_location, *state->metadata);
+      }
+      SKADE_RETURN_IF_ERROR(referenced.status().WithContext("cannot check the references of table " + t.ident.ToString()));
       int64_t n = 0;
       for (auto it = wanted.begin(); it != wanted.end();) {
-        if (referenced.count(*it)) {
+        if (referenced->count(*it)) {
           ++n;
           it = wanted.erase(it);
         } else {

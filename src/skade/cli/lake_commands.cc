@@ -208,6 +208,7 @@ int RunCreate(const LakeArgs& lake_args, const CreateArgs& args, std::ostream& o
     auto source = engine::FileSourceSql({args.like});
     if (!source.ok()) return Fail(err, source.status());
     schema = engine::SchemaFromQuery(*lake->db, *source + " LIMIT 0");
+    if (!schema.ok()) return Fail(err, engine::ExplainInputFailure({args.like}, schema.status()));
   }
   if (!schema.ok()) return Fail(err, schema.status());
   auto spec = iceberg::ParsePartitionSpec(args.partition_by, **schema, 0);
@@ -328,7 +329,7 @@ int RunIngest(const LakeArgs& lake_args, const IngestArgs& args, std::ostream& o
   } else {
     return Fail(err, Status::InvalidArgument("unknown --mode '" + args.mode + "'"));
   }
-  if (!outcome.ok()) return Fail(err, outcome.status());
+  if (!outcome.ok()) return Fail(err, engine::ExplainInputFailure(args.files, outcome.status()));
   PrintOutcome(out, t.ident(), *outcome, static_cast<double>(MonotonicNanos() - start) / 1e9, args.json);
   return 0;
 }
@@ -374,6 +375,10 @@ int RunChanges(const LakeArgs& lake_args, const ChangesArgs& args, std::ostream&
 
 int RunCompact(const LakeArgs& lake_args, const CompactArgs& args, std::ostream& out, std::ostream& err) {
   table::Table::CompactOptions options;
+  if (args.small_file_bytes <= 0) {
+    return Fail(err, Status::InvalidArgument("--small-file-bytes " + std::to_string(args.small_file_bytes) +
+                                             ": must be positive"));
+  }
   options.small_file_bytes = args.small_file_bytes;
   return RunCommit(lake_args, args.table, args.json, out, err,
                    [&](table::Table& t) { return t.Compact(options); });

@@ -251,7 +251,13 @@ int RunExpire(const LakeArgs& lake, const ExpireArgs& a, std::ostream& out, std:
     if (!cutoff.ok()) return Fail(err, cutoff.status());
     options.older_than_ms = *cutoff;
   }
-  if (a.has_retain_last) options.retain_last = a.retain_last;
+  if (a.has_retain_last) {
+    if (a.retain_last < 1) {
+      return Fail(err, Status::InvalidArgument("--retain-last " + std::to_string(a.retain_last) +
+                                               ": at least 1 (the current snapshot always stays)"));
+    }
+    options.retain_last = a.retain_last;
+  }
   options.dry_run = a.dry_run;
   options.delete_files = !a.keep_files;
   auto t = LoadTable(lake, a.table);
@@ -300,6 +306,12 @@ int RunGc(const LakeArgs& lake, const GcArgs& a, std::ostream& out, std::ostream
     auto parsed = ParseCutoff(a.older_than);
     if (!parsed.ok()) return Fail(err, parsed.status());
     cutoff = *parsed;
+    // A cutoff in the future would count the files of commits in flight as orphans.
+    if (cutoff > NowMillis()) {
+      return Fail(err, Status::InvalidArgument("--older-than " + a.older_than +
+                                               " is in the future: gc removes only files older than it, and "
+                                               "younger files may belong to commits in flight"));
+    }
   }
   auto t = LoadTable(lake, a.table);
   if (!t.ok()) return Fail(err, t.status());
@@ -460,8 +472,7 @@ void AddMaintenanceCommands(CLI::App& app, const LakeArgs& lake, int* exit_code)
       "expire snapshots older than this (epoch ms or ISO; default: table property or 5 days)");
   auto* retain = expire_cmd
                      ->add_option("--retain-last", expire->retain_last,
-                                  "keep this many newest snapshots of each branch")
-                     ->check(CLI::PositiveNumber);
+                                  "keep this many newest snapshots of each branch (at least 1)");
   expire_cmd->add_flag("--dry-run", expire->dry_run, "show what would be expired and deleted");
   expire_cmd->add_flag("--keep-files", expire->keep_files, "only remove snapshots from metadata");
   expire_cmd->add_flag("--json", expire->json, "JSON output");

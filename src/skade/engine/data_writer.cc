@@ -18,6 +18,7 @@
 #include "skade/base/uuid.h"
 #include "skade/arrow/builder.h"
 #include "skade/engine/iceberg_scan.h"
+#include "skade/engine/input_check.h"
 #include "skade/engine/lossless_cast.h"
 #include "skade/iceberg/literal.h"
 
@@ -387,8 +388,10 @@ Result<std::string> FileSourceSql(const std::vector<std::string>& paths) {
     std::string k;
     if (EndsWith(name, ".parquet")) {
       k = "parquet";
-    } else if (EndsWith(name, ".csv") || EndsWith(name, ".tsv")) {
+    } else if (EndsWith(name, ".csv")) {
       k = "csv";
+    } else if (EndsWith(name, ".tsv")) {
+      k = "tsv";
     } else if (EndsWith(name, ".json") || EndsWith(name, ".ndjson") || EndsWith(name, ".jsonl")) {
       k = "json";
     } else {
@@ -398,13 +401,35 @@ Result<std::string> FileSourceSql(const std::vector<std::string>& paths) {
     kind = k;
     std::error_code ec;
     if (!fs::exists(p, ec)) return Status::NotFound("input file '" + p + "' does not exist");
+    if (fs::is_directory(p, ec)) return Status::InvalidArgument("input '" + p + "' is a folder, not a file");
+    if (fs::file_size(p, ec) == 0 && !ec) return Status::InvalidArgument("input file '" + p + "' is empty");
+    if (k == "json") SKADE_RETURN_IF_ERROR(CheckJsonDepth(p));
   }
   std::string list = "[";
   for (size_t i = 0; i < paths.size(); ++i) list += (i ? ", " : "") + QuoteString(paths[i]);
   list += "]";
   if (kind == "parquet") return "SELECT * FROM read_parquet(" + list + ", union_by_name = true)";
-  if (kind == "csv") return "SELECT * FROM read_csv(" + list + ", union_by_name = true, header = true)";
+  // RFC 4180, strictly: DuckDB's sniffer would otherwise guess another dialect for a file with
+  // ragged rows or an unterminated quote (reading a quote as data, or skipping leading rows).
+  if (kind == "csv" || kind == "tsv") {
+    return "SELECT * FROM read_csv(" + list + ", union_by_name = true, header = true, delim = " +
+           std::string(kind == "csv" ? "','" : "'\t'") + ", quote = '\"', escape = '\"', strict_mode = true, skip = 0)";
+  }
   return "SELECT * FROM read_json(" + list + ", union_by_name = true)";
+}
+
+Status ExplainInputFailure(const std::vector<std::string>& paths, const Status& failure) {
+  if (failure.ok() || failure.message().find("CSV") == std::string::npos) return failure;
+  for (const std::string& p : paths) {
+    std::string name = Lower(p);
+    for (const char* z : {".gz", ".zst"}) {
+      if (EndsWith(name, z)) name.resize(name.size() - std::string_view(z).size());
+    }
+    if (!EndsWith(name, ".csv") && !EndsWith(name, ".tsv")) continue;
+    Status diagnosed = DiagnoseCsv(p, EndsWith(name, ".tsv") ? '\t' : ',');
+    if (!diagnosed.ok()) return diagnosed;
+  }
+  return failure;
 }
 
 Result<std::string> PartitionValueSql(const iceberg::PartitionField& field, const Type& source,

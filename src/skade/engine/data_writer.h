@@ -41,9 +41,14 @@ struct WriteSource {
 };
 
 // The SQL source for files: Parquet, CSV, JSON / NDJSON by extension (".parquet", ".csv",
-// ".tsv", ".json", ".ndjson", ".jsonl"; ".gz"/".zst" compression suffixes allowed).
-// kInvalidArgument for other extensions or mixed formats.
+// ".tsv", ".json", ".ndjson", ".jsonl"; ".gz"/".zst" compression suffixes allowed). CSV is read
+// as RFC 4180 with a header (',' or tab, '"' quotes), strictly. kInvalidArgument for other
+// extensions, mixed formats, empty files, folders, or JSON nested deeper than kMaxJsonDepth.
 Result<std::string> FileSourceSql(const std::vector<std::string>& paths);
+
+// When reading `paths` failed with `failure`: for CSV files DuckDB could not make sense of, the
+// line that breaks them (input_check.h); otherwise `failure` itself.
+Status ExplainInputFailure(const std::vector<std::string>& paths, const Status& failure);
 
 struct WriteResult {
   std::vector<iceberg::DataFile> files;

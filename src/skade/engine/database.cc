@@ -11,11 +11,34 @@
 namespace skade::engine {
 namespace {
 
+// Long lines of DuckDB messages are cut (a CSV error quotes the offending line, which may be
+// 50 MB long), and so is the whole message; the lines after a cut one (the reason) stay.
+constexpr size_t kMaxErrorLineBytes = 300;
+constexpr size_t kMaxErrorBytes = 4000;
+
+std::string Cut(std::string_view text, size_t limit) {
+  if (text.size() <= limit) return std::string(text);
+  size_t cut = limit;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // whole UTF-8 characters
+  return std::string(text.substr(0, cut)) + "… (" + std::to_string(text.size() - cut) + " more bytes)";
+}
+
 // A DuckDB error as a Status: DuckDB reports refusals of the lock-down (files outside the
 // allowed folders, settings, extensions) as "Permission Error: …"; those are kPermissionDenied,
 // everything else the caller's SQL got wrong is kInvalidArgument.
 Status DuckError(const char* message, const char* fallback) {
   std::string text = message != nullptr && *message != '\0' ? message : fallback;
+  if (text.size() > kMaxErrorLineBytes) {
+    std::string lines;
+    for (size_t start = 0; start <= text.size();) {
+      size_t end = text.find('\n', start);
+      if (end == std::string::npos) end = text.size();
+      lines += Cut(std::string_view(text).substr(start, end - start), kMaxErrorLineBytes);
+      if (end < text.size()) lines += '\n';
+      start = end + 1;
+    }
+    text = Cut(lines, kMaxErrorBytes);
+  }
   if (text.rfind("Permission Error", 0) == 0) return Status::PermissionDenied(std::move(text));
   return Status::InvalidArgument(std::move(text));
 }

@@ -90,7 +90,14 @@ Status LakeSql::SyncViews(std::string_view sql, const std::string& default_schem
     if (!ident.ok()) continue;  // not ours; DuckDB reports it
     if (!done.insert(*ident).second) continue;
     auto loaded = SyncView(*ident);
-    if (!loaded.ok() && loaded.status().code() != StatusCode::kNotFound) return loaded.status();
+    if (loaded.ok()) continue;
+    // A name that is no table of the catalog is DuckDB's to report; a table that cannot be
+    // read (a missing data file, manifest or manifest list) is an error naming the file.
+    if (loaded.status().code() == StatusCode::kNotFound) {
+      auto exists = catalog_.LoadTable(*ident);
+      if (!exists.ok() && exists.status().code() == StatusCode::kNotFound) continue;
+    }
+    return loaded.status().WithContext("table " + ident->ToString());
   }
   return Status::Ok();
 }

@@ -27,6 +27,9 @@ struct PendingSnapshot {
   // operation fails.
   std::vector<std::string> operation_files;
   std::vector<iceberg::TableRequirement> requirements;  // besides uuid + main snapshot id
+  // Rows an equality or position delete removes (the summary's deleted-records, the outcome's
+  // deleted_records); unset when only whole data files go, whose rows count instead.
+  std::optional<int64_t> rows_removed;
   // Commit nothing when the snapshot would change nothing (e.g. a delete that matched no row).
   bool empty() const {
     return added_data.empty() && added_deletes.empty() && removed_files.empty() && !remove_all;

@@ -437,14 +437,21 @@ Result<OrphanResult> Table::RemoveOrphanFiles(int64_t older_than_ms, OrphanMode 
                                     ": removing its unreferenced files needs --force");
   }
   // Everything the metadata references, at any snapshot; a read failure aborts the sweep so
-  // nothing referenced can be mistaken for an orphan.
-  SKADE_ASSIGN_OR_RETURN(auto referenced, iceberg::ReferencedFiles(io_, state_.metadata_location, m));
+  // nothing referenced can be mistaken for an orphan. A file that vanished belonged to a
+  // snapshot a concurrent expiry removed: the walk starts again on the new metadata.
+  auto referenced = iceberg::ReferencedFiles(io_, state_.metadata_location, m);
+  for (int attempt = 1; !referenced.ok() && referenced.status().code() == StatusCode::kNotFound && attempt < 5;
+       ++attempt) {
+    SKADE_RETURN_IF_ERROR(Refresh());
+    referenced = iceberg::ReferencedFiles(io_, state_.metadata_location, metadata());
+  }
+  SKADE_RETURN_IF_ERROR(referenced);
   SKADE_ASSIGN_OR_RETURN(auto listing, io_.List(io::JoinLocation(m.location, "")));
   std::vector<std::string> candidates;
   for (const io::FileInfo& f : listing) {
     // Young files may belong to a commit in flight.
     if (f.modified_ms >= older_than_ms) continue;
-    if (referenced.count(Key(f.location))) continue;
+    if (referenced->count(Key(f.location))) continue;
     candidates.push_back(f.location);
   }
   OrphanResult result;

@@ -104,6 +104,7 @@ Result<CommitOutcome> Table::OverwriteWhere(const engine::Predicate& where, cons
     std::map<std::string, const iceberg::FileScanTask*> by_path;
     for (const auto& t : scan.tasks) by_path[t.file.file_path] = &t;
     std::vector<std::string> partial;  // files with some (not all) rows matching
+    int64_t partial_hits = 0;
     for (const auto& row : counts) {
       auto live = ToLong(row[1]);
       auto hit = ToLong(row[2]);
@@ -113,6 +114,7 @@ Result<CommitOutcome> Table::OverwriteWhere(const engine::Predicate& where, cons
         p.removed_files.insert(*row[0]);
       } else {
         partial.push_back(*row[0]);
+        partial_hits += *hit;
       }
     }
     // Files whose every row was already deleted before (no live rows) are not in `counts`.
@@ -136,7 +138,13 @@ Result<CommitOutcome> Table::OverwriteWhere(const engine::Predicate& where, cons
       return p;
     }
     // Merge-on-read: one position delete file per partially matching data file, in that
-    // file's partition (spec "Position Delete Files": sorted by file_path, pos).
+    // file's partition (spec "Position Delete Files": sorted by file_path, pos). The rows they
+    // remove count as deleted records, beside those of the files removed whole.
+    int64_t whole_file_rows = 0;
+    for (const auto& row : counts) {
+      if (row[0] && p.removed_files.count(*row[0])) whole_file_rows += ToLong(row[2]).value_or(0);
+    }
+    p.rows_removed = partial_hits + whole_file_rows;
     std::error_code ec;
     std::filesystem::create_directories(data_dir, ec);
     int n = 0;
@@ -330,9 +338,30 @@ Result<CommitOutcome> Table::WriteKeyed(const engine::WriteSource& source_in, st
   const int spec_id = spec->spec_id();
   // Rebasable: the deletes get the commit's sequence number, so they hit every older row with
   // these keys — including rows other writers committed meanwhile — and none of the new rows.
-  return CommitSnapshot([&](const iceberg::TableMetadata&, int) -> Result<PendingSnapshot> {
+  return CommitSnapshot([&](const iceberg::TableMetadata& base, int) -> Result<PendingSnapshot> {
     PendingSnapshot p;
     p.operation = insert_rows ? "overwrite" : "delete";
+    // The rows these keys remove from the base (what the commit reports and logs).
+    p.rows_removed = 0;
+    if (const iceberg::Snapshot* current = base.CurrentSnapshot()) {
+      iceberg::ScanPlanner planner(io_, base);
+      engine::IcebergScan scan;
+      scan.schema = base.CurrentSchema();
+      scan.name_mapping = base.DefaultNameMapping();
+      SKADE_ASSIGN_OR_RETURN(scan.tasks, planner.PlanAll(*current, *scan.schema, nullptr));
+      if (!scan.tasks.empty()) {
+        SKADE_ASSIGN_OR_RETURN(std::string rel, engine::BuildTableSql(db_, scan));
+        std::string on;
+        for (const auto* f : keys) {
+          on += (on.empty() ? "" : " AND ") + ("__t." + QuoteIdentifier(f->name) + " IS NOT DISTINCT FROM __k." +
+                                               QuoteIdentifier(f->name));
+        }
+        SKADE_ASSIGN_OR_RETURN(auto counted,
+                               db_.QueryRows("SELECT count(*) FROM (" + rel + "\n) __t SEMI JOIN (SELECT DISTINCT " +
+                                             key_list + " FROM (" + source.sql + "\n)) __k ON " + on));
+        p.rows_removed = counted.empty() ? std::nullopt : ToLong(counted[0][0]);
+      }
+    }
     p.added_deletes = deletes.files;
     p.added_data = rows.files;
     p.operation_files = written;

@@ -93,6 +93,7 @@ struct Changes {
 };
 
 std::vector<std::pair<std::string, std::string>> Summary(const std::string& operation, const Changes& c,
+                                                         std::optional<int64_t> rows_removed,
                                                          const iceberg::Snapshot* parent) {
   std::vector<std::pair<std::string, std::string>> s;
   s.emplace_back("operation", operation);
@@ -106,7 +107,8 @@ std::vector<std::pair<std::string, std::string>> Summary(const std::string& oper
   add("added-equality-delete-files", c.added_equality_delete_files);
   add("removed-delete-files", c.removed_delete_files);
   add("added-records", c.added_records);
-  add("deleted-records", c.deleted_records);
+  // Rows a delete file removes count as deleted records; totals stay those of the data files.
+  add("deleted-records", rows_removed.value_or(c.deleted_records));
   add("added-files-size", c.added_files_size);
   add("removed-files-size", c.removed_files_size);
   add("added-position-deletes", c.added_position_deletes);
@@ -324,6 +326,13 @@ Result<CommitOutcome> Table::CommitSnapshot(
     for (const auto& f : files) (void)io_.Delete(f);
   };
 
+  // A file of the base that vanished (a concurrent expiry removed the snapshot it belongs
+  // to) means the base is stale: reload and rebuild, as after a conflict.
+  auto base_moved = [&](const Status& st) {
+    if (st.code() != StatusCode::kNotFound) return false;
+    auto now = catalog_.LoadTable(state_.ident);
+    return now.ok() && now->metadata_location != state_.metadata_location;
+  };
   for (int attempt = 1; attempt <= max_attempts; ++attempt) {
     if (attempt > 1) {
       BackOff(attempt);
@@ -336,169 +345,179 @@ Result<CommitOutcome> Table::CommitSnapshot(
     const iceberg::TableMetadata& base = metadata();
     auto built = build(base, attempt);
     if (!built.ok()) {
+      if (base_moved(built.status())) {
+        SKADE_LOG_INFO("base of {} moved while planning (attempt {}); retrying", state_.ident.ToString(), attempt);
+        continue;
+      }
       delete_all(operation_files);
       return built.status();
     }
     PendingSnapshot pending = std::move(built).value();
     operation_files = pending.operation_files;
     std::vector<std::string> attempt_files = pending.attempt_files;
-    auto fail = [&](Status st) -> Status {
-      delete_all(attempt_files);
-      delete_all(operation_files);
-      return st;
-    };
-    if (pending.empty()) {
-      delete_all(attempt_files);
-      CommitOutcome nothing;
-      nothing.operation = pending.operation;
-      nothing.attempts = attempt;
-      return nothing;
-    }
-
-    const iceberg::Snapshot* parent = base.CurrentSnapshot();
-    const std::string metadata_dir = io::JoinLocation(io::LocalPath(base.location), "metadata");
-    const int format = std::max(2, base.format_version);
-    iceberg::SchemaPtr schema = base.CurrentSchema();
-    Changes changes;
-    std::vector<ManifestFile> manifests;
-    int manifest_index = 0;
-    auto manifest_path = [&]() {
-      return io::JoinLocation(metadata_dir, write_id + "-a" + std::to_string(attempt) + "-m" +
-                                                std::to_string(manifest_index++) + ".avro");
-    };
-    // Writes one manifest of `entries` (all of one spec and one content kind).
-    auto write_manifest = [&](int spec_id, iceberg::ManifestContent content,
-                              const std::vector<ManifestEntry>& entries) -> Status {
-      iceberg::PartitionSpecPtr mspec = base.SpecById(spec_id);
-      if (!mspec) return Status::Corruption("unknown partition spec " + std::to_string(spec_id));
-      iceberg::ManifestWriterOptions mo;
-      mo.format_version = format;
-      mo.snapshot_id = snapshot_id;
-      mo.content = content;
-      SKADE_ASSIGN_OR_RETURN(auto w, iceberg::ManifestWriter::Create(schema, mspec, mo));
-      for (const ManifestEntry& e : entries) SKADE_RETURN_IF_ERROR(w->Add(e));
-      std::string path = manifest_path();
-      SKADE_ASSIGN_OR_RETURN(auto out, w->Finish(path));
-      SKADE_RETURN_IF_ERROR(io_.CreateExclusive(path, out.bytes));
-      attempt_files.push_back(path);
-      manifests.push_back(out.manifest);
-      return Status::Ok();
-    };
-
-    // New files, one manifest per (spec, content).
-    std::map<std::pair<int, int>, std::vector<ManifestEntry>> added;
-    for (const auto* list : {&pending.added_data, &pending.added_deletes}) {
-      for (const DataFile& f : *list) {
-        ManifestEntry e;
-        e.status = ManifestEntryStatus::kAdded;
-        e.snapshot_id = snapshot_id;
-        e.data_file = f;
-        changes.Add(f);
-        bool is_delete = f.content != iceberg::DataFileContent::kData;
-        added[{f.spec_id, is_delete ? 1 : 0}].push_back(std::move(e));
+    // One attempt: the outcome, a final error, or nullopt to go again on fresh metadata.
+    std::optional<Result<CommitOutcome>> finished = [&]() -> std::optional<Result<CommitOutcome>> {
+      auto fail = [&](Status st) -> std::optional<Result<CommitOutcome>> {
+        delete_all(attempt_files);
+        if (base_moved(st)) return std::nullopt;
+        delete_all(operation_files);
+        return Result<CommitOutcome>(std::move(st));
+      };
+      if (pending.empty()) {
+        delete_all(attempt_files);
+        CommitOutcome nothing;
+        nothing.operation = pending.operation;
+        nothing.attempts = attempt;
+        return nothing;
       }
-    }
-    for (auto& [key, entries] : added) {
-      Status st = write_manifest(key.first, key.second ? iceberg::ManifestContent::kDeletes
-                                                       : iceberg::ManifestContent::kData,
-                                 entries);
-      if (!st.ok()) return fail(st);
-    }
 
-    // Existing manifests: kept as they are unless they hold a removed file, then rewritten with
-    // that entry DELETED (kept for incremental readers) and the others EXISTING.
-    std::set<std::string> still_to_remove = pending.removed_files;
-    if (parent != nullptr) {
-      iceberg::ScanPlanner planner(io_, base);
-      auto base_manifests = planner.LoadManifests(*parent);
-      if (!base_manifests.ok()) return fail(base_manifests.status());
-      for (const ManifestFile& m : *base_manifests) {
-        if (!pending.remove_all && pending.removed_files.empty()) {
-          manifests.push_back(m);
-          continue;
+      const iceberg::Snapshot* parent = base.CurrentSnapshot();
+      const std::string metadata_dir = io::JoinLocation(io::LocalPath(base.location), "metadata");
+      const int format = std::max(2, base.format_version);
+      iceberg::SchemaPtr schema = base.CurrentSchema();
+      Changes changes;
+      std::vector<ManifestFile> manifests;
+      int manifest_index = 0;
+      auto manifest_path = [&]() {
+        return io::JoinLocation(metadata_dir, write_id + "-a" + std::to_string(attempt) + "-m" +
+                                                  std::to_string(manifest_index++) + ".avro");
+      };
+      // Writes one manifest of `entries` (all of one spec and one content kind).
+      auto write_manifest = [&](int spec_id, iceberg::ManifestContent content,
+                                const std::vector<ManifestEntry>& entries) -> Status {
+        iceberg::PartitionSpecPtr mspec = base.SpecById(spec_id);
+        if (!mspec) return Status::Corruption("unknown partition spec " + std::to_string(spec_id));
+        iceberg::ManifestWriterOptions mo;
+        mo.format_version = format;
+        mo.snapshot_id = snapshot_id;
+        mo.content = content;
+        SKADE_ASSIGN_OR_RETURN(auto w, iceberg::ManifestWriter::Create(schema, mspec, mo));
+        for (const ManifestEntry& e : entries) SKADE_RETURN_IF_ERROR(w->Add(e));
+        std::string path = manifest_path();
+        SKADE_ASSIGN_OR_RETURN(auto out, w->Finish(path));
+        SKADE_RETURN_IF_ERROR(io_.CreateExclusive(path, out.bytes));
+        attempt_files.push_back(path);
+        manifests.push_back(out.manifest);
+        return Status::Ok();
+      };
+
+      // New files, one manifest per (spec, content).
+      std::map<std::pair<int, int>, std::vector<ManifestEntry>> added;
+      for (const auto* list : {&pending.added_data, &pending.added_deletes}) {
+        for (const DataFile& f : *list) {
+          ManifestEntry e;
+          e.status = ManifestEntryStatus::kAdded;
+          e.snapshot_id = snapshot_id;
+          e.data_file = f;
+          changes.Add(f);
+          bool is_delete = f.content != iceberg::DataFileContent::kData;
+          added[{f.spec_id, is_delete ? 1 : 0}].push_back(std::move(e));
         }
-        auto reader = iceberg::ManifestReader::Open(io_, m.manifest_path, m);
-        if (!reader.ok()) return fail(reader.status());
-        std::vector<ManifestEntry> entries;
-        bool touched = false;
-        while (true) {
-          auto entry = (*reader)->Next();
-          if (!entry.ok()) return fail(entry.status());
-          if (!*entry) break;
-          ManifestEntry e = std::move(**entry);
-          if (e.status == ManifestEntryStatus::kDeleted) continue;  // deleted in an older snapshot
-          bool removed = pending.remove_all || pending.removed_files.count(e.data_file.file_path) > 0;
-          if (removed) {
-            touched = true;
-            still_to_remove.erase(e.data_file.file_path);
-            changes.Remove(e.data_file);
-            e.status = ManifestEntryStatus::kDeleted;
-            e.snapshot_id = snapshot_id;
-          } else {
-            e.status = ManifestEntryStatus::kExisting;
-          }
-          entries.push_back(std::move(e));
-        }
-        if (!touched) {
-          manifests.push_back(m);
-          continue;
-        }
-        Status st = write_manifest(m.partition_spec_id, m.content, entries);
+      }
+      for (auto& [key, entries] : added) {
+        Status st = write_manifest(key.first, key.second ? iceberg::ManifestContent::kDeletes
+                                                         : iceberg::ManifestContent::kData,
+                                   entries);
         if (!st.ok()) return fail(st);
       }
-    }
-    if (!still_to_remove.empty()) {
-      // The builder saw a file that the base no longer has: someone removed it concurrently.
-      return fail(Status::Conflict("file '" + *still_to_remove.begin() + "' was removed by a concurrent commit"));
-    }
 
-    iceberg::Snapshot snap;
-    snap.snapshot_id = snapshot_id;
-    if (parent) snap.parent_snapshot_id = parent->snapshot_id;
-    snap.sequence_number = base.last_sequence_number + 1;
-    snap.timestamp_ms = std::max(NowMillis(), base.last_updated_ms);
-    snap.schema_id = base.current_schema_id;
-    snap.summary = Summary(pending.operation, changes, parent);
-    std::string list_path = io::JoinLocation(
-        metadata_dir, "snap-" + std::to_string(snapshot_id) + "-" + std::to_string(attempt) + "-" + write_id + ".avro");
-    auto list = iceberg::WriteManifestList(format, snapshot_id, snap.parent_snapshot_id, snap.sequence_number, manifests);
-    if (!list.ok()) return fail(list.status());
-    Status st = io_.CreateExclusive(list_path, *list);
-    if (!st.ok()) return fail(st);
-    attempt_files.push_back(list_path);
-    snap.manifest_list = list_path;
+      // Existing manifests: kept as they are unless they hold a removed file, then rewritten with
+      // that entry DELETED (kept for incremental readers) and the others EXISTING.
+      std::set<std::string> still_to_remove = pending.removed_files;
+      if (parent != nullptr) {
+        iceberg::ScanPlanner planner(io_, base);
+        auto base_manifests = planner.LoadManifests(*parent);
+        if (!base_manifests.ok()) return fail(base_manifests.status());
+        for (const ManifestFile& m : *base_manifests) {
+          if (!pending.remove_all && pending.removed_files.empty()) {
+            manifests.push_back(m);
+            continue;
+          }
+          auto reader = iceberg::ManifestReader::Open(io_, m.manifest_path, m);
+          if (!reader.ok()) return fail(reader.status());
+          std::vector<ManifestEntry> entries;
+          bool touched = false;
+          while (true) {
+            auto entry = (*reader)->Next();
+            if (!entry.ok()) return fail(entry.status());
+            if (!*entry) break;
+            ManifestEntry e = std::move(**entry);
+            if (e.status == ManifestEntryStatus::kDeleted) continue;  // deleted in an older snapshot
+            bool removed = pending.remove_all || pending.removed_files.count(e.data_file.file_path) > 0;
+            if (removed) {
+              touched = true;
+              still_to_remove.erase(e.data_file.file_path);
+              changes.Remove(e.data_file);
+              e.status = ManifestEntryStatus::kDeleted;
+              e.snapshot_id = snapshot_id;
+            } else {
+              e.status = ManifestEntryStatus::kExisting;
+            }
+            entries.push_back(std::move(e));
+          }
+          if (!touched) {
+            manifests.push_back(m);
+            continue;
+          }
+          Status st = write_manifest(m.partition_spec_id, m.content, entries);
+          if (!st.ok()) return fail(st);
+        }
+      }
+      if (!still_to_remove.empty()) {
+        // The builder saw a file that the base no longer has: someone removed it concurrently.
+        return fail(Status::Conflict("file '" + *still_to_remove.begin() + "' was removed by a concurrent commit"));
+      }
 
-    catalog::TableCommit commit;
-    commit.ident = state_.ident;
-    commit.requirements.push_back(iceberg::TableRequirement::AssertTableUuid(base.table_uuid));
-    commit.requirements.push_back(iceberg::TableRequirement::AssertRefSnapshotId(
-        "main", parent ? std::optional<int64_t>(parent->snapshot_id) : std::nullopt));
-    for (const auto& r : pending.requirements) commit.requirements.push_back(r);
-    commit.updates.push_back(iceberg::TableUpdate::AddSnapshot(snap));
-    commit.updates.push_back(iceberg::TableUpdate::SetBranch("main", snapshot_id));
-    auto result = catalog_.CommitTable(commit);
-    if (result.ok()) {
-      state_ = result->table;
-      CommitOutcome outcome;
-      outcome.snapshot_id = snapshot_id;
-      outcome.sequence_number = snap.sequence_number;
-      outcome.commit_seq = result->commit_seq;
-      outcome.operation = pending.operation;
-      outcome.added_records = changes.added_records;
-      outcome.added_files = changes.added_data_files;
-      outcome.added_bytes = changes.added_files_size;
-      outcome.deleted_records = changes.deleted_records;
-      outcome.deleted_files = changes.deleted_data_files;
-      outcome.attempts = attempt;
-      return outcome;
-    }
-    if (result.status().code() == StatusCode::kCommitUnknown) return result.status();  // keep files
-    delete_all(attempt_files);
-    if (result.status().code() != StatusCode::kConflict) {
-      delete_all(operation_files);
-      return result.status();
-    }
-    SKADE_LOG_INFO("commit to {} conflicted (attempt {}); retrying", state_.ident.ToString(), attempt);
+      iceberg::Snapshot snap;
+      snap.snapshot_id = snapshot_id;
+      if (parent) snap.parent_snapshot_id = parent->snapshot_id;
+      snap.sequence_number = base.last_sequence_number + 1;
+      snap.timestamp_ms = std::max(NowMillis(), base.last_updated_ms);
+      snap.schema_id = base.current_schema_id;
+      snap.summary = Summary(pending.operation, changes, pending.rows_removed, parent);
+      std::string list_path = io::JoinLocation(
+          metadata_dir, "snap-" + std::to_string(snapshot_id) + "-" + std::to_string(attempt) + "-" + write_id + ".avro");
+      auto list = iceberg::WriteManifestList(format, snapshot_id, snap.parent_snapshot_id, snap.sequence_number, manifests);
+      if (!list.ok()) return fail(list.status());
+      Status st = io_.CreateExclusive(list_path, *list);
+      if (!st.ok()) return fail(st);
+      attempt_files.push_back(list_path);
+      snap.manifest_list = list_path;
+
+      catalog::TableCommit commit;
+      commit.ident = state_.ident;
+      commit.requirements.push_back(iceberg::TableRequirement::AssertTableUuid(base.table_uuid));
+      commit.requirements.push_back(iceberg::TableRequirement::AssertRefSnapshotId(
+          "main", parent ? std::optional<int64_t>(parent->snapshot_id) : std::nullopt));
+      for (const auto& r : pending.requirements) commit.requirements.push_back(r);
+      commit.updates.push_back(iceberg::TableUpdate::AddSnapshot(snap));
+      commit.updates.push_back(iceberg::TableUpdate::SetBranch("main", snapshot_id));
+      auto result = catalog_.CommitTable(commit);
+      if (result.ok()) {
+        state_ = result->table;
+        CommitOutcome outcome;
+        outcome.snapshot_id = snapshot_id;
+        outcome.sequence_number = snap.sequence_number;
+        outcome.commit_seq = result->commit_seq;
+        outcome.operation = pending.operation;
+        outcome.added_records = changes.added_records;
+        outcome.added_files = changes.added_data_files;
+        outcome.added_bytes = changes.added_files_size;
+        outcome.deleted_records = pending.rows_removed.value_or(changes.deleted_records);
+        outcome.deleted_files = changes.deleted_data_files;
+        outcome.attempts = attempt;
+        return outcome;
+      }
+      if (result.status().code() == StatusCode::kCommitUnknown) return Result<CommitOutcome>(result.status());  // keep files
+      delete_all(attempt_files);
+      if (result.status().code() != StatusCode::kConflict) {
+        delete_all(operation_files);
+        return Result<CommitOutcome>(result.status());
+      }
+      SKADE_LOG_INFO("commit to {} conflicted (attempt {}); retrying", state_.ident.ToString(), attempt);
+      return std::nullopt;
+    }();
+    if (finished) return std::move(*finished);
   }
   delete_all(operation_files);
   return Status::Conflict("gave up committing to " + state_.ident.ToString() + " after " +
