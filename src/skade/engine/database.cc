@@ -828,8 +828,10 @@ Result<arrow::SchemaHandle> PreparedStatement::ResultSchema() const {
   std::vector<std::string> names(n);
   for (idx_t i = 0; i < n; ++i) {
     holders[i].type = duckdb_prepared_statement_column_logical_type(impl_->stmt, i);
+    // The C API hands out a copy of the name, which the caller frees.
     const char* name = duckdb_prepared_statement_column_name(impl_->stmt, i);
     names[i] = name ? name : "";
+    if (name) duckdb_free(const_cast<char*>(name));
   }
   return ArrowSchemaOf(impl_->con, holders, names);
 }
