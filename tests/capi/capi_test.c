@@ -71,6 +71,18 @@ int main(int argc, char** argv) {
   CHECK(strstr(skade_last_error(), "missing") != NULL);
   CHECK(skade_scan(lake, "db.src", "id = = 1", &none) == SKADE_E_INVALID_ARGUMENT);
 
+  /* The name and predicate rules of every front hold here too: a name that is not one path
+   * component, and a predicate that would break out of its parentheses, are refused. */
+  CHECK(skade_scan(lake, "db.a/b", NULL, &none) == SKADE_E_INVALID_ARGUMENT);
+  CHECK(skade_scan(lake, "db.src", "id=-1) OR (1=1", &none) == SKADE_E_INVALID_ARGUMENT);
+  struct ArrowArrayStream rows;
+  CHECK(skade_scan(lake, "db.src", "id < 3", &rows) == SKADE_OK);
+  CHECK(skade_append(lake, "db.x\tb", &rows, NULL, NULL) == SKADE_E_INVALID_ARGUMENT);
+  CHECK(rows.release == NULL); /* consumed either way */
+  struct ArrowArrayStream after;
+  CHECK(skade_scan(lake, "db.dst", NULL, &after) == SKADE_OK);
+  CHECK(CountRows(&after) == 10);
+
   skade_close(lake);
   if (failures == 0) printf("capi_test: all checks passed\n");
   return failures == 0 ? 0 : 1;

@@ -24,13 +24,6 @@ using Json = nlohmann::json;
 
 class AvailabilityCliTest : public LakeCliTest {
  protected:
-  void CreateDemoRows() {
-    CreateDemo();
-    SkadeOk("ingest demo.t --sql " +
-            ShellQuote("SELECT range AS id, 's' || range AS s, range * 1.5 AS amount, "
-                       "DATE '2024-01-01' + CAST(range AS INTEGER) AS day FROM range(10)"));
-  }
-
   // Every read command, each expected to succeed on the lake at `warehouse` run by `prefix`.
   void ExpectReadsWork(const std::string& prefix, const std::string& warehouse) {
     const std::string skade = prefix + std::string(SKADE_CLI_PATH) + " --warehouse " + ShellQuote(warehouse) + " ";
@@ -218,6 +211,28 @@ TEST_F(AvailabilityCliTest, KeyedWritesReportTheRowsTheyRemove) {
   EXPECT_EQ(log[log.size() - 2]["deleted_records"], 2);
   EXPECT_EQ(log[log.size() - 1]["deleted_records"], 1);
   EXPECT_EQ(Lines(SkadeOk("scan demo.t --count")).back(), "8");
+}
+
+// Global options are accepted after the subcommand too; ingest --create makes the table.
+TEST_F(AvailabilityCliTest, GlobalOptionsAfterTheSubcommandAndIngestCreate) {
+  const std::string elsewhere = tmp_.Path("elsewhere");
+  testing::ProcessResult r = testing::RunProcess(std::string(SKADE_CLI_PATH) + " ns create demo --warehouse " +
+                                                 ShellQuote(elsewhere) + " --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(elsewhere + "/catalog.db"));
+  std::string csv = File("in.csv", "id,name,score\n1,a,1.5\n2,b,2.5\n");
+  r = testing::RunProcess(std::string(SKADE_CLI_PATH) + " ingest demo.fresh " + ShellQuote(csv) + " --create --warehouse " +
+                          ShellQuote(elsewhere));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("created table demo.fresh"));
+  r = testing::RunProcess(std::string(SKADE_CLI_PATH) + " scan demo.fresh --count --warehouse " + ShellQuote(elsewhere));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Lines(r.out).back(), "2");
+  // Without --create a missing table is an error.
+  r = testing::RunProcess(std::string(SKADE_CLI_PATH) + " --warehouse " + ShellQuote(elsewhere) + " ingest demo.other " +
+                          ShellQuote(csv));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("NotFound"));
 }
 
 }  // namespace

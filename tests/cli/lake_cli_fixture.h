@@ -67,6 +67,14 @@ class LakeCliTest : public ::testing::Test {
     SkadeOk("create demo.t --schema 'id BIGINT NOT NULL, s VARCHAR, amount DOUBLE, day DATE'");
   }
 
+  // demo.t with ids 0..9.
+  void CreateDemoRows() {
+    CreateDemo();
+    SkadeOk("ingest demo.t --sql " +
+            testing::ShellQuote("SELECT range AS id, 's' || range AS s, range * 1.5 AS amount, "
+                                "DATE '2024-01-01' + CAST(range AS INTEGER) AS day FROM range(10)"));
+  }
+
   std::string File(const std::string& name, const std::string& text) {
     std::string path = tmp_.Path(name);
     testing::WriteFileOrDie(path, text);

@@ -996,6 +996,30 @@ groups.ingest = async () => {
       'rows');
   });
 
+  await run('names that are not one path component are refused (ingest and CREATE TABLE)', async () => {
+    for (const bad of ['../x', 'a/b', 'a\\b', 'tab\there', 'new\nline', 'dot.ted', '']) {
+      await expectStatus(c.ingest(opts(bad, 'one', CREATE, FAIL), batch([1n], ['a'], [1])), Status.INVALID_ARGUMENT,
+        `ingest ${json(bad)}`);
+      if (bad !== '') {
+        await expectStatus(c.executeUpdate(`CREATE TABLE skade.one."${bad.replace(/"/g, '""')}" (id BIGINT)`),
+          Status.INVALID_ARGUMENT, `CREATE TABLE ${json(bad)}`);
+      }
+    }
+    await expectStatus(c.executeUpdate('CREATE SCHEMA skade."x/y"'), Status.INVALID_ARGUMENT, 'CREATE SCHEMA x/y');
+    eq(cli(['tables']).split('\n').filter((l) => l.startsWith('one.')).sort(), ['one.ing', 'one.items'],
+      'no table was created');
+  });
+
+  await run('a table named like a namespace gets a folder of its own; ingest into both', async () => {
+    await c.executeUpdate('CREATE SCHEMA skade."one.ing"');
+    eq(await c.ingest(opts('ing', 'one.ing', CREATE, FAIL), batch([7n], ['n'], [7])), 1, 'nested namespace one.ing');
+    const outer = JSON.parse(cli(['inspect', 'one.ing', '--json'])).metadata.location;
+    const inner = JSON.parse(cli(['inspect', 'one.ing.ing', '--json'])).metadata.location;
+    check(!(inner + '/').startsWith(outer + '/') && !(outer + '/').startsWith(inner + '/'),
+      `${inner} and ${outer} overlap`);
+    eq(await ingRows(), [{ id: '9', s: 'z', f: 9.5 }], 'the outer table is unchanged');
+  });
+
   await stopServer(server);
 };
 

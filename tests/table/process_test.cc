@@ -559,9 +559,14 @@ struct Operation {
 
 TEST_F(ProcessTest, KilledWritersLeaveConsistentTablesAndOnlyOrphans) {
   // 200 rounds whose child is SIGKILLed unless it finished first, plus, after every tenth, one
-  // round run to completion that re-measures how long the operation takes.
-  constexpr int kKillRounds = 200, kRunToEndEvery = 10;
-  constexpr int kRounds = kKillRounds + kKillRounds / kRunToEndEvery;
+  // round run to completion that re-measures how long the operation takes. The sanitizer run
+  // (several times slower) sets SKADE_CRASH_ROUNDS lower: it looks for memory errors, not for
+  // more crash points.
+  int kill_rounds = 200;
+  if (const char* r = std::getenv("SKADE_CRASH_ROUNDS")) kill_rounds = std::max(10, std::atoi(r));
+  const int kKillRounds = kill_rounds;
+  constexpr int kRunToEndEvery = 10;
+  const int kRounds = kKillRounds + kKillRounds / kRunToEndEvery;
   uint64_t seed = std::random_device{}();
   if (const char* s = std::getenv("SKADE_CRASH_SEED")) seed = std::strtoull(s, nullptr, 10);
   SCOPED_TRACE("SKADE_CRASH_SEED=" + std::to_string(seed));

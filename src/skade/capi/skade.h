@@ -29,7 +29,9 @@ enum {
   SKADE_E_IO = 8,
   SKADE_E_CORRUPTION = 9,
   SKADE_E_UNAVAILABLE = 10,
-  SKADE_E_INTERNAL = 11
+  SKADE_E_INTERNAL = 11,
+  SKADE_E_PERMISSION_DENIED = 12,
+  SKADE_E_RESOURCE_EXHAUSTED = 13
 };
 
 typedef struct skade_lake skade_lake;
@@ -39,12 +41,14 @@ typedef struct skade_lake skade_lake;
 int skade_open(const char* warehouse, const char* catalog_uri, skade_lake** out);
 void skade_close(skade_lake* lake);
 
-/* Reads table "ns.table" (current snapshot) with an optional SQL predicate (NULL = all rows)
- * into `out` (caller releases it). */
+/* Reads table "ns.table" (current snapshot) with an optional SQL predicate (NULL = all rows;
+ * exactly one boolean expression over the columns, else SKADE_E_INVALID_ARGUMENT) into `out`
+ * (caller releases it). */
 int skade_scan(skade_lake* lake, const char* table, const char* where_sql, struct ArrowArrayStream* out);
 
-/* Appends the rows of `rows` (consumed) to "ns.table" in one commit; the new snapshot id and
- * commit sequence number are written to the optional out pointers. */
+/* Appends the rows of `rows` (consumed, also when the call fails) to "ns.table" in one commit;
+ * the new snapshot id and commit sequence number are written to the optional out pointers.
+ * Values convert to the columns' types only exactly. */
 int skade_append(skade_lake* lake, const char* table, struct ArrowArrayStream* rows, int64_t* snapshot_id,
                  int64_t* commit_seq);
 

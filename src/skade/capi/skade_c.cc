@@ -20,13 +20,35 @@ namespace {
 
 thread_local std::string last_error;
 
+// The C codes are an ABI: each is mapped by name, never by the C++ enum's numbering.
+int CodeOf(skade::StatusCode code) {
+  using C = skade::StatusCode;
+  switch (code) {
+    case C::kOk: return SKADE_OK;
+    case C::kInvalidArgument: return SKADE_E_INVALID_ARGUMENT;
+    case C::kNotFound: return SKADE_E_NOT_FOUND;
+    case C::kAlreadyExists: return SKADE_E_ALREADY_EXISTS;
+    case C::kConflict: return SKADE_E_CONFLICT;
+    case C::kCommitUnknown: return SKADE_E_COMMIT_UNKNOWN;
+    case C::kNotImplemented: return SKADE_E_NOT_IMPLEMENTED;
+    case C::kUnauthorized: return SKADE_E_UNAUTHORIZED;
+    case C::kPermissionDenied: return SKADE_E_PERMISSION_DENIED;
+    case C::kResourceExhausted: return SKADE_E_RESOURCE_EXHAUSTED;
+    case C::kIoError: return SKADE_E_IO;
+    case C::kCorruption: return SKADE_E_CORRUPTION;
+    case C::kUnavailable: return SKADE_E_UNAVAILABLE;
+    case C::kInternal: return SKADE_E_INTERNAL;
+  }
+  return SKADE_E_INTERNAL;
+}
+
 int Report(const skade::Status& st) {
   if (st.ok()) {
     last_error.clear();
     return SKADE_OK;
   }
   last_error = st.ToString();
-  return static_cast<int>(st.code());
+  return CodeOf(st.code());
 }
 
 skade::Result<std::unique_ptr<skade::table::Table>> Open(skade_lake* lake, const char* table) {
@@ -84,10 +106,16 @@ int skade_scan(skade_lake* lake, const char* table, const char* where_sql, struc
 int skade_append(skade_lake* lake, const char* table, struct ArrowArrayStream* rows, int64_t* snapshot_id,
                  int64_t* commit_seq) {
   if (rows == nullptr || rows->release == nullptr) return Report(skade::Status::InvalidArgument("null input stream"));
+  // The stream is consumed on every path, failures included.
+  struct ReleaseStream {
+    ArrowArrayStream* s;
+    ~ReleaseStream() {
+      if (s->release != nullptr) s->release(s);
+    }
+  } release{rows};
   auto t = Open(lake, table);
   if (!t.ok()) return Report(t.status());
   auto outcome = (*t)->AppendStream(rows);
-  if (rows->release != nullptr) rows->release(rows);  // consumed either way
   if (!outcome.ok()) return Report(outcome.status());
   if (snapshot_id) *snapshot_id = outcome->snapshot_id;
   if (commit_seq) *commit_seq = outcome->commit_seq;

@@ -13,10 +13,11 @@ namespace skade::cli {
 
 enum class OutputFormat { kTable, kCsv, kJson };
 
-// Where the lake is (global options).
+// The global options: where the lake is, and how chatty to be.
 struct LakeArgs {
   std::string warehouse;    // --warehouse, else $SKADE_WAREHOUSE, else ./lake
   std::string catalog_uri;  // --catalog, else sqlite://<warehouse>/catalog.db
+  bool quiet = false;       // --quiet: no progress on stderr
 };
 
 struct ScanArgs {

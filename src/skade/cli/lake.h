@@ -85,6 +85,7 @@ struct IngestArgs {
   std::string where;            // overwrite only the rows matching this predicate
   std::vector<std::string> key; // upsert / delete-keys key columns (default: identifier fields)
   std::string cast = "strict";  // strict: values convert only exactly; lenient: DuckDB's casts
+  bool create = false;          // --create: make the table from the input's schema if missing
   bool json = false;
 };
 

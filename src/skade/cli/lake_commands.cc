@@ -12,6 +12,7 @@
 #include "skade/sql/lake_sql.h"
 #include "skade/cli/table_location.h"
 #include "skade/cli/output.h"
+#include "skade/cli/progress.h"
 #include "skade/engine/data_writer.h"
 #include "skade/engine/iceberg_scan.h"
 #include "skade/engine/schema_convert.h"
@@ -284,10 +285,10 @@ Result<std::unique_ptr<table::Table>> OpenTable(Lake& lake, const std::string& n
 }  // namespace
 
 int RunIngest(const LakeArgs& lake_args, const IngestArgs& args, std::ostream& out, std::ostream& err) {
+  auto ident = catalog::TableIdent::Parse(args.table);
+  if (!ident.ok()) return Fail(err, ident.status());
   auto lake = OpenLake(lake_args);
   if (!lake.ok()) return Fail(err, lake.status());
-  auto table = OpenTable(*lake, args.table);
-  if (!table.ok()) return Fail(err, table.status());
   engine::WriteSource source;
   if (!args.query.empty() == !args.files.empty()) {
     return Fail(err, Status::InvalidArgument("give input files or --sql (not both)"));
@@ -307,12 +308,29 @@ int RunIngest(const LakeArgs& lake_args, const IngestArgs& args, std::ostream& o
     return Fail(err, Status::InvalidArgument("--where applies to --mode overwrite only"));
   }
   source.cast = args.cast == "lenient" ? engine::CastPolicy::kLenient : engine::CastPolicy::kStrict;
+  auto table = table::Table::Load(*lake->catalog, *lake->io, *lake->db, *ident);
+  if (!table.ok() && table.status().code() == StatusCode::kNotFound && args.create) {
+    // --create: the table takes the input's columns and types.
+    auto schema = engine::SchemaFromQuery(*lake->db, "SELECT * FROM (" + source.sql + "\n) LIMIT 0");
+    if (!schema.ok()) return Fail(err, engine::ExplainInputFailure(args.files, schema.status()));
+    catalog::CreateTableRequest req;
+    req.schema = *schema;
+    req.properties.emplace("write.parquet.compression-codec", "zstd");
+    auto created = lake->catalog->CreateTable(*ident, req);
+    if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) return Fail(err, created.status());
+    if (created.ok()) err << "skade: created table " << ident->ToString() << " at " << created->table.metadata->location << "\n";
+    table = table::Table::Load(*lake->catalog, *lake->io, *lake->db, *ident);
+  }
+  if (!table.ok()) return Fail(err, table.status());
   std::optional<engine::Predicate> where;
   if (!args.where.empty()) {
     auto parsed = engine::Predicate::Parse(args.where);
     if (!parsed.ok()) return Fail(err, parsed.status().WithContext("--where"));
     where = std::move(parsed).value();
   }
+  ProgressReporter progress("ingest " + args.table, err, ProgressReporter::StyleFor(lake_args.quiet));
+  Status attached = progress.Attach(*lake->db);
+  if (!attached.ok()) return Fail(err, attached);
   int64_t start = MonotonicNanos();
   table::Table& t = **table;
   Result<table::CommitOutcome> outcome = Status::Internal("unset");
@@ -343,6 +361,9 @@ int RunCommit(const LakeArgs& lake_args, const std::string& name, bool json, std
   if (!lake.ok()) return Fail(err, lake.status());
   auto table = OpenTable(*lake, name);
   if (!table.ok()) return Fail(err, table.status());
+  ProgressReporter progress(name, err, ProgressReporter::StyleFor(lake_args.quiet));
+  Status attached = progress.Attach(*lake->db);
+  if (!attached.ok()) return Fail(err, attached);
   int64_t start = MonotonicNanos();
   auto outcome = op(**table);
   if (!outcome.ok()) return Fail(err, outcome.status());

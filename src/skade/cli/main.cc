@@ -34,6 +34,9 @@ skade::cli::OutputFormat FormatOf(const std::string& name) {
 int main(int argc, char** argv) {
   CLI::App app{"skade: an Apache Iceberg lakehouse engine"};
   app.require_subcommand(1);
+  // Global options may also follow the subcommand ("skade serve --warehouse W"); subcommands
+  // inherit this when they are added below.
+  app.fallthrough();
   std::string log_level;
   app.add_option("--log-level", log_level, "debug|info|warn|error|off");
   skade::cli::LakeArgs lake;
@@ -41,6 +44,7 @@ int main(int argc, char** argv) {
                  "warehouse folder (default $SKADE_WAREHOUSE or ./lake)");
   app.add_option("--catalog", lake.catalog_uri,
                  "catalog database: sqlite://PATH or postgresql://… (default WAREHOUSE/catalog.db)");
+  app.add_flag("--quiet,-q", lake.quiet, "no progress output on stderr");
 
   skade::cli::ScanArgs scan;
   std::vector<std::string> scan_relocate;
@@ -109,6 +113,7 @@ int main(int argc, char** argv) {
                          "strict (default): a value converts to its column's type only exactly; lenient: round/parse "
                          "as DuckDB casts")
       ->check(CLI::IsMember({"strict", "lenient"}));
+  ingest_cmd->add_flag("--create", ingest.create, "create the table from the input's columns if it does not exist");
   ingest_cmd->add_flag("--json", ingest.json, "JSON output");
 
   skade::cli::DeleteArgs del;

@@ -1,9 +1,13 @@
+#include <unistd.h>
+
 #include <charconv>
+#include <optional>
 #include <ostream>
 
 #include "skade/cli/commands.h"
 #include "skade/cli/lake.h"
 #include "skade/cli/output.h"
+#include "skade/cli/progress.h"
 #include "skade/cli/table_location.h"
 #include "skade/engine/database.h"
 #include "skade/engine/iceberg_scan.h"
@@ -169,6 +173,13 @@ int RunScan(const ScanArgs& args, std::ostream& out, std::ostream& err) {
     if (!n.ok()) return Fail(err, n.status());
     out << *n << "\n";
     return 0;
+  }
+  // Rows going to a file or a pipe can take a while: show progress on the terminal.
+  std::optional<ProgressReporter> progress;
+  if (!::isatty(STDOUT_FILENO)) {
+    progress.emplace("scan", err, ProgressReporter::StyleFor(args.lake.quiet));
+    Status attached = progress->Attach(**db);
+    if (!attached.ok()) return Fail(err, attached);
   }
   engine::ScanQuery query;
   query.columns = args.columns;

@@ -1,7 +1,11 @@
 #include "skade/engine/database.h"
 
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "duckdb.h"
 #include <functional>
@@ -318,12 +322,91 @@ std::string RenderJson(duckdb_vector vec, idx_t row) {
 
 }  // namespace
 
+namespace {
+
+// The progress listener of a Database. Thread-safe.
+class ProgressSlot {
+ public:
+  void Set(std::function<void(const QueryProgress&)> listener) {
+    std::lock_guard<std::mutex> lock(mu_);
+    listener_ = std::move(listener);
+  }
+  std::function<void(const QueryProgress&)> Get() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return listener_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::function<void(const QueryProgress&)> listener_;  // guarded by mu_
+};
+
+}  // namespace
+
 struct Database::Impl {
   duckdb_database db = nullptr;
+  ProgressSlot progress;
   ~Impl() {
     if (db) duckdb_close(&db);
   }
 };
+
+namespace {
+
+Status ExecuteOn(duckdb_connection con, std::string_view sql);
+
+// While alive, polls the progress of the statement running on `con` and reports it.
+class ProgressWatch {
+ public:
+  ProgressWatch(std::function<void(const QueryProgress&)> listener, duckdb_connection con)
+      : listener_(std::move(listener)) {
+    if (!listener_) return;
+    // DuckDB tracks progress only with its progress bar on (a per-connection setting); it
+    // prints nothing with printing off. A failure only means no progress.
+    for (const char* set : {"SET enable_progress_bar = true", "SET enable_progress_bar_print = false",
+                            "SET progress_bar_time = 100"}) {
+      if (!ExecuteOn(con, set).ok()) return;
+    }
+    thread_ = std::thread([this, con] {
+      const auto start = std::chrono::steady_clock::now();
+      std::unique_lock<std::mutex> lock(mu_);
+      while (!cv_.wait_for(lock, std::chrono::milliseconds(250), [this] { return done_; })) {
+        duckdb_query_progress_type p = duckdb_query_progress(con);
+        QueryProgress out;
+        out.percent = p.percentage;
+        out.rows_processed = p.rows_processed;
+        out.total_rows = p.total_rows_to_process;
+        out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        listener_(out);
+      }
+    });
+  }
+  ~ProgressWatch() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  ProgressWatch(const ProgressWatch&) = delete;
+  ProgressWatch& operator=(const ProgressWatch&) = delete;
+
+ private:
+  std::function<void(const QueryProgress&)> listener_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;  // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace
+
+Status Database::SetProgressListener(std::function<void(const QueryProgress&)> listener) {
+  impl_->progress.Set(std::move(listener));
+  return Status::Ok();
+}
 
 Database::Database(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Database::~Database() = default;
@@ -534,6 +617,7 @@ Status Database::QueryText(std::string_view sql,
   if (duckdb_connect(impl_->db, &con.con) != DuckDBSuccess) {
     return Status::Internal("cannot open a DuckDB connection");
   }
+  ProgressWatch watch(impl_->progress.Get(), con.con);
   return QueryTextOn(con.con, sql, on_header, on_row);
 }
 
@@ -548,6 +632,7 @@ Result<std::vector<TextRow>> Database::QueryRowsWithArrow(std::string_view view_
     return Status::InvalidArgument("cannot read the Arrow stream");
   }
   std::vector<TextRow> rows;
+  ProgressWatch watch(impl_->progress.Get(), con.con);
   SKADE_RETURN_IF_ERROR(QueryTextOn(
       con.con, sql, [](const std::vector<std::string>&) {},
       [&](const TextRow& row) {

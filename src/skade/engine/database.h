@@ -92,6 +92,14 @@ class Connection {
 // A row of text values (nullopt = SQL NULL).
 using TextRow = std::vector<std::optional<std::string>>;
 
+// How far a running statement is (DuckDB's own estimate).
+struct QueryProgress {
+  double percent = 0;          // 0..100; negative when DuckDB cannot tell
+  uint64_t rows_processed = 0;
+  uint64_t total_rows = 0;     // 0 when unknown
+  double seconds = 0;          // since the statement started
+};
+
 // Thread-safe: every call uses its own DuckDB connection.
 class Database {
  public:
@@ -106,6 +114,11 @@ class Database {
 
   // A new connection of its own (settings set on it stay on it); must not outlive the Database.
   Result<std::unique_ptr<Connection>> Connect();
+
+  // From now on, statements run through QueryText/QueryRows/QueryRowsWithArrow report their
+  // progress to `listener` about every 250 ms (from a helper thread) while they run longer
+  // than that. Not for a locked-down database (it changes settings). Empty = stop reporting.
+  Status SetProgressListener(std::function<void(const QueryProgress&)> listener);
 
   // Runs a query and returns a streaming Arrow C stream (DuckDB's 2048-row chunks converted one
   // at a time: bounded memory). The stream owns its connection and may outlive this call but
