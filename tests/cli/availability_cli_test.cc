@@ -235,5 +235,30 @@ TEST_F(AvailabilityCliTest, GlobalOptionsAfterTheSubcommandAndIngestCreate) {
   EXPECT_THAT(r.err, HasSubstr("NotFound"));
 }
 
+// A table whose files are missing is reported as such, naming the file, never as a table that
+// does not exist.
+TEST_F(AvailabilityCliTest, MissingFilesAreNamedNotMistakenForMissingTables) {
+  CreateDemoRows();
+  std::string data_file;
+  for (const auto& e : fs::recursive_directory_iterator(warehouse_ + "/demo/t/data")) {
+    if (e.path().extension() == ".parquet") data_file = e.path().string();
+  }
+  ASSERT_FALSE(data_file.empty());
+  fs::remove(data_file);
+  testing::ProcessResult r = Skade("sql 'SELECT count(*) FROM demo.t'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr(fs::path(data_file).filename().string()));
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("does not exist!")));
+  std::string manifest_list;
+  for (const auto& e : fs::directory_iterator(warehouse_ + "/demo/t/metadata")) {
+    if (e.path().filename().string().rfind("snap-", 0) == 0) manifest_list = e.path().string();
+  }
+  ASSERT_FALSE(manifest_list.empty());
+  fs::remove(manifest_list);
+  r = Skade("sql 'SELECT count(*) FROM demo.t'");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr(fs::path(manifest_list).filename().string()));
+}
+
 }  // namespace
 }  // namespace skade::cli

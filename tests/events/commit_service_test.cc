@@ -183,11 +183,13 @@ TEST_F(CommitServiceTest, ClientThatNeverReadsKeepsServerMemoryBounded) {
 }
 
 TEST_F(CommitServiceTest, ShutdownEndsStreamsWithUnavailable) {
-  auto stream = Subscribe(0, {}, 20s);
+  // From seq 2 (not "from now", which would race the server registering the stream).
+  auto stream = Subscribe(2, {}, 20s);
   ASSERT_NE(stream, nullptr);
-  ASSERT_TRUE(PropertyCommit(*catalog_, "t", "a").ok());
+  ASSERT_TRUE(PropertyCommit(*catalog_, "t", "a").ok());  // seq 3
   auto first = stream->Next();
   ASSERT_TRUE(first.ok() && first->has_value());
+  EXPECT_EQ((*first)->commit_seq, 3);
   auto start = std::chrono::steady_clock::now();
   server_->Shutdown();
   EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);

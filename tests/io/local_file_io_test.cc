@@ -24,6 +24,17 @@ TEST(LocalFileIOTest, CreateExclusiveNeverOverwrites) {
   EXPECT_EQ(io->List(tmp.path())->size(), 1u);
 }
 
+TEST(LocalFileIOTest, TemporaryWriteNames) {
+  std::string tmp = TemporaryWriteName("/w/t/metadata/version-hint.text", "0192-ab");
+  EXPECT_EQ(tmp, "/w/t/metadata/version-hint.text.tmp-0192-ab");
+  EXPECT_TRUE(IsTemporaryWrite(tmp));
+  EXPECT_TRUE(IsTemporaryWrite("file:///w/t/data/a.parquet.tmp-x"));
+  EXPECT_FALSE(IsTemporaryWrite("/w/t/data/a.parquet"));
+  EXPECT_FALSE(IsTemporaryWrite("/w/t.tmp-x/data/a.parquet"));  // only the file's own name counts
+  EXPECT_FALSE(IsTemporaryWrite("/w/t/data/.tmp-x"));           // no target name
+  EXPECT_FALSE(IsTemporaryWrite("/w/t/data/a.parquet.tmp-"));   // no unique part
+}
+
 TEST(LocalFileIOTest, ConcurrentCreatorsExactlyOneWins) {
   testing::TempDir tmp;
   auto io = MakeLocalFileIO();

@@ -26,6 +26,7 @@
 #include "skade/base/log.h"
 #include "skade/base/uuid.h"
 #include "skade/catalog/deletion_guard.h"
+#include "skade/catalog/hint_writer_internal.h"
 #include "skade/catalog/placement.h"
 #include "skade/catalog/sql_catalog_internal.h"
 #include "skade/iceberg/table_update.h"
@@ -475,7 +476,8 @@ class SqlCatalog final : public Catalog {
         }).WithContext("drop table " + ident.ToString()));
     if (purge_root) {
       // The table is gone from the catalog; now remove what lies under its location, except
-      // what belongs to another table (DeletionGuard).
+      // what belongs to another table (DeletionGuard). Hints of its last commits first.
+      hints_.Drain();
       SKADE_ASSIGN_OR_RETURN(std::vector<io::FileInfo> files,
                              io_.List(io::JoinLocation(*purge_root, "")));
       std::vector<std::string> candidates;
@@ -772,13 +774,10 @@ class SqlCatalog final : public Catalog {
     return CommitResult{TableState{ident, metadata_location, metadata}, logged->at(0).commit_seq};
   }
 
-  // After a commit: folder readers follow metadata/version-hint.text to the committed file.
-  // A failure leaves the hint behind (on an older committed version) and is only logged.
+  // After a commit: folder readers follow metadata/version-hint.text to the committed file
+  // (written by hints_ off the commit's path).
   void AdvanceVersionHint(const TableIdent& ident, const std::string& metadata_location) {
-    Status hinted = iceberg::AdvanceVersionHint(io_, metadata_location);
-    if (!hinted.ok()) {
-      SKADE_LOG_WARN("table {}: could not update version-hint.text: {}", ident.ToString(), hinted.ToString());
-    }
+    hints_.Advance(ident.ToString(), metadata_location);
   }
 
   // ---- connections ----
@@ -1129,6 +1128,8 @@ class SqlCatalog final : public Catalog {
   std::deque<WriteUnit*> queue_;
   bool stopping_ = false;
   std::thread writer_thread_;
+
+  internal::HintWriter hints_{io_};
 
   std::mutex readers_mu_;
   std::vector<std::unique_ptr<SqlConnection>> idle_readers_;

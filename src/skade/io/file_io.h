@@ -53,6 +53,11 @@ class FileIO {
   virtual Status Delete(std::string_view location) = 0;
 };
 
+// Local writes go to `<file>.tmp-<uuid>` beside their target and are renamed into place; a
+// crash may leave one behind. True for such a name (a write in flight, or one that died).
+bool IsTemporaryWrite(std::string_view location);
+std::string TemporaryWriteName(std::string_view location, std::string_view unique);
+
 // Local file system. Accepts absolute or relative paths and `file:` URIs
 // ("file:/a", "file:///a").
 std::unique_ptr<FileIO> MakeLocalFileIO();

@@ -69,7 +69,7 @@ Status EnsureParent(const std::string& path) {
 // Writes `data` to a unique temporary file beside `path`, fsyncs it and returns its name.
 Result<std::string> WriteTemp(const std::string& path, std::string_view data) {
   SKADE_RETURN_IF_ERROR(EnsureParent(path));
-  std::string tmp = path + ".tmp-" + Uuid::NewV7().ToString();
+  std::string tmp = TemporaryWriteName(path, Uuid::NewV7().ToString());
   Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (fd.get() < 0) return ErrnoStatus("create", tmp, errno);
   Status st = WriteAll(fd.get(), data, tmp);
@@ -247,6 +247,21 @@ class LocalFileIO final : public FileIO {
 };
 
 }  // namespace
+
+namespace {
+constexpr std::string_view kTemporaryMark = ".tmp-";
+}
+
+std::string TemporaryWriteName(std::string_view location, std::string_view unique) {
+  return std::string(location) + std::string(kTemporaryMark) + std::string(unique);
+}
+
+bool IsTemporaryWrite(std::string_view location) {
+  size_t slash = location.rfind('/');
+  std::string_view name = slash == std::string_view::npos ? location : location.substr(slash + 1);
+  size_t mark = name.rfind(kTemporaryMark);
+  return mark != std::string_view::npos && mark > 0 && mark + kTemporaryMark.size() < name.size();
+}
 
 std::string LocalPath(std::string_view location) {
   if (location.rfind("file://", 0) == 0) return std::string(location.substr(7));

@@ -31,6 +31,9 @@ using iceberg::TableUpdate;
 
 constexpr int64_t kDefaultMaxSnapshotAgeMs = 5LL * 24 * 3600 * 1000;  // Iceberg's 5 days
 constexpr char kMain[] = "main";
+// A local write renames its temporary file into place within seconds; one older than this
+// was left by a process that died.
+constexpr int64_t kTemporaryWriteLifetimeMs = 3600LL * 1000;
 
 // A comparable form of a location (file: URIs and plain paths name the same file).
 std::string Key(std::string_view location) { return io::NormalizeLocation(location); }
@@ -448,9 +451,13 @@ Result<OrphanResult> Table::RemoveOrphanFiles(int64_t older_than_ms, OrphanMode 
   SKADE_RETURN_IF_ERROR(referenced);
   SKADE_ASSIGN_OR_RETURN(auto listing, io_.List(io::JoinLocation(m.location, "")));
   std::vector<std::string> candidates;
+  const int64_t now_ms = NowMillis();
   for (const io::FileInfo& f : listing) {
     // Young files may belong to a commit in flight.
     if (f.modified_ms >= older_than_ms) continue;
+    // A temporary file is a write in flight until it is renamed, whatever cutoff was asked
+    // for; one left by a crash goes once it is surely dead.
+    if (io::IsTemporaryWrite(f.location) && f.modified_ms >= now_ms - kTemporaryWriteLifetimeMs) continue;
     if (referenced->count(Key(f.location))) continue;
     candidates.push_back(f.location);
   }

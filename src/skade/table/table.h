@@ -190,7 +190,8 @@ class Table : public IcebergSource, public IcebergSink {
   // table (catalog::DeletionGuard).
   Result<ExpireResult> ExpireSnapshots(const ExpireOptions& options);
   // Files under the table location not referenced by any snapshot's metadata (uncommitted
-  // metadata files included), written before `older_than_ms` (so in-flight writes are safe);
+  // metadata files included), written before `older_than_ms` (so in-flight writes are safe;
+  // a temporary file of a local write also only once it is an hour old, whatever the cutoff);
   // deletes them unless dry_run. Files inside another table's location or referenced by
   // another table's metadata are never orphans (catalog::DeletionGuard). kPermissionDenied for
   // a table outside the catalog's warehouse unless `scope` is kAnywhere.
