@@ -13,19 +13,13 @@
 #include "skade/iceberg/schema.h"
 #include "skade/io/file_io.h"
 #include "skade/io/location.h"
+#include "tests/testing/schemas.h"
 #include "tests/testing/temp_dir.h"
 
 namespace skade::catalog {
 namespace {
 
-iceberg::SchemaPtr OneColumn() {
-  iceberg::NestedField f;
-  f.id = 1;
-  f.name = "id";
-  f.required = false;
-  f.type = iceberg::Type::Primitive(iceberg::TypeId::kLong);
-  return std::make_shared<const iceberg::Schema>(0, std::vector<iceberg::NestedField>{f});
-}
+iceberg::SchemaPtr OneColumn() { return testing::SchemaOf({{1, "id", iceberg::TypeId::kLong}}); }
 
 class PlacementTest : public ::testing::Test {
  protected:

@@ -28,6 +28,7 @@
 #include "skade/catalog/catalog.h"
 #include "skade/io/file_io.h"
 #include "tests/testing/pg_cluster.h"
+#include "tests/testing/schemas.h"
 #include "tests/testing/temp_dir.h"
 
 namespace skade::catalog {
@@ -39,19 +40,7 @@ using iceberg::TableUpdate;
 enum class Backend { kSqlite, kPostgres };
 
 iceberg::SchemaPtr TestSchema() {
-  std::vector<iceberg::NestedField> fields;
-  iceberg::NestedField id;
-  id.id = 1;
-  id.name = "id";
-  id.required = true;
-  id.type = iceberg::Type::Primitive(iceberg::TypeId::kLong);
-  fields.push_back(id);
-  iceberg::NestedField data;
-  data.id = 2;
-  data.name = "data";
-  data.type = iceberg::Type::Primitive(iceberg::TypeId::kString);
-  fields.push_back(data);
-  return std::make_shared<const iceberg::Schema>(0, std::move(fields));
+  return testing::SchemaOf({{1, "id", iceberg::TypeId::kLong, true}, {2, "data", iceberg::TypeId::kString}});
 }
 
 CreateTableRequest TestTable() {

@@ -11,19 +11,13 @@
 #include <vector>
 
 #include "skade/catalog/sql_catalog.h"
+#include "tests/testing/schemas.h"
 
 namespace skade::events::testing {
 
 namespace {
 
-iceberg::SchemaPtr TestSchema() {
-  iceberg::NestedField id;
-  id.id = 1;
-  id.name = "id";
-  id.required = true;
-  id.type = iceberg::Type::Primitive(iceberg::TypeId::kLong);
-  return std::make_shared<const iceberg::Schema>(0, std::vector<iceberg::NestedField>{id});
-}
+iceberg::SchemaPtr TestSchema() { return skade::testing::SchemaOf({{1, "id", iceberg::TypeId::kLong, true}}); }
 
 constexpr const char* kChildUri = "SKADE_EVENTS_CHILD_URI";
 
