@@ -897,6 +897,9 @@ Result<std::optional<ArrayHandle>> MessageDecoder::Decode(std::string_view flatb
   }
   body = body.substr(0, message->bodyLength());
   Impl& s = *impl_;
+  // header_type may name a table the message does not carry (the field is optional in the
+  // flatbuffer): every case below dereferences its header, so check it once here.
+  if (message->header() == nullptr) return Corrupt("message header type set but no header");
   switch (message->header_type()) {
     case fb::MessageHeader::Schema: {
       if (s.has_schema) return Corrupt("second schema message");
