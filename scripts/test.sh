@@ -18,9 +18,10 @@ echo "== tests"
 (cd "$ROOT/build" && ctest --output-on-failure -j "$JOBS" --timeout 600)
 
 echo "== sanitizers (ASan+UBSan): parsers, catalog, engine, table, SQL, CLI and Flight SQL tests"
-# The CLI and Flight SQL tests run the sanitized skade binary of the same build folder.
+# The CLI and Flight SQL tests run the sanitized skade binary of the same build folder; the
+# Flight SQL interop groups run with cookie-echoing clients only here (both modes above).
 SANITIZED=(base_test io_test arrow_test iceberg_test catalog_test engine_test table_test sql_test cli_test
-           flightsql_interop_test)
+           flightsql_test flightsql_interop_test)
 SKADE_BUILD_DIR="$ROOT/build-asan" SKADE_BUILD_TYPE=Debug \
   SKADE_CXX_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
   "$ROOT/scripts/build.sh" -j "$JOBS" skade "${SANITIZED[@]}"
@@ -28,5 +29,5 @@ labels="$(IFS='|'; echo "^(${SANITIZED[*]})\$")"
 (cd "$ROOT/build-asan" &&
   ASAN_OPTIONS=detect_leaks=1:quarantine_size_mb=16 LSAN_OPTIONS="suppressions=$ROOT/tests/lsan.supp" \
     UBSAN_OPTIONS=print_stacktrace=1 \
-    SKADE_CRASH_ROUNDS=40 ctest --output-on-failure -j "$JOBS" --timeout 900 -L "$labels")
+    SKADE_CRASH_ROUNDS=40 SKADE_FLIGHTSQL_MODES=cookies ctest --output-on-failure -j "$JOBS" --timeout 900 -L "$labels")
 echo "== all tests passed"

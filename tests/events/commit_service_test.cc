@@ -159,7 +159,7 @@ TEST_F(CommitServiceTest, ClientThatNeverReadsKeepsServerMemoryBounded) {
   // A client with gRPC's default 64 KiB stream window and no adaptive growth: the window holds
   // a few hundred events, the rest must wait on the server without piling up there.
   Result<std::unique_ptr<CommitClient>> small_window = CommitClient::Connect(
-      "127.0.0.1:" + std::to_string(server_->port()), {.fixed_window_bytes = 65536});
+      "127.0.0.1:" + std::to_string(server_->port()), {.fixed_window_bytes = 65536, .authorization = ""});
   ASSERT_TRUE(small_window.ok());
   Result<std::unique_ptr<CommitClientStream>> opened = (*small_window)->Subscribe(1, {}, 30s);
   ASSERT_TRUE(opened.ok());

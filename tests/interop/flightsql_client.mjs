@@ -16,7 +16,7 @@ import path from 'node:path';
 import grpc from '@grpc/grpc-js';
 import protoLoader from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
-import { RecordBatchReader, tableFromIPC, tableToIPC, Table, Schema } from 'apache-arrow';
+import { RecordBatch, RecordBatchReader, Struct, makeData, tableFromIPC, tableToIPC, Table, Schema } from 'apache-arrow';
 
 export const SQL_PACKAGE = 'arrow.flight.protocol.sql';
 export const FLIGHT_PACKAGE = 'arrow.flight.protocol';
@@ -243,7 +243,9 @@ function applySetCookie(jar, values) {
 
 export class FlightSqlClient {
   // address "host:port"; rootCert: PEM file for TLS (omit for plaintext); deadlineMs per call.
-  static connect({ address, protoDir, rootCert = null, deadlineMs = 20000, channelOptions = {} }) {
+  // cookies: false behaves like ADBC (by default), pyarrow and Arrow C++ clients: set-cookie is
+  // ignored and no cookie is ever sent.
+  static connect({ address, protoDir, rootCert = null, deadlineMs = 20000, channelOptions = {}, cookies = true }) {
     const { FlightService, root } = loadProtocol(protoDir);
     const creds = rootCert
       ? grpc.credentials.createSsl(fs.readFileSync(rootCert))
@@ -253,7 +255,9 @@ export class FlightSqlClient {
       'grpc.max_send_message_length': 256 * 1024 * 1024,
       ...channelOptions,
     });
-    return new FlightSqlClient(stub, new Protocol(root), deadlineMs);
+    const client = new FlightSqlClient(stub, new Protocol(root), deadlineMs);
+    client.useCookies = cookies;
+    return client;
   }
 
   constructor(stub, proto, deadlineMs) {
@@ -261,6 +265,7 @@ export class FlightSqlClient {
     this.proto = proto;
     this.deadlineMs = deadlineMs;
     this.cookies = new Map(); // name → value, sent as one `cookie` header
+    this.useCookies = true;
     this.authorization = null; // "Bearer <token>" once authenticated
     this.headersSeen = []; // initial metadata of each call, for tests that inspect it
   }
@@ -273,6 +278,7 @@ export class FlightSqlClient {
   clone() {
     const c = new FlightSqlClient(this.stub, this.proto, this.deadlineMs);
     c.cookies = new Map(this.cookies);
+    c.useCookies = this.useCookies;
     c.authorization = this.authorization;
     return c;
   }
@@ -300,10 +306,10 @@ export class FlightSqlClient {
   track(call) {
     call.on('metadata', (md) => {
       this.headersSeen.push(md);
-      applySetCookie(this.cookies, md.get('set-cookie'));
+      if (this.useCookies) applySetCookie(this.cookies, md.get('set-cookie'));
     });
     call.on('status', (s) => {
-      if (s && s.metadata) applySetCookie(this.cookies, s.metadata.get('set-cookie'));
+      if (this.useCookies && s && s.metadata) applySetCookie(this.cookies, s.metadata.get('set-cookie'));
     });
     return call;
   }
@@ -438,6 +444,31 @@ export class FlightSqlClient {
       app_metadata: Buffer.alloc(0),
       data_body: m.body,
     }));
+    const { responses } = await this.bidi('DoPut', data);
+    return responses.map((r) => r.app_metadata);
+  }
+
+  // DoPut as the client libraries send a statement without parameters: 'descriptor' (the
+  // descriptor alone), 'schema' (an empty schema, no batch: Arrow C++), 'schema+batch' (an empty
+  // schema and a 0-row batch: the Java/JDBC driver). Resolves the PutResult app_metadata buffers.
+  async doPutWithoutValues(cmdBytes, shape) {
+    let data;
+    if (shape === 'descriptor') {
+      data = [{ flight_descriptor: this.descriptor(cmdBytes), data_header: Buffer.alloc(0),
+        app_metadata: Buffer.alloc(0), data_body: Buffer.alloc(0) }];
+    } else {
+      const empty = shape === 'schema+batch'
+        ? new Table([new RecordBatch(new Schema([]),
+          makeData({ type: new Struct([]), length: 0, nullCount: 0, children: [] }))])
+        : new Table(new Schema([]));
+      if (shape !== 'schema' && shape !== 'schema+batch') throw new Error(`unknown shape ${shape}`);
+      data = ipcMessagesOf(empty).map((m, i) => ({
+        flight_descriptor: i === 0 ? this.descriptor(cmdBytes) : null,
+        data_header: m.header,
+        app_metadata: Buffer.alloc(0),
+        data_body: m.body,
+      }));
+    }
     const { responses } = await this.bidi('DoPut', data);
     return responses.map((r) => r.app_metadata);
   }

@@ -11,6 +11,7 @@
 #include "skade/events/bus.h"
 #include "skade/events/commit_service.h"
 #include "skade/events/watcher.h"
+#include "skade/flightsql/auth.h"
 #include "skade/flightsql/server.h"
 #include "skade/io/file_io.h"
 #include "skade/sql/lake_sql.h"
@@ -29,6 +30,7 @@ struct ServeOptions {
   int max_sessions = 256;
   int session_idle_timeout_s = 900;
   int query_timeout_s = 0;
+  int token_lifetime_s = 3600;
   std::string catalog_name = "skade";
   std::vector<std::string> allow_dirs;
 };
@@ -90,9 +92,28 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
                                                   : lake_args.catalog_uri;
   auto watcher = events::Watcher::Start(*lake->catalog, uri, bus);
   if (!watcher.ok()) return Fail(watcher.status());
-  events::CommitService commits(*lake->catalog, bus);
+  // One authentication for every service on the port (Flight SQL and the commit stream).
+  std::shared_ptr<flightsql::Authenticator> auth;
+  if (o.auth == "basic") {
+    auto users = LoadUsers(o.users_file);
+    if (!users.ok()) return Fail(users.status());
+    flightsql::AuthOptions auth_options;
+    auth_options.users = *users;
+    auth_options.token_lifetime = std::chrono::seconds(o.token_lifetime_s);
+    auth = std::make_shared<flightsql::Authenticator>(std::move(auth_options));
+  } else if (o.auth != "none") {
+    return Fail(Status::InvalidArgument("--auth must be none or basic"));
+  }
+  events::CommitService::Options commit_options;
+  if (auth) {
+    commit_options.authorize = [auth](std::string_view authorization) {
+      return auth->Check(authorization).status();
+    };
+  }
+  events::CommitService commits(*lake->catalog, bus, commit_options);
 
   flightsql::ServerOptions options;
+  options.authenticator = auth;
   options.host = o.host;
   options.port = o.flight_port;
   options.read_only = o.read_only;
@@ -100,14 +121,6 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
   options.session_idle_timeout = std::chrono::seconds(o.session_idle_timeout_s);
   options.query_timeout = std::chrono::seconds(o.query_timeout_s);
   options.extra_services = {commits.grpc_service()};
-  if (o.auth == "basic") {
-    auto users = LoadUsers(o.users_file);
-    if (!users.ok()) return Fail(users.status());
-    options.users = *users;
-    options.require_auth = true;
-  } else if (o.auth != "none") {
-    return Fail(Status::InvalidArgument("--auth must be none or basic"));
-  }
   if (!o.tls_cert.empty() || !o.tls_key.empty()) {
     auto cert = ReadFile(o.tls_cert);
     auto key = ReadFile(o.tls_key);
@@ -144,6 +157,8 @@ void AddServeCommand(CLI::App& app, const LakeArgs& lake, int* exit_code) {
   cmd->add_option("--tls-key", o->tls_key, "PEM private key");
   cmd->add_option("--max-sessions", o->max_sessions, "client sessions at most")->check(CLI::PositiveNumber);
   cmd->add_option("--session-idle-timeout", o->session_idle_timeout_s, "seconds before an idle session closes");
+  cmd->add_option("--token-lifetime", o->token_lifetime_s, "seconds a bearer token stays valid (then handshake again)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--query-timeout", o->query_timeout_s, "seconds before a query is interrupted (0 = none)");
   cmd->add_option("--catalog-name", o->catalog_name, "SQL catalog name of the lake (default skade)");
   cmd->add_option("--allow-dir", o->allow_dirs,

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -20,6 +21,7 @@
 #include "skade/events/commit_service.h"
 #include "skade/events/replay.h"
 #include "skade/events/watcher.h"
+#include "skade/flightsql/auth.h"
 #include "skade/io/file_io.h"
 
 namespace skade::cli {
@@ -50,6 +52,7 @@ struct WatchArgs {
   int64_t after = 0;  // 0 = from now
   std::vector<std::string> tables;
   std::string server;
+  std::string user;  // basic auth against the server; the password comes from $SKADE_PASSWORD
   bool json = false;
   int64_t count = 0;  // stop after this many events (0 = run until interrupted)
 };
@@ -135,7 +138,12 @@ int WatchLocal(const LakeArgs& lake_args, const WatchArgs& args) {
 int WatchServer(const WatchArgs& args) {
   Result<std::set<std::string>> tables = ParseTables(args.tables);
   if (!tables.ok()) return Fail(tables.status());
-  Result<std::unique_ptr<events::CommitClient>> client = events::CommitClient::Connect(args.server);
+  events::CommitClient::Options options;
+  if (!args.user.empty()) {
+    const char* password = std::getenv("SKADE_PASSWORD");
+    options.authorization = "Basic " + flightsql::EncodeBase64(args.user + ":" + (password ? password : ""));
+  }
+  Result<std::unique_ptr<events::CommitClient>> client = events::CommitClient::Connect(args.server, options);
   if (!client.ok()) return Fail(client.status());
   int64_t cursor = args.after;
   int64_t printed = 0;
@@ -208,6 +216,7 @@ void AddWatchCommand(CLI::App& app, const LakeArgs& lake, int* exit_code) {
   watch_cmd->add_option("--after", watch->after, "replay commits after this commit_seq (0 = from now)");
   watch_cmd->add_option("--table", watch->tables, "only this table (ns.table); repeatable");
   watch_cmd->add_option("--server", watch->server, "follow a Commits gRPC server at HOST:PORT");
+  watch_cmd->add_option("--user", watch->user, "basic auth user for --server (password from $SKADE_PASSWORD)");
   watch_cmd->add_flag("--json", watch->json, "one JSON object per line");
   watch_cmd->add_option("--count", watch->count, "stop after this many events")
       ->check(CLI::NonNegativeNumber);

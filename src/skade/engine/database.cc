@@ -1,5 +1,9 @@
 #include "skade/engine/database.h"
 
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -947,6 +951,37 @@ Result<duckdb_value> ValueAt(const ArrowSchema& field, const ArrowArray& a, int6
   }
   const void* data = a.n_buffers > 1 ? a.buffers[1] : nullptr;
   auto fixed = [&](auto tag) { return static_cast<const decltype(tag)*>(data)[i]; };
+  if (field.dictionary != nullptr) {
+    // The array holds indices into its dictionary: bind the value the index names.
+    int64_t index = -1;
+    if (f == "c") index = fixed(int8_t{});
+    else if (f == "C") index = fixed(uint8_t{});
+    else if (f == "s") index = fixed(int16_t{});
+    else if (f == "S") index = fixed(uint16_t{});
+    else if (f == "i") index = fixed(int32_t{});
+    else if (f == "I") index = fixed(uint32_t{});
+    else if (f == "l") index = fixed(int64_t{});
+    else if (f == "L") index = static_cast<int64_t>(std::min<uint64_t>(fixed(uint64_t{}), INT64_MAX));
+    if (a.dictionary == nullptr || index < 0 || index >= a.dictionary->length) {
+      return Status::InvalidArgument("parameter " + std::string(field.name ? field.name : "") +
+                                     ": dictionary index out of range or of a non-integer type");
+    }
+    return ValueAt(*field.dictionary, *a.dictionary, index);
+  }
+  if (f == "tdm") return duckdb_create_date(duckdb_date{static_cast<int32_t>(fixed(int64_t{}) / 86400000)});
+  if (f == "tts" || f == "ttm") {
+    int64_t v = fixed(int32_t{});
+    return duckdb_create_time(duckdb_time{f == "tts" ? v * 1000000 : v * 1000});
+  }
+  if (f == "ttu" || f == "ttn") {
+    int64_t v = fixed(int64_t{});
+    return duckdb_create_time(duckdb_time{f == "ttu" ? v : v / 1000});
+  }
+  if (f.size() > 2 && f.substr(0, 2) == "w:") {
+    int width = std::atoi(std::string(f.substr(2)).c_str());
+    if (width <= 0) return Status::InvalidArgument("parameter with a bad fixed-size binary width");
+    return duckdb_create_blob(static_cast<const uint8_t*>(data) + i * width, static_cast<idx_t>(width));
+  }
   if (f == "b") return duckdb_create_bool(ArrowBit(data, i));
   if (f == "c") return duckdb_create_int8(fixed(int8_t{}));
   if (f == "C") return duckdb_create_uint8(fixed(uint8_t{}));
@@ -976,7 +1011,7 @@ Result<duckdb_value> ValueAt(const ArrowSchema& field, const ArrowArray& a, int6
   if (f.substr(0, 2) == "d:") {
     int p = 0, sc = 0, w = 128;
     if (std::sscanf(std::string(f).c_str(), "d:%d,%d,%d", &p, &sc, &w) < 2 || w != 128 || p > 38) {
-      return Status::NotImplemented("decimal parameter " + std::string(f));
+      return Status::InvalidArgument("decimal parameter " + std::string(f) + " cannot bind (only 128-bit decimals up to precision 38)");
     }
     duckdb_decimal d;
     d.width = static_cast<uint8_t>(p);
@@ -986,8 +1021,9 @@ Result<duckdb_value> ValueAt(const ArrowSchema& field, const ArrowArray& a, int6
     d.value.upper = static_cast<int64_t>(words[1]);
     return duckdb_create_decimal(d);
   }
-  return Status::NotImplemented("parameter " + std::string(field.name ? field.name : "") + " has the unsupported Arrow type '" +
-                                std::string(f) + "'");
+  return Status::InvalidArgument("parameter " + std::string(field.name ? field.name : "") +
+                                 " has an Arrow type that cannot bind to a SQL parameter ('" + std::string(f) +
+                                 "'): send numbers, booleans, text, binary, dates, times, timestamps or decimals");
 }
 
 }  // namespace

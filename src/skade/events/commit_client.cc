@@ -15,6 +15,10 @@ Status FromGrpc(const grpc::Status& status) {
   switch (status.error_code()) {
     case grpc::StatusCode::INVALID_ARGUMENT:
       return Status::InvalidArgument(std::move(message));
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return Status::Unauthorized(std::move(message));
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return Status(StatusCode::kPermissionDenied, std::move(message));
     case grpc::StatusCode::UNAVAILABLE:
     case grpc::StatusCode::CANCELLED:
     case grpc::StatusCode::DEADLINE_EXCEEDED:
@@ -42,7 +46,8 @@ CommitEvent FromMessage(const skade::v1::CommitEventMessage& message) {
 class GrpcStream final : public CommitClientStream {
  public:
   GrpcStream(skade::v1::Commits::Stub& stub, const skade::v1::SubscribeRequest& request,
-             std::chrono::milliseconds deadline) {
+             std::chrono::milliseconds deadline, const std::string& authorization) {
+    if (!authorization.empty()) context_.AddMetadata("authorization", authorization);
     if (deadline.count() > 0) context_.set_deadline(std::chrono::system_clock::now() + deadline);
     reader_ = stub.Subscribe(&context_, request);
   }
@@ -79,12 +84,15 @@ class GrpcStream final : public CommitClientStream {
 
 class GrpcClient final : public CommitClient {
  public:
-  explicit GrpcClient(std::shared_ptr<grpc::Channel> channel)
-      : channel_(std::move(channel)), stub_(skade::v1::Commits::NewStub(channel_)) {}
+  GrpcClient(std::shared_ptr<grpc::Channel> channel, std::string authorization)
+      : channel_(std::move(channel)),
+        stub_(skade::v1::Commits::NewStub(channel_)),
+        authorization_(std::move(authorization)) {}
 
   Result<int64_t> Latest(std::chrono::milliseconds timeout) override {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + timeout);
+    if (!authorization_.empty()) context.AddMetadata("authorization", authorization_);
     skade::v1::LatestResponse response;
     grpc::Status status = stub_->Latest(&context, skade::v1::LatestRequest(), &response);
     if (!status.ok()) return FromGrpc(status);
@@ -97,12 +105,13 @@ class GrpcClient final : public CommitClient {
     skade::v1::SubscribeRequest request;
     request.set_after_commit_seq(after_commit_seq);
     for (const std::string& table : tables) request.add_tables(table);
-    return std::unique_ptr<CommitClientStream>(std::make_unique<GrpcStream>(*stub_, request, deadline));
+    return std::unique_ptr<CommitClientStream>(std::make_unique<GrpcStream>(*stub_, request, deadline, authorization_));
   }
 
  private:
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<skade::v1::Commits::Stub> stub_;
+  std::string authorization_;
 };
 
 }  // namespace
@@ -117,7 +126,7 @@ Result<std::unique_ptr<CommitClient>> CommitClient::Connect(const std::string& a
   std::shared_ptr<grpc::Channel> channel =
       grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
   if (!channel) return Status::InvalidArgument("cannot create a channel to " + address);
-  return std::unique_ptr<CommitClient>(std::make_unique<GrpcClient>(std::move(channel)));
+  return std::unique_ptr<CommitClient>(std::make_unique<GrpcClient>(std::move(channel), options.authorization));
 }
 
 }  // namespace skade::events

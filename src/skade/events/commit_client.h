@@ -33,6 +33,9 @@ class CommitClient {
     // 0: gRPC's adaptive receive window (BDP probing). > 0: a fixed per-stream window of this
     // many bytes (tests use a small one to model a client that never reads).
     int fixed_window_bytes = 0;
+    // Sent as the `authorization` header of every call when set (e.g. "Basic <base64>", or
+    // "Bearer <token>"), for servers that authenticate.
+    std::string authorization;
   };
   // `address` is host:port; connects lazily (plaintext).
   static Result<std::unique_ptr<CommitClient>> Connect(const std::string& address,

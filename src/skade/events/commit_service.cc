@@ -35,6 +35,7 @@ void ToMessage(const CommitEvent& event, skade::v1::CommitEventMessage* message)
 }
 
 grpc::Status ToGrpc(const Status& status) {
+  if (status.ok()) return grpc::Status::OK;
   grpc::StatusCode code = grpc::StatusCode::INTERNAL;
   switch (status.code()) {
     case StatusCode::kInvalidArgument:
@@ -45,6 +46,12 @@ grpc::Status ToGrpc(const Status& status) {
       break;
     case StatusCode::kUnavailable:
       code = grpc::StatusCode::UNAVAILABLE;
+      break;
+    case StatusCode::kUnauthorized:
+      code = grpc::StatusCode::UNAUTHENTICATED;
+      break;
+    case StatusCode::kPermissionDenied:
+      code = grpc::StatusCode::PERMISSION_DENIED;
       break;
     default:
       break;
@@ -58,8 +65,18 @@ struct CommitService::Impl final : public skade::v1::Commits::Service {
   Impl(catalog::Catalog& catalog, Bus& bus, Options options)
       : catalog_(catalog), bus_(bus), options_(options) {}
 
-  grpc::Status Latest(grpc::ServerContext*, const skade::v1::LatestRequest*,
+  // The caller's credentials, checked by the server's rule (Options::authorize).
+  grpc::Status Authorize(grpc::ServerContext* context) {
+    if (!options_.authorize) return grpc::Status::OK;
+    const auto& md = context->client_metadata();
+    auto it = md.find("authorization");
+    std::string header = it == md.end() ? "" : std::string(it->second.data(), it->second.size());
+    return ToGrpc(options_.authorize(header));
+  }
+
+  grpc::Status Latest(grpc::ServerContext* context, const skade::v1::LatestRequest*,
                       skade::v1::LatestResponse* response) override {
+    if (grpc::Status denied = Authorize(context); !denied.ok()) return denied;
     Result<int64_t> head = catalog_.LatestCommitSeq();
     if (!head.ok()) return ToGrpc(head.status());
     response->set_commit_seq(*head);
@@ -68,6 +85,7 @@ struct CommitService::Impl final : public skade::v1::Commits::Service {
 
   grpc::Status Subscribe(grpc::ServerContext* context, const skade::v1::SubscribeRequest* request,
                          grpc::ServerWriter<skade::v1::CommitEventMessage>* writer) override {
+    if (grpc::Status denied = Authorize(context); !denied.ok()) return denied;
     if (request->after_commit_seq() < 0) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                           "after_commit_seq must be >= 0 (0 = from now)");

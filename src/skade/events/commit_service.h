@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "skade/base/status.h"
 #include "skade/catalog/catalog.h"
@@ -32,6 +34,9 @@ class CommitService {
  public:
   struct Options {
     int64_t replay_batch = 1024;
+    // Checks the `authorization` header value of every call ("" when absent): an error status
+    // refuses the call (kUnauthorized → UNAUTHENTICATED). Unset = every caller is allowed.
+    std::function<Status(std::string_view authorization)> authorize;
   };
   CommitService(catalog::Catalog& catalog, Bus& bus, Options options);
   CommitService(catalog::Catalog& catalog, Bus& bus) : CommitService(catalog, bus, Options()) {}

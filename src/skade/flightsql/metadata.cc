@@ -90,7 +90,7 @@ std::vector<std::pair<uint32_t, InfoValue>> SqlInfoValues(const ServerFacts& f) 
       {9, boolean(true)},
       {10, boolean(rw)},
       {11, boolean(false)},
-      {100, int32(f.statement_timeout_s)},
+      {100, int32(f.statement_timeout_ms)},
       {101, int32(0)},
       {500, boolean(false)},
       {501, boolean(rw)},

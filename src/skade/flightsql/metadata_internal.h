@@ -34,7 +34,7 @@ class TableSchemaCache {
 struct ServerFacts {
   std::string version;
   bool read_only = false;
-  int statement_timeout_s = 0;
+  int statement_timeout_ms = 0;  // SqlInfo 100 and 101 are in milliseconds (FlightSql.proto)
   TableSchemaCache* schema_cache = nullptr;  // optional, borrowed
 };
 

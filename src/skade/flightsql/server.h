@@ -1,11 +1,12 @@
 // The Arrow Flight SQL server (DESIGN §10): arrow.flight.protocol.FlightService with the
-// Flight SQL commands over a LakeSql, sessions (cookie arrow_flight_session_id), basic auth →
-// bearer tokens, TLS, read-only mode, cancellation and query timeouts. Other gRPC services
-// (the Commits stream) can share its port.
+// Flight SQL commands over a LakeSql; basic auth → bearer tokens (auth.h), TLS, read-only
+// mode, cancellation and query timeouts. Statement tickets and prepared-statement handles are
+// capabilities of their principal, valid with or without a session cookie; sessions (cookie
+// arrow_flight_session_id) exist only for clients that set session options
+// (registry_internal.h). Other gRPC services (the Commits stream) can share its port.
 #pragma once
 
 #include <chrono>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,17 +20,19 @@ class Service;
 
 namespace skade::flightsql {
 
+class Authenticator;
+
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 31337;  // 0 picks a free port
   bool read_only = false;
-  // Basic auth: Handshake with a username/password from `users` returns a bearer token that
-  // every later call must carry. Empty = no authentication.
-  std::map<std::string, std::string> users;
-  bool require_auth = false;
+  // Basic auth: Handshake with a username/password returns a bearer token that every later
+  // call must carry (shared with the other services on the port). Null = no authentication.
+  std::shared_ptr<Authenticator> authenticator;
   std::string tls_cert_pem;  // both set = TLS
   std::string tls_key_pem;
-  int max_sessions = 256;
+  int max_sessions = 256;  // per principal; past it the least recently used session closes
+  // Sessions, statement tickets and prepared statements unused this long are closed.
   std::chrono::seconds session_idle_timeout{900};
   std::chrono::seconds query_timeout{0};  // 0 = none
   std::string version = "0.1.0";

@@ -1,0 +1,118 @@
+// What the Flight SQL commands do, apart from how they arrive: server.cc authenticates a call,
+// finds its session, decodes the command from its protobuf Any and hands it here.
+//   statements.cc  queries: FlightInfo, DoGet streaming, timeouts and cancellation
+//   do_put.cc      updates, parameter binding, bulk ingest
+//   actions.cc     prepared statements, cancel, session options
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <google/protobuf/any.pb.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/impl/codegen/proto_utils.h>
+#include <grpcpp/impl/codegen/sync_stream.h>
+
+#include "flight.pb.h"
+#include "flight_sql.pb.h"
+#include "skade/base/status.h"
+#include "skade/flightsql/flight_data_internal.h"
+#include "skade/flightsql/metadata_internal.h"
+#include "skade/flightsql/registry_internal.h"
+#include "skade/flightsql/server.h"
+
+namespace skade::flightsql {
+
+namespace pb = ::arrow::flight::protocol;
+namespace pbsql = ::arrow::flight::protocol::sql;
+using GStatus = grpc::Status;
+using GCode = grpc::StatusCode;
+using DataWriter = grpc::ServerWriter<RawFlightData>;
+using PutStream = grpc::ServerReaderWriter<pb::PutResult, pb::FlightData>;
+
+// The one mapping of skade codes to gRPC codes.
+GStatus ToGrpc(const Status& st);
+std::string PackAny(const google::protobuf::Message& m);
+// The result schema DuckDB can tell before running; an empty schema when it cannot (the
+// stream's own schema message then describes the result).
+Result<arrow::SchemaHandle> ResultSchemaOrEmpty(engine::PreparedStatement& stmt);
+
+// Who makes a call: the authenticated principal and, when the call sends a session cookie, the
+// session (null otherwise).
+struct Caller {
+  std::string principal;
+  std::shared_ptr<Session> session;
+  std::string schema() const { return session ? session->schema() : std::string(); }
+};
+
+class Backend {
+ public:
+  Backend(sql::LakeSql& lake, const ServerOptions& options);
+
+  Registry& registry() { return registry_; }
+  const ServerOptions& options() const { return options_; }
+
+  // ---- statements.cc
+  GStatus MetadataInfo(const google::protobuf::Any& command, const pb::FlightDescriptor& desc, pb::FlightInfo* out);
+  GStatus StatementInfo(const Caller& caller, const pbsql::CommandStatementQuery& command,
+                        const pb::FlightDescriptor& desc, pb::FlightInfo* out);
+  GStatus PreparedInfo(const Caller& caller, const pbsql::CommandPreparedStatementQuery& command,
+                       const pb::FlightDescriptor& desc, pb::FlightInfo* out);
+  GStatus GetMetadata(const google::protobuf::Any& command, DataWriter* writer);
+  GStatus GetStatement(const Caller& caller, const pbsql::TicketStatementQuery& ticket, DataWriter* writer);
+  GStatus GetPrepared(const Caller& caller, const pbsql::CommandPreparedStatementQuery& command, DataWriter* writer);
+
+  // ---- do_put.cc (`first` is the stream's first message, already read)
+  GStatus PutStatementUpdate(const Caller& caller, const pbsql::CommandStatementUpdate& command, PutStream* stream);
+  GStatus PutPreparedQuery(const Caller& caller, const std::string& handle, const pb::FlightData& first,
+                           PutStream* stream);
+  GStatus PutPreparedUpdate(const Caller& caller, const std::string& handle, const pb::FlightData& first,
+                            PutStream* stream);
+  GStatus PutIngest(const Caller& caller, const pbsql::CommandStatementIngest& command, const pb::FlightData& first,
+                    PutStream* stream);
+
+  // ---- actions.cc
+  GStatus CreatePrepared(const Caller& caller, const pbsql::ActionCreatePreparedStatementRequest& request,
+                         pbsql::ActionCreatePreparedStatementResult* out);
+  GStatus ClosePrepared(const Caller& caller, const pbsql::ActionClosePreparedStatementRequest& request);
+  pb::CancelStatus Cancel(const Caller& caller, const pb::FlightInfo& info);
+  // Applies the options to `session` (created by the caller when the call had none).
+  void SetSessionOptions(Session& session, const pb::SetSessionOptionsRequest& request,
+                         pb::SetSessionOptionsResult* out);
+  void GetSessionOptions(const Caller& caller, pb::GetSessionOptionsResult* out);
+
+ private:
+  // A connection whose default schema is `schema`.
+  Result<std::unique_ptr<engine::Connection>> Connect(const std::string& schema);
+  // Prepares a query (only queries) after syncing the views it reads.
+  Result<std::unique_ptr<engine::PreparedStatement>> PrepareQuery(const std::string& schema, engine::Connection& con,
+                                                                  const std::string& sql);
+  GStatus FillInfo(const pb::FlightDescriptor& desc, const ArrowSchema& schema, const std::string& ticket,
+                   pb::FlightInfo* out, bool annotate);
+  // Runs `sql` (with `params`: once per parameter row) and streams the result.
+  GStatus StreamQuery(const std::string& principal, const std::string& handle, const std::string& schema,
+                      const std::string& sql, const ParamSet* params, DataWriter* writer);
+  GStatus SendBatches(const Registry::Run& run, ArrowArrayStream& stream, arrow::ipc::StreamEncoder& encoder,
+                      engine::Connection& con, DataWriter* writer);
+  GStatus QueryFailure(const Registry::Run& run, const Status& st);
+
+  Result<std::shared_ptr<ParamSet>> ReadParams(const pb::FlightData& first, PutStream* stream);
+  // The parameter rows a client sent for `prepared`, the column count checked; null when the
+  // statement has no parameters (whatever empty stream the client sent).
+  Result<std::shared_ptr<const ParamSet>> ReadParamsFor(const PreparedStatement& prepared, const pb::FlightData& first,
+                                                        PutStream* stream);
+  Result<std::vector<std::vector<std::string>>> ParamLiterals(const ParamSet& params);
+  // Runs an update statement; `parameters` (SQL literals) replace its markers in the parse tree.
+  Result<int64_t> RunUpdate(const std::string& schema, const std::string& sql,
+                            std::span<const std::string> parameters = {});
+
+  sql::LakeSql& lake_;
+  const ServerOptions& options_;
+  ServerFacts facts_;
+  TableSchemaCache schema_cache_;
+  Registry registry_;
+};
+
+}  // namespace skade::flightsql

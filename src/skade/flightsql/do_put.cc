@@ -1,0 +1,217 @@
+// DoPut: statement updates, parameters bound to prepared statements (queries and updates), and
+// bulk ingest into Iceberg tables.
+#include "skade/arrow/builder.h"
+#include "skade/arrow/ipc.h"
+#include "skade/engine/user_sql.h"
+#include "skade/flightsql/backend_internal.h"
+
+namespace skade::flightsql {
+
+namespace {
+
+constexpr size_t kMaxSqlBytes = 1 << 20;
+
+GStatus WriteResult(PutStream* stream, const std::string& metadata) {
+  pb::PutResult r;
+  r.set_app_metadata(metadata);
+  if (!stream->Write(r)) return GStatus(GCode::CANCELLED, "client went away before the result");
+  return GStatus::OK;
+}
+
+GStatus UpdateResult(PutStream* stream, int64_t count) {
+  pbsql::DoPutUpdateResult r;
+  r.set_record_count(count);
+  return WriteResult(stream, r.SerializeAsString());
+}
+
+GStatus ReadOnly() { return GStatus(GCode::PERMISSION_DENIED, "permission denied: the server is read-only"); }
+
+}  // namespace
+
+Result<std::shared_ptr<ParamSet>> Backend::ReadParams(const pb::FlightData& first, PutStream* stream) {
+  auto batches = FlightDataStream(first, [stream](pb::FlightData* m) { return stream->Read(m); });
+  auto set = std::make_shared<ParamSet>();
+  if (batches->get_schema(batches.get(), set->schema.get()) != 0) {
+    const char* err = batches->get_last_error(batches.get());
+    return Status::InvalidArgument(std::string("parameter stream: ") + (err ? err : "no schema"));
+  }
+  while (true) {
+    arrow::ArrayHandle b;
+    if (batches->get_next(batches.get(), b.get()) != 0) {
+      const char* err = batches->get_last_error(batches.get());
+      return Status::InvalidArgument(std::string("parameter stream: ") + (err ? err : "bad batch"));
+    }
+    if (!b.valid()) break;
+    if (b->length > 0) set->batches.push_back(std::move(b));
+  }
+  return set;
+}
+
+// SQL literals of every parameter row: DuckDB renders each value as text and names its type,
+// and each literal is a CAST of the quoted text to that type (dictionary-encoded columns are
+// decoded by DuckDB's Arrow scan, so values bind, not indices).
+Result<std::vector<std::vector<std::string>>> Backend::ParamLiterals(const ParamSet& params) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& batch : params.batches) {
+    // DuckDB reads a borrowed view of the batch (its release does nothing).
+    ArrowArray view = *batch.get();
+    view.release = [](ArrowArray* a) { a->release = nullptr; };
+    std::vector<arrow::ArrayHandle> one;
+    one.emplace_back(&view);
+    ArrowSchema schema;
+    arrow::CopySchema(*params.schema.get(), &schema);
+    auto stream = arrow::MakeBatchStream(arrow::SchemaHandle(&schema), std::move(one));
+    SKADE_ASSIGN_OR_RETURN(auto values,
+                           lake_.db().QueryRowsWithArrow("__p", stream.get(),
+                                                         "SELECT CAST(COLUMNS(*) AS VARCHAR), typeof(COLUMNS(*)) FROM __p"));
+    for (const auto& row : values) {
+      size_t n = row.size() / 2;
+      std::vector<std::string> literals;
+      for (size_t c = 0; c < n; ++c) {
+        std::string type = row[n + c] ? *row[n + c] : "VARCHAR";
+        literals.push_back(row[c] ? "CAST(" + engine::QuoteString(*row[c]) + " AS " + type + ")" : "NULL");
+      }
+      rows.push_back(std::move(literals));
+    }
+  }
+  return rows;
+}
+
+Result<int64_t> Backend::RunUpdate(const std::string& schema, const std::string& sql,
+                                   std::span<const std::string> parameters) {
+  if (sql.size() > kMaxSqlBytes) {
+    return Status::InvalidArgument("SQL text is " + std::to_string(sql.size()) + " bytes; the limit is 1 MiB");
+  }
+  SKADE_ASSIGN_OR_RETURN(engine::Statement statement, engine::ParseStatement(sql, parameters));
+  if (statement.is_write()) {
+    if (options_.read_only) return Status(StatusCode::kPermissionDenied, "permission denied: the server is read-only");
+    return lake_.ExecuteWrite(statement, schema);
+  }
+  if (statement.kind == engine::Statement::Kind::kQuery || statement.kind == engine::Statement::Kind::kExplain) {
+    return Status::InvalidArgument("a query cannot run as an update; send it as CommandStatementQuery");
+  }
+  return Status(StatusCode::kPermissionDenied,
+                "permission denied: " + statement.type_name + " statements are not allowed" +
+                    (options_.read_only ? " (the server is read-only)"
+                                        : "; supported: INSERT, UPDATE, DELETE, CREATE/DROP TABLE, CREATE/DROP SCHEMA"));
+}
+
+GStatus Backend::PutStatementUpdate(const Caller& caller, const pbsql::CommandStatementUpdate& command,
+                                    PutStream* stream) {
+  if (command.has_transaction_id()) return GStatus(GCode::INVALID_ARGUMENT, "transactions are not supported");
+  auto n = RunUpdate(caller.schema(), command.query());
+  if (!n.ok()) return ToGrpc(n.status());
+  return UpdateResult(stream, *n);
+}
+
+Result<std::shared_ptr<const ParamSet>> Backend::ReadParamsFor(const PreparedStatement& prepared,
+                                                                const pb::FlightData& first, PutStream* stream) {
+  // Clients differ for statements without parameters: JDBC sends an empty schema and a 0-row
+  // batch, Arrow C++ an empty schema alone, others only the descriptor. All mean "no values".
+  if (first.data_header().empty() && prepared.parameter_count == 0) {
+    pb::FlightData rest;
+    while (stream->Read(&rest)) {
+      if (!rest.data_header().empty()) {
+        return Status::InvalidArgument("the prepared statement has no parameters; the client sent values");
+      }
+    }
+    return std::shared_ptr<const ParamSet>();
+  }
+  SKADE_ASSIGN_OR_RETURN(auto params, ReadParams(first, stream));
+  const int64_t columns = params->schema->n_children;
+  if (prepared.parameter_count == 0) {
+    if (columns != 0 || !params->batches.empty()) {
+      return Status::InvalidArgument("the prepared statement has no parameters; the client sent values");
+    }
+    return std::shared_ptr<const ParamSet>();
+  }
+  if (columns != prepared.parameter_count) {
+    return Status::InvalidArgument("parameter batch has " + std::to_string(columns) + " columns; the statement has " +
+                                   std::to_string(prepared.parameter_count) + " parameters");
+  }
+  return std::shared_ptr<const ParamSet>(std::move(params));
+}
+
+GStatus Backend::PutPreparedQuery(const Caller& caller, const std::string& handle, const pb::FlightData& first,
+                                  PutStream* stream) {
+  auto prepared = registry_.FindPrepared(handle, caller.principal);
+  if (!prepared.ok()) return ToGrpc(prepared.status());
+  if ((*prepared)->write) return GStatus(GCode::INVALID_ARGUMENT, "the prepared statement is an update, not a query");
+  auto params = ReadParamsFor(**prepared, first, stream);
+  if (!params.ok()) return ToGrpc(params.status());
+  // Check every row binds now, so a wrong parameter type fails here, not in DoGet.
+  if (*params && !(*params)->batches.empty()) {
+    auto con = Connect((*prepared)->schema);
+    if (!con.ok()) return ToGrpc(con.status());
+    auto stmt = PrepareQuery((*prepared)->schema, **con, (*prepared)->sql);
+    if (!stmt.ok()) return ToGrpc(stmt.status());
+    for (const auto& batch : (*params)->batches) {
+      for (int64_t r = 0; r < batch->length; ++r) {
+        Status bound = (*stmt)->BindRow(*(*params)->schema.get(), *batch.get(), r);
+        if (!bound.ok()) return ToGrpc(bound);
+      }
+    }
+  }
+  Status bound = registry_.BindParams(handle, caller.principal, *params);
+  if (!bound.ok()) return ToGrpc(bound);
+  pbsql::DoPutPreparedStatementResult r;
+  r.set_prepared_statement_handle(handle);
+  return WriteResult(stream, r.SerializeAsString());
+}
+
+GStatus Backend::PutPreparedUpdate(const Caller& caller, const std::string& handle, const pb::FlightData& first,
+                                   PutStream* stream) {
+  auto prepared = registry_.FindPrepared(handle, caller.principal);
+  if (!prepared.ok()) return ToGrpc(prepared.status());
+  if (!(*prepared)->write) return GStatus(GCode::INVALID_ARGUMENT, "the prepared statement is a query, not an update");
+  if (options_.read_only) return ReadOnly();
+  auto params = ReadParamsFor(**prepared, first, stream);
+  if (!params.ok()) return ToGrpc(params.status());
+  // Without parameters the statement runs exactly once; with them once per row (none for none).
+  std::vector<std::vector<std::string>> rows = {{}};
+  if (*params) {
+    auto literals = ParamLiterals(**params);
+    if (!literals.ok()) return ToGrpc(literals.status());
+    rows = std::move(*literals);
+  }
+  int64_t total = 0;
+  for (const auto& row : rows) {
+    auto n = RunUpdate((*prepared)->schema, (*prepared)->sql, row);
+    if (!n.ok()) return ToGrpc(n.status());
+    total += *n;
+  }
+  return UpdateResult(stream, total);
+}
+
+GStatus Backend::PutIngest(const Caller& caller, const pbsql::CommandStatementIngest& command,
+                           const pb::FlightData& first, PutStream* stream) {
+  if (options_.read_only) return ReadOnly();
+  if (command.temporary()) return GStatus(GCode::INVALID_ARGUMENT, "temporary tables are not supported");
+  if (command.has_transaction_id()) return GStatus(GCode::INVALID_ARGUMENT, "transactions are not supported");
+  std::vector<std::string> parts;
+  if (command.has_catalog()) parts.push_back(command.catalog());
+  if (command.has_schema() || command.has_catalog()) parts.push_back(command.schema());
+  parts.push_back(command.table());
+  auto ident = lake_.Resolve(parts, caller.schema());
+  if (!ident.ok()) return ToGrpc(ident.status());
+  using Opt = pbsql::CommandStatementIngest::TableDefinitionOptions;
+  bool create = command.table_definition_options().if_not_exist() == Opt::TABLE_NOT_EXIST_OPTION_CREATE;
+  auto if_exists = command.table_definition_options().if_exists();
+  bool exists = lake_.catalog().LoadTable(*ident).ok();
+  if (!exists && !create) return GStatus(GCode::NOT_FOUND, "table " + ident->ToString() + " does not exist");
+  if (exists && if_exists != Opt::TABLE_EXISTS_OPTION_APPEND && if_exists != Opt::TABLE_EXISTS_OPTION_REPLACE) {
+    return GStatus(GCode::ALREADY_EXISTS, "table " + ident->ToString() + " already exists");
+  }
+  sql::LakeSql::IngestMode mode = sql::LakeSql::IngestMode::kCreateAppend;
+  if (if_exists == Opt::TABLE_EXISTS_OPTION_REPLACE) {
+    mode = sql::LakeSql::IngestMode::kReplace;
+  } else if (exists) {
+    mode = sql::LakeSql::IngestMode::kAppend;
+  }
+  auto batches = FlightDataStream(first, [stream](pb::FlightData* m) { return stream->Read(m); });
+  auto n = lake_.Ingest(*ident, batches.get(), mode);
+  if (!n.ok()) return ToGrpc(n.status());
+  return UpdateResult(stream, *n);
+}
+
+}  // namespace skade::flightsql

@@ -1,0 +1,70 @@
+// Basic credentials and bearer tokens: expiry, bounded token table, base64.
+#include "skade/flightsql/auth.h"
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace skade::flightsql {
+namespace {
+
+AuthOptions Users() {
+  AuthOptions o;
+  o.users = {{"alice", "s3cret"}, {"bob", "hunter2"}};
+  return o;
+}
+
+TEST(AuthTest, WithoutUsersEveryCallIsTheAnonymousPrincipal) {
+  Authenticator auth(AuthOptions{});
+  EXPECT_FALSE(auth.enabled());
+  auto who = auth.Check("");
+  ASSERT_TRUE(who.ok());
+  EXPECT_EQ(*who, "");
+}
+
+TEST(AuthTest, BasicCredentialsAndBearerTokens) {
+  Authenticator auth(Users());
+  EXPECT_EQ(auth.Check("").status().code(), StatusCode::kUnauthorized);
+  EXPECT_EQ(*auth.Check("Basic " + EncodeBase64("alice:s3cret")), "alice");
+  EXPECT_EQ(auth.Check("Basic " + EncodeBase64("alice:wrong")).status().code(), StatusCode::kUnauthorized);
+  EXPECT_EQ(auth.Check("Basic " + EncodeBase64("mallory:s3cret")).status().code(), StatusCode::kUnauthorized);
+  EXPECT_EQ(auth.Check("Basic " + EncodeBase64("alice:")).status().code(), StatusCode::kUnauthorized);
+  EXPECT_EQ(auth.Check("Basic !!!").status().code(), StatusCode::kUnauthorized);
+  std::string token = auth.IssueToken("bob");
+  EXPECT_EQ(token.size(), 64u);
+  EXPECT_NE(token, auth.IssueToken("bob"));
+  EXPECT_EQ(*auth.Check("Bearer " + token), "bob");
+  EXPECT_EQ(auth.Check("Bearer " + token + "x").status().code(), StatusCode::kUnauthorized);
+}
+
+TEST(AuthTest, TokensExpireAndTheTableIsBounded) {
+  AuthOptions o = Users();
+  o.token_lifetime = std::chrono::seconds(1);
+  o.max_tokens_per_user = 3;
+  Authenticator auth(o);
+  std::string first = auth.IssueToken("alice");
+  for (int i = 0; i < 10; ++i) auth.IssueToken("alice");
+  std::string bobs = auth.IssueToken("bob");
+  EXPECT_EQ(auth.token_count(), 4u);  // alice's newest 3, bob's 1
+  EXPECT_EQ(auth.Check("Bearer " + first).status().code(), StatusCode::kUnauthorized);
+  EXPECT_TRUE(auth.Check("Bearer " + bobs).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  EXPECT_EQ(auth.Check("Bearer " + bobs).status().code(), StatusCode::kUnauthorized);
+  auth.DropExpired();
+  EXPECT_EQ(auth.token_count(), 0u);
+}
+
+TEST(AuthTest, Base64RoundTrips) {
+  for (const std::string& s : std::vector<std::string>{"", "a", "ab", "abc", "abcd", "user:pa:ss", std::string("\0\xff\x10", 3)}) {
+    EXPECT_EQ(DecodeBase64(EncodeBase64(s)), s) << EncodeBase64(s);
+  }
+  EXPECT_EQ(EncodeBase64("alice:s3cret"), "YWxpY2U6czNjcmV0");
+  EXPECT_EQ(DecodeBase64("YWxpY2U6czNjcmV0"), "alice:s3cret");
+  EXPECT_EQ(DecodeBase64("YWxp Y2U="), "");  // a character outside the alphabet
+  EXPECT_EQ(DecodeBase64("YQ==x"), "");      // data after padding
+}
+
+}  // namespace
+}  // namespace skade::flightsql
