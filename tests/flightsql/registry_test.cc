@@ -98,7 +98,11 @@ TEST(RegistryTest, IdleEntriesAreReapedAndCancelDropsAPendingTicket) {
   EXPECT_EQ(r.Cancel(cancelled, "someone else"), CancelOutcome::kNotCancellable);
   EXPECT_EQ(r.Cancel(cancelled, ""), CancelOutcome::kCancelled);
   EXPECT_FALSE(r.FindQuery(cancelled, "").ok());
-  EXPECT_EQ(r.Cancel(cancelled, ""), CancelOutcome::kNotCancellable);  // finished or gone
+  EXPECT_EQ(r.Cancel(cancelled, ""), CancelOutcome::kNotCancellable);  // gone
+  std::string fetched = r.AddQuery(PendingQuery{"", "SELECT 4", ""});
+  r.MarkFetched(fetched);
+  EXPECT_EQ(r.Cancel(fetched, ""), CancelOutcome::kNotCancellable);  // finished
+  EXPECT_TRUE(r.FindQuery(fetched, "").ok());
   r.Reap(std::chrono::seconds(0));
   EXPECT_TRUE(r.FindSession(s->id, "").ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(1200));

@@ -940,6 +940,20 @@ groups.updates = async () => {
       [{ id: '7', s: 'seven' }, { id: '9', s: null }], 'rows');
   });
 
+  await run('CREATE TABLE AS whose query fails registers nothing and replaces nothing', async () => {
+    const failing = "SELECT range AS id, CASE WHEN range = 5 THEN error('boom') END AS x FROM range(10)";
+    await expectStatus(c.executeUpdate(`CREATE TABLE skade.w.ctas_fail AS ${failing}`), Status.INVALID_ARGUMENT,
+      'CTAS with a failing query');
+    const t = rowsOf((await c.query('CommandGetTables', { db_schema_filter_pattern: 'w' })).table);
+    check(!t.some((r) => r.table_name === 'ctas_fail'), `the failed CTAS registered a table: ${json(t)}`);
+    await c.executeUpdate("CREATE TABLE skade.w.keep AS SELECT 1 AS id, 'kept' AS s");
+    await expectStatus(c.executeUpdate(`CREATE OR REPLACE TABLE skade.w.keep AS ${failing}`), Status.INVALID_ARGUMENT,
+      'CREATE OR REPLACE with a failing query');
+    eq(await rows(c, 'SELECT id, s FROM skade.w.keep'), [{ id: 1, s: 'kept' }], 'the replaced table is as it was');
+    eq(cliRows('SELECT id, s FROM w.keep'), [{ id: 1, s: 'kept' }], 'as another process sees it');
+    await c.executeUpdate('DROP TABLE skade.w.keep');
+  });
+
   await run('prepared updates without parameters run exactly once, whatever empty stream the client sends',
     async () => {
       const shapes = ['descriptor', 'schema', 'schema+batch'];
@@ -1217,6 +1231,48 @@ groups.cancel = async () => {
     check(took < 10000, `cancelled DoGet took ${took} ms`);
     await expectAlive(c);
   }
+
+  // CPU seconds the server process has used so far (utime + stime, /proc/PID/stat).
+  const cpuSeconds = () => {
+    const stat = fs.readFileSync(`/proc/${server.child.pid}/stat`, 'utf8');
+    const fieldsAfterName = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fieldsAfterName[11]) + Number(fieldsAfterName[12])) / 100;
+  };
+  // Starts the long query with DoGet, lets it run, then ends the call from the client side with
+  // `end(call)`; the server must stop computing: under 0.3 CPU seconds in the next second.
+  async function stopsWhenTheClientLeaves(what, end, deadlineMs = 20000) {
+    const info = await c.getFlightInfo('CommandStatementQuery', { query: longQuery });
+    const call = c.stub.DoGet({ ticket: info.endpoint[0].ticket.ticket }, c.metadata(),
+      { deadline: new Date(Date.now() + deadlineMs) });
+    call.on('data', () => {});
+    const ended = new Promise((resolve) => call.on('error', resolve).on('end', resolve));
+    await new Promise((r) => setTimeout(r, 700));
+    const busy = cpuSeconds();
+    end(call);
+    await ended;
+    await new Promise((r) => setTimeout(r, 300));
+    const before = cpuSeconds();
+    await new Promise((r) => setTimeout(r, 1000));
+    const used = cpuSeconds() - before;
+    check(before - busy >= 0, 'cpu clock went backwards');
+    check(used < 0.3, `${what}: the server used ${used.toFixed(2)} CPU s in the second after`);
+    await expectAlive(c);
+  }
+
+  await run('a client that disconnects stops its running query', () =>
+    stopsWhenTheClientLeaves('cancelled call', (call) => call.cancel()));
+  await run("a client's passed deadline stops its running query", () =>
+    stopsWhenTheClientLeaves('deadline 1.2 s', () => {}, 1200));
+
+  await run('CancelFlightInfo on a finished query is NOT_CANCELLABLE', async () => {
+    const info = await c.getFlightInfo('CommandStatementQuery', { query: 'SELECT 1 AS one' });
+    await c.doGet(info.endpoint[0].ticket.ticket);
+    eq(await c.cancelFlightInfo(info), 3, 'CancelFlightInfoResult.status of a fetched query (NOT_CANCELLABLE)');
+    eq(rowsOf((await c.doGet(info.endpoint[0].ticket.ticket)).table), [{ one: 1 }], 'the ticket still redeems');
+    const other = { ...info, endpoint: [{ ticket: { ticket: c.proto.pack('TicketStatementQuery',
+      { statement_handle: Buffer.from('0'.repeat(32)) }) } }] };
+    eq(await c.cancelFlightInfo(other), 3, 'CancelFlightInfoResult.status of an unknown statement (NOT_CANCELLABLE)');
+  });
 
   await run('CancelFlightInfo stops a running query', () => cancelRunning((info) => c.cancelFlightInfo(info)));
   await run('CancelQuery stops a running query', () => cancelRunning((info) => c.cancelQuery(info)));
@@ -1654,6 +1710,15 @@ groups.badinput = async () => {
     await expectStatus(c.doGet(Buffer.from('made-up ticket')), [Status.NOT_FOUND, Status.INVALID_ARGUMENT],
       'made-up ticket');
     await expectAlive(c);
+  });
+
+  await run('error messages name no absolute server path', async () => {
+    const wh = fs.realpathSync(args.warehouse);
+    const e = await expectStatus(c.query('CommandStatementQuery',
+      { query: `SELECT * FROM read_parquet('${wh}/one/no-such-file.parquet')` }),
+    [Status.INVALID_ARGUMENT, Status.NOT_FOUND, Status.PERMISSION_DENIED], 'a missing file in the warehouse');
+    check(!e.details.includes(wh), `the message shows the warehouse path: ${e.details}`);
+    check(e.details.includes('<warehouse>/one/no-such-file.parquet'), `the message names the file: ${e.details}`);
   });
 
   await run('empty or blank SQL is INVALID_ARGUMENT (query, update, prepare)', async () => {

@@ -114,6 +114,8 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
 
   flightsql::ServerOptions options;
   options.authenticator = auth;
+  for (const std::string& dir : o.allow_dirs) options.private_paths.emplace_back(dir, "<allowed-dir>");
+  options.private_paths.emplace_back(lake->warehouse, "<warehouse>");
   options.host = o.host;
   options.port = o.flight_port;
   options.read_only = o.read_only;

@@ -44,6 +44,7 @@ Result<arrow::SchemaHandle> ResultSchemaOrEmpty(engine::PreparedStatement& stmt)
 struct Caller {
   std::string principal;
   std::shared_ptr<Session> session;
+  grpc::ServerContext* context = nullptr;  // the call (cancellation, deadline)
   std::string schema() const { return session ? session->schema() : std::string(); }
 };
 
@@ -92,7 +93,7 @@ class Backend {
   GStatus FillInfo(const pb::FlightDescriptor& desc, const ArrowSchema& schema, const std::string& ticket,
                    pb::FlightInfo* out, bool annotate);
   // Runs `sql` (with `params`: once per parameter row) and streams the result.
-  GStatus StreamQuery(const std::string& principal, const std::string& handle, const std::string& schema,
+  GStatus StreamQuery(const Caller& caller, const std::string& handle, const std::string& schema,
                       const std::string& sql, const ParamSet* params, DataWriter* writer);
   GStatus SendBatches(const Registry::Run& run, ArrowArrayStream& stream, arrow::ipc::StreamEncoder& encoder,
                       engine::Connection& con, DataWriter* writer);

@@ -131,6 +131,12 @@ Result<PendingQuery> Registry::FindQuery(const std::string& handle, const std::s
   return it->second.value;
 }
 
+void Registry::MarkFetched(const std::string& handle) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto it = impl_->queries.find(handle);
+  if (it != impl_->queries.end()) it->second.value.fetched = true;
+}
+
 std::string Registry::AddPrepared(std::shared_ptr<const PreparedStatement> prepared) {
   std::string handle = NewHandle();
   std::lock_guard<std::mutex> lock(impl_->mu);
@@ -213,7 +219,7 @@ CancelOutcome Registry::Cancel(const std::string& handle, const std::string& pri
     cancelled = true;
   }
   auto q = impl_->queries.find(handle);
-  if (q != impl_->queries.end() && q->second.principal == principal) {
+  if (!cancelled && q != impl_->queries.end() && q->second.principal == principal && !q->second.value.fetched) {
     impl_->queries.erase(q);
     cancelled = true;
   }

@@ -61,6 +61,7 @@ struct PendingQuery {
   std::string principal;
   std::string sql;
   std::string schema;
+  bool fetched = false;  // a DoGet streamed its whole result (cancelling it then does nothing)
 };
 
 struct RegistryLimits {
@@ -89,6 +90,7 @@ class Registry {
   // ---- statement handles (unknown, closed and another principal's handles are all kNotFound)
   std::string AddQuery(PendingQuery query);
   Result<PendingQuery> FindQuery(const std::string& handle, const std::string& principal);
+  void MarkFetched(const std::string& handle);
   std::string AddPrepared(std::shared_ptr<const PreparedStatement> prepared);
   Result<std::shared_ptr<const PreparedStatement>> FindPrepared(const std::string& handle,
                                                                 const std::string& principal);
@@ -115,8 +117,8 @@ class Registry {
   };
   std::unique_ptr<Run> StartRun(const std::string& handle, const std::string& principal,
                                 engine::Connection* connection);
-  // Interrupts the runs of `handle`, or drops its pending ticket; kNotCancellable when the
-  // statement is finished, unknown or another principal's.
+  // Interrupts the runs of `handle`, or drops its ticket if never fetched; kNotCancellable when
+  // the statement is finished (fetched, not running), unknown or another principal's.
   CancelOutcome Cancel(const std::string& handle, const std::string& principal);
   void InterruptAll();
 

@@ -3,6 +3,7 @@
 // command does is in the Backend (backend_internal.h).
 #include "skade/flightsql/server.h"
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -170,6 +171,7 @@ struct FlightSqlServer::Impl final : public grpc::Service {
   Result<Caller> CallerFor(ServerContext* ctx, bool create_session = false) {
     if (shutting_down) return Status::Unavailable("server is shutting down");
     Caller caller;
+    caller.context = ctx;
     SKADE_ASSIGN_OR_RETURN(caller.principal, auth->Check(Header(ctx, "authorization")));
     std::string id = SessionCookie(Header(ctx, "cookie"));
     if (!id.empty()) {
@@ -209,7 +211,25 @@ struct FlightSqlServer::Impl final : public grpc::Service {
 
   // ---- dispatch
 
+  // A status whose message names none of the server's own folders (the warehouse, allowed
+  // directories): clients see "<warehouse>/ns/t/…" instead of an absolute path.
+  GStatus Redact(GStatus st) const {
+    if (st.ok() || options.private_paths.empty()) return st;
+    std::string message = st.error_message();
+    for (const auto& [path, name] : options.private_paths) {
+      if (path.empty()) continue;
+      for (size_t pos = message.find(path); pos != std::string::npos; pos = message.find(path, pos + name.size())) {
+        message.replace(pos, path.size(), name);
+      }
+    }
+    return GStatus(st.error_code(), message);
+  }
+
   GStatus GetFlightInfo(ServerContext* ctx, const pb::FlightDescriptor& desc, pb::FlightInfo* out) {
+    return Redact(DispatchGetFlightInfo(ctx, desc, out));
+  }
+
+  GStatus DispatchGetFlightInfo(ServerContext* ctx, const pb::FlightDescriptor& desc, pb::FlightInfo* out) {
     auto caller = CallerFor(ctx);
     if (!caller.ok()) return ToGrpc(caller.status());
     if (desc.type() != pb::FlightDescriptor::CMD) {
@@ -242,6 +262,10 @@ struct FlightSqlServer::Impl final : public grpc::Service {
   }
 
   GStatus DoGet(ServerContext* ctx, const pb::Ticket& ticket, DataWriter* writer) {
+    return Redact(DispatchDoGet(ctx, ticket, writer));
+  }
+
+  GStatus DispatchDoGet(ServerContext* ctx, const pb::Ticket& ticket, DataWriter* writer) {
     auto caller = CallerFor(ctx);
     if (!caller.ok()) return ToGrpc(caller.status());
     Any cmd;
@@ -261,6 +285,10 @@ struct FlightSqlServer::Impl final : public grpc::Service {
   }
 
   GStatus DoPut(ServerContext* ctx, PutStream* stream) {
+    return Redact(DispatchDoPut(ctx, stream));
+  }
+
+  GStatus DispatchDoPut(ServerContext* ctx, PutStream* stream) {
     auto caller = CallerFor(ctx);
     if (!caller.ok()) return ToGrpc(caller.status());
     pb::FlightData first;
@@ -298,6 +326,10 @@ struct FlightSqlServer::Impl final : public grpc::Service {
   }
 
   GStatus DoAction(ServerContext* ctx, const pb::Action& action, grpc::ServerWriter<pb::Result>* w) {
+    return Redact(DispatchDoAction(ctx, action, w));
+  }
+
+  GStatus DispatchDoAction(ServerContext* ctx, const pb::Action& action, grpc::ServerWriter<pb::Result>* w) {
     const std::string& type = action.type();
     auto caller = CallerFor(ctx, type == "SetSessionOptions");
     if (!caller.ok()) return ToGrpc(caller.status());
@@ -407,6 +439,9 @@ Result<std::unique_ptr<FlightSqlServer>> FlightSqlServer::Start(sql::LakeSql& la
     return Status::InvalidArgument("TLS needs both a certificate and a key");
   }
   if (options.max_sessions <= 0) return Status::InvalidArgument("max_sessions must be positive");
+  // Longest first, so a folder inside another is named by its own name.
+  std::stable_sort(options.private_paths.begin(), options.private_paths.end(),
+                   [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
   auto impl = std::make_unique<Impl>(lake, std::move(options));
   grpc::ServerBuilder builder;
   std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "skade/base/status.h"
@@ -40,6 +41,9 @@ struct ServerOptions {
   // buffers (for benchmarks comparing the two).
   bool copy_batches = false;
   std::vector<grpc::Service*> extra_services;  // borrowed; registered on the same port
+  // Absolute paths never shown to clients: each occurrence in an error message is replaced by
+  // its name (e.g. the warehouse folder → "<warehouse>"). Longer paths first.
+  std::vector<std::pair<std::string, std::string>> private_paths;
 };
 
 // Thread-safe.

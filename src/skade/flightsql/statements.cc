@@ -1,5 +1,6 @@
 // Queries: FlightInfo for statements and prepared statements, DoGet streaming of results and
 // metadata, query timeouts and cancellation.
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -25,6 +26,42 @@ Status NotAllowed(const std::string& type_name) {
                                                    " statements are not allowed (only queries, and through "
                                                    "CommandStatementUpdate the Iceberg write statements)");
 }
+
+// Interrupts a running statement within ~50 ms of its client going away or its deadline
+// passing (gRPC only tells a blocked writer otherwise, and a query computing an aggregate
+// writes nothing for a long time).
+class DisconnectWatch {
+ public:
+  DisconnectWatch(grpc::ServerContext* context, engine::Connection* connection) {
+    if (context == nullptr) return;
+    thread_ = std::thread([this, context, connection] {
+      std::unique_lock<std::mutex> lock(mu_);
+      while (!done_) {
+        if (context->IsCancelled()) {
+          connection->Interrupt();
+          return;
+        }
+        cv_.wait_for(lock, std::chrono::milliseconds(50));
+      }
+    });
+  }
+  ~DisconnectWatch() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  DisconnectWatch(const DisconnectWatch&) = delete;
+  DisconnectWatch& operator=(const DisconnectWatch&) = delete;
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
 
 }  // namespace
 
@@ -183,7 +220,9 @@ GStatus Backend::GetMetadata(const google::protobuf::Any& command, DataWriter* w
 GStatus Backend::GetStatement(const Caller& caller, const pbsql::TicketStatementQuery& ticket, DataWriter* writer) {
   auto query = registry_.FindQuery(ticket.statement_handle(), caller.principal);
   if (!query.ok()) return ToGrpc(query.status());
-  return StreamQuery(caller.principal, ticket.statement_handle(), query->schema, query->sql, nullptr, writer);
+  GStatus st = StreamQuery(caller, ticket.statement_handle(), query->schema, query->sql, nullptr, writer);
+  if (st.ok()) registry_.MarkFetched(ticket.statement_handle());
+  return st;
 }
 
 GStatus Backend::GetPrepared(const Caller& caller, const pbsql::CommandPreparedStatementQuery& command,
@@ -196,16 +235,17 @@ GStatus Backend::GetPrepared(const Caller& caller, const pbsql::CommandPreparedS
   if ((*prepared)->parameter_count > 0 && !params) {
     return GStatus(GCode::INVALID_ARGUMENT, "the prepared statement has parameters; bind them with DoPut first");
   }
-  return StreamQuery(caller.principal, handle, (*prepared)->schema, (*prepared)->sql, params.get(), writer);
+  return StreamQuery(caller, handle, (*prepared)->schema, (*prepared)->sql, params.get(), writer);
 }
 
-GStatus Backend::StreamQuery(const std::string& principal, const std::string& handle, const std::string& schema,
+GStatus Backend::StreamQuery(const Caller& caller, const std::string& handle, const std::string& schema,
                              const std::string& sql, const ParamSet* params, DataWriter* writer) {
   auto con = Connect(schema);
   if (!con.ok()) return ToGrpc(con.status());
   auto stmt = PrepareQuery(schema, **con, sql);
   if (!stmt.ok()) return ToGrpc(stmt.status());
-  std::unique_ptr<Registry::Run> run = registry_.StartRun(handle, principal, con->get());
+  std::unique_ptr<Registry::Run> run = registry_.StartRun(handle, caller.principal, con->get());
+  DisconnectWatch watch(caller.context, con->get());
   std::unique_ptr<arrow::ipc::StreamEncoder> encoder;
   // The stream's schema message, from the first result (or the prepared statement's schema).
   auto start = [&](const ArrowSchema& result_schema) -> GStatus {

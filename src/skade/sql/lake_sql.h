@@ -88,6 +88,11 @@ class LakeSql {
   Status Use(engine::Connection& connection, const std::string& schema);
 
  private:
+  // Appends `source` to the table just created as `ident`. If that fails, the table is dropped
+  // with its files and the table it replaced (its metadata file) registered again: a CREATE …
+  // AS or a creating ingest whose rows fail leaves the catalog as it was.
+  Result<int64_t> FillNewTable(const catalog::TableIdent& ident, const engine::WriteSource& source,
+                               const std::optional<std::string>& replaced_metadata);
   LakeSql(catalog::Catalog& catalog, io::FileIO& io, engine::Database& db, std::string catalog_name)
       : catalog_(catalog), io_(io), db_(db), catalog_name_(std::move(catalog_name)) {}
   // Creates the DuckDB schema once (DDL from many sessions at once would conflict in DuckDB's

@@ -2,6 +2,7 @@
 #include <set>
 
 #include "skade/arrow/builder.h"
+#include "skade/base/log.h"
 #include "skade/engine/schema_convert.h"
 #include "skade/sql/lake_sql.h"
 
@@ -85,9 +86,9 @@ Result<int64_t> LakeSql::ExecuteWrite(const engine::Statement& w, const std::str
     req.schema = *schema;
     SKADE_RETURN_IF_ERROR(catalog_.CreateTable(ident, req));
     if (!w.query) return 0;
-    SKADE_ASSIGN_OR_RETURN(auto t, table::Table::Load(catalog_, io_, db_, ident));
-    SKADE_ASSIGN_OR_RETURN(auto outcome, t->Append(engine::WriteSource{w.query->sql(), nullptr}));
-    return outcome.added_records;
+    std::optional<std::string> replaced;
+    if (existing.ok()) replaced = existing->metadata_location;
+    return FillNewTable(ident, engine::WriteSource{w.query->sql(), nullptr}, replaced);
   }
   if (w.kind == Kind::kDropTable) {
     auto existing = catalog_.LoadTable(ident);
@@ -142,6 +143,29 @@ Result<int64_t> LakeSql::ExecuteWrite(const engine::Statement& w, const std::str
   return matching;
 }
 
+Result<int64_t> LakeSql::FillNewTable(const catalog::TableIdent& ident, const engine::WriteSource& source,
+                                      const std::optional<std::string>& replaced_metadata) {
+  auto filled = [&]() -> Result<int64_t> {
+    SKADE_ASSIGN_OR_RETURN(auto t, table::Table::Load(catalog_, io_, db_, ident));
+    SKADE_ASSIGN_OR_RETURN(auto outcome, t->Append(source));
+    return outcome.added_records;
+  }();
+  if (filled.ok()) return filled;
+  // Undo: the new table goes (with its files), the replaced one comes back as it was.
+  Status dropped = catalog_.DropTable(ident, catalog::DropMode::kPurge);
+  if (!dropped.ok()) SKADE_LOG_WARN("sql: cannot remove {} after its query failed: {}", ident.ToString(), dropped.ToString());
+  (void)DropView(ident);
+  if (replaced_metadata) {
+    auto restored = catalog_.RegisterTable(ident, *replaced_metadata);
+    if (!restored.ok()) {
+      return Status(restored.status().code(), filled.status().message() + "; and the replaced table " +
+                                                  ident.ToString() + " could not be restored from " +
+                                                  *replaced_metadata + ": " + restored.status().message());
+    }
+  }
+  return filled.status();
+}
+
 Result<int64_t> LakeSql::Ingest(const catalog::TableIdent& ident, ArrowArrayStream* rows, IngestMode mode) {
   auto existing = catalog_.LoadTable(ident);
   if (!existing.ok() && existing.status().code() != StatusCode::kNotFound) return existing.status();
@@ -161,6 +185,7 @@ Result<int64_t> LakeSql::Ingest(const catalog::TableIdent& ident, ArrowArrayStre
     catalog::CreateTableRequest req;
     req.schema = iceberg_schema;
     SKADE_RETURN_IF_ERROR(catalog_.CreateTable(ident, req));
+    return FillNewTable(ident, engine::WriteSource{"SELECT * FROM __skade_input", rows}, std::nullopt);
   }
   SKADE_ASSIGN_OR_RETURN(auto t, table::Table::Load(catalog_, io_, db_, ident));
   engine::WriteSource source{"SELECT * FROM __skade_input", rows};
