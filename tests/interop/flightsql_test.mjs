@@ -525,6 +525,14 @@ groups.metadata = async () => {
     const byName = new Map(all.map((r) => [r.type_name, r]));
     eq(byName.get('BIGINT')?.data_type, -5, 'BIGINT data_type (XDBC_BIGINT)');
     eq(byName.get('VARCHAR')?.data_type, 12, 'VARCHAR data_type (XDBC_VARCHAR)');
+    eq(byName.get('BIGINT')?.sql_data_type, -5, 'BIGINT sql_data_type');
+    eq(byName.get('BIGINT')?.datetime_subcode, null, 'BIGINT datetime_subcode');
+    // Date/time types: concise data_type, verbose sql_data_type XDBC_DATETIME and a subcode.
+    for (const [name, concise, subcode] of [['DATE', 91, 1], ['TIME', 92, 2], ['TIMESTAMP', 93, 3],
+      ['TIMESTAMP WITH TIME ZONE', 93, 5]]) {
+      const t = byName.get(name);
+      eq([t?.data_type, t?.sql_data_type, t?.datetime_subcode], [concise, 9, subcode], `${name} type codes`);
+    }
     const bigints = await metadataRows(c, 'CommandGetXdbcTypeInfo', { data_type: -5 }, SCHEMA.xdbc);
     check(bigints.length > 0 && bigints.every((r) => r.data_type === -5), `data_type filter: ${json(bigints)}`);
     check(bigints.some((r) => r.type_name === 'BIGINT'), 'filter -5 lacks BIGINT');
@@ -688,6 +696,27 @@ groups.queries = async () => {
     const meta = table.schema.fields.find((f) => f.name === 'd').metadata;
     eq(meta.get('ARROW:FLIGHT:SQL:TYPE_NAME'), 'DECIMAL(10,2)', 'TYPE_NAME of d');
     eq(meta.get('ARROW:FLIGHT:SQL:SCALE'), '2', 'SCALE of d');
+  });
+
+  await run('TYPE_NAME is the SQL type of every DuckDB result column', async () => {
+    const { table, schema } = await c.query('CommandStatementQuery', {
+      query: "SELECT 'b'::ENUM('a', 'b') AS e, 12.34::DECIMAL(10,2) AS d, [1, 2] AS l, [1, 2]::INTEGER[2] AS a, " +
+        "{'x': 1} AS s, MAP {'k': 2} AS m, INTERVAL 3 DAY AS i, 7::UNION(n INT, t VARCHAR) AS u, " +
+        "TIMESTAMPTZ '2024-01-02 03:04:05+00' AS ts, TIMESTAMP '2024-01-02 03:04:05' AS t, " +
+        "'00000000-0000-0000-0000-000000000001'::UUID AS id, 5::UHUGEINT AS uh, 5::HUGEINT AS h, " +
+        "TIME '01:02:03' AS tm, 'x'::BLOB AS b, true AS bo",
+    });
+    const expected = {
+      e: 'ENUM', d: 'DECIMAL(10,2)', l: 'INTEGER[]', a: 'INTEGER[2]', s: 'STRUCT', m: 'MAP', i: 'INTERVAL',
+      // UUID leaves as text and HUGEINT as DECIMAL(38,0) (DuckDB's Arrow export): the name
+      // describes the values the client gets.
+      u: 'UNION', ts: 'TIMESTAMP WITH TIME ZONE', t: 'TIMESTAMP', id: 'VARCHAR', uh: 'UHUGEINT', h: 'DECIMAL(38,0)',
+      tm: 'TIME', b: 'BLOB', bo: 'BOOLEAN',
+    };
+    for (const [where, sch] of [['FlightInfo', schema], ['stream', table.schema]]) {
+      const got = Object.fromEntries(sch.fields.map((f) => [f.name, f.metadata.get('ARROW:FLIGHT:SQL:TYPE_NAME')]));
+      eq(got, expected, `TYPE_NAME in the ${where} schema`);
+    }
   });
 
   await run('a table Spark wrote (fixture partition_bucket_test), registered and served, gives its documented rows', async () => {

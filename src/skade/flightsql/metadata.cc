@@ -4,6 +4,8 @@
 #include <functional>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "flight_sql.pb.h"
 #include "skade/arrow/builder.h"
 #include "skade/arrow/ipc.h"
@@ -228,7 +230,7 @@ const std::vector<XdbcType>& XdbcTypes() {
       {"DATE", 91, 10, "DATE '", "'", nullptr, false, 2, std::nullopt, false, std::nullopt, std::nullopt, std::nullopt, 1},
       {"TIME", 92, 15, "TIME '", "'", nullptr, false, 2, std::nullopt, false, std::nullopt, std::nullopt, std::nullopt, 2},
       {"TIMESTAMP", 93, 26, "TIMESTAMP '", "'", nullptr, false, 2, std::nullopt, false, 0, 6, std::nullopt, 3},
-      {"TIMESTAMP WITH TIME ZONE", 93, 32, "TIMESTAMPTZ '", "'", nullptr, false, 2, std::nullopt, false, 0, 6, std::nullopt, 3},
+      {"TIMESTAMP WITH TIME ZONE", 93, 32, "TIMESTAMPTZ '", "'", nullptr, false, 2, std::nullopt, false, 0, 6, std::nullopt, 5},
     };
     // Ordered by data_type, then type name (as JDBC's getTypeInfo is).
     std::sort(types.begin(), types.end(), [](const XdbcType& a, const XdbcType& b) {
@@ -297,7 +299,11 @@ Result<arrow::StreamHandle> XdbcTypeInfo(const pbsql::CommandGetXdbcTypeInfo& cm
       b.child(12).AppendString(t.name);
       opt(b.child(13), t.min_scale);
       opt(b.child(14), t.max_scale);
-      b.child(15).AppendInt(t.data_type);
+      // sql_data_type is the verbose (ODBC SQL_DESC_TYPE) code: the date/time types share
+      // XDBC_DATETIME and are told apart by datetime_subcode (DATE 1, TIME 2, TIMESTAMP 3,
+      // TIMESTAMP_WITH_TIMEZONE 5); every other type's verbose code is its concise one.
+      const bool datetime = t.data_type == 91 || t.data_type == 92 || t.data_type == 93;
+      b.child(15).AppendInt(datetime ? 9 : t.data_type);
       opt(b.child(16), t.datetime_subcode);
       opt(b.child(17), t.radix);
       b.child(18).AppendNull();
@@ -477,7 +483,40 @@ struct TypeFacts {
   std::optional<int> precision, scale;
 };
 
-TypeFacts TypeFactsOf(std::string_view f) {
+TypeFacts TypeFactsOf(const ArrowSchema& column);
+
+// The Arrow extension a column carries: "arrow.uuid", "arrow.json", …, or for DuckDB's own types
+// (arrow.opaque with {"type_name": …}) that type name.
+std::string ExtensionTypeOf(const ArrowSchema& column) {
+  if (column.metadata == nullptr) return "";
+  auto kv = arrow::DecodeMetadata(column.metadata);
+  if (!kv.ok()) return "";
+  std::string name, extension_metadata;
+  for (const auto& [k, v] : *kv) {
+    if (k == "ARROW:extension:name") name = v;
+    if (k == "ARROW:extension:metadata") extension_metadata = v;
+  }
+  if (name != "arrow.opaque") return name;
+  auto parsed = nlohmann::json::parse(extension_metadata, nullptr, false);
+  if (parsed.is_object() && parsed.contains("type_name") && parsed["type_name"].is_string()) {
+    return parsed["type_name"].get<std::string>();
+  }
+  return name;
+}
+
+TypeFacts TypeFactsOf(const ArrowSchema& column) {
+  const std::string_view f = column.format;
+  const std::string extension = ExtensionTypeOf(column);
+  if (extension == "arrow.uuid") return {"UUID", std::nullopt, std::nullopt};
+  if (extension == "arrow.json") return {"JSON", std::nullopt, std::nullopt};
+  if (extension == "arrow.bool8") return {"BOOLEAN", 1, std::nullopt};
+  if (extension == "hugeint") return {"HUGEINT", 39, 0};
+  if (extension == "uhugeint") return {"UHUGEINT", 39, 0};
+  if (extension == "time_tz") return {"TIME WITH TIME ZONE", 15, 6};
+  if (extension == "bit") return {"BIT", std::nullopt, std::nullopt};
+  if (extension == "bignum") return {"BIGNUM", std::nullopt, std::nullopt};
+  // DuckDB exports an ENUM as a dictionary of strings; the column holds indices.
+  if (column.dictionary != nullptr) return {"ENUM", std::nullopt, std::nullopt};
   if (f == "b") return {"BOOLEAN", 1, std::nullopt};
   if (f == "c") return {"TINYINT", 3, 0};
   if (f == "s") return {"SMALLINT", 5, 0};
@@ -487,23 +526,33 @@ TypeFacts TypeFactsOf(std::string_view f) {
   if (f == "S") return {"USMALLINT", 5, 0};
   if (f == "I") return {"UINTEGER", 10, 0};
   if (f == "L") return {"UBIGINT", 20, 0};
+  if (f == "e") return {"FLOAT", 3, std::nullopt};
   if (f == "f") return {"FLOAT", 7, std::nullopt};
   if (f == "g") return {"DOUBLE", 15, std::nullopt};
   if (f == "u" || f == "U" || f == "vu") return {"VARCHAR", std::nullopt, std::nullopt};
   if (f == "z" || f == "Z" || f == "vz") return {"BLOB", std::nullopt, std::nullopt};
-  if (f == "tdD") return {"DATE", 10, std::nullopt};
-  if (f.substr(0, 2) == "tt") return {"TIME", 15, 6};
-  if (f.substr(0, 2) == "ts") return {f.size() > 4 ? "TIMESTAMP WITH TIME ZONE" : "TIMESTAMP", 26, 6};
-  if (f.substr(0, 2) == "d:") {
+  if (f == "tdD" || f == "tdm") return {"DATE", 10, std::nullopt};
+  if (f.starts_with("tt")) return {"TIME", 15, 6};
+  if (f.starts_with("ts")) return {f.size() > 4 ? "TIMESTAMP WITH TIME ZONE" : "TIMESTAMP", 26, 6};
+  if (f.starts_with("ti")) return {"INTERVAL", std::nullopt, std::nullopt};
+  if (f.starts_with("tD")) return {"INTERVAL", std::nullopt, std::nullopt};
+  if (f.starts_with("d:")) {
     int p = 0, s = 0;
     std::sscanf(std::string(f).c_str(), "d:%d,%d", &p, &s);
     return {"DECIMAL(" + std::to_string(p) + "," + std::to_string(s) + ")", p, s};
   }
-  if (f.substr(0, 2) == "w:") return {f == "w:16" ? "UUID" : "BLOB", std::nullopt, std::nullopt};
-  if (f == "+l" || f == "+L") return {"LIST", std::nullopt, std::nullopt};
+  if (f.starts_with("w:")) return {"BLOB", std::nullopt, std::nullopt};
+  if (f.starts_with("+w:") && column.n_children == 1) {  // DuckDB's ARRAY: element type[N]
+    return {TypeFactsOf(*column.children[0]).name + "[" + std::string(f.substr(3)) + "]", std::nullopt, std::nullopt};
+  }
+  if ((f == "+l" || f == "+L" || f == "+vl" || f == "+vL") && column.n_children == 1) {
+    return {TypeFactsOf(*column.children[0]).name + "[]", std::nullopt, std::nullopt};
+  }
   if (f == "+s") return {"STRUCT", std::nullopt, std::nullopt};
   if (f == "+m") return {"MAP", std::nullopt, std::nullopt};
-  return {std::string(f), std::nullopt, std::nullopt};
+  if (f.starts_with("+u")) return {"UNION", std::nullopt, std::nullopt};
+  if (f == "n") return {"NULL", std::nullopt, std::nullopt};
+  return {"UNKNOWN", std::nullopt, std::nullopt};
 }
 
 }  // namespace
@@ -514,7 +563,7 @@ using KeyValues = std::vector<std::pair<std::string, std::string>>;
 
 // TYPE_NAME, IS_NULLABLE, PRECISION and SCALE of one column.
 KeyValues TypeMetadata(const ArrowSchema& column, bool nullable) {
-  TypeFacts facts = TypeFactsOf(column.format);
+  TypeFacts facts = TypeFactsOf(column);
   KeyValues kv = {
       {"ARROW:FLIGHT:SQL:TYPE_NAME", facts.name},
       {"ARROW:FLIGHT:SQL:IS_NULLABLE", nullable ? "1" : "0"},
@@ -544,7 +593,7 @@ Result<arrow::SchemaHandle> AnnotatedTableSchema(table::Table& table, const std:
     };
     KeyValues type = TypeMetadata(child, nullable);
     kv.insert(kv.end(), type.begin(), type.end());
-    bool is_text = TypeFactsOf(child.format).name == "VARCHAR";
+    bool is_text = TypeFactsOf(child).name == "VARCHAR";
     kv.insert(kv.end(), {{"ARROW:FLIGHT:SQL:IS_AUTO_INCREMENT", "0"},
                          {"ARROW:FLIGHT:SQL:IS_CASE_SENSITIVE", is_text ? "1" : "0"},
                          {"ARROW:FLIGHT:SQL:IS_READ_ONLY", read_only ? "1" : "0"},
