@@ -29,5 +29,5 @@ labels="$(IFS='|'; echo "^(${SANITIZED[*]})\$")"
 (cd "$ROOT/build-asan" &&
   ASAN_OPTIONS=detect_leaks=1:quarantine_size_mb=16 LSAN_OPTIONS="suppressions=$ROOT/tests/lsan.supp" \
     UBSAN_OPTIONS=print_stacktrace=1 \
-    SKADE_CRASH_ROUNDS=40 SKADE_FLIGHTSQL_MODES=cookies ctest --output-on-failure -j "$JOBS" --timeout 900 -L "$labels")
+    SKADE_CRASH_ROUNDS=20 SKADE_FLIGHTSQL_MODES=cookies ctest --output-on-failure -j "$JOBS" --timeout 900 -L "$labels")
 echo "== all tests passed"
