@@ -387,3 +387,156 @@ TEST_F(NameMappingScanTest, MissingColumnsReadTheirInitialDefault) {
 
 }  // namespace
 }  // namespace skade::engine
+
+namespace skade::engine {
+namespace {
+
+// Spec "Column Projection": a field id absent from a data file takes the file's identity
+// partition value from the manifest. DuckDB, Impala, Hive migrations and add_files write
+// identity-partitioned columns only into the manifest.
+class IdentityPartitionScanTest : public NameMappingScanTest {
+ protected:
+  // A data file holding only `id` (field id 1), values [from, from + n).
+  std::string IdOnlyFile(testing::TempDir& tmp, const std::string& name, int from, int n) {
+    std::string path = tmp.Path(name);
+    EXPECT_TRUE(db_->Execute("COPY (SELECT range AS id FROM range(" + std::to_string(from) + ", " +
+                             std::to_string(from + n) + ")) TO " + QuoteString(path) +
+                             " (FORMAT parquet, FIELD_IDS {id: 1})")
+                    .ok());
+    return path;
+  }
+};
+
+TEST_F(IdentityPartitionScanTest, EveryIdentityTypeReadsItsPartitionValue) {
+  auto schema = iceberg::ParseSchemaJson(R"json({"type":"struct","schema-id":0,"fields":[
+    {"id":1,"name":"id","required":true,"type":"long"},
+    {"id":2,"name":"i","required":false,"type":"int"},
+    {"id":3,"name":"l","required":false,"type":"long"},
+    {"id":4,"name":"b","required":false,"type":"boolean"},
+    {"id":5,"name":"f","required":false,"type":"float"},
+    {"id":6,"name":"d","required":false,"type":"double"},
+    {"id":7,"name":"dec4","required":false,"type":"decimal(4,2)"},
+    {"id":8,"name":"dec18","required":false,"type":"decimal(18,3)"},
+    {"id":9,"name":"dec38","required":false,"type":"decimal(38,10)"},
+    {"id":10,"name":"dt","required":false,"type":"date"},
+    {"id":11,"name":"tm","required":false,"type":"time"},
+    {"id":12,"name":"ts","required":false,"type":"timestamp"},
+    {"id":13,"name":"tstz","required":false,"type":"timestamptz"},
+    {"id":14,"name":"s","required":false,"type":"string"},
+    {"id":15,"name":"bin","required":false,"type":"binary"},
+    {"id":16,"name":"fx","required":false,"type":"fixed[3]"},
+    {"id":17,"name":"u","required":false,"type":"uuid"}]})json");
+  ASSERT_TRUE(schema.ok()) << schema.status().ToString();
+  auto spec = iceberg::ParsePartitionSpec("i, l, b, f, d, dec4, dec18, dec38, dt, tm, ts, tstz, s, bin, fx, u",
+                                          **schema, 0);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  // JSON single values (spec Appendix D) of each partition column, and the SQL that equals it.
+  const std::vector<std::pair<std::string, std::string>> values = {
+      {"42", "42"},
+      {"9000000000", "9000000000"},
+      {"true", "true"},
+      {"1.5", "1.5::FLOAT"},
+      {"2.25", "2.25::DOUBLE"},
+      {"\"12.34\"", "12.34::DECIMAL(4,2)"},
+      {"\"123456789012345.678\"", "123456789012345.678::DECIMAL(18,3)"},
+      {"\"1234567890123456789012345678.0123456789\"", "'1234567890123456789012345678.0123456789'::DECIMAL(38,10)"},
+      {"\"2024-02-29\"", "DATE '2024-02-29'"},
+      {"\"01:02:03.000004\"", "TIME '01:02:03.000004'"},
+      {"\"2024-01-02T03:04:05.000006\"", "TIMESTAMP '2024-01-02 03:04:05.000006'"},
+      {"\"2024-01-02T03:04:05.000006+00:00\"", "TIMESTAMPTZ '2024-01-02 03:04:05.000006+00'"},
+      {"\"it's\"", "'it''s'"},
+      {"\"0A0B\"", "'\\x0A\\x0B'::BLOB"},
+      {"\"010203\"", "'\\x01\\x02\\x03'::BLOB"},
+      {"\"f79c3e09-677c-4bbd-a479-3f349cb785e7\"", "'f79c3e09-677c-4bbd-a479-3f349cb785e7'::UUID"},
+  };
+  testing::TempDir tmp;
+  auto task = Task(IdOnlyFile(tmp, "a.parquet", 0, 4), 4);
+  auto null_task = Task(IdOnlyFile(tmp, "b.parquet", 100, 2), 2);
+  for (size_t c = 0; c < values.size(); ++c) {
+    const auto& field = (*schema)->fields()[c + 1];
+    auto lit = iceberg::Literal::FromJson(field.type, values[c].first);
+    ASSERT_TRUE(lit.ok()) << field.name << ": " << lit.status().ToString();
+    task.file.partition.push_back(*lit);
+    null_task.file.partition.push_back(std::nullopt);  // a null partition value reads as null
+  }
+  IcebergScan scan;
+  scan.schema = *schema;
+  scan.specs = {*spec};
+  scan.tasks = {task, null_task};
+  auto sql = BuildTableSql(*db_, scan);
+  ASSERT_TRUE(sql.ok()) << sql.status().ToString();
+  for (size_t c = 0; c < values.size(); ++c) {
+    const std::string& name = (*schema)->fields()[c + 1].name;
+    SCOPED_TRACE(name);
+    EXPECT_EQ(One(*sql, "SELECT count(*) FROM t WHERE " + name + " = " + values[c].second), "4");
+    EXPECT_EQ(One(*sql, "SELECT count(*) FROM t WHERE " + name + " IS NULL"), "2");
+    EXPECT_EQ(One(*sql, "SELECT string_agg(id::VARCHAR, ',' ORDER BY id) FROM t WHERE " + name + " = " +
+                            values[c].second),
+              "0,1,2,3");
+  }
+}
+
+TEST_F(IdentityPartitionScanTest, EachFileUsesTheSpecItWasWrittenWith) {
+  auto schema = iceberg::ParseSchemaJson(R"json({"type":"struct","schema-id":0,"fields":[
+    {"id":1,"name":"id","required":true,"type":"long"},
+    {"id":2,"name":"region","required":false,"type":"string"},
+    {"id":3,"name":"day","required":false,"type":"date"}]})json");
+  ASSERT_TRUE(schema.ok());
+  auto by_region = iceberg::ParsePartitionSpec("region", **schema, 0);
+  auto by_day = iceberg::ParsePartitionSpec("day", **schema, 1, 1000);
+  ASSERT_TRUE(by_region.ok() && by_day.ok());
+  testing::TempDir tmp;
+  // Spec 0 file: region only in the manifest, no day at all (null).
+  auto old_file = Task(IdOnlyFile(tmp, "old.parquet", 0, 3), 3);
+  old_file.file.spec_id = 0;
+  old_file.file.partition = {*iceberg::Literal::FromJson(iceberg::Type::Primitive(iceberg::TypeId::kString), "\"eu\"")};
+  // Spec 1 file: stores region itself (its own values win), day only in the manifest.
+  std::string new_path = tmp.Path("new.parquet");
+  ASSERT_TRUE(db_->Execute("COPY (SELECT range + 10 AS id, 'us' AS region FROM range(2)) TO " + QuoteString(new_path) +
+                           " (FORMAT parquet, FIELD_IDS {id: 1, region: 2})")
+                  .ok());
+  auto new_file = Task(new_path, 2);
+  new_file.file.spec_id = 1;
+  new_file.file.partition = {*iceberg::Literal::FromJson(iceberg::Type::Primitive(iceberg::TypeId::kDate),
+                                                          "\"2024-05-06\"")};
+  IcebergScan scan;
+  scan.schema = *schema;
+  scan.specs = {*by_region, *by_day};
+  scan.tasks = {old_file, new_file};
+  auto sql = BuildTableSql(*db_, scan);
+  ASSERT_TRUE(sql.ok()) << sql.status().ToString();
+  EXPECT_THAT(Query(*sql, "SELECT id, region, day FROM t ORDER BY id"),
+              ElementsAre(ElementsAre("0", "eu", "NULL"), ElementsAre("1", "eu", "NULL"),
+                          ElementsAre("2", "eu", "NULL"), ElementsAre("10", "us", "2024-05-06"),
+                          ElementsAre("11", "us", "2024-05-06")));
+  EXPECT_EQ(One(*sql, "SELECT count(*) FROM t WHERE region = 'eu'"), "3");
+  EXPECT_EQ(One(*sql, "SELECT count(*) FROM t WHERE day = DATE '2024-05-06'"), "2");
+}
+
+TEST_F(IdentityPartitionScanTest, FilesOfOtherFormatsAreNamedNotSentToTheParquetReader) {
+  testing::TempDir tmp;
+  IcebergScan scan;
+  scan.schema = Schema();
+  auto orc = Task(tmp.Path("part-0.orc"), 1);
+  orc.file.file_format = iceberg::FileFormat::kOrc;
+  scan.tasks = {orc};
+  auto sql = BuildTableSql(*db_, scan);
+  ASSERT_EQ(sql.status().code(), StatusCode::kNotImplemented);
+  EXPECT_THAT(sql.status().message(), ::testing::HasSubstr("part-0.orc"));
+  EXPECT_THAT(sql.status().message(), ::testing::HasSubstr("ORC"));
+
+  auto data = Task(IdOnlyFile(tmp, "d.parquet", 0, 1), 1);
+  auto dv = std::make_shared<iceberg::DeleteFileTask>();
+  dv->file.content = iceberg::DataFileContent::kPositionDeletes;
+  dv->file.file_path = tmp.Path("dv.puffin");
+  dv->file.file_format = iceberg::FileFormat::kPuffin;
+  data.deletes.push_back(dv);
+  scan.tasks = {data};
+  auto with_dv = BuildTableSql(*db_, scan);
+  ASSERT_EQ(with_dv.status().code(), StatusCode::kNotImplemented);
+  EXPECT_THAT(with_dv.status().message(), ::testing::HasSubstr("dv.puffin"));
+  EXPECT_THAT(with_dv.status().message(), ::testing::HasSubstr("deletion vector"));
+}
+
+}  // namespace
+}  // namespace skade::engine

@@ -154,6 +154,7 @@ int RunScan(const ScanArgs& args, std::ostream& out, std::ostream& err) {
   engine::IcebergScan scan;
   scan.schema = selected->schema;
   scan.name_mapping = t.metadata.DefaultNameMapping();
+  scan.specs = t.metadata.partition_specs;
   scan.locations = t.locations;
   if (snapshot != nullptr) {
     auto tasks = planner.PlanAll(*snapshot, *selected->schema, filter);

@@ -94,6 +94,7 @@ std::string SchemaMap(const std::vector<std::tuple<int, std::string, std::string
 struct FileShape {
   bool has_field_ids = false;
   std::set<std::string> top_level_names;
+  std::set<int> top_level_ids;
   // Field id → name of every nested (not top-level) field that carries an id in the file.
   std::map<int, std::string> nested_names;
 };
@@ -127,7 +128,10 @@ Result<std::unordered_map<std::string, FileShape>> InspectFiles(Database& db,
     FileShape& shape = shapes[file];
     if (top_level) {
       shape.top_level_names.insert(*row[1]);
-      if (row[2]) shape.has_field_ids = true;
+      if (row[2]) {
+        shape.has_field_ids = true;
+        shape.top_level_ids.insert(std::stoi(*row[2]));
+      }
     } else if (row[2]) {
       shape.nested_names[std::stoi(*row[2])] = *row[1];
     }
@@ -302,6 +306,11 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan, RowOrig
   data_paths.reserve(scan.tasks.size());
   bool any_deletes = false;
   for (const auto& t : scan.tasks) {
+    if (t.file.file_format != iceberg::FileFormat::kParquet) {
+      return Status::NotImplemented("data file '" + t.file.file_path + "' is " +
+                                    std::string(iceberg::FileFormatName(t.file.file_format)) +
+                                    "; skade reads Parquet data files only");
+    }
     std::string p = local(t.file.file_path);
     std::error_code ec;
     if (!std::filesystem::exists(p, ec)) {
@@ -318,6 +327,15 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan, RowOrig
   std::map<std::string, DeleteRef> delete_files;  // local path → delete file
   for (const auto& t : scan.tasks) {
     for (const auto& d : t.deletes) {
+      if (d->file.file_format == iceberg::FileFormat::kPuffin) {
+        return Status::NotImplemented("delete file '" + d->file.file_path +
+                                      "' holds deletion vectors (Puffin, format v3), which skade does not read yet");
+      }
+      if (d->file.file_format != iceberg::FileFormat::kParquet) {
+        return Status::NotImplemented("delete file '" + d->file.file_path + "' is " +
+                                      std::string(iceberg::FileFormatName(d->file.file_format)) +
+                                      "; skade reads Parquet delete files only");
+      }
       std::string p = local(d->file.file_path);
       std::error_code ec;
       if (!std::filesystem::exists(p, ec)) {
@@ -390,9 +408,9 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan, RowOrig
     parts.push_back("SELECT " + select + "filename, file_row_number FROM read_parquet(" + SqlList({file}) +
                     ", schema = " + SchemaMap(map) + ", filename = true, file_row_number = true)");
   }
+  // Spec "Column Projection": files without ids are mapped by schema.name-mapping.default.
+  iceberg::NameMapping mapping;
   if (!noid_files.empty()) {
-    // Spec "Column Projection": files without ids are mapped by schema.name-mapping.default.
-    iceberg::NameMapping mapping;
     if (scan.name_mapping) {
       mapping = *scan.name_mapping;
     } else {
@@ -432,6 +450,81 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan, RowOrig
   if (parts.empty()) return Status::Internal("no data file could be read");
   std::string data_sql = parts[0];
   for (size_t i = 1; i < parts.size(); ++i) data_sql += "\nUNION ALL BY NAME\n" + parts[i];
+
+  // Spec "Column Projection": a field a data file does not store takes the file's identity
+  // partition value from the manifest (then its initial-default, then null). Many writers
+  // (DuckDB, Impala, Hive migrations, add_files) keep identity partition columns out of the
+  // files. The values join by file name; a file that stores the column keeps its own values.
+  auto stores = [&](const std::string& path, int id) {
+    const FileShape& shape = shapes[path];
+    if (shape.has_field_ids) return shape.top_level_ids.count(id) > 0;
+    for (const auto& mf : mapping.fields) {
+      if (mf.field_id != id) continue;
+      for (const std::string& n : mf.names) {
+        if (shape.top_level_names.count(n)) return true;
+      }
+    }
+    return false;
+  };
+  // Per column: the files that take its value from their partition, with the value's SQL.
+  std::vector<std::map<std::string, std::string>> from_partition(columns.size());
+  for (size_t i = 0; i < scan.tasks.size(); ++i) {
+    const iceberg::DataFile& file = scan.tasks[i].file;
+    iceberg::PartitionSpecPtr spec;
+    for (const auto& candidate : scan.specs) {
+      if (candidate && candidate->spec_id() == file.spec_id) spec = candidate;
+    }
+    if (!spec) continue;
+    for (size_t f = 0; f < spec->fields().size() && f < file.partition.size(); ++f) {
+      const iceberg::PartitionField& pf = spec->fields()[f];
+      if (pf.transform.kind() != iceberg::TransformKind::kIdentity) continue;
+      for (size_t c = 0; c < columns.size(); ++c) {
+        if (columns[c].field->id != pf.source_id || stores(data_paths[i], pf.source_id)) continue;
+        const auto& value = file.partition[f];
+        from_partition[c][data_paths[i]] =
+            value ? "CAST(" + QuoteString(LiteralText(*value)) + " AS " + columns[c].duck_type + ")"
+                  : "CAST(NULL AS " + columns[c].duck_type + ")";
+      }
+    }
+  }
+  std::set<std::string> valued_files;
+  for (const auto& per_column : from_partition) {
+    for (const auto& [path, sql] : per_column) valued_files.insert(path);
+  }
+  if (!valued_files.empty()) {
+    std::string values, aliases = "__skade_path";
+    for (size_t c = 0; c < columns.size(); ++c) {
+      if (from_partition[c].empty()) continue;
+      aliases += ", __skade_has" + std::to_string(c) + ", __skade_value" + std::to_string(c);
+    }
+    for (const std::string& path : valued_files) {
+      values += std::string(values.empty() ? "" : ", ") + "(" + QuoteString(path);
+      for (size_t c = 0; c < columns.size(); ++c) {
+        if (from_partition[c].empty()) continue;
+        auto it = from_partition[c].find(path);
+        values += it == from_partition[c].end()
+                      ? ", false, CAST(NULL AS " + columns[c].duck_type + ")"
+                      : ", true, " + it->second;
+      }
+      values += ")";
+    }
+    std::string select;
+    for (size_t c = 0; c < columns.size(); ++c) {
+      const std::string name = QuoteIdentifier(columns[c].field->name);
+      select += select.empty() ? "" : ", ";
+      if (from_partition[c].empty()) {
+        select += "__skade_d." + name;
+      } else {
+        const std::string n = std::to_string(c);
+        select += "CASE WHEN __skade_p.__skade_has" + n + " THEN __skade_p.__skade_value" + n + " ELSE __skade_d." +
+                  name + " END AS " + name;
+      }
+    }
+    for (int id : hidden_eq_ids) select += ", __skade_d." + QuoteIdentifier(data_column(id));
+    select += ", __skade_d.filename, __skade_d.file_row_number";
+    data_sql = "SELECT " + select + " FROM (" + data_sql + ") __skade_d LEFT JOIN (VALUES " + values +
+               ") __skade_p(" + aliases + ") ON __skade_d.filename = __skade_p.__skade_path";
+  }
 
   std::string visible;
   for (size_t i = 0; i < columns.size(); ++i) {

@@ -23,6 +23,9 @@ struct IcebergScan {
   iceberg::SchemaPtr schema;  // the read schema (its top-level fields become the columns)
   std::vector<iceberg::FileScanTask> tasks;
   std::optional<iceberg::NameMapping> name_mapping;  // for data files without field ids
+  // The table's partition specs: a column a data file does not store reads the file's identity
+  // partition value (spec "Column Projection"), by the spec the file was written with.
+  std::vector<iceberg::PartitionSpecPtr> specs;
   io::LocationMap locations;  // stored location → readable local path
 };
 

@@ -93,6 +93,7 @@ Result<CommitOutcome> Table::OverwriteWhere(const engine::Predicate& where, cons
     engine::IcebergScan scan;
     scan.schema = schema;
     scan.name_mapping = base.DefaultNameMapping();
+    scan.specs = base.partition_specs;
     SKADE_ASSIGN_OR_RETURN(scan.tasks, planner.PlanAll(*current, *schema, filter));
     if (scan.tasks.empty()) return p;
     SKADE_ASSIGN_OR_RETURN(std::string rel, engine::BuildTableSql(db_, scan, engine::RowOrigin::kExposed));
@@ -348,6 +349,7 @@ Result<CommitOutcome> Table::WriteKeyed(const engine::WriteSource& source_in, st
       engine::IcebergScan scan;
       scan.schema = base.CurrentSchema();
       scan.name_mapping = base.DefaultNameMapping();
+      scan.specs = base.partition_specs;
       SKADE_ASSIGN_OR_RETURN(scan.tasks, planner.PlanAll(*current, *scan.schema, nullptr));
       if (!scan.tasks.empty()) {
         SKADE_ASSIGN_OR_RETURN(std::string rel, engine::BuildTableSql(db_, scan));
@@ -403,6 +405,7 @@ Result<std::string> Table::ChangesSql(int64_t from_snapshot, std::optional<int64
     engine::IcebergScan scan;
     scan.schema = schema;
     scan.name_mapping = m.DefaultNameMapping();
+    scan.specs = m.partition_specs;
     for (const iceberg::Snapshot* s : range) {
       if (s->operation() != "append") {
         return Status::InvalidArgument("snapshot " + std::to_string(s->snapshot_id) + " is a " + s->operation() +
@@ -435,6 +438,7 @@ Result<std::string> Table::ChangesSql(int64_t from_snapshot, std::optional<int64
       engine::IcebergScan scan;
       scan.schema = schema;
       scan.name_mapping = m.DefaultNameMapping();
+      scan.specs = m.partition_specs;
       if (snap != nullptr) {
         SKADE_ASSIGN_OR_RETURN(scan.tasks, planner.PlanAll(*snap, *schema, nullptr));
       }
@@ -475,6 +479,7 @@ Result<CommitOutcome> Table::Compact(const CompactOptions& options) {
     engine::IcebergScan scan;
     scan.schema = schema;
     scan.name_mapping = base.DefaultNameMapping();
+    scan.specs = base.partition_specs;
     std::map<const iceberg::DeleteFileTask*, int> uses, rewritten_uses;
     for (const auto& t : tasks) {
       for (const auto& d : t.deletes) ++uses[d.get()];

@@ -198,6 +198,7 @@ Result<engine::IcebergScan> Table::PlanRead(const ReadOptions& options) {
   engine::IcebergScan scan;
   scan.schema = selected.schema;
   scan.name_mapping = m.DefaultNameMapping();
+  scan.specs = m.partition_specs;
   if (selected.snapshot == nullptr) return scan;
   iceberg::ExprPtr filter;
   if (options.where) {
