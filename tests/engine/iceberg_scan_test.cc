@@ -11,6 +11,7 @@
 #include "skade/iceberg/scan.h"
 #include "skade/iceberg/table_metadata.h"
 #include "skade/io/file_io.h"
+#include "skade/io/location.h"
 #include "skade/io/location_map.h"
 #include "tests/testing/query_rows.h"
 #include "tests/testing/temp_dir.h"
@@ -540,3 +541,58 @@ TEST_F(IdentityPartitionScanTest, FilesOfOtherFormatsAreNamedNotSentToTheParquet
 
 }  // namespace
 }  // namespace skade::engine
+
+namespace skade::engine {
+namespace {
+
+// Position delete files name data files the way their writer saw them (Impala/Hive/Spark on
+// HDFS: hdfs://namenode:8020/…, file:/… forms) while manifests may say /…: the deletes apply
+// through one normal form, and rows naming no file of the read are reported.
+TEST_F(IdentityPartitionScanTest, PositionDeletesMatchDataFilesWhateverTheirPathForm) {
+  testing::TempDir tmp;
+  auto data = Task(IdOnlyFile(tmp, "d.parquet", 0, 6), 6);
+  const std::string path = data.file.file_path;
+  std::string deletes = tmp.Path("pos-deletes.parquet");
+  ASSERT_TRUE(db_->Execute("COPY (SELECT * FROM (VALUES ('hdfs://namenode:8020' || " + QuoteString(path) +
+                           ", 1::BIGINT), ('file://' || " + QuoteString(path) + ", 3::BIGINT), ('file:' || " +
+                           QuoteString(path) + ", 4::BIGINT), ('/elsewhere/other.parquet', 0::BIGINT)) t(file_path, pos)) TO " +
+                           QuoteString(deletes) +
+                           " (FORMAT parquet, FIELD_IDS {file_path: 2147483546, pos: 2147483545})")
+                  .ok());
+  auto d = std::make_shared<iceberg::DeleteFileTask>();
+  d->file.content = iceberg::DataFileContent::kPositionDeletes;
+  d->file.file_path = deletes;
+  d->file.record_count = 4;
+  d->sequence_number = 2;
+  data.deletes.push_back(d);
+  IcebergScan scan;
+  scan.schema = Schema();
+  scan.tasks = {data};
+  std::vector<std::string> notes;
+  scan.note = [&](const std::string& m) { notes.push_back(m); };
+  auto sql = BuildTableSql(*db_, scan);
+  ASSERT_TRUE(sql.ok()) << sql.status().ToString();
+  EXPECT_EQ(One(*sql, "SELECT string_agg(id::VARCHAR, ',' ORDER BY id) FROM t"), "0,2,5");
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_THAT(notes[0], ::testing::HasSubstr("1 position delete row(s) name no data file"));
+}
+
+}  // namespace
+}  // namespace skade::engine
+
+namespace skade::io {
+namespace {
+
+TEST(ComparableLocationTest, FileSystemAuthoritiesGoObjectStoreBucketsStay) {
+  EXPECT_EQ(ComparableLocation("hdfs://namenode:8020/w/t/f.parquet"), "/w/t/f.parquet");
+  EXPECT_EQ(ComparableLocation("viewfs://cluster/w/f"), "/w/f");
+  EXPECT_EQ(ComparableLocation("file:///w/f"), "/w/f");
+  EXPECT_EQ(ComparableLocation("file:/w//f"), "/w/f");
+  EXPECT_EQ(ComparableLocation("/w/./f"), "/w/f");
+  EXPECT_EQ(ComparableLocation("s3a://bucket/w/f"), "s3://bucket/w/f");
+  EXPECT_EQ(ComparableLocation("s3://bucket/w/f"), "s3://bucket/w/f");
+  EXPECT_NE(ComparableLocation("s3://one/w/f"), ComparableLocation("s3://two/w/f"));
+}
+
+}  // namespace
+}  // namespace skade::io

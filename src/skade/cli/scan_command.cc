@@ -156,6 +156,7 @@ int RunScan(const ScanArgs& args, std::ostream& out, std::ostream& err) {
   scan.name_mapping = t.metadata.DefaultNameMapping();
   scan.specs = t.metadata.partition_specs;
   scan.locations = t.locations;
+  if (args.verbose) scan.note = [&err](const std::string& message) { err << "skade: " << message << "\n"; };
   if (snapshot != nullptr) {
     auto tasks = planner.PlanAll(*snapshot, *selected->schema, filter);
     if (!tasks.ok()) return Fail(err, tasks.status());

@@ -8,6 +8,7 @@
 #include "skade/base/hex.h"
 #include "skade/base/log.h"
 #include "skade/iceberg/literal.h"
+#include "skade/io/location.h"
 
 namespace skade::engine {
 namespace {
@@ -582,13 +583,44 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan, RowOrig
                      "__skade_data.filename = f.path) d";
   if (!pos_files.empty()) {
     // Spec: a position delete applies to the data file named by file_path when the data file's
-    // sequence number is <= the delete file's.
-    sql += ",\n__skade_pos AS (SELECT f.path AS path, p.pos AS pos FROM read_parquet(" +
-           SqlList(pos_files) + ", schema = " +
-           SchemaMap({{kPosFilePathId, "file_path", "VARCHAR", "NULL::VARCHAR"},
-                      {kPosPosId, "pos", "BIGINT", "NULL::VARCHAR"}}) +
-           ", filename = true) p JOIN __skade_deletes dl ON p.filename = dl.path " +
-           "JOIN __skade_files f ON f.stored = p.file_path AND dl.seq >= f.seq)";
+    // sequence number is <= the delete file's. Writers spell that path their own way
+    // (hdfs://nn:8020/w/f for /w/f, s3a:// for s3://): each distinct file_path is matched to a
+    // data file of this read through one normal form (io::ComparableLocation), never as text.
+    const std::string pos_schema = SchemaMap({{kPosFilePathId, "file_path", "VARCHAR", "NULL::VARCHAR"},
+                                              {kPosPosId, "pos", "BIGINT", "NULL::VARCHAR"}});
+    SKADE_ASSIGN_OR_RETURN(auto named, db.QueryRows("SELECT file_path, count(*) FROM read_parquet(" +
+                                                    SqlList(pos_files) + ", schema = " + pos_schema +
+                                                    ") GROUP BY file_path"));
+    std::map<std::string, std::string> by_key;  // comparable stored path → local path
+    for (size_t i = 0; i < scan.tasks.size(); ++i) {
+      if (!scan.tasks[i].deletes.empty()) by_key[io::ComparableLocation(scan.tasks[i].file.file_path)] = data_paths[i];
+    }
+    std::string pairs;
+    int64_t unmatched_rows = 0;
+    for (const auto& row : named) {
+      const int64_t n = row[1] ? std::stoll(*row[1]) : 0;
+      auto it = row[0] ? by_key.find(io::ComparableLocation(*row[0])) : by_key.end();
+      if (it == by_key.end()) {
+        unmatched_rows += n;
+        continue;
+      }
+      pairs += std::string(pairs.empty() ? "" : ", ") + "(" + QuoteString(*row[0]) + ", " + QuoteString(it->second) + ")";
+    }
+    if (unmatched_rows > 0) {
+      std::string message = std::to_string(unmatched_rows) +
+                            " position delete row(s) name no data file of this read (files pruned by the "
+                            "filter, or already gone from the table)";
+      if (scan.note) {
+        scan.note(message);
+      } else {
+        SKADE_LOG_DEBUG("{}", message);
+      }
+    }
+    if (pairs.empty()) pairs = "(NULL::VARCHAR, NULL::VARCHAR)";
+    sql += ",\n__skade_named(raw, path) AS (VALUES " + pairs + ")";
+    sql += ",\n__skade_pos AS (SELECT f.path AS path, p.pos AS pos FROM read_parquet(" + SqlList(pos_files) +
+           ", schema = " + pos_schema + ", filename = true) p JOIN __skade_deletes dl ON p.filename = dl.path " +
+           "JOIN __skade_named n ON n.raw = p.file_path JOIN __skade_files f ON f.path = n.path AND dl.seq >= f.seq)";
     body += "\nANTI JOIN __skade_pos p ON d.filename = p.path AND d.file_row_number = p.pos";
   }
   int group = 0;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +27,9 @@ struct IcebergScan {
   // The table's partition specs: a column a data file does not store reads the file's identity
   // partition value (spec "Column Projection"), by the spec the file was written with.
   std::vector<iceberg::PartitionSpecPtr> specs;
+  // Told what the read noticed that a careful user wants to know (e.g. position delete rows
+  // that name no data file of this read); unset = logged at debug level.
+  std::function<void(const std::string&)> note;
   io::LocationMap locations;  // stored location → readable local path
 };
 

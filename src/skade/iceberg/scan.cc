@@ -1,8 +1,12 @@
 #include "skade/iceberg/scan.h"
 
+#include "skade/io/location.h"
+
 #include <algorithm>
 #include <map>
 #include <unordered_map>
+
+#include "skade/io/location.h"
 
 namespace skade::iceberg {
 namespace {
@@ -25,6 +29,18 @@ std::string PartitionKey(const DataFile& f) {
 // Field IDs").
 constexpr int kDeleteFilePathId = 2147483546;
 
+// Whether two locations are spelled with the same scheme and authority (so their byte order
+// compares their paths).
+bool SameForm(std::string_view a, std::string_view b) {
+  auto prefix = [](std::string_view s) {
+    size_t scheme_end = s.find("://");
+    if (scheme_end == std::string_view::npos) return s.substr(0, s.starts_with("file:") ? 5 : 0);
+    size_t path = s.find('/', scheme_end + 3);
+    return s.substr(0, path == std::string_view::npos ? s.size() : path);
+  };
+  return prefix(a) == prefix(b);
+}
+
 // Delete files indexed for matching (spec "Scan Planning"): a position delete applies to a data
 // file with data sequence number <= its own, an equality delete to one with a strictly smaller
 // data sequence number; both only within the same partition unless the delete file's spec is
@@ -45,13 +61,22 @@ class DeleteIndex {
     auto consider = [&](const DeleteFileTaskPtr& d) {
       if (d->file.content == DataFileContent::kPositionDeletes) {
         if (d->sequence_number < seq) return;
-        if (d->file.referenced_data_file && *d->file.referenced_data_file != file.file_path) return;
-        // Tight file_path bounds name the single data file a delete file refers to.
+        // Paths as writers recorded them may differ in form (hdfs://nn/w/f vs /w/f, s3a vs
+        // s3): compare one normal form (io::ComparableLocation).
+        const std::string data_path = io::ComparableLocation(file.file_path);
+        if (d->file.referenced_data_file && io::ComparableLocation(*d->file.referenced_data_file) != data_path) return;
+        // file_path bounds: equal bounds name the one data file the delete file refers to; a
+        // range prunes only when it is in the data file's own form (else the order of the two
+        // forms says nothing, and the read joins on the exact path anyway).
         auto lo = d->file.lower_bounds.find(kDeleteFilePathId);
         auto hi = d->file.upper_bounds.find(kDeleteFilePathId);
-        if (lo != d->file.lower_bounds.end() && hi != d->file.upper_bounds.end() &&
-            (file.file_path < lo->second || file.file_path > hi->second)) {
-          return;
+        if (lo != d->file.lower_bounds.end() && hi != d->file.upper_bounds.end()) {
+          if (lo->second == hi->second) {
+            if (io::ComparableLocation(lo->second) != data_path) return;
+          } else if (SameForm(lo->second, file.file_path) && SameForm(hi->second, file.file_path) &&
+                     (file.file_path < lo->second || file.file_path > hi->second)) {
+            return;
+          }
         }
       } else if (d->sequence_number <= seq) {
         return;

@@ -77,6 +77,16 @@ std::string NormalizeLocation(std::string_view location) {
   return scheme + "://" + std::string(authority) + path;
 }
 
+std::string ComparableLocation(std::string_view location) {
+  std::string normal = NormalizeLocation(location);
+  size_t scheme_end = normal.find("://");
+  if (scheme_end == std::string::npos) return normal;
+  std::string_view scheme = std::string_view(normal).substr(0, scheme_end);
+  if (scheme != "hdfs" && scheme != "viewfs" && scheme != "webhdfs" && scheme != "file") return normal;
+  size_t path = normal.find('/', scheme_end + 3);
+  return path == std::string::npos ? "/" : normal.substr(path);
+}
+
 bool IsWithin(std::string_view location, std::string_view root) {
   return WithinNormal(NormalizeLocation(location), NormalizeLocation(root));
 }

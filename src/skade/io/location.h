@@ -15,6 +15,13 @@ namespace skade::io {
 //   their path collapsed the same way.
 std::string NormalizeLocation(std::string_view location);
 
+// The form in which two writers' names for one file compare equal: the normal form, where a
+// file system's authority (hdfs://namenode:8020, viewfs://cluster, a file: host) is dropped —
+// Hive, Impala and Spark on HDFS write "hdfs://nn:8020/w/f" where manifests say "/w/f" — while
+// object stores keep theirs (the bucket is part of the name): "s3a://b/k" → "s3://b/k".
+// For matching position deletes to data files, never for deciding what to delete.
+std::string ComparableLocation(std::string_view location);
+
 // Whether `location` is `root` or lies below it, comparing whole path components of the
 // normal forms ("/w/a" is within "/w", "/w/ab" is not).
 bool IsWithin(std::string_view location, std::string_view root);
