@@ -38,7 +38,11 @@ Result<std::vector<catalog::Namespace>> LakeSql::ListNamespaces() {
     if (SchemaName(ns)) {
       out.push_back(std::move(ns));
     } else {
-      SKADE_LOG_WARN("namespace level with a '.' cannot be a SQL schema; skipped: {}", ns.ToString());
+      // Once per namespace and LakeSql (a server lists namespaces on every metadata call).
+      std::lock_guard<std::mutex> lock(mu_);
+      if (skipped_namespaces_.insert(ns.ToString()).second) {
+        SKADE_LOG_WARN("namespace level with a '.' cannot be a SQL schema; skipped: {}", ns.ToString());
+      }
     }
   }
   return out;

@@ -103,6 +103,7 @@ class LakeSql {
   io::FileIO& io_;
   engine::Database& db_;
   std::string catalog_name_;
+  std::set<std::string> skipped_namespaces_;  // logged once each (guarded by mu_)
   std::mutex mu_;
   std::map<catalog::TableIdent, std::string> views_;  // table → metadata location of its view
   std::set<std::string> schemas_;                     // DuckDB schemas made so far
