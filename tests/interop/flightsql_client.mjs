@@ -436,8 +436,11 @@ export class FlightSqlClient {
   // descriptor and the schema message (an empty schema when `table` is null). Resolves the
   // PutResult app_metadata buffers.
   async doPutRaw(cmdBytes, table = null) {
-    const source = table ?? new Table(new Schema([]));
-    const ipc = ipcMessagesOf(source);
+    return this.doPutMessages(cmdBytes, ipcMessagesOf(table ?? new Table(new Schema([]))));
+  }
+
+  // DoPut of IPC messages, the first carrying the descriptor; resolves the app_metadata buffers.
+  async doPutMessages(cmdBytes, ipc) {
     const data = ipc.map((m, i) => ({
       flight_descriptor: i === 0 ? this.descriptor(cmdBytes) : null,
       data_header: m.header,
@@ -452,25 +455,15 @@ export class FlightSqlClient {
   // descriptor alone), 'schema' (an empty schema, no batch: Arrow C++), 'schema+batch' (an empty
   // schema and a 0-row batch: the Java/JDBC driver). Resolves the PutResult app_metadata buffers.
   async doPutWithoutValues(cmdBytes, shape) {
-    let data;
     if (shape === 'descriptor') {
-      data = [{ flight_descriptor: this.descriptor(cmdBytes), data_header: Buffer.alloc(0),
-        app_metadata: Buffer.alloc(0), data_body: Buffer.alloc(0) }];
-    } else {
-      const empty = shape === 'schema+batch'
-        ? new Table([new RecordBatch(new Schema([]),
-          makeData({ type: new Struct([]), length: 0, nullCount: 0, children: [] }))])
-        : new Table(new Schema([]));
-      if (shape !== 'schema' && shape !== 'schema+batch') throw new Error(`unknown shape ${shape}`);
-      data = ipcMessagesOf(empty).map((m, i) => ({
-        flight_descriptor: i === 0 ? this.descriptor(cmdBytes) : null,
-        data_header: m.header,
-        app_metadata: Buffer.alloc(0),
-        data_body: m.body,
-      }));
+      return this.doPutMessages(cmdBytes, [{ header: Buffer.alloc(0), body: Buffer.alloc(0) }]);
     }
-    const { responses } = await this.bidi('DoPut', data);
-    return responses.map((r) => r.app_metadata);
+    if (shape !== 'schema' && shape !== 'schema+batch') throw new Error(`unknown shape ${shape}`);
+    const empty = shape === 'schema+batch'
+      ? new Table([new RecordBatch(new Schema([]),
+        makeData({ type: new Struct([]), length: 0, nullCount: 0, children: [] }))])
+      : new Table(new Schema([]));
+    return this.doPutMessages(cmdBytes, ipcMessagesOf(empty));
   }
 
   doPut(command, object, table = null) {
