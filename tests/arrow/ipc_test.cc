@@ -2,12 +2,15 @@
 // their JSON twins, then re-encoded), every DuckDB type, compression, and malformed input.
 #include "skade/arrow/ipc.h"
 
+#include <sys/mman.h>
 #include <zlib.h>
 
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -16,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "skade/engine/database.h"
+#include "tests/arrow/ipc_message_builder.h"
 #include "tests/testing/run_process.h"
 #include "tests/testing/temp_dir.h"
 
@@ -664,6 +668,683 @@ TEST(StreamEncoderTest, ApacheArrowJsReadsEncodedDuckDbTypes) {
   EXPECT_EQ(row["mp"], Json({{"k", 2}}));
   EXPECT_EQ(got["schema"][17]["type"], "Timestamp<MICROSECOND, UTC>");
   EXPECT_EQ(got["schema"][21]["type"], "Dictionary<Uint8, Utf8>");
+}
+
+}  // namespace
+}  // namespace skade::arrow::ipc
+
+// ------------------------------------------------------------------ hostile messages
+// Messages built field by field (tests/arrow/ipc_message_builder.h): every optional flatbuffer
+// field left out, every length, offset and index pushed out of range. None may crash or read
+// out of bounds (this suite also runs under ASan+UBSan); each must be an error status, or
+// decode when the input is valid after all.
+
+namespace skade::arrow::ipc {
+namespace {
+
+using test_messages::Body;
+using test_messages::BufferSpec;
+using test_messages::HeaderCode;
+using test_messages::MessageBuilder;
+using test_messages::NodeSpec;
+using test_messages::Placement;
+using test_messages::TypeCode;
+using Ref = MessageBuilder::Ref;
+using Fields = std::optional<std::vector<Ref>>;
+
+struct Message {
+  std::string flatbuffer;
+  std::string body;
+};
+
+// A Schema message whose fields `make(builder)` writes.
+template <typename MakeFields>
+Message SchemaMessage(MakeFields make) {
+  MessageBuilder b;
+  Fields fields = make(b);
+  return {b.Finish(HeaderCode::kSchema, b.Schema(fields), 0), ""};
+}
+
+// A RecordBatch message over `body`.
+Message BatchMessage(int64_t length, std::vector<NodeSpec> nodes, const Body& body,
+                     Placement placement = Placement::kAligned,
+                     std::optional<std::vector<int64_t>> variadic_counts = {}) {
+  MessageBuilder b;
+  Ref batch = b.RecordBatch(length, nodes, body.buffers, 0, variadic_counts, placement);
+  return {b.Finish(HeaderCode::kRecordBatch, batch, static_cast<int64_t>(body.bytes.size())),
+          body.bytes};
+}
+
+// A one-column RecordBatch message of length 1 whose body uses compression `codec`
+// (CompressionType: 0 LZ4_FRAME, 1 ZSTD).
+Message CompressedBatch(int8_t codec, const Body& body) {
+  MessageBuilder b;
+  Ref batch = b.RecordBatch(1, std::vector<NodeSpec>{{1, 0}}, body.buffers, b.Compression(codec));
+  return {b.Finish(HeaderCode::kRecordBatch, batch, static_cast<int64_t>(body.bytes.size())),
+          body.bytes};
+}
+
+Message DictionaryMessage(int64_t id, int64_t length, std::vector<NodeSpec> nodes, const Body& body,
+                          bool is_delta) {
+  MessageBuilder b;
+  Ref data = b.RecordBatch(length, nodes, body.buffers);
+  Ref dict = b.DictionaryBatch(id, data, is_delta);
+  return {b.Finish(HeaderCode::kDictionaryBatch, dict, static_cast<int64_t>(body.bytes.size())),
+          body.bytes};
+}
+
+// Decodes `messages` in order with one decoder, exporting (and releasing) every batch; the
+// first failure, else Ok. `batches` counts the record batches.
+Status DecodeMessages(const std::vector<Message>& messages, int* batches = nullptr) {
+  MessageDecoder decoder;
+  for (const Message& m : messages) {
+    SKADE_ASSIGN_OR_RETURN(std::optional<ArrayHandle> batch, decoder.Decode(m.flatbuffer, m.body));
+    if (batch.has_value() && batches != nullptr) ++*batches;
+  }
+  if (decoder.has_schema()) return decoder.ExportSchema().status();
+  return Status::Ok();
+}
+
+Fields Int32Column(MessageBuilder& b) {
+  return std::vector<Ref>{b.Field(TypeCode::kInt, b.Int(32, true))};
+}
+
+Fields Utf8Column(MessageBuilder& b) {
+  return std::vector<Ref>{b.Field(TypeCode::kUtf8, b.Empty())};
+}
+
+Fields ListOfInt32Column(MessageBuilder& b) {
+  Ref item = b.Field(TypeCode::kInt, b.Int(32, true), std::vector<Ref>{}, 0, "item");
+  return std::vector<Ref>{b.Field(TypeCode::kList, b.Empty(), std::vector<Ref>{item})};
+}
+
+std::string Int32s(std::vector<int32_t> v) {
+  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * 4);
+}
+
+std::string Int64s(std::vector<int64_t> v) {
+  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * 8);
+}
+
+TEST(MessageDecoderTest, DecodesHandBuiltMessages) {
+  // The builder itself writes valid messages: the cases below differ from these by one field.
+  int batches = 0;
+  Body ints;
+  ints.AddEmpty().Add(Int32s({1, 2, 3}));
+  ASSERT_TRUE(
+      DecodeMessages({SchemaMessage(Int32Column), BatchMessage(3, {{3, 0}}, ints)}, &batches).ok());
+  Body strings;
+  strings.AddEmpty().Add(Int32s({0, 1, 3})).Add("abc");
+  ASSERT_TRUE(
+      DecodeMessages({SchemaMessage(Utf8Column), BatchMessage(2, {{2, 0}}, strings)}, &batches)
+          .ok());
+  Body lists;
+  lists.AddEmpty().Add(Int32s({0, 1, 3})).AddEmpty().Add(Int32s({7, 8, 9}));
+  ASSERT_TRUE(
+      DecodeMessages({SchemaMessage(ListOfInt32Column), BatchMessage(2, {{2, 0}, {3, 0}}, lists)},
+                     &batches)
+          .ok());
+  EXPECT_EQ(batches, 3);
+}
+
+struct HostileSchema {
+  const char* name;
+  Fields (*make)(MessageBuilder&);
+  StatusCode code;
+};
+
+const HostileSchema kHostileSchemas[] = {
+    {"FieldWithoutType",
+     [](MessageBuilder& b) -> Fields { return std::vector<Ref>{b.Field(TypeCode::kNone, 0)}; },
+     StatusCode::kCorruption},
+    {"IntTypeCodeWithoutTable",
+     [](MessageBuilder& b) -> Fields { return std::vector<Ref>{b.Field(TypeCode::kInt, 0)}; },
+     StatusCode::kCorruption},
+    {"FloatTypeCodeWithoutTable",
+     [](MessageBuilder& b) -> Fields {
+       return std::vector<Ref>{b.Field(TypeCode::kFloatingPoint, 0)};
+     },
+     StatusCode::kCorruption},
+    {"TimestampTypeCodeWithoutTable",
+     [](MessageBuilder& b) -> Fields { return std::vector<Ref>{b.Field(TypeCode::kTimestamp, 0)}; },
+     StatusCode::kCorruption},
+    {"UnknownTypeCode",
+     [](MessageBuilder& b) -> Fields {
+       return std::vector<Ref>{b.Field(static_cast<TypeCode>(200), b.Empty())};
+     },
+     StatusCode::kNotImplemented},
+    {"IntOfOddWidth",
+     [](MessageBuilder& b) -> Fields {
+       return std::vector<Ref>{b.Field(TypeCode::kInt, b.Int(12, true))};
+     },
+     StatusCode::kCorruption},
+    {"ListWithoutChildren",
+     [](MessageBuilder& b) -> Fields {
+       return std::vector<Ref>{b.Field(TypeCode::kList, b.Empty(), std::nullopt)};
+     },
+     StatusCode::kCorruption},
+    {"ListWithTwoChildren",
+     [](MessageBuilder& b) -> Fields {
+       Ref c1 = b.Field(TypeCode::kInt, b.Int(8, true));
+       Ref c2 = b.Field(TypeCode::kInt, b.Int(8, true));
+       return std::vector<Ref>{b.Field(TypeCode::kList, b.Empty(), std::vector<Ref>{c1, c2})};
+     },
+     StatusCode::kCorruption},
+    {"FixedSizeListWithoutChild",
+     [](MessageBuilder& b) -> Fields {
+       return std::vector<Ref>{b.Field(TypeCode::kFixedSizeList, b.FixedSizeList(2))};
+     },
+     StatusCode::kCorruption},
+    {"FixedSizeListOfNegativeSize",
+     [](MessageBuilder& b) -> Fields {
+       Ref c = b.Field(TypeCode::kInt, b.Int(8, true));
+       return std::vector<Ref>{
+           b.Field(TypeCode::kFixedSizeList, b.FixedSizeList(-1), std::vector<Ref>{c})};
+     },
+     StatusCode::kCorruption},
+    {"FixedSizeListWithoutTable",
+     [](MessageBuilder& b) -> Fields {
+       Ref c = b.Field(TypeCode::kInt, b.Int(8, true));
+       return std::vector<Ref>{b.Field(TypeCode::kFixedSizeList, 0, std::vector<Ref>{c})};
+     },
+     StatusCode::kCorruption},
+    {"FixedSizeBinaryOfNegativeWidth",
+     [](MessageBuilder& b) -> Fields {
+       return std::vector<Ref>{b.Field(TypeCode::kFixedSizeBinary, b.FixedSizeBinary(-8))};
+     },
+     StatusCode::kCorruption},
+    {"MapOfNonStruct",
+     [](MessageBuilder& b) -> Fields {
+       Ref c = b.Field(TypeCode::kInt, b.Int(8, true));
+       return std::vector<Ref>{b.Field(TypeCode::kMap, b.Empty(), std::vector<Ref>{c})};
+     },
+     StatusCode::kCorruption},
+    {"MapEntriesOfOneField",
+     [](MessageBuilder& b) -> Fields {
+       Ref key = b.Field(TypeCode::kInt, b.Int(8, true));
+       Ref entries = b.Field(TypeCode::kStruct, b.Empty(), std::vector<Ref>{key});
+       return std::vector<Ref>{b.Field(TypeCode::kMap, b.Empty(), std::vector<Ref>{entries})};
+     },
+     StatusCode::kCorruption},
+    {"UnionWithoutTypeIds",
+     [](MessageBuilder& b) -> Fields {
+       Ref c = b.Field(TypeCode::kInt, b.Int(8, true));
+       return std::vector<Ref>{
+           b.Field(TypeCode::kUnion, b.Union(1, std::nullopt), std::vector<Ref>{c})};
+     },
+     StatusCode::kNotImplemented},
+    {"DictionaryWithoutIndexType",
+     [](MessageBuilder& b) -> Fields {
+       return std::vector<Ref>{
+           b.Field(TypeCode::kUtf8, b.Empty(), std::vector<Ref>{}, b.DictionaryEncoding(1, 0))};
+     },
+     StatusCode::kCorruption},
+    {"DictionaryWithFloatWidthIndex",
+     [](MessageBuilder& b) -> Fields {
+       return std::vector<Ref>{b.Field(TypeCode::kUtf8, b.Empty(), std::vector<Ref>{},
+                                       b.DictionaryEncoding(1, b.Int(3, false)))};
+     },
+     StatusCode::kCorruption},
+    {"DecimalOfZeroPrecision",
+     [](MessageBuilder& b) -> Fields {
+       return std::vector<Ref>{b.Field(TypeCode::kDecimal, b.Decimal(0, 0, 128))};
+     },
+     StatusCode::kCorruption},
+    {"DecimalOfNegativePrecision",
+     [](MessageBuilder& b) -> Fields {
+       return std::vector<Ref>{b.Field(TypeCode::kDecimal, b.Decimal(-3, 0, 128))};
+     },
+     StatusCode::kCorruption},
+    {"Decimal128OfPrecision39",
+     [](MessageBuilder& b) -> Fields {
+       return std::vector<Ref>{b.Field(TypeCode::kDecimal, b.Decimal(39, 2, 128))};
+     },
+     StatusCode::kCorruption},
+    {"Decimal32OfPrecision10",
+     [](MessageBuilder& b) -> Fields {
+       return std::vector<Ref>{b.Field(TypeCode::kDecimal, b.Decimal(10, 2, 32))};
+     },
+     StatusCode::kCorruption},
+    {"DictionaryIdsSharedByDifferentTypes",
+     [](MessageBuilder& b) -> Fields {
+       Ref a = b.Field(TypeCode::kUtf8, b.Empty(), std::vector<Ref>{},
+                       b.DictionaryEncoding(0, b.Int(32, true)), "a");
+       Ref c = b.Field(TypeCode::kInt, b.Int(64, true), std::vector<Ref>{},
+                       b.DictionaryEncoding(0, b.Int(32, true)), "c");
+       return std::vector<Ref>{a, c};
+     },
+     StatusCode::kCorruption},
+    {"DictionaryIdReusedInsideItsOwnValues",
+     [](MessageBuilder& b) -> Fields {
+       Ref item = b.Field(TypeCode::kInt, b.Int(8, true), std::vector<Ref>{},
+                          b.DictionaryEncoding(5, b.Int(8, true)));
+       return std::vector<Ref>{b.Field(TypeCode::kList, b.Empty(), std::vector<Ref>{item},
+                                       b.DictionaryEncoding(5, b.Int(8, true)))};
+     },
+     StatusCode::kCorruption},
+    {"NestedFiftyDeep",
+     [](MessageBuilder& b) -> Fields {
+       Ref f = b.Field(TypeCode::kInt, b.Int(8, true));
+       for (int i = 0; i < 50; ++i) f = b.Field(TypeCode::kList, b.Empty(), std::vector<Ref>{f});
+       return std::vector<Ref>{f};
+     },
+     StatusCode::kCorruption},
+};
+
+TEST(MessageDecoderTest, RejectsHostileSchemas) {
+  for (const HostileSchema& c : kHostileSchemas) {
+    Status s = DecodeMessages({SchemaMessage(c.make)});
+    EXPECT_EQ(s.code(), c.code) << c.name << ": " << s.ToString();
+  }
+}
+
+TEST(MessageDecoderTest, AcceptsSchemasWithoutFieldsAndSharedDictionaries) {
+  EXPECT_TRUE(
+      DecodeMessages({SchemaMessage([](MessageBuilder&) -> Fields { return std::nullopt; })}).ok());
+  // Spec: fields may share one dictionary when their value types agree.
+  Status s = DecodeMessages({SchemaMessage([](MessageBuilder& b) -> Fields {
+    Ref a = b.Field(TypeCode::kUtf8, b.Empty(), std::vector<Ref>{},
+                    b.DictionaryEncoding(0, b.Int(32, true)), "a");
+    Ref c = b.Field(TypeCode::kUtf8, b.Empty(), std::vector<Ref>{},
+                    b.DictionaryEncoding(0, b.Int(8, true)), "c");
+    return std::vector<Ref>{a, c};
+  })});
+  EXPECT_TRUE(s.ok()) << s.ToString();
+}
+
+TEST(MessageDecoderTest, HeaderTypeWithoutHeaderIsCorrupt) {
+  for (HeaderCode code :
+       {HeaderCode::kSchema, HeaderCode::kDictionaryBatch, HeaderCode::kRecordBatch}) {
+    MessageBuilder b;
+    Message m{b.Finish(code, 0, 0), ""};
+    EXPECT_EQ(DecodeMessages({m}).code(), StatusCode::kCorruption) << static_cast<int>(code);
+  }
+}
+
+struct HostileBatch {
+  const char* name;
+  Fields (*schema)(MessageBuilder&);
+  std::vector<Message> (*messages)();
+};
+
+const HostileBatch kHostileBatches[] = {
+    {"NodesLeftOut", Int32Column,
+     [] {
+       MessageBuilder b;
+       Ref batch = b.RecordBatch(0, std::nullopt, std::vector<BufferSpec>{});
+       return std::vector<Message>{{b.Finish(HeaderCode::kRecordBatch, batch, 0), ""}};
+     }},
+    {"BuffersLeftOut", Int32Column,
+     [] {
+       MessageBuilder b;
+       Ref batch = b.RecordBatch(0, std::vector<NodeSpec>{{0, 0}}, std::nullopt);
+       return std::vector<Message>{{b.Finish(HeaderCode::kRecordBatch, batch, 0), ""}};
+     }},
+    {"TooFewNodes", Int32Column, [] { return std::vector<Message>{BatchMessage(0, {}, Body())}; }},
+    {"TooFewBuffers", Int32Column,
+     [] {
+       return std::vector<Message>{BatchMessage(1, {{1, 0}}, Body().AddEmpty())};
+     }},
+    {"NegativeNodeLength", Int32Column,
+     [] {
+       return std::vector<Message>{BatchMessage(0, {{-1, 0}}, Body().AddEmpty().AddEmpty())};
+     }},
+    {"HugeNodeLength", Int32Column,
+     [] {
+       return std::vector<Message>{
+           BatchMessage(0, {{int64_t{1} << 62, 0}}, Body().AddEmpty().AddEmpty())};
+     }},
+    {"NullCountAboveLength", Int32Column,
+     [] {
+       return std::vector<Message>{BatchMessage(1, {{1, 2}}, Body().Add("\x01").Add(Int32s({1})))};
+     }},
+    {"NegativeNullCount", Int32Column,
+     [] {
+       return std::vector<Message>{BatchMessage(1, {{1, -1}}, Body().AddEmpty().Add(Int32s({1})))};
+     }},
+    {"NegativeBatchLength", Int32Column,
+     [] {
+       return std::vector<Message>{BatchMessage(-1, {{1, 0}}, Body().AddEmpty().Add(Int32s({1})))};
+     }},
+    {"BatchLongerThanItsColumn", Int32Column,
+     [] {
+       return std::vector<Message>{BatchMessage(5, {{1, 0}}, Body().AddEmpty().Add(Int32s({1})))};
+     }},
+    {"ValuesBufferTooShort", Int32Column,
+     [] {
+       return std::vector<Message>{
+           BatchMessage(3, {{3, 0}}, Body().AddEmpty().Add(Int32s({1, 2})))};
+     }},
+    {"ValidityBufferMissingForNulls", Int32Column,
+     [] {
+       return std::vector<Message>{
+           BatchMessage(3, {{3, 1}}, Body().AddEmpty().Add(Int32s({1, 2, 3})))};
+     }},
+    {"BufferPastTheBody", Int32Column,
+     [] {
+       Body body = Body().AddEmpty().Add(Int32s({1, 2, 3}));
+       body.buffers[1].offset = 64;
+       return std::vector<Message>{BatchMessage(3, {{3, 0}}, body)};
+     }},
+    {"BufferOffsetPlusLengthOverflows", Int32Column,
+     [] {
+       Body body = Body().AddEmpty().Add(Int32s({1, 2, 3}));
+       body.buffers[1] = {8, std::numeric_limits<int64_t>::max()};
+       return std::vector<Message>{BatchMessage(3, {{3, 0}}, body)};
+     }},
+    {"NegativeBufferOffset", Int32Column,
+     [] {
+       Body body = Body().AddEmpty().Add(Int32s({1, 2, 3}));
+       body.buffers[1].offset = -8;
+       return std::vector<Message>{BatchMessage(3, {{3, 0}}, body)};
+     }},
+    {"NegativeBufferLength", Int32Column,
+     [] {
+       Body body = Body().AddEmpty().Add(Int32s({1, 2, 3}));
+       body.buffers[1].length = -12;
+       return std::vector<Message>{BatchMessage(3, {{3, 0}}, body)};
+     }},
+    {"BodyLengthPastTheBody", Int32Column,
+     [] {
+       Message m = BatchMessage(3, {{3, 0}}, Body().AddEmpty().Add(Int32s({1, 2, 3})));
+       m.body.resize(8);
+       return std::vector<Message>{m};
+     }},
+    {"StringOffsetsDecreasing", Utf8Column,
+     [] {
+       return std::vector<Message>{
+           BatchMessage(2, {{2, 0}}, Body().AddEmpty().Add(Int32s({0, 3, 1})).Add("abc"))};
+     }},
+    {"StringOffsetsPastTheData", Utf8Column,
+     [] {
+       return std::vector<Message>{
+           BatchMessage(2, {{2, 0}}, Body().AddEmpty().Add(Int32s({0, 1, 9})).Add("abc"))};
+     }},
+    {"StringOffsetsNegative", Utf8Column,
+     [] {
+       return std::vector<Message>{
+           BatchMessage(2, {{2, 0}}, Body().AddEmpty().Add(Int32s({-4, 1, 2})).Add("abc"))};
+     }},
+    {"StringOffsetsTooShort", Utf8Column,
+     [] {
+       return std::vector<Message>{
+           BatchMessage(2, {{2, 0}}, Body().AddEmpty().Add(Int32s({0, 1})).Add("abc"))};
+     }},
+    {"ListOffsetsPastTheChild", ListOfInt32Column,
+     [] {
+       Body body = Body().AddEmpty().Add(Int32s({0, 1, 5})).AddEmpty().Add(Int32s({7, 8, 9}));
+       return std::vector<Message>{BatchMessage(2, {{2, 0}, {3, 0}}, body)};
+     }},
+    {"ListOffsetsDecreasing", ListOfInt32Column,
+     [] {
+       Body body = Body().AddEmpty().Add(Int32s({0, 2, 1})).AddEmpty().Add(Int32s({7, 8, 9}));
+       return std::vector<Message>{BatchMessage(2, {{2, 0}, {3, 0}}, body)};
+     }},
+    {"StructChildShorterThanTheStruct",
+     [](MessageBuilder& b) -> Fields {
+       Ref c = b.Field(TypeCode::kInt, b.Int(32, true));
+       return std::vector<Ref>{b.Field(TypeCode::kStruct, b.Empty(), std::vector<Ref>{c})};
+     },
+     [] {
+       Body body = Body().AddEmpty().AddEmpty().Add(Int32s({1}));
+       return std::vector<Message>{BatchMessage(3, {{3, 0}, {1, 0}}, body)};
+     }},
+    {"FixedSizeListChildTooShort",
+     [](MessageBuilder& b) -> Fields {
+       Ref c = b.Field(TypeCode::kInt, b.Int(32, true));
+       return std::vector<Ref>{
+           b.Field(TypeCode::kFixedSizeList, b.FixedSizeList(2), std::vector<Ref>{c})};
+     },
+     [] {
+       Body body = Body().AddEmpty().AddEmpty().Add(Int32s({1, 2, 3}));
+       return std::vector<Message>{BatchMessage(2, {{2, 0}, {3, 0}}, body)};
+     }},
+    {"MapWithNullEntries",
+     [](MessageBuilder& b) -> Fields {
+       Ref key = b.Field(TypeCode::kInt, b.Int(8, true), std::vector<Ref>{}, 0, "key");
+       Ref value = b.Field(TypeCode::kInt, b.Int(8, true), std::vector<Ref>{}, 0, "value");
+       Ref entries =
+           b.Field(TypeCode::kStruct, b.Empty(), std::vector<Ref>{key, value}, 0, "entries");
+       return std::vector<Ref>{b.Field(TypeCode::kMap, b.Empty(), std::vector<Ref>{entries})};
+     },
+     [] {
+       Body body = Body()
+                       .AddEmpty()
+                       .Add(Int32s({0, 1}))
+                       .Add("\x00")
+                       .Add("\x01")
+                       .Add("\x01")
+                       .Add("\x01")
+                       .Add("\x01");
+       return std::vector<Message>{BatchMessage(1, {{1, 0}, {1, 1}, {1, 0}, {1, 0}}, body)};
+     }},
+    {"ViewOutsideItsDataBuffer",
+     [](MessageBuilder& b) -> Fields {
+       return std::vector<Ref>{b.Field(TypeCode::kUtf8View, b.Empty())};
+     },
+     [] {
+       std::string view(16, '\0');
+       int32_t size = 20, index = 0, offset = 0;
+       std::memcpy(view.data(), &size, 4);
+       std::memcpy(view.data() + 8, &index, 4);
+       std::memcpy(view.data() + 12, &offset, 4);
+       Body body = Body().AddEmpty().Add(view).Add("abcd");
+       return std::vector<Message>{
+           BatchMessage(1, {{1, 0}}, body, Placement::kAligned, std::vector<int64_t>{1})};
+     }},
+    {"ViewIntoAMissingDataBuffer",
+     [](MessageBuilder& b) -> Fields {
+       return std::vector<Ref>{b.Field(TypeCode::kUtf8View, b.Empty())};
+     },
+     [] {
+       std::string view(16, '\0');
+       int32_t size = 20, index = 3, offset = 0;
+       std::memcpy(view.data(), &size, 4);
+       std::memcpy(view.data() + 8, &index, 4);
+       std::memcpy(view.data() + 12, &offset, 4);
+       Body body = Body().AddEmpty().Add(view).Add(std::string(32, 'x'));
+       return std::vector<Message>{
+           BatchMessage(1, {{1, 0}}, body, Placement::kAligned, std::vector<int64_t>{1})};
+     }},
+    {"ViewsWithoutVariadicCounts",
+     [](MessageBuilder& b) -> Fields {
+       return std::vector<Ref>{b.Field(TypeCode::kUtf8View, b.Empty())};
+     },
+     [] {
+       return std::vector<Message>{
+           BatchMessage(1, {{1, 0}}, Body().AddEmpty().Add(std::string(16, '\0')))};
+     }},
+    {"NegativeVariadicCount",
+     [](MessageBuilder& b) -> Fields {
+       return std::vector<Ref>{b.Field(TypeCode::kUtf8View, b.Empty())};
+     },
+     [] {
+       Body body = Body().AddEmpty().Add(std::string(16, '\0'));
+       return std::vector<Message>{
+           BatchMessage(1, {{1, 0}}, body, Placement::kAligned, std::vector<int64_t>{-1})};
+     }},
+    {"UnknownCompressionCodec", Int32Column,
+     [] { return std::vector<Message>{CompressedBatch(9, Body().AddEmpty().Add(Int32s({1})))}; }},
+    {"CompressedBufferClaimsAHugeSize", Int32Column,
+     [] {
+       return std::vector<Message>{
+           CompressedBatch(1, Body().AddEmpty().Add(Int64s({int64_t{1} << 40, 0})))};
+     }},
+    {"CompressedBufferOfGarbage", Int32Column,
+     [] {
+       return std::vector<Message>{
+           CompressedBatch(0, Body().AddEmpty().Add(Int64s({4, 0x1234567890})))};
+     }},
+    {"CompressedBufferShorterThanItsPrefix", Int32Column,
+     [] { return std::vector<Message>{CompressedBatch(1, Body().AddEmpty().Add("abc"))}; }},
+};
+
+// Dictionary-encoded utf8 values with int8 indices under dictionary id 7.
+Fields DictionaryColumn(MessageBuilder& b) {
+  return std::vector<Ref>{b.Field(TypeCode::kUtf8, b.Empty(), std::vector<Ref>{},
+                                  b.DictionaryEncoding(7, b.Int(8, true)))};
+}
+
+Message TwoWordDictionary(int64_t id) {
+  return DictionaryMessage(id, 2, {{2, 0}}, Body().AddEmpty().Add(Int32s({0, 1, 3})).Add("abc"),
+                           false);
+}
+
+const HostileBatch kHostileDictionaries[] = {
+    {"IndexPastTheDictionary", DictionaryColumn,
+     [] {
+       return std::vector<Message>{
+           TwoWordDictionary(7),
+           BatchMessage(3, {{3, 0}}, Body().AddEmpty().Add(std::string("\x00\x01\x02", 3)))};
+     }},
+    {"NegativeIndex", DictionaryColumn,
+     [] {
+       return std::vector<Message>{TwoWordDictionary(7),
+                                   BatchMessage(1, {{1, 0}}, Body().AddEmpty().Add("\xff"))};
+     }},
+    {"RecordBatchBeforeItsDictionary", DictionaryColumn,
+     [] {
+       return std::vector<Message>{
+           BatchMessage(1, {{1, 0}}, Body().AddEmpty().Add(std::string(1, '\0')))};
+     }},
+    {"DictionaryOfAnUnknownId", DictionaryColumn,
+     [] { return std::vector<Message>{TwoWordDictionary(8)}; }},
+    {"DictionaryWithoutData", DictionaryColumn,
+     [] {
+       MessageBuilder b;
+       return std::vector<Message>{
+           {b.Finish(HeaderCode::kDictionaryBatch, b.DictionaryBatch(7, 0, false), 0), ""}};
+     }},
+    {"DictionaryShorterThanItsBatch", DictionaryColumn,
+     [] {
+       return std::vector<Message>{DictionaryMessage(
+           7, 5, {{2, 0}}, Body().AddEmpty().Add(Int32s({0, 1, 3})).Add("abc"), false)};
+     }},
+    {"DictionaryBeforeTheSchema", nullptr,
+     [] { return std::vector<Message>{TwoWordDictionary(7)}; }},
+    {"SecondSchema", Int32Column, [] { return std::vector<Message>{SchemaMessage(Int32Column)}; }},
+};
+
+TEST(MessageDecoderTest, RejectsHostileRecordAndDictionaryBatches) {
+  for (std::span<const HostileBatch> table :
+       {std::span<const HostileBatch>(kHostileBatches),
+        std::span<const HostileBatch>(kHostileDictionaries)}) {
+    for (const HostileBatch& c : table) {
+      std::vector<Message> messages;
+      if (c.schema != nullptr) messages.push_back(SchemaMessage(c.schema));
+      for (Message& m : c.messages()) messages.push_back(std::move(m));
+      Status s = DecodeMessages(messages);
+      EXPECT_EQ(s.code(), StatusCode::kCorruption) << c.name << ": " << s.ToString();
+    }
+  }
+}
+
+TEST(MessageDecoderTest, FixedSizeBinaryOfWidthZeroDecodes) {
+  // Used to divide by the bit width (SIGFPE) while sizing the values buffer.
+  Fields (*schema)(MessageBuilder&) = [](MessageBuilder& b) -> Fields {
+    return std::vector<Ref>{b.Field(TypeCode::kFixedSizeBinary, b.FixedSizeBinary(0))};
+  };
+  int batches = 0;
+  Status s = DecodeMessages(
+      {SchemaMessage(schema), BatchMessage(3, {{3, 0}}, Body().AddEmpty().AddEmpty())}, &batches);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(batches, 1);
+}
+
+TEST(MessageDecoderTest, DictionaryDeltaOfListValuesIsNotImplemented) {
+  // Used to read the third buffer of a two-buffer list node while concatenating.
+  Fields (*schema)(MessageBuilder&) = [](MessageBuilder& b) -> Fields {
+    Ref item = b.Field(TypeCode::kInt, b.Int(32, true), std::vector<Ref>{}, 0, "item");
+    return std::vector<Ref>{b.Field(TypeCode::kList, b.Empty(), std::vector<Ref>{item},
+                                    b.DictionaryEncoding(1, b.Int(8, true)))};
+  };
+  Body values = Body().AddEmpty().Add(Int32s({0, 2})).AddEmpty().Add(Int32s({4, 5}));
+  std::vector<Message> messages = {SchemaMessage(schema),
+                                   DictionaryMessage(1, 1, {{1, 0}, {2, 0}}, values, false),
+                                   DictionaryMessage(1, 1, {{1, 0}, {2, 0}}, values, true)};
+  EXPECT_EQ(DecodeMessages(messages).code(), StatusCode::kNotImplemented);
+  // A replacement (not a delta) of the same dictionary is fine.
+  messages.back() = DictionaryMessage(1, 1, {{1, 0}, {2, 0}}, values, false);
+  EXPECT_TRUE(DecodeMessages(messages).ok());
+}
+
+TEST(MessageDecoderTest, DictionaryDeltasCannotGrowPastTheLengthLimit) {
+  Fields (*schema)(MessageBuilder&) = [](MessageBuilder& b) -> Fields {
+    return std::vector<Ref>{b.Field(TypeCode::kNull, b.Empty(), std::vector<Ref>{},
+                                    b.DictionaryEncoding(3, b.Int(32, true)))};
+  };
+  const int64_t huge = int64_t{1} << 40;
+  std::vector<Message> messages = {SchemaMessage(schema),
+                                   DictionaryMessage(3, huge, {{huge, 0}}, Body(), false),
+                                   DictionaryMessage(3, huge, {{huge, 0}}, Body(), true)};
+  EXPECT_EQ(DecodeMessages(messages).code(), StatusCode::kCorruption);
+}
+
+TEST(MessageDecoderTest, MisalignedStructAndInt64VectorsDecode) {
+  // The verifier checks only the 4-byte length prefix of a vector, so a hostile writer can put
+  // 8-byte FieldNode/Buffer structs and int64 counts at 4 mod 8 (misaligned loads under UBSan).
+  Body ints = Body().AddEmpty().Add(Int32s({1, 2, 3}));
+  int batches = 0;
+  Status s = DecodeMessages(
+      {SchemaMessage(Int32Column), BatchMessage(3, {{3, 0}}, ints, Placement::kMisaligned)},
+      &batches);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  std::string view(16, '\0');
+  int32_t size = 2;
+  std::memcpy(view.data(), &size, 4);
+  std::memcpy(view.data() + 4, "hi", 2);
+  Fields (*views)(MessageBuilder&) = [](MessageBuilder& b) -> Fields {
+    return std::vector<Ref>{b.Field(TypeCode::kUtf8View, b.Empty())};
+  };
+  s = DecodeMessages(
+      {SchemaMessage(views), BatchMessage(1, {{1, 0}}, Body().AddEmpty().Add(view),
+                                          Placement::kMisaligned, std::vector<int64_t>{0})},
+      &batches);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(batches, 2);
+}
+
+TEST(MessageDecoderTest, MisalignedMetadataDecodes) {
+  // Flight hands over the flatbuffer wherever it sits in the gRPC message.
+  Message schema = SchemaMessage(Int32Column);
+  Message batch = BatchMessage(3, {{3, 0}}, Body().AddEmpty().Add(Int32s({1, 2, 3})));
+  MessageDecoder decoder;
+  for (const Message& m : {schema, batch}) {
+    std::string shifted = "x" + m.flatbuffer;
+    auto r = decoder.Decode(std::string_view(shifted).substr(1), m.body);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  }
+}
+
+TEST(StreamReaderTest, LegacyFramingWithoutContinuationMarkersDecodes) {
+  // Pre-0.15 streams: <int32 length> <flatbuffer> <padding> <body>, the length padded so the
+  // body is 8-byte aligned: every flatbuffer sits at 4 mod 8.
+  Message schema = SchemaMessage(Int32Column);
+  Message batch = BatchMessage(3, {{3, 0}}, Body().AddEmpty().Add(Int32s({1, 2, 3})));
+  std::string stream;
+  for (const Message& m : {schema, batch}) {
+    std::string padded = m.flatbuffer;
+    while ((4 + padded.size()) % 8 != 0) padded += '\0';
+    auto size = static_cast<int32_t>(padded.size());
+    stream.append(reinterpret_cast<const char*>(&size), 4);
+    stream += padded + m.body;
+  }
+  stream += std::string(4, '\0');
+  auto decoded = DecodeAll(stream);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  ASSERT_EQ(decoded->batches.size(), 1u);
+  EXPECT_EQ(decoded->batches[0]->length, 3);
+}
+
+TEST(MessageDecoderTest, MetadataOfTwoGibibytesIsCorrupt) {
+  // The flatbuffers verifier asserts its buffer is below 2 GiB; reject before building it.
+  const size_t size = size_t{1} << 31;
+  void* p = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  MessageDecoder decoder;
+  auto r = decoder.Decode(std::string_view(static_cast<const char*>(p), size), "");
+  EXPECT_EQ(r.status().code(), StatusCode::kCorruption);
+  munmap(p, size);
 }
 
 }  // namespace

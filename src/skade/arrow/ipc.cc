@@ -562,6 +562,56 @@ Result<std::vector<uint8_t>> Decompress(fb::CompressionType codec, const uint8_t
   return out;
 }
 
+// Element `i` of a flatbuffer vector of int64s (or of structs made of int64s: FieldNode and
+// Buffer are two each). The verifier checks only the 4-byte alignment of a vector's length
+// prefix, so 8-byte elements may sit at 4 mod 8: copy instead of loading in place.
+int64_t VectorInt64(const uint8_t* data, size_t i) {
+  int64_t v;
+  std::memcpy(&v, data + i * 8, 8);
+  return v;
+}
+
+// A Message flatbuffer checked by the verifier, at an 8-byte aligned address. Flatbuffers
+// loads scalars in place and its verifier checks alignment relative to the buffer start
+// only, so a buffer at an odd address (a pre-0.15 stream's 4-byte prefix, a Flight payload)
+// is copied first. Moving keeps the copy's address.
+class VerifiedMessage {
+ public:
+  static Result<VerifiedMessage> Make(std::string_view bytes) {
+    // The verifier asserts that its buffer is below FLATBUFFERS_MAX_BUFFER_SIZE (2 GiB).
+    if (bytes.size() < 8 || bytes.size() >= FLATBUFFERS_MAX_BUFFER_SIZE) {
+      return Corrupt("message metadata of a bad size");
+    }
+    VerifiedMessage out;
+    if (reinterpret_cast<uintptr_t>(bytes.data()) % 8 != 0) {
+      out.copy_.resize((bytes.size() + 7) / 8);
+      std::memcpy(out.copy_.data(), bytes.data(), bytes.size());
+      bytes = std::string_view(reinterpret_cast<const char*>(out.copy_.data()), bytes.size());
+    }
+    flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+    if (!fb::VerifyMessageBuffer(verifier)) {
+      return Corrupt("message metadata fails flatbuffer verification");
+    }
+    out.bytes_ = bytes;
+    return out;
+  }
+
+  // The aligned flatbuffer bytes (the input itself when it was aligned).
+  std::string_view bytes() const { return bytes_; }
+  const fb::Message& message() const { return *fb::GetMessage(bytes_.data()); }
+
+ private:
+  VerifiedMessage() = default;
+  std::vector<uint64_t> copy_;
+  std::string_view bytes_;
+};
+
+// One FieldNode of a record batch.
+struct NodeSize {
+  int64_t length = 0;
+  int64_t null_count = 0;
+};
+
 // Reads one record batch's nodes and buffers against its body.
 class BodyReader {
  public:
@@ -580,11 +630,13 @@ class BodyReader {
     return Status::Ok();
   }
 
-  Result<const fb::FieldNode*> NextNode() {
+  Result<NodeSize> NextNode() {
     if (node_index_ >= batch_.nodes()->size()) return Corrupt("too few field nodes");
-    const fb::FieldNode* n = batch_.nodes()->Get(node_index_++);
-    if (n->length() < 0 || n->length() > kMaxLength || n->null_count() < 0 ||
-        n->null_count() > n->length()) {
+    NodeSize n;
+    n.length = VectorInt64(batch_.nodes()->Data(), 2 * node_index_);
+    n.null_count = VectorInt64(batch_.nodes()->Data(), 2 * node_index_ + 1);
+    ++node_index_;
+    if (n.length < 0 || n.length > kMaxLength || n.null_count < 0 || n.null_count > n.length) {
       return Corrupt("bad field node");
     }
     return n;
@@ -594,8 +646,9 @@ class BodyReader {
   // real size must reach `need` bytes).
   Result<std::vector<uint8_t>> NextBuffer(int64_t need) {
     if (buffer_index_ >= batch_.buffers()->size()) return Corrupt("too few buffers");
-    const fb::Buffer* b = batch_.buffers()->Get(buffer_index_++);
-    int64_t off = b->offset(), len = b->length();
+    int64_t off = VectorInt64(batch_.buffers()->Data(), 2 * buffer_index_);
+    int64_t len = VectorInt64(batch_.buffers()->Data(), 2 * buffer_index_ + 1);
+    ++buffer_index_;
     if (off < 0 || len < 0 || off > static_cast<int64_t>(body_.size()) ||
         len > static_cast<int64_t>(body_.size()) - off) {
       return Corrupt("buffer outside the message body");
@@ -614,7 +667,7 @@ class BodyReader {
   Result<int64_t> NextVariadicCount() {
     const auto* counts = batch_.variadicBufferCounts();
     if (counts == nullptr || variadic_index_ >= counts->size()) return Corrupt("missing variadic buffer count");
-    int64_t n = counts->Get(variadic_index_++);
+    int64_t n = VectorInt64(counts->Data(), variadic_index_++);
     if (n < 0 || n > (1 << 20)) return Corrupt("bad variadic buffer count");
     return n;
   }
@@ -677,10 +730,10 @@ Result<std::shared_ptr<const Node>> DecodeArray(BodyReader& r, const FieldInfo& 
                                                 const DictionaryMap* dictionaries, bool as_value) {
   const bool dict_encoded = !as_value && !field.dictionary.empty();
   SKADE_ASSIGN_OR_RETURN(Layout layout, LayoutOf(field.format));
-  SKADE_ASSIGN_OR_RETURN(const fb::FieldNode* fn, r.NextNode());
+  SKADE_ASSIGN_OR_RETURN(NodeSize size, r.NextNode());
   auto node = std::make_shared<Node>();
-  node->length = fn->length();
-  node->null_count = fn->null_count();
+  node->length = size.length;
+  node->null_count = size.null_count;
   const int64_t n = node->length;
   if (field.format == "n") {
     node->null_count = n;  // Spec: the Null type has no buffers.
@@ -692,7 +745,10 @@ Result<std::shared_ptr<const Node>> DecodeArray(BodyReader& r, const FieldInfo& 
     switch (kind) {
       case BufferKind::kValidity: need = node->null_count > 0 ? (n + 7) / 8 : 0; break;
       case BufferKind::kFixed:
-        if (n > (int64_t{1} << 62) / layout.bit_width) return Corrupt("array too large");
+        // FixedSizeBinary(0) has a bit width of 0: no value bytes at all.
+        if (layout.bit_width > 0 && n > (int64_t{1} << 62) / layout.bit_width) {
+          return Corrupt("array too large");
+        }
         need = (n * layout.bit_width + 7) / 8;
         break;
       case BufferKind::kOffset32: need = n > 0 ? (n + 1) * 4 : 0; break;
@@ -775,6 +831,7 @@ Result<std::shared_ptr<const Node>> DecodeArray(BodyReader& r, const FieldInfo& 
 // Concatenates two flat arrays (a dictionary delta onto the existing dictionary).
 Result<std::shared_ptr<const Node>> Concat(const FieldInfo& field, const Node& a, const Node& b) {
   SKADE_ASSIGN_OR_RETURN(Layout layout, LayoutOf(field.format));
+  if (a.length + b.length > kMaxLength) return Corrupt("dictionary delta past the length limit");
   auto out = std::make_shared<Node>();
   out->length = a.length + b.length;
   out->null_count = a.null_count + b.null_count;
@@ -790,7 +847,12 @@ Result<std::shared_ptr<const Node>> Concat(const FieldInfo& field, const Node& a
     return bits;
   };
   if (field.format == "n") return std::shared_ptr<const Node>(std::move(out));
-  if (layout.buffers.size() < 2 || layout.variadic) {
+  // Only flat values concatenate buffer by buffer: fixed width (validity + values) and
+  // binary/utf8 (validity + offsets + values). Lists and maps also have two buffers, but
+  // their values live in a child.
+  bool fixed = layout.buffers.size() == 2 && layout.buffers[1] == BufferKind::kFixed;
+  bool binary = layout.buffers.size() == 3 && layout.buffers[2] == BufferKind::kValues;
+  if (!fixed && !binary) {
     return Status::NotImplemented("Arrow IPC: dictionary deltas of nested or view types");
   }
   out->buffers.push_back(out->null_count > 0 ? concat_bits(0) : std::vector<uint8_t>());
@@ -884,11 +946,8 @@ Result<SchemaHandle> MessageDecoder::ExportSchema() const {
 
 Result<std::optional<ArrayHandle>> MessageDecoder::Decode(std::string_view flatbuffer,
                                                           std::string_view body) {
-  flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t*>(flatbuffer.data()), flatbuffer.size());
-  if (flatbuffer.size() < 8 || !fb::VerifyMessageBuffer(verifier)) {
-    return Corrupt("message metadata fails flatbuffer verification");
-  }
-  const fb::Message* message = fb::GetMessage(flatbuffer.data());
+  SKADE_ASSIGN_OR_RETURN(VerifiedMessage verified, VerifiedMessage::Make(flatbuffer));
+  const fb::Message* message = &verified.message();
   if (message->version() < fb::MetadataVersion::V4) {
     return Status::NotImplemented("Arrow IPC: metadata version before V4");
   }
@@ -988,16 +1047,15 @@ Result<std::optional<ArrayHandle>> StreamReader::ReadMessage() {
   }
   if (size < 0 || static_cast<size_t>(size) > remaining - header) return Corrupt("truncated message metadata");
   std::string_view meta(bytes_.data() + pos_ + header, size);
-  flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t*>(meta.data()), meta.size());
-  if (meta.size() < 8 || !fb::VerifyMessageBuffer(verifier)) return Corrupt("message metadata fails verification");
-  int64_t body_length = fb::GetMessage(meta.data())->bodyLength();
+  SKADE_ASSIGN_OR_RETURN(VerifiedMessage verified, VerifiedMessage::Make(meta));
+  int64_t body_length = verified.message().bodyLength();
   size_t body_start = pos_ + header + size;
   if (body_length < 0 || static_cast<uint64_t>(body_length) > bytes_.size() - body_start) {
     return Corrupt("truncated message body");
   }
   std::string_view body(bytes_.data() + body_start, body_length);
   pos_ = body_start + body_length;
-  return decoder_.Decode(meta, body);
+  return decoder_.Decode(verified.bytes(), body);
 }
 
 Result<std::optional<ArrayHandle>> StreamReader::Next() {

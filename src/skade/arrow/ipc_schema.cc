@@ -1,7 +1,9 @@
 // Schema conversions for the Arrow IPC format: C Data Interface format strings and metadata
 // (Arrow "C Data Interface" spec) to and from the Schema.fbs Field/Type tables.
+#include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <map>
 #include <memory>
 
 #include "skade/arrow/builder.h"
@@ -377,6 +379,12 @@ Result<std::string> ReadFormat(const fb::Field& field, int64_t& flags) {
       if (t == nullptr) return Corrupt("missing type");
       int w = t->bitWidth();
       if (w != 32 && w != 64 && w != 128 && w != 256) return Corrupt("bad decimal bit width");
+      // Spec (Schema.fbs, Decimal): at least 1 and at most 9, 18, 38 or 76 digits for 32, 64,
+      // 128 and 256 bits; consumers size their arithmetic by it.
+      int max_precision = w == 32 ? 9 : w == 64 ? 18 : w == 128 ? 38 : 76;
+      if (t->precision() < 1 || t->precision() > max_precision) {
+        return Corrupt("bad decimal precision");
+      }
       std::string f = "d:" + std::to_string(t->precision()) + "," + std::to_string(t->scale());
       if (w != 128) f += "," + std::to_string(w);
       return f;
@@ -478,6 +486,44 @@ Result<FieldInfo> ReadField(const fb::Field* field, int depth) {
   return out;
 }
 
+// The type of a field's stored values with names, nullability and metadata left out: two
+// fields may share a dictionary id only if their value types agree, since the dictionary is
+// exported under both.
+std::string TypeSignature(const FieldInfo& field) {
+  std::string out = field.format;
+  if (!field.dictionary.empty()) out += "{" + TypeSignature(field.dictionary[0]) + "}";
+  if (!field.children.empty()) {
+    out += "(";
+    for (const FieldInfo& c : field.children) out += TypeSignature(c) + ";";
+    out += ")";
+  }
+  return out;
+}
+
+// Spec (IPC, dictionary messages): a DictionaryBatch is looked up by id alone, so every field
+// using one id must have the same value type. A dictionary whose values use its own id would
+// be its own value.
+Status CheckDictionaryIds(const FieldInfo& field, std::map<int64_t, std::string>& seen,
+                          const std::vector<int64_t>& enclosing) {
+  std::vector<int64_t> inner = enclosing;
+  if (!field.dictionary.empty()) {
+    if (std::find(enclosing.begin(), enclosing.end(), field.dictionary_id) != enclosing.end()) {
+      return Corrupt("dictionary id used inside its own dictionary");
+    }
+    std::string signature = TypeSignature(field.dictionary[0]);
+    auto [it, inserted] = seen.emplace(field.dictionary_id, signature);
+    if (!inserted && it->second != signature) {
+      return Corrupt("dictionary id shared by different types");
+    }
+    inner.push_back(field.dictionary_id);
+    SKADE_RETURN_IF_ERROR(CheckDictionaryIds(field.dictionary[0], seen, inner));
+  }
+  for (const FieldInfo& c : field.children) {
+    SKADE_RETURN_IF_ERROR(CheckDictionaryIds(c, seen, inner));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 flatbuffers::Offset<fb::Schema> WriteSchema(FlatBufferBuilder& b, const std::vector<FieldInfo>& fields) {
@@ -498,6 +544,8 @@ Result<std::vector<FieldInfo>> ReadSchema(const fb::Schema& schema) {
       fields.push_back(std::move(field));
     }
   }
+  std::map<int64_t, std::string> seen;
+  for (const FieldInfo& f : fields) SKADE_RETURN_IF_ERROR(CheckDictionaryIds(f, seen, {}));
   return fields;
 }
 
