@@ -30,4 +30,7 @@ labels="$(IFS='|'; echo "^(${SANITIZED[*]})\$")"
   ASAN_OPTIONS=detect_leaks=1:quarantine_size_mb=16 LSAN_OPTIONS="suppressions=$ROOT/tests/lsan.supp" \
     UBSAN_OPTIONS=print_stacktrace=1 \
     SKADE_CRASH_ROUNDS=20 SKADE_FLIGHTSQL_MODES=cookies ctest --output-on-failure -j "$JOBS" --timeout 900 -L "$labels")
+
+echo "== fuzz (libFuzzer, clang, ASan+UBSan): Arrow IPC streams, table metadata JSON, manifest Avro"
+SKADE_JOBS="$JOBS" "$ROOT/scripts/fuzz.sh" 60
 echo "== all tests passed"
