@@ -14,6 +14,7 @@ APT_PACKAGES=(
   nlohmann-json3-dev libsimdjson-dev libcpp-httplib-dev libcurl4-openssl-dev libssl-dev
   libcli11-dev libspdlog-dev libfmt-dev uuid-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  clang libclang-rt-14-dev
 )
 
 missing=()
