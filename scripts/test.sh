@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets everything up and runs every test: setup, build, ctest (unit + integration tests with
-# real DuckDB, fixtures and Node.js readers), then the bad-input tests under ASan+UBSan.
+# real DuckDB, fixtures and Node.js readers), the bad-input tests under ASan+UBSan, then the
+# libFuzzer targets (scripts/fuzz.sh, 60 s each).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
