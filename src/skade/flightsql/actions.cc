@@ -31,7 +31,7 @@ GStatus Backend::CreatePrepared(const Caller& caller, const pbsql::ActionCreateP
   auto statement = engine::ParseStatement(request.query());
   if (!statement.ok()) return ToGrpc(statement.status());
   if (statement->is_write()) {
-    if (options_.read_only) return GStatus(GCode::PERMISSION_DENIED, "permission denied: the server is read-only");
+    if (options_.read_only) return ToGrpc(ReadOnlyRefusal());
     prepared->parameter_count = statement->parameter_count;
     prepared->write = std::move(*statement);
     auto bytes = UpdateParameterSchema(prepared->parameter_count);

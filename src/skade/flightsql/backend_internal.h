@@ -35,6 +35,10 @@ using PutStream = grpc::ServerReaderWriter<pb::PutResult, pb::FlightData>;
 // The one mapping of skade codes to gRPC codes.
 GStatus ToGrpc(const Status& st);
 std::string PackAny(const google::protobuf::Message& m);
+// kInvalidArgument for SQL text over the server's limit (1 MiB), before anything parses it.
+Status CheckSqlSize(const std::string& sql);
+// The refusal of every write path on a --read-only server.
+Status ReadOnlyRefusal();
 // The result schema DuckDB can tell before running; an empty schema when it cannot (the
 // stream's own schema message then describes the result).
 Result<arrow::SchemaHandle> ResultSchemaOrEmpty(engine::PreparedStatement& stmt);
@@ -95,8 +99,8 @@ class Backend {
   // Runs `sql` (with `params`: once per parameter row) and streams the result.
   GStatus StreamQuery(const Caller& caller, const std::string& handle, const std::string& schema,
                       const std::string& sql, const ParamSet* params, DataWriter* writer);
-  GStatus SendBatches(const Registry::Run& run, ArrowArrayStream& stream, arrow::ipc::StreamEncoder& encoder,
-                      engine::Connection& con, DataWriter* writer);
+  GStatus SendBatches(Registry::Run& run, ArrowArrayStream& stream, arrow::ipc::StreamEncoder& encoder,
+                      DataWriter* writer);
   GStatus QueryFailure(const Registry::Run& run, const Status& st);
 
   Result<std::shared_ptr<ParamSet>> ReadParams(const pb::FlightData& first, PutStream* stream);

@@ -9,8 +9,6 @@ namespace skade::flightsql {
 
 namespace {
 
-constexpr size_t kMaxSqlBytes = 1 << 20;
-
 GStatus WriteResult(PutStream* stream, const std::string& metadata) {
   pb::PutResult r;
   r.set_app_metadata(metadata);
@@ -23,8 +21,6 @@ GStatus UpdateResult(PutStream* stream, int64_t count) {
   r.set_record_count(count);
   return WriteResult(stream, r.SerializeAsString());
 }
-
-GStatus ReadOnly() { return GStatus(GCode::PERMISSION_DENIED, "permission denied: the server is read-only"); }
 
 }  // namespace
 
@@ -79,12 +75,10 @@ Result<std::vector<std::vector<std::string>>> Backend::ParamLiterals(const Param
 
 Result<int64_t> Backend::RunUpdate(const std::string& schema, const std::string& sql,
                                    std::span<const std::string> parameters) {
-  if (sql.size() > kMaxSqlBytes) {
-    return Status::InvalidArgument("SQL text is " + std::to_string(sql.size()) + " bytes; the limit is 1 MiB");
-  }
+  SKADE_RETURN_IF_ERROR(CheckSqlSize(sql));
   SKADE_ASSIGN_OR_RETURN(engine::Statement statement, engine::ParseStatement(sql, parameters));
   if (statement.is_write()) {
-    if (options_.read_only) return Status(StatusCode::kPermissionDenied, "permission denied: the server is read-only");
+    if (options_.read_only) return ReadOnlyRefusal();
     return lake_.ExecuteWrite(statement, schema);
   }
   if (statement.kind == engine::Statement::Kind::kQuery || statement.kind == engine::Statement::Kind::kExplain) {
@@ -164,7 +158,7 @@ GStatus Backend::PutPreparedUpdate(const Caller& caller, const std::string& hand
   auto prepared = registry_.FindPrepared(handle, caller.principal);
   if (!prepared.ok()) return ToGrpc(prepared.status());
   if (!(*prepared)->write) return GStatus(GCode::INVALID_ARGUMENT, "the prepared statement is a query, not an update");
-  if (options_.read_only) return ReadOnly();
+  if (options_.read_only) return ToGrpc(ReadOnlyRefusal());
   auto params = ReadParamsFor(**prepared, first, stream);
   if (!params.ok()) return ToGrpc(params.status());
   // Without parameters the statement runs exactly once; with them once per row (none for none).
@@ -185,7 +179,7 @@ GStatus Backend::PutPreparedUpdate(const Caller& caller, const std::string& hand
 
 GStatus Backend::PutIngest(const Caller& caller, const pbsql::CommandStatementIngest& command,
                            const pb::FlightData& first, PutStream* stream) {
-  if (options_.read_only) return ReadOnly();
+  if (options_.read_only) return ToGrpc(ReadOnlyRefusal());
   if (command.temporary()) return GStatus(GCode::INVALID_ARGUMENT, "temporary tables are not supported");
   if (command.has_transaction_id()) return GStatus(GCode::INVALID_ARGUMENT, "transactions are not supported");
   std::vector<std::string> parts;

@@ -29,7 +29,13 @@ struct Registry::Run::Entry {
   std::string principal;
   engine::Connection* connection;
   int64_t started_ns;
-  bool timed_out = false;  // guarded by Registry::Impl::mu
+  Run::Stop stop = Run::Stop::kNone;  // guarded by Registry::Impl::mu
+
+  // Records why (the first reason wins) and interrupts the statement.
+  void Interrupt(Run::Stop why) {
+    if (stop == Run::Stop::kNone) stop = why;
+    connection->Interrupt();
+  }
 };
 
 namespace {
@@ -204,9 +210,14 @@ Registry::Run::~Run() {
   }
 }
 
-bool Registry::Run::timed_out() const {
+Registry::Run::Stop Registry::Run::stop() const {
   std::lock_guard<std::mutex> lock(registry_->impl_->mu);
-  return entry_->timed_out;
+  return entry_->stop;
+}
+
+void Registry::Run::Cancel() {
+  std::lock_guard<std::mutex> lock(registry_->impl_->mu);
+  entry_->Interrupt(Stop::kCancelled);
 }
 
 CancelOutcome Registry::Cancel(const std::string& handle, const std::string& principal) {
@@ -215,7 +226,7 @@ CancelOutcome Registry::Cancel(const std::string& handle, const std::string& pri
   auto [begin, end] = impl_->running.equal_range(handle);
   for (auto it = begin; it != end; ++it) {
     if (it->second->principal != principal) continue;
-    it->second->connection->Interrupt();
+    it->second->Interrupt(Run::Stop::kCancelled);
     cancelled = true;
   }
   auto q = impl_->queries.find(handle);
@@ -228,7 +239,7 @@ CancelOutcome Registry::Cancel(const std::string& handle, const std::string& pri
 
 void Registry::InterruptAll() {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  for (auto& [handle, run] : impl_->running) run->connection->Interrupt();
+  for (auto& [handle, run] : impl_->running) run->Interrupt(Run::Stop::kCancelled);
 }
 
 void Registry::Reap(std::chrono::seconds query_timeout) {
@@ -236,9 +247,8 @@ void Registry::Reap(std::chrono::seconds query_timeout) {
   int64_t timeout_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(query_timeout).count();
   std::lock_guard<std::mutex> lock(impl_->mu);
   for (auto& [handle, run] : impl_->running) {
-    if (timeout_ns > 0 && !run->timed_out && now - run->started_ns > timeout_ns) {
-      run->timed_out = true;
-      run->connection->Interrupt();
+    if (timeout_ns > 0 && run->stop == Run::Stop::kNone && now - run->started_ns > timeout_ns) {
+      run->Interrupt(Run::Stop::kTimedOut);
     }
   }
   int64_t idle = impl_->idle_ns();

@@ -106,7 +106,12 @@ class Registry {
     ~Run();
     Run(const Run&) = delete;
     Run& operator=(const Run&) = delete;
-    bool timed_out() const;
+    // Why the run was interrupted, if it was: the failure it then reports is this, whatever
+    // DuckDB's message says.
+    enum class Stop { kNone, kTimedOut, kCancelled };
+    Stop stop() const;
+    // Interrupts the run as cancelled (its client went away).
+    void Cancel();
 
    private:
     friend class Registry;

@@ -14,13 +14,6 @@ namespace skade::flightsql {
 
 namespace {
 
-constexpr size_t kMaxSqlBytes = 1 << 20;
-
-Status CheckSqlSize(const std::string& sql) {
-  if (sql.size() <= kMaxSqlBytes) return Status::Ok();
-  return Status::InvalidArgument("SQL text is " + std::to_string(sql.size()) + " bytes; the limit is 1 MiB");
-}
-
 Status NotAllowed(const std::string& type_name) {
   return Status(StatusCode::kPermissionDenied, "permission denied: " + type_name +
                                                    " statements are not allowed (only queries, and through "
@@ -32,13 +25,13 @@ Status NotAllowed(const std::string& type_name) {
 // writes nothing for a long time).
 class DisconnectWatch {
  public:
-  DisconnectWatch(grpc::ServerContext* context, engine::Connection* connection) {
+  DisconnectWatch(grpc::ServerContext* context, Registry::Run& run) {
     if (context == nullptr) return;
-    thread_ = std::thread([this, context, connection] {
+    thread_ = std::thread([this, context, &run] {
       std::unique_lock<std::mutex> lock(mu_);
       while (!done_) {
         if (context->IsCancelled()) {
-          connection->Interrupt();
+          run.Cancel();
           return;
         }
         cv_.wait_for(lock, std::chrono::milliseconds(50));
@@ -64,6 +57,14 @@ class DisconnectWatch {
 };
 
 }  // namespace
+
+Status CheckSqlSize(const std::string& sql) {
+  constexpr size_t kMaxSqlBytes = 1 << 20;
+  if (sql.size() <= kMaxSqlBytes) return Status::Ok();
+  return Status::InvalidArgument("SQL text is " + std::to_string(sql.size()) + " bytes; the limit is 1 MiB");
+}
+
+Status ReadOnlyRefusal() { return Status(StatusCode::kPermissionDenied, "permission denied: the server is read-only"); }
 
 Result<arrow::SchemaHandle> ResultSchemaOrEmpty(engine::PreparedStatement& stmt) {
   auto schema = stmt.ResultSchema();
@@ -123,7 +124,7 @@ Result<std::unique_ptr<engine::PreparedStatement>> Backend::PrepareQuery(const s
   // Classified from DuckDB's parse tree before anything runs; exactly one statement.
   SKADE_ASSIGN_OR_RETURN(engine::Statement statement, engine::ParseStatement(sql));
   if (statement.is_write()) {
-    if (options_.read_only) return Status(StatusCode::kPermissionDenied, "permission denied: the server is read-only");
+    if (options_.read_only) return ReadOnlyRefusal();
     return Status::InvalidArgument("a write statement cannot run as a query; send it as CommandStatementUpdate");
   }
   if (statement.kind != engine::Statement::Kind::kQuery && statement.kind != engine::Statement::Kind::kExplain) {
@@ -245,7 +246,7 @@ GStatus Backend::StreamQuery(const Caller& caller, const std::string& handle, co
   auto stmt = PrepareQuery(schema, **con, sql);
   if (!stmt.ok()) return ToGrpc(stmt.status());
   std::unique_ptr<Registry::Run> run = registry_.StartRun(handle, caller.principal, con->get());
-  DisconnectWatch watch(caller.context, con->get());
+  DisconnectWatch watch(caller.context, *run);
   std::unique_ptr<arrow::ipc::StreamEncoder> encoder;
   // The stream's schema message, from the first result (or the prepared statement's schema).
   auto start = [&](const ArrowSchema& result_schema) -> GStatus {
@@ -284,7 +285,7 @@ GStatus Backend::StreamQuery(const Caller& caller, const std::string& handle, co
       }
       if (GStatus st = start(*result_schema.get()); !st.ok()) return st;
     }
-    GStatus sent = SendBatches(*run, *stream->get(), *encoder, **con, writer);
+    GStatus sent = SendBatches(*run, *stream->get(), *encoder, writer);
     if (!sent.ok()) return sent;
   }
   if (!encoder) {  // zero parameter rows: an empty result of the statement's schema
@@ -299,8 +300,8 @@ GStatus Backend::StreamQuery(const Caller& caller, const std::string& handle, co
 // into a small bounded queue while this thread writes to gRPC, so scanning and sending overlap;
 // writes followed by already-queued ones carry gRPC's buffer hint (fewer flushes and wake-ups),
 // the last one queued flushes.
-GStatus Backend::SendBatches(const Registry::Run& run, ArrowArrayStream& stream, arrow::ipc::StreamEncoder& encoder,
-                             engine::Connection& con, DataWriter* writer) {
+GStatus Backend::SendBatches(Registry::Run& run, ArrowArrayStream& stream, arrow::ipc::StreamEncoder& encoder,
+                             DataWriter* writer) {
   constexpr size_t kQueueBatches = 8;
   constexpr int kFlushEvery = 16;
   std::mutex mu;
@@ -361,7 +362,7 @@ GStatus Backend::SendBatches(const Registry::Run& run, ArrowArrayStream& stream,
       failed = !writer->Write(RawFlightData{std::move(messages[i]), "", options_.copy_batches}, write_options);
     }
     if (failed) {
-      con.Interrupt();
+      run.Cancel();
       result = GStatus(GCode::CANCELLED, "client went away");
       std::lock_guard<std::mutex> lock(mu);
       stopped = true;
@@ -374,12 +375,14 @@ GStatus Backend::SendBatches(const Registry::Run& run, ArrowArrayStream& stream,
 }
 
 GStatus Backend::QueryFailure(const Registry::Run& run, const Status& st) {
-  if (run.timed_out()) {
-    return GStatus(GCode::DEADLINE_EXCEEDED,
-                   "query timed out after " + std::to_string(options_.query_timeout.count()) + " s");
-  }
-  if (st.message().find("INTERRUPT") != std::string::npos || st.message().find("nterrupt") != std::string::npos) {
-    return GStatus(GCode::CANCELLED, "query cancelled");
+  switch (run.stop()) {
+    case Registry::Run::Stop::kTimedOut:
+      return GStatus(GCode::DEADLINE_EXCEEDED,
+                     "query timed out after " + std::to_string(options_.query_timeout.count()) + " s");
+    case Registry::Run::Stop::kCancelled:
+      return GStatus(GCode::CANCELLED, "query cancelled");
+    case Registry::Run::Stop::kNone:
+      break;
   }
   return ToGrpc(st);
 }
