@@ -141,6 +141,20 @@ Result<std::unordered_map<std::string, FileShape>> InspectFiles(Database& db,
   return shapes;
 }
 
+// The names `mapping` gives field `id` that occur in `names`, in mapping order (how a file without
+// field ids stores that field, if at all).
+std::vector<std::string> MappedNamesIn(const iceberg::NameMapping& mapping, int id,
+                                       const std::set<std::string>& names) {
+  std::vector<std::string> out;
+  for (const auto& mf : mapping.fields) {
+    if (mf.field_id != id) continue;
+    for (const std::string& n : mf.names) {
+      if (names.count(n)) out.push_back(n);
+    }
+  }
+  return out;
+}
+
 struct DeleteRef {
   std::string local;
   const iceberg::DeleteFileTask* task;
@@ -422,12 +436,7 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan, RowOrig
     std::string select;
     for (const ColumnDef& c : columns) {
       std::vector<std::string> present;
-      for (const auto& mf : mapping.fields) {
-        if (mf.field_id != c.field->id) continue;
-        for (const std::string& n : mf.names) {
-          if (noid_names.count(n)) present.push_back(QuoteIdentifier(n));
-        }
-      }
+      for (const std::string& n : MappedNamesIn(mapping, c.field->id, noid_names)) present.push_back(QuoteIdentifier(n));
       std::string expr;
       if (present.empty()) {
         expr = "CAST(" + c.default_sql + " AS " + c.duck_type + ")";
@@ -459,13 +468,7 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan, RowOrig
   auto stores = [&](const std::string& path, int id) {
     const FileShape& shape = shapes[path];
     if (shape.has_field_ids) return shape.top_level_ids.count(id) > 0;
-    for (const auto& mf : mapping.fields) {
-      if (mf.field_id != id) continue;
-      for (const std::string& n : mf.names) {
-        if (shape.top_level_names.count(n)) return true;
-      }
-    }
-    return false;
+    return !MappedNamesIn(mapping, id, shape.top_level_names).empty();
   };
   // Per column: the files that take its value from their partition, with the value's SQL.
   std::vector<std::map<std::string, std::string>> from_partition(columns.size());
