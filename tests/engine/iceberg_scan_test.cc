@@ -6,8 +6,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "skade/engine/database.h"
 #include "skade/engine/sql_filter.h"
+#include "skade/iceberg/deletion_vector.h"
+#include "skade/iceberg/puffin.h"
 #include "skade/iceberg/scan.h"
 #include "skade/iceberg/table_metadata.h"
 #include "skade/io/file_io.h"
@@ -525,18 +529,6 @@ TEST_F(IdentityPartitionScanTest, FilesOfOtherFormatsAreNamedNotSentToTheParquet
   ASSERT_EQ(sql.status().code(), StatusCode::kNotImplemented);
   EXPECT_THAT(sql.status().message(), ::testing::HasSubstr("part-0.orc"));
   EXPECT_THAT(sql.status().message(), ::testing::HasSubstr("ORC"));
-
-  auto data = Task(IdOnlyFile(tmp, "d.parquet", 0, 1), 1);
-  auto dv = std::make_shared<iceberg::DeleteFileTask>();
-  dv->file.content = iceberg::DataFileContent::kPositionDeletes;
-  dv->file.file_path = tmp.Path("dv.puffin");
-  dv->file.file_format = iceberg::FileFormat::kPuffin;
-  data.deletes.push_back(dv);
-  scan.tasks = {data};
-  auto with_dv = BuildTableSql(*db_, scan);
-  ASSERT_EQ(with_dv.status().code(), StatusCode::kNotImplemented);
-  EXPECT_THAT(with_dv.status().message(), ::testing::HasSubstr("dv.puffin"));
-  EXPECT_THAT(with_dv.status().message(), ::testing::HasSubstr("deletion vector"));
 }
 
 }  // namespace
@@ -575,6 +567,175 @@ TEST_F(IdentityPartitionScanTest, PositionDeletesMatchDataFilesWhateverTheirPath
   EXPECT_EQ(One(*sql, "SELECT string_agg(id::VARCHAR, ',' ORDER BY id) FROM t"), "0,2,5");
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_THAT(notes[0], ::testing::HasSubstr("1 position delete row(s) name no data file"));
+}
+
+}  // namespace
+}  // namespace skade::engine
+
+namespace skade::engine {
+namespace {
+
+// v3 deletion vectors: blobs in Puffin files, several per file, one per data file, applied by
+// (file, offset); damaged ones are Corruption naming the file.
+class DeletionVectorScanTest : public IdentityPartitionScanTest {
+ protected:
+  struct Blob {
+    std::string type = std::string(iceberg::kDeletionVectorBlob);
+    std::string bytes;
+  };
+  // Writes a Puffin file of `blobs`; returns the offsets.
+  std::vector<int64_t> WritePuffin(const std::string& path, const std::vector<Blob>& blobs) {
+    iceberg::PuffinWriter writer;
+    std::vector<int64_t> offsets;
+    for (const Blob& b : blobs) {
+      offsets.push_back(writer.Add(iceberg::PuffinBlob{b.type, {}, 1, 1, 0, 0, std::nullopt, {}}, b.bytes).offset);
+    }
+    auto io = io::MakeLocalFileIO();
+    EXPECT_TRUE(io->Overwrite(path, writer.Finish({})).ok());
+    return offsets;
+  }
+  std::shared_ptr<iceberg::DeleteFileTask> Vector(const std::string& puffin, int64_t offset, const std::string& bytes,
+                                    const iceberg::FileScanTask& data, int64_t cardinality) {
+    auto d = std::make_shared<iceberg::DeleteFileTask>();
+    d->file.content = iceberg::DataFileContent::kPositionDeletes;
+    d->file.file_format = iceberg::FileFormat::kPuffin;
+    d->file.file_path = puffin;
+    d->file.content_offset = offset;
+    d->file.content_size_in_bytes = static_cast<int64_t>(bytes.size());
+    d->file.referenced_data_file = data.file.file_path;
+    d->file.record_count = cardinality;
+    d->sequence_number = 2;
+    return d;
+  }
+  static std::string Dv(std::vector<int64_t> positions) {
+    return iceberg::DeletionVector::FromPositions(std::move(positions)).Serialize();
+  }
+};
+
+TEST_F(DeletionVectorScanTest, TwoBlobsOfOnePuffinFileDeleteExactlyTheirRows) {
+  testing::TempDir tmp;
+  auto a = Task(IdOnlyFile(tmp, "a.parquet", 0, 10), 10);
+  auto b = Task(IdOnlyFile(tmp, "b.parquet", 100, 10), 10);
+  auto c = Task(IdOnlyFile(tmp, "c.parquet", 200, 3), 3);  // no deletes
+  const std::string puffin = tmp.Path("deletes.puffin");
+  const std::string dv_a = Dv({1, 3}), dv_b = Dv({0, 9, 4});
+  // A statistics blob first, so neither vector starts right after the magic.
+  auto offsets = WritePuffin(puffin, {{"apache-datasketches-theta-v1", "sketch"}, {.bytes = dv_a}, {.bytes = dv_b}});
+  a.deletes.push_back(Vector(puffin, offsets[1], dv_a, a, 2));
+  b.deletes.push_back(Vector(puffin, offsets[2], dv_b, b, 3));
+  IcebergScan scan;
+  scan.schema = Schema();
+  scan.tasks = {a, b, c};
+  auto sql = BuildTableSql(*db_, scan);
+  ASSERT_TRUE(sql.ok()) << sql.status().ToString();
+  EXPECT_EQ(One(*sql, "SELECT string_agg(id::VARCHAR, ',' ORDER BY id) FROM t"),
+            "0,2,4,5,6,7,8,9,101,102,103,105,106,107,108,200,201,202");
+  EXPECT_EQ(One(*sql, "SELECT count(*) FROM t WHERE id >= 100 AND id < 200"), "7");
+  // The same blobs again (decoded ones come from the cache) give the same rows.
+  auto again = BuildTableSql(*db_, scan);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(One(*again, "SELECT count(*) FROM t"), "18");
+}
+
+TEST_F(DeletionVectorScanTest, DamagedVectorsAreCorruptionNamingTheFile) {
+  testing::TempDir tmp;
+  auto data = Task(IdOnlyFile(tmp, "a.parquet", 0, 10), 10);
+  const std::string dv = Dv({2, 5});
+  int n = 0;
+  // Builds a scan whose one vector has had `damage` done, then expects a Corruption saying `says`.
+  auto expect = [&](const std::function<void(std::string& file, iceberg::DataFile& entry)>& damage,
+                    const std::string& says) {
+    const std::string puffin = tmp.Path("v" + std::to_string(n++) + ".puffin");
+    auto offsets = WritePuffin(puffin, {{.bytes = dv}});
+    auto task = data;
+    auto vector = Vector(puffin, offsets[0], dv, data, 2);
+    std::string file = testing::ReadFileOrDie(puffin);
+    damage(file, vector->file);
+    task.deletes = {vector};
+    auto io = io::MakeLocalFileIO();
+    ASSERT_TRUE(io->Overwrite(puffin, file).ok());
+    IcebergScan scan;
+    scan.schema = Schema();
+    scan.tasks = {task};
+    auto sql = BuildTableSql(*db_, scan);
+    ASSERT_EQ(sql.status().code(), StatusCode::kCorruption) << says << ": " << sql.status().ToString();
+    EXPECT_THAT(sql.status().message(), ::testing::HasSubstr(puffin));
+    EXPECT_THAT(sql.status().message(), ::testing::HasSubstr(says));
+  };
+  expect([](std::string& f, iceberg::DataFile&) { f[4 + 14] = static_cast<char>(f[4 + 14] ^ 1); }, "CRC");
+  expect([](std::string& f, iceberg::DataFile&) { f[4 + 5] = 0; }, "magic");
+  expect([](std::string& f, iceberg::DataFile&) { f.replace(0, 4, "PAR1"); }, "Puffin magic");
+  expect([](std::string&, iceberg::DataFile& e) { e.content_offset = 5; }, "no blob at offset 5");
+  expect([](std::string&, iceberg::DataFile& e) { *e.content_size_in_bytes += 1; }, "the manifest");
+  expect([](std::string&, iceberg::DataFile& e) { e.record_count = 3; }, "its manifest entry says 3");
+  expect([&](std::string& f, iceberg::DataFile&) {
+    // The footer moves the blob past the end of the blob area.
+    const std::string entry = "\"offset\":4";
+    f.replace(f.find(entry), entry.size(), "\"offset\":8");
+  }, "outside the blob area");
+  // Positions past the data file's rows, an unknown blob type at the offset, two vectors.
+  {
+    const std::string far = Dv({2, 10});
+    const std::string puffin = tmp.Path("far.puffin");
+    auto offsets = WritePuffin(puffin, {{.bytes = far}});
+    auto task = data;
+    task.deletes = {Vector(puffin, offsets[0], far, data, 2)};
+    IcebergScan scan;
+    scan.schema = Schema();
+    scan.tasks = {task};
+    auto sql = BuildTableSql(*db_, scan);
+    ASSERT_EQ(sql.status().code(), StatusCode::kCorruption);
+    EXPECT_THAT(sql.status().message(), ::testing::HasSubstr("deletes position 10, past the data file's 10 rows"));
+  }
+  {
+    const std::string puffin = tmp.Path("theta.puffin");
+    auto offsets = WritePuffin(puffin, {{"apache-datasketches-theta-v1", dv}});
+    auto task = data;
+    task.deletes = {Vector(puffin, offsets[0], dv, data, 2)};
+    IcebergScan scan;
+    scan.schema = Schema();
+    scan.tasks = {task};
+    auto sql = BuildTableSql(*db_, scan);
+    ASSERT_EQ(sql.status().code(), StatusCode::kCorruption);
+    EXPECT_THAT(sql.status().message(), ::testing::HasSubstr("'apache-datasketches-theta-v1' blob"));
+  }
+  {
+    const std::string puffin = tmp.Path("two.puffin");
+    auto offsets = WritePuffin(puffin, {{.bytes = dv}, {.bytes = dv}});
+    auto task = data;
+    task.deletes = {Vector(puffin, offsets[0], dv, data, 2), Vector(puffin, offsets[1], dv, data, 2)};
+    IcebergScan scan;
+    scan.schema = Schema();
+    scan.tasks = {task};
+    auto sql = BuildTableSql(*db_, scan);
+    ASSERT_EQ(sql.status().code(), StatusCode::kCorruption);
+    EXPECT_THAT(sql.status().message(), ::testing::HasSubstr("two deletion vectors"));
+  }
+}
+
+TEST_F(DeletionVectorScanTest, LockedDownDatabaseReadsVectorsOnlyInsideItsDirectories) {
+  testing::TempDir inside, outside;
+  const std::string dv = Dv({1});
+  const std::string in_file = inside.Path("in.puffin"), out_file = outside.Path("out.puffin");
+  auto in_offsets = WritePuffin(in_file, {{.bytes = dv}});
+  WritePuffin(out_file, {{.bytes = dv}});
+  DatabaseOptions options;
+  options.lock_down = true;
+  options.allowed_directories = {inside.path()};
+  auto db = Database::Open(options);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto call = [&](const std::string& file) {
+    return (*db)->QueryRows("SELECT count(*) FROM skade_deletion_vectors([" + QuoteString(file) + "], [" +
+                            std::to_string(in_offsets[0]) + "], [" + std::to_string(dv.size()) + "], ['x'])");
+  };
+  auto ok = call(in_file);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(*(*ok)[0][0], "1");
+  for (const std::string& escape : {out_file, inside.path() + "/../" + outside.path().substr(outside.path().rfind('/') + 1) + "/out.puffin"}) {
+    auto refused = call(escape);
+    ASSERT_FALSE(refused.ok()) << escape;
+    EXPECT_THAT(refused.status().message(), ::testing::HasSubstr("outside the allowed directories"));
+  }
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "duckdb.h"
 #include <functional>
 #include <nlohmann/json.hpp>
+#include "skade/engine/deletion_vectors_internal.h"
 #include "skade/engine/functions_internal.h"
 
 namespace skade::engine {
@@ -452,6 +453,7 @@ Result<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& options)
     return Status::Internal("cannot open a DuckDB connection");
   }
   SKADE_RETURN_IF_ERROR(RegisterIcebergFunctions(con.con));
+  SKADE_RETURN_IF_ERROR(RegisterDeletionVectorFunction(con.con, options));
   for (const std::string& name : options.attach_in_memory) {
     SKADE_RETURN_IF_ERROR(db->Execute("ATTACH IF NOT EXISTS ':memory:' AS " + QuoteIdentifier(name)));
   }

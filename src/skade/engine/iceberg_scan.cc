@@ -7,6 +7,7 @@
 
 #include "skade/base/hex.h"
 #include "skade/base/log.h"
+#include "skade/engine/deletion_vectors_internal.h"
 #include "skade/iceberg/literal.h"
 #include "skade/io/location.h"
 
@@ -340,11 +341,25 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan, RowOrig
   // Equality-delete key columns (by field id) that the data side must expose.
   std::set<int> eq_ids;
   std::map<std::string, DeleteRef> delete_files;  // local path → delete file
-  for (const auto& t : scan.tasks) {
+  // Deletion vectors (v3): at most one per data file; several share a Puffin file, so they
+  // are told apart by (file, offset), never by path alone.
+  std::vector<DeletionVectorRequest> vector_requests;
+  std::vector<size_t> vector_tasks;  // index into scan.tasks, per request
+  for (size_t i = 0; i < scan.tasks.size(); ++i) {
+    const auto& t = scan.tasks[i];
     for (const auto& d : t.deletes) {
       if (d->file.file_format == iceberg::FileFormat::kPuffin) {
-        return Status::NotImplemented("delete file '" + d->file.file_path +
-                                      "' holds deletion vectors (Puffin, format v3), which skade does not read yet");
+        if (d->file.content != DataFileContent::kPositionDeletes) {
+          return Status::Corruption("delete file '" + d->file.file_path + "' is a Puffin file but not a position delete");
+        }
+        if (!vector_tasks.empty() && vector_tasks.back() == i) {
+          return Status::Corruption("data file '" + t.file.file_path + "' has two deletion vectors ('" +
+                                    vector_requests.back().vector->file_path + "' and '" + d->file.file_path +
+                                    "'); the spec allows one");
+        }
+        vector_requests.push_back({local(d->file.file_path), &d->file, &t.file});
+        vector_tasks.push_back(i);
+        continue;
       }
       if (d->file.file_format != iceberg::FileFormat::kParquet) {
         return Status::NotImplemented("delete file '" + d->file.file_path + "' is " +
@@ -579,7 +594,7 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan, RowOrig
       eq_groups[ids].push_back(p);
     }
   }
-  sql += ",\n__skade_deletes(path, seq, part) AS (VALUES " + del_values + ")";
+  if (!del_values.empty()) sql += ",\n__skade_deletes(path, seq, part) AS (VALUES " + del_values + ")";
 
   std::string body = "SELECT " + visible + " FROM (SELECT __skade_data.*, f.seq AS __skade_seq, " +
                      "f.part AS __skade_part FROM __skade_data LEFT JOIN __skade_files f ON " +
@@ -625,6 +640,23 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan, RowOrig
            ", schema = " + pos_schema + ", filename = true) p JOIN __skade_deletes dl ON p.filename = dl.path " +
            "JOIN __skade_named n ON n.raw = p.file_path JOIN __skade_files f ON f.path = n.path AND dl.seq >= f.seq)";
     body += "\nANTI JOIN __skade_pos p ON d.filename = p.path AND d.file_row_number = p.pos";
+  }
+  if (!vector_requests.empty()) {
+    // Checked here (footer, CRC, cardinality, positions within the data file) so a damaged
+    // vector is a Corruption naming its file; the read below finds them decoded in the cache.
+    SKADE_RETURN_IF_ERROR(LoadDeletionVectors(vector_requests).status());
+    std::string puffins, offsets, lengths, targets;
+    for (size_t k = 0; k < vector_requests.size(); ++k) {
+      const iceberg::DataFile& dv = *vector_requests[k].vector;
+      const std::string sep = k ? ", " : "";
+      puffins += sep + QuoteString(vector_requests[k].puffin);
+      offsets += sep + std::to_string(*dv.content_offset);
+      lengths += sep + std::to_string(*dv.content_size_in_bytes);
+      targets += sep + QuoteString(data_paths[vector_tasks[k]]);
+    }
+    sql += ",\n__skade_dv AS (SELECT path, pos FROM skade_deletion_vectors([" + puffins + "]::VARCHAR[], [" + offsets +
+           "]::BIGINT[], [" + lengths + "]::BIGINT[], [" + targets + "]::VARCHAR[]))";
+    body += "\nANTI JOIN __skade_dv v ON d.filename = v.path AND d.file_row_number = v.pos";
   }
   int group = 0;
   for (const auto& [ids, files] : eq_groups) {

@@ -695,6 +695,19 @@ Result<std::vector<ManifestFile>> ParseManifestList(std::string data, std::strin
   return out;
 }
 
+Result<int64_t> AssignFirstRowIds(std::vector<ManifestFile>& manifests, int64_t next_row_id) {
+  int64_t assigned = 0;
+  for (ManifestFile& m : manifests) {
+    if (m.content != ManifestContent::kData || m.first_row_id) continue;
+    if (!m.added_rows_count || !m.existing_rows_count) {
+      return Status::InvalidArgument("data manifest '" + m.manifest_path + "' has no row counts to assign row ids by");
+    }
+    m.first_row_id = next_row_id + assigned;
+    assigned += *m.added_rows_count + *m.existing_rows_count;
+  }
+  return assigned;
+}
+
 Result<std::string> WriteManifestList(int format_version, int64_t snapshot_id,
                                       std::optional<int64_t> parent_snapshot_id,
                                       int64_t sequence_number,

@@ -165,6 +165,13 @@ class ManifestWriter {
   std::unique_ptr<Impl> impl_;
 };
 
+// Spec "Row Lineage" (v3): when a manifest list is written, every data manifest without a
+// first_row_id gets the next unused ids, in list order, starting at `next_row_id` (the table's
+// next-row-id, the snapshot's first-row-id); each takes added_rows_count + existing_rows_count
+// ids. Returns how many ids were handed out (the snapshot's added-rows). kInvalidArgument for
+// a data manifest without row counts.
+Result<int64_t> AssignFirstRowIds(std::vector<ManifestFile>& manifests, int64_t next_row_id);
+
 // Writes a manifest list (v1 or v2 layout; v3 adds first_row_id) into memory. Header keys:
 // snapshot-id, parent-snapshot-id ("null" when absent), sequence-number (v2+),
 // format-version. Rows with sequence numbers of -1 get `sequence_number`. kInvalidArgument when

@@ -1,7 +1,5 @@
 #include "skade/iceberg/scan.h"
 
-#include "skade/io/location.h"
-
 #include <algorithm>
 #include <map>
 #include <unordered_map>
@@ -48,26 +46,28 @@ bool SameForm(std::string_view a, std::string_view b) {
 class DeleteIndex {
  public:
   void Add(DeleteFileTaskPtr d, bool global) {
-    if (global) {
+    if (d->file.content == DataFileContent::kPositionDeletes && d->file.referenced_data_file) {
+      // Deletion vectors and file-scoped position deletes name their one data file: indexed by
+      // it (one normal form, io::ComparableLocation), so planning stays linear in the files.
+      by_reference_[io::ComparableLocation(*d->file.referenced_data_file)].push_back({std::move(d), global});
+    } else if (global) {
       global_.push_back(std::move(d));
     } else {
       by_partition_[PartitionKey(d->file)].push_back(std::move(d));
     }
   }
-  bool empty() const { return global_.empty() && by_partition_.empty(); }
+  bool empty() const { return global_.empty() && by_partition_.empty() && by_reference_.empty(); }
 
   std::vector<DeleteFileTaskPtr> For(const DataFile& file, int64_t seq) const {
     std::vector<DeleteFileTaskPtr> out;
+    const std::string data_path = io::ComparableLocation(file.file_path);
+    const std::string partition = PartitionKey(file);
     auto consider = [&](const DeleteFileTaskPtr& d) {
       if (d->file.content == DataFileContent::kPositionDeletes) {
         if (d->sequence_number < seq) return;
-        // Paths as writers recorded them may differ in form (hdfs://nn/w/f vs /w/f, s3a vs
-        // s3): compare one normal form (io::ComparableLocation).
-        const std::string data_path = io::ComparableLocation(file.file_path);
-        if (d->file.referenced_data_file && io::ComparableLocation(*d->file.referenced_data_file) != data_path) return;
         // file_path bounds: equal bounds name the one data file the delete file refers to; a
         // range prunes only when it is in the data file's own form (else the order of the two
-        // forms says nothing, and the read joins on the exact path anyway).
+        // forms says nothing, and the read matches paths through one normal form anyway).
         auto lo = d->file.lower_bounds.find(kDeleteFilePathId);
         auto hi = d->file.upper_bounds.find(kDeleteFilePathId);
         if (lo != d->file.lower_bounds.end() && hi != d->file.upper_bounds.end()) {
@@ -84,15 +84,36 @@ class DeleteIndex {
       out.push_back(d);
     };
     for (const auto& d : global_) consider(d);
-    if (auto it = by_partition_.find(PartitionKey(file)); it != by_partition_.end()) {
+    if (auto it = by_partition_.find(partition); it != by_partition_.end()) {
       for (const auto& d : it->second) consider(d);
+    }
+    bool has_vector = false;
+    if (auto it = by_reference_.find(data_path); it != by_reference_.end()) {
+      for (const auto& [d, global] : it->second) {
+        if (!global && PartitionKey(d->file) != partition) continue;
+        size_t before = out.size();
+        consider(d);
+        has_vector = has_vector || (out.size() > before && d->file.file_format == FileFormat::kPuffin);
+      }
+    }
+    if (has_vector) {
+      // Spec "Scan Planning": position delete files apply only when no deletion vector does
+      // (a deletion vector, when written, took in every earlier position delete of its file).
+      std::erase_if(out, [](const DeleteFileTaskPtr& d) {
+        return d->file.content == DataFileContent::kPositionDeletes && d->file.file_format != FileFormat::kPuffin;
+      });
     }
     return out;
   }
 
  private:
+  struct Referenced {
+    DeleteFileTaskPtr file;
+    bool global = false;
+  };
   std::vector<DeleteFileTaskPtr> global_;
   std::unordered_map<std::string, std::vector<DeleteFileTaskPtr>> by_partition_;
+  std::unordered_map<std::string, std::vector<Referenced>> by_reference_;
 };
 
 // Drops per-column metrics to keep tasks small, except the bounds of `keep_bounds_of`.

@@ -20,6 +20,11 @@ struct PendingSnapshot {
   std::vector<iceberg::DataFile> added_data;
   std::vector<iceberg::DataFile> added_deletes;  // content: position or equality deletes
   std::set<std::string> removed_files;           // stored paths of data/delete files
+  // Data files (stored paths) whose file-scoped deletes (deletion vectors; position delete
+  // files with a referenced_data_file) go: a new vector replaces them all. A Puffin file holds
+  // the vectors of many data files, so they are removed by the data file they apply to, never
+  // by the Puffin file's path. A data file removed whole takes its file-scoped deletes along.
+  std::set<std::string> replaced_deletes_of;
   bool remove_all = false;                       // every live file of the base is removed
   // Files written for this attempt only: deleted when the attempt is abandoned.
   std::vector<std::string> attempt_files;
@@ -32,7 +37,8 @@ struct PendingSnapshot {
   std::optional<int64_t> rows_removed;
   // Commit nothing when the snapshot would change nothing (e.g. a delete that matched no row).
   bool empty() const {
-    return added_data.empty() && added_deletes.empty() && removed_files.empty() && !remove_all;
+    return added_data.empty() && added_deletes.empty() && removed_files.empty() && replaced_deletes_of.empty() &&
+           !remove_all;
   }
 };
 

@@ -9,7 +9,9 @@
 
 #include "skade/base/uuid.h"
 #include "skade/engine/sql_filter.h"
+#include "skade/iceberg/deletion_vector.h"
 #include "skade/iceberg/manifest.h"
+#include "skade/iceberg/puffin.h"
 #include "skade/table/commit_internal.h"
 #include "skade/table/table.h"
 
@@ -47,6 +49,69 @@ std::string ColumnList(const iceberg::Schema& schema) {
 
 bool IsMergeOnRead(const iceberg::TableMetadata& m) {
   return m.Property("write.delete.mode", "copy-on-write") == "merge-on-read";
+}
+
+// Spec "Reserved Field IDs": _pos, the column a deletion vector is about.
+constexpr int kRowPositionId = 2147483645;
+
+// Merge-on-read on a format v3 table (spec "Deletion Vectors"): one vector per target data file
+// holding every position that is gone after this operation — the rows matching `where_sql` and
+// everything deleted before (earlier vector, position or equality deletes) — all in one Puffin
+// file at `puffin_path`. Each replaces its data file's earlier vector and file-scoped position
+// delete files (PendingSnapshot::replaced_deletes_of). `rel` is the table relation with row
+// origins exposed.
+Status AddDeletionVectors(engine::Database& db, io::FileIO& io, const std::string& rel, const std::string& where_sql,
+                          const std::vector<const iceberg::FileScanTask*>& targets, const std::string& puffin_path,
+                          PendingSnapshot& p) {
+  std::string values, names;
+  for (const auto* t : targets) {
+    values += std::string(values.empty() ? "" : ", ") + "(" + QuoteString(t->file.file_path) + ", " +
+              std::to_string(t->file.record_count) + ")";
+    names += std::string(names.empty() ? "" : ", ") + QuoteString(t->file.file_path);
+  }
+  SKADE_ASSIGN_OR_RETURN(
+      auto rows, db.QueryRows("WITH __skade_rel AS (" + rel + "\n), __skade_targets(file, n) AS (VALUES " + values +
+                              "), __skade_kept AS (SELECT __skade_file AS file, __skade_pos AS pos FROM __skade_rel "
+                              "WHERE __skade_file IN (" + names + ") AND (" + where_sql + ") IS NOT TRUE) "
+                              "SELECT a.file, a.pos FROM (SELECT t.file, r.range AS pos FROM __skade_targets t, "
+                              "range(t.n) r) a ANTI JOIN __skade_kept k ON k.file = a.file AND k.pos = a.pos"));
+  std::map<std::string, std::vector<int64_t>> gone;
+  for (const auto& row : rows) {
+    auto pos = ToLong(row[1]);
+    if (!row[0] || !pos) return Status::Internal("unexpected deleted-position row");
+    gone[*row[0]].push_back(*pos);
+  }
+  iceberg::PuffinWriter puffin;
+  std::vector<DataFile> vectors;
+  for (const auto* t : targets) {
+    auto dv = iceberg::DeletionVector::FromPositions(std::move(gone[t->file.file_path]));
+    // Spec: a vector's blob carries -1 for snapshot id and sequence number (they are inherited).
+    const auto& blob = puffin.Add(iceberg::PuffinBlob{std::string(iceberg::kDeletionVectorBlob),
+                                                      {kRowPositionId}, -1, -1, 0, 0, std::nullopt,
+                                                      {{"referenced-data-file", t->file.file_path},
+                                                       {"cardinality", std::to_string(dv.cardinality())}}},
+                                  dv.Serialize());
+    DataFile d;
+    d.content = DataFileContent::kPositionDeletes;
+    d.file_path = puffin_path;
+    d.file_format = iceberg::FileFormat::kPuffin;
+    d.spec_id = t->file.spec_id;
+    d.partition = t->file.partition;
+    d.record_count = dv.cardinality();
+    d.referenced_data_file = t->file.file_path;
+    d.content_offset = blob.offset;
+    d.content_size_in_bytes = blob.length;
+    vectors.push_back(std::move(d));
+    p.replaced_deletes_of.insert(t->file.file_path);  // its earlier vector and file-scoped deletes
+  }
+  const std::string bytes = puffin.Finish({{"created-by", "skade"}});
+  SKADE_RETURN_IF_ERROR(io.CreateExclusive(puffin_path, bytes));
+  p.attempt_files.push_back(puffin_path);
+  for (DataFile& d : vectors) {
+    d.file_size_in_bytes = static_cast<int64_t>(bytes.size());
+    p.added_deletes.push_back(std::move(d));
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -146,6 +211,14 @@ Result<CommitOutcome> Table::OverwriteWhere(const engine::Predicate& where, cons
       if (row[0] && p.removed_files.count(*row[0])) whole_file_rows += ToLong(row[2]).value_or(0);
     }
     p.rows_removed = partial_hits + whole_file_rows;
+    if (base.format_version >= 3) {
+      // v3 tables take no new position delete files: deletion vectors instead.
+      std::vector<const iceberg::FileScanTask*> targets;
+      for (const auto& f : partial) targets.push_back(by_path[f]);
+      SKADE_RETURN_IF_ERROR(AddDeletionVectors(db_, io_, rel, where_sql, targets,
+                                               io::JoinLocation(data_dir, prefix + "deletes.puffin"), p));
+      return p;
+    }
     std::error_code ec;
     std::filesystem::create_directories(data_dir, ec);
     int n = 0;
@@ -501,7 +574,12 @@ Result<CommitOutcome> Table::Compact(const CompactOptions& options) {
     }
     // A delete file whose every target is rewritten has nothing left to apply to.
     for (const auto& [d, n] : uses) {
-      if (rewritten_uses[d] == n) p.removed_files.insert(d->file.file_path);
+      if (rewritten_uses[d] != n) continue;
+      if (d->file.file_format == iceberg::FileFormat::kPuffin && d->file.referenced_data_file) {
+        p.replaced_deletes_of.insert(*d->file.referenced_data_file);  // its Puffin file may hold others' vectors
+      } else {
+        p.removed_files.insert(d->file.file_path);
+      }
     }
     SKADE_ASSIGN_OR_RETURN(std::string rel, engine::BuildTableSql(db_, scan));
     engine::WriteOptions wopts =

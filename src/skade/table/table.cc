@@ -12,6 +12,7 @@
 
 #include "skade/base/clock.h"
 #include "skade/base/log.h"
+#include "skade/io/location.h"
 #include "skade/base/uuid.h"
 #include "skade/engine/sql_filter.h"
 #include "skade/iceberg/manifest.h"
@@ -41,6 +42,8 @@ struct Changes {
   int64_t added_files_size = 0;
   int64_t added_delete_files = 0;
   int64_t added_position_delete_files = 0;
+  int64_t added_dvs = 0;
+  int64_t removed_dvs = 0;
   int64_t added_equality_delete_files = 0;
   int64_t added_position_deletes = 0;
   int64_t added_equality_deletes = 0;
@@ -62,7 +65,8 @@ struct Changes {
         break;
       case iceberg::DataFileContent::kPositionDeletes:
         ++added_delete_files;
-        ++added_position_delete_files;
+        // Deletion vectors count apart from position delete files (spec v3 summaries).
+        ++(f.file_format == iceberg::FileFormat::kPuffin ? added_dvs : added_position_delete_files);
         added_position_deletes += f.record_count;
         break;
       case iceberg::DataFileContent::kEqualityDeletes:
@@ -82,6 +86,7 @@ struct Changes {
         break;
       case iceberg::DataFileContent::kPositionDeletes:
         ++removed_delete_files;
+        if (f.file_format == iceberg::FileFormat::kPuffin) ++removed_dvs;
         removed_position_deletes += f.record_count;
         break;
       case iceberg::DataFileContent::kEqualityDeletes:
@@ -105,6 +110,8 @@ std::vector<std::pair<std::string, std::string>> Summary(const std::string& oper
   add("added-delete-files", c.added_delete_files);
   add("added-position-delete-files", c.added_position_delete_files);
   add("added-equality-delete-files", c.added_equality_delete_files);
+  add("added-dvs", c.added_dvs);
+  add("removed-dvs", c.removed_dvs);
   add("removed-delete-files", c.removed_delete_files);
   add("added-records", c.added_records);
   // Rows a delete file removes count as deleted records; totals stay those of the data files.
@@ -425,12 +432,16 @@ Result<CommitOutcome> Table::CommitSnapshot(
       // Existing manifests: kept as they are unless they hold a removed file, then rewritten with
       // that entry DELETED (kept for incremental readers) and the others EXISTING.
       std::set<std::string> still_to_remove = pending.removed_files;
+      std::set<std::string> deletes_replaced_of;  // comparable forms of replaced_deletes_of
+      for (const std::string& f : pending.replaced_deletes_of) deletes_replaced_of.insert(io::ComparableLocation(f));
+      // Deletes scoped to a removed data file would apply to nothing: they go too.
+      for (const std::string& f : pending.removed_files) deletes_replaced_of.insert(io::ComparableLocation(f));
       if (parent != nullptr) {
         iceberg::ScanPlanner planner(io_, base);
         auto base_manifests = planner.LoadManifests(*parent);
         if (!base_manifests.ok()) return fail(base_manifests.status());
         for (const ManifestFile& m : *base_manifests) {
-          if (!pending.remove_all && pending.removed_files.empty()) {
+          if (!pending.remove_all && deletes_replaced_of.empty()) {
             manifests.push_back(m);
             continue;
           }
@@ -444,7 +455,12 @@ Result<CommitOutcome> Table::CommitSnapshot(
             if (!*entry) break;
             ManifestEntry e = std::move(**entry);
             if (e.status == ManifestEntryStatus::kDeleted) continue;  // deleted in an older snapshot
-            bool removed = pending.remove_all || pending.removed_files.count(e.data_file.file_path) > 0;
+            const bool scoped_removed = e.data_file.content == iceberg::DataFileContent::kPositionDeletes &&
+                                        e.data_file.referenced_data_file &&
+                                        deletes_replaced_of.count(io::ComparableLocation(*e.data_file.referenced_data_file));
+            bool removed = pending.remove_all || scoped_removed ||
+                           (e.data_file.file_format != iceberg::FileFormat::kPuffin &&
+                            pending.removed_files.count(e.data_file.file_path) > 0);
             if (removed) {
               touched = true;
               still_to_remove.erase(e.data_file.file_path);
@@ -478,6 +494,15 @@ Result<CommitOutcome> Table::CommitSnapshot(
       snap.summary = Summary(pending.operation, changes, pending.rows_removed, parent);
       std::string list_path = io::JoinLocation(
           metadata_dir, "snap-" + std::to_string(snapshot_id) + "-" + std::to_string(attempt) + "-" + write_id + ".avro");
+      if (format >= 3) {
+        // Spec "Row Lineage": new data manifests take the next row ids; the table's next-row-id
+        // moves past them when the snapshot is added (iceberg::ApplyUpdates).
+        const int64_t first_row_id = base.next_row_id.value_or(0);
+        auto assigned = iceberg::AssignFirstRowIds(manifests, first_row_id);
+        if (!assigned.ok()) return fail(assigned.status());
+        snap.first_row_id = first_row_id;
+        snap.added_rows = *assigned;
+      }
       auto list = iceberg::WriteManifestList(format, snapshot_id, snap.parent_snapshot_id, snap.sequence_number, manifests);
       if (!list.ok()) return fail(list.status());
       Status st = io_.CreateExclusive(list_path, *list);

@@ -1,0 +1,318 @@
+#include <filesystem>
+#include <list>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include "skade/engine/deletion_vectors_internal.h"
+#include "skade/iceberg/puffin.h"
+#include "skade/io/file_io.h"
+
+namespace skade::engine {
+namespace {
+
+// Decoded blobs by (file, offset, length, file size, modification time): a Puffin file is
+// immutable, and a file rewritten in place (size or time changed) is read again. Least
+// recently used blobs leave first once the blob bytes held pass the bound.
+class VectorCache {
+ public:
+  static VectorCache& Instance() {
+    static VectorCache* cache = new VectorCache(int64_t{128} << 20);
+    return *cache;
+  }
+
+  DeletionVectorPtr Find(const std::string& key) {
+    std::lock_guard lock(mu_);
+    auto it = entries_.find(key);
+    if (it == entries_.end()) return nullptr;
+    order_.splice(order_.begin(), order_, it->second.position);
+    return it->second.vector;
+  }
+
+  void Put(const std::string& key, DeletionVectorPtr vector, int64_t bytes) {
+    std::lock_guard lock(mu_);
+    if (entries_.count(key) || bytes > limit_) return;
+    order_.push_front(key);
+    entries_[key] = Entry{std::move(vector), bytes, order_.begin()};
+    held_ += bytes;
+    while (held_ > limit_ && !order_.empty()) {
+      auto victim = entries_.find(order_.back());
+      held_ -= victim->second.bytes;
+      entries_.erase(victim);
+      order_.pop_back();
+    }
+  }
+
+ private:
+  explicit VectorCache(int64_t limit) : limit_(limit) {}
+  struct Entry {
+    DeletionVectorPtr vector;
+    int64_t bytes = 0;
+    std::list<std::string>::iterator position;
+  };
+  std::mutex mu_;
+  std::list<std::string> order_;  // most recent first
+  std::unordered_map<std::string, Entry> entries_;
+  int64_t held_ = 0;
+  const int64_t limit_;
+};
+
+std::string CacheKey(const std::string& path, int64_t offset, int64_t length, const io::FileInfo& info) {
+  return path + '\0' + std::to_string(offset) + '\0' + std::to_string(length) + '\0' + std::to_string(info.size) +
+         '\0' + std::to_string(info.modified_ms);
+}
+
+Status Bad(const std::string& path, const std::string& what) {
+  return Status::Corruption("deletion vector file '" + path + "': " + what);
+}
+
+// Reads and decodes one blob of the file at local `path` (`name` in messages); no footer check
+// (the cache's entry or the scan's load did it).
+Result<DeletionVectorPtr> ReadVector(io::FileIO& io, const std::string& path, const std::string& name,
+                                     int64_t offset, int64_t length, const io::FileInfo& info) {
+  const std::string key = CacheKey(path, offset, length, info);
+  if (DeletionVectorPtr hit = VectorCache::Instance().Find(key)) return hit;
+  if (offset < 0 || length < 12 || offset > info.size - length) {
+    return Bad(name, "the blob at offset " + std::to_string(offset) + " with length " + std::to_string(length) +
+                         " does not fit the file (" + std::to_string(info.size) + " bytes)");
+  }
+  SKADE_ASSIGN_OR_RETURN(std::string blob, io.ReadRange(path, offset, length));
+  if (static_cast<int64_t>(blob.size()) != length) return Bad(name, "the file changed size while being read");
+  auto decoded = iceberg::DeletionVector::Deserialize(blob);
+  if (!decoded.ok()) {
+    return Bad(name, "blob at offset " + std::to_string(offset) + ": " + decoded.status().message());
+  }
+  auto vector = std::make_shared<const iceberg::DeletionVector>(std::move(*decoded));
+  VectorCache::Instance().Put(key, vector, length);
+  return DeletionVectorPtr(vector);
+}
+
+}  // namespace
+
+Result<std::vector<DeletionVectorPtr>> LoadDeletionVectors(const std::vector<DeletionVectorRequest>& requests) {
+  auto io = io::MakeLocalFileIO();
+  std::map<std::string, io::FileInfo> infos;
+  std::map<std::string, iceberg::PuffinFooter> footers;  // read only for blobs not cached
+  std::vector<DeletionVectorPtr> out;
+  out.reserve(requests.size());
+  for (const DeletionVectorRequest& r : requests) {
+    const iceberg::DataFile& dv = *r.vector;
+    if (!dv.content_offset || !dv.content_size_in_bytes) {
+      return Bad(dv.file_path, "its manifest entry has no content_offset or content_size_in_bytes");
+    }
+    const int64_t offset = *dv.content_offset, length = *dv.content_size_in_bytes;
+    auto info_it = infos.find(r.puffin);
+    if (info_it == infos.end()) {
+      auto info = io->Stat(r.puffin);
+      if (!info.ok()) {
+        if (info.status().code() == StatusCode::kNotFound) {
+          return Status::NotFound("deletion vector file '" + dv.file_path + "' does not exist" +
+                                  (r.puffin != dv.file_path ? " (looked for '" + r.puffin + "')" : ""));
+        }
+        return info.status();
+      }
+      info_it = infos.emplace(r.puffin, *info).first;
+    }
+    const io::FileInfo& info = info_it->second;
+    if (!VectorCache::Instance().Find(CacheKey(r.puffin, offset, length, info))) {
+      // First sight of this blob: its footer entry must say it is a deletion vector as stored.
+      auto footer_it = footers.find(r.puffin);
+      if (footer_it == footers.end()) {
+        auto footer = iceberg::ReadPuffinFooter(*io, r.puffin);
+        if (!footer.ok()) return footer.status();
+        footer_it = footers.emplace(r.puffin, std::move(*footer)).first;
+      }
+      const iceberg::PuffinBlob* blob = footer_it->second.BlobAt(offset);
+      if (blob == nullptr) return Bad(dv.file_path, "its footer lists no blob at offset " + std::to_string(offset));
+      if (blob->type != iceberg::kDeletionVectorBlob) {
+        return Bad(dv.file_path, "the blob at offset " + std::to_string(offset) + " is a '" + blob->type +
+                                     "' blob, not a deletion vector (" + std::string(iceberg::kDeletionVectorBlob) + ")");
+      }
+      if (blob->length != length) {
+        return Bad(dv.file_path, "the footer gives the blob at offset " + std::to_string(offset) + " " +
+                                     std::to_string(blob->length) + " bytes, the manifest " + std::to_string(length));
+      }
+      if (blob->compression_codec && !blob->compression_codec->empty()) {
+        return Bad(dv.file_path, "the deletion vector at offset " + std::to_string(offset) + " is compressed (" +
+                                     *blob->compression_codec + "); the spec stores them uncompressed");
+      }
+    }
+    SKADE_ASSIGN_OR_RETURN(DeletionVectorPtr vector, ReadVector(*io, r.puffin, dv.file_path, offset, length, info));
+    const iceberg::DeletionVector& v = *vector;
+    if (v.cardinality() != dv.record_count) {
+      return Bad(dv.file_path, "the deletion vector for '" + r.data->file_path + "' holds " +
+                                   std::to_string(v.cardinality()) + " positions, its manifest entry says " +
+                                   std::to_string(dv.record_count));
+    }
+    if (v.max() >= r.data->record_count) {
+      return Bad(dv.file_path, "the deletion vector for '" + r.data->file_path + "' deletes position " +
+                                   std::to_string(v.max()) + ", past the data file's " +
+                                   std::to_string(r.data->record_count) + " rows");
+    }
+    out.push_back(std::move(vector));
+  }
+  return out;
+}
+
+namespace {
+
+struct FunctionInfo {
+  bool lock_down = false;
+  std::vector<std::filesystem::path> allowed;  // canonical
+};
+
+struct BindData {
+  std::vector<std::string> data_paths;
+  std::vector<DeletionVectorPtr> vectors;
+};
+
+struct ScanState {
+  size_t vector = 0;                // the vector being emitted
+  std::vector<int64_t> positions;   // its positions
+  size_t next = 0;                  // the next position to emit
+  bool loaded = false;
+};
+
+bool Allowed(const FunctionInfo& info, const std::string& path) {
+  if (!info.lock_down) return true;
+  std::error_code ec;
+  const std::filesystem::path p = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  if (ec) return false;
+  for (const auto& dir : info.allowed) {
+    auto rel = p.lexically_relative(dir);
+    if (!rel.empty() && *rel.begin() != "..") return true;
+  }
+  return false;
+}
+
+struct Value {
+  duckdb_value v;
+  explicit Value(duckdb_value value) : v(value) {}
+  ~Value() { duckdb_destroy_value(&v); }
+};
+
+std::vector<std::string> StringList(duckdb_value list) {
+  std::vector<std::string> out;
+  const idx_t n = duckdb_get_list_size(list);
+  for (idx_t i = 0; i < n; ++i) {
+    Value child(duckdb_get_list_child(list, i));
+    char* text = duckdb_get_varchar(child.v);
+    out.emplace_back(text ? text : "");
+    duckdb_free(text);
+  }
+  return out;
+}
+
+std::vector<int64_t> LongList(duckdb_value list) {
+  std::vector<int64_t> out;
+  const idx_t n = duckdb_get_list_size(list);
+  for (idx_t i = 0; i < n; ++i) {
+    Value child(duckdb_get_list_child(list, i));
+    out.push_back(duckdb_get_int64(child.v));
+  }
+  return out;
+}
+
+void Bind(duckdb_bind_info info) {
+  const auto* fn = static_cast<const FunctionInfo*>(duckdb_bind_get_extra_info(info));
+  Value p0(duckdb_bind_get_parameter(info, 0)), p1(duckdb_bind_get_parameter(info, 1)),
+      p2(duckdb_bind_get_parameter(info, 2)), p3(duckdb_bind_get_parameter(info, 3));
+  const std::vector<std::string> puffins = StringList(p0.v), data_paths = StringList(p3.v);
+  const std::vector<int64_t> offsets = LongList(p1.v), lengths = LongList(p2.v);
+  if (puffins.size() != offsets.size() || puffins.size() != lengths.size() || puffins.size() != data_paths.size()) {
+    duckdb_bind_set_error(info, "skade_deletion_vectors: the four lists must have the same length");
+    return;
+  }
+  auto data = std::make_unique<BindData>();
+  auto io = io::MakeLocalFileIO();
+  int64_t total = 0;
+  for (size_t i = 0; i < puffins.size(); ++i) {
+    if (!Allowed(*fn, puffins[i])) {
+      duckdb_bind_set_error(info, ("skade_deletion_vectors: '" + puffins[i] + "' is outside the allowed directories").c_str());
+      return;
+    }
+    auto stat = io->Stat(puffins[i]);
+    Result<DeletionVectorPtr> vector = stat.ok() ? ReadVector(*io, puffins[i], puffins[i], offsets[i], lengths[i], *stat)
+                                                 : Result<DeletionVectorPtr>(stat.status());
+    if (!vector.ok()) {
+      duckdb_bind_set_error(info, vector.status().message().c_str());
+      return;
+    }
+    total += (*vector)->cardinality();
+    data->vectors.push_back(std::move(*vector));
+  }
+  data->data_paths = data_paths;
+  duckdb_logical_type varchar = duckdb_create_logical_type(DUCKDB_TYPE_VARCHAR);
+  duckdb_logical_type bigint = duckdb_create_logical_type(DUCKDB_TYPE_BIGINT);
+  duckdb_bind_add_result_column(info, "path", varchar);
+  duckdb_bind_add_result_column(info, "pos", bigint);
+  duckdb_destroy_logical_type(&varchar);
+  duckdb_destroy_logical_type(&bigint);
+  duckdb_bind_set_cardinality(info, static_cast<idx_t>(total), true);
+  duckdb_bind_set_bind_data(info, data.release(), [](void* p) { delete static_cast<BindData*>(p); });
+}
+
+void Init(duckdb_init_info info) {
+  duckdb_init_set_init_data(info, new ScanState(), [](void* p) { delete static_cast<ScanState*>(p); });
+  duckdb_init_set_max_threads(info, 1);
+}
+
+void Produce(duckdb_function_info info, duckdb_data_chunk output) {
+  const auto* data = static_cast<const BindData*>(duckdb_function_get_bind_data(info));
+  auto* state = static_cast<ScanState*>(duckdb_function_get_init_data(info));
+  duckdb_vector paths = duckdb_data_chunk_get_vector(output, 0);
+  auto* out_pos = static_cast<int64_t*>(duckdb_vector_get_data(duckdb_data_chunk_get_vector(output, 1)));
+  const idx_t capacity = duckdb_vector_size();
+  idx_t n = 0;
+  while (n < capacity && state->vector < data->vectors.size()) {
+    if (!state->loaded) {
+      state->positions.clear();
+      data->vectors[state->vector]->ForEach([&](int64_t p) { state->positions.push_back(p); });
+      state->next = 0;
+      state->loaded = true;
+    }
+    const std::string& path = data->data_paths[state->vector];
+    while (n < capacity && state->next < state->positions.size()) {
+      duckdb_vector_assign_string_element_len(paths, n, path.data(), path.size());
+      out_pos[n++] = state->positions[state->next++];
+    }
+    if (state->next == state->positions.size()) {
+      ++state->vector;
+      state->loaded = false;
+    }
+  }
+  duckdb_data_chunk_set_size(output, n);
+}
+
+}  // namespace
+
+Status RegisterDeletionVectorFunction(duckdb_connection con, const DatabaseOptions& options) {
+  auto fn_info = std::make_unique<FunctionInfo>();
+  fn_info->lock_down = options.lock_down;
+  for (const std::string& d : options.allowed_directories) {
+    std::error_code ec;
+    auto canonical = std::filesystem::weakly_canonical(std::filesystem::absolute(d, ec), ec);
+    if (!ec) fn_info->allowed.push_back(canonical);
+  }
+  duckdb_table_function f = duckdb_create_table_function();
+  duckdb_table_function_set_name(f, "skade_deletion_vectors");
+  duckdb_logical_type varchar = duckdb_create_logical_type(DUCKDB_TYPE_VARCHAR);
+  duckdb_logical_type bigint = duckdb_create_logical_type(DUCKDB_TYPE_BIGINT);
+  duckdb_logical_type varchars = duckdb_create_list_type(varchar);
+  duckdb_logical_type bigints = duckdb_create_list_type(bigint);
+  duckdb_table_function_add_parameter(f, varchars);
+  duckdb_table_function_add_parameter(f, bigints);
+  duckdb_table_function_add_parameter(f, bigints);
+  duckdb_table_function_add_parameter(f, varchars);
+  for (auto* t : {&varchar, &bigint, &varchars, &bigints}) duckdb_destroy_logical_type(t);
+  duckdb_table_function_set_extra_info(f, fn_info.release(), [](void* p) { delete static_cast<FunctionInfo*>(p); });
+  duckdb_table_function_set_bind(f, Bind);
+  duckdb_table_function_set_init(f, Init);
+  duckdb_table_function_set_function(f, Produce);
+  const duckdb_state st = duckdb_register_table_function(con, f);
+  duckdb_destroy_table_function(&f);
+  if (st != DuckDBSuccess) return Status::Internal("cannot register skade_deletion_vectors");
+  return Status::Ok();
+}
+
+}  // namespace skade::engine
