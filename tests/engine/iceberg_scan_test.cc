@@ -668,6 +668,8 @@ TEST_F(DeletionVectorScanTest, DamagedVectorsAreCorruptionNamingTheFile) {
   expect([](std::string&, iceberg::DataFile& e) { e.content_offset = 5; }, "no blob at offset 5");
   expect([](std::string&, iceberg::DataFile& e) { *e.content_size_in_bytes += 1; }, "the manifest");
   expect([](std::string&, iceberg::DataFile& e) { e.record_count = 3; }, "its manifest entry says 3");
+  expect([](std::string&, iceberg::DataFile& e) { e.referenced_data_file = "/elsewhere/b.parquet"; }, "is for");
+  expect([](std::string&, iceberg::DataFile& e) { e.referenced_data_file.reset(); }, "has no referenced_data_file");
   expect([&](std::string& f, iceberg::DataFile&) {
     // The footer moves the blob past the end of the blob area.
     const std::string entry = "\"offset\":4";
@@ -726,12 +728,13 @@ TEST_F(DeletionVectorScanTest, LockedDownDatabaseReadsVectorsOnlyInsideItsDirect
   ASSERT_TRUE(db.ok()) << db.status().ToString();
   auto call = [&](const std::string& file) {
     return (*db)->QueryRows("SELECT count(*) FROM skade_deletion_vectors([" + QuoteString(file) + "], [" +
-                            std::to_string(in_offsets[0]) + "], [" + std::to_string(dv.size()) + "], ['x'])");
+                            std::to_string(in_offsets[0]) + "], [" + std::to_string(dv.size()) + "], ['x'], [10])");
   };
   auto ok = call(in_file);
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   EXPECT_EQ(*(*ok)[0][0], "1");
-  for (const std::string& escape : {out_file, inside.path() + "/../" + outside.path().substr(outside.path().rfind('/') + 1) + "/out.puffin"}) {
+  for (const std::string& escape : {out_file, "file://" + out_file, "file:" + out_file,
+                                    inside.path() + "/../" + outside.path().substr(outside.path().rfind('/') + 1) + "/out.puffin"}) {
     auto refused = call(escape);
     ASSERT_FALSE(refused.ok()) << escape;
     EXPECT_THAT(refused.status().message(), ::testing::HasSubstr("outside the allowed directories"));

@@ -62,6 +62,10 @@ std::string CacheKey(const std::string& path, int64_t offset, int64_t length, co
          '\0' + std::to_string(info.modified_ms);
 }
 
+// A vector for a data file of 2^31 rows, every one deleted, in array containers: far above any
+// real blob (a bitset container caps a block of 65536 rows at 8 KiB).
+constexpr int64_t kMaxBlobBytes = int64_t{1} << 30;
+
 Status Bad(const std::string& path, const std::string& what) {
   return Status::Corruption("deletion vector file '" + path + "': " + what);
 }
@@ -72,7 +76,7 @@ Result<DeletionVectorPtr> ReadVector(io::FileIO& io, const std::string& path, co
                                      int64_t offset, int64_t length, const io::FileInfo& info) {
   const std::string key = CacheKey(path, offset, length, info);
   if (DeletionVectorPtr hit = VectorCache::Instance().Find(key)) return hit;
-  if (offset < 0 || length < 12 || offset > info.size - length) {
+  if (offset < 0 || length < 12 || length > kMaxBlobBytes || offset > info.size - length) {
     return Bad(name, "the blob at offset " + std::to_string(offset) + " with length " + std::to_string(length) +
                          " does not fit the file (" + std::to_string(info.size) + " bytes)");
   }
@@ -83,7 +87,7 @@ Result<DeletionVectorPtr> ReadVector(io::FileIO& io, const std::string& path, co
     return Bad(name, "blob at offset " + std::to_string(offset) + ": " + decoded.status().message());
   }
   auto vector = std::make_shared<const iceberg::DeletionVector>(std::move(*decoded));
-  VectorCache::Instance().Put(key, vector, length);
+  VectorCache::Instance().Put(key, vector, vector->memory_bytes());
   return DeletionVectorPtr(vector);
 }
 
@@ -173,10 +177,15 @@ struct ScanState {
   bool loaded = false;
 };
 
+// Whether the function may read `path`: a local path or file: URI (no other scheme), and when
+// locked down, one whose canonical form (the file actually opened: file: forms stripped,
+// symlinks and '..' resolved) lies inside an allowed directory.
 bool Allowed(const FunctionInfo& info, const std::string& path) {
+  const std::string local = io::LocalPath(path);
+  if (local.find("://") != std::string::npos || local.starts_with("file:")) return false;
   if (!info.lock_down) return true;
   std::error_code ec;
-  const std::filesystem::path p = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  const std::filesystem::path p = std::filesystem::weakly_canonical(std::filesystem::absolute(local, ec), ec);
   if (ec) return false;
   for (const auto& dir : info.allowed) {
     auto rel = p.lexically_relative(dir);
@@ -216,11 +225,13 @@ std::vector<int64_t> LongList(duckdb_value list) {
 void Bind(duckdb_bind_info info) {
   const auto* fn = static_cast<const FunctionInfo*>(duckdb_bind_get_extra_info(info));
   Value p0(duckdb_bind_get_parameter(info, 0)), p1(duckdb_bind_get_parameter(info, 1)),
-      p2(duckdb_bind_get_parameter(info, 2)), p3(duckdb_bind_get_parameter(info, 3));
+      p2(duckdb_bind_get_parameter(info, 2)), p3(duckdb_bind_get_parameter(info, 3)),
+      p4(duckdb_bind_get_parameter(info, 4));
   const std::vector<std::string> puffins = StringList(p0.v), data_paths = StringList(p3.v);
-  const std::vector<int64_t> offsets = LongList(p1.v), lengths = LongList(p2.v);
-  if (puffins.size() != offsets.size() || puffins.size() != lengths.size() || puffins.size() != data_paths.size()) {
-    duckdb_bind_set_error(info, "skade_deletion_vectors: the four lists must have the same length");
+  const std::vector<int64_t> offsets = LongList(p1.v), lengths = LongList(p2.v), row_counts = LongList(p4.v);
+  const size_t n = puffins.size();
+  if (offsets.size() != n || lengths.size() != n || data_paths.size() != n || row_counts.size() != n) {
+    duckdb_bind_set_error(info, "skade_deletion_vectors: the five lists must have the same length");
     return;
   }
   auto data = std::make_unique<BindData>();
@@ -231,11 +242,19 @@ void Bind(duckdb_bind_info info) {
       duckdb_bind_set_error(info, ("skade_deletion_vectors: '" + puffins[i] + "' is outside the allowed directories").c_str());
       return;
     }
-    auto stat = io->Stat(puffins[i]);
-    Result<DeletionVectorPtr> vector = stat.ok() ? ReadVector(*io, puffins[i], puffins[i], offsets[i], lengths[i], *stat)
+    auto stat = io->Stat(io::LocalPath(puffins[i]));
+    Result<DeletionVectorPtr> vector = stat.ok() ? ReadVector(*io, io::LocalPath(puffins[i]), puffins[i], offsets[i], lengths[i], *stat)
                                                  : Result<DeletionVectorPtr>(stat.status());
     if (!vector.ok()) {
       duckdb_bind_set_error(info, vector.status().message().c_str());
+      return;
+    }
+    // Every position names a row of the data file: this also bounds what a vector expands to.
+    if ((*vector)->max() >= row_counts[i]) {
+      duckdb_bind_set_error(info, ("skade_deletion_vectors: the vector at offset " + std::to_string(offsets[i]) + " of '" +
+                                   puffins[i] + "' deletes position " + std::to_string((*vector)->max()) + ", past the " +
+                                   std::to_string(row_counts[i]) + " rows of '" + data_paths[i] + "'")
+                                      .c_str());
       return;
     }
     total += (*vector)->cardinality();
@@ -304,6 +323,7 @@ Status RegisterDeletionVectorFunction(duckdb_connection con, const DatabaseOptio
   duckdb_table_function_add_parameter(f, bigints);
   duckdb_table_function_add_parameter(f, bigints);
   duckdb_table_function_add_parameter(f, varchars);
+  duckdb_table_function_add_parameter(f, bigints);
   for (auto* t : {&varchar, &bigint, &varchars, &bigints}) duckdb_destroy_logical_type(t);
   duckdb_table_function_set_extra_info(f, fn_info.release(), [](void* p) { delete static_cast<FunctionInfo*>(p); });
   duckdb_table_function_set_bind(f, Bind);

@@ -2,9 +2,10 @@
 // in memory, checked against their Puffin footer and manifest entries when a scan is built,
 // and served to DuckDB by the table function
 //   skade_deletion_vectors(puffin_paths VARCHAR[], offsets BIGINT[], lengths BIGINT[],
-//                          data_paths VARCHAR[]) → (path VARCHAR, pos BIGINT)
+//                          data_paths VARCHAR[], data_row_counts BIGINT[]) → (path VARCHAR, pos BIGINT)
 // which yields every deleted position of data_paths[i] from the blob at offsets[i] of
-// puffin_paths[i]: the read anti-joins it on (file name, row number).
+// puffin_paths[i] (each position below data_row_counts[i], checked): the read anti-joins it on
+// (file name, row number).
 #pragma once
 
 #include <memory>

@@ -352,6 +352,16 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan, RowOrig
         if (d->file.content != DataFileContent::kPositionDeletes) {
           return Status::Corruption("delete file '" + d->file.file_path + "' is a Puffin file but not a position delete");
         }
+        // Spec: a vector names its one data file (referenced_data_file) and its blob; one that
+        // names another file, or none, would delete rows of the wrong file.
+        if (!d->file.referenced_data_file || !d->file.content_offset || !d->file.content_size_in_bytes) {
+          return Status::Corruption("deletion vector in '" + d->file.file_path +
+                                    "' has no referenced_data_file, content_offset or content_size_in_bytes");
+        }
+        if (io::ComparableLocation(*d->file.referenced_data_file) != io::ComparableLocation(t.file.file_path)) {
+          return Status::Corruption("deletion vector in '" + d->file.file_path + "' is for '" +
+                                    *d->file.referenced_data_file + "', not for data file '" + t.file.file_path + "'");
+        }
         if (!vector_tasks.empty() && vector_tasks.back() == i) {
           return Status::Corruption("data file '" + t.file.file_path + "' has two deletion vectors ('" +
                                     vector_requests.back().vector->file_path + "' and '" + d->file.file_path +
@@ -645,7 +655,7 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan, RowOrig
     // Checked here (footer, CRC, cardinality, positions within the data file) so a damaged
     // vector is a Corruption naming its file; the read below finds them decoded in the cache.
     SKADE_RETURN_IF_ERROR(LoadDeletionVectors(vector_requests).status());
-    std::string puffins, offsets, lengths, targets;
+    std::string puffins, offsets, lengths, targets, counts;
     for (size_t k = 0; k < vector_requests.size(); ++k) {
       const iceberg::DataFile& dv = *vector_requests[k].vector;
       const std::string sep = k ? ", " : "";
@@ -653,9 +663,10 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan, RowOrig
       offsets += sep + std::to_string(*dv.content_offset);
       lengths += sep + std::to_string(*dv.content_size_in_bytes);
       targets += sep + QuoteString(data_paths[vector_tasks[k]]);
+      counts += sep + std::to_string(vector_requests[k].data->record_count);
     }
     sql += ",\n__skade_dv AS (SELECT path, pos FROM skade_deletion_vectors([" + puffins + "]::VARCHAR[], [" + offsets +
-           "]::BIGINT[], [" + lengths + "]::BIGINT[], [" + targets + "]::VARCHAR[]))";
+           "]::BIGINT[], [" + lengths + "]::BIGINT[], [" + targets + "]::VARCHAR[], [" + counts + "]::BIGINT[]))";
     body += "\nANTI JOIN __skade_dv v ON d.filename = v.path AND d.file_row_number = v.pos";
   }
   int group = 0;

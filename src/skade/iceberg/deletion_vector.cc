@@ -343,6 +343,17 @@ int64_t DeletionVector::max() const {
   return last;
 }
 
+int64_t DeletionVector::memory_bytes() const {
+  int64_t bytes = static_cast<int64_t>(sizeof(*this) + bitmaps_.capacity() * sizeof(Bitmap32));
+  for (const Bitmap32& b : bitmaps_) {
+    bytes += static_cast<int64_t>(b.containers.capacity() * sizeof(Container));
+    for (const Container& c : b.containers) {
+      bytes += static_cast<int64_t>(c.values.capacity() * sizeof(uint16_t) + c.words.capacity() * sizeof(uint64_t));
+    }
+  }
+  return bytes;
+}
+
 void DeletionVector::ForEach(const std::function<void(int64_t)>& fn) const {
   for (const Bitmap32& b : bitmaps_) {
     for (const Container& c : b.containers) {

@@ -35,6 +35,8 @@ class DeletionVector {
   bool Contains(int64_t position) const;
   // The largest position; -1 when empty.
   int64_t max() const;
+  // Bytes the decoded vector holds in memory (for cache bounds).
+  int64_t memory_bytes() const;
   // Calls `fn` with every position, ascending.
   void ForEach(const std::function<void(int64_t)>& fn) const;
 

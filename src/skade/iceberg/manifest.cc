@@ -986,8 +986,11 @@ Result<ManifestEntry> ManifestReader::Impl::Convert(const AvroValue& row) {
   SKADE_ASSIGN_OR_RETURN(f.referenced_data_file, d.OptBytes(referenced_data_file));
   SKADE_ASSIGN_OR_RETURN(f.content_offset, d.OptLong(content_offset));
   SKADE_ASSIGN_OR_RETURN(f.content_size_in_bytes, d.OptLong(content_size));
-  // Spec "First Row ID Inheritance": null ids of data files follow the manifest's first_row_id.
-  if (next_row_id && f.content == DataFileContent::kData && !f.first_row_id) {
+  // Spec "First Row ID Inheritance": null ids of live data files follow the manifest's
+  // first_row_id (a manifest list reserves added + existing rows for them; DELETED entries
+  // take none, or the live ones after them would pass the reserved range).
+  if (next_row_id && f.content == DataFileContent::kData && !f.first_row_id &&
+      entry.status != ManifestEntryStatus::kDeleted) {
     f.first_row_id = *next_row_id;
     *next_row_id += f.record_count;
   }

@@ -188,7 +188,10 @@ Result<CommitOutcome> Table::OverwriteWhere(const engine::Predicate& where, cons
 
     const std::string data_dir = io::JoinLocation(io::LocalPath(base.location), "data");
     const std::string prefix = Uuid::NewV7().ToString() + "-";
-    if (!IsMergeOnRead(base)) {
+    // v3 tables always take deletion vectors: rewriting rows would need their _row_id and
+    // _last_updated_sequence_number carried into the new files (spec "Row Lineage"), which
+    // skade does not write yet.
+    if (!IsMergeOnRead(base) && base.format_version < 3) {
       // Copy-on-write: the surviving rows of partially matching files go to new files.
       engine::WriteOptions wopts = engine::WriteOptionsFromProperties(base.properties, data_dir);
       wopts.file_prefix = prefix;
@@ -543,6 +546,10 @@ Result<CommitOutcome> Table::Compact(const CompactOptions& options) {
   return CommitSnapshot([&](const iceberg::TableMetadata& base, int) -> Result<PendingSnapshot> {
     PendingSnapshot p;
     p.operation = "replace";
+    if (base.format_version >= 3) {
+      return Status::NotImplemented("compacting a format v3 table would rewrite rows without their row lineage "
+                                    "(_row_id, _last_updated_sequence_number), which skade does not write yet");
+    }
     const iceberg::Snapshot* current = base.CurrentSnapshot();
     if (current == nullptr) return p;
     iceberg::SchemaPtr schema = base.CurrentSchema();
