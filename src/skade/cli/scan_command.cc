@@ -155,6 +155,7 @@ int RunScan(const ScanArgs& args, std::ostream& out, std::ostream& err) {
   scan.schema = selected->schema;
   scan.name_mapping = t.metadata.DefaultNameMapping();
   scan.specs = t.metadata.partition_specs;
+  scan.format_version = t.metadata.format_version;
   scan.locations = t.locations;
   if (args.verbose) scan.note = [&err](const std::string& message) { err << "skade: " << message << "\n"; };
   if (snapshot != nullptr) {

@@ -22,6 +22,12 @@ using iceberg::TypeId;
 // Reserved field ids of position delete files (spec "Reserved Field IDs").
 constexpr int kPosFilePathId = 2147483546;
 constexpr int kPosPosId = 2147483545;
+// Reserved field ids of the row-lineage metadata columns (spec v3 "Row Lineage"), and the names
+// they carry inside the relation until the last projection.
+constexpr int kRowIdId = 2147483540;
+constexpr int kLastUpdatedId = 2147483539;
+constexpr const char* kRowIdInner = "__skade_row_id";
+constexpr const char* kLastUpdatedInner = "__skade_last_seq";
 
 
 // Identifies a partition (spec id + values) as SQL-safe text; same partition ⇔ same key.
@@ -301,8 +307,20 @@ Result<std::string> DuckTypeName(const Type& type) {
   }
 }
 
-Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan, RowOrigin origin) {
+namespace {
+
+Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin origin, RowLineage row_lineage) {
   SKADE_ASSIGN_OR_RETURN(std::vector<ColumnDef> columns, Columns(*scan.schema));
+  const bool lineage = row_lineage == RowLineage::kIncluded;
+  if (lineage && scan.format_version < 3) {
+    return Status::InvalidArgument("row lineage (" + std::string(kRowIdColumn) + ", " +
+                                   std::string(kLastUpdatedSequenceNumberColumn) +
+                                   ") exists only in format v3 tables; this table is v" +
+                                   std::to_string(scan.format_version));
+  }
+  const std::string lineage_visible = ", d.__skade_row_id AS " + QuoteIdentifier(std::string(kRowIdColumn)) +
+                                      ", d.__skade_last_seq AS " +
+                                      QuoteIdentifier(std::string(kLastUpdatedSequenceNumberColumn));
 
   if (scan.tasks.empty()) {
     std::string sql = "SELECT ";
@@ -311,6 +329,10 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan, RowOrig
       sql += "CAST(NULL AS " + columns[i].duck_type + ") AS " + QuoteIdentifier(columns[i].field->name);
     }
     if (columns.empty()) sql += "NULL AS \"__empty\"";
+    if (lineage) {
+      sql += ", CAST(NULL AS BIGINT) AS " + QuoteIdentifier(std::string(kRowIdColumn)) + ", CAST(NULL AS BIGINT) AS " +
+             QuoteIdentifier(std::string(kLastUpdatedSequenceNumberColumn));
+    }
     if (origin == RowOrigin::kExposed) sql += ", CAST(NULL AS VARCHAR) AS __skade_file, CAST(NULL AS BIGINT) AS __skade_pos";
     return sql + " WHERE false";
   }
@@ -427,6 +449,10 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan, RowOrig
       // Spec: equality deletes on a dropped column still apply; read it by id.
       map.emplace_back(id, data_column(id), "VARCHAR", "NULL::VARCHAR");
     }
+    if (lineage) {
+      map.emplace_back(kRowIdId, kRowIdInner, "BIGINT", "NULL::VARCHAR");
+      map.emplace_back(kLastUpdatedId, kLastUpdatedInner, "BIGINT", "NULL::VARCHAR");
+    }
     parts.push_back("SELECT * FROM read_parquet(" + SqlList(id_files) +
                     ", schema = " + SchemaMap(map) +
                     ", filename = true, file_row_number = true)");
@@ -444,6 +470,11 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan, RowOrig
     for (int id : hidden_eq_ids) {
       map.emplace_back(id, data_column(id), "VARCHAR", "NULL::VARCHAR");
       select += QuoteIdentifier(data_column(id)) + ", ";
+    }
+    if (lineage) {
+      map.emplace_back(kRowIdId, kRowIdInner, "BIGINT", "NULL::VARCHAR");
+      map.emplace_back(kLastUpdatedId, kLastUpdatedInner, "BIGINT", "NULL::VARCHAR");
+      select += std::string(kRowIdInner) + ", " + kLastUpdatedInner + ", ";
     }
     parts.push_back("SELECT " + select + "filename, file_row_number FROM read_parquet(" + SqlList({file}) +
                     ", schema = " + SchemaMap(map) + ", filename = true, file_row_number = true)");
@@ -477,6 +508,11 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan, RowOrig
     }
     for (int id : hidden_eq_ids) {
       select += "CAST(NULL AS VARCHAR) AS " + QuoteIdentifier(data_column(id)) + ", ";
+    }
+    // Files without field ids store no row lineage: every row inherits it.
+    if (lineage) {
+      select += std::string("CAST(NULL AS BIGINT) AS ") + kRowIdInner + ", CAST(NULL AS BIGINT) AS " +
+                kLastUpdatedInner + ", ";
     }
     parts.push_back("SELECT " + select + "filename, file_row_number FROM read_parquet(" +
                     SqlList(noid_files) + ", union_by_name = true, filename = true, " +
@@ -550,9 +586,28 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan, RowOrig
       }
     }
     for (int id : hidden_eq_ids) select += ", __skade_d." + QuoteIdentifier(data_column(id));
+    if (lineage) select += std::string(", __skade_d.") + kRowIdInner + ", __skade_d." + kLastUpdatedInner;
     select += ", __skade_d.filename, __skade_d.file_row_number";
     data_sql = "SELECT " + select + " FROM (" + data_sql + ") __skade_d LEFT JOIN (VALUES " + values +
                ") __skade_p(" + aliases + ") ON __skade_d.filename = __skade_p.__skade_path";
+  }
+
+  if (lineage) {
+    // Spec "Row Lineage": a null _row_id is the file's first_row_id (inherited, see
+    // iceberg/manifest.cc) plus the row's position; a null _last_updated_sequence_number is
+    // the data sequence number of the file's manifest entry.
+    std::string values;
+    for (size_t i = 0; i < scan.tasks.size(); ++i) {
+      const auto& first = scan.tasks[i].file.first_row_id;
+      values += std::string(i ? ", " : "") + "(" + QuoteString(data_paths[i]) + ", " +
+                (first ? std::to_string(*first) : std::string("NULL")) + "::BIGINT, " +
+                std::to_string(scan.tasks[i].sequence_number) + "::BIGINT)";
+    }
+    data_sql = std::string("SELECT __skade_r.* REPLACE (COALESCE(__skade_r.") + kRowIdInner +
+               ", __skade_l.first_row_id + __skade_r.file_row_number) AS " + kRowIdInner +
+               ", COALESCE(__skade_r." + kLastUpdatedInner + ", __skade_l.seq) AS " + kLastUpdatedInner +
+               ") FROM (" + data_sql + ") __skade_r LEFT JOIN (VALUES " + values +
+               ") __skade_l(path, first_row_id, seq) ON __skade_r.filename = __skade_l.path";
   }
 
   std::string visible;
@@ -560,6 +615,7 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan, RowOrig
     if (i) visible += ", ";
     visible += "d." + QuoteIdentifier(columns[i].field->name);
   }
+  if (lineage) visible += visible.empty() ? lineage_visible.substr(2) : lineage_visible;
   if (origin == RowOrigin::kExposed) {
     // Map local paths back to the stored paths manifests use.
     std::string cases;
@@ -697,19 +753,31 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan, RowOrig
   return sql + "\n" + body;
 }
 
+}  // namespace
+
+Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan, RowOrigin origin) {
+  return TableSql(db, scan, origin, scan.row_lineage);
+}
+
 Result<std::string> BuildScanSql(Database& db, const IcebergScan& scan, const ScanQuery& query) {
   std::string projection;
+  RowLineage lineage = scan.row_lineage;
   if (query.columns.empty()) {
     projection = "*";
   } else {
     for (const std::string& c : query.columns) {
       bool found = false;
       for (const NestedField& f : scan.schema->fields()) found = found || f.name == c;
+      // A schema field of that name wins over the metadata column (as in Iceberg's readers).
+      if (!found && (c == kRowIdColumn || c == kLastUpdatedSequenceNumberColumn)) {
+        lineage = RowLineage::kIncluded;
+        found = true;
+      }
       if (!found) return Status::InvalidArgument("unknown column '" + c + "'");
       projection += (projection.empty() ? "" : ", ") + QuoteIdentifier(c);
     }
   }
-  SKADE_ASSIGN_OR_RETURN(std::string table, BuildTableSql(db, scan));
+  SKADE_ASSIGN_OR_RETURN(std::string table, TableSql(db, scan, RowOrigin::kHidden, lineage));
   std::string sql = "SELECT " + projection + " FROM (" + table + "\n) __skade_t";
   if (query.where) sql += " WHERE " + query.where->sql();
   if (query.limit) sql += " LIMIT " + std::to_string(*query.limit);

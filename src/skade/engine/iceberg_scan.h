@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "skade/arrow/c_data.h"
@@ -18,6 +19,15 @@
 #include "skade/io/location_map.h"
 
 namespace skade::engine {
+
+// The row-lineage metadata columns of format v3 tables (spec "Row Lineage"). A data file that
+// stores none (new rows) gives each row first_row_id + its position and the data sequence
+// number of the file's manifest entry; rewritten rows keep the values their file stores.
+inline constexpr std::string_view kRowIdColumn = "_row_id";
+inline constexpr std::string_view kLastUpdatedSequenceNumberColumn = "_last_updated_sequence_number";
+
+// Whether the table relation ends with the two row-lineage columns.
+enum class RowLineage { kOmitted, kIncluded };
 
 // A planned scan: the files to read and how to interpret them.
 struct IcebergScan {
@@ -31,11 +41,15 @@ struct IcebergScan {
   // that name no data file of this read); unset = logged at debug level.
   std::function<void(const std::string&)> note;
   io::LocationMap locations;  // stored location → readable local path
+  int format_version = 2;     // the table's; row lineage exists from 3
+  RowLineage row_lineage = RowLineage::kOmitted;
 };
 
 // Projection, filter and limit applied on top of the table relation.
 struct ScanQuery {
-  std::vector<std::string> columns;  // empty = every top-level column, in schema order
+  // Empty = every top-level column, in schema order. May name the row-lineage columns of a
+  // format v3 table (kRowIdColumn, kLastUpdatedSequenceNumberColumn).
+  std::vector<std::string> columns;
   std::optional<Predicate> where;    // over the columns; optional
   std::optional<int64_t> limit;
 };
@@ -48,14 +62,15 @@ Result<std::string> DuckTypeName(const iceberg::Type& type);
 // path, as manifests record it) and __skade_pos (its row position in that file).
 enum class RowOrigin { kHidden, kExposed };
 
-// Builds the SQL of the whole table relation (all schema columns, deletes applied). Reads the
-// data files' footers through `db` to find files written without field ids. Errors name the
-// file (missing data file → kNotFound).
+// Builds the SQL of the whole table relation (all schema columns, then the row-lineage columns
+// when scan.row_lineage says so; deletes applied). Reads the data files' footers through `db`
+// to find files written without field ids. Errors name the file (missing data file →
+// kNotFound); row lineage on a table before format v3 is kInvalidArgument.
 Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan,
                                   RowOrigin origin = RowOrigin::kHidden);
 
 // The table relation wrapped in SELECT columns … WHERE … LIMIT …. kInvalidArgument for an
-// unknown column.
+// unknown column, or a row-lineage column of a table before format v3.
 Result<std::string> BuildScanSql(Database& db, const IcebergScan& scan, const ScanQuery& query);
 
 // Runs the scan and returns the rows as an Arrow C stream (bounded memory).

@@ -206,6 +206,7 @@ Result<engine::IcebergScan> Table::PlanRead(const ReadOptions& options) {
   scan.schema = selected.schema;
   scan.name_mapping = m.DefaultNameMapping();
   scan.specs = m.partition_specs;
+  scan.format_version = m.format_version;
   if (selected.snapshot == nullptr) return scan;
   iceberg::ExprPtr filter;
   if (options.where) {
