@@ -92,6 +92,22 @@ TEST(LocationMapTest, RewritesWholeComponentPrefixes) {
   EXPECT_EQ(LocalPath("file:/x/y"), "/x/y");
 }
 
+// One rule covers every spelling writers give its root: file-system authorities (Hive,
+// Impala and Spark on HDFS), file: forms and the s3a/s3n aliases.
+TEST(LocationMapTest, MatchesOtherSpellingsOfARootThroughTheComparableForm) {
+  LocationMap map;
+  map.Add("hdfs://namenode:8020/warehouse/db/t", "/local/t");
+  map.Add("s3://bucket/wh/t", "/copy/t");
+  EXPECT_EQ(map.Apply("/warehouse/db/t/data/f.parquet"), "/local/t/data/f.parquet");
+  EXPECT_EQ(map.Apply("hdfs://other-nn/warehouse/db/t/data/f.parquet"), "/local/t/data/f.parquet");
+  EXPECT_EQ(map.Apply("file:///warehouse/db/t//metadata/m.avro"), "/local/t/metadata/m.avro");
+  EXPECT_EQ(map.Apply("s3a://bucket/wh/t/data/x.parquet"), "/copy/t/data/x.parquet");
+  EXPECT_EQ(map.Apply("s3n://bucket/wh/t"), "/copy/t");
+  // Buckets stay part of the name, and only whole components match.
+  EXPECT_EQ(map.Apply("s3a://other/wh/t/x"), "s3a://other/wh/t/x");
+  EXPECT_EQ(map.Apply("/warehouse/db/t2/x"), "/warehouse/db/t2/x");
+}
+
 TEST(LocationMapTest, RelocatingFileIODelegates) {
   testing::TempDir tmp;
   auto io = MakeLocalFileIO();

@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include "skade/io/location.h"
+
 namespace skade::iceberg {
 namespace {
 
@@ -32,28 +34,47 @@ Relocation DetectRelocation(const TableMetadata& metadata, const std::string& ta
                             const std::vector<std::pair<std::string, std::string>>& explicit_rules) {
   Relocation r;
   for (const auto& [from, to] : explicit_rules) r.map.Add(from, to);
-  std::vector<std::string> stored_roots = {Normalize(metadata.location)};
+  struct Root {
+    std::string recorded;  // as the metadata spells it, for the note
+    std::string normal;
+  };
+  std::vector<Root> roots = {{metadata.location, Normalize(metadata.location)}};
+  // Writers spell one root several ways (hdfs://nn:8020/w/t in the metadata, /w/t in the
+  // manifest list; s3a:// and s3://): one rule per root in its comparable form covers them all
+  // (LocationMap::Apply), so such variants add no rule and no note of their own.
+  auto known = [&](const std::string& normal) {
+    for (const Root& root : roots) {
+      if (io::ComparableLocation(root.normal) == io::ComparableLocation(normal)) return true;
+    }
+    return false;
+  };
   for (const auto& s : metadata.snapshots) {
     const std::string& first = s.manifest_list.empty() ? (s.manifests.empty() ? "" : s.manifests[0]) : s.manifest_list;
-    std::string root = Normalize(RootOf(first));
+    std::string recorded = RootOf(first);
+    std::string root = Normalize(recorded);
+    if (root.empty() || known(root)) continue;
     // A snapshot whose files are where it says (another table's folder, as Spark's snapshot
     // procedure or add_files make) is read from there; only missing roots are relocated.
     std::error_code ec;
-    if (root != stored_roots.front() && std::filesystem::exists(io::LocalPath(first), ec)) continue;
-    if (!root.empty() && root != stored_roots.back()) stored_roots.push_back(root);
+    if (std::filesystem::exists(io::LocalPath(first), ec)) continue;
+    roots.push_back({recorded, root});
   }
-  for (const std::string& root : stored_roots) {
-    if (root.empty() || root == table_dir) continue;
+  for (size_t i = 0; i < roots.size(); ++i) {
+    const Root& root = roots[i];
+    if (root.normal.empty() || root.normal == table_dir) continue;
     bool explicit_rule = false;
-    for (const auto& [from, to] : explicit_rules) explicit_rule = explicit_rule || Normalize(from) == root;
+    for (const auto& [from, to] : explicit_rules) {
+      explicit_rule = explicit_rule || io::ComparableLocation(Normalize(from)) == io::ComparableLocation(root.normal);
+    }
     if (explicit_rule) continue;
-    r.map.Add(root, table_dir);
-    if (root != Normalize(metadata.location)) {
-      r.map.Add("./" + root, table_dir);
+    r.map.Add(root.normal, table_dir);
+    // Stored paths relative to the working directory of their writer ("./t/…", "t/…").
+    if (i > 0) {
+      r.map.Add("./" + root.normal, table_dir);
     } else if (metadata.location.rfind("./", 0) == 0) {
       r.map.Add(metadata.location, table_dir);
     }
-    r.notes.push_back("table location '" + root + "' recorded in metadata differs from '" + table_dir +
+    r.notes.push_back("table location '" + root.recorded + "' recorded in metadata differs from '" + table_dir +
                       "'; reading files from '" + table_dir + "'");
   }
   return r;

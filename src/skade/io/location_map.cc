@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "skade/io/location.h"
+
 namespace skade::io {
 namespace {
 
@@ -46,22 +48,33 @@ class RelocatingFileIO final : public FileIO {
 }  // namespace
 
 void LocationMap::Add(std::string from, std::string to) {
-  rules_.emplace_back(StripSlash(std::move(from)), StripSlash(std::move(to)));
+  std::string comparable = ComparableLocation(from);
+  rules_.push_back({StripSlash(std::move(from)), StripSlash(std::move(to)), std::move(comparable)});
   // Longest prefix first so Apply can take the first match.
   std::stable_sort(rules_.begin(), rules_.end(),
-                   [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+                   [](const Rule& a, const Rule& b) { return a.from.size() > b.from.size(); });
 }
 
 std::string LocationMap::Apply(std::string_view location) const {
+  if (rules_.empty()) return std::string(location);
   const std::string local = LocalPath(location);
-  for (const auto& [from, to] : rules_) {
+  for (const Rule& rule : rules_) {
     for (std::string_view candidate : {location, std::string_view(local)}) {
-      if (MatchesPrefix(candidate, from)) {
-        return to + std::string(candidate.substr(from.size()));
+      if (MatchesPrefix(candidate, rule.from)) {
+        return rule.to + std::string(candidate.substr(rule.from.size()));
       }
     }
   }
-  return std::string(location);
+  // Another writer's spelling of a mapped root (scheme alias, file: form, file-system
+  // authority): compare the one normal form.
+  const std::string comparable = ComparableLocation(location);
+  const Rule* best = nullptr;
+  for (const Rule& rule : rules_) {
+    if (!MatchesPrefix(comparable, rule.comparable_from)) continue;
+    if (best == nullptr || rule.comparable_from.size() > best->comparable_from.size()) best = &rule;
+  }
+  if (best == nullptr) return std::string(location);
+  return best->to + comparable.substr(best->comparable_from.size());
 }
 
 std::unique_ptr<FileIO> MakeRelocatingFileIO(FileIO& base, LocationMap map) {

@@ -19,13 +19,20 @@ class LocationMap {
   // only whole path components match.
   void Add(std::string from, std::string to);
   // The rewritten location (longest matching prefix wins); `file:` schemes are stripped from
-  // matches. Unchanged when nothing matches.
+  // matches. A location that matches no prefix as written is matched again in its
+  // ComparableLocation form (location.h), so one rule covers every spelling writers give a
+  // root: "hdfs://nn:8020/w/t/f", "file:///w/t/f" and "/w/t/f" for "/w/t"; "s3a://b/t/f" for
+  // "s3://b/t". Unchanged when nothing matches.
   std::string Apply(std::string_view location) const;
   bool empty() const { return rules_.empty(); }
-  const std::vector<std::pair<std::string, std::string>>& rules() const { return rules_; }
 
  private:
-  std::vector<std::pair<std::string, std::string>> rules_;
+  struct Rule {
+    std::string from;
+    std::string to;
+    std::string comparable_from;  // ComparableLocation(from)
+  };
+  std::vector<Rule> rules_;
 };
 
 // A FileIO that applies `map` to every location before delegating to `base` (borrowed; must
