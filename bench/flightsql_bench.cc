@@ -2,12 +2,16 @@
 //  1. DoGet throughput of `SELECT * FROM skade."ns".t` (10M rows × 10 columns by default) over
 //     loopback, measured by a C++ gRPC client (grpc::GenericStub, raw ByteBuffers, FlightData
 //     parsed by hand, batches decoded with arrow::ipc::MessageDecoder), against two servers on
-//     the same lake: zero-copy body slices and copy_batches. Baseline in the same run: DuckDB in
+//     the same lake: zero-copy body slices and copy_batches, cookie-less (as ADBC, pyarrow and
+//     Arrow C++ call) and with a session cookie (as JDBC). Baseline in the same run: DuckDB in
 //     process running the same view SQL to Arrow (Database::QueryArrow), every batch drained.
 //  2. Metadata latency: GetTables (GetFlightInfo + DoGet) over 1,000 small tables, with
 //     include_schema cold (new server) and warm (schema cache filled) and without, p50/p99;
 //     in process for comparison: catalog list + load of each table (+ its Arrow schema).
+//  3. Many clients: 64 clients running a small query in a loop (queries/s, p50/p99), and one
+//     client's small query alone vs beside 100 DoGets that never read (p50 ratio, RSS, threads).
 //   flightsql_bench [--dir LAKE] [--rows 10000000] [--repeat 3] [--tables 1000] [--calls 50]
+//                   [--clients 64] [--seconds 30] [--stalled 100] [--skip-doget|metadata|concurrency]
 #include <google/protobuf/any.pb.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/generic/generic_stub.h>
@@ -39,6 +43,7 @@
 #include "skade/arrow/ipc.h"
 #include "skade/cli/lake.h"
 #include "skade/engine/database.h"
+#include "skade/flightsql/auth.h"
 #include "skade/flightsql/server.h"
 #include "skade/sql/lake_sql.h"
 
@@ -51,9 +56,10 @@ namespace fs = std::filesystem;
 
 constexpr const char* kGetFlightInfo = "/arrow.flight.protocol.FlightService/GetFlightInfo";
 constexpr const char* kDoGet = "/arrow.flight.protocol.FlightService/DoGet";
+constexpr const char* kDoAction = "/arrow.flight.protocol.FlightService/DoAction";
 constexpr const char* kCatalogName = "skade";
 constexpr std::chrono::seconds kCallTimeout{600};
-constexpr const char* kVariantNames[] = {"baseline", "zero-copy", "copy"};
+constexpr const char* kVariantNames[] = {"baseline", "zero-copy", "copy", "cookie"};
 
 std::string LoadAverage() {
   std::ifstream in("/proc/loadavg");
@@ -176,7 +182,8 @@ struct DoGetStats {
 // Not thread-safe.
 class FlightClient {
  public:
-  explicit FlightClient(int port) {
+  // `authorization`: the header sent on every call ("Basic …"), none when empty.
+  explicit FlightClient(int port, std::string authorization = "") : authorization_(std::move(authorization)) {
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(-1);
     channel_ = grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(port),
@@ -214,6 +221,69 @@ class FlightClient {
       return Status::Corruption("GetFlightInfo: malformed FlightInfo");
     }
     return info;
+  }
+
+  // SetSessionOptions (default schema "ns"): the server opens a session and sets its cookie,
+  // which every later call sends back (as the JDBC driver does).
+  Status OpenSession() {
+    pb::SetSessionOptionsRequest request;
+    (*request.mutable_session_options())["schema"].set_string_value("ns");
+    pb::Action action;
+    action.set_type("SetSessionOptions");
+    action.set_body(request.SerializeAsString());
+    grpc::ClientContext ctx;
+    Prepare(ctx);
+    auto call = stub_->PrepareCall(&ctx, kDoAction, &cq_);
+    call->StartCall(Tag(1));
+    SKADE_RETURN_IF_ERROR(Await(1, "DoAction start"));
+    call->WriteLast(ToByteBuffer(action), grpc::WriteOptions(), Tag(2));
+    SKADE_RETURN_IF_ERROR(Await(2, "DoAction write"));
+    while (true) {
+      grpc::ByteBuffer result;
+      call->Read(&result, Tag(3));
+      bool ok = false;
+      SKADE_RETURN_IF_ERROR(Await(3, "DoAction read", &ok));
+      if (!ok) break;
+    }
+    grpc::Status status;
+    call->Finish(&status, Tag(4));
+    SKADE_RETURN_IF_ERROR(Await(4, "DoAction finish"));
+    SKADE_RETURN_IF_ERROR(FromGrpc(status, "SetSessionOptions"));
+    KeepCookie(ctx);
+    if (cookie_.empty()) return Status::Internal("SetSessionOptions set no session cookie");
+    return Status::Ok();
+  }
+
+  // Starts a DoGet of `ticket` and reads nothing (a client whose reading has stalled): the
+  // call stays open until the returned handle is dropped (which cancels it).
+  struct OpenCall {
+    grpc::ClientContext ctx;
+    grpc::CompletionQueue cq;
+    std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call;
+    ~OpenCall() {
+      ctx.TryCancel();
+      if (call) {
+        grpc::Status status;
+        call->Finish(&status, Tag(9));
+      }
+      cq.Shutdown();
+      void* tag = nullptr;
+      bool ok = false;
+      while (cq.Next(&tag, &ok)) {
+      }
+    }
+  };
+  std::unique_ptr<OpenCall> StartStalledDoGet(const pb::Ticket& ticket) {
+    auto open = std::make_unique<OpenCall>();
+    Prepare(open->ctx);
+    open->call = stub_->PrepareCall(&open->ctx, kDoGet, &open->cq);
+    open->call->StartCall(Tag(1));
+    void* tag = nullptr;
+    bool ok = false;
+    open->cq.Next(&tag, &ok);
+    open->call->WriteLast(ToByteBuffer(ticket), grpc::WriteOptions(), Tag(2));
+    open->cq.Next(&tag, &ok);
+    return open;
   }
 
   // DoGet of `ticket`: reads every FlightData, decodes each IPC message and drops the batches.
@@ -255,6 +325,7 @@ class FlightClient {
   void Prepare(grpc::ClientContext& ctx) const {
     ctx.set_deadline(std::chrono::system_clock::now() + kCallTimeout);
     if (!cookie_.empty()) ctx.AddMetadata("cookie", cookie_);
+    if (!authorization_.empty()) ctx.AddMetadata("authorization", authorization_);
   }
 
   // The session the server opened on the first call ("arrow_flight_session_id=…").
@@ -314,6 +385,7 @@ class FlightClient {
   std::unique_ptr<grpc::GenericStub> stub_;
   grpc::CompletionQueue cq_;
   std::string cookie_;
+  std::string authorization_;
 };
 
 // One Flight SQL query from the client's side: GetFlightInfo, then DoGet of its only endpoint.
@@ -366,11 +438,20 @@ struct Options {
   int calls = 50;
   bool skip_doget = false;
   bool skip_metadata = false;
+  bool skip_concurrency = false;
+  int clients = 64;          // concurrency: clients running the small query in a loop
+  double seconds = 30;       // concurrency: how long they run
+  int stalled = 100;         // concurrency: DoGets that never read, opened beside one client
   std::string only;  // DoGet: run just "baseline", "zero-copy" or "copy" (for profiling)
 };
 
 const catalog::TableIdent& BigTable() {
   static const catalog::TableIdent ident{{{"ns"}}, "t"};
+  return ident;
+}
+
+const catalog::TableIdent& SmallTable() {
+  static const catalog::TableIdent ident{{{"ns"}}, "small"};
   return ident;
 }
 
@@ -385,32 +466,36 @@ Status EnsureNamespace(catalog::Catalog& catalog, const catalog::Namespace& ns) 
   return catalog.CreateNamespace(ns, {});
 }
 
-// Generates the big table below the warehouse (with its own, unlocked DuckDB: the lake's is
-// locked down) and registers it, unless the catalog already has it.
-Status EnsureBigTable(cli::Lake& lake, const Options& options) {
-  auto loaded = lake.catalog->LoadTable(BigTable());
+// Generates a table of `rows` rows × 10 columns in `files` files below the warehouse (with its
+// own, unlocked DuckDB: the lake's is locked down) and registers it, unless the catalog already
+// has it.
+Status EnsureTable(cli::Lake& lake, const catalog::TableIdent& ident, int64_t rows, int files) {
+  auto loaded = lake.catalog->LoadTable(ident);
   if (loaded.ok()) {
-    std::cout << "reusing " << BigTable().ToString() << " (" << loaded->metadata_location << ")\n";
+    std::cout << "reusing " << ident.ToString() << " (" << loaded->metadata_location << ")\n";
     return Status::Ok();
   }
   if (loaded.status().code() != StatusCode::kNotFound) return loaded.status();
-  SKADE_RETURN_IF_ERROR(EnsureNamespace(*lake.catalog, BigTable().ns));
+  SKADE_RETURN_IF_ERROR(EnsureNamespace(*lake.catalog, ident.ns));
   double start = NowSeconds();
   GeneratedTable generated;
   {
     SKADE_ASSIGN_OR_RETURN(auto db, engine::Database::Open({}));
     GeneratorOptions g;
-    g.out_dir = lake.warehouse + "/ns/t";
-    g.rows = options.rows;
+    g.out_dir = lake.warehouse + "/ns/" + ident.name;
+    g.rows = rows;
     g.columns = 10;
-    g.files = options.files;
+    g.files = files;
     SKADE_ASSIGN_OR_RETURN(generated, GenerateTable(*db, g));
   }
-  SKADE_RETURN_IF_ERROR(lake.catalog->RegisterTable(BigTable(), generated.metadata_file));
-  std::cout << "generated " << BigTable().ToString() << ": " << generated.rows << " rows, "
-            << generated.data_files << " files, " << generated.data_bytes / 1e6 << " MB in "
-            << NowSeconds() - start << " s\n";
+  SKADE_RETURN_IF_ERROR(lake.catalog->RegisterTable(ident, generated.metadata_file));
+  std::cout << "generated " << ident.ToString() << ": " << generated.rows << " rows, " << generated.data_files
+            << " files, " << generated.data_bytes / 1e6 << " MB in " << NowSeconds() - start << " s\n";
   return Status::Ok();
+}
+
+Status EnsureBigTable(cli::Lake& lake, const Options& options) {
+  return EnsureTable(lake, BigTable(), options.rows, options.files);
 }
 
 // Creates meta.t0000… (5 columns each) through the catalog, skipping those that exist.
@@ -447,6 +532,10 @@ Status DoGetBenchmark(sql::LakeSql& lake, const Options& options) {
   SKADE_ASSIGN_OR_RETURN(auto copy_server, flightsql::FlightSqlServer::Start(lake, copy_options));
   FlightClient zero_client(zero_server->port());
   FlightClient copy_client(copy_server->port());
+  // Cookie-less clients (ADBC, pyarrow, Arrow C++) are the two above; this one echoes a session
+  // cookie as the JDBC driver does.
+  FlightClient cookie_client(zero_server->port());
+  SKADE_RETURN_IF_ERROR(cookie_client.OpenSession());
 
   const std::string sql = "SELECT * FROM skade.\"ns\".t";
   pbsql::CommandStatementQuery query;
@@ -463,19 +552,21 @@ Status DoGetBenchmark(sql::LakeSql& lake, const Options& options) {
   Series base{"DuckDB in process (baseline)", {}, {}, {}, {}};
   Series zero{"Flight DoGet, zero-copy slices", {}, {}, {}, {}};
   Series copy{"Flight DoGet, copy_batches", {}, {}, {}, {}};
+  Series cookie{"Flight DoGet, zero-copy, session cookie", {}, {}, {}, {}};
 
   std::cout << "\n== DoGet: " << sql << " (load " << LoadAverage() << ")\n";
   // One warm-up round (page cache, DuckDB, gRPC connections), then rounds whose order rotates
   // so that noise and cache effects spread over all three.
   for (int rep = -1; rep < options.repeat; ++rep) {
-    for (int k = 0; k < 3; ++k) {
-      int which = (k + std::max(rep, 0)) % 3;
+    for (int k = 0; k < 4; ++k) {
+      int which = (k + std::max(rep, 0)) % 4;
       if (!options.only.empty() && options.only != kVariantNames[which]) continue;
       Result<QueryRun> run = which == 0   ? RunBaseline(lake, sql)
                              : which == 1 ? RunFlightCommand(zero_client, command)
-                                          : RunFlightCommand(copy_client, command);
+                             : which == 2 ? RunFlightCommand(copy_client, command)
+                                          : RunFlightCommand(cookie_client, command);
       if (!run.ok()) return run.status();
-      Series& s = which == 0 ? base : which == 1 ? zero : copy;
+      Series& s = which == 0 ? base : which == 1 ? zero : which == 2 ? copy : cookie;
       if (run->stats.rows != options.rows) {
         return Status::Internal(s.name + ": " + std::to_string(run->stats.rows) +
                                 " rows, expected " + std::to_string(options.rows));
@@ -503,7 +594,7 @@ Status DoGetBenchmark(sql::LakeSql& lake, const Options& options) {
             << " MB; " << z.flattened << " messages arrived in several slices (copied to one)\n";
   std::cout << "(MB/s counts IPC body bytes; the baseline's MB/s is those bytes over its time)\n";
   const double base_median = Median(base.seconds), base_best = Best(base.seconds);
-  for (const Series* s : {&base, &zero, &copy}) {
+  for (const Series* s : {&base, &zero, &copy, &cookie}) {
     double median = Median(s->seconds), best = Best(s->seconds);
     std::cout << s->name << ": median " << median << " s (" << body_mb / median << " MB/s, "
               << static_cast<double>(options.rows) / median / 1e6 << " M rows/s), best " << best
@@ -604,6 +695,95 @@ Status MetadataBenchmark(sql::LakeSql& lake, const Options& options) {
   return Status::Ok();
 }
 
+// Threads of this process (server, clients, DuckDB).
+int64_t ThreadCount() { return ProcStatusKb("Threads"); }
+
+// One small query's latency in ms per run, `runs` times on `client`.
+Result<std::vector<double>> SmallQueryMillis(FlightClient& client, const std::string& command, int runs) {
+  std::vector<double> ms;
+  for (int k = 0; k < runs; ++k) {
+    SKADE_ASSIGN_OR_RETURN(QueryRun run, RunFlightCommand(client, command));
+    if (run.stats.rows != 1) return Status::Internal("the small query returned " + std::to_string(run.stats.rows) + " rows");
+    ms.push_back(run.seconds * 1e3);
+  }
+  return ms;
+}
+
+// Many clients at once (issue 11, "Benchmarks"): `clients` clients each running a small query
+// in a loop for `seconds` (queries/s, p50/p99), then one client's small query alone and beside
+// `stalled` DoGets of the big table that never read (the p50 ratio, RSS and threads).
+Status ConcurrencyBenchmark(sql::LakeSql& lake, const Options& options) {
+  flightsql::ServerOptions server_options;
+  server_options.port = 0;
+  flightsql::AuthOptions auth;
+  auth.users = {{"load", "pw"}, {"stall", "pw"}, {"good", "pw"}};
+  server_options.authenticator = std::make_shared<flightsql::Authenticator>(auth);
+  SKADE_ASSIGN_OR_RETURN(auto server, flightsql::FlightSqlServer::Start(lake, server_options));
+  auto basic = [](const std::string& user) { return "Basic " + flightsql::EncodeBase64(user + ":pw"); };
+  pbsql::CommandStatementQuery small;
+  small.set_query("SELECT count(*), sum(c0) FROM skade.\"ns\".small WHERE id % 7 = 3");
+  const std::string small_command = PackCommand(small);
+
+  std::cout << "\n== " << options.clients << " clients × the small query for " << options.seconds << " s (load "
+            << LoadAverage() << ")\n";
+  {
+    std::vector<std::vector<double>> per_client(options.clients);
+    std::vector<Status> failures(options.clients);
+    std::vector<std::thread> threads;
+    const double until = NowSeconds() + options.seconds;
+    const double start = NowSeconds();
+    for (int c = 0; c < options.clients; ++c) {
+      threads.emplace_back([&, c] {
+        FlightClient client(server->port(), basic("load"));
+        while (NowSeconds() < until) {
+          auto run = SmallQueryMillis(client, small_command, 1);
+          if (!run.ok()) {
+            failures[c] = run.status();
+            return;
+          }
+          per_client[c].push_back((*run)[0]);
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    const double elapsed = NowSeconds() - start;
+    for (const Status& st : failures) SKADE_RETURN_IF_ERROR(st);
+    std::vector<double> all;
+    for (const auto& v : per_client) all.insert(all.end(), v.begin(), v.end());
+    std::cout << all.size() << " queries in " << elapsed << " s: " << static_cast<double>(all.size()) / elapsed
+              << " queries/s; latency p50 " << Percentile(all, 50) << " ms, p99 " << Percentile(all, 99) << " ms, max "
+              << Percentile(all, 100) << " ms\n";
+  }
+
+  std::cout << "\n== one client's small query alone and beside " << options.stalled
+            << " DoGets of the big table that never read (load " << LoadAverage() << ")\n";
+  FlightClient good(server->port(), basic("good"));
+  SKADE_RETURN_IF_ERROR(SmallQueryMillis(good, small_command, 5).status());  // warm-up
+  SKADE_ASSIGN_OR_RETURN(auto idle, SmallQueryMillis(good, small_command, 30));
+  const int64_t rss_before = ProcStatusKb("VmRSS"), threads_before = ThreadCount();
+  std::vector<std::unique_ptr<FlightClient>> stall_clients;
+  std::vector<std::unique_ptr<FlightClient::OpenCall>> stalled;
+  pbsql::CommandStatementQuery big;
+  big.set_query("SELECT * FROM skade.\"ns\".t");
+  for (int k = 0; k < options.stalled; ++k) {
+    stall_clients.push_back(std::make_unique<FlightClient>(server->port(), basic("stall")));
+    SKADE_ASSIGN_OR_RETURN(pb::FlightInfo info, stall_clients.back()->GetFlightInfo(PackCommand(big)));
+    stalled.push_back(stall_clients.back()->StartStalledDoGet(info.endpoint(0).ticket()));
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // the admitted ones fill their buffers and block
+  SKADE_ASSIGN_OR_RETURN(auto busy, SmallQueryMillis(good, small_command, 30));
+  const int64_t rss_busy = ProcStatusKb("VmRSS"), threads_busy = ThreadCount();
+  std::cout << "alone: p50 " << Percentile(idle, 50) << " ms, p99 " << Percentile(idle, 99) << " ms; beside them: p50 "
+            << Percentile(busy, 50) << " ms, p99 " << Percentile(busy, 99) << " ms; ratio of p50 "
+            << Percentile(busy, 50) / Percentile(idle, 50) << "\n";
+  std::cout << "process RSS " << rss_before / 1024 << " → " << rss_busy / 1024 << " MiB, threads " << threads_before
+            << " → " << threads_busy << "\n";
+  stalled.clear();
+  stall_clients.clear();
+  server->Shutdown();
+  return Status::Ok();
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"Arrow Flight SQL server: DoGet throughput and GetTables latency"};
   Options options;
@@ -616,8 +796,12 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--tables", options.tables, "tables in schema meta")->capture_default_str();
   app.add_option("--calls", options.calls, "GetTables calls per variant")->capture_default_str();
-  app.add_flag("--skip-doget", options.skip_doget, "only the metadata benchmark");
-  app.add_flag("--skip-metadata", options.skip_metadata, "only the DoGet benchmark");
+  app.add_flag("--skip-doget", options.skip_doget, "no DoGet throughput benchmark");
+  app.add_flag("--skip-metadata", options.skip_metadata, "no metadata benchmark");
+  app.add_flag("--skip-concurrency", options.skip_concurrency, "no many-clients benchmark");
+  app.add_option("--clients", options.clients, "concurrency: clients in the query loop")->capture_default_str();
+  app.add_option("--seconds", options.seconds, "concurrency: seconds of the query loop")->capture_default_str();
+  app.add_option("--stalled", options.stalled, "concurrency: DoGets that never read")->capture_default_str();
   app.add_option("--only", options.only, "DoGet: one variant, no ratios (for profiling)")
       ->check(CLI::IsMember({"baseline", "zero-copy", "copy"}));
   CLI11_PARSE(app, argc, argv);
@@ -646,13 +830,15 @@ int Main(int argc, char** argv) {
     if (!lake.ok()) return fail(lake.status());
     std::cout << "lake " << lake->warehouse << ", " << std::thread::hardware_concurrency()
               << " cores, load " << LoadAverage() << "\n";
-    Status st = options.skip_doget ? Status::Ok() : EnsureBigTable(*lake, options);
+    Status st = options.skip_doget && options.skip_concurrency ? Status::Ok() : EnsureBigTable(*lake, options);
+    if (st.ok() && !options.skip_concurrency) st = EnsureTable(*lake, SmallTable(), 10000, 1);
     if (st.ok() && !options.skip_metadata) st = EnsureMetaTables(*lake, options.tables);
     if (!st.ok()) return fail(st);
     auto lake_sql = sql::LakeSql::Open(*lake->catalog, *lake->io, *lake->db, kCatalogName);
     if (!lake_sql.ok()) return fail(lake_sql.status());
     if (!options.skip_doget) st = DoGetBenchmark(**lake_sql, options);
     if (st.ok() && !options.skip_metadata) st = MetadataBenchmark(**lake_sql, options);
+    if (st.ok() && !options.skip_concurrency) st = ConcurrencyBenchmark(**lake_sql, options);
     if (!st.ok()) exit_code = fail(st);
     std::cout << "peak RSS " << ProcStatusKb("VmHWM") / 1024 << " MiB, load " << LoadAverage()
               << "\n";

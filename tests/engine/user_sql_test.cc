@@ -280,5 +280,29 @@ TEST(StatementTest, ParameterMarkersBindInTheTree) {
   EXPECT_EQ(upd->where->sql(), "((b = 7))");
 }
 
+// Settings name the server's folders (allowed_directories): a statement that reads them (or
+// secrets, files, attached databases) anywhere — FROM, a subquery, a CTE, EXPLAIN, qualified,
+// inside a write — is marked, so that a server for untrusted clients can refuse it.
+TEST(StatementTest, ReadsOfTheServersConfigurationAreMarkedWhereverTheyHide) {
+  for (const char* sql : {"SELECT * FROM duckdb_settings()", "SELECT current_setting('allowed_directories')",
+                          "SELECT name FROM system.main.duckdb_settings()",
+                          "WITH s AS (SELECT * FROM duckdb_settings()) SELECT * FROM s",
+                          "SELECT (SELECT value FROM duckdb_settings() LIMIT 1)",
+                          "EXPLAIN SELECT * FROM DuckDB_Databases()",
+                          "SELECT 1 WHERE EXISTS (SELECT * FROM duckdb_secrets())",
+                          "SELECT * FROM t JOIN duckdb_extensions() e ON true",
+                          "INSERT INTO s.t SELECT value FROM duckdb_settings()",
+                          "SELECT x FROM (SELECT getvariable('v') AS x) UNION ALL SELECT 1"}) {
+    auto st = ParseStatement(sql);
+    ASSERT_TRUE(st.ok()) << sql << ": " << st.status().ToString();
+    EXPECT_FALSE(st->reads_configuration.empty()) << sql;
+  }
+  for (const char* sql : {"SELECT count(*) FROM t", "SELECT settings FROM t", "SELECT lower(name) FROM duckdb_tables()"}) {
+    auto st = ParseStatement(sql);
+    ASSERT_TRUE(st.ok()) << sql;
+    EXPECT_TRUE(st->reads_configuration.empty()) << sql << ": " << st->reads_configuration;
+  }
+}
+
 }  // namespace
 }  // namespace skade::engine

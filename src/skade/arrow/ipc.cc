@@ -615,7 +615,9 @@ struct NodeSize {
 // Reads one record batch's nodes and buffers against its body.
 class BodyReader {
  public:
-  BodyReader(const fb::RecordBatch& batch, std::string_view body) : batch_(batch), body_(body) {}
+  // `max_bytes`: the most the buffers may decode into (negative = no limit).
+  BodyReader(const fb::RecordBatch& batch, std::string_view body, int64_t max_bytes)
+      : batch_(batch), body_(body), max_bytes_(max_bytes) {}
 
   Status Init() {
     if (batch_.nodes() == nullptr || batch_.buffers() == nullptr) return Corrupt("record batch without nodes/buffers");
@@ -654,6 +656,17 @@ class BodyReader {
       return Corrupt("buffer outside the message body");
     }
     const auto* data = reinterpret_cast<const uint8_t*>(body_.data()) + off;
+    // What the buffer will take once decoded, checked before anything is allocated: a
+    // compressed buffer may claim up to 65536 times its size.
+    int64_t claimed = len;
+    if (compressed_ && len >= 8) {
+      std::memcpy(&claimed, data, 8);
+      if (claimed == -1) claimed = len - 8;
+    }
+    if (max_bytes_ >= 0 && claimed > 0 && claimed > max_bytes_ - decoded_bytes_) {
+      return Status(StatusCode::kResourceExhausted,
+                    "Arrow IPC: the message decodes to more than the " + std::to_string(max_bytes_) + " bytes allowed");
+    }
     std::vector<uint8_t> out;
     if (compressed_ && len > 0) {
       SKADE_ASSIGN_OR_RETURN(out, Decompress(codec_, data, len));
@@ -661,8 +674,11 @@ class BodyReader {
       out.assign(data, data + len);
     }
     if (static_cast<int64_t>(out.size()) < need) return Corrupt("buffer too short for its array");
+    decoded_bytes_ += static_cast<int64_t>(out.size());
     return out;
   }
+
+  int64_t decoded_bytes() const { return decoded_bytes_; }
 
   Result<int64_t> NextVariadicCount() {
     const auto* counts = batch_.variadicBufferCounts();
@@ -677,6 +693,8 @@ class BodyReader {
  private:
   const fb::RecordBatch& batch_;
   std::string_view body_;
+  const int64_t max_bytes_;
+  int64_t decoded_bytes_ = 0;
   bool compressed_ = false;
   fb::CompressionType codec_ = fb::CompressionType::LZ4_FRAME;
   flatbuffers::uoffset_t node_index_ = 0;
@@ -912,10 +930,12 @@ struct MessageDecoder::Impl {
   FieldInfo root;  // struct of the columns
   std::map<int64_t, const FieldInfo*> dictionary_fields;
   DictionaryMap dictionaries;
+  int64_t max_decoded_bytes = -1;
+  int64_t last_decoded_bytes = 0;
 
   Result<std::shared_ptr<const Node>> DecodeBatch(const fb::RecordBatch& batch, std::string_view body,
                                                   const std::vector<FieldInfo>& fields, bool as_value) {
-    BodyReader r(batch, body);
+    BodyReader r(batch, body, max_decoded_bytes);
     SKADE_RETURN_IF_ERROR(r.Init());
     if (batch.length() < 0 || batch.length() > kMaxLength) return Corrupt("bad batch length");
     auto node = std::make_shared<Node>();
@@ -926,6 +946,7 @@ struct MessageDecoder::Impl {
       if (column->length < node->length) return Corrupt("column shorter than its batch");
       node->children.push_back(std::move(column));
     }
+    last_decoded_bytes = r.decoded_bytes();
     return std::shared_ptr<const Node>(std::move(node));
   }
 };
@@ -936,6 +957,8 @@ MessageDecoder::MessageDecoder(MessageDecoder&&) noexcept = default;
 MessageDecoder& MessageDecoder::operator=(MessageDecoder&&) noexcept = default;
 
 bool MessageDecoder::has_schema() const { return impl_->has_schema; }
+void MessageDecoder::set_max_decoded_bytes(int64_t bytes) { impl_->max_decoded_bytes = bytes; }
+int64_t MessageDecoder::last_decoded_bytes() const { return impl_->last_decoded_bytes; }
 
 Result<SchemaHandle> MessageDecoder::ExportSchema() const {
   if (!impl_->has_schema) return Status::InvalidArgument("no schema message decoded yet");
@@ -956,6 +979,7 @@ Result<std::optional<ArrayHandle>> MessageDecoder::Decode(std::string_view flatb
   }
   body = body.substr(0, message->bodyLength());
   Impl& s = *impl_;
+  s.last_decoded_bytes = 0;
   // header_type may name a table the message does not carry (the field is optional in the
   // flatbuffer): every case below dereferences its header, so check it once here.
   if (message->header() == nullptr) return Corrupt("message header type set but no header");

@@ -96,6 +96,13 @@ class MessageDecoder {
   // nullopt for Schema and DictionaryBatch messages.
   Result<std::optional<ArrayHandle>> Decode(std::string_view flatbuffer, std::string_view body);
 
+  // The most bytes one message may decode into (its buffers decompressed and copied); a
+  // message claiming more fails with kResourceExhausted before anything is allocated. Applies
+  // from the next Decode; negative = no limit (the default).
+  void set_max_decoded_bytes(int64_t bytes);
+  // The bytes the last decoded message's buffers take.
+  int64_t last_decoded_bytes() const;
+
   bool has_schema() const;
   // A fresh, independently owned copy of the schema; kInvalidArgument before the schema.
   Result<SchemaHandle> ExportSchema() const;

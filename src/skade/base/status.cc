@@ -16,6 +16,7 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kUnauthorized: return "Unauthorized";
     case StatusCode::kPermissionDenied: return "PermissionDenied";
     case StatusCode::kResourceExhausted: return "ResourceExhausted";
+    case StatusCode::kCancelled: return "Cancelled";
     case StatusCode::kIoError: return "IoError";
     case StatusCode::kCorruption: return "Corruption";
     case StatusCode::kUnavailable: return "Unavailable";

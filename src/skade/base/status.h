@@ -22,6 +22,7 @@ enum class StatusCode {
   kUnauthorized,      // no or bad credentials
   kPermissionDenied,  // known caller (or anyone), operation not allowed
   kResourceExhausted, // a limit (sessions, memory, size) was reached
+  kCancelled,         // the caller cancelled or went away before the operation finished
   kIoError,
   kCorruption,
   kUnavailable,
@@ -47,6 +48,7 @@ class [[nodiscard]] Status {
   static Status Unauthorized(std::string m) { return {StatusCode::kUnauthorized, std::move(m)}; }
   static Status PermissionDenied(std::string m) { return {StatusCode::kPermissionDenied, std::move(m)}; }
   static Status ResourceExhausted(std::string m) { return {StatusCode::kResourceExhausted, std::move(m)}; }
+  static Status Cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
   static Status IoError(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
   static Status Corruption(std::string m) { return {StatusCode::kCorruption, std::move(m)}; }
   static Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }

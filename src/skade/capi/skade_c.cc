@@ -34,6 +34,7 @@ int CodeOf(skade::StatusCode code) {
     case C::kUnauthorized: return SKADE_E_UNAUTHORIZED;
     case C::kPermissionDenied: return SKADE_E_PERMISSION_DENIED;
     case C::kResourceExhausted: return SKADE_E_RESOURCE_EXHAUSTED;
+    case C::kCancelled: return SKADE_E_CANCELLED;
     case C::kIoError: return SKADE_E_IO;
     case C::kCorruption: return SKADE_E_CORRUPTION;
     case C::kUnavailable: return SKADE_E_UNAVAILABLE;

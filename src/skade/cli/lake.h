@@ -39,6 +39,7 @@ struct LakeOpenOptions {
   bool lock_down = false;
   std::vector<std::string> attach_in_memory;
   std::vector<std::string> allowed_directories;  // besides the warehouse (registered tables elsewhere)
+  std::string memory_limit;  // DuckDB's memory_limit ("4GB"); empty = engine::DatabaseOptions' default
 };
 
 // Opens the lake for `options.use`. kNotFound naming the warehouse when there is no lake and

@@ -104,6 +104,7 @@ Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& open_options)
     db_options.allowed_directories.push_back(fs::absolute(dir, ec).lexically_normal().string());
   }
   db_options.attach_in_memory = open_options.attach_in_memory;
+  if (!open_options.memory_limit.empty()) db_options.memory_limit = open_options.memory_limit;
   // Spills stay inside the warehouse, the only folder a locked-down DuckDB may use.
   if (open_options.lock_down) db_options.temp_directory = io::JoinLocation(lake.warehouse, ".duckdb_tmp");
   SKADE_ASSIGN_OR_RETURN(lake.db, engine::Database::Open(db_options));

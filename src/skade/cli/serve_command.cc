@@ -31,6 +31,11 @@ struct ServeOptions {
   int session_idle_timeout_s = 900;
   int query_timeout_s = 0;
   int token_lifetime_s = 3600;
+  int max_streams_per_client = 16;
+  int max_streams = 256;
+  double stall_timeout_s = 60;
+  int64_t buffer_budget_mb = 1024;
+  std::string query_memory = "4GB";
   std::string catalog_name = "skade";
   std::vector<std::string> allow_dirs;
 };
@@ -82,6 +87,7 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
   open.lock_down = true;
   open.attach_in_memory = {o.catalog_name};
   open.allowed_directories = o.allow_dirs;
+  open.memory_limit = o.query_memory;
   Result<Lake> lake = OpenLake(lake_args, open);
   if (!lake.ok()) return Fail(lake.status());
   auto lake_sql = sql::LakeSql::Open(*lake->catalog, *lake->io, *lake->db, o.catalog_name);
@@ -122,6 +128,10 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
   options.max_sessions = o.max_sessions;
   options.session_idle_timeout = std::chrono::seconds(o.session_idle_timeout_s);
   options.query_timeout = std::chrono::seconds(o.query_timeout_s);
+  options.max_streams_per_client = o.max_streams_per_client;
+  options.max_streams = o.max_streams;
+  options.stall_timeout = std::chrono::milliseconds(static_cast<int64_t>(o.stall_timeout_s * 1000));
+  options.buffer_budget_bytes = o.buffer_budget_mb << 20;
   options.extra_services = {commits.grpc_service()};
   if (!o.tls_cert.empty() || !o.tls_key.empty()) {
     auto cert = ReadFile(o.tls_cert);
@@ -162,6 +172,17 @@ void AddServeCommand(CLI::App& app, const LakeArgs& lake, int* exit_code) {
   cmd->add_option("--token-lifetime", o->token_lifetime_s, "seconds a bearer token stays valid (then handshake again)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--query-timeout", o->query_timeout_s, "seconds before a query is interrupted (0 = none)");
+  cmd->add_option("--max-streams-per-client", o->max_streams_per_client,
+                  "concurrent DoGet/DoPut streams of one user (one address without auth)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-streams", o->max_streams, "concurrent DoGet/DoPut streams in all")->check(CLI::PositiveNumber);
+  cmd->add_option("--stall-timeout", o->stall_timeout_s,
+                  "seconds a stream may wait for its client to read or send before it is ended (0 = never)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--buffer-budget-mb", o->buffer_budget_mb,
+                  "MiB of client data buffered outside DuckDB (queued results, DoPut data, parameters)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--query-memory", o->query_memory, "DuckDB's memory limit for queries (e.g. 4GB)");
   cmd->add_option("--catalog-name", o->catalog_name, "SQL catalog name of the lake (default skade)");
   cmd->add_option("--allow-dir", o->allow_dirs,
                   "another folder queries may read (tables registered outside the warehouse); repeatable");

@@ -16,6 +16,7 @@
 #include "duckdb/parser/expression/cast_expression.hpp"
 #include "duckdb/parser/expression/columnref_expression.hpp"
 #include "duckdb/parser/expression/constant_expression.hpp"
+#include "duckdb/parser/expression/function_expression.hpp"
 #include "duckdb/parser/expression/parameter_expression.hpp"
 #include "duckdb/parser/expression/subquery_expression.hpp"
 #include "duckdb/parser/parsed_data/create_schema_info.hpp"
@@ -134,9 +135,28 @@ Status WalkStatement(SQLStatement& stmt, const ExprFn& fn) {
       }
       return Status::Ok();
     }
+    case StatementType::EXPLAIN_STATEMENT: {
+      auto& inner = stmt.Cast<duckdb::ExplainStatement>().stmt;
+      return inner ? WalkStatement(*inner, fn) : Status::Ok();
+    }
     default:
       return Status::Ok();
   }
+}
+
+// Functions whose results describe the server rather than the data: settings (whose values
+// name folders, e.g. allowed_directories), secrets, files, attached databases, extensions.
+bool ReadsConfiguration(std::string name) {
+  static const char* const kNames[] = {
+      "duckdb_settings",  "current_setting",      "duckdb_secrets",         "which_secret",
+      "duckdb_databases", "pragma_database_list", "duckdb_extensions",      "duckdb_temporary_files",
+      "duckdb_logs",      "duckdb_log_contexts",  "duckdb_external_file_cache", "duckdb_variables",
+      "getvariable",      "getenv"};
+  name = duckdb::StringUtil::Lower(name);
+  for (const char* n : kNames) {
+    if (name == n) return true;
+  }
+  return false;
 }
 
 // A constant whose SQL rendering parses back to another type (a DOUBLE 1e9 renders as
@@ -677,6 +697,13 @@ Result<Statement> ParseStatement(std::string_view sql, std::span<const std::stri
     return out;
   }
   SKADE_RETURN_IF_ERROR(filled);
+  SKADE_RETURN_IF_ERROR(WalkStatement(stmt, [&out](ExprPtr& e) {
+    if (out.reads_configuration.empty() && e->GetExpressionClass() == ExpressionClass::FUNCTION) {
+      const auto& f = e->Cast<duckdb::FunctionExpression>();
+      if (ReadsConfiguration(f.function_name)) out.reads_configuration = f.function_name;
+    }
+    return Status::Ok();
+  }));
   if (out.is_write() && parameters.empty() && out.parameter_count > 0) {
     // Unbound markers would otherwise reach a rendering that runs without values.
     out.unbound = true;

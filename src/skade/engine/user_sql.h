@@ -99,6 +99,11 @@ struct Statement {
   // INSERT BY NAME / DEFAULT VALUES, UPDATE … FROM, DELETE … USING, TEMP tables, WITH before
   // INSERT, CASCADE); empty when it can. Its renderings are then left empty.
   std::string unsupported;
+  // The first function called anywhere in the statement that shows how the server is set up
+  // (its settings, files and attached databases: duckdb_settings, current_setting,
+  // duckdb_databases, …), by its name; empty when none is. A server for untrusted clients
+  // refuses such statements (the settings name the server's folders).
+  std::string reads_configuration;
 
   std::vector<std::string> target;  // the name as written: 1–3 parts, unquoted
   std::vector<std::string> columns;  // INSERT column list

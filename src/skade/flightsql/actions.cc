@@ -30,6 +30,7 @@ GStatus Backend::CreatePrepared(const Caller& caller, const pbsql::ActionCreateP
   prepared->schema = caller.schema();
   auto statement = engine::ParseStatement(request.query());
   if (!statement.ok()) return ToGrpc(statement.status());
+  if (Status refused = RefuseConfigurationReads(*statement); !refused.ok()) return ToGrpc(refused);
   if (statement->is_write()) {
     if (options_.read_only) return ToGrpc(ReadOnlyRefusal());
     prepared->parameter_count = statement->parameter_count;
@@ -38,7 +39,7 @@ GStatus Backend::CreatePrepared(const Caller& caller, const pbsql::ActionCreateP
     if (!bytes.ok()) return ToGrpc(bytes.status());
     out->set_parameter_schema(*bytes);
   } else {
-    auto con = Connect(prepared->schema);
+    auto con = Connect(caller, prepared->schema);
     if (!con.ok()) return ToGrpc(con.status());
     auto stmt = PrepareQuery(prepared->schema, **con, request.query());
     if (!stmt.ok()) return ToGrpc(stmt.status());

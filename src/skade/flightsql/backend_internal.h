@@ -19,6 +19,7 @@
 #include "flight_sql.pb.h"
 #include "skade/base/status.h"
 #include "skade/flightsql/flight_data_internal.h"
+#include "skade/flightsql/limits_internal.h"
 #include "skade/flightsql/metadata_internal.h"
 #include "skade/flightsql/registry_internal.h"
 #include "skade/flightsql/server.h"
@@ -39,6 +40,8 @@ std::string PackAny(const google::protobuf::Message& m);
 Status CheckSqlSize(const std::string& sql);
 // The refusal of every write path on a --read-only server.
 Status ReadOnlyRefusal();
+// kPermissionDenied for a statement that reads the server's settings, files or databases.
+Status RefuseConfigurationReads(const engine::Statement& statement);
 // The result schema DuckDB can tell before running; an empty schema when it cannot (the
 // stream's own schema message then describes the result).
 Result<arrow::SchemaHandle> ResultSchemaOrEmpty(engine::PreparedStatement& stmt);
@@ -49,6 +52,7 @@ struct Caller {
   std::string principal;
   std::shared_ptr<Session> session;
   grpc::ServerContext* context = nullptr;  // the call (cancellation, deadline)
+  ActiveStream* stream = nullptr;          // DoGet and DoPut: the admitted stream
   std::string schema() const { return session ? session->schema() : std::string(); }
 };
 
@@ -57,6 +61,8 @@ class Backend {
   Backend(sql::LakeSql& lake, const ServerOptions& options);
 
   Registry& registry() { return registry_; }
+  StreamMonitor& streams() { return streams_; }
+  MemoryBudget& budget() { return budget_; }
   const ServerOptions& options() const { return options_; }
 
   // ---- statements.cc
@@ -65,7 +71,7 @@ class Backend {
                         const pb::FlightDescriptor& desc, pb::FlightInfo* out);
   GStatus PreparedInfo(const Caller& caller, const pbsql::CommandPreparedStatementQuery& command,
                        const pb::FlightDescriptor& desc, pb::FlightInfo* out);
-  GStatus GetMetadata(const google::protobuf::Any& command, DataWriter* writer);
+  GStatus GetMetadata(const Caller& caller, const google::protobuf::Any& command, DataWriter* writer);
   GStatus GetStatement(const Caller& caller, const pbsql::TicketStatementQuery& ticket, DataWriter* writer);
   GStatus GetPrepared(const Caller& caller, const pbsql::CommandPreparedStatementQuery& command, DataWriter* writer);
 
@@ -89,8 +95,8 @@ class Backend {
   void GetSessionOptions(const Caller& caller, pb::GetSessionOptionsResult* out);
 
  private:
-  // A connection whose default schema is `schema`.
-  Result<std::unique_ptr<engine::Connection>> Connect(const std::string& schema);
+  // A connection whose default schema is `schema` and whose current_user is the caller's.
+  Result<std::unique_ptr<engine::Connection>> Connect(const Caller& caller, const std::string& schema);
   // Prepares a query (only queries) after syncing the views it reads.
   Result<std::unique_ptr<engine::PreparedStatement>> PrepareQuery(const std::string& schema, engine::Connection& con,
                                                                   const std::string& sql);
@@ -99,15 +105,22 @@ class Backend {
   // Runs `sql` (with `params`: once per parameter row) and streams the result.
   GStatus StreamQuery(const Caller& caller, const std::string& handle, const std::string& schema,
                       const std::string& sql, const ParamSet* params, DataWriter* writer);
-  GStatus SendBatches(Registry::Run& run, ArrowArrayStream& stream, arrow::ipc::StreamEncoder& encoder,
-                      DataWriter* writer);
+  GStatus SendBatches(const Caller& caller, Registry::Run& run, ArrowArrayStream& stream,
+                      arrow::ipc::StreamEncoder& encoder, DataWriter* writer);
+  // Writes one message of a DoGet, marked as waiting for the client; false when it is gone.
+  static bool WriteToClient(const Caller& caller, DataWriter* writer, RawFlightData data,
+                            grpc::WriteOptions options = {});
   GStatus QueryFailure(const Registry::Run& run, const Status& st);
 
-  Result<std::shared_ptr<ParamSet>> ReadParams(const pb::FlightData& first, PutStream* stream);
+  // The messages a DoPut client sends after `first`, each read marked as waiting for the client,
+  // decoded within the buffer budget.
+  arrow::StreamHandle ReadBatches(const Caller& caller, const pb::FlightData& first, PutStream* stream,
+                                  FlightDataBounds bounds);
+  Result<std::shared_ptr<ParamSet>> ReadParams(const Caller& caller, const pb::FlightData& first, PutStream* stream);
   // The parameter rows a client sent for `prepared`, the column count checked; null when the
   // statement has no parameters (whatever empty stream the client sent).
-  Result<std::shared_ptr<const ParamSet>> ReadParamsFor(const PreparedStatement& prepared, const pb::FlightData& first,
-                                                        PutStream* stream);
+  Result<std::shared_ptr<const ParamSet>> ReadParamsFor(const Caller& caller, const PreparedStatement& prepared,
+                                                        const pb::FlightData& first, PutStream* stream);
   Result<std::vector<std::vector<std::string>>> ParamLiterals(const ParamSet& params);
   // Runs an update statement; `parameters` (SQL literals) replace its markers in the parse tree.
   Result<int64_t> RunUpdate(const std::string& schema, const std::string& sql,
@@ -118,6 +131,8 @@ class Backend {
   ServerFacts facts_;
   TableSchemaCache schema_cache_;
   Registry registry_;
+  MemoryBudget budget_;
+  StreamMonitor streams_;
 };
 
 }  // namespace skade::flightsql

@@ -16,6 +16,12 @@ GStatus WriteResult(PutStream* stream, const std::string& metadata) {
   return GStatus::OK;
 }
 
+// Whether a DoPut input's failure reaches the client as itself: a budget or a cut-off client
+// (malformed or unsupported input is the client's INVALID_ARGUMENT).
+bool Passes(const Status& failure) {
+  return failure.code() == StatusCode::kResourceExhausted || failure.code() == StatusCode::kCancelled;
+}
+
 GStatus UpdateResult(PutStream* stream, int64_t count) {
   pbsql::DoPutUpdateResult r;
   r.set_record_count(count);
@@ -24,19 +30,58 @@ GStatus UpdateResult(PutStream* stream, int64_t count) {
 
 }  // namespace
 
-Result<std::shared_ptr<ParamSet>> Backend::ReadParams(const pb::FlightData& first, PutStream* stream) {
-  auto batches = FlightDataStream(first, [stream](pb::FlightData* m) { return stream->Read(m); });
+arrow::StreamHandle Backend::ReadBatches(const Caller& caller, const pb::FlightData& first, PutStream* stream,
+                                         FlightDataBounds bounds) {
+  // A message may decode into at most what the buffer budget has left (a compressed buffer
+  // may claim 65536 times its size: nothing is allocated for a claim past the budget).
+  if (!bounds.max_decoded_bytes) bounds.max_decoded_bytes = [this] { return budget_.available(); };
+  // gRPC ends the reads of a cancelled call as if the client had finished: a client that went
+  // away (or was cut off for stalling) must not have its partial input written.
+  grpc::ServerContext* context = caller.context;
+  bounds.check_end = [context] {
+    if (context != nullptr && context->IsCancelled()) {
+      return Status::Cancelled("the client went away before finishing its DoPut; nothing was written");
+    }
+    return Status::Ok();
+  };
+  ActiveStream* active = caller.stream;
+  return FlightDataStream(
+      first,
+      [stream, active](pb::FlightData* m) {
+        if (active == nullptr) return stream->Read(m);
+        auto wait = active->WaitForClient();
+        return stream->Read(m);
+      },
+      std::move(bounds));
+}
+
+Result<std::shared_ptr<ParamSet>> Backend::ReadParams(const Caller& caller, const pb::FlightData& first,
+                                                      PutStream* stream) {
   auto set = std::make_shared<ParamSet>();
-  if (batches->get_schema(batches.get(), set->schema.get()) != 0) {
+  Status failure;
+  Status held;
+  FlightDataBounds bounds;
+  // Bound parameters stay in memory until the statement closes: they hold budget that long.
+  bounds.decoded = [&](int64_t bytes) {
+    auto reserved = budget_.Reserve(bytes, "the parameters");
+    if (reserved.ok()) {
+      set->held.push_back(std::move(*reserved));
+    } else if (held.ok()) {
+      held = reserved.status();
+    }
+  };
+  bounds.failed = [&](const Status& st) { failure = st; };
+  auto batches = ReadBatches(caller, first, stream, std::move(bounds));
+  auto error = [&](const char* fallback) -> Status {
+    if (Passes(failure)) return failure.WithContext("parameter stream");
     const char* err = batches->get_last_error(batches.get());
-    return Status::InvalidArgument(std::string("parameter stream: ") + (err ? err : "no schema"));
-  }
+    return Status::InvalidArgument(std::string("parameter stream: ") + (err ? err : fallback));
+  };
+  if (batches->get_schema(batches.get(), set->schema.get()) != 0) return error("no schema");
   while (true) {
     arrow::ArrayHandle b;
-    if (batches->get_next(batches.get(), b.get()) != 0) {
-      const char* err = batches->get_last_error(batches.get());
-      return Status::InvalidArgument(std::string("parameter stream: ") + (err ? err : "bad batch"));
-    }
+    if (batches->get_next(batches.get(), b.get()) != 0) return error("bad batch");
+    SKADE_RETURN_IF_ERROR(held);
     if (!b.valid()) break;
     if (b->length > 0) set->batches.push_back(std::move(b));
   }
@@ -77,6 +122,7 @@ Result<int64_t> Backend::RunUpdate(const std::string& schema, const std::string&
                                    std::span<const std::string> parameters) {
   SKADE_RETURN_IF_ERROR(CheckSqlSize(sql));
   SKADE_ASSIGN_OR_RETURN(engine::Statement statement, engine::ParseStatement(sql, parameters));
+  SKADE_RETURN_IF_ERROR(RefuseConfigurationReads(statement));
   if (statement.is_write()) {
     if (options_.read_only) return ReadOnlyRefusal();
     return lake_.ExecuteWrite(statement, schema);
@@ -98,20 +144,28 @@ GStatus Backend::PutStatementUpdate(const Caller& caller, const pbsql::CommandSt
   return UpdateResult(stream, *n);
 }
 
-Result<std::shared_ptr<const ParamSet>> Backend::ReadParamsFor(const PreparedStatement& prepared,
+Result<std::shared_ptr<const ParamSet>> Backend::ReadParamsFor(const Caller& caller, const PreparedStatement& prepared,
                                                                 const pb::FlightData& first, PutStream* stream) {
   // Clients differ for statements without parameters: JDBC sends an empty schema and a 0-row
   // batch, Arrow C++ an empty schema alone, others only the descriptor. All mean "no values".
   if (first.data_header().empty() && prepared.parameter_count == 0) {
     pb::FlightData rest;
-    while (stream->Read(&rest)) {
+    auto read = [&] {
+      if (caller.stream == nullptr) return stream->Read(&rest);
+      auto wait = caller.stream->WaitForClient();
+      return stream->Read(&rest);
+    };
+    while (read()) {
       if (!rest.data_header().empty()) {
         return Status::InvalidArgument("the prepared statement has no parameters; the client sent values");
       }
     }
+    if (caller.context != nullptr && caller.context->IsCancelled()) {
+      return Status::Cancelled("the client went away before finishing its DoPut; nothing ran");
+    }
     return std::shared_ptr<const ParamSet>();
   }
-  SKADE_ASSIGN_OR_RETURN(auto params, ReadParams(first, stream));
+  SKADE_ASSIGN_OR_RETURN(auto params, ReadParams(caller, first, stream));
   const int64_t columns = params->schema->n_children;
   if (prepared.parameter_count == 0) {
     if (columns != 0 || !params->batches.empty()) {
@@ -131,11 +185,11 @@ GStatus Backend::PutPreparedQuery(const Caller& caller, const std::string& handl
   auto prepared = registry_.FindPrepared(handle, caller.principal);
   if (!prepared.ok()) return ToGrpc(prepared.status());
   if ((*prepared)->write) return GStatus(GCode::INVALID_ARGUMENT, "the prepared statement is an update, not a query");
-  auto params = ReadParamsFor(**prepared, first, stream);
+  auto params = ReadParamsFor(caller, **prepared, first, stream);
   if (!params.ok()) return ToGrpc(params.status());
   // Check every row binds now, so a wrong parameter type fails here, not in DoGet.
   if (*params && !(*params)->batches.empty()) {
-    auto con = Connect((*prepared)->schema);
+    auto con = Connect(caller, (*prepared)->schema);
     if (!con.ok()) return ToGrpc(con.status());
     auto stmt = PrepareQuery((*prepared)->schema, **con, (*prepared)->sql);
     if (!stmt.ok()) return ToGrpc(stmt.status());
@@ -159,7 +213,7 @@ GStatus Backend::PutPreparedUpdate(const Caller& caller, const std::string& hand
   if (!prepared.ok()) return ToGrpc(prepared.status());
   if (!(*prepared)->write) return GStatus(GCode::INVALID_ARGUMENT, "the prepared statement is a query, not an update");
   if (options_.read_only) return ToGrpc(ReadOnlyRefusal());
-  auto params = ReadParamsFor(**prepared, first, stream);
+  auto params = ReadParamsFor(caller, **prepared, first, stream);
   if (!params.ok()) return ToGrpc(params.status());
   // Without parameters the statement runs exactly once; with them once per row (none for none).
   std::vector<std::vector<std::string>> rows = {{}};
@@ -202,8 +256,14 @@ GStatus Backend::PutIngest(const Caller& caller, const pbsql::CommandStatementIn
   } else if (exists) {
     mode = sql::LakeSql::IngestMode::kAppend;
   }
-  auto batches = FlightDataStream(first, [stream](pb::FlightData* m) { return stream->Read(m); });
+  Status failure;
+  FlightDataBounds bounds;
+  bounds.failed = [&](const Status& st) { failure = st; };
+  auto batches = ReadBatches(caller, first, stream, std::move(bounds));
   auto n = lake_.Ingest(*ident, batches.get(), mode);
+  // The stream's own failure (a message past the budget, a stalled client) says more than
+  // DuckDB's report of it.
+  if (!n.ok() && Passes(failure)) return ToGrpc(failure.WithContext("ingest"));
   if (!n.ok()) return ToGrpc(n.status());
   return UpdateResult(stream, *n);
 }

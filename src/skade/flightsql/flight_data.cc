@@ -67,8 +67,15 @@ struct PutStreamState {
   std::optional<pb::FlightData> pending;
   std::function<bool(pb::FlightData*)> next;
   arrow::ipc::MessageDecoder decoder;
+  FlightDataBounds bounds;
   std::string last_error;
   bool done = false;
+
+  void Fail(const Status& st) {
+    last_error = st.message();
+    done = true;
+    if (bounds.failed) bounds.failed(st);
+  }
 
   // Reads messages until the schema is known (or the input ends).
   bool EnsureSchema() {
@@ -76,7 +83,7 @@ struct PutStreamState {
       auto batch = ReadOne();
       if (!batch) return false;
       if (*batch) {
-        last_error = "record batch before the schema";
+        Fail(Status::InvalidArgument("record batch before the schema"));
         return false;
       }
     }
@@ -89,17 +96,23 @@ struct PutStreamState {
     if (pending) {
       msg = std::move(*pending);
       pending.reset();
-    } else if (done || !next(&msg)) {
+    } else if (done) {
+      return std::nullopt;
+    } else if (!next(&msg)) {
       done = true;
+      if (bounds.check_end) {
+        if (Status cut = bounds.check_end(); !cut.ok()) Fail(cut);
+      }
       return std::nullopt;
     }
     if (msg.data_header().empty()) return std::optional<arrow::ArrayHandle>();  // descriptor/metadata only
+    if (bounds.max_decoded_bytes) decoder.set_max_decoded_bytes(bounds.max_decoded_bytes());
     auto decoded = decoder.Decode(msg.data_header(), msg.data_body());
     if (!decoded.ok()) {
-      last_error = decoded.status().message();
-      done = true;
+      Fail(decoded.status());
       return std::nullopt;
     }
+    if (*decoded && bounds.decoded) bounds.decoded(decoder.last_decoded_bytes());
     return std::move(*decoded);
   }
 };
@@ -151,10 +164,12 @@ void PutRelease(ArrowArrayStream* s) {
 
 }  // namespace
 
-arrow::StreamHandle FlightDataStream(std::optional<pb::FlightData> first, std::function<bool(pb::FlightData*)> next) {
+arrow::StreamHandle FlightDataStream(std::optional<pb::FlightData> first, std::function<bool(pb::FlightData*)> next,
+                                     FlightDataBounds bounds) {
   auto st = std::make_unique<PutStreamState>();
   st->pending = std::move(first);
   st->next = std::move(next);
+  st->bounds = std::move(bounds);
   ArrowArrayStream raw;
   raw.get_schema = PutGetSchema;
   raw.get_next = PutGetNext;

@@ -13,6 +13,7 @@
 #include "flight.pb.h"
 #include "skade/arrow/c_data.h"
 #include "skade/arrow/ipc.h"
+#include "skade/base/status.h"
 
 namespace skade::flightsql {
 
@@ -28,12 +29,28 @@ struct RawFlightData {
 // at the Arrow buffers (kept alive by the message's keep_alive until gRPC releases them).
 grpc::ByteBuffer SerializeFlightData(const RawFlightData& data);
 
+// Bounds and observers of a FlightDataStream (all optional).
+struct FlightDataBounds {
+  // Asked before each message: the most bytes it may decode into (arrow::ipc::MessageDecoder::
+  // set_max_decoded_bytes); past it the stream fails with kResourceExhausted.
+  std::function<int64_t()> max_decoded_bytes;
+  // Told the bytes each record batch decoded into.
+  std::function<void(int64_t)> decoded;
+  // Told the error that ended the stream (the C stream carries only its message).
+  std::function<void(const Status&)> failed;
+  // Asked when `next` reports the end: an error means the input was cut off (its client went
+  // away) rather than finished, and the stream fails with it instead of ending.
+  std::function<Status()> check_end;
+};
+
 // Reads FlightData messages (from a DoPut stream) through `next` (false at the end) and
 // exposes the record batches as an ArrowArrayStream. The first message may already have been
-// read by the caller (pass it as `first`). Errors (bad IPC, a stream with no schema) come back
-// through the stream's get_last_error. The stream must be consumed on one thread at a time.
+// read by the caller (pass it as `first`). Errors (bad IPC, a stream with no schema, a message
+// past its bound) come back through the stream's get_last_error and bounds.failed. The stream
+// must be consumed on one thread at a time.
 arrow::StreamHandle FlightDataStream(std::optional<::arrow::flight::protocol::FlightData> first,
-                                     std::function<bool(::arrow::flight::protocol::FlightData*)> next);
+                                     std::function<bool(::arrow::flight::protocol::FlightData*)> next,
+                                     FlightDataBounds bounds = {});
 
 }  // namespace skade::flightsql
 

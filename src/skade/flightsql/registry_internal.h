@@ -26,6 +26,7 @@
 #include "skade/base/status.h"
 #include "skade/engine/database.h"
 #include "skade/engine/user_sql.h"
+#include "skade/flightsql/limits_internal.h"
 
 namespace skade::flightsql {
 
@@ -45,6 +46,7 @@ struct Session {
 struct ParamSet {
   arrow::SchemaHandle schema;
   std::vector<arrow::ArrayHandle> batches;  // non-empty batches only
+  std::vector<MemoryBudget::Reservation> held;  // the batches' bytes, in the buffer budget
   int64_t rows() const;
 };
 

@@ -50,6 +50,17 @@ std::string SessionCookie(const std::string& cookies) {
   return id;
 }
 
+// Whose streams a call's count against: its authenticated principal, or without
+// authentication its network address ("ipv4:127.0.0.1:53422" → "ipv4:127.0.0.1").
+std::string StreamOwner(ServerContext* ctx, const std::string& principal, bool authenticated) {
+  if (authenticated) return "user:" + principal;
+  std::string peer = ctx->peer();
+  size_t colon = peer.rfind(':');
+  size_t first = peer.find(':');
+  if (colon != std::string::npos && colon != first) peer.resize(colon);
+  return "peer:" + peer;
+}
+
 GStatus Malformed(std::string_view what) { return GStatus(GCode::INVALID_ARGUMENT, "malformed " + std::string(what)); }
 
 // Unpacks `any` into `message`, which must be the Flight SQL message `name`.
@@ -265,12 +276,22 @@ struct FlightSqlServer::Impl final : public grpc::Service {
     return Redact(DispatchDoGet(ctx, ticket, writer));
   }
 
+  // Admits the stream of `caller` (limits_internal.h); kResourceExhausted past its limits.
+  Result<std::unique_ptr<ActiveStream>> Admit(ServerContext* ctx, Caller& caller) {
+    SKADE_ASSIGN_OR_RETURN(auto stream,
+                           backend.streams().Admit(StreamOwner(ctx, caller.principal, auth->enabled()), ctx));
+    caller.stream = stream.get();
+    return stream;
+  }
+
   GStatus DispatchDoGet(ServerContext* ctx, const pb::Ticket& ticket, DataWriter* writer) {
     auto caller = CallerFor(ctx);
     if (!caller.ok()) return ToGrpc(caller.status());
+    auto admitted = Admit(ctx, *caller);
+    if (!admitted.ok()) return ToGrpc(admitted.status());
     Any cmd;
     if (!cmd.ParseFromString(ticket.ticket())) return Malformed("ticket");
-    if (IsMetadataCommand(cmd)) return backend.GetMetadata(cmd, writer);
+    if (IsMetadataCommand(cmd)) return backend.GetMetadata(*caller, cmd, writer);
     if (IsFlightSqlCommand(cmd, "TicketStatementQuery")) {
       pbsql::TicketStatementQuery t;
       if (!cmd.UnpackTo(&t)) return Malformed("TicketStatementQuery");
@@ -291,8 +312,15 @@ struct FlightSqlServer::Impl final : public grpc::Service {
   GStatus DispatchDoPut(ServerContext* ctx, PutStream* stream) {
     auto caller = CallerFor(ctx);
     if (!caller.ok()) return ToGrpc(caller.status());
+    auto admitted = Admit(ctx, *caller);
+    if (!admitted.ok()) return ToGrpc(admitted.status());
     pb::FlightData first;
-    if (!stream->Read(&first)) return GStatus(GCode::INVALID_ARGUMENT, "DoPut without a first message");
+    bool got_first;
+    {
+      auto wait = caller->stream->WaitForClient();
+      got_first = stream->Read(&first);
+    }
+    if (!got_first) return GStatus(GCode::INVALID_ARGUMENT, "DoPut without a first message");
     Any cmd;
     if (!cmd.ParseFromString(first.flight_descriptor().cmd())) return Malformed("command: not a protobuf Any");
     if (IsFlightSqlCommand(cmd, "CommandStatementUpdate")) {
@@ -407,10 +435,14 @@ struct FlightSqlServer::Impl final : public grpc::Service {
 
   void Reap() {
     std::unique_lock<std::mutex> lock(reaper_mu);
-    while (!shutting_down) {
-      reaper_cv.wait_for(lock, std::chrono::milliseconds(100));
-      backend.registry().Reap(options.query_timeout);
-      auth->DropExpired();
+    for (int tick = 0; !shutting_down; ++tick) {
+      reaper_cv.wait_for(lock, std::chrono::milliseconds(50));
+      // Streams every 50 ms: a client gone or stalled frees its query within ~50 ms.
+      backend.streams().Check();
+      if (tick % 2 == 0) {
+        backend.registry().Reap(options.query_timeout);
+        auth->DropExpired();
+      }
     }
   }
 
@@ -419,6 +451,7 @@ struct FlightSqlServer::Impl final : public grpc::Service {
       shutting_down = true;
       reaper_cv.notify_all();
       backend.registry().InterruptAll();
+      backend.streams().EndAll();
       if (server) server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
       if (reaper.joinable()) reaper.join();
     });
@@ -429,6 +462,14 @@ FlightSqlServer::FlightSqlServer(std::unique_ptr<Impl> impl) : impl_(std::move(i
 FlightSqlServer::~FlightSqlServer() { Shutdown(); }
 
 int FlightSqlServer::port() const { return impl_->port; }
+
+ServerStats FlightSqlServer::stats() const {
+  ServerStats s;
+  s.streams = impl_->backend.streams().active();
+  s.buffered_bytes = impl_->backend.budget().used();
+  s.buffered_peak_bytes = impl_->backend.budget().peak();
+  return s;
+}
 void FlightSqlServer::Shutdown() { impl_->Shutdown(); }
 void FlightSqlServer::Wait() {
   if (impl_->server) impl_->server->Wait();
@@ -439,6 +480,10 @@ Result<std::unique_ptr<FlightSqlServer>> FlightSqlServer::Start(sql::LakeSql& la
     return Status::InvalidArgument("TLS needs both a certificate and a key");
   }
   if (options.max_sessions <= 0) return Status::InvalidArgument("max_sessions must be positive");
+  if (options.max_streams <= 0 || options.max_streams_per_client <= 0) {
+    return Status::InvalidArgument("stream limits must be positive");
+  }
+  if (options.buffer_budget_bytes <= 0) return Status::InvalidArgument("the buffer budget must be positive");
   // Longest first, so a folder inside another is named by its own name.
   std::stable_sort(options.private_paths.begin(), options.private_paths.end(),
                    [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
@@ -452,6 +497,7 @@ Result<std::unique_ptr<FlightSqlServer>> FlightSqlServer::Start(sql::LakeSql& la
   }
   builder.AddListeningPort(impl->options.host + ":" + std::to_string(impl->options.port), creds, &impl->port);
   builder.SetMaxReceiveMessageSize(64 << 20);
+
   builder.RegisterService(impl.get());
   for (grpc::Service* s : impl->options.extra_services) builder.RegisterService(s);
   impl->server = builder.BuildAndStart();

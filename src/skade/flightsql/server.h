@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -36,6 +37,16 @@ struct ServerOptions {
   // Sessions, statement tickets and prepared statements unused this long are closed.
   std::chrono::seconds session_idle_timeout{900};
   std::chrono::seconds query_timeout{0};  // 0 = none
+  // What one client can hold (a client is its authenticated user; without authentication, its
+  // network address): concurrent DoGet and DoPut streams per client and in all (past them
+  // RESOURCE_EXHAUSTED); a stream whose client accepts no data or sends none for stall_timeout
+  // is ended; client data buffered outside DuckDB (queued result batches, decoded DoPut
+  // messages, bound parameters) stays within buffer_budget_bytes. DuckDB's own memory is
+  // bounded by the database's memory_limit.
+  int max_streams_per_client = 16;
+  int max_streams = 256;
+  std::chrono::milliseconds stall_timeout{60000};
+  int64_t buffer_budget_bytes = int64_t{1} << 30;
   std::string version = "0.1.0";
   // Copy record batch bodies into the gRPC message instead of sending slices over the Arrow
   // buffers (for benchmarks comparing the two).
@@ -44,6 +55,13 @@ struct ServerOptions {
   // Absolute paths never shown to clients: each occurrence in an error message is replaced by
   // its name (e.g. the warehouse folder → "<warehouse>"). Longer paths first.
   std::vector<std::pair<std::string, std::string>> private_paths;
+};
+
+// What the server holds for clients at a moment (tests, monitoring).
+struct ServerStats {
+  size_t streams = 0;               // admitted DoGet and DoPut streams
+  int64_t buffered_bytes = 0;       // client data buffered outside DuckDB
+  int64_t buffered_peak_bytes = 0;  // the most ever buffered at once
 };
 
 // Thread-safe.
@@ -55,6 +73,7 @@ class FlightSqlServer {
   ~FlightSqlServer();  // Shutdown()
 
   int port() const;
+  ServerStats stats() const;
   // Cancels running queries, ends streams and stops the server; idempotent.
   void Shutdown();
   // Blocks until Shutdown() has completed.

@@ -14,47 +14,21 @@ namespace skade::flightsql {
 
 namespace {
 
+}  // namespace
+
+Status RefuseConfigurationReads(const engine::Statement& statement) {
+  if (statement.reads_configuration.empty()) return Status::Ok();
+  return Status(StatusCode::kPermissionDenied, "permission denied: " + statement.reads_configuration +
+                                                   " shows the server's configuration, which clients may not read");
+}
+
+namespace {
+
 Status NotAllowed(const std::string& type_name) {
   return Status(StatusCode::kPermissionDenied, "permission denied: " + type_name +
                                                    " statements are not allowed (only queries, and through "
                                                    "CommandStatementUpdate the Iceberg write statements)");
 }
-
-// Interrupts a running statement within ~50 ms of its client going away or its deadline
-// passing (gRPC only tells a blocked writer otherwise, and a query computing an aggregate
-// writes nothing for a long time).
-class DisconnectWatch {
- public:
-  DisconnectWatch(grpc::ServerContext* context, Registry::Run& run) {
-    if (context == nullptr) return;
-    thread_ = std::thread([this, context, &run] {
-      std::unique_lock<std::mutex> lock(mu_);
-      while (!done_) {
-        if (context->IsCancelled()) {
-          run.Cancel();
-          return;
-        }
-        cv_.wait_for(lock, std::chrono::milliseconds(50));
-      }
-    });
-  }
-  ~DisconnectWatch() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    if (thread_.joinable()) thread_.join();
-  }
-  DisconnectWatch(const DisconnectWatch&) = delete;
-  DisconnectWatch& operator=(const DisconnectWatch&) = delete;
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
 
 }  // namespace
 
@@ -88,6 +62,7 @@ GStatus ToGrpc(const Status& st) {
     case StatusCode::kUnauthorized: code = GCode::UNAUTHENTICATED; break;
     case StatusCode::kPermissionDenied: code = GCode::PERMISSION_DENIED; break;
     case StatusCode::kResourceExhausted: code = GCode::RESOURCE_EXHAUSTED; break;
+    case StatusCode::kCancelled: code = GCode::CANCELLED; break;
     case StatusCode::kUnavailable: code = GCode::UNAVAILABLE; break;
     case StatusCode::kCorruption: code = GCode::DATA_LOSS; break;
     default: break;
@@ -104,15 +79,25 @@ std::string PackAny(const google::protobuf::Message& m) {
 Backend::Backend(sql::LakeSql& lake, const ServerOptions& options)
     : lake_(lake),
       options_(options),
-      registry_(RegistryLimits{options.max_sessions, 1024, 4096, options.session_idle_timeout}) {
+      registry_(RegistryLimits{options.max_sessions, 1024, 4096, options.session_idle_timeout}),
+      budget_(options.buffer_budget_bytes),
+      streams_(StreamLimits{options.max_streams_per_client, options.max_streams, options.stall_timeout}) {
   facts_.version = options.version;
   facts_.read_only = options.read_only;
   facts_.statement_timeout_ms = static_cast<int>(options.query_timeout.count() * 1000);
   facts_.schema_cache = &schema_cache_;
 }
 
-Result<std::unique_ptr<engine::Connection>> Backend::Connect(const std::string& schema) {
+Result<std::unique_ptr<engine::Connection>> Backend::Connect(const Caller& caller, const std::string& schema) {
   SKADE_ASSIGN_OR_RETURN(auto con, lake_.db().Connect());
+  // current_user and its synonyms name the authenticated user, not DuckDB's "duckdb": temporary
+  // macros of the connection come before the built-in functions.
+  if (!caller.principal.empty()) {
+    const std::string user = engine::QuoteString(caller.principal);
+    for (const char* name : {"current_user", "user", "session_user", "current_role"}) {
+      SKADE_RETURN_IF_ERROR(con->Execute("CREATE OR REPLACE TEMP MACRO " + std::string(name) + "() AS " + user));
+    }
+  }
   SKADE_RETURN_IF_ERROR(lake_.Use(*con, schema));
   return con;
 }
@@ -123,6 +108,7 @@ Result<std::unique_ptr<engine::PreparedStatement>> Backend::PrepareQuery(const s
   SKADE_RETURN_IF_ERROR(CheckSqlSize(sql));
   // Classified from DuckDB's parse tree before anything runs; exactly one statement.
   SKADE_ASSIGN_OR_RETURN(engine::Statement statement, engine::ParseStatement(sql));
+  SKADE_RETURN_IF_ERROR(RefuseConfigurationReads(statement));
   if (statement.is_write()) {
     if (options_.read_only) return ReadOnlyRefusal();
     return Status::InvalidArgument("a write statement cannot run as a query; send it as CommandStatementUpdate");
@@ -166,7 +152,7 @@ GStatus Backend::StatementInfo(const Caller& caller, const pbsql::CommandStateme
                                const pb::FlightDescriptor& desc, pb::FlightInfo* out) {
   if (command.has_transaction_id()) return GStatus(GCode::INVALID_ARGUMENT, "transactions are not supported");
   const std::string schema_name = caller.schema();
-  auto con = Connect(schema_name);
+  auto con = Connect(caller, schema_name);
   if (!con.ok()) return ToGrpc(con.status());
   auto stmt = PrepareQuery(schema_name, **con, command.query());
   if (!stmt.ok()) return ToGrpc(stmt.status());
@@ -183,7 +169,7 @@ GStatus Backend::PreparedInfo(const Caller& caller, const pbsql::CommandPrepared
   auto prepared = registry_.FindPrepared(command.prepared_statement_handle(), caller.principal);
   if (!prepared.ok()) return ToGrpc(prepared.status());
   if ((*prepared)->write) return GStatus(GCode::INVALID_ARGUMENT, "the prepared statement is an update, not a query");
-  auto con = Connect((*prepared)->schema);
+  auto con = Connect(caller, (*prepared)->schema);
   if (!con.ok()) return ToGrpc(con.status());
   auto stmt = PrepareQuery((*prepared)->schema, **con, (*prepared)->sql);
   if (!stmt.ok()) return ToGrpc(stmt.status());
@@ -192,14 +178,20 @@ GStatus Backend::PreparedInfo(const Caller& caller, const pbsql::CommandPrepared
   return FillInfo(desc, *schema->get(), desc.cmd(), out, true);
 }
 
-GStatus Backend::GetMetadata(const google::protobuf::Any& command, DataWriter* writer) {
+bool Backend::WriteToClient(const Caller& caller, DataWriter* writer, RawFlightData data, grpc::WriteOptions options) {
+  if (caller.stream == nullptr) return writer->Write(data, options);
+  auto wait = caller.stream->WaitForClient();
+  return writer->Write(data, options);
+}
+
+GStatus Backend::GetMetadata(const Caller& caller, const google::protobuf::Any& command, DataWriter* writer) {
   auto stream = MetadataResult(command, lake_, facts_, false);
   if (!stream.ok()) return ToGrpc(stream.status());
   arrow::SchemaHandle schema;
   (*stream)->get_schema(stream->get(), schema.get());
   auto encoder = arrow::ipc::StreamEncoder::Make(*schema.get());
   if (!encoder.ok()) return ToGrpc(encoder.status());
-  if (!writer->Write(RawFlightData{(*encoder)->SchemaMessage(), "", false})) {
+  if (!WriteToClient(caller, writer, RawFlightData{(*encoder)->SchemaMessage(), "", false})) {
     return GStatus(GCode::CANCELLED, "client went away");
   }
   while (true) {
@@ -212,7 +204,9 @@ GStatus Backend::GetMetadata(const google::protobuf::Any& command, DataWriter* w
     auto messages = (*encoder)->EncodeBatch(std::move(batch));
     if (!messages.ok()) return ToGrpc(messages.status());
     for (auto& m : *messages) {
-      if (!writer->Write(RawFlightData{std::move(m), "", false})) return GStatus(GCode::CANCELLED, "client went away");
+      if (!WriteToClient(caller, writer, RawFlightData{std::move(m), "", false})) {
+        return GStatus(GCode::CANCELLED, "client went away");
+      }
     }
   }
   return GStatus::OK;
@@ -241,12 +235,16 @@ GStatus Backend::GetPrepared(const Caller& caller, const pbsql::CommandPreparedS
 
 GStatus Backend::StreamQuery(const Caller& caller, const std::string& handle, const std::string& schema,
                              const std::string& sql, const ParamSet* params, DataWriter* writer) {
-  auto con = Connect(schema);
+  auto con = Connect(caller, schema);
   if (!con.ok()) return ToGrpc(con.status());
   auto stmt = PrepareQuery(schema, **con, sql);
   if (!stmt.ok()) return ToGrpc(stmt.status());
   std::unique_ptr<Registry::Run> run = registry_.StartRun(handle, caller.principal, con->get());
-  DisconnectWatch watch(caller.context, *run);
+  // The client leaving, its deadline passing or its stalling interrupts the query within the
+  // monitor's period (gRPC would only tell a blocked writer, and a query computing an
+  // aggregate writes nothing for a long time).
+  std::unique_ptr<ActiveStream::Watch> watch;
+  if (caller.stream != nullptr) watch = caller.stream->OnEnd([&run] { run->Cancel(); });
   std::unique_ptr<arrow::ipc::StreamEncoder> encoder;
   // The stream's schema message, from the first result (or the prepared statement's schema).
   auto start = [&](const ArrowSchema& result_schema) -> GStatus {
@@ -256,7 +254,7 @@ GStatus Backend::StreamQuery(const Caller& caller, const std::string& handle, co
     auto made = arrow::ipc::StreamEncoder::Make(*owned.get());
     if (!made.ok()) return ToGrpc(made.status());
     encoder = std::move(*made);
-    if (!writer->Write(RawFlightData{encoder->SchemaMessage(), "", false})) {
+    if (!WriteToClient(caller, writer, RawFlightData{encoder->SchemaMessage(), "", false})) {
       return GStatus(GCode::CANCELLED, "client went away");
     }
     return GStatus::OK;
@@ -285,7 +283,7 @@ GStatus Backend::StreamQuery(const Caller& caller, const std::string& handle, co
       }
       if (GStatus st = start(*result_schema.get()); !st.ok()) return st;
     }
-    GStatus sent = SendBatches(*run, *stream->get(), *encoder, writer);
+    GStatus sent = SendBatches(caller, *run, *stream->get(), *encoder, writer);
     if (!sent.ok()) return sent;
   }
   if (!encoder) {  // zero parameter rows: an empty result of the statement's schema
@@ -299,14 +297,20 @@ GStatus Backend::StreamQuery(const Caller& caller, const std::string& handle, co
 // Streams the batches of `stream`: a producer thread pulls them from DuckDB and encodes them
 // into a small bounded queue while this thread writes to gRPC, so scanning and sending overlap;
 // writes followed by already-queued ones carry gRPC's buffer hint (fewer flushes and wake-ups),
-// the last one queued flushes.
-GStatus Backend::SendBatches(Registry::Run& run, ArrowArrayStream& stream, arrow::ipc::StreamEncoder& encoder,
-                             DataWriter* writer) {
+// the last one queued flushes. Queued batches count against the server's buffer budget: when
+// it is spent the producer waits for room (or for its own queue to drain, so that every stream
+// can always hold one batch and make progress).
+GStatus Backend::SendBatches(const Caller& caller, Registry::Run& run, ArrowArrayStream& stream,
+                             arrow::ipc::StreamEncoder& encoder, DataWriter* writer) {
   constexpr size_t kQueueBatches = 8;
   constexpr int kFlushEvery = 16;
+  struct Queued {
+    std::vector<arrow::ipc::EncodedMessage> messages;
+    MemoryBudget::Reservation held;
+  };
   std::mutex mu;
   std::condition_variable cv;
-  std::deque<std::vector<arrow::ipc::EncodedMessage>> queue;
+  std::deque<Queued> queue;
   bool done = false;     // producer finished (status in `produced`)
   bool stopped = false;  // consumer gave up
   GStatus produced = GStatus::OK;
@@ -325,10 +329,27 @@ GStatus Backend::SendBatches(Registry::Run& run, ArrowArrayStream& stream, arrow
         result = ToGrpc(messages.status());
         break;
       }
+      int64_t bytes = 0;
+      for (const auto& m : *messages) bytes += m.body_length + static_cast<int64_t>(m.flatbuffer().size());
       std::unique_lock<std::mutex> lock(mu);
-      cv.wait(lock, [&] { return queue.size() < kQueueBatches || stopped; });
+      MemoryBudget::Reservation held;
+      while (!stopped) {
+        if (queue.size() < kQueueBatches) {
+          if (queue.empty()) {
+            held = budget_.ReserveAnyway(bytes);
+            break;
+          }
+          auto reserved = budget_.Reserve(bytes, "a result batch");
+          if (reserved.ok()) {
+            held = std::move(*reserved);
+            break;
+          }
+        }
+        // Room comes from this stream's consumer (notified) or another stream (polled).
+        cv.wait_for(lock, std::chrono::milliseconds(10));
+      }
       if (stopped) break;
-      queue.push_back(std::move(*messages));
+      queue.push_back(Queued{std::move(*messages), std::move(held)});
       cv.notify_all();
     }
     std::lock_guard<std::mutex> lock(mu);
@@ -339,31 +360,34 @@ GStatus Backend::SendBatches(Registry::Run& run, ArrowArrayStream& stream, arrow
   GStatus result = GStatus::OK;
   int unflushed = 0;
   while (true) {
-    std::vector<arrow::ipc::EncodedMessage> messages;
+    Queued item;
     bool more = false;
     {
       std::unique_lock<std::mutex> lock(mu);
       cv.wait(lock, [&] { return !queue.empty() || done; });
       if (queue.empty()) break;
-      messages = std::move(queue.front());
+      item = std::move(queue.front());
       queue.pop_front();
       more = !queue.empty();
       cv.notify_all();
     }
     bool failed = false;
-    for (size_t i = 0; i < messages.size() && !failed; ++i) {
+    for (size_t i = 0; i < item.messages.size() && !failed; ++i) {
       grpc::WriteOptions write_options;
-      bool last = i + 1 == messages.size();
+      bool last = i + 1 == item.messages.size();
       if ((!last || more) && ++unflushed < kFlushEvery) {
         write_options.set_buffer_hint();
       } else {
         unflushed = 0;
       }
-      failed = !writer->Write(RawFlightData{std::move(messages[i]), "", options_.copy_batches}, write_options);
+      failed = !WriteToClient(caller, writer, RawFlightData{std::move(item.messages[i]), "", options_.copy_batches},
+                              write_options);
     }
     if (failed) {
       run.Cancel();
-      result = GStatus(GCode::CANCELLED, "client went away");
+      result = GStatus(GCode::CANCELLED, caller.stream && caller.stream->ended() == StreamEnd::kStalled
+                                             ? "the client read nothing for too long; the stream was ended"
+                                             : "client went away");
       std::lock_guard<std::mutex> lock(mu);
       stopped = true;
       cv.notify_all();

@@ -1,0 +1,256 @@
+// Test helpers for driving a Flight SQL server in process: a synchronous FlightService client
+// with basic credentials on every call, IPC-encoded batches to send, and a fixture with a lake,
+// a LakeSql and a server on a free loopback port.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <google/protobuf/any.pb.h>
+#include <grpcpp/grpcpp.h>
+
+#include "flight.grpc.pb.h"
+#include "flight_sql.pb.h"
+#include "skade/arrow/builder.h"
+#include "skade/arrow/ipc.h"
+#include "skade/flightsql/auth.h"
+#include "skade/flightsql/server.h"
+#include "skade/sql/lake_sql.h"
+#include "tests/testing/lake_test.h"
+
+namespace skade::flightsql::testing {
+
+namespace pb = ::arrow::flight::protocol;
+namespace pbsql = ::arrow::flight::protocol::sql;
+using Clock = std::chrono::steady_clock;
+
+// A FlightService client with basic credentials on every call.
+class Client {
+ public:
+  Client(int port, const std::string& user)
+      : stub_(pb::FlightService::NewStub(
+            grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()))),
+        authorization_("Basic " + EncodeBase64(user + ":pw")) {}
+
+  void Prepare(grpc::ClientContext& ctx) const {
+    ctx.AddMetadata("authorization", authorization_);
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+  }
+
+  Result<pb::Ticket> Ticket(const std::string& sql) {
+    pbsql::CommandStatementQuery q;
+    q.set_query(sql);
+    google::protobuf::Any any;
+    any.PackFrom(q);
+    pb::FlightDescriptor desc;
+    desc.set_type(pb::FlightDescriptor::CMD);
+    desc.set_cmd(any.SerializeAsString());
+    grpc::ClientContext ctx;
+    Prepare(ctx);
+    pb::FlightInfo info;
+    grpc::Status st = stub_->GetFlightInfo(&ctx, desc, &info);
+    if (!st.ok()) return Failed("GetFlightInfo", st);
+    return info.endpoint(0).ticket();
+  }
+
+  // The rows of `sql`, every batch read and decoded.
+  Result<int64_t> Rows(const std::string& sql) {
+    int64_t rows = 0;
+    SKADE_RETURN_IF_ERROR(Fetch(sql, [&](const ArrowArray& batch) { rows += batch.length; }));
+    return rows;
+  }
+
+  // The values of the first column of `sql`, a VARCHAR, in order (NULL as "NULL").
+  Result<std::vector<std::string>> Strings(const std::string& sql) {
+    std::vector<std::string> out;
+    SKADE_RETURN_IF_ERROR(Fetch(sql, [&](const ArrowArray& batch) {
+      const ArrowArray& column = *batch.children[0];
+      const auto* validity = static_cast<const uint8_t*>(column.buffers[0]);
+      const auto* offsets = static_cast<const int32_t*>(column.buffers[1]);
+      const char* data = static_cast<const char*>(column.buffers[2]);
+      for (int64_t i = column.offset; i < column.offset + column.length; ++i) {
+        bool valid = validity == nullptr || (validity[i / 8] >> (i % 8)) & 1;
+        out.push_back(valid ? std::string(data + offsets[i], offsets[i + 1] - offsets[i]) : "NULL");
+      }
+    }));
+    return out;
+  }
+
+  // GetFlightInfo + DoGet of `sql`, each decoded batch given to `fn`. A failure of either call
+  // is kInternal with its gRPC code in code_of_last_failure().
+  Status Fetch(const std::string& sql, const std::function<void(const ArrowArray&)>& fn) {
+    auto ticket = Ticket(sql);
+    if (!ticket.ok()) return ticket.status();
+    grpc::ClientContext ctx;
+    Prepare(ctx);
+    auto reader = stub_->DoGet(&ctx, *ticket);
+    arrow::ipc::MessageDecoder decoder;
+    pb::FlightData data;
+    Status failure;
+    while (reader->Read(&data)) {
+      auto batch = decoder.Decode(data.data_header(), data.data_body());
+      if (!batch.ok()) {
+        failure = batch.status();
+      } else if (*batch && failure.ok()) {
+        fn(*(**batch).get());
+      }
+    }
+    grpc::Status st = reader->Finish();
+    if (!st.ok()) return Failed("DoGet", st);
+    return failure;
+  }
+
+  grpc::StatusCode code_of_last_failure() const { return last_code_; }
+
+  // A DoGet that is started and never read: its server-side writes stall on flow control.
+  struct StalledGet {
+    grpc::ClientContext ctx;
+    std::unique_ptr<grpc::ClientReader<pb::FlightData>> reader;
+  };
+  std::unique_ptr<StalledGet> StartGet(const pb::Ticket& ticket) {
+    auto call = std::make_unique<StalledGet>();
+    Prepare(call->ctx);
+    call->reader = stub_->DoGet(&call->ctx, ticket);
+    call->reader->WaitForInitialMetadata();  // the server has admitted or refused it
+    return call;
+  }
+
+  struct Put {
+    grpc::ClientContext ctx;
+    std::unique_ptr<grpc::ClientReaderWriter<pb::FlightData, pb::PutResult>> stream;
+    // Reads the results (gRPC delivers the status only after them) and the status.
+    grpc::Status Finish() {
+      pb::PutResult result;
+      while (stream->Read(&result)) {
+      }
+      return stream->Finish();
+    }
+  };
+  // A DoPut of CommandStatementIngest into `table` (appended, created if missing); the first
+  // message carries the descriptor and the schema.
+  std::unique_ptr<Put> StartIngest(const std::string& table, const std::string& schema_message) {
+    pbsql::CommandStatementIngest in;
+    in.set_table(table);
+    in.set_schema("db");
+    in.mutable_table_definition_options()->set_if_not_exist(
+        pbsql::CommandStatementIngest::TableDefinitionOptions::TABLE_NOT_EXIST_OPTION_CREATE);
+    in.mutable_table_definition_options()->set_if_exists(
+        pbsql::CommandStatementIngest::TableDefinitionOptions::TABLE_EXISTS_OPTION_APPEND);
+    google::protobuf::Any any;
+    any.PackFrom(in);
+    auto put = std::make_unique<Put>();
+    Prepare(put->ctx);
+    put->stream = stub_->DoPut(&put->ctx);
+    pb::FlightData first;
+    first.mutable_flight_descriptor()->set_type(pb::FlightDescriptor::CMD);
+    first.mutable_flight_descriptor()->set_cmd(any.SerializeAsString());
+    first.set_data_header(schema_message);
+    put->stream->Write(first);
+    return put;
+  }
+
+ private:
+  Status Failed(const char* call, const grpc::Status& st) {
+    last_code_ = st.error_code();
+    return Status::Internal(std::string(call) + ": gRPC code " + std::to_string(st.error_code()) + ": " +
+                            st.error_message());
+  }
+
+  std::unique_ptr<pb::FlightService::Stub> stub_;
+  std::string authorization_;
+  grpc::StatusCode last_code_ = grpc::StatusCode::OK;
+};
+
+// One BIGINT column "x" of `rows` zeros, IPC-encoded with `compression`.
+struct EncodedBatch {
+  std::string schema;  // the schema message's flatbuffer
+  std::string header;
+  std::string body;
+};
+inline EncodedBatch Zeros(int64_t rows, arrow::ipc::Compression compression) {
+  std::vector<arrow::ArrayBuilder> columns;
+  columns.emplace_back("x", "l", false);
+  auto builder = arrow::RecordBatchBuilder(std::move(columns));
+  for (int64_t i = 0; i < rows; ++i) {
+    builder.AppendStruct();
+    builder.child(0).AppendInt(0);
+  }
+  arrow::SchemaHandle schema;
+  arrow::ArrayHandle batch;
+  EXPECT_TRUE(builder.Finish(schema.get(), batch.get()).ok());
+  auto encoder = arrow::ipc::StreamEncoder::Make(*schema.get(), {compression});
+  EXPECT_TRUE(encoder.ok());
+  EncodedBatch out;
+  out.schema = std::string((*encoder)->SchemaMessage().flatbuffer());
+  auto messages = (*encoder)->EncodeBatch(std::move(batch));
+  EXPECT_TRUE(messages.ok() && messages->size() == 1);
+  const auto& m = messages->back();
+  out.header = std::string(m.flatbuffer());
+  for (const auto& s : m.body) out.body.append(reinterpret_cast<const char*>(s.data), s.size);
+  return out;
+}
+
+inline pb::FlightData BatchMessage(const EncodedBatch& b) {
+  pb::FlightData d;
+  d.set_data_header(b.header);
+  d.set_data_body(b.body);
+  return d;
+}
+
+// A lake with namespace "db" (table "big": 200,000 rows of id and a 200-byte string;
+// "target": 5 rows of x = 7) served by a Flight SQL server with users "stall" and "good"
+// (password "pw") on a free port.
+class FlightServerTest : public skade::testing::LakeTest {
+ protected:
+  FlightServerTest() : LakeTest("db") {}
+
+  void SetUp() override {
+    LakeTest::SetUp();
+    auto big = CreateTable("big", "id BIGINT NOT NULL, s VARCHAR");
+    ASSERT_NE(big, nullptr);
+    ASSERT_TRUE(big->Append({"SELECT range AS id, repeat('x', 200) AS s FROM range(200000)", nullptr}).ok());
+    auto target = CreateTable("target", "x BIGINT");
+    ASSERT_NE(target, nullptr);
+    ASSERT_TRUE(target->Append({"SELECT 7 AS x FROM range(5)", nullptr}).ok());
+    auto lake = sql::LakeSql::Open(*catalog_, *io_, *db_, "skade");
+    ASSERT_TRUE(lake.ok()) << lake.status().ToString();
+    lake_ = std::move(*lake);
+  }
+
+  // Starts the server with `options` changed by `adjust` (port and users are set here).
+  void StartServer(const std::function<void(ServerOptions&)>& adjust = {}) {
+    ServerOptions o;
+    o.port = 0;
+    AuthOptions auth;
+    auth.users = {{"stall", "pw"}, {"good", "pw"}};
+    o.authenticator = std::make_shared<Authenticator>(auth);
+    if (adjust) adjust(o);
+    auto server = FlightSqlServer::Start(*lake_, o);
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(*server);
+  }
+
+  // Waits up to `limit` for `done`.
+  static bool Eventually(const std::function<bool()>& done, std::chrono::seconds limit = std::chrono::seconds(10)) {
+    auto until = Clock::now() + limit;
+    while (Clock::now() < until) {
+      if (done()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return done();
+  }
+
+  std::string Count(const std::string& table) {
+    auto rows = Rows(*LoadTable(Ident(table)), "SELECT count(*) FROM t");
+    return rows.empty() ? "?" : rows[0][0];
+  }
+
+  std::unique_ptr<sql::LakeSql> lake_;
+  std::unique_ptr<FlightSqlServer> server_;
+};
+
+}  // namespace skade::flightsql::testing
