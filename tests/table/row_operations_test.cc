@@ -148,6 +148,52 @@ TEST_F(RowOperationsTest, PartitionedUpsertNeedsPartitionColumnsInTheKey) {
   EXPECT_THAT(Rows(*t, "SELECT sum(v), count(*) FROM t"), ElementsAre(ElementsAre("6", "5")));
 }
 
+// Equality deletes apply within their own spec and partition (spec "Scan Planning"): after a
+// partition spec change, keys written under the new spec must still delete the rows that files
+// of the old specs hold.
+TEST_F(RowOperationsTest, UpsertsAndKeyDeletesReachFilesOfEarlierPartitionSpecs) {
+  auto t = Create("evolved", "id BIGINT NOT NULL, region VARCHAR NOT NULL, v INTEGER", "region");
+  Append(*t, "SELECT range AS id, 'eu' AS region, 1 AS v FROM range(6)");
+  ASSERT_TRUE(t->UpdatePartitionSpec("region, bucket(4, id)").ok());
+  Append(*t, "SELECT range AS id, 'us' AS region, 1 AS v FROM range(10, 14)");
+  auto up = t->Upsert({"SELECT 1 AS id, 'eu' AS region, 2 AS v UNION ALL SELECT 11, 'us', 2", nullptr},
+                      {"id", "region"});
+  ASSERT_TRUE(up.ok()) << up.status().ToString();
+  EXPECT_THAT(Rows(*t, "SELECT string_agg(id::VARCHAR || ':' || v, ',' ORDER BY id) FROM t"),
+              ElementsAre(ElementsAre("0:1,1:2,2:1,3:1,4:1,5:1,10:1,11:2,12:1,13:1")));
+  ASSERT_TRUE(t->DeleteKeys({"SELECT 2 AS id, 'eu' AS region UNION ALL SELECT 12, 'us'", nullptr}, {"id", "region"}).ok());
+  // And again under a third spec that no longer partitions by region.
+  ASSERT_TRUE(t->UpdatePartitionSpec("bucket(2, id)").ok());
+  ASSERT_TRUE(t->DeleteKeys({"SELECT 3 AS id, 'eu' AS region", nullptr}, {"id", "region"}).ok());
+  EXPECT_THAT(Rows(*t, "SELECT string_agg(id::VARCHAR || ':' || v, ',' ORDER BY id) FROM t"),
+              ElementsAre(ElementsAre("0:1,1:2,4:1,5:1,10:1,11:2,13:1")));
+}
+
+// Keys that cannot say which partition of an earlier spec a row is in: unpartitioned deletes
+// when the table has an unpartitioned spec, a clear refusal otherwise (never a delete that
+// silently misses rows).
+TEST_F(RowOperationsTest, KeysMissingAnEarlierSpecsPartitionColumnDeleteEverywhereOrAreRefused) {
+  auto t = Create("started_plain", "id BIGINT NOT NULL, region VARCHAR NOT NULL, v INTEGER", "");
+  Append(*t, "SELECT range AS id, 'eu' AS region, 1 AS v FROM range(3)");
+  ASSERT_TRUE(t->UpdatePartitionSpec("region").ok());
+  Append(*t, "SELECT range AS id, 'us' AS region, 1 AS v FROM range(10, 13)");
+  ASSERT_TRUE(t->UpdatePartitionSpec("bucket(4, id)").ok());
+  auto up = t->Upsert({"SELECT 1 AS id, 'eu' AS region, 2 AS v UNION ALL SELECT 11, 'us', 2", nullptr}, {"id"});
+  ASSERT_TRUE(up.ok()) << up.status().ToString();
+  EXPECT_THAT(Rows(*t, "SELECT string_agg(id::VARCHAR || ':' || v, ',' ORDER BY id) FROM t"),
+              ElementsAre(ElementsAre("0:1,1:2,2:1,10:1,11:2,12:1")));
+
+  auto r = Create("regions", "id BIGINT NOT NULL, region VARCHAR NOT NULL, v INTEGER", "region");
+  Append(*r, "SELECT range AS id, 'eu' AS region, 1 AS v FROM range(3)");
+  ASSERT_TRUE(r->UpdatePartitionSpec("bucket(4, id)").ok());
+  const int64_t before = *r->metadata().current_snapshot_id;
+  EXPECT_EQ(r->DeleteKeys({"SELECT 1 AS id", nullptr}, {"id"}).status().code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE(r->Refresh().ok());
+  EXPECT_EQ(*r->metadata().current_snapshot_id, before);
+  EXPECT_TRUE(r->DeleteKeys({"SELECT 1 AS id, 'eu' AS region", nullptr}, {"id", "region"}).ok());
+  EXPECT_THAT(Rows(*r, "SELECT string_agg(id::VARCHAR, ',' ORDER BY id) FROM t"), ElementsAre(ElementsAre("0,2")));
+}
+
 TEST_F(RowOperationsTest, IncrementalReadsAndChangelog) {
   auto t = Create("inc", "id BIGINT, v VARCHAR", "");
   Append(*t, "SELECT 1 AS id, 'a' AS v");

@@ -316,6 +316,21 @@ Result<std::vector<const iceberg::NestedField*>> KeyFields(const iceberg::Schema
 
 }  // namespace
 
+Result<std::set<int>> Table::LiveDataSpecIds(const iceberg::TableMetadata& m) {
+  std::set<int> ids;
+  const iceberg::Snapshot* current = m.CurrentSnapshot();
+  if (current == nullptr || current->manifest_list.empty()) return ids;
+  SKADE_ASSIGN_OR_RETURN(auto manifests, iceberg::ReadManifestList(read_io(), current->manifest_list));
+  for (const auto& mf : manifests) {
+    if (mf.content != iceberg::ManifestContent::kData) continue;
+    // Without counts (v1 lists may omit them) the manifest may hold live files.
+    const bool known_empty = mf.added_files_count && mf.existing_files_count &&
+                             *mf.added_files_count + *mf.existing_files_count == 0;
+    if (!known_empty) ids.insert(mf.partition_spec_id);
+  }
+  return ids;
+}
+
 Result<CommitOutcome> Table::DeleteKeys(const engine::WriteSource& keys, const std::vector<std::string>& key_columns) {
   if (key_columns.empty()) return Status::InvalidArgument("delete by key needs key columns");
   return WriteKeyed(keys, key_columns, KeyedWrite::kDeleteOnly);
@@ -391,6 +406,42 @@ Result<CommitOutcome> Table::WriteKeyed(const engine::WriteSource& source_in, st
   dopts.file_prefix = Uuid::NewV7().ToString() + "-eq-";
   engine::WriteSource key_source{"SELECT DISTINCT " + key_list + " FROM (" + source.sql + "\n)", nullptr, source.cast};
   SKADE_ASSIGN_OR_RETURN(auto deletes, engine::WriteDataFiles(db_, key_source, key_schema, *spec, dopts));
+  // Spec "Scan Planning": an equality delete applies to the data files of its own spec and
+  // partition only (everywhere when its spec is unpartitioned). Files written before a spec
+  // change keep their spec, so the keys go out once more partitioned by each earlier spec that
+  // still has data files — or once unpartitioned when such a spec partitions by a column the
+  // keys lack.
+  SKADE_ASSIGN_OR_RETURN(std::set<int> earlier, LiveDataSpecIds(m));
+  earlier.erase(spec->spec_id());
+  bool wrote_global = false;
+  for (int id : earlier) {
+    iceberg::PartitionSpecPtr older = m.SpecById(id);
+    if (!older) return Status::Corruption("a data manifest names unknown partition spec " + std::to_string(id));
+    std::string uncovered;
+    for (const auto& pf : older->fields()) {
+      if (pf.transform.kind() != iceberg::TransformKind::kVoid && !key_ids.count(pf.source_id)) {
+        uncovered = schema->FindColumnName(pf.source_id);
+      }
+    }
+    iceberg::PartitionSpecPtr target = older;
+    if (!uncovered.empty()) {
+      if (wrote_global) continue;
+      target = nullptr;
+      for (const auto& candidate : m.partition_specs) {
+        bool unpartitioned = true;
+        for (const auto& pf : candidate->fields()) unpartitioned = unpartitioned && pf.transform.kind() == iceberg::TransformKind::kVoid;
+        if (unpartitioned) target = candidate;
+      }
+      if (!target) {
+        return Status::InvalidArgument("data files of partition spec " + std::to_string(id) + " are partitioned by '" +
+                                       uncovered + "', which is not among the key columns: include it, or the keys "
+                                       "cannot reach those files");
+      }
+      wrote_global = true;
+    }
+    SKADE_ASSIGN_OR_RETURN(auto more, engine::WriteDataFiles(db_, key_source, key_schema, *target, dopts));
+    for (auto& f : more.files) deletes.files.push_back(std::move(f));
+  }
   std::vector<int> equality_ids;
   for (const auto* f : keys) equality_ids.push_back(f->id);
   std::vector<std::string> written;

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -242,6 +243,8 @@ class Table : public IcebergSource, public IcebergSink {
   enum class KeyedWrite { kDeleteOnly, kUpsert };
   Result<CommitOutcome> WriteKeyed(const engine::WriteSource& source, std::vector<std::string> key_columns,
                                    KeyedWrite kind);
+  // The partition specs of the data files the current snapshot may still hold.
+  Result<std::set<int>> LiveDataSpecIds(const iceberg::TableMetadata& m);
   // Commits one snapshot built by `build` from the current metadata, retrying on conflicts
   // with backoff (build runs again on fresh metadata; see commit_internal.h).
   Result<CommitOutcome> CommitSnapshot(
