@@ -41,6 +41,47 @@ class Client {
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
   }
 
+  // Per result column of `sql`, whether it is nullable: as GetFlightInfo's schema says, and as
+  // the schema message of its DoGet stream says.
+  Result<std::pair<std::vector<bool>, std::vector<bool>>> Nullability(const std::string& sql) {
+    SKADE_ASSIGN_OR_RETURN(pb::FlightInfo info, Info(sql));
+    auto flags = [](const ArrowSchema& s) {
+      std::vector<bool> out;
+      for (int64_t i = 0; i < s.n_children; ++i) out.push_back((s.children[i]->flags & ARROW_FLAG_NULLABLE) != 0);
+      return out;
+    };
+    SKADE_ASSIGN_OR_RETURN(auto reader, arrow::ipc::StreamReader::Open(info.schema()));
+    SKADE_ASSIGN_OR_RETURN(auto announced, reader->ExportSchema());
+    grpc::ClientContext ctx;
+    Prepare(ctx);
+    auto stream = stub_->DoGet(&ctx, info.endpoint(0).ticket());
+    arrow::ipc::MessageDecoder decoder;
+    pb::FlightData data;
+    while (stream->Read(&data)) {
+      if (!decoder.has_schema()) SKADE_RETURN_IF_ERROR(decoder.Decode(data.data_header(), data.data_body()).status());
+    }
+    grpc::Status st = stream->Finish();
+    if (!st.ok()) return Failed("DoGet", st);
+    SKADE_ASSIGN_OR_RETURN(auto streamed, decoder.ExportSchema());
+    return std::make_pair(flags(*announced.get()), flags(*streamed.get()));
+  }
+
+  Result<pb::FlightInfo> Info(const std::string& sql) {
+    pbsql::CommandStatementQuery q;
+    q.set_query(sql);
+    google::protobuf::Any any;
+    any.PackFrom(q);
+    pb::FlightDescriptor desc;
+    desc.set_type(pb::FlightDescriptor::CMD);
+    desc.set_cmd(any.SerializeAsString());
+    grpc::ClientContext ctx;
+    Prepare(ctx);
+    pb::FlightInfo info;
+    grpc::Status st = stub_->GetFlightInfo(&ctx, desc, &info);
+    if (!st.ok()) return Failed("GetFlightInfo", st);
+    return info;
+  }
+
   Result<pb::Ticket> Ticket(const std::string& sql) {
     pbsql::CommandStatementQuery q;
     q.set_query(sql);

@@ -24,6 +24,27 @@ TEST_F(FlightServerTest, CurrentUserIsTheAuthenticatedUser) {
   EXPECT_THAT(*all, ElementsAre("stall,stall,stall,stall"));
 }
 
+// A column that passes a NOT NULL Iceberg field through unchanged is not nullable, in
+// GetFlightInfo's schema and in the stream's; anything the server cannot trace stays nullable.
+TEST_F(FlightServerTest, PlainReferencesToNotNullColumnsAreNotNullable) {
+  StartServer();
+  Client good(server_->port(), "good");
+  auto expect = [&](const std::string& sql, std::vector<bool> nullable) {
+    SCOPED_TRACE(sql);
+    auto got = good.Nullability(sql);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(got->first, nullable);
+    EXPECT_EQ(got->second, nullable);
+  };
+  expect("SELECT * FROM skade.db.big LIMIT 3", {false, true});
+  expect("SELECT s, id AS key, id + 1, b.ID FROM skade.db.big b WHERE id > 3", {true, false, true, false});
+  expect("SELECT big.* FROM skade.db.big ORDER BY id LIMIT 1", {false, true});
+  expect("SELECT id FROM skade.db.big UNION ALL SELECT NULL", {true});
+  expect("SELECT x.id FROM skade.db.big x LEFT JOIN skade.db.target t ON false", {true});
+  expect("SELECT * EXCLUDE (s) FROM skade.db.big", {true});
+  expect("SELECT id FROM skade.db.big GROUP BY ROLLUP (id)", {true});
+}
+
 TEST_F(FlightServerTest, QueriesThatReadTheServersConfigurationAreRefused) {
   StartServer();
   Client good(server_->port(), "good");

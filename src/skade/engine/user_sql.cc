@@ -17,6 +17,7 @@
 #include "duckdb/parser/expression/columnref_expression.hpp"
 #include "duckdb/parser/expression/constant_expression.hpp"
 #include "duckdb/parser/expression/function_expression.hpp"
+#include "duckdb/parser/expression/star_expression.hpp"
 #include "duckdb/parser/expression/parameter_expression.hpp"
 #include "duckdb/parser/expression/subquery_expression.hpp"
 #include "duckdb/parser/parsed_data/create_schema_info.hpp"
@@ -499,6 +500,43 @@ Status NotImplemented(std::string_view statement, std::string_view clause) {
   return Status::NotImplemented(std::string(statement) + " with " + std::string(clause) + " is not supported");
 }
 
+// The table and pass-through columns of a query over one table (Statement::source_table).
+void FillPassthrough(const duckdb::SelectStatement& select, Statement& out) {
+  if (!select.node || select.node->type != duckdb::QueryNodeType::SELECT_NODE) return;
+  const auto& node = select.node->Cast<duckdb::SelectNode>();
+  if (!node.cte_map.map.empty() || node.groups.grouping_sets.size() > 1) return;
+  if (!node.from_table || node.from_table->type != duckdb::TableReferenceType::BASE_TABLE) return;
+  const auto& table = node.from_table->Cast<duckdb::BaseTableRef>();
+  const std::string& alias = table.alias.empty() ? table.table_name : table.alias;
+  std::vector<std::string> columns;
+  for (const auto& e : node.select_list) {
+    if (e->GetExpressionClass() == ExpressionClass::STAR) {
+      const auto& star = e->Cast<duckdb::StarExpression>();
+      // EXCLUDE, REPLACE, RENAME and COLUMNS(…) change which columns come out: not traced.
+      if (!star.exclude_list.empty() || !star.replace_list.empty() || !star.rename_list.empty() || star.expr ||
+          star.columns) {
+        return;
+      }
+      if (!star.relation_name.empty() && !SameName(star.relation_name, alias)) return;
+      columns.push_back("*");
+    } else if (e->GetExpressionClass() == ExpressionClass::COLUMN_REF) {
+      const auto& names = e->Cast<duckdb::ColumnRefExpression>().column_names;
+      // "c" or "t.c"; anything longer is a struct field or another catalog's name.
+      if (names.size() == 1) {
+        columns.push_back(names[0]);
+      } else if (names.size() == 2 && SameName(names[0], alias)) {
+        columns.push_back(names[1]);
+      } else {
+        columns.push_back("");
+      }
+    } else {
+      columns.push_back("");
+    }
+  }
+  out.source_table = NameParts(table.catalog_name, table.schema_name, table.table_name);
+  out.passthrough_columns = std::move(columns);
+}
+
 Status FillInsert(duckdb::InsertStatement& ins, Statement& out) {
   if (!ins.returning_list.empty()) return NotImplemented("INSERT", "RETURNING");
   if (ins.on_conflict_info) return NotImplemented("INSERT", "ON CONFLICT");
@@ -655,6 +693,7 @@ Result<Statement> ParseStatement(std::string_view sql, std::span<const std::stri
   switch (stmt.type) {
     case StatementType::SELECT_STATEMENT:
       out.kind = Statement::Kind::kQuery;
+      FillPassthrough(stmt.Cast<duckdb::SelectStatement>(), out);
       break;
     case StatementType::EXPLAIN_STATEMENT: {
       auto& inner = stmt.Cast<duckdb::ExplainStatement>().stmt;

@@ -104,6 +104,13 @@ struct Statement {
   // duckdb_databases, …), by its name; empty when none is. A server for untrusted clients
   // refuses such statements (the settings name the server's folders).
   std::string reads_configuration;
+  // A query over one table alone (SELECT … FROM t: no join, set operation, CTE, subquery in
+  // FROM or grouping sets): the table's name as written (1–3 parts), and per result column the
+  // table column it passes through unchanged — "*" for all of the table's columns in order, ""
+  // for anything computed. Both empty for other statements. (What a result column may inherit
+  // from its table, e.g. NOT NULL.)
+  std::vector<std::string> source_table;
+  std::vector<std::string> passthrough_columns;
 
   std::vector<std::string> target;  // the name as written: 1–3 parts, unquoted
   std::vector<std::string> columns;  // INSERT column list

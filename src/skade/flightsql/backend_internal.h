@@ -46,6 +46,17 @@ Status RefuseConfigurationReads(const engine::Statement& statement);
 // stream's own schema message then describes the result).
 Result<arrow::SchemaHandle> ResultSchemaOrEmpty(engine::PreparedStatement& stmt);
 
+// A query ready to run, and what its result columns inherit from their table. Dereferences to
+// its statement.
+struct PreparedQuery {
+  std::unique_ptr<engine::PreparedStatement> stmt;
+  // Per result column: a NOT NULL column of a catalog table passed through unchanged, so the
+  // column is not nullable. Empty when the query's columns cannot be traced to one table.
+  std::vector<bool> required;
+  engine::PreparedStatement* operator->() const { return stmt.get(); }
+  engine::PreparedStatement& operator*() const { return *stmt; }
+};
+
 // Who makes a call: the authenticated principal and, when the call sends a session cookie, the
 // session (null otherwise).
 struct Caller {
@@ -98,10 +109,15 @@ class Backend {
   // A connection whose default schema is `schema` and whose current_user is the caller's.
   Result<std::unique_ptr<engine::Connection>> Connect(const Caller& caller, const std::string& schema);
   // Prepares a query (only queries) after syncing the views it reads.
-  Result<std::unique_ptr<engine::PreparedStatement>> PrepareQuery(const std::string& schema, engine::Connection& con,
+  Result<PreparedQuery> PrepareQuery(const std::string& schema, engine::Connection& con,
                                                                   const std::string& sql);
+  // The NOT NULL columns `statement` passes through from its one table (PreparedQuery::required)
+  // for a result of `columns` columns; empty when they cannot be told.
+  std::vector<bool> RequiredColumns(const engine::Statement& statement, const std::string& schema, int64_t columns);
+  // `annotate`: the result schema of a query, given the Flight SQL column metadata and the
+  // nullability of `required`; otherwise (metadata commands) sent as it is.
   GStatus FillInfo(const pb::FlightDescriptor& desc, const ArrowSchema& schema, const std::string& ticket,
-                   pb::FlightInfo* out, bool annotate);
+                   pb::FlightInfo* out, bool annotate, const std::vector<bool>& required = {});
   // Runs `sql` (with `params`: once per parameter row) and streams the result.
   GStatus StreamQuery(const Caller& caller, const std::string& handle, const std::string& schema,
                       const std::string& sql, const ParamSet* params, DataWriter* writer);

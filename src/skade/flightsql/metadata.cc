@@ -609,13 +609,19 @@ Result<arrow::SchemaHandle> AnnotatedTableSchema(table::Table& table, const std:
   return arrow::SchemaHandle(&out);
 }
 
-void AnnotateResultSchema(const ArrowSchema& schema, ArrowSchema* out) {
+void AnnotateResultSchema(const ArrowSchema& schema, ArrowSchema* out, const std::vector<bool>& required) {
   std::vector<KeyValues> meta;
+  const bool traced = static_cast<int64_t>(required.size()) == schema.n_children;
   for (int64_t i = 0; i < schema.n_children; ++i) {
     const ArrowSchema& child = *schema.children[i];
-    meta.push_back(TypeMetadata(child, (child.flags & ARROW_FLAG_NULLABLE) != 0));
+    const bool nullable = (child.flags & ARROW_FLAG_NULLABLE) != 0 && !(traced && required[i]);
+    meta.push_back(TypeMetadata(child, nullable));
   }
   arrow::CopySchema(schema, out, &meta);
+  if (!traced) return;
+  for (int64_t i = 0; i < out->n_children; ++i) {
+    if (required[i]) out->children[i]->flags &= ~ARROW_FLAG_NULLABLE;
+  }
 }
 
 std::optional<std::string> TableSchemaCache::Find(const std::string& metadata_location) {

@@ -59,7 +59,8 @@ Result<arrow::SchemaHandle> AnnotatedTableSchema(table::Table& table, const std:
 
 // A copy of a query result schema with ARROW:FLIGHT:SQL:TYPE_NAME, PRECISION, SCALE and
 // IS_NULLABLE on each column (what JDBC/ODBC drivers show as column type metadata).
-void AnnotateResultSchema(const ArrowSchema& schema, ArrowSchema* out);
+// `required` (per column, may be empty): columns known to hold no nulls lose the nullable flag.
+void AnnotateResultSchema(const ArrowSchema& schema, ArrowSchema* out, const std::vector<bool>& required = {});
 
 // An IPC-encapsulated Schema message for `schema` (FlightInfo.schema, SchemaResult.schema,
 // GetTables' table_schema).

@@ -102,9 +102,8 @@ Result<std::unique_ptr<engine::Connection>> Backend::Connect(const Caller& calle
   return con;
 }
 
-Result<std::unique_ptr<engine::PreparedStatement>> Backend::PrepareQuery(const std::string& schema,
-                                                                         engine::Connection& con,
-                                                                         const std::string& sql) {
+Result<PreparedQuery> Backend::PrepareQuery(const std::string& schema, engine::Connection& con,
+                                            const std::string& sql) {
   SKADE_RETURN_IF_ERROR(CheckSqlSize(sql));
   // Classified from DuckDB's parse tree before anything runs; exactly one statement.
   SKADE_ASSIGN_OR_RETURN(engine::Statement statement, engine::ParseStatement(sql));
@@ -117,17 +116,53 @@ Result<std::unique_ptr<engine::PreparedStatement>> Backend::PrepareQuery(const s
     return NotAllowed(statement.type_name);
   }
   SKADE_RETURN_IF_ERROR(lake_.SyncViews(sql, schema));
-  SKADE_ASSIGN_OR_RETURN(auto stmt, con.Prepare(sql));
-  if (stmt->kind() != engine::StatementKind::kSelect && stmt->kind() != engine::StatementKind::kExplain) {
-    return NotAllowed(stmt->kind_name());
+  PreparedQuery query;
+  SKADE_ASSIGN_OR_RETURN(query.stmt, con.Prepare(sql));
+  if (query->kind() != engine::StatementKind::kSelect && query->kind() != engine::StatementKind::kExplain) {
+    return NotAllowed(query->kind_name());
   }
-  return stmt;
+  if (!statement.source_table.empty()) {
+    auto result = query->ResultSchema();
+    if (result.ok()) query.required = RequiredColumns(statement, schema, (*result)->n_children);
+  }
+  return query;
+}
+
+std::vector<bool> Backend::RequiredColumns(const engine::Statement& statement, const std::string& schema,
+                                           int64_t columns) {
+  auto ident = lake_.Resolve(statement.source_table, schema);
+  if (!ident.ok()) return {};
+  auto state = lake_.catalog().LoadTable(*ident);
+  if (!state.ok()) return {};
+  iceberg::SchemaPtr table = state->metadata->CurrentSchema();
+  if (!table) return {};
+  std::vector<bool> required;
+  for (const std::string& column : statement.passthrough_columns) {
+    if (column == "*") {
+      for (const auto& f : table->fields()) required.push_back(f.required);
+      continue;
+    }
+    bool known = false;
+    for (const auto& f : table->fields()) {
+      // DuckDB resolves column names case-insensitively.
+      if (!column.empty() && f.name.size() == column.size() &&
+          std::equal(f.name.begin(), f.name.end(), column.begin(),
+                     [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) ==
+                                                 std::tolower(static_cast<unsigned char>(b)); })) {
+        known = f.required;
+      }
+    }
+    required.push_back(known);
+  }
+  // Anything unexpected (a view of another shape): claim nothing.
+  if (static_cast<int64_t>(required.size()) != columns) return {};
+  return required;
 }
 
 GStatus Backend::FillInfo(const pb::FlightDescriptor& desc, const ArrowSchema& schema, const std::string& ticket,
-                          pb::FlightInfo* out, bool annotate) {
+                          pb::FlightInfo* out, bool annotate, const std::vector<bool>& required) {
   ArrowSchema annotated;
-  AnnotateResultSchema(schema, &annotated);
+  AnnotateResultSchema(schema, &annotated, required);
   arrow::SchemaHandle owned(&annotated);
   auto bytes = SerializeSchema(annotate ? *owned.get() : schema);
   if (!bytes.ok()) return ToGrpc(bytes.status());
@@ -161,7 +196,7 @@ GStatus Backend::StatementInfo(const Caller& caller, const pbsql::CommandStateme
   std::string handle = registry_.AddQuery(PendingQuery{caller.principal, command.query(), schema_name});
   pbsql::TicketStatementQuery ticket;
   ticket.set_statement_handle(handle);
-  return FillInfo(desc, *schema->get(), PackAny(ticket), out, true);
+  return FillInfo(desc, *schema->get(), PackAny(ticket), out, true, stmt->required);
 }
 
 GStatus Backend::PreparedInfo(const Caller& caller, const pbsql::CommandPreparedStatementQuery& command,
@@ -175,7 +210,7 @@ GStatus Backend::PreparedInfo(const Caller& caller, const pbsql::CommandPrepared
   if (!stmt.ok()) return ToGrpc(stmt.status());
   auto schema = ResultSchemaOrEmpty(**stmt);
   if (!schema.ok()) return ToGrpc(schema.status());
-  return FillInfo(desc, *schema->get(), desc.cmd(), out, true);
+  return FillInfo(desc, *schema->get(), desc.cmd(), out, true, stmt->required);
 }
 
 bool Backend::WriteToClient(const Caller& caller, DataWriter* writer, RawFlightData data, grpc::WriteOptions options) {
@@ -249,7 +284,7 @@ GStatus Backend::StreamQuery(const Caller& caller, const std::string& handle, co
   // The stream's schema message, from the first result (or the prepared statement's schema).
   auto start = [&](const ArrowSchema& result_schema) -> GStatus {
     ArrowSchema annotated;
-    AnnotateResultSchema(result_schema, &annotated);
+    AnnotateResultSchema(result_schema, &annotated, stmt->required);
     arrow::SchemaHandle owned(&annotated);
     auto made = arrow::ipc::StreamEncoder::Make(*owned.get());
     if (!made.ok()) return ToGrpc(made.status());
