@@ -168,6 +168,7 @@ struct FunctionInfo {
 struct BindData {
   std::vector<std::string> data_paths;
   std::vector<DeletionVectorPtr> vectors;
+  int64_t cardinality = 0;  // deleted positions in all
 };
 
 struct ScanState {
@@ -222,53 +223,58 @@ std::vector<int64_t> LongList(duckdb_value list) {
   return out;
 }
 
+// Reads and checks the vectors the five lists name (the arguments of both functions).
+Result<std::unique_ptr<BindData>> LoadBindData(const FunctionInfo& fn, const char* name, duckdb_value puffin_list,
+                                               duckdb_value offset_list, duckdb_value length_list,
+                                               duckdb_value path_list, duckdb_value count_list) {
+  const std::vector<std::string> puffins = StringList(puffin_list), data_paths = StringList(path_list);
+  const std::vector<int64_t> offsets = LongList(offset_list), lengths = LongList(length_list),
+                             row_counts = LongList(count_list);
+  const size_t n = puffins.size();
+  if (offsets.size() != n || lengths.size() != n || data_paths.size() != n || row_counts.size() != n) {
+    return Status::InvalidArgument(std::string(name) + ": the five lists must have the same length");
+  }
+  auto data = std::make_unique<BindData>();
+  auto io = io::MakeLocalFileIO();
+  for (size_t i = 0; i < puffins.size(); ++i) {
+    if (!Allowed(fn, puffins[i])) {
+      return Status::PermissionDenied(std::string(name) + ": '" + puffins[i] + "' is outside the allowed directories");
+    }
+    auto stat = io->Stat(io::LocalPath(puffins[i]));
+    if (!stat.ok()) return stat.status();
+    SKADE_ASSIGN_OR_RETURN(DeletionVectorPtr vector,
+                           ReadVector(*io, io::LocalPath(puffins[i]), puffins[i], offsets[i], lengths[i], *stat));
+    // Every position names a row of the data file: this also bounds what a vector expands to.
+    if (vector->max() >= row_counts[i]) {
+      return Status::Corruption(std::string(name) + ": the vector at offset " + std::to_string(offsets[i]) + " of '" +
+                                puffins[i] + "' deletes position " + std::to_string(vector->max()) + ", past the " +
+                                std::to_string(row_counts[i]) + " rows of '" + data_paths[i] + "'");
+    }
+    data->cardinality += vector->cardinality();
+    data->vectors.push_back(std::move(vector));
+  }
+  data->data_paths = data_paths;
+  return data;
+}
+
 void Bind(duckdb_bind_info info) {
   const auto* fn = static_cast<const FunctionInfo*>(duckdb_bind_get_extra_info(info));
   Value p0(duckdb_bind_get_parameter(info, 0)), p1(duckdb_bind_get_parameter(info, 1)),
       p2(duckdb_bind_get_parameter(info, 2)), p3(duckdb_bind_get_parameter(info, 3)),
       p4(duckdb_bind_get_parameter(info, 4));
-  const std::vector<std::string> puffins = StringList(p0.v), data_paths = StringList(p3.v);
-  const std::vector<int64_t> offsets = LongList(p1.v), lengths = LongList(p2.v), row_counts = LongList(p4.v);
-  const size_t n = puffins.size();
-  if (offsets.size() != n || lengths.size() != n || data_paths.size() != n || row_counts.size() != n) {
-    duckdb_bind_set_error(info, "skade_deletion_vectors: the five lists must have the same length");
+  auto data = LoadBindData(*fn, "skade_deletion_vectors", p0.v, p1.v, p2.v, p3.v, p4.v);
+  if (!data.ok()) {
+    duckdb_bind_set_error(info, data.status().message().c_str());
     return;
   }
-  auto data = std::make_unique<BindData>();
-  auto io = io::MakeLocalFileIO();
-  int64_t total = 0;
-  for (size_t i = 0; i < puffins.size(); ++i) {
-    if (!Allowed(*fn, puffins[i])) {
-      duckdb_bind_set_error(info, ("skade_deletion_vectors: '" + puffins[i] + "' is outside the allowed directories").c_str());
-      return;
-    }
-    auto stat = io->Stat(io::LocalPath(puffins[i]));
-    Result<DeletionVectorPtr> vector = stat.ok() ? ReadVector(*io, io::LocalPath(puffins[i]), puffins[i], offsets[i], lengths[i], *stat)
-                                                 : Result<DeletionVectorPtr>(stat.status());
-    if (!vector.ok()) {
-      duckdb_bind_set_error(info, vector.status().message().c_str());
-      return;
-    }
-    // Every position names a row of the data file: this also bounds what a vector expands to.
-    if ((*vector)->max() >= row_counts[i]) {
-      duckdb_bind_set_error(info, ("skade_deletion_vectors: the vector at offset " + std::to_string(offsets[i]) + " of '" +
-                                   puffins[i] + "' deletes position " + std::to_string((*vector)->max()) + ", past the " +
-                                   std::to_string(row_counts[i]) + " rows of '" + data_paths[i] + "'")
-                                      .c_str());
-      return;
-    }
-    total += (*vector)->cardinality();
-    data->vectors.push_back(std::move(*vector));
-  }
-  data->data_paths = data_paths;
   duckdb_logical_type varchar = duckdb_create_logical_type(DUCKDB_TYPE_VARCHAR);
   duckdb_logical_type bigint = duckdb_create_logical_type(DUCKDB_TYPE_BIGINT);
   duckdb_bind_add_result_column(info, "path", varchar);
   duckdb_bind_add_result_column(info, "pos", bigint);
   duckdb_destroy_logical_type(&varchar);
   duckdb_destroy_logical_type(&bigint);
-  duckdb_bind_set_cardinality(info, static_cast<idx_t>(total), true);
-  duckdb_bind_set_bind_data(info, data.release(), [](void* p) { delete static_cast<BindData*>(p); });
+  duckdb_bind_set_cardinality(info, static_cast<idx_t>((*data)->cardinality), true);
+  duckdb_bind_set_bind_data(info, data->release(), [](void* p) { delete static_cast<BindData*>(p); });
 }
 
 void Init(duckdb_init_info info) {
@@ -303,6 +309,115 @@ void Produce(duckdb_function_info info, duckdb_data_chunk output) {
   duckdb_data_chunk_set_size(output, n);
 }
 
+// ---- skade_deletion_vector_deletes(path, pos, puffins, offsets, lengths, data_paths, counts):
+// whether the row at `pos` of data file `path` is deleted. The lists are constants, read once
+// at bind; each row then costs one bitmap probe (no join).
+
+// Copied with the expression that uses it (DuckDB copies bound expressions while planning).
+struct ProbeData {
+  std::shared_ptr<const BindData> vectors;
+  std::unordered_map<std::string, const iceberg::DeletionVector*> by_path;
+};
+
+void ProbeBind(duckdb_bind_info info) {
+  const auto* fn = static_cast<const FunctionInfo*>(duckdb_scalar_function_bind_get_extra_info(info));
+  if (duckdb_scalar_function_bind_get_argument_count(info) != 7) {
+    duckdb_scalar_function_bind_set_error(info, "skade_deletion_vector_deletes takes 7 arguments");
+    return;
+  }
+  duckdb_client_context context = nullptr;
+  duckdb_scalar_function_get_client_context(info, &context);
+  std::vector<std::unique_ptr<Value>> lists;
+  for (idx_t i = 2; i < 7; ++i) {
+    duckdb_expression e = duckdb_scalar_function_bind_get_argument(info, i);
+    duckdb_value v = nullptr;
+    duckdb_error_data error = nullptr;
+    if (duckdb_expression_is_foldable(e)) error = duckdb_expression_fold(context, e, &v);
+    duckdb_destroy_expression(&e);
+    const bool failed = v == nullptr || (error != nullptr && duckdb_error_data_has_error(error));
+    if (error != nullptr) duckdb_destroy_error_data(&error);
+    if (failed) {
+      if (v != nullptr) duckdb_destroy_value(&v);
+      duckdb_destroy_client_context(&context);
+      duckdb_scalar_function_bind_set_error(info, "skade_deletion_vector_deletes: the lists must be constants");
+      return;
+    }
+    lists.push_back(std::make_unique<Value>(v));
+  }
+  duckdb_destroy_client_context(&context);
+  auto loaded = LoadBindData(*fn, "skade_deletion_vector_deletes", lists[0]->v, lists[1]->v, lists[2]->v,
+                             lists[3]->v, lists[4]->v);
+  if (!loaded.ok()) {
+    duckdb_scalar_function_bind_set_error(info, loaded.status().message().c_str());
+    return;
+  }
+  auto data = std::make_unique<ProbeData>();
+  data->vectors = std::shared_ptr<const BindData>(std::move(*loaded));
+  for (size_t i = 0; i < data->vectors->data_paths.size(); ++i) {
+    data->by_path[data->vectors->data_paths[i]] = data->vectors->vectors[i].get();
+  }
+  duckdb_scalar_function_set_bind_data(info, data.release(), [](void* p) { delete static_cast<ProbeData*>(p); });
+  duckdb_scalar_function_set_bind_data_copy(
+      info, [](void* p) -> void* { return new ProbeData(*static_cast<const ProbeData*>(p)); });
+}
+
+void Probe(duckdb_function_info info, duckdb_data_chunk input, duckdb_vector output) {
+  const auto* data = static_cast<const ProbeData*>(duckdb_scalar_function_get_bind_data(info));
+  if (data == nullptr) {
+    duckdb_scalar_function_set_error(info, "skade_deletion_vector_deletes: no vectors bound");
+    return;
+  }
+  const idx_t n = duckdb_data_chunk_get_size(input);
+  duckdb_vector paths = duckdb_data_chunk_get_vector(input, 0);
+  duckdb_vector positions = duckdb_data_chunk_get_vector(input, 1);
+  auto* path_data = static_cast<duckdb_string_t*>(duckdb_vector_get_data(paths));
+  const auto* pos_data = static_cast<const int64_t*>(duckdb_vector_get_data(positions));
+  uint64_t* path_valid = duckdb_vector_get_validity(paths);
+  uint64_t* pos_valid = duckdb_vector_get_validity(positions);
+  auto* out = static_cast<bool*>(duckdb_vector_get_data(output));
+  // Rows of one file come together: the vector is looked up when the path changes.
+  std::string_view last;
+  const iceberg::DeletionVector* vector = nullptr;
+  for (idx_t i = 0; i < n; ++i) {
+    if ((path_valid && !duckdb_validity_row_is_valid(path_valid, i)) ||
+        (pos_valid && !duckdb_validity_row_is_valid(pos_valid, i))) {
+      out[i] = false;
+      continue;
+    }
+    duckdb_string_t s = path_data[i];
+    std::string_view path(duckdb_string_t_data(&s), duckdb_string_t_length(s));
+    if (i == 0 || path != last) {
+      auto it = data->by_path.find(std::string(path));
+      vector = it == data->by_path.end() ? nullptr : it->second;
+      // The view points into the input vector, which outlives this call.
+      last = std::string_view(duckdb_string_t_data(&path_data[i]), path.size());
+    }
+    out[i] = vector != nullptr && vector->Contains(pos_data[i]);
+  }
+}
+
+Status RegisterProbeFunction(duckdb_connection con, const FunctionInfo& info) {
+  duckdb_scalar_function f = duckdb_create_scalar_function();
+  duckdb_scalar_function_set_name(f, "skade_deletion_vector_deletes");
+  duckdb_logical_type varchar = duckdb_create_logical_type(DUCKDB_TYPE_VARCHAR);
+  duckdb_logical_type bigint = duckdb_create_logical_type(DUCKDB_TYPE_BIGINT);
+  duckdb_logical_type boolean = duckdb_create_logical_type(DUCKDB_TYPE_BOOLEAN);
+  duckdb_logical_type varchars = duckdb_create_list_type(varchar);
+  duckdb_logical_type bigints = duckdb_create_list_type(bigint);
+  for (duckdb_logical_type t : {varchar, bigint, varchars, bigints, bigints, varchars, bigints}) {
+    duckdb_scalar_function_add_parameter(f, t);
+  }
+  duckdb_scalar_function_set_return_type(f, boolean);
+  for (auto* t : {&varchar, &bigint, &boolean, &varchars, &bigints}) duckdb_destroy_logical_type(t);
+  duckdb_scalar_function_set_extra_info(f, new FunctionInfo(info), [](void* p) { delete static_cast<FunctionInfo*>(p); });
+  duckdb_scalar_function_set_bind(f, ProbeBind);
+  duckdb_scalar_function_set_function(f, Probe);
+  const duckdb_state st = duckdb_register_scalar_function(con, f);
+  duckdb_destroy_scalar_function(&f);
+  if (st != DuckDBSuccess) return Status::Internal("cannot register skade_deletion_vector_deletes");
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status RegisterDeletionVectorFunction(duckdb_connection con, const DatabaseOptions& options) {
@@ -325,6 +440,7 @@ Status RegisterDeletionVectorFunction(duckdb_connection con, const DatabaseOptio
   duckdb_table_function_add_parameter(f, varchars);
   duckdb_table_function_add_parameter(f, bigints);
   for (auto* t : {&varchar, &bigint, &varchars, &bigints}) duckdb_destroy_logical_type(t);
+  SKADE_RETURN_IF_ERROR(RegisterProbeFunction(con, *fn_info));
   duckdb_table_function_set_extra_info(f, fn_info.release(), [](void* p) { delete static_cast<FunctionInfo*>(p); });
   duckdb_table_function_set_bind(f, Bind);
   duckdb_table_function_set_init(f, Init);

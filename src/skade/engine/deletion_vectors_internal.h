@@ -1,11 +1,13 @@
 // Deletion vectors for reads (spec v3): loaded once per blob into a process-wide cache bounded
 // in memory, checked against their Puffin footer and manifest entries when a scan is built,
-// and served to DuckDB by the table function
+// and served to DuckDB by the scalar function
+//   skade_deletion_vector_deletes(path, pos, puffin_paths, offsets, lengths, data_paths, data_row_counts)
+// (whether a row is deleted: one bitmap probe per row; what reads use) and the table function
 //   skade_deletion_vectors(puffin_paths VARCHAR[], offsets BIGINT[], lengths BIGINT[],
 //                          data_paths VARCHAR[], data_row_counts BIGINT[]) → (path VARCHAR, pos BIGINT)
 // which yields every deleted position of data_paths[i] from the blob at offsets[i] of
-// puffin_paths[i] (each position below data_row_counts[i], checked): the read anti-joins it on
-// (file name, row number).
+// puffin_paths[i] (each position below data_row_counts[i], checked), for inspecting vectors in
+// SQL.
 #pragma once
 
 #include <memory>

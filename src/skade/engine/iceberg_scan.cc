@@ -707,6 +707,7 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
            "JOIN __skade_named n ON n.raw = p.file_path JOIN __skade_files f ON f.path = n.path AND dl.seq >= f.seq)";
     body += "\nANTI JOIN __skade_pos p ON d.filename = p.path AND d.file_row_number = p.pos";
   }
+  std::string vector_filter;
   if (!vector_requests.empty()) {
     // Checked here (footer, CRC, cardinality, positions within the data file) so a damaged
     // vector is a Corruption naming its file; the read below finds them decoded in the cache.
@@ -721,9 +722,10 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
       targets += sep + QuoteString(data_paths[vector_tasks[k]]);
       counts += sep + std::to_string(vector_requests[k].data->record_count);
     }
-    sql += ",\n__skade_dv AS (SELECT path, pos FROM skade_deletion_vectors([" + puffins + "]::VARCHAR[], [" + offsets +
-           "]::BIGINT[], [" + lengths + "]::BIGINT[], [" + targets + "]::VARCHAR[], [" + counts + "]::BIGINT[]))";
-    body += "\nANTI JOIN __skade_dv v ON d.filename = v.path AND d.file_row_number = v.pos";
+    // One bitmap probe per row (no join): the vectors are read once when the query binds.
+    vector_filter = "NOT skade_deletion_vector_deletes(d.filename, d.file_row_number, [" + puffins + "]::VARCHAR[], [" +
+                    offsets + "]::BIGINT[], [" + lengths + "]::BIGINT[], [" + targets + "]::VARCHAR[], [" + counts +
+                    "]::BIGINT[])";
   }
   int group = 0;
   for (const auto& [ids, files] : eq_groups) {
@@ -750,6 +752,7 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
             "e.__skade_dseq > d.__skade_seq AND (e.__skade_dpart IS NULL OR " +
             "e.__skade_dpart = d.__skade_part)";
   }
+  if (!vector_filter.empty()) body += "\nWHERE " + vector_filter;
   return sql + "\n" + body;
 }
 
