@@ -14,6 +14,7 @@
 #include "skade/flightsql/auth.h"
 #include "skade/flightsql/server.h"
 #include "skade/io/file_io.h"
+#include "skade/rest/server.h"
 #include "skade/sql/lake_sql.h"
 
 namespace skade::cli {
@@ -36,6 +37,12 @@ struct ServeOptions {
   double stall_timeout_s = 60;
   int64_t buffer_budget_mb = 1024;
   std::string query_memory = "4GB";
+  int rest_port = -1;  // -1 = no REST catalog
+  std::string rest_prefix;
+  std::string rest_auth = "none";
+  std::string rest_clients_file;
+  std::string rest_tokens_file;
+  int rest_threads = 8;
   std::string catalog_name = "skade";
   std::vector<std::string> allow_dirs;
 };
@@ -51,6 +58,54 @@ Result<std::string> ReadFile(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// "name:secret" lines of `file` (empty lines and # comments skipped).
+Result<std::map<std::string, std::string>> LoadPairs(const std::string& file) {
+  SKADE_ASSIGN_OR_RETURN(std::string text, ReadFile(file));
+  std::map<std::string, std::string> out;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    size_t colon = line.find(':');
+    if (colon == std::string::npos || colon == 0) return Status::InvalidArgument(file + ": bad line (want name:secret)");
+    out[line.substr(0, colon)] = line.substr(colon + 1);
+  }
+  if (out.empty()) return Status::InvalidArgument(file + " names no client");
+  return out;
+}
+
+// The REST catalog's options from the command line.
+Result<rest::RestOptions> RestOptionsOf(const ServeOptions& o) {
+  rest::RestOptions r;
+  r.host = o.host;
+  r.port = o.rest_port;
+  r.prefix = o.rest_prefix;
+  r.read_only = o.read_only;
+  r.threads = o.rest_threads;
+  r.token_lifetime = std::chrono::seconds(o.token_lifetime_s);
+  r.tls_cert_file = o.tls_cert;
+  r.tls_key_file = o.tls_key;
+  r.access_log = true;
+  if (o.rest_auth == "oauth2") {
+    if (o.rest_clients_file.empty()) return Status::InvalidArgument("--rest-auth oauth2 needs --rest-clients-file");
+    SKADE_ASSIGN_OR_RETURN(r.clients, LoadPairs(o.rest_clients_file));
+  } else if (o.rest_auth == "bearer") {
+    if (o.rest_tokens_file.empty()) return Status::InvalidArgument("--rest-auth bearer needs --rest-tokens-file");
+    SKADE_ASSIGN_OR_RETURN(std::string text, ReadFile(o.rest_tokens_file));
+    std::istringstream lines(text);
+    std::string line;
+    while (std::getline(lines, line)) {
+      while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+      if (!line.empty() && line[0] != '#') r.static_tokens.push_back(line);
+    }
+    if (r.static_tokens.empty()) return Status::InvalidArgument(o.rest_tokens_file + " holds no token");
+  } else if (o.rest_auth != "none") {
+    return Status::InvalidArgument("--rest-auth must be none, bearer or oauth2");
+  }
+  return r;
 }
 
 // Users as "name:password" lines (a file) or comma-separated pairs ($SKADE_USERS).
@@ -143,11 +198,25 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
   }
   auto server = flightsql::FlightSqlServer::Start(**lake_sql, options);
   if (!server.ok()) return Fail(server.status());
+  // The REST catalog shares the catalog (and so the commit log and event bus) with Flight SQL.
+  std::unique_ptr<rest::RestServer> rest_server;
+  if (o.rest_port >= 0) {
+    auto rest_options = RestOptionsOf(o);
+    if (!rest_options.ok()) return Fail(rest_options.status());
+    auto started = rest::RestServer::Start(*lake->catalog, *lake->io, *rest_options);
+    if (!started.ok()) return Fail(started.status());
+    rest_server = std::move(*started);
+  }
   std::cout << "flight sql listening on " << o.host << ":" << (*server)->port() << " (catalog '" << o.catalog_name
             << "', warehouse " << lake->warehouse << (o.read_only ? ", read-only" : "") << ")" << std::endl;
   std::cout << "commit stream (skade.v1.Commits) on the same port" << std::endl;
+  if (rest_server) {
+    std::cout << "rest catalog listening on " << (o.tls_cert.empty() ? "http://" : "https://") << o.host << ":"
+              << rest_server->port() << (o.rest_prefix.empty() ? "" : " (prefix '" + o.rest_prefix + "')") << std::endl;
+  }
   while (!StopRequested()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   std::cout << "shutting down" << std::endl;
+  if (rest_server) rest_server->Shutdown();
   commits.Shutdown();
   (*server)->Shutdown();
   return 0;
@@ -183,6 +252,13 @@ void AddServeCommand(CLI::App& app, const LakeArgs& lake, int* exit_code) {
                   "MiB of client data buffered outside DuckDB (queued results, DoPut data, parameters)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--query-memory", o->query_memory, "DuckDB's memory limit for queries (e.g. 4GB)");
+  cmd->add_option("--rest-port", o->rest_port, "Iceberg REST catalog HTTP port (0 = pick a free one; default: off)");
+  cmd->add_option("--rest-prefix", o->rest_prefix, "the REST catalog's {prefix} path segment (default none)");
+  cmd->add_option("--rest-auth", o->rest_auth, "none | bearer (--rest-tokens-file) | oauth2 (--rest-clients-file)")
+      ->check(CLI::IsMember({"none", "bearer", "oauth2"}));
+  cmd->add_option("--rest-clients-file", o->rest_clients_file, "OAuth2 clients, one client_id:secret per line");
+  cmd->add_option("--rest-tokens-file", o->rest_tokens_file, "static bearer tokens, one per line");
+  cmd->add_option("--rest-threads", o->rest_threads, "REST catalog worker threads")->check(CLI::PositiveNumber);
   cmd->add_option("--catalog-name", o->catalog_name, "SQL catalog name of the lake (default skade)");
   cmd->add_option("--allow-dir", o->allow_dirs,
                   "another folder queries may read (tables registered outside the warehouse); repeatable");

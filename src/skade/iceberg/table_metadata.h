@@ -127,5 +127,12 @@ Result<SchemaPtr> ParseSchemaJson(std::string_view json);
 std::string SchemaToJson(const Schema& schema);
 Result<TypePtr> ParseTypeJson(std::string_view json);
 std::string TypeToJson(const Type& type);
+// A partition spec object ({"spec-id", "fields": [{"source-id", "field-id", "transform",
+// "name"}]}; spec-id defaults to 0). Source ids are checked when the spec joins a table.
+Result<PartitionSpecPtr> ParsePartitionSpecJson(std::string_view json);
+std::string PartitionSpecToJson(const PartitionSpec& spec);
+// A sort order object ({"order-id", "fields": [{"transform", "source-id", "direction",
+// "null-order"}]}).
+Result<SortOrder> ParseSortOrderJson(std::string_view json);
 
 }  // namespace skade::iceberg

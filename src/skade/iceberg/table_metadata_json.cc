@@ -692,6 +692,26 @@ Result<SchemaPtr> ParseSchemaJson(std::string_view json) {
 
 std::string SchemaToJson(const Schema& schema) { return Dump(SchemaJson(schema)); }
 
+Result<PartitionSpecPtr> ParsePartitionSpecJson(std::string_view json) {
+  SKADE_ASSIGN_OR_RETURN(Json j, ParseJson(json, "partition-spec"));
+  if (!j.is_object()) return Bad("partition-spec: not an object");
+  SKADE_ASSIGN_OR_RETURN(std::optional<int64_t> id, GetOptLong(j, "spec-id", "partition-spec"));
+  SKADE_ASSIGN_OR_RETURN(const Json* fields, GetArray(j, "fields", "partition-spec", false));
+  std::vector<PartitionField> parsed;
+  if (fields != nullptr) {
+    SKADE_ASSIGN_OR_RETURN(parsed, ParsePartitionFields(*fields, "partition-spec"));
+  }
+  return std::make_shared<const PartitionSpec>(static_cast<int>(id.value_or(0)), std::move(parsed));
+}
+
+std::string PartitionSpecToJson(const PartitionSpec& spec) { return Dump(SpecJson(spec)); }
+
+Result<SortOrder> ParseSortOrderJson(std::string_view json) {
+  SKADE_ASSIGN_OR_RETURN(Json j, ParseJson(json, "write-order"));
+  if (!j.is_object()) return Bad("write-order: not an object");
+  return ParseSortOrder(j);
+}
+
 Result<TypePtr> ParseTypeJson(std::string_view json) {
   SKADE_ASSIGN_OR_RETURN(Json j, ParseJson(json, "type"));
   return ParseType(j, "type");

@@ -1,0 +1,97 @@
+// Private to skade/rest: the REST catalog operations as functions of a parsed request, apart
+// from HTTP transport (server.cc routes cpp-httplib requests here), so they can be driven and
+// tested without sockets. Responses carry the spec's bodies: JSON objects, or the error model
+// {"error": {"message", "type", "code"}}.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "skade/base/status.h"
+#include "skade/catalog/catalog.h"
+#include "skade/io/file_io.h"
+#include "skade/rest/server.h"
+
+namespace skade::rest {
+
+using Json = nlohmann::ordered_json;
+
+struct Request {
+  std::string method;                         // GET, HEAD, POST, DELETE
+  std::map<std::string, std::string> query;   // decoded query parameters
+  std::map<std::string, std::string> headers;  // names in lower case
+  std::string body;
+  // Whether the query has `key` (pagination differs for an absent and an empty pageToken).
+  bool has(const std::string& key) const { return query.count(key) > 0; }
+  std::string header(const std::string& lower_name) const;
+};
+
+struct Response {
+  int status = 200;
+  std::string body;  // JSON text, or empty (204, 304, HEAD)
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+// The error model response for `status` (spec IcebergErrorResponse): the HTTP status and the
+// exception type follow the code, refined by `not_found` (NoSuchNamespaceException vs
+// NoSuchTableException …) and `conflict` (CommitFailedException vs NamespaceNotEmptyException).
+Response ErrorResponse(const Status& status, std::string_view not_found = "NoSuchTableException",
+                       std::string_view conflict = "CommitFailedException");
+// An error response with an explicit HTTP status and type.
+Response ErrorResponse(int http_status, std::string_view type, std::string message);
+// A 200 response with a JSON body.
+Response JsonResponse(const Json& body, int status = 200);
+
+// A namespace in a path segment: levels separated by the unit separator 0x1F (spec
+// "namespace" path parameter). kInvalidArgument for an empty or invalid level.
+Result<catalog::Namespace> NamespaceFromPath(const std::string& segment);
+
+// The catalog operations. Thread-safe (the catalog is).
+class CatalogApi {
+ public:
+  CatalogApi(catalog::Catalog& catalog, io::FileIO& io, const RestOptions& options);
+
+  Response Config(const Request& r);
+  Response ListNamespaces(const Request& r);
+  Response CreateNamespace(const Request& r);
+  Response LoadNamespace(const Request& r, const std::string& ns);
+  Response DropNamespace(const Request& r, const std::string& ns);
+  Response UpdateNamespaceProperties(const Request& r, const std::string& ns);
+  Response ListTables(const Request& r, const std::string& ns);
+  Response CreateTable(const Request& r, const std::string& ns);
+  Response RegisterTable(const Request& r, const std::string& ns);
+  Response LoadTable(const Request& r, const std::string& ns, const std::string& table);
+  Response CommitTable(const Request& r, const std::string& ns, const std::string& table);
+  Response DropTable(const Request& r, const std::string& ns, const std::string& table);
+  Response ReportMetrics(const Request& r, const std::string& ns, const std::string& table);
+  Response RenameTable(const Request& r);
+  Response CommitTransaction(const Request& r);
+
+  RestStats stats() const;
+
+ private:
+  // A commit of one table: requirements and updates from a CommitTableRequest body.
+  Result<catalog::TableCommit> ParseCommit(const Json& body, const catalog::TableIdent& ident);
+  // Creates a table from a commit that asserts it does not exist (the second half of a staged
+  // create): the updates applied to empty metadata, written as the table's first metadata file.
+  Result<catalog::CommitResult> CreateFromCommit(const catalog::TableCommit& commit);
+  // Where a new table without a requested location goes (catalog placement rules).
+  Result<std::string> DefaultLocation(const catalog::TableIdent& ident);
+  Response Refused() const;  // a mutation on a read-only server
+  Response CommitFailure(const Status& st);
+
+  catalog::Catalog& catalog_;
+  io::FileIO& io_;
+  const RestOptions& options_;
+  std::atomic<int64_t> commits_{0};
+  std::atomic<int64_t> conflicts_{0};
+};
+
+}  // namespace skade::rest

@@ -1,0 +1,73 @@
+#include "skade/rest/auth_internal.h"
+
+#include "skade/base/random.h"
+
+namespace skade::rest {
+namespace {
+
+// Constant-time comparison: a secret's length and content take the same time to refuse.
+bool SameSecret(const std::string& a, const std::string& b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  const size_t n = std::max(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
+    const unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
+    diff |= static_cast<unsigned char>(x ^ y);
+  }
+  return diff == 0;
+}
+
+}  // namespace
+
+TokenAuthority::TokenAuthority(std::map<std::string, std::string> clients, std::vector<std::string> static_tokens,
+                               std::chrono::seconds lifetime)
+    : clients_(std::move(clients)),
+      static_tokens_(static_tokens.begin(), static_tokens.end()),
+      lifetime_(lifetime) {}
+
+void TokenAuthority::DropExpiredLocked(std::chrono::steady_clock::time_point now) {
+  std::erase_if(tokens_, [&](const auto& e) { return e.second.expires <= now; });
+}
+
+Result<TokenAuthority::Issued> TokenAuthority::Issue(const std::string& client_id, const std::string& secret) {
+  auto it = clients_.find(client_id);
+  if (it == clients_.end() || !SameSecret(it->second, secret)) {
+    return Status::Unauthorized("unknown client or wrong secret");
+  }
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (tokens_.size() >= kMaxTokens) DropExpiredLocked(now);
+  if (tokens_.size() >= kMaxTokens) {
+    // Every token still valid: the oldest to expire goes first (tokens are renewable).
+    auto oldest = tokens_.begin();
+    for (auto t = tokens_.begin(); t != tokens_.end(); ++t) {
+      if (t->second.expires < oldest->second.expires) oldest = t;
+    }
+    tokens_.erase(oldest);
+  }
+  Issued out{RandomHex(32), lifetime_.count()};
+  tokens_[out.token] = Entry{client_id, now + lifetime_};
+  return out;
+}
+
+Result<std::string> TokenAuthority::Check(const std::string& authorization) {
+  constexpr std::string_view kBearer = "Bearer ";
+  if (authorization.size() <= kBearer.size() || authorization.compare(0, kBearer.size(), kBearer) != 0) {
+    return Status::Unauthorized("a bearer token is required (Authorization: Bearer …)");
+  }
+  const std::string token = authorization.substr(kBearer.size());
+  for (const std::string& t : static_tokens_) {
+    if (SameSecret(t, token)) return std::string("static");
+  }
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = tokens_.find(token);
+  if (it == tokens_.end()) return Status::Unauthorized("unknown or expired token");
+  if (it->second.expires <= now) {
+    tokens_.erase(it);
+    return Status::Unauthorized("the token expired; request a new one");
+  }
+  return it->second.client;
+}
+
+}  // namespace skade::rest

@@ -1,0 +1,462 @@
+// The Iceberg REST catalog server on loopback, driven over real HTTP (cpp-httplib's client):
+// config, namespaces, tables (create, staged create, load with ETag, commit with requirements,
+// rename, drop), an append made by skade's library and committed through REST, multi-table
+// transactions, eight concurrent committers, OAuth2 tokens and bad input — each answer checked
+// for its status, its error model and that nothing changed.
+#include "skade/rest/server.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <atomic>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+
+#include "skade/base/clock.h"
+#include "skade/engine/data_writer.h"
+#include "skade/iceberg/manifest.h"
+#include "skade/iceberg/table_metadata.h"
+#include "tests/testing/lake_test.h"
+
+namespace skade::rest {
+namespace {
+
+using Json = nlohmann::json;
+using ::testing::HasSubstr;
+
+class RestServerTest : public testing::LakeTest {
+ protected:
+  RestServerTest() : LakeTest("base") {}
+
+  void Start(RestOptions options = {}) {
+    options.port = 0;
+    auto server = RestServer::Start(*catalog_, *io_, options);
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(*server);
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+    client_->set_read_timeout(60, 0);
+  }
+
+  httplib::Headers Headers() const {
+    httplib::Headers h;
+    if (!token_.empty()) h.emplace("Authorization", "Bearer " + token_);
+    return h;
+  }
+
+  struct Reply {
+    int status = 0;
+    Json body;
+    std::string etag;
+  };
+  static Reply Of(const httplib::Result& r) {
+    Reply out;
+    if (!r) return out;
+    out.status = r->status;
+    if (!r->body.empty()) out.body = Json::parse(r->body, nullptr, false);
+    out.etag = r->get_header_value("ETag");
+    return out;
+  }
+  Reply Get(const std::string& path, httplib::Headers extra = {}) {
+    auto h = Headers();
+    for (auto& kv : extra) h.insert(kv);
+    return Of(client_->Get(path, h));
+  }
+  Reply Head(const std::string& path) { return Of(client_->Head(path, Headers())); }
+  Reply Post(const std::string& path, const std::string& body) {
+    return Of(client_->Post(path, Headers(), body, "application/json"));
+  }
+  Reply Post(const std::string& path, const Json& body) { return Post(path, body.dump()); }
+  Reply Delete(const std::string& path) { return Of(client_->Delete(path, Headers())); }
+
+  // The error model's type of a reply (spec IcebergErrorResponse), checked for shape.
+  static std::string ErrorType(const Reply& r) {
+    if (!r.body.is_object() || !r.body.contains("error")) return "<no error body>";
+    const Json& e = r.body["error"];
+    EXPECT_TRUE(e["message"].is_string());
+    EXPECT_EQ(e["code"], r.status);
+    return e["type"].get<std::string>();
+  }
+
+  static Json Schema() {
+    return Json::parse(R"({"type":"struct","schema-id":0,"fields":[
+      {"id":1,"name":"id","required":true,"type":"long"},
+      {"id":2,"name":"region","required":false,"type":"string"}]})");
+  }
+  Reply CreateTable(const std::string& ns, const std::string& name, bool staged = false) {
+    Json body{{"name", name}, {"schema", Schema()}, {"stage-create", staged}};
+    body["partition-spec"] = Json::parse(R"({"spec-id":0,"fields":[{"source-id":2,"field-id":1000,"name":"region","transform":"identity"}]})");
+    return Post("/v1/namespaces/" + ns + "/tables", body);
+  }
+
+  // An append written by skade's library (Parquet data file, manifest, manifest list) on top
+  // of `base`, as the add-snapshot + set-snapshot-ref updates of a CommitTableRequest with an
+  // assert-ref-snapshot-id requirement on `base`'s main.
+  Json AppendCommit(const iceberg::TableMetadata& base, int64_t first_id, int rows, const std::string& tag) {
+    const std::string data_dir = base.location + "/data";
+    engine::WriteOptions wo = engine::WriteOptionsFromProperties(base.properties, data_dir);
+    wo.file_prefix = tag + "-";
+    auto written = engine::WriteDataFiles(*db_,
+                                          {"SELECT range AS id, 'eu' AS region FROM range(" + std::to_string(first_id) +
+                                               ", " + std::to_string(first_id + rows) + ")",
+                                           nullptr},
+                                          *base.CurrentSchema(), *base.DefaultSpec(), wo);
+    EXPECT_TRUE(written.ok()) << written.status().ToString();
+    std::mt19937_64 rng(static_cast<uint64_t>(NowMicros()) ^ std::hash<std::string>{}(tag));
+    const int64_t snapshot_id = static_cast<int64_t>(rng() >> 2);
+    const int64_t seq = base.last_sequence_number + 1;
+    iceberg::ManifestWriterOptions mo;
+    mo.snapshot_id = snapshot_id;
+    auto writer = iceberg::ManifestWriter::Create(base.CurrentSchema(), base.DefaultSpec(), mo);
+    EXPECT_TRUE(writer.ok());
+    for (const auto& f : written->files) {
+      iceberg::ManifestEntry e;
+      e.snapshot_id = snapshot_id;
+      e.data_file = f;
+      EXPECT_TRUE((*writer)->Add(e).ok());
+    }
+    auto manifest = (*writer)->Finish(base.location + "/metadata/" + tag + "-m0.avro");
+    EXPECT_TRUE(manifest.ok());
+    EXPECT_TRUE(io_->CreateExclusive(manifest->manifest.manifest_path, manifest->bytes).ok());
+    std::vector<iceberg::ManifestFile> manifests;
+    std::optional<int64_t> parent;
+    if (const iceberg::Snapshot* current = base.CurrentSnapshot()) {
+      parent = current->snapshot_id;
+      auto existing = iceberg::ReadManifestList(*io_, current->manifest_list);
+      EXPECT_TRUE(existing.ok());
+      manifests = *existing;
+    }
+    manifests.push_back(manifest->manifest);
+    auto list = iceberg::WriteManifestList(2, snapshot_id, parent, seq, manifests);
+    EXPECT_TRUE(list.ok());
+    const std::string list_path = base.location + "/metadata/snap-" + tag + ".avro";
+    EXPECT_TRUE(io_->CreateExclusive(list_path, *list).ok());
+    Json snapshot{{"snapshot-id", snapshot_id},
+                  {"sequence-number", seq},
+                  {"timestamp-ms", NowMicros() / 1000},
+                  {"manifest-list", list_path},
+                  {"summary", {{"operation", "append"}, {"added-records", std::to_string(rows)}}},
+                  {"schema-id", base.current_schema_id}};
+    if (parent) snapshot["parent-snapshot-id"] = *parent;
+    Json requirement{{"type", "assert-ref-snapshot-id"}, {"ref", "main"}};
+    requirement["snapshot-id"] = parent ? Json(*parent) : Json(nullptr);
+    return Json{{"requirements", Json::array({requirement})},
+                {"updates", Json::array({Json{{"action", "add-snapshot"}, {"snapshot", snapshot}},
+                                         Json{{"action", "set-snapshot-ref"},
+                                              {"ref-name", "main"},
+                                              {"type", "branch"},
+                                              {"snapshot-id", snapshot_id}}})}};
+  }
+
+  std::string Count(const std::string& ns, const std::string& table) {
+    auto t = LoadTable(*catalog::TableIdent::Parse(ns + "." + table));
+    if (!t) return "?";
+    auto rows = Rows(*t, "SELECT count(*) FROM t");
+    return rows.empty() ? "?" : rows[0][0];
+  }
+
+  std::unique_ptr<RestServer> server_;
+  std::unique_ptr<httplib::Client> client_;
+  std::string token_;
+};
+
+TEST_F(RestServerTest, ConfigListsTheEndpointsAndNamespacesNest) {
+  Start();
+  Reply config = Get("/v1/config");
+  ASSERT_EQ(config.status, 200);
+  EXPECT_TRUE(config.body["defaults"].is_object());
+  EXPECT_TRUE(config.body["overrides"].is_object());
+  EXPECT_THAT(config.body["endpoints"].dump(), HasSubstr("POST /v1/{prefix}/transactions/commit"));
+
+  for (const char* levels : {R"(["sales"])", R"(["sales","eu"])", R"(["sales","us"])"}) {
+    Reply r = Post("/v1/namespaces", Json{{"namespace", Json::parse(levels)}, {"properties", {{"owner", "ana"}}}});
+    ASSERT_EQ(r.status, 200) << r.body.dump();
+    EXPECT_EQ(r.body["properties"]["owner"], "ana");
+  }
+  EXPECT_EQ(ErrorType(Post("/v1/namespaces", Json{{"namespace", {"sales"}}})), "AlreadyExistsException");
+  Reply top = Get("/v1/namespaces");
+  ASSERT_EQ(top.status, 200);
+  EXPECT_EQ(top.body["namespaces"], Json::parse(R"([["base"],["sales"]])"));
+  Reply nested = Get("/v1/namespaces?parent=sales");
+  EXPECT_EQ(nested.body["namespaces"], Json::parse(R"([["sales","eu"],["sales","us"]])"));
+  // Paged: one per page, the token continues after the last one returned.
+  Reply first = Get("/v1/namespaces?parent=sales&pageToken=&pageSize=1");
+  ASSERT_EQ(first.status, 200);
+  EXPECT_EQ(first.body["namespaces"], Json::parse(R"([["sales","eu"]])"));
+  ASSERT_TRUE(first.body["next-page-token"].is_string());
+  Reply second = Get("/v1/namespaces?parent=sales&pageSize=1&pageToken=" + first.body["next-page-token"].get<std::string>());
+  EXPECT_EQ(second.body["namespaces"], Json::parse(R"([["sales","us"]])"));
+  EXPECT_TRUE(second.body["next-page-token"].is_null());
+
+  EXPECT_EQ(Get("/v1/namespaces/sales%1Feu").body["namespace"], Json::parse(R"(["sales","eu"])"));
+  EXPECT_EQ(Head("/v1/namespaces/sales%1Feu").status, 204);
+  EXPECT_EQ(Head("/v1/namespaces/nope").status, 404);
+  EXPECT_EQ(ErrorType(Get("/v1/namespaces/nope")), "NoSuchNamespaceException");
+
+  Reply props = Post("/v1/namespaces/sales/properties",
+                     Json{{"removals", {"owner", "absent"}}, {"updates", {{"tier", "gold"}}}});
+  ASSERT_EQ(props.status, 200) << props.body.dump();
+  EXPECT_EQ(props.body["updated"], Json::parse(R"(["tier"])"));
+  EXPECT_EQ(props.body["removed"], Json::parse(R"(["owner"])"));
+  EXPECT_EQ(props.body["missing"], Json::parse(R"(["absent"])"));
+  EXPECT_EQ(Get("/v1/namespaces/sales").body["properties"], Json::parse(R"({"tier":"gold"})"));
+  EXPECT_EQ(Post("/v1/namespaces/sales/properties", Json{{"removals", {"tier"}}, {"updates", {{"tier", "x"}}}}).status, 422);
+
+  ASSERT_EQ(CreateTable("sales%1Feu", "orders").status, 200);
+  EXPECT_EQ(ErrorType(Delete("/v1/namespaces/sales%1Feu")), "NamespaceNotEmptyException");
+  EXPECT_EQ(Delete("/v1/namespaces/sales%1Feu/tables/orders").status, 204);
+  EXPECT_EQ(Delete("/v1/namespaces/sales%1Feu").status, 204);
+  EXPECT_EQ(ErrorType(Delete("/v1/namespaces/sales%1Feu")), "NoSuchNamespaceException");
+}
+
+TEST_F(RestServerTest, TablesLoadWithEtagsCommitWithRequirementsRenameAndDrop) {
+  Start();
+  Reply created = CreateTable("base", "events");
+  ASSERT_EQ(created.status, 200) << created.body.dump();
+  ASSERT_TRUE(created.body["metadata-location"].is_string());
+  EXPECT_EQ(created.body["metadata"]["partition-specs"][0]["fields"][0]["name"], "region");
+  EXPECT_EQ(ErrorType(CreateTable("base", "events")), "AlreadyExistsException");
+  EXPECT_EQ(ErrorType(CreateTable("nope", "events")), "NoSuchNamespaceException");
+
+  Reply listed = Get("/v1/namespaces/base/tables");
+  EXPECT_EQ(listed.body["identifiers"], Json::parse(R"([{"namespace":["base"],"name":"events"}])"));
+  Reply loaded = Get("/v1/namespaces/base/tables/events");
+  ASSERT_EQ(loaded.status, 200);
+  ASSERT_FALSE(loaded.etag.empty());
+  EXPECT_EQ(Get("/v1/namespaces/base/tables/events", {{"If-None-Match", loaded.etag}}).status, 304);
+  EXPECT_EQ(Head("/v1/namespaces/base/tables/events").status, 204);
+  EXPECT_EQ(ErrorType(Get("/v1/namespaces/base/tables/nope")), "NoSuchTableException");
+
+  const std::string uuid = loaded.body["metadata"]["table-uuid"];
+  Json commit{{"requirements", Json::array({Json{{"type", "assert-table-uuid"}, {"uuid", uuid}}})},
+              {"updates", Json::array({Json{{"action", "set-properties"}, {"updates", {{"owner", "ana"}}}}})}};
+  Reply committed = Post("/v1/namespaces/base/tables/events", commit);
+  ASSERT_EQ(committed.status, 200) << committed.body.dump();
+  EXPECT_EQ(committed.body["metadata"]["properties"]["owner"], "ana");
+  EXPECT_NE(committed.body["metadata-location"], loaded.body["metadata-location"]);
+  // The ETag follows the metadata: the old one no longer matches.
+  EXPECT_EQ(Get("/v1/namespaces/base/tables/events", {{"If-None-Match", loaded.etag}}).status, 200);
+
+  // A requirement that no longer holds: 409 and nothing changes.
+  Json stale{{"requirements", Json::array({Json{{"type", "assert-current-schema-id"}, {"current-schema-id", 7}}})},
+             {"updates", Json::array({Json{{"action", "set-properties"}, {"updates", {{"owner", "eve"}}}}})}};
+  EXPECT_EQ(ErrorType(Post("/v1/namespaces/base/tables/events", stale)), "CommitFailedException");
+  EXPECT_EQ(Get("/v1/namespaces/base/tables/events").body["metadata"]["properties"]["owner"], "ana");
+  EXPECT_EQ(server_->stats().conflicts, 1);
+
+  ASSERT_EQ(Post("/v1/namespaces", Json{{"namespace", {"archive"}}}).status, 200);
+  Json rename{{"source", {{"namespace", {"base"}}, {"name", "events"}}},
+              {"destination", {{"namespace", {"archive"}}, {"name", "old_events"}}}};
+  EXPECT_EQ(Post("/v1/tables/rename", rename).status, 204);
+  EXPECT_EQ(Head("/v1/namespaces/base/tables/events").status, 404);
+  EXPECT_EQ(Get("/v1/namespaces/archive/tables/old_events").body["metadata"]["properties"]["owner"], "ana");
+  EXPECT_EQ(ErrorType(Post("/v1/tables/rename", rename)), "NoSuchTableException");
+  EXPECT_EQ(Delete("/v1/namespaces/archive/tables/old_events?purgeRequested=true").status, 204);
+  EXPECT_EQ(ErrorType(Delete("/v1/namespaces/archive/tables/old_events")), "NoSuchTableException");
+}
+
+TEST_F(RestServerTest, AnAppendWrittenBySkadeAndCommittedThroughRestReadsInTheLibrary) {
+  Start();
+  ASSERT_EQ(CreateTable("base", "facts").status, 200);
+  int64_t seen = 0;
+  catalog_->SetCommitListener([&](const catalog::CommitLogEntry&) { ++seen; });
+  auto state = catalog_->LoadTable(Ident("facts"));
+  ASSERT_TRUE(state.ok());
+  Reply first = Post("/v1/namespaces/base/tables/facts", AppendCommit(*state->metadata, 0, 5, "a1"));
+  ASSERT_EQ(first.status, 200) << first.body.dump();
+  EXPECT_EQ(Count("base", "facts"), "5");
+  // A second append on the new base, and one on the stale base: the stale one is refused.
+  state = catalog_->LoadTable(Ident("facts"));
+  const iceberg::TableMetadata after_first = *state->metadata;
+  ASSERT_EQ(Post("/v1/namespaces/base/tables/facts", AppendCommit(after_first, 5, 3, "a2")).status, 200);
+  EXPECT_EQ(ErrorType(Post("/v1/namespaces/base/tables/facts", AppendCommit(after_first, 100, 3, "a3"))),
+            "CommitFailedException");
+  EXPECT_EQ(Count("base", "facts"), "8");
+  EXPECT_EQ(seen, 2) << "REST commits reach the catalog's commit listener (events, lineage)";
+  catalog_->SetCommitListener({});
+  // The REST view of the table is the library's.
+  Reply loaded = Get("/v1/namespaces/base/tables/facts?snapshots=refs");
+  ASSERT_EQ(loaded.status, 200);
+  state = catalog_->LoadTable(Ident("facts"));
+  EXPECT_EQ(loaded.body["metadata"]["current-snapshot-id"], *state->metadata->current_snapshot_id);
+  EXPECT_EQ(loaded.body["metadata"]["snapshots"].size(), 1u) << "refs: only the snapshot main points at";
+  EXPECT_EQ(Get("/v1/namespaces/base/tables/facts").body["metadata"]["snapshots"].size(), 2u);
+}
+
+TEST_F(RestServerTest, StagedCreateCommitsWithAssertCreate) {
+  Start();
+  Reply staged = CreateTable("base", "staged", true);
+  ASSERT_EQ(staged.status, 200) << staged.body.dump();
+  EXPECT_FALSE(staged.body.contains("metadata-location")) << "nothing is committed yet";
+  EXPECT_EQ(Head("/v1/namespaces/base/tables/staged").status, 404);
+  const Json& m = staged.body["metadata"];
+  Json updates = Json::array({Json{{"action", "assign-uuid"}, {"uuid", m["table-uuid"]}},
+                              Json{{"action", "upgrade-format-version"}, {"format-version", 2}},
+                              Json{{"action", "add-schema"}, {"schema", m["schemas"][0]}, {"last-column-id", 2}},
+                              Json{{"action", "set-current-schema"}, {"schema-id", -1}},
+                              Json{{"action", "add-spec"}, {"spec", m["partition-specs"][0]}},
+                              Json{{"action", "set-default-spec"}, {"spec-id", -1}},
+                              Json{{"action", "add-sort-order"}, {"sort-order", m["sort-orders"][0]}},
+                              Json{{"action", "set-default-sort-order"}, {"sort-order-id", -1}},
+                              Json{{"action", "set-location"}, {"location", m["location"]}},
+                              Json{{"action", "set-properties"}, {"updates", {{"created-by", "a staged create"}}}}});
+  Json commit{{"requirements", Json::array({Json{{"type", "assert-create"}}})}, {"updates", updates}};
+  Reply created = Post("/v1/namespaces/base/tables/staged", commit);
+  ASSERT_EQ(created.status, 200) << created.body.dump();
+  EXPECT_EQ(created.body["metadata"]["table-uuid"], m["table-uuid"]);
+  EXPECT_EQ(Get("/v1/namespaces/base/tables/staged").body["metadata"]["properties"]["created-by"], "a staged create");
+  // The table exists now: a second create-commit fails its requirement.
+  EXPECT_EQ(ErrorType(Post("/v1/namespaces/base/tables/staged", commit)), "CommitFailedException");
+}
+
+TEST_F(RestServerTest, TransactionsCommitAllTablesOrNone) {
+  Start();
+  ASSERT_EQ(CreateTable("base", "a").status, 200);
+  ASSERT_EQ(CreateTable("base", "b").status, 200);
+  auto change = [](const std::string& table, int schema_id, const std::string& value) {
+    return Json{{"identifier", {{"namespace", {"base"}}, {"name", table}}},
+                {"requirements", Json::array({Json{{"type", "assert-current-schema-id"}, {"current-schema-id", schema_id}}})},
+                {"updates", Json::array({Json{{"action", "set-properties"}, {"updates", {{"v", value}}}}})}};
+  };
+  // One table's requirement fails: neither changes.
+  Reply refused = Post("/v1/transactions/commit", Json{{"table-changes", Json::array({change("a", 0, "1"), change("b", 9, "1")})}});
+  EXPECT_EQ(ErrorType(refused), "CommitFailedException");
+  EXPECT_FALSE(Get("/v1/namespaces/base/tables/a").body["metadata"]["properties"].contains("v"));
+  EXPECT_EQ(Post("/v1/transactions/commit", Json{{"table-changes", Json::array({change("a", 0, "2"), change("b", 0, "2")})}}).status,
+            204);
+  EXPECT_EQ(Get("/v1/namespaces/base/tables/a").body["metadata"]["properties"]["v"], "2");
+  EXPECT_EQ(Get("/v1/namespaces/base/tables/b").body["metadata"]["properties"]["v"], "2");
+  // Both commit-log entries share one transaction id.
+  auto log = catalog_->CommitsSince(0, 100);
+  ASSERT_TRUE(log.ok());
+  ASSERT_GE(log->size(), 2u);
+  EXPECT_FALSE(log->back().txn_id.empty());
+  EXPECT_EQ(log->back().txn_id, (*log)[log->size() - 2].txn_id);
+}
+
+TEST_F(RestServerTest, EightClientsAppendingToOneTableLoseNoCommit) {
+  RestOptions options;
+  options.threads = 8;
+  Start(options);
+  ASSERT_EQ(CreateTable("base", "busy").status, 200);
+  constexpr int kClients = 8, kAppends = 4;
+  std::atomic<int> retries{0};
+  std::vector<std::thread> clients;
+  std::vector<std::string> failures(kClients);
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&, c] {
+      httplib::Client http("127.0.0.1", server_->port());
+      for (int k = 0; k < kAppends; ++k) {
+        for (int attempt = 0;; ++attempt) {
+          // What a REST client does on 409: reload, rebuild the commit on the new base, retry.
+          auto state = catalog_->LoadTable(Ident("busy"));
+          if (!state.ok()) return void(failures[c] = state.status().ToString());
+          const std::string tag = "c" + std::to_string(c) + "-" + std::to_string(k) + "-" + std::to_string(attempt);
+          auto res = http.Post("/v1/namespaces/base/tables/busy",
+                               AppendCommit(*state->metadata, (c * kAppends + k) * 10, 10, tag).dump(), "application/json");
+          if (res && res->status == 200) break;
+          if (!res || res->status != 409 || attempt > 50) {
+            return void(failures[c] = res ? res->body : "no response");
+          }
+          ++retries;
+        }
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  for (const auto& f : failures) EXPECT_EQ(f, "");
+  EXPECT_EQ(Count("base", "busy"), std::to_string(kClients * kAppends * 10));
+  auto state = catalog_->LoadTable(Ident("busy"));
+  ASSERT_TRUE(state.ok());
+  EXPECT_EQ(state->metadata->snapshots.size(), static_cast<size_t>(kClients * kAppends));
+  // The commit log is dense: one entry per commit, no gap.
+  auto log = catalog_->CommitsSince(0, 1000);
+  ASSERT_TRUE(log.ok());
+  for (size_t i = 1; i < log->size(); ++i) EXPECT_EQ((*log)[i].commit_seq, (*log)[i - 1].commit_seq + 1);
+  EXPECT_EQ(server_->stats().commits, kClients * kAppends + 0);
+  EXPECT_EQ(server_->stats().conflicts, retries.load());
+}
+
+TEST_F(RestServerTest, BadInputGetsTheErrorModelAndChangesNothing) {
+  RestOptions options;
+  options.max_body_bytes = 64 << 10;
+  Start(options);
+  ASSERT_EQ(CreateTable("base", "t").status, 200);
+  const std::string before = Get("/v1/namespaces/base/tables/t").body["metadata-location"];
+  EXPECT_EQ(ErrorType(Post("/v1/namespaces", std::string("{not json"))), "BadRequestException");
+  EXPECT_EQ(ErrorType(Post("/v1/namespaces", Json{{"namespace", "flat"}})), "BadRequestException");
+  EXPECT_EQ(ErrorType(Post("/v1/namespaces", Json{{"namespace", {"a", 7}}})), "BadRequestException");
+  EXPECT_EQ(ErrorType(Post("/v1/namespaces/base/tables/t",
+                           Json{{"requirements", Json::array()}, {"updates", Json::array({Json{{"action", "do-magic"}}})}})),
+            "BadRequestException");
+  EXPECT_EQ(ErrorType(Post("/v1/namespaces/base/tables/t", Json{{"requirements", 1}, {"updates", Json::array()}})),
+            "BadRequestException");
+  EXPECT_EQ(ErrorType(Post("/v1/namespaces/base/tables/t",
+                           Json{{"requirements", Json::array({Json{{"type", "assert-table-uuid"}, {"uuid", "x"}}})},
+                                {"updates", Json::array()}})),
+            "CommitFailedException");
+  // Names that could leave the warehouse or split differently: refused by the one name rule.
+  for (const std::string& name : std::vector<std::string>{"..", std::string("a\0b", 3), "a\\b", "a/b", ".hidden", ""}) {
+    SCOPED_TRACE(name);
+    Reply r = CreateTable("base", name);
+    EXPECT_EQ(r.status, 400) << r.body.dump();
+    EXPECT_EQ(ErrorType(r), "BadRequestException");
+  }
+  EXPECT_EQ(Post("/v1/namespaces", Json{{"namespace", {".."}}}).status, 400);
+  EXPECT_EQ(Get("/v1/namespaces/..%1Fx/tables").status, 400);
+  Reply big = Post("/v1/namespaces", Json{{"namespace", {"x"}}, {"properties", {{"p", std::string(100 << 10, 'x')}}}});
+  EXPECT_EQ(big.status, 413);
+  EXPECT_EQ(Get("/v1/namespaces/base/tables/t").body["metadata-location"], before);
+  EXPECT_EQ(Head("/v1/namespaces/x").status, 404);
+  EXPECT_EQ(ErrorType(Get("/v1/nothing/here")), "NotFoundException");
+}
+
+TEST_F(RestServerTest, OAuth2ClientCredentialsIssueExpiringTokens) {
+  RestOptions options;
+  options.clients = {{"spark", "s3cret"}};
+  options.static_tokens = {"static-token"};
+  options.token_lifetime = std::chrono::seconds(1);
+  Start(options);
+  EXPECT_EQ(ErrorType(Get("/v1/config")), "NotAuthorizedException");
+  EXPECT_EQ(Get("/healthz").status, 200);
+  auto token = client_->Post("/v1/oauth/tokens", "grant_type=client_credentials&client_id=spark&client_secret=wrong",
+                             "application/x-www-form-urlencoded");
+  ASSERT_TRUE(token);
+  EXPECT_EQ(token->status, 401);
+  EXPECT_EQ(Json::parse(token->body)["error"], "invalid_client");
+  token = client_->Post("/v1/oauth/tokens", "grant_type=client_credentials&client_id=spark&client_secret=s3cret&scope=catalog",
+                        "application/x-www-form-urlencoded");
+  ASSERT_TRUE(token);
+  ASSERT_EQ(token->status, 200) << token->body;
+  Json issued = Json::parse(token->body);
+  EXPECT_EQ(issued["token_type"], "bearer");
+  EXPECT_EQ(issued["expires_in"], 1);
+  token_ = issued["access_token"];
+  EXPECT_EQ(Get("/v1/config").status, 200);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  EXPECT_EQ(ErrorType(Get("/v1/config")), "NotAuthorizedException") << "expired";
+  token_ = "static-token";
+  EXPECT_EQ(Get("/v1/config").status, 200);
+  token_ = "forged";
+  EXPECT_EQ(ErrorType(Post("/v1/namespaces", Json{{"namespace", {"x"}}})), "NotAuthorizedException");
+  token_ = "static-token";
+  EXPECT_EQ(Head("/v1/namespaces/x").status, 404) << "the unauthorized create changed nothing";
+}
+
+TEST_F(RestServerTest, ReadOnlyRefusesEveryMutationAndMetricsCount) {
+  RestOptions options;
+  options.read_only = true;
+  Start(options);
+  EXPECT_EQ(ErrorType(Post("/v1/namespaces", Json{{"namespace", {"x"}}})), "ForbiddenException");
+  EXPECT_EQ(ErrorType(CreateTable("base", "t")), "ForbiddenException");
+  EXPECT_EQ(ErrorType(Delete("/v1/namespaces/base")), "ForbiddenException");
+  EXPECT_EQ(Get("/v1/namespaces").status, 200);
+  auto metrics = client_->Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_THAT(metrics->body, HasSubstr("skade_rest_requests_total{method=\"POST\",status=\"403\"} 2"));
+  EXPECT_THAT(metrics->body, HasSubstr("skade_rest_request_duration_seconds_count"));
+}
+
+}  // namespace
+}  // namespace skade::rest
