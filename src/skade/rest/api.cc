@@ -189,12 +189,24 @@ std::string EtagOf(std::string_view text) {
   return "\"" + out + "\"";
 }
 
-// A LoadTableResult / CommitTableResponse body, the metadata JSON spliced in as written.
-std::string TableResultBody(const std::optional<std::string>& metadata_location, const std::string& metadata_json,
+// The metadata as a REST response carries it. A v2+ metadata file says "no current snapshot" as
+// "current-snapshot-id": null, but the REST spec's TableMetadata schema types the member as an
+// integer (not nullable), so responses leave it out instead (it is optional).
+std::string ResponseMetadataJson(const iceberg::TableMetadata& m) {
+  std::string text = iceberg::TableMetadataToJson(m);
+  if (m.current_snapshot_id) return text;
+  Json j = Json::parse(text, nullptr, false);
+  if (!j.is_object()) return text;
+  if (auto it = j.find("current-snapshot-id"); it != j.end() && it->is_null()) j.erase(it);
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+// A LoadTableResult / CommitTableResponse body.
+std::string TableResultBody(const std::optional<std::string>& metadata_location, const iceberg::TableMetadata& m,
                             bool with_config) {
   std::string body = "{";
   if (metadata_location) body += "\"metadata-location\":" + Json(*metadata_location).dump() + ",";
-  body += "\"metadata\":" + metadata_json;
+  body += "\"metadata\":" + ResponseMetadataJson(m);
   if (with_config) body += ",\"config\":{}";
   return body + "}";
 }
@@ -211,7 +223,7 @@ Response TableResponse(const catalog::TableState& state, const std::string& snap
     m = &filtered;
   }
   Response r;
-  r.body = TableResultBody(state.metadata_location, iceberg::TableMetadataToJson(*m), with_config);
+  r.body = TableResultBody(state.metadata_location, *m, with_config);
   r.headers.emplace_back("Content-Type", "application/json");
   r.headers.emplace_back("ETag", EtagOf(state.metadata_location + "|" + snapshots));
   return r;
@@ -470,7 +482,7 @@ Response CatalogApi::CreateTable(const Request& r, const std::string& segment) {
                                        NowMicros() / 1000);
     if (!m.ok()) return ErrorResponse(m.status());
     Response out;
-    out.body = TableResultBody(std::nullopt, iceberg::TableMetadataToJson(*m), true);
+    out.body = TableResultBody(std::nullopt, *m, true);
     out.headers.emplace_back("Content-Type", "application/json");
     return out;
   }
@@ -595,8 +607,7 @@ Response CatalogApi::CommitTable(const Request& r, const std::string& segment, c
   if (!result.ok()) return CommitFailure(result.status());
   ++commits_;
   Response out;
-  out.body = TableResultBody(result->table.metadata_location, iceberg::TableMetadataToJson(*result->table.metadata),
-                             false);
+  out.body = TableResultBody(result->table.metadata_location, *result->table.metadata, false);
   out.headers.emplace_back("Content-Type", "application/json");
   out.headers.emplace_back("ETag", EtagOf(result->table.metadata_location + "|all"));
   return out;
