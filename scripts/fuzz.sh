@@ -11,7 +11,7 @@ SECONDS_PER_TARGET="${1:-60}"
 BUILD_DIR="${SKADE_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
 WORK="${SKADE_FUZZ_WORK:-$(mktemp -d -t skade-fuzz.XXXXXX)}"
 # The target names; each has fuzz/corpus/<name minus "fuzz_"> and may have fuzz/<that>.dict.
-TARGETS=(fuzz_arrow_ipc fuzz_table_metadata fuzz_manifest fuzz_puffin)
+TARGETS=(fuzz_arrow_ipc fuzz_table_metadata fuzz_manifest fuzz_puffin fuzz_flight_data fuzz_sql_classifier)
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
 
 if ! command -v clang++ > /dev/null; then
@@ -25,7 +25,8 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
     -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DSKADE_BUILD_TESTS=OFF -DSKADE_FUZZ=ON
 fi
-# Only the fuzz targets and the libraries they link (base, arrow, io, iceberg).
+# Only the fuzz targets and the libraries they link (base, arrow, io, iceberg, the Flight SQL
+# protobuf messages).
 ninja -C "$BUILD_DIR" -j "${SKADE_JOBS:-$(nproc)}" "${TARGETS[@]}"
 echo "fuzz: build took $(( $(date +%s) - start )) s; scratch folder $WORK"
 

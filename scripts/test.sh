@@ -32,6 +32,6 @@ labels="$(IFS='|'; echo "^(${SANITIZED[*]})\$")"
     UBSAN_OPTIONS=print_stacktrace=1 \
     SKADE_CRASH_ROUNDS=20 SKADE_FLIGHTSQL_MODES=cookies ctest --output-on-failure -j "$JOBS" --timeout 900 -L "$labels")
 
-echo "== fuzz (libFuzzer, clang, ASan+UBSan): Arrow IPC streams, table metadata JSON, manifest Avro"
+echo "== fuzz (libFuzzer, clang, ASan+UBSan): Arrow IPC, Flight DoPut data, metadata JSON, manifests, Puffin, SQL"
 SKADE_JOBS="$JOBS" "$ROOT/scripts/fuzz.sh" 60
 echo "== all tests passed"

@@ -1045,41 +1045,62 @@ Result<std::unique_ptr<StreamReader>> StreamReader::Open(std::string bytes) {
   return reader;
 }
 
-Result<std::optional<ArrayHandle>> StreamReader::ReadMessage() {
+namespace {
+
+// The message framed at `pos` of `bytes`, moving `pos` past it; nullopt at the end of the
+// stream (end marker or no more bytes; `pos` then at the end).
+Result<std::optional<FramedMessage>> NextFrame(std::string_view bytes, size_t& pos) {
   // Spec (encapsulated message format): <0xFFFFFFFF> <int32 metadata size> <metadata>
   // <padding> <body>; a size of 0 is the end of the stream. Pre-0.15 streams omit the
   // continuation marker and start with the size.
-  size_t remaining = bytes_.size() - pos_;
-  if (remaining == 0) {
-    done_ = true;
-    return std::optional<ArrayHandle>();
-  }
+  size_t remaining = bytes.size() - pos;
+  if (remaining == 0) return std::optional<FramedMessage>();
   if (remaining < 4) return Corrupt("truncated message prefix");
   uint32_t word;
-  std::memcpy(&word, bytes_.data() + pos_, 4);
+  std::memcpy(&word, bytes.data() + pos, 4);
   size_t header = 4;
   if (word == kContinuation) {
     if (remaining < 8) return Corrupt("truncated message prefix");
-    std::memcpy(&word, bytes_.data() + pos_ + 4, 4);
+    std::memcpy(&word, bytes.data() + pos + 4, 4);
     header = 8;
   }
   int32_t size = static_cast<int32_t>(word);
   if (size == 0) {
+    pos = bytes.size();
+    return std::optional<FramedMessage>();
+  }
+  if (size < 0 || static_cast<size_t>(size) > remaining - header) return Corrupt("truncated message metadata");
+  std::string_view meta(bytes.data() + pos + header, size);
+  SKADE_ASSIGN_OR_RETURN(VerifiedMessage verified, VerifiedMessage::Make(meta));
+  int64_t body_length = verified.message().bodyLength();
+  size_t body_start = pos + header + size;
+  if (body_length < 0 || static_cast<uint64_t>(body_length) > bytes.size() - body_start) {
+    return Corrupt("truncated message body");
+  }
+  pos = body_start + body_length;
+  return std::optional<FramedMessage>(FramedMessage{meta, std::string_view(bytes.data() + body_start, body_length)});
+}
+
+}  // namespace
+
+Result<std::vector<FramedMessage>> SplitStream(std::string_view bytes) {
+  std::vector<FramedMessage> out;
+  size_t pos = 0;
+  while (true) {
+    SKADE_ASSIGN_OR_RETURN(std::optional<FramedMessage> frame, NextFrame(bytes, pos));
+    if (!frame) return out;
+    out.push_back(*frame);
+  }
+}
+
+Result<std::optional<ArrayHandle>> StreamReader::ReadMessage() {
+  SKADE_ASSIGN_OR_RETURN(std::optional<FramedMessage> frame, NextFrame(bytes_, pos_));
+  if (!frame) {
     done_ = true;
     pos_ = bytes_.size();
     return std::optional<ArrayHandle>();
   }
-  if (size < 0 || static_cast<size_t>(size) > remaining - header) return Corrupt("truncated message metadata");
-  std::string_view meta(bytes_.data() + pos_ + header, size);
-  SKADE_ASSIGN_OR_RETURN(VerifiedMessage verified, VerifiedMessage::Make(meta));
-  int64_t body_length = verified.message().bodyLength();
-  size_t body_start = pos_ + header + size;
-  if (body_length < 0 || static_cast<uint64_t>(body_length) > bytes_.size() - body_start) {
-    return Corrupt("truncated message body");
-  }
-  std::string_view body(bytes_.data() + body_start, body_length);
-  pos_ = body_start + body_length;
-  return decoder_.Decode(verified.bytes(), body);
+  return decoder_.Decode(frame->flatbuffer, frame->body);
 }
 
 Result<std::optional<ArrayHandle>> StreamReader::Next() {

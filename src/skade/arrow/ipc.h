@@ -112,6 +112,18 @@ class MessageDecoder {
   std::unique_ptr<Impl> impl_;
 };
 
+// One encapsulated message of a stream: its Message flatbuffer (as Flight's data_header carries
+// it) and its body (data_body). Views into the stream's bytes.
+struct FramedMessage {
+  std::string_view flatbuffer;
+  std::string_view body;
+};
+
+// Splits an IPC stream held in memory into its messages (framing only: continuation marker,
+// metadata length, padding, bodyLength, end-of-stream), up to the end marker or the end of the
+// bytes. kCorruption for a truncated or malformed frame.
+Result<std::vector<FramedMessage>> SplitStream(std::string_view bytes);
+
 // Reads an IPC stream held in memory: message framing (continuation marker, length,
 // padding, end-of-stream) on top of MessageDecoder. Not thread-safe.
 class StreamReader {

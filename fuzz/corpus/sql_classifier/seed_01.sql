@@ -1,0 +1,1 @@
+SELECT * FROM skade.db.t WHERE id > 10 ORDER BY id LIMIT 5

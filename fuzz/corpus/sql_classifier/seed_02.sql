@@ -1,0 +1,1 @@
+SELECT region, count(*) AS n, sum(amount) FROM "a.b".orders GROUP BY ALL HAVING n > 1

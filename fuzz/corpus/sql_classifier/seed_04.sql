@@ -1,0 +1,1 @@
+INSERT INTO s.t (id, name) SELECT range, 'n' || range FROM range(10)

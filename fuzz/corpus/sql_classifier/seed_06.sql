@@ -1,0 +1,1 @@
+UPDATE s.t SET amount = amount * 2, name = upper(name) WHERE id IN (SELECT id FROM s.u WHERE flag)

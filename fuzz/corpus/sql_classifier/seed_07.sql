@@ -1,0 +1,1 @@
+DELETE FROM s.t WHERE ts < TIMESTAMPTZ '2024-01-01 00:00:00+00' AND region = 'eu'

@@ -1,0 +1,1 @@
+amount < 0 AND region = 'eu' OR id BETWEEN 3 AND 7

@@ -1,0 +1,1 @@
+EXPLAIN SELECT x.id FROM s.t x LEFT JOIN s.u y ON x.id = y.id WHERE y.id IS NULL

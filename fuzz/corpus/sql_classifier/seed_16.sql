@@ -1,0 +1,1 @@
+SELECT ?, $2, CAST($1 AS INTEGER)

@@ -1,0 +1,1 @@
+SELECT * EXCLUDE (s) REPLACE (id + 1 AS id) FROM s.t
