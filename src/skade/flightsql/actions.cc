@@ -39,7 +39,7 @@ GStatus Backend::CreatePrepared(const Caller& caller, const pbsql::ActionCreateP
     if (!bytes.ok()) return ToGrpc(bytes.status());
     out->set_parameter_schema(*bytes);
   } else {
-    auto con = Connect(caller, prepared->schema);
+    auto con = Connect(caller, prepared->schema, request.query());
     if (!con.ok()) return ToGrpc(con.status());
     auto stmt = PrepareQuery(prepared->schema, **con, request.query());
     if (!stmt.ok()) return ToGrpc(stmt.status());

@@ -106,8 +106,10 @@ class Backend {
   void GetSessionOptions(const Caller& caller, pb::GetSessionOptionsResult* out);
 
  private:
-  // A connection whose default schema is `schema` and whose current_user is the caller's.
-  Result<std::unique_ptr<engine::Connection>> Connect(const Caller& caller, const std::string& schema);
+  // A connection for running `sql`, whose default schema is `schema` and whose current_user is
+  // the caller's.
+  Result<std::unique_ptr<engine::Connection>> Connect(const Caller& caller, const std::string& schema,
+                                                      const std::string& sql);
   // Prepares a query (only queries) after syncing the views it reads.
   Result<PreparedQuery> PrepareQuery(const std::string& schema, engine::Connection& con,
                                                                   const std::string& sql);

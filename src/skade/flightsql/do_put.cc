@@ -189,7 +189,7 @@ GStatus Backend::PutPreparedQuery(const Caller& caller, const std::string& handl
   if (!params.ok()) return ToGrpc(params.status());
   // Check every row binds now, so a wrong parameter type fails here, not in DoGet.
   if (*params && !(*params)->batches.empty()) {
-    auto con = Connect(caller, (*prepared)->schema);
+    auto con = Connect(caller, (*prepared)->schema, (*prepared)->sql);
     if (!con.ok()) return ToGrpc(con.status());
     auto stmt = PrepareQuery((*prepared)->schema, **con, (*prepared)->sql);
     if (!stmt.ok()) return ToGrpc(stmt.status());

@@ -1,5 +1,6 @@
 // Queries: FlightInfo for statements and prepared statements, DoGet streaming of results and
 // metadata, query timeouts and cancellation.
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -88,11 +89,18 @@ Backend::Backend(sql::LakeSql& lake, const ServerOptions& options)
   facts_.schema_cache = &schema_cache_;
 }
 
-Result<std::unique_ptr<engine::Connection>> Backend::Connect(const Caller& caller, const std::string& schema) {
+Result<std::unique_ptr<engine::Connection>> Backend::Connect(const Caller& caller, const std::string& schema,
+                                                             const std::string& sql) {
   SKADE_ASSIGN_OR_RETURN(auto con, lake_.db().Connect());
   // current_user and its synonyms name the authenticated user, not DuckDB's "duckdb": temporary
-  // macros of the connection come before the built-in functions.
-  if (!caller.principal.empty()) {
+  // macros of the connection come before the built-in functions. Only statements whose text
+  // could name one of them pay for the four macros (every such name holds "user" or "role").
+  auto mentions = [&sql](std::string_view word) {
+    return std::search(sql.begin(), sql.end(), word.begin(), word.end(), [](char a, char b) {
+             return std::tolower(static_cast<unsigned char>(a)) == b;
+           }) != sql.end();
+  };
+  if (!caller.principal.empty() && (mentions("user") || mentions("role"))) {
     const std::string user = engine::QuoteString(caller.principal);
     for (const char* name : {"current_user", "user", "session_user", "current_role"}) {
       SKADE_RETURN_IF_ERROR(con->Execute("CREATE OR REPLACE TEMP MACRO " + std::string(name) + "() AS " + user));
@@ -187,7 +195,7 @@ GStatus Backend::StatementInfo(const Caller& caller, const pbsql::CommandStateme
                                const pb::FlightDescriptor& desc, pb::FlightInfo* out) {
   if (command.has_transaction_id()) return GStatus(GCode::INVALID_ARGUMENT, "transactions are not supported");
   const std::string schema_name = caller.schema();
-  auto con = Connect(caller, schema_name);
+  auto con = Connect(caller, schema_name, command.query());
   if (!con.ok()) return ToGrpc(con.status());
   auto stmt = PrepareQuery(schema_name, **con, command.query());
   if (!stmt.ok()) return ToGrpc(stmt.status());
@@ -204,7 +212,7 @@ GStatus Backend::PreparedInfo(const Caller& caller, const pbsql::CommandPrepared
   auto prepared = registry_.FindPrepared(command.prepared_statement_handle(), caller.principal);
   if (!prepared.ok()) return ToGrpc(prepared.status());
   if ((*prepared)->write) return GStatus(GCode::INVALID_ARGUMENT, "the prepared statement is an update, not a query");
-  auto con = Connect(caller, (*prepared)->schema);
+  auto con = Connect(caller, (*prepared)->schema, (*prepared)->sql);
   if (!con.ok()) return ToGrpc(con.status());
   auto stmt = PrepareQuery((*prepared)->schema, **con, (*prepared)->sql);
   if (!stmt.ok()) return ToGrpc(stmt.status());
@@ -270,7 +278,7 @@ GStatus Backend::GetPrepared(const Caller& caller, const pbsql::CommandPreparedS
 
 GStatus Backend::StreamQuery(const Caller& caller, const std::string& handle, const std::string& schema,
                              const std::string& sql, const ParamSet* params, DataWriter* writer) {
-  auto con = Connect(caller, schema);
+  auto con = Connect(caller, schema, sql);
   if (!con.ok()) return ToGrpc(con.status());
   auto stmt = PrepareQuery(schema, **con, sql);
   if (!stmt.ok()) return ToGrpc(stmt.status());
