@@ -716,12 +716,14 @@ Status ConcurrencyBenchmark(sql::LakeSql& lake, const Options& options) {
   flightsql::ServerOptions server_options;
   server_options.port = 0;
   flightsql::AuthOptions auth;
-  auth.users = {{"load", "pw"}, {"stall", "pw"}, {"good", "pw"}};
+  // One user per client (as BI users are); the stalled DoGets all come from one user.
+  auth.users = {{"stall", "pw"}, {"good", "pw"}};
+  for (int c = 0; c < options.clients; ++c) auth.users["load" + std::to_string(c)] = "pw";
   server_options.authenticator = std::make_shared<flightsql::Authenticator>(auth);
   SKADE_ASSIGN_OR_RETURN(auto server, flightsql::FlightSqlServer::Start(lake, server_options));
   auto basic = [](const std::string& user) { return "Basic " + flightsql::EncodeBase64(user + ":pw"); };
   pbsql::CommandStatementQuery small;
-  small.set_query("SELECT count(*), sum(c0) FROM skade.\"ns\".small WHERE id % 7 = 3");
+  small.set_query("SELECT count(*), sum(id) FROM skade.\"ns\".small WHERE id % 7 = 3");
   const std::string small_command = PackCommand(small);
 
   std::cout << "\n== " << options.clients << " clients × the small query for " << options.seconds << " s (load "
@@ -734,7 +736,7 @@ Status ConcurrencyBenchmark(sql::LakeSql& lake, const Options& options) {
     const double start = NowSeconds();
     for (int c = 0; c < options.clients; ++c) {
       threads.emplace_back([&, c] {
-        FlightClient client(server->port(), basic("load"));
+        FlightClient client(server->port(), basic("load" + std::to_string(c)));
         while (NowSeconds() < until) {
           auto run = SmallQueryMillis(client, small_command, 1);
           if (!run.ok()) {
