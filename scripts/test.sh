@@ -22,7 +22,7 @@ echo "== sanitizers (ASan+UBSan): parsers, catalog, engine, table, SQL, CLI and 
 # The CLI and Flight SQL tests run the sanitized skade binary of the same build folder; the
 # Flight SQL interop groups run with cookie-echoing clients only here (both modes above).
 SANITIZED=(base_test io_test arrow_test iceberg_test catalog_test engine_test table_test sql_test cli_test
-           flightsql_test flightsql_interop_test)
+           flightsql_test flightsql_interop_test rest_test)
 SKADE_BUILD_DIR="$ROOT/build-asan" SKADE_BUILD_TYPE=Debug \
   SKADE_CXX_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
   "$ROOT/scripts/build.sh" -j "$JOBS" skade "${SANITIZED[@]}"

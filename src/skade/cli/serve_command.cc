@@ -60,9 +60,8 @@ Result<std::string> ReadFile(const std::string& path) {
   return ss.str();
 }
 
-// "name:secret" lines of `file` (empty lines and # comments skipped).
-Result<std::map<std::string, std::string>> LoadPairs(const std::string& file) {
-  SKADE_ASSIGN_OR_RETURN(std::string text, ReadFile(file));
+// "name:secret" lines of `text` (empty lines and # comments skipped); `what` names the source.
+Result<std::map<std::string, std::string>> ParsePairs(const std::string& text, const std::string& what) {
   std::map<std::string, std::string> out;
   std::istringstream lines(text);
   std::string line;
@@ -70,9 +69,15 @@ Result<std::map<std::string, std::string>> LoadPairs(const std::string& file) {
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
     if (line.empty() || line[0] == '#') continue;
     size_t colon = line.find(':');
-    if (colon == std::string::npos || colon == 0) return Status::InvalidArgument(file + ": bad line (want name:secret)");
+    if (colon == std::string::npos || colon == 0) return Status::InvalidArgument(what + ": bad line (want name:secret)");
     out[line.substr(0, colon)] = line.substr(colon + 1);
   }
+  return out;
+}
+
+Result<std::map<std::string, std::string>> LoadPairs(const std::string& file) {
+  SKADE_ASSIGN_OR_RETURN(std::string text, ReadFile(file));
+  SKADE_ASSIGN_OR_RETURN(auto out, ParsePairs(text, file));
   if (out.empty()) return Status::InvalidArgument(file + " names no client");
   return out;
 }
@@ -119,16 +124,7 @@ Result<std::map<std::string, std::string>> LoadUsers(const std::string& file) {
       if (c == ',') c = '\n';
     }
   }
-  std::map<std::string, std::string> users;
-  std::istringstream lines(text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
-    if (line.empty() || line[0] == '#') continue;
-    size_t colon = line.find(':');
-    if (colon == std::string::npos || colon == 0) return Status::InvalidArgument("bad user line (want name:password)");
-    users[line.substr(0, colon)] = line.substr(colon + 1);
-  }
+  SKADE_ASSIGN_OR_RETURN(auto users, ParsePairs(text, file.empty() ? "$SKADE_USERS" : file));
   if (users.empty()) return Status::InvalidArgument("--auth basic needs users (--users-file or $SKADE_USERS)");
   return users;
 }
