@@ -286,6 +286,83 @@ TEST_F(RestServerTest, AnAppendWrittenBySkadeAndCommittedThroughRestReadsInTheLi
   EXPECT_EQ(Get("/v1/namespaces/base/tables/facts").body["metadata"]["snapshots"].size(), 2u);
 }
 
+// Server-side scan planning: the REST predicate bound and planned by skade's planner (identity
+// partition pruning here), delete files attached and referenced by index, stats only for the
+// fields asked for; a malformed or mistyped filter is 400.
+TEST_F(RestServerTest, PlanTableScanPrunesByTheFilterAndAttachesDeleteFiles) {
+  Start();
+  auto t = CreateTable("base", "planned");
+  ASSERT_EQ(t.status, 200);
+  auto table = LoadTable(Ident("planned"));
+  ASSERT_NE(table, nullptr);
+  ASSERT_TRUE(table->Append({"SELECT range AS id, CASE WHEN range < 5 THEN 'eu' ELSE 'us' END AS region FROM range(10)",
+                             nullptr})
+                  .ok());
+  ASSERT_TRUE(table->UpdateProperties({{"write.delete.mode", "merge-on-read"}}, {}).ok());
+  ASSERT_TRUE(table->DeleteWhere(testing::Where("id = 7")).ok());
+  const std::string plan = "/v1/namespaces/base/tables/planned/plan";
+  auto tasks = [](const Reply& r) { return r.body["file-scan-tasks"].size(); };
+
+  Reply all = Post(plan, Json::object());
+  ASSERT_EQ(all.status, 200) << all.body.dump();
+  EXPECT_EQ(all.body["status"], "completed");
+  EXPECT_TRUE(all.body["plan-id"].is_string());
+  EXPECT_EQ(tasks(all), 2u);
+  ASSERT_EQ(all.body["delete-files"].size(), 1u);
+  EXPECT_EQ(all.body["delete-files"][0]["content"], "position-deletes");
+  int with_deletes = 0;
+  for (const auto& task : all.body["file-scan-tasks"]) {
+    EXPECT_EQ(task["data-file"]["content"], "data");
+    EXPECT_EQ(task["data-file"]["file-format"], "parquet");
+    EXPECT_FALSE(task["data-file"].contains("lower-bounds")) << "stats only when asked for";
+    if (task.contains("delete-file-references")) {
+      ++with_deletes;
+      EXPECT_EQ(task["delete-file-references"], Json::parse("[0]"));
+      EXPECT_EQ(task["data-file"]["partition"], Json::parse(R"(["us"])"));
+    }
+  }
+  EXPECT_EQ(with_deletes, 1);
+
+  // The current predicate form and the deprecated one prune alike.
+  Reply eu = Post(plan, Json{{"filter", {{"type", "eq"}, {"left", {{"type", "reference"}, {"name", "region"}}}, {"right", "eu"}}}});
+  ASSERT_EQ(eu.status, 200) << eu.body.dump();
+  ASSERT_EQ(tasks(eu), 1u);
+  EXPECT_EQ(eu.body["file-scan-tasks"][0]["data-file"]["partition"], Json::parse(R"(["eu"])"));
+  EXPECT_TRUE(eu.body["delete-files"].empty());
+  Reply legacy = Post(plan, Json{{"filter", {{"type", "and"},
+                                              {"left", {{"type", "eq"}, {"term", "region"}, {"value", "us"}}},
+                                              {"right", {{"type", "gt-eq"}, {"term", "id"}, {"value", 0}}}}}});
+  ASSERT_EQ(legacy.status, 200) << legacy.body.dump();
+  EXPECT_EQ(tasks(legacy), 1u);
+  EXPECT_EQ(tasks(Post(plan, Json{{"filter", {{"type", "in"}, {"child", {{"type", "reference"}, {"name", "region"}}},
+                                              {"values", Json::array({"ap", "xx"})}}}})),
+            0u);
+  EXPECT_EQ(tasks(Post(plan, Json{{"filter", false}})), 0u);
+  // A transform the planner cannot evaluate prunes nothing (the client applies the filter).
+  EXPECT_EQ(tasks(Post(plan, Json{{"filter", {{"type", "eq"}, {"left", {{"type", "apply"}, {"function", "bucket"}, {"arguments", Json::array()}}},
+                                              {"right", 3}}}})),
+            2u);
+  // Stats for the fields asked for, with bounds as JSON values.
+  Reply stats = Post(plan, Json{{"stats-fields", {"id"}}});
+  ASSERT_EQ(stats.status, 200);
+  const Json& bounds = stats.body["file-scan-tasks"][0]["data-file"]["lower-bounds"];
+  EXPECT_EQ(bounds["keys"], Json::parse("[1]"));
+  EXPECT_TRUE(bounds["values"][0].is_number_integer());
+  // Time travel to the snapshot before the delete: no delete files.
+  auto first = catalog_->LoadTable(Ident("planned"));
+  ASSERT_TRUE(first.ok());
+  Reply before = Post(plan, Json{{"snapshot-id", first->metadata->snapshots.front().snapshot_id}});
+  EXPECT_TRUE(before.body["delete-files"].empty());
+  EXPECT_EQ(ErrorType(Post(plan, Json{{"snapshot-id", 12345}})), "NoSuchSnapshotException");
+
+  EXPECT_EQ(ErrorType(Post(plan, Json{{"filter", {{"type", "eq"}, {"term", "nope"}, {"value", 1}}}})), "BadRequestException");
+  EXPECT_EQ(ErrorType(Post(plan, Json{{"filter", {{"type", "eq"}, {"term", "id"}, {"value", "not a number"}}}})),
+            "BadRequestException");
+  EXPECT_EQ(ErrorType(Post(plan, Json{{"filter", {{"type", "frobnicate"}}}})), "BadRequestException");
+  EXPECT_EQ(ErrorType(Post(plan, Json{{"start-snapshot-id", 1}, {"end-snapshot-id", 2}})), "UnsupportedOperationException");
+  EXPECT_EQ(ErrorType(Post("/v1/namespaces/base/tables/missing/plan", Json::object())), "NoSuchTableException");
+}
+
 TEST_F(RestServerTest, StagedCreateCommitsWithAssertCreate) {
   Start();
   Reply staged = CreateTable("base", "staged", true);

@@ -127,6 +127,18 @@ void ClearStats(DataFile* f, int keep_bounds_of = -1) {
   f->split_offsets.clear();
 }
 
+// Drops the per-column metrics of fields outside `keep` (a data file's task).
+void ClearStatsExcept(DataFile* f, const std::set<int>& keep) {
+  auto drop = [&](auto& m) { std::erase_if(m, [&](const auto& kv) { return !keep.count(kv.first); }); };
+  drop(f->column_sizes);
+  drop(f->value_counts);
+  drop(f->null_value_counts);
+  drop(f->nan_value_counts);
+  drop(f->lower_bounds);
+  drop(f->upper_bounds);
+  f->split_offsets.clear();
+}
+
 // Per-spec pruning state, built lazily.
 struct SpecFilter {
   PartitionSpecPtr spec;
@@ -278,7 +290,7 @@ Status ScanPlanner::PlanFiles(const Snapshot& snapshot, const Schema& schema,
       task.sequence_number = entry.sequence_number.value_or(0);
       task.file = std::move(entry.data_file);
       if (!deletes.empty()) task.deletes = deletes.For(task.file, task.sequence_number);
-      ClearStats(&task.file);
+      ClearStatsExcept(&task.file, kept_stats_);
       stats_.record_count += task.file.record_count;
       return sink(std::move(task));
     }));

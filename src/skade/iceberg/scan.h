@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -88,11 +89,15 @@ class ScanPlanner {
   Result<std::vector<ManifestFile>> LoadManifests(const Snapshot& snapshot);
 
   const PlanStats& stats() const { return stats_; }
+  // Data-file tasks keep the column metrics of these field ids (all others are dropped to keep
+  // tasks small); none by default.
+  void set_kept_stats(std::set<int> field_ids) { kept_stats_ = std::move(field_ids); }
 
  private:
   io::FileIO& io_;
   const TableMetadata& metadata_;
   PlanStats stats_;
+  std::set<int> kept_stats_;
 };
 
 }  // namespace skade::iceberg

@@ -16,6 +16,7 @@
 
 #include "skade/base/status.h"
 #include "skade/catalog/catalog.h"
+#include "skade/iceberg/expression.h"
 #include "skade/io/file_io.h"
 #include "skade/rest/server.h"
 
@@ -53,6 +54,13 @@ Response JsonResponse(const Json& body, int status = 200);
 // "namespace" path parameter). kInvalidArgument for an empty or invalid level.
 Result<catalog::Namespace> NamespaceFromPath(const std::string& segment);
 
+// A REST filter predicate (spec Predicate: booleans, and/or/not, unary, comparison and set
+// predicates, with references by name or id and bare or typed literals; the deprecated
+// term/value form too) bound by name to `schema`'s top-level columns. What planning cannot
+// evaluate (transforms, applications, nested fields) becomes true: it prunes nothing.
+// kInvalidArgument for a malformed predicate, an unknown column or a value of the wrong type.
+Result<iceberg::ExprPtr> ParseRestPredicate(const Json& predicate, const iceberg::Schema& schema, bool case_sensitive);
+
 // The catalog operations. Thread-safe (the catalog is).
 class CatalogApi {
  public:
@@ -73,6 +81,8 @@ class CatalogApi {
   Response ReportMetrics(const Request& r, const std::string& ns, const std::string& table);
   Response RenameTable(const Request& r);
   Response CommitTransaction(const Request& r);
+  // planning.cc: planTableScan, answered synchronously ("completed").
+  Response PlanTableScan(const Request& r, const std::string& ns, const std::string& table);
 
   RestStats stats() const;
 

@@ -237,6 +237,9 @@ struct RestServer::Impl {
     s.Post(table + "/metrics", handle([this](const Request& r, const httplib::Request& q) {
              return api.ReportMetrics(r, q.matches[1], q.matches[2]);
            }));
+    s.Post(table + "/plan", handle([this](const Request& r, const httplib::Request& q) {
+             return api.PlanTableScan(r, q.matches[1], q.matches[2]);
+           }));
     s.Post(base + "/tables/rename", handle([this](const Request& r, const httplib::Request&) { return api.RenameTable(r); }));
     s.Post(base + "/transactions/commit",
            handle([this](const Request& r, const httplib::Request&) { return api.CommitTransaction(r); }));

@@ -1,0 +1,331 @@
+// Server-side scan planning (REST spec planTableScan): the request's predicate — the current
+// form (left/right, Reference objects, typed literals) and the deprecated one (term/value) —
+// bound to the table's schema and planned by skade's own planner (manifest, partition and
+// column-metrics pruning, delete files attached by sequence number), answered synchronously
+// with every file scan task and the delete files they reference. Parts of a predicate skade
+// cannot evaluate (transforms, function applications) prune nothing: the client applies the
+// whole filter to the rows, as the spec's missing residual tells it to.
+#include <map>
+#include <set>
+
+#include "skade/base/uuid.h"
+#include "skade/iceberg/expression.h"
+#include "skade/iceberg/scan.h"
+#include "skade/rest/api_internal.h"
+
+namespace skade::rest {
+namespace {
+
+using iceberg::ExprPtr;
+using iceberg::Operation;
+
+const Json* Field(const Json& j, const char* key) {
+  auto it = j.find(key);
+  return it == j.end() || it->is_null() ? nullptr : &*it;
+}
+
+// The column a value expression names: a bare string (deprecated Term), {"type": "reference",
+// "name": …} or {"type": "reference", "id": …}. nullopt for transforms and applications, which
+// planning cannot evaluate.
+Result<std::optional<const iceberg::NestedField*>> ReferencedField(const Json& term, const iceberg::Schema& schema,
+                                                                   bool case_sensitive) {
+  auto by_name = [&](const std::string& name) -> Result<std::optional<const iceberg::NestedField*>> {
+    for (const auto& f : schema.fields()) {
+      if (f.name == name) return std::optional<const iceberg::NestedField*>(&f);
+    }
+    if (!case_sensitive) {
+      for (const auto& f : schema.fields()) {
+        if (f.name.size() == name.size() &&
+            std::equal(f.name.begin(), f.name.end(), name.begin(), [](char a, char b) {
+              return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+            })) {
+          return std::optional<const iceberg::NestedField*>(&f);
+        }
+      }
+    }
+    // A nested field ("a.b") is not a top-level column: planning leaves it to the client.
+    if (name.find('.') != std::string::npos) return std::optional<const iceberg::NestedField*>();
+    return Status::InvalidArgument("the filter names column '" + name + "', which the table does not have");
+  };
+  if (term.is_string()) return by_name(term.get<std::string>());
+  if (!term.is_object()) return Status::InvalidArgument("a filter term must be a reference");
+  const Json* type = Field(term, "type");
+  if (type == nullptr || !type->is_string()) return Status::InvalidArgument("a filter term needs a type");
+  if (*type == "reference") {
+    if (const Json* name = Field(term, "name"); name != nullptr && name->is_string()) return by_name(name->get<std::string>());
+    if (const Json* id = Field(term, "id"); id != nullptr && id->is_number_integer()) {
+      const iceberg::NestedField* f = schema.FindField(id->get<int>());
+      if (f == nullptr) return Status::InvalidArgument("the filter names field id " + id->dump() + ", which the table does not have");
+      return std::optional<const iceberg::NestedField*>(f);
+    }
+    if (const Json* legacy = Field(term, "term"); legacy != nullptr && legacy->is_string()) {
+      return by_name(legacy->get<std::string>());
+    }
+    return Status::InvalidArgument("a reference needs a name or an id");
+  }
+  if (*type == "transform" || *type == "apply" || *type == "literal") return std::optional<const iceberg::NestedField*>();
+  return Status::InvalidArgument("unknown filter term type " + type->dump());
+}
+
+// A literal for `field`: a bare value, or {"type": "literal", "value": …}.
+Result<iceberg::Literal> LiteralFor(const Json& value, const iceberg::NestedField& field) {
+  const Json* v = &value;
+  if (value.is_object()) {
+    const Json* type = Field(value, "type");
+    if (type == nullptr || *type != "literal" || Field(value, "value") == nullptr) {
+      return Status::InvalidArgument("a literal is a value or {\"type\": \"literal\", \"value\": …}");
+    }
+    v = Field(value, "value");
+  }
+  if (!field.type->is_primitive()) {
+    return Status::InvalidArgument("column '" + field.name + "' is not primitive: it cannot be compared to a literal");
+  }
+  return iceberg::Literal::FromJson(field.type, v->dump())
+      .WithContext("filter value for column '" + field.name + "'");
+}
+
+Result<ExprPtr> ParsePredicate(const Json& j, const iceberg::Schema& schema, bool case_sensitive, int depth) {
+  if (depth > 256) return Status::InvalidArgument("the filter is nested too deeply");
+  if (j.is_boolean()) return j.get<bool>() ? iceberg::AlwaysTrue() : iceberg::AlwaysFalse();
+  if (!j.is_object()) return Status::InvalidArgument("a filter predicate must be an object or a boolean");
+  const Json* type_json = Field(j, "type");
+  if (type_json == nullptr || !type_json->is_string()) return Status::InvalidArgument("a filter predicate needs a type");
+  const std::string type = *type_json;
+  if (type == "true") return iceberg::AlwaysTrue();
+  if (type == "false") return iceberg::AlwaysFalse();
+  if (type == "and" || type == "or") {
+    const Json* left = Field(j, "left");
+    const Json* right = Field(j, "right");
+    if (left == nullptr || right == nullptr) return Status::InvalidArgument("'" + type + "' needs left and right");
+    SKADE_ASSIGN_OR_RETURN(ExprPtr a, ParsePredicate(*left, schema, case_sensitive, depth + 1));
+    SKADE_ASSIGN_OR_RETURN(ExprPtr b, ParsePredicate(*right, schema, case_sensitive, depth + 1));
+    return type == "and" ? iceberg::And(a, b) : iceberg::Or(a, b);
+  }
+  if (type == "not") {
+    const Json* child = Field(j, "child");
+    if (child == nullptr) return Status::InvalidArgument("'not' needs a child");
+    SKADE_ASSIGN_OR_RETURN(ExprPtr c, ParsePredicate(*child, schema, case_sensitive, depth + 1));
+    // Not(true) for an unevaluable child would prune everything: keep such a child as true.
+    if (c->op() == Operation::kTrue) return iceberg::AlwaysTrue();
+    return iceberg::Not(c);
+  }
+  static const std::map<std::string, Operation> kUnary = {
+      {"is-null", Operation::kIsNull}, {"not-null", Operation::kNotNull},
+      {"is-nan", Operation::kIsNan}, {"not-nan", Operation::kNotNan}};
+  static const std::map<std::string, Operation> kComparison = {
+      {"lt", Operation::kLt}, {"lt-eq", Operation::kLtEq}, {"gt", Operation::kGt},
+      {"gt-eq", Operation::kGtEq}, {"eq", Operation::kEq}, {"not-eq", Operation::kNotEq},
+      {"starts-with", Operation::kStartsWith}, {"not-starts-with", Operation::kNotStartsWith}};
+  static const std::map<std::string, Operation> kSet = {{"in", Operation::kIn}, {"not-in", Operation::kNotIn}};
+  const Json* operand = Field(j, "child");
+  if (operand == nullptr) operand = Field(j, "term");
+  if (auto u = kUnary.find(type); u != kUnary.end()) {
+    if (operand == nullptr) return Status::InvalidArgument("'" + type + "' needs a child");
+    SKADE_ASSIGN_OR_RETURN(auto field, ReferencedField(*operand, schema, case_sensitive));
+    if (!field) return iceberg::AlwaysTrue();
+    return iceberg::Predicate(u->second, (*field)->name);
+  }
+  if (auto c = kComparison.find(type); c != kComparison.end()) {
+    const Json* left = Field(j, "left");
+    const Json* right = Field(j, "right");
+    if (left == nullptr) left = Field(j, "term");
+    if (right == nullptr) right = Field(j, "value");
+    if (left == nullptr || right == nullptr) return Status::InvalidArgument("'" + type + "' needs two operands");
+    SKADE_ASSIGN_OR_RETURN(auto field, ReferencedField(*left, schema, case_sensitive));
+    if (!field) return iceberg::AlwaysTrue();
+    SKADE_ASSIGN_OR_RETURN(iceberg::Literal lit, LiteralFor(*right, **field));
+    return iceberg::Predicate(c->second, (*field)->name, {lit});
+  }
+  if (auto s = kSet.find(type); s != kSet.end()) {
+    if (operand == nullptr) return Status::InvalidArgument("'" + type + "' needs a child");
+    SKADE_ASSIGN_OR_RETURN(auto field, ReferencedField(*operand, schema, case_sensitive));
+    if (!field) return iceberg::AlwaysTrue();
+    const Json* values = Field(j, "values");
+    if (values != nullptr && values->is_object()) values = Field(*values, "values");
+    if (values == nullptr || !values->is_array()) return Status::InvalidArgument("'" + type + "' needs values");
+    std::vector<iceberg::Literal> literals;
+    for (const Json& v : *values) {
+      SKADE_ASSIGN_OR_RETURN(iceberg::Literal lit, LiteralFor(v, **field));
+      literals.push_back(std::move(lit));
+    }
+    if (literals.empty()) return s->second == Operation::kIn ? iceberg::AlwaysFalse() : iceberg::AlwaysTrue();
+    return iceberg::Predicate(s->second, (*field)->name, std::move(literals));
+  }
+  return Status::InvalidArgument("unknown filter predicate type '" + type + "'");
+}
+
+const char* ContentName(iceberg::DataFileContent c) {
+  switch (c) {
+    case iceberg::DataFileContent::kData: return "data";
+    case iceberg::DataFileContent::kPositionDeletes: return "position-deletes";
+    case iceberg::DataFileContent::kEqualityDeletes: return "equality-deletes";
+  }
+  return "data";
+}
+
+std::string FormatName(iceberg::FileFormat f) {
+  std::string name(iceberg::FileFormatName(f));
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name;
+}
+
+Json LiteralJson(const iceberg::Literal& lit) {
+  Json j = Json::parse(lit.ToJson(), nullptr, false);
+  return j.is_discarded() ? Json(nullptr) : j;
+}
+
+Json CountMapJson(const std::map<int, int64_t>& m, const std::set<int>& fields) {
+  Json keys = Json::array(), values = Json::array();
+  for (const auto& [id, n] : m) {
+    if (!fields.count(id)) continue;
+    keys.push_back(id);
+    values.push_back(n);
+  }
+  return Json{{"keys", keys}, {"values", values}};
+}
+
+Json ValueMapJson(const std::map<int, std::string>& m, const std::set<int>& fields, const iceberg::Schema& schema) {
+  Json keys = Json::array(), values = Json::array();
+  for (const auto& [id, bytes] : m) {
+    if (!fields.count(id)) continue;
+    const iceberg::NestedField* f = schema.FindField(id);
+    if (f == nullptr || !f->type->is_primitive()) continue;
+    auto lit = iceberg::Literal::FromBinary(f->type, bytes);
+    if (!lit.ok()) continue;  // a bound skade cannot decode is not sent (clients then prune less)
+    keys.push_back(id);
+    values.push_back(LiteralJson(*lit));
+  }
+  return Json{{"keys", keys}, {"values", values}};
+}
+
+// A ContentFile object (spec DataFile / PositionDeleteFile / EqualityDeleteFile); column
+// statistics only for `stats_fields` (field ids), as the request asks.
+Json ContentFileJson(const iceberg::DataFile& f, const std::set<int>& stats_fields, const iceberg::Schema& schema) {
+  Json j;
+  j["content"] = ContentName(f.content);
+  j["file-path"] = f.file_path;
+  j["file-format"] = FormatName(f.file_format);
+  j["spec-id"] = f.spec_id;
+  j["partition"] = Json::array();
+  for (const auto& v : f.partition) j["partition"].push_back(v ? LiteralJson(*v) : Json(nullptr));
+  j["file-size-in-bytes"] = f.file_size_in_bytes;
+  j["record-count"] = f.record_count;
+  if (!f.split_offsets.empty()) j["split-offsets"] = f.split_offsets;
+  if (f.sort_order_id) j["sort-order-id"] = *f.sort_order_id;
+  if (f.content == iceberg::DataFileContent::kData) {
+    if (f.first_row_id) j["first-row-id"] = *f.first_row_id;
+    if (!stats_fields.empty()) {
+      j["column-sizes"] = CountMapJson(f.column_sizes, stats_fields);
+      j["value-counts"] = CountMapJson(f.value_counts, stats_fields);
+      j["null-value-counts"] = CountMapJson(f.null_value_counts, stats_fields);
+      j["nan-value-counts"] = CountMapJson(f.nan_value_counts, stats_fields);
+      j["lower-bounds"] = ValueMapJson(f.lower_bounds, stats_fields, schema);
+      j["upper-bounds"] = ValueMapJson(f.upper_bounds, stats_fields, schema);
+    }
+  } else if (f.content == iceberg::DataFileContent::kEqualityDeletes) {
+    j["equality-ids"] = f.equality_ids;
+  } else {
+    if (f.content_offset) j["content-offset"] = *f.content_offset;
+    if (f.content_size_in_bytes) j["content-size-in-bytes"] = *f.content_size_in_bytes;
+    if (f.referenced_data_file) j["referenced-data-file"] = *f.referenced_data_file;
+  }
+  return j;
+}
+
+}  // namespace
+
+Result<iceberg::ExprPtr> ParseRestPredicate(const Json& predicate, const iceberg::Schema& schema, bool case_sensitive) {
+  return ParsePredicate(predicate, schema, case_sensitive, 0);
+}
+
+Response CatalogApi::PlanTableScan(const Request& r, const std::string& segment, const std::string& table) {
+  auto ident_result = [&]() -> Result<catalog::TableIdent> {
+    SKADE_ASSIGN_OR_RETURN(catalog::Namespace ns, NamespaceFromPath(segment));
+    catalog::TableIdent ident{ns, table};
+    SKADE_RETURN_IF_ERROR(ident.Validate());
+    return ident;
+  }();
+  if (!ident_result.ok()) return ErrorResponse(ident_result.status());
+  Json body = r.body.empty() ? Json::object() : Json::parse(r.body, nullptr, false);
+  if (body.is_discarded() || !body.is_object()) {
+    return ErrorResponse(400, "BadRequestException", "the request body must be a JSON object");
+  }
+  auto state = catalog_.LoadTable(*ident_result);
+  if (!state.ok()) return ErrorResponse(state.status());
+  const iceberg::TableMetadata& m = *state->metadata;
+  if (Field(body, "start-snapshot-id") != nullptr || Field(body, "end-snapshot-id") != nullptr) {
+    return ErrorResponse(406, "UnsupportedOperationException", "incremental scan planning is not supported yet");
+  }
+  const iceberg::Snapshot* snapshot = m.CurrentSnapshot();
+  if (const Json* id = Field(body, "snapshot-id")) {
+    if (!id->is_number_integer()) return ErrorResponse(400, "BadRequestException", "'snapshot-id' must be an integer");
+    snapshot = m.SnapshotById(id->get<int64_t>());
+    if (snapshot == nullptr) {
+      return ErrorResponse(404, "NoSuchSnapshotException", "snapshot " + id->dump() + " does not exist");
+    }
+  }
+  bool case_sensitive = true;
+  if (const Json* cs = Field(body, "case-sensitive")) {
+    if (!cs->is_boolean()) return ErrorResponse(400, "BadRequestException", "'case-sensitive' must be a boolean");
+    case_sensitive = cs->get<bool>();
+  }
+  bool snapshot_schema = false;
+  if (const Json* uss = Field(body, "use-snapshot-schema")) {
+    if (!uss->is_boolean()) return ErrorResponse(400, "BadRequestException", "'use-snapshot-schema' must be a boolean");
+    snapshot_schema = uss->get<bool>();
+  }
+  iceberg::SchemaPtr schema = snapshot != nullptr && snapshot_schema ? m.SchemaForSnapshot(*snapshot) : m.CurrentSchema();
+  if (!schema) return ErrorResponse(500, "ServerErrorException", "the table has no schema");
+  ExprPtr filter;
+  if (const Json* f = Field(body, "filter")) {
+    auto parsed = ParseRestPredicate(*f, *schema, case_sensitive);
+    if (!parsed.ok()) return ErrorResponse(parsed.status());
+    filter = *parsed;
+  }
+  std::set<int> stats_fields;
+  if (const Json* fields = Field(body, "stats-fields")) {
+    if (!fields->is_array()) return ErrorResponse(400, "BadRequestException", "'stats-fields' must be an array of names");
+    for (const Json& name : *fields) {
+      if (!name.is_string()) return ErrorResponse(400, "BadRequestException", "'stats-fields' must be an array of names");
+      const iceberg::NestedField* field = nullptr;
+      for (const auto& f : schema->fields()) {
+        if (f.name == name.get<std::string>()) field = &f;
+      }
+      if (field == nullptr) {
+        return ErrorResponse(400, "BadRequestException", "'stats-fields' names unknown column " + name.dump());
+      }
+      stats_fields.insert(field->id);
+    }
+  }
+
+  Json result{{"status", "completed"}, {"plan-id", Uuid::NewV7().ToString()}};
+  result["file-scan-tasks"] = Json::array();
+  result["delete-files"] = Json::array();
+  if (snapshot != nullptr) {
+    iceberg::ScanPlanner planner(io_, m);
+    planner.set_kept_stats(stats_fields);
+    // Delete files are listed once and referenced by index from every task they apply to (a
+    // Puffin file holds many vectors: its path and offset name one).
+    std::map<std::string, size_t> delete_index;
+    Status planned = planner.PlanFiles(*snapshot, *schema, filter, [&](iceberg::FileScanTask task) {
+      Json t;
+      t["data-file"] = ContentFileJson(task.file, stats_fields, *schema);
+      if (!task.deletes.empty()) {
+        Json refs = Json::array();
+        for (const auto& d : task.deletes) {
+          const std::string key = d->file.file_path + "#" + std::to_string(d->file.content_offset.value_or(-1));
+          auto [it, added] = delete_index.emplace(key, delete_index.size());
+          if (added) result["delete-files"].push_back(ContentFileJson(d->file, {}, *schema));
+          refs.push_back(it->second);
+        }
+        t["delete-file-references"] = refs;
+      }
+      result["file-scan-tasks"].push_back(std::move(t));
+      return Status::Ok();
+    });
+    if (!planned.ok()) return ErrorResponse(planned);
+  }
+  return JsonResponse(result);
+}
+
+}  // namespace skade::rest
