@@ -252,6 +252,23 @@ constexpr const char* kEndpoints[] = {
 
 }  // namespace
 
+std::optional<std::string> BodyCache::Find(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = bodies_.find(key);
+  if (it == bodies_.end()) return std::nullopt;
+  return it->second;
+}
+
+void BodyCache::Put(const std::string& key, const std::string& body) {
+  if (body.size() > kMaxBytes / 16) return;  // one table's history must not flush everything
+  std::lock_guard<std::mutex> lock(mu_);
+  if (bytes_ + body.size() > kMaxBytes) {
+    bodies_.clear();
+    bytes_ = 0;
+  }
+  if (bodies_.emplace(key, body).second) bytes_ += key.size() + body.size();
+}
+
 Result<catalog::Namespace> NamespaceFromPath(const std::string& segment) {
   catalog::Namespace ns;
   size_t start = 0;
@@ -531,7 +548,13 @@ Response CatalogApi::LoadTable(const Request& r, const std::string& segment, con
   if (!if_none_match.empty() && (if_none_match == etag || if_none_match == "*")) {
     return Response{304, "", {{"ETag", etag}}};
   }
-  return TableResponse(*state, snapshots, true);
+  const std::string key = state->metadata_location + "|" + snapshots;
+  if (auto body = bodies_.Find(key)) {
+    return Response{200, std::move(*body), {{"Content-Type", "application/json"}, {"ETag", etag}}};
+  }
+  Response out = TableResponse(*state, snapshots, true);
+  bodies_.Put(key, out.body);
+  return out;
 }
 
 Result<catalog::TableCommit> CatalogApi::ParseCommit(const Json& body, const catalog::TableIdent& ident) {

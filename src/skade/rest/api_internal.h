@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -61,6 +62,20 @@ Result<catalog::Namespace> NamespaceFromPath(const std::string& segment);
 // kInvalidArgument for a malformed predicate, an unknown column or a value of the wrong type.
 Result<iceberg::ExprPtr> ParseRestPredicate(const Json& predicate, const iceberg::Schema& schema, bool case_sensitive);
 
+// Serialized LoadTableResult bodies by metadata file and snapshot mode: a metadata file never
+// changes, so its body is serialized once. Bounded in bytes (cleared when full). Thread-safe.
+class BodyCache {
+ public:
+  static constexpr size_t kMaxBytes = size_t{64} << 20;
+  std::optional<std::string> Find(const std::string& key) const;
+  void Put(const std::string& key, const std::string& body);
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, std::string> bodies_;
+  size_t bytes_ = 0;
+};
+
 // The catalog operations. Thread-safe (the catalog is).
 class CatalogApi {
  public:
@@ -100,6 +115,7 @@ class CatalogApi {
   catalog::Catalog& catalog_;
   io::FileIO& io_;
   const RestOptions& options_;
+  BodyCache bodies_;
   std::atomic<int64_t> commits_{0};
   std::atomic<int64_t> conflicts_{0};
 };
