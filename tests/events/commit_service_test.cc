@@ -22,6 +22,7 @@
 #include "skade/events/commit_client.h"
 #include "skade/events/watcher.h"
 #include "tests/events/events_test_util.h"
+#include "tests/testing/child_process.h"
 #include "tests/testing/run_process.h"
 #include "tests/testing/temp_dir.h"
 
@@ -198,79 +199,7 @@ TEST_F(CommitServiceTest, ShutdownEndsStreamsWithUnavailable) {
 
 // ---- processes: `skade events-serve`, `skade ingest`, node ----
 
-// A child process with its stdout on a pipe. Killed (SIGKILL) if still running when destroyed.
-class Child {
- public:
-  static std::unique_ptr<Child> Start(const std::vector<std::string>& argv) {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) return nullptr;
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-    std::vector<char*> args;
-    std::vector<std::string> storage = argv;
-    for (std::string& a : storage) args.push_back(a.data());
-    args.push_back(nullptr);
-    auto child = std::make_unique<Child>();
-    int rc = posix_spawnp(&child->pid_, args[0], &actions, nullptr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    ::close(fds[1]);
-    child->out_fd_ = fds[0];
-    if (rc != 0) {
-      child->pid_ = -1;
-      return nullptr;
-    }
-    return child;
-  }
-
-  ~Child() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-    if (out_fd_ >= 0) ::close(out_fd_);
-  }
-
-  // The next stdout line, or "" after `timeout` / EOF.
-  std::string ReadLine(std::chrono::milliseconds timeout) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (true) {
-      size_t nl = buffer_.find('\n');
-      if (nl != std::string::npos) {
-        std::string line = buffer_.substr(0, nl);
-        buffer_.erase(0, nl + 1);
-        return line;
-      }
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) return "";
-      pollfd p{out_fd_, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
-      char chunk[4096];
-      ssize_t n = ::read(out_fd_, chunk, sizeof(chunk));
-      if (n <= 0) return "";
-      buffer_.append(chunk, static_cast<size_t>(n));
-    }
-  }
-
-  // Sends `sig` and waits up to `timeout`; the exit code, or -1.
-  int Stop(int sig, std::chrono::milliseconds timeout) {
-    ::kill(pid_, sig);
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      }
-      std::this_thread::sleep_for(10ms);
-    }
-    return -1;
-  }
-
-  pid_t pid_ = -1;
-  int out_fd_ = -1;
-  std::string buffer_;
-};
+using Child = skade::testing::ChildProcess;
 
 std::string Skade(const std::string& warehouse, const std::string& args) {
   return skade::testing::ShellQuote(SKADE_CLI_PATH) + " --warehouse " +
