@@ -483,6 +483,21 @@ TEST_F(RestServerTest, BadInputGetsTheErrorModelAndChangesNothing) {
     EXPECT_EQ(ErrorType(r), "BadRequestException");
   }
   EXPECT_EQ(Post("/v1/namespaces", Json{{"namespace", {".."}}}).status, 400);
+  // Locations outside the warehouse: no client makes the server write, read or purge there.
+  testing::TempDir elsewhere;
+  Json outside{{"name", "outside"}, {"schema", Schema()}, {"location", elsewhere.path() + "/t"}};
+  EXPECT_EQ(ErrorType(Post("/v1/namespaces/base/tables", outside)), "BadRequestException");
+  EXPECT_EQ(ErrorType(Post("/v1/namespaces/base/tables", Json{{"name", "sneaky"}, {"schema", Schema()},
+                                                                {"location", tmp_.Path("warehouse") + "/../x"}})),
+            "BadRequestException");
+  EXPECT_EQ(ErrorType(Post("/v1/namespaces/base/register",
+                           Json{{"name", "etc"}, {"metadata-location", elsewhere.path() + "/v1.metadata.json"}})),
+            "BadRequestException");
+  EXPECT_EQ(ErrorType(Post("/v1/namespaces/base/tables/t",
+                           Json{{"requirements", Json::array()},
+                                {"updates", Json::array({Json{{"action", "set-location"}, {"location", "/etc"}}})}})),
+            "BadRequestException");
+  EXPECT_EQ(Head("/v1/namespaces/base/tables/outside").status, 404);
   EXPECT_EQ(Get("/v1/namespaces/..%1Fx/tables").status, 400);
   Reply big = Post("/v1/namespaces", Json{{"namespace", {"x"}}, {"properties", {{"p", std::string(100 << 10, 'x')}}}});
   EXPECT_EQ(big.status, 413);

@@ -89,6 +89,7 @@ Result<rest::RestOptions> RestOptionsOf(const ServeOptions& o) {
   r.port = o.rest_port;
   r.prefix = o.rest_prefix;
   r.read_only = o.read_only;
+  r.allowed_directories = o.allow_dirs;
   r.threads = o.rest_threads;
   r.token_lifetime = std::chrono::seconds(o.token_lifetime_s);
   r.tls_cert_file = o.tls_cert;

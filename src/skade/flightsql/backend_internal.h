@@ -148,8 +148,9 @@ class Backend {
   const ServerOptions& options_;
   ServerFacts facts_;
   TableSchemaCache schema_cache_;
-  Registry registry_;
+  // Before the registry: bound parameters it holds give their bytes back when it is destroyed.
   MemoryBudget budget_;
+  Registry registry_;
   StreamMonitor streams_;
 };
 

@@ -80,8 +80,8 @@ std::string PackAny(const google::protobuf::Message& m) {
 Backend::Backend(sql::LakeSql& lake, const ServerOptions& options)
     : lake_(lake),
       options_(options),
-      registry_(RegistryLimits{options.max_sessions, 1024, 4096, options.session_idle_timeout}),
       budget_(options.buffer_budget_bytes),
+      registry_(RegistryLimits{options.max_sessions, 1024, 4096, options.session_idle_timeout}),
       streams_(StreamLimits{options.max_streams_per_client, options.max_streams, options.stall_timeout}) {
   facts_.version = options.version;
   facts_.read_only = options.read_only;

@@ -292,6 +292,22 @@ RestStats CatalogApi::stats() const {
   return s;
 }
 
+Status CatalogApi::CheckLocation(std::string_view location, std::string_view what) const {
+  if (io::IsWithin(location, catalog_.warehouse())) return Status::Ok();
+  for (const std::string& dir : options_.allowed_directories) {
+    if (io::IsWithin(location, dir)) return Status::Ok();
+  }
+  return Status::InvalidArgument(std::string(what) + " '" + std::string(location) +
+                                 "' is outside the catalog's warehouse and allowed directories");
+}
+
+Status CatalogApi::CheckCommitLocations(const catalog::TableCommit& commit) const {
+  for (const auto& u : commit.updates) {
+    if (u.kind == iceberg::TableUpdate::Kind::kSetLocation) SKADE_RETURN_IF_ERROR(CheckLocation(u.location, "location"));
+  }
+  return Status::Ok();
+}
+
 Response CatalogApi::Refused() const {
   return ErrorResponse(403, "ForbiddenException", "the catalog is read-only");
 }
@@ -478,6 +494,9 @@ Response CatalogApi::CreateTable(const Request& r, const std::string& segment) {
   req.location = *location;
   auto staged = OptBool(*body, "stage-create");
   if (!staged.ok()) return ErrorResponse(staged.status());
+  if (req.location) {
+    if (Status st = CheckLocation(*req.location, "location"); !st.ok()) return ErrorResponse(st);
+  }
 
   auto exists = catalog_.NamespaceExists(*ns);
   if (!exists.ok()) return ErrorResponse(exists.status());
@@ -523,6 +542,7 @@ Response CatalogApi::RegisterTable(const Request& r, const std::string& segment)
   if (!overwrite.ok()) return ErrorResponse(overwrite.status());
   catalog::TableIdent ident{*ns, *name};
   if (Status v = ident.Validate(); !v.ok()) return ErrorResponse(v);
+  if (Status st = CheckLocation(*location, "metadata-location"); !st.ok()) return ErrorResponse(st);
   if (*overwrite && catalog_.LoadTable(ident).ok()) {
     // Replacing a registered table's pointer would have to be one atomic step; it is not.
     return ErrorResponse(406, "UnsupportedOperationException",
@@ -623,6 +643,7 @@ Response CatalogApi::CommitTable(const Request& r, const std::string& segment, c
   }
   auto commit = ParseCommit(*body, *ident);
   if (!commit.ok()) return ErrorResponse(commit.status());
+  if (Status st = CheckCommitLocations(*commit); !st.ok()) return ErrorResponse(st);
   bool create = false;
   for (const auto& req : commit->requirements) {
     create = create || req.kind == iceberg::TableRequirement::Kind::kAssertCreate;
@@ -708,6 +729,7 @@ Response CatalogApi::CommitTransaction(const Request& r) {
     }
     auto commit = ParseCommit(change, *ident);
     if (!commit.ok()) return ErrorResponse(commit.status().WithContext(where));
+    if (Status st = CheckCommitLocations(*commit); !st.ok()) return ErrorResponse(st.WithContext(where));
     for (const auto& req : commit->requirements) {
       if (req.kind == iceberg::TableRequirement::Kind::kAssertCreate) {
         return ErrorResponse(406, "UnsupportedOperationException",

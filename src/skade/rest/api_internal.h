@@ -110,6 +110,9 @@ class CatalogApi {
   // Where a new table without a requested location goes (catalog placement rules).
   Result<std::string> DefaultLocation(const catalog::TableIdent& ident);
   Response Refused() const;  // a mutation on a read-only server
+  // kInvalidArgument unless `location` lies in the warehouse or an allowed directory.
+  Status CheckLocation(std::string_view location, std::string_view what) const;
+  Status CheckCommitLocations(const catalog::TableCommit& commit) const;
   Response CommitFailure(const Status& st);
 
   catalog::Catalog& catalog_;

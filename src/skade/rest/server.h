@@ -27,6 +27,10 @@ struct RestOptions {
   // clients in /v1/config's overrides; empty = routes without a prefix ("/v1/namespaces").
   std::string prefix;
   bool read_only = false;  // every mutation answers 403 (ForbiddenException)
+  // Where clients may put or register tables: the warehouse and these folders. A table
+  // location, a set-location update or a registered metadata file elsewhere is refused (400),
+  // so that no client makes the server write, read or purge files outside them.
+  std::vector<std::string> allowed_directories;
   // Authentication. Without clients and tokens every request is allowed. OAuth2 client
   // credentials (POST /v1/oauth/tokens, grant_type=client_credentials) issue bearer tokens of
   // token_lifetime; static_tokens are accepted as bearer tokens as they are.
