@@ -168,14 +168,6 @@ struct FunctionInfo {
 struct BindData {
   std::vector<std::string> data_paths;
   std::vector<DeletionVectorPtr> vectors;
-  int64_t cardinality = 0;  // deleted positions in all
-};
-
-struct ScanState {
-  size_t vector = 0;                // the vector being emitted
-  std::vector<int64_t> positions;   // its positions
-  size_t next = 0;                  // the next position to emit
-  bool loaded = false;
 };
 
 // Whether the function may read `path`: a local path or file: URI (no other scheme), and when
@@ -223,7 +215,7 @@ std::vector<int64_t> LongList(duckdb_value list) {
   return out;
 }
 
-// Reads and checks the vectors the five lists name (the arguments of both functions).
+// Reads and checks the vectors the five lists name (the function's constant arguments).
 Result<std::unique_ptr<BindData>> LoadBindData(const FunctionInfo& fn, const char* name, duckdb_value puffin_list,
                                                duckdb_value offset_list, duckdb_value length_list,
                                                duckdb_value path_list, duckdb_value count_list) {
@@ -250,63 +242,10 @@ Result<std::unique_ptr<BindData>> LoadBindData(const FunctionInfo& fn, const cha
                                 puffins[i] + "' deletes position " + std::to_string(vector->max()) + ", past the " +
                                 std::to_string(row_counts[i]) + " rows of '" + data_paths[i] + "'");
     }
-    data->cardinality += vector->cardinality();
     data->vectors.push_back(std::move(vector));
   }
   data->data_paths = data_paths;
   return data;
-}
-
-void Bind(duckdb_bind_info info) {
-  const auto* fn = static_cast<const FunctionInfo*>(duckdb_bind_get_extra_info(info));
-  Value p0(duckdb_bind_get_parameter(info, 0)), p1(duckdb_bind_get_parameter(info, 1)),
-      p2(duckdb_bind_get_parameter(info, 2)), p3(duckdb_bind_get_parameter(info, 3)),
-      p4(duckdb_bind_get_parameter(info, 4));
-  auto data = LoadBindData(*fn, "skade_deletion_vectors", p0.v, p1.v, p2.v, p3.v, p4.v);
-  if (!data.ok()) {
-    duckdb_bind_set_error(info, data.status().message().c_str());
-    return;
-  }
-  duckdb_logical_type varchar = duckdb_create_logical_type(DUCKDB_TYPE_VARCHAR);
-  duckdb_logical_type bigint = duckdb_create_logical_type(DUCKDB_TYPE_BIGINT);
-  duckdb_bind_add_result_column(info, "path", varchar);
-  duckdb_bind_add_result_column(info, "pos", bigint);
-  duckdb_destroy_logical_type(&varchar);
-  duckdb_destroy_logical_type(&bigint);
-  duckdb_bind_set_cardinality(info, static_cast<idx_t>((*data)->cardinality), true);
-  duckdb_bind_set_bind_data(info, data->release(), [](void* p) { delete static_cast<BindData*>(p); });
-}
-
-void Init(duckdb_init_info info) {
-  duckdb_init_set_init_data(info, new ScanState(), [](void* p) { delete static_cast<ScanState*>(p); });
-  duckdb_init_set_max_threads(info, 1);
-}
-
-void Produce(duckdb_function_info info, duckdb_data_chunk output) {
-  const auto* data = static_cast<const BindData*>(duckdb_function_get_bind_data(info));
-  auto* state = static_cast<ScanState*>(duckdb_function_get_init_data(info));
-  duckdb_vector paths = duckdb_data_chunk_get_vector(output, 0);
-  auto* out_pos = static_cast<int64_t*>(duckdb_vector_get_data(duckdb_data_chunk_get_vector(output, 1)));
-  const idx_t capacity = duckdb_vector_size();
-  idx_t n = 0;
-  while (n < capacity && state->vector < data->vectors.size()) {
-    if (!state->loaded) {
-      state->positions.clear();
-      data->vectors[state->vector]->ForEach([&](int64_t p) { state->positions.push_back(p); });
-      state->next = 0;
-      state->loaded = true;
-    }
-    const std::string& path = data->data_paths[state->vector];
-    while (n < capacity && state->next < state->positions.size()) {
-      duckdb_vector_assign_string_element_len(paths, n, path.data(), path.size());
-      out_pos[n++] = state->positions[state->next++];
-    }
-    if (state->next == state->positions.size()) {
-      ++state->vector;
-      state->loaded = false;
-    }
-  }
-  duckdb_data_chunk_set_size(output, n);
 }
 
 // ---- skade_deletion_vector_deletes(path, pos, puffins, offsets, lengths, data_paths, counts):
@@ -421,34 +360,14 @@ Status RegisterProbeFunction(duckdb_connection con, const FunctionInfo& info) {
 }  // namespace
 
 Status RegisterDeletionVectorFunction(duckdb_connection con, const DatabaseOptions& options) {
-  auto fn_info = std::make_unique<FunctionInfo>();
-  fn_info->lock_down = options.lock_down;
+  FunctionInfo info;
+  info.lock_down = options.lock_down;
   for (const std::string& d : options.allowed_directories) {
     std::error_code ec;
     auto canonical = std::filesystem::weakly_canonical(std::filesystem::absolute(d, ec), ec);
-    if (!ec) fn_info->allowed.push_back(canonical);
+    if (!ec) info.allowed.push_back(canonical);
   }
-  duckdb_table_function f = duckdb_create_table_function();
-  duckdb_table_function_set_name(f, "skade_deletion_vectors");
-  duckdb_logical_type varchar = duckdb_create_logical_type(DUCKDB_TYPE_VARCHAR);
-  duckdb_logical_type bigint = duckdb_create_logical_type(DUCKDB_TYPE_BIGINT);
-  duckdb_logical_type varchars = duckdb_create_list_type(varchar);
-  duckdb_logical_type bigints = duckdb_create_list_type(bigint);
-  duckdb_table_function_add_parameter(f, varchars);
-  duckdb_table_function_add_parameter(f, bigints);
-  duckdb_table_function_add_parameter(f, bigints);
-  duckdb_table_function_add_parameter(f, varchars);
-  duckdb_table_function_add_parameter(f, bigints);
-  for (auto* t : {&varchar, &bigint, &varchars, &bigints}) duckdb_destroy_logical_type(t);
-  SKADE_RETURN_IF_ERROR(RegisterProbeFunction(con, *fn_info));
-  duckdb_table_function_set_extra_info(f, fn_info.release(), [](void* p) { delete static_cast<FunctionInfo*>(p); });
-  duckdb_table_function_set_bind(f, Bind);
-  duckdb_table_function_set_init(f, Init);
-  duckdb_table_function_set_function(f, Produce);
-  const duckdb_state st = duckdb_register_table_function(con, f);
-  duckdb_destroy_table_function(&f);
-  if (st != DuckDBSuccess) return Status::Internal("cannot register skade_deletion_vectors");
-  return Status::Ok();
+  return RegisterProbeFunction(con, info);
 }
 
 }  // namespace skade::engine

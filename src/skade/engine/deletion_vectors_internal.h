@@ -1,13 +1,12 @@
 // Deletion vectors for reads (spec v3): loaded once per blob into a process-wide cache bounded
 // in memory, checked against their Puffin footer and manifest entries when a scan is built,
 // and served to DuckDB by the scalar function
-//   skade_deletion_vector_deletes(path, pos, puffin_paths, offsets, lengths, data_paths, data_row_counts)
-// (whether a row is deleted: one bitmap probe per row; what reads use) and the table function
-//   skade_deletion_vectors(puffin_paths VARCHAR[], offsets BIGINT[], lengths BIGINT[],
-//                          data_paths VARCHAR[], data_row_counts BIGINT[]) → (path VARCHAR, pos BIGINT)
-// which yields every deleted position of data_paths[i] from the blob at offsets[i] of
-// puffin_paths[i] (each position below data_row_counts[i], checked), for inspecting vectors in
-// SQL.
+//   skade_deletion_vector_deletes(path VARCHAR, pos BIGINT, puffin_paths VARCHAR[],
+//                                 offsets BIGINT[], lengths BIGINT[], data_paths VARCHAR[],
+//                                 data_row_counts BIGINT[]) → BOOLEAN
+// whether row `pos` of data file `path` is deleted, by the vector of data_paths[i] in the blob at
+// offsets[i] of puffin_paths[i] (each position below data_row_counts[i], checked); the lists
+// are constants read once when the query binds, then each row is one bitmap probe.
 #pragma once
 
 #include <memory>
@@ -37,8 +36,8 @@ struct DeletionVectorRequest {
 // kNotFound when it is absent.
 Result<std::vector<DeletionVectorPtr>> LoadDeletionVectors(const std::vector<DeletionVectorRequest>& requests);
 
-// Registers skade_deletion_vectors on the database of `con`. A locked-down database lets it
-// read only below `options.allowed_directories`, as DuckDB's own readers.
+// Registers skade_deletion_vector_deletes on the database of `con`. A locked-down database lets
+// it read only below `options.allowed_directories`, as DuckDB's own readers.
 Status RegisterDeletionVectorFunction(duckdb_connection con, const DatabaseOptions& options);
 
 }  // namespace skade::engine
