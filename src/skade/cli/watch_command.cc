@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "skade/base/base64.h"
 #include "skade/cli/lake.h"
 #include "skade/events/bus.h"
 #include "skade/events/commit_client.h"
@@ -141,7 +142,7 @@ int WatchServer(const WatchArgs& args) {
   events::CommitClient::Options options;
   if (!args.user.empty()) {
     const char* password = std::getenv("SKADE_PASSWORD");
-    options.authorization = "Basic " + flightsql::EncodeBase64(args.user + ":" + (password ? password : ""));
+    options.authorization = "Basic " + EncodeBase64(args.user + ":" + (password ? password : ""));
   }
   Result<std::unique_ptr<events::CommitClient>> client = events::CommitClient::Connect(args.server, options);
   if (!client.ok()) return Fail(client.status());

@@ -52,9 +52,4 @@ class Authenticator {
   std::unordered_map<std::string, Token> tokens_;
 };
 
-// Base64 (RFC 4648, padding optional). A character outside the alphabet gives "" (an invalid
-// credential, never a partly decoded one).
-std::string DecodeBase64(std::string_view in);
-std::string EncodeBase64(std::string_view in);  // padded
-
 }  // namespace skade::flightsql

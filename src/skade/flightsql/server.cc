@@ -14,6 +14,7 @@
 #include <grpcpp/impl/codegen/proto_utils.h>
 #include <grpcpp/impl/codegen/rpc_service_method.h>
 
+#include "skade/base/base64.h"
 #include "skade/base/log.h"
 #include "skade/base/random.h"
 #include "skade/flightsql/auth.h"

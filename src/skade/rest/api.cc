@@ -25,11 +25,6 @@ Result<Json> ParseBody(const Request& r) {
   return j;
 }
 
-const Json* Member(const Json& j, const char* key) {
-  auto it = j.find(key);
-  return it == j.end() || it->is_null() ? nullptr : &*it;
-}
-
 Result<std::optional<std::string>> OptString(const Json& j, const char* key) {
   const Json* v = Member(j, key);
   if (v == nullptr) return std::optional<std::string>();
@@ -110,14 +105,6 @@ Json LevelsJson(const catalog::Namespace& ns) {
 
 Json IdentJson(const catalog::TableIdent& ident) {
   return Json{{"namespace", LevelsJson(ident.ns)}, {"name", ident.name}};
-}
-
-Result<catalog::TableIdent> IdentFromPath(const std::string& ns, const std::string& table) {
-  catalog::TableIdent ident;
-  SKADE_ASSIGN_OR_RETURN(ident.ns, NamespaceFromPath(ns));
-  ident.name = table;
-  SKADE_RETURN_IF_ERROR(ident.Validate());
-  return ident;
 }
 
 // The JDBC catalog's marker row of a namespace ("exists" = "true"): storage, not a property
@@ -267,6 +254,19 @@ void BodyCache::Put(const std::string& key, const std::string& body) {
     bytes_ = 0;
   }
   if (bodies_.emplace(key, body).second) bytes_ += key.size() + body.size();
+}
+
+const Json* Member(const Json& j, const char* key) {
+  auto it = j.find(key);
+  return it == j.end() || it->is_null() ? nullptr : &*it;
+}
+
+Result<catalog::TableIdent> IdentFromPath(const std::string& ns, const std::string& table) {
+  catalog::TableIdent ident;
+  SKADE_ASSIGN_OR_RETURN(ident.ns, NamespaceFromPath(ns));
+  ident.name = table;
+  SKADE_RETURN_IF_ERROR(ident.Validate());
+  return ident;
 }
 
 Result<catalog::Namespace> NamespaceFromPath(const std::string& segment) {

@@ -54,6 +54,10 @@ Response JsonResponse(const Json& body, int status = 200);
 // A namespace in a path segment: levels separated by the unit separator 0x1F (spec
 // "namespace" path parameter). kInvalidArgument for an empty or invalid level.
 Result<catalog::Namespace> NamespaceFromPath(const std::string& segment);
+// The table of a "/namespaces/{namespace}/tables/{table}" path, checked by the name rule.
+Result<catalog::TableIdent> IdentFromPath(const std::string& ns, const std::string& table);
+// Member `key` of the JSON object `j`, or null when absent or JSON null.
+const Json* Member(const Json& j, const char* key);
 
 // A REST filter predicate (spec Predicate: booleans, and/or/not, unary, comparison and set
 // predicates, with references by name or id and bare or typed literals; the deprecated

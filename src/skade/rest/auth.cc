@@ -3,22 +3,6 @@
 #include "skade/base/random.h"
 
 namespace skade::rest {
-namespace {
-
-// Constant-time comparison: a secret's length and content take the same time to refuse.
-bool SameSecret(const std::string& a, const std::string& b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  const size_t n = std::max(a.size(), b.size());
-  for (size_t i = 0; i < n; ++i) {
-    const unsigned char x = i < a.size() ? static_cast<unsigned char>(a[i]) : 0;
-    const unsigned char y = i < b.size() ? static_cast<unsigned char>(b[i]) : 0;
-    diff |= static_cast<unsigned char>(x ^ y);
-  }
-  return diff == 0;
-}
-
-}  // namespace
-
 TokenAuthority::TokenAuthority(std::map<std::string, std::string> clients, std::vector<std::string> static_tokens,
                                std::chrono::seconds lifetime)
     : clients_(std::move(clients)),
@@ -31,7 +15,7 @@ void TokenAuthority::DropExpiredLocked(std::chrono::steady_clock::time_point now
 
 Result<TokenAuthority::Issued> TokenAuthority::Issue(const std::string& client_id, const std::string& secret) {
   auto it = clients_.find(client_id);
-  if (it == clients_.end() || !SameSecret(it->second, secret)) {
+  if (it == clients_.end() || !ConstantTimeEquals(it->second, secret)) {
     return Status::Unauthorized("unknown client or wrong secret");
   }
   const auto now = std::chrono::steady_clock::now();
@@ -57,7 +41,7 @@ Result<std::string> TokenAuthority::Check(const std::string& authorization) {
   }
   const std::string token = authorization.substr(kBearer.size());
   for (const std::string& t : static_tokens_) {
-    if (SameSecret(t, token)) return std::string("static");
+    if (ConstantTimeEquals(t, token)) return std::string("static");
   }
   const auto now = std::chrono::steady_clock::now();
   std::lock_guard<std::mutex> lock(mu_);

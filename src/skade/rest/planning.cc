@@ -19,11 +19,6 @@ namespace {
 using iceberg::ExprPtr;
 using iceberg::Operation;
 
-const Json* Field(const Json& j, const char* key) {
-  auto it = j.find(key);
-  return it == j.end() || it->is_null() ? nullptr : &*it;
-}
-
 // The column a value expression names: a bare string (deprecated Term), {"type": "reference",
 // "name": …} or {"type": "reference", "id": …}. nullopt for transforms and applications, which
 // planning cannot evaluate.
@@ -49,16 +44,16 @@ Result<std::optional<const iceberg::NestedField*>> ReferencedField(const Json& t
   };
   if (term.is_string()) return by_name(term.get<std::string>());
   if (!term.is_object()) return Status::InvalidArgument("a filter term must be a reference");
-  const Json* type = Field(term, "type");
+  const Json* type = Member(term, "type");
   if (type == nullptr || !type->is_string()) return Status::InvalidArgument("a filter term needs a type");
   if (*type == "reference") {
-    if (const Json* name = Field(term, "name"); name != nullptr && name->is_string()) return by_name(name->get<std::string>());
-    if (const Json* id = Field(term, "id"); id != nullptr && id->is_number_integer()) {
+    if (const Json* name = Member(term, "name"); name != nullptr && name->is_string()) return by_name(name->get<std::string>());
+    if (const Json* id = Member(term, "id"); id != nullptr && id->is_number_integer()) {
       const iceberg::NestedField* f = schema.FindField(id->get<int>());
       if (f == nullptr) return Status::InvalidArgument("the filter names field id " + id->dump() + ", which the table does not have");
       return std::optional<const iceberg::NestedField*>(f);
     }
-    if (const Json* legacy = Field(term, "term"); legacy != nullptr && legacy->is_string()) {
+    if (const Json* legacy = Member(term, "term"); legacy != nullptr && legacy->is_string()) {
       return by_name(legacy->get<std::string>());
     }
     return Status::InvalidArgument("a reference needs a name or an id");
@@ -71,11 +66,11 @@ Result<std::optional<const iceberg::NestedField*>> ReferencedField(const Json& t
 Result<iceberg::Literal> LiteralFor(const Json& value, const iceberg::NestedField& field) {
   const Json* v = &value;
   if (value.is_object()) {
-    const Json* type = Field(value, "type");
-    if (type == nullptr || *type != "literal" || Field(value, "value") == nullptr) {
+    const Json* type = Member(value, "type");
+    if (type == nullptr || *type != "literal" || Member(value, "value") == nullptr) {
       return Status::InvalidArgument("a literal is a value or {\"type\": \"literal\", \"value\": …}");
     }
-    v = Field(value, "value");
+    v = Member(value, "value");
   }
   if (!field.type->is_primitive()) {
     return Status::InvalidArgument("column '" + field.name + "' is not primitive: it cannot be compared to a literal");
@@ -88,21 +83,21 @@ Result<ExprPtr> ParsePredicate(const Json& j, const iceberg::Schema& schema, boo
   if (depth > 256) return Status::InvalidArgument("the filter is nested too deeply");
   if (j.is_boolean()) return j.get<bool>() ? iceberg::AlwaysTrue() : iceberg::AlwaysFalse();
   if (!j.is_object()) return Status::InvalidArgument("a filter predicate must be an object or a boolean");
-  const Json* type_json = Field(j, "type");
+  const Json* type_json = Member(j, "type");
   if (type_json == nullptr || !type_json->is_string()) return Status::InvalidArgument("a filter predicate needs a type");
   const std::string type = *type_json;
   if (type == "true") return iceberg::AlwaysTrue();
   if (type == "false") return iceberg::AlwaysFalse();
   if (type == "and" || type == "or") {
-    const Json* left = Field(j, "left");
-    const Json* right = Field(j, "right");
+    const Json* left = Member(j, "left");
+    const Json* right = Member(j, "right");
     if (left == nullptr || right == nullptr) return Status::InvalidArgument("'" + type + "' needs left and right");
     SKADE_ASSIGN_OR_RETURN(ExprPtr a, ParsePredicate(*left, schema, case_sensitive, depth + 1));
     SKADE_ASSIGN_OR_RETURN(ExprPtr b, ParsePredicate(*right, schema, case_sensitive, depth + 1));
     return type == "and" ? iceberg::And(a, b) : iceberg::Or(a, b);
   }
   if (type == "not") {
-    const Json* child = Field(j, "child");
+    const Json* child = Member(j, "child");
     if (child == nullptr) return Status::InvalidArgument("'not' needs a child");
     SKADE_ASSIGN_OR_RETURN(ExprPtr c, ParsePredicate(*child, schema, case_sensitive, depth + 1));
     // Not(true) for an unevaluable child would prune everything: keep such a child as true.
@@ -117,8 +112,8 @@ Result<ExprPtr> ParsePredicate(const Json& j, const iceberg::Schema& schema, boo
       {"gt-eq", Operation::kGtEq}, {"eq", Operation::kEq}, {"not-eq", Operation::kNotEq},
       {"starts-with", Operation::kStartsWith}, {"not-starts-with", Operation::kNotStartsWith}};
   static const std::map<std::string, Operation> kSet = {{"in", Operation::kIn}, {"not-in", Operation::kNotIn}};
-  const Json* operand = Field(j, "child");
-  if (operand == nullptr) operand = Field(j, "term");
+  const Json* operand = Member(j, "child");
+  if (operand == nullptr) operand = Member(j, "term");
   if (auto u = kUnary.find(type); u != kUnary.end()) {
     if (operand == nullptr) return Status::InvalidArgument("'" + type + "' needs a child");
     SKADE_ASSIGN_OR_RETURN(auto field, ReferencedField(*operand, schema, case_sensitive));
@@ -126,10 +121,10 @@ Result<ExprPtr> ParsePredicate(const Json& j, const iceberg::Schema& schema, boo
     return iceberg::Predicate(u->second, (*field)->name);
   }
   if (auto c = kComparison.find(type); c != kComparison.end()) {
-    const Json* left = Field(j, "left");
-    const Json* right = Field(j, "right");
-    if (left == nullptr) left = Field(j, "term");
-    if (right == nullptr) right = Field(j, "value");
+    const Json* left = Member(j, "left");
+    const Json* right = Member(j, "right");
+    if (left == nullptr) left = Member(j, "term");
+    if (right == nullptr) right = Member(j, "value");
     if (left == nullptr || right == nullptr) return Status::InvalidArgument("'" + type + "' needs two operands");
     SKADE_ASSIGN_OR_RETURN(auto field, ReferencedField(*left, schema, case_sensitive));
     if (!field) return iceberg::AlwaysTrue();
@@ -140,8 +135,8 @@ Result<ExprPtr> ParsePredicate(const Json& j, const iceberg::Schema& schema, boo
     if (operand == nullptr) return Status::InvalidArgument("'" + type + "' needs a child");
     SKADE_ASSIGN_OR_RETURN(auto field, ReferencedField(*operand, schema, case_sensitive));
     if (!field) return iceberg::AlwaysTrue();
-    const Json* values = Field(j, "values");
-    if (values != nullptr && values->is_object()) values = Field(*values, "values");
+    const Json* values = Member(j, "values");
+    if (values != nullptr && values->is_object()) values = Member(*values, "values");
     if (values == nullptr || !values->is_array()) return Status::InvalidArgument("'" + type + "' needs values");
     std::vector<iceberg::Literal> literals;
     for (const Json& v : *values) {
@@ -239,25 +234,20 @@ Result<iceberg::ExprPtr> ParseRestPredicate(const Json& predicate, const iceberg
 }
 
 Response CatalogApi::PlanTableScan(const Request& r, const std::string& segment, const std::string& table) {
-  auto ident_result = [&]() -> Result<catalog::TableIdent> {
-    SKADE_ASSIGN_OR_RETURN(catalog::Namespace ns, NamespaceFromPath(segment));
-    catalog::TableIdent ident{ns, table};
-    SKADE_RETURN_IF_ERROR(ident.Validate());
-    return ident;
-  }();
-  if (!ident_result.ok()) return ErrorResponse(ident_result.status());
+  auto ident = IdentFromPath(segment, table);
+  if (!ident.ok()) return ErrorResponse(ident.status());
   Json body = r.body.empty() ? Json::object() : Json::parse(r.body, nullptr, false);
   if (body.is_discarded() || !body.is_object()) {
     return ErrorResponse(400, "BadRequestException", "the request body must be a JSON object");
   }
-  auto state = catalog_.LoadTable(*ident_result);
+  auto state = catalog_.LoadTable(*ident);
   if (!state.ok()) return ErrorResponse(state.status());
   const iceberg::TableMetadata& m = *state->metadata;
-  if (Field(body, "start-snapshot-id") != nullptr || Field(body, "end-snapshot-id") != nullptr) {
+  if (Member(body, "start-snapshot-id") != nullptr || Member(body, "end-snapshot-id") != nullptr) {
     return ErrorResponse(406, "UnsupportedOperationException", "incremental scan planning is not supported yet");
   }
   const iceberg::Snapshot* snapshot = m.CurrentSnapshot();
-  if (const Json* id = Field(body, "snapshot-id")) {
+  if (const Json* id = Member(body, "snapshot-id")) {
     if (!id->is_number_integer()) return ErrorResponse(400, "BadRequestException", "'snapshot-id' must be an integer");
     snapshot = m.SnapshotById(id->get<int64_t>());
     if (snapshot == nullptr) {
@@ -265,25 +255,25 @@ Response CatalogApi::PlanTableScan(const Request& r, const std::string& segment,
     }
   }
   bool case_sensitive = true;
-  if (const Json* cs = Field(body, "case-sensitive")) {
+  if (const Json* cs = Member(body, "case-sensitive")) {
     if (!cs->is_boolean()) return ErrorResponse(400, "BadRequestException", "'case-sensitive' must be a boolean");
     case_sensitive = cs->get<bool>();
   }
   bool snapshot_schema = false;
-  if (const Json* uss = Field(body, "use-snapshot-schema")) {
+  if (const Json* uss = Member(body, "use-snapshot-schema")) {
     if (!uss->is_boolean()) return ErrorResponse(400, "BadRequestException", "'use-snapshot-schema' must be a boolean");
     snapshot_schema = uss->get<bool>();
   }
   iceberg::SchemaPtr schema = snapshot != nullptr && snapshot_schema ? m.SchemaForSnapshot(*snapshot) : m.CurrentSchema();
   if (!schema) return ErrorResponse(500, "ServerErrorException", "the table has no schema");
   ExprPtr filter;
-  if (const Json* f = Field(body, "filter")) {
+  if (const Json* f = Member(body, "filter")) {
     auto parsed = ParseRestPredicate(*f, *schema, case_sensitive);
     if (!parsed.ok()) return ErrorResponse(parsed.status());
     filter = *parsed;
   }
   std::set<int> stats_fields;
-  if (const Json* fields = Field(body, "stats-fields")) {
+  if (const Json* fields = Member(body, "stats-fields")) {
     if (!fields->is_array()) return ErrorResponse(400, "BadRequestException", "'stats-fields' must be an array of names");
     for (const Json& name : *fields) {
       if (!name.is_string()) return ErrorResponse(400, "BadRequestException", "'stats-fields' must be an array of names");

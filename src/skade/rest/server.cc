@@ -11,6 +11,7 @@
 #include <regex>
 #include <thread>
 
+#include "skade/base/base64.h"
 #include "skade/base/clock.h"
 #include "skade/base/log.h"
 #include "skade/rest/api_internal.h"
@@ -173,19 +174,7 @@ struct RestServer::Impl {
     // RFC 6749 §2.3.1: the credentials may come as HTTP Basic instead.
     const std::string basic = req.get_header_value("Authorization");
     if (id.empty() && basic.rfind("Basic ", 0) == 0) {
-      std::string decoded;
-      int bits = 0, value = 0;
-      for (char c : basic.substr(6)) {
-        const char* table = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        const char* at = std::strchr(table, c);
-        if (c == '=' || at == nullptr || c == '\0') break;
-        value = (value << 6) | static_cast<int>(at - table);
-        bits += 6;
-        if (bits >= 8) {
-          bits -= 8;
-          decoded += static_cast<char>((value >> bits) & 0xff);
-        }
-      }
+      const std::string decoded = DecodeBase64(std::string_view(basic).substr(6));
       size_t colon = decoded.find(':');
       if (colon != std::string::npos) {
         id = decoded.substr(0, colon);
