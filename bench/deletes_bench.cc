@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_catalog.h"
 #include "bench/bench_util.h"
 #include "skade/catalog/sql_catalog.h"
 #include "skade/engine/database.h"
@@ -63,13 +64,10 @@ Result<std::pair<double, int64_t>> ReadAll(table::Table& t, engine::Database& db
 }
 
 Status Run(const std::string& dir, int64_t rows, int repeat) {
-  auto io = io::MakeLocalFileIO();
   SKADE_ASSIGN_OR_RETURN(auto db, engine::Database::Open({}));
-  catalog::SqlCatalogOptions o;
-  o.uri = "sqlite://" + dir + "/catalog.db";
-  o.warehouse = dir + "/warehouse";
-  SKADE_ASSIGN_OR_RETURN(auto cat, catalog::OpenSqlCatalog(o, *io));
-  SKADE_RETURN_IF_ERROR(cat->CreateNamespace(*catalog::Namespace::Parse("bench"), {}));
+  SKADE_ASSIGN_OR_RETURN(BenchCatalog bench, OpenBenchCatalog(dir));
+  io::FileIO* io = bench.io.get();
+  catalog::Catalog* cat = bench.catalog.get();
   SKADE_ASSIGN_OR_RETURN(auto where, engine::Predicate::Parse(kDeleted));
 
   double start = NowSeconds();

@@ -41,6 +41,7 @@
 #include "flight.pb.h"
 #include "flight_sql.pb.h"
 #include "skade/arrow/ipc.h"
+#include "skade/base/base64.h"
 #include "skade/cli/lake.h"
 #include "skade/engine/database.h"
 #include "skade/flightsql/auth.h"
@@ -721,7 +722,7 @@ Status ConcurrencyBenchmark(sql::LakeSql& lake, const Options& options) {
   for (int c = 0; c < options.clients; ++c) auth.users["load" + std::to_string(c)] = "pw";
   server_options.authenticator = std::make_shared<flightsql::Authenticator>(auth);
   SKADE_ASSIGN_OR_RETURN(auto server, flightsql::FlightSqlServer::Start(lake, server_options));
-  auto basic = [](const std::string& user) { return "Basic " + flightsql::EncodeBase64(user + ":pw"); };
+  auto basic = [](const std::string& user) { return "Basic " + EncodeBase64(user + ":pw"); };
   pbsql::CommandStatementQuery small;
   small.set_query("SELECT count(*), sum(id) FROM skade.\"ns\".small WHERE id % 7 = 3");
   const std::string small_command = PackCommand(small);

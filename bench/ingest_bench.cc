@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_catalog.h"
 #include "bench/bench_util.h"
 #include "bench/table_generator.h"
 #include "skade/catalog/sql_catalog.h"
@@ -30,26 +31,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Catalog {
-  std::unique_ptr<io::FileIO> io;
-  std::unique_ptr<catalog::Catalog> catalog;
-};
+using Catalog = BenchCatalog;
 
-// A SQLite catalog in `dir` (created) with namespace "bench".
-Result<Catalog> OpenCatalog(const std::string& dir, bool group_commit) {
-  Catalog c;
-  c.io = io::MakeLocalFileIO();
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return Status::IoError("cannot create " + dir + ": " + ec.message());
-  catalog::SqlCatalogOptions o;
-  o.uri = "sqlite://" + dir + "/catalog.db";
-  o.warehouse = dir + "/warehouse";
-  o.group_commit = group_commit;
-  SKADE_ASSIGN_OR_RETURN(c.catalog, catalog::OpenSqlCatalog(o, *c.io));
-  SKADE_RETURN_IF_ERROR(c.catalog->CreateNamespace(*catalog::Namespace::Parse("bench"), {}));
-  return c;
-}
+Result<Catalog> OpenCatalog(const std::string& dir, bool group_commit) { return OpenBenchCatalog(dir, group_commit); }
 
 Result<catalog::TableIdent> CreateTable(catalog::Catalog& cat, const std::string& name,
                                         iceberg::SchemaPtr schema, iceberg::PartitionSpecPtr spec) {

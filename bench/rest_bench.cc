@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_catalog.h"
 #include "bench/bench_util.h"
 #include "skade/catalog/sql_catalog.h"
 #include "skade/engine/database.h"
@@ -72,13 +73,10 @@ LoadResult Load(int port, const std::string& path, const httplib::Headers& heade
 }
 
 Status Run(const std::string& dir, int clients, double seconds, int writers, int commits, int snapshots) {
-  auto io = io::MakeLocalFileIO();
   SKADE_ASSIGN_OR_RETURN(auto db, engine::Database::Open({}));
-  catalog::SqlCatalogOptions o;
-  o.uri = "sqlite://" + dir + "/catalog.db";
-  o.warehouse = dir + "/warehouse";
-  SKADE_ASSIGN_OR_RETURN(auto cat, catalog::OpenSqlCatalog(o, *io));
-  SKADE_RETURN_IF_ERROR(cat->CreateNamespace(*catalog::Namespace::Parse("bench"), {}));
+  SKADE_ASSIGN_OR_RETURN(BenchCatalog bench, OpenBenchCatalog(dir));
+  io::FileIO* io = bench.io.get();
+  catalog::Catalog* cat = bench.catalog.get();
   SKADE_ASSIGN_OR_RETURN(iceberg::SchemaPtr schema,
                          engine::SchemaFromColumnDefinitions("id BIGINT NOT NULL, ts TIMESTAMPTZ, region VARCHAR, amount DOUBLE"));
   catalog::CreateTableRequest req;

@@ -17,6 +17,7 @@
 #include "flight_sql.pb.h"
 #include "skade/arrow/builder.h"
 #include "skade/arrow/ipc.h"
+#include "skade/base/base64.h"
 #include "skade/flightsql/auth.h"
 #include "skade/flightsql/server.h"
 #include "skade/sql/lake_sql.h"
@@ -83,18 +84,7 @@ class Client {
   }
 
   Result<pb::Ticket> Ticket(const std::string& sql) {
-    pbsql::CommandStatementQuery q;
-    q.set_query(sql);
-    google::protobuf::Any any;
-    any.PackFrom(q);
-    pb::FlightDescriptor desc;
-    desc.set_type(pb::FlightDescriptor::CMD);
-    desc.set_cmd(any.SerializeAsString());
-    grpc::ClientContext ctx;
-    Prepare(ctx);
-    pb::FlightInfo info;
-    grpc::Status st = stub_->GetFlightInfo(&ctx, desc, &info);
-    if (!st.ok()) return Failed("GetFlightInfo", st);
+    SKADE_ASSIGN_OR_RETURN(pb::FlightInfo info, Info(sql));
     return info.endpoint(0).ticket();
   }
 

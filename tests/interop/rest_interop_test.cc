@@ -33,6 +33,7 @@
 #include "skade/io/file_io.h"
 #include "skade/table/table.h"
 #include "tests/testing/query_rows.h"
+#include "tests/testing/append_commit.h"
 #include "tests/testing/child_process.h"
 #include "tests/testing/run_process.h"
 #include "tests/testing/temp_dir.h"
@@ -199,68 +200,15 @@ class RestInteropTest : public ::testing::Test {
                     const std::string& tag) {
     Append out;
     out.rows = rows;
-    engine::WriteOptions wo =
-        engine::WriteOptionsFromProperties(base.properties, base.location + "/data");
-    wo.file_prefix = tag + "-";
     const std::string sql =
         "SELECT range AS id, CASE WHEN range % 4 = 0 THEN 'us' ELSE 'eu' END AS region, "
         "range * 0.5 AS amount FROM range(" +
         std::to_string(first_id) + ", " + std::to_string(first_id + rows) + ")";
-    auto written = engine::WriteDataFiles(*db_, {sql, nullptr}, *base.CurrentSchema(),
-                                          *base.DefaultSpec(), wo);
-    EXPECT_TRUE(written.ok()) << written.status().ToString();
-    if (!written.ok()) return out;
     std::mt19937_64 rng(static_cast<uint64_t>(NowMicros()) ^ std::hash<std::string>{}(tag));
     out.snapshot_id = static_cast<int64_t>((rng() >> 11) | 1);  // 1 ≤ id < 2^53
-    const int64_t seq = base.last_sequence_number + 1;
-    iceberg::ManifestWriterOptions mo;
-    mo.snapshot_id = out.snapshot_id;
-    auto writer = iceberg::ManifestWriter::Create(base.CurrentSchema(), base.DefaultSpec(), mo);
-    EXPECT_TRUE(writer.ok());
-    if (!writer.ok()) return out;
-    for (const auto& f : written->files) {
-      iceberg::ManifestEntry e;
-      e.snapshot_id = out.snapshot_id;
-      e.data_file = f;
-      EXPECT_TRUE((*writer)->Add(e).ok());
-    }
-    auto manifest = (*writer)->Finish(base.location + "/metadata/" + tag + "-m0.avro");
-    EXPECT_TRUE(manifest.ok());
-    if (!manifest.ok()) return out;
-    EXPECT_TRUE(io_->CreateExclusive(manifest->manifest.manifest_path, manifest->bytes).ok());
-    std::vector<iceberg::ManifestFile> manifests;
-    std::optional<int64_t> parent;
-    if (const iceberg::Snapshot* current = base.CurrentSnapshot()) {
-      parent = current->snapshot_id;
-      auto existing = iceberg::ReadManifestList(*io_, current->manifest_list);
-      EXPECT_TRUE(existing.ok());
-      if (existing.ok()) manifests = *existing;
-    }
-    manifests.push_back(manifest->manifest);
-    auto list = iceberg::WriteManifestList(2, out.snapshot_id, parent, seq, manifests);
-    EXPECT_TRUE(list.ok());
-    if (!list.ok()) return out;
-    const std::string list_path = base.location + "/metadata/snap-" + tag + ".avro";
-    EXPECT_TRUE(io_->CreateExclusive(list_path, *list).ok());
-    Json snapshot{{"snapshot-id", out.snapshot_id},
-                  {"sequence-number", seq},
-                  {"timestamp-ms", NowMicros() / 1000},
-                  {"manifest-list", list_path},
-                  {"summary",
-                   {{"operation", "append"},
-                    {"added-records", std::to_string(rows)},
-                    {"added-data-files", std::to_string(written->files.size())}}},
-                  {"schema-id", base.current_schema_id}};
-    if (parent) snapshot["parent-snapshot-id"] = *parent;
-    Json requirement{{"type", "assert-ref-snapshot-id"}, {"ref", "main"}};
-    requirement["snapshot-id"] = parent ? Json(*parent) : Json(nullptr);
-    out.request =
-        Json{{"requirements", Json::array({requirement})},
-             {"updates", Json::array({Json{{"action", "add-snapshot"}, {"snapshot", snapshot}},
-                                      Json{{"action", "set-snapshot-ref"},
-                                           {"ref-name", "main"},
-                                           {"type", "branch"},
-                                           {"snapshot-id", out.snapshot_id}}})}};
+    auto commit = testing::WriteAppendCommit(*db_, *io_, base, sql, tag, out.snapshot_id);
+    EXPECT_TRUE(commit.ok()) << commit.status().ToString();
+    if (commit.ok()) out.request = Json::parse(commit->request_json);
     return out;
   }
 

@@ -18,6 +18,7 @@
 #include "skade/engine/data_writer.h"
 #include "skade/iceberg/manifest.h"
 #include "skade/iceberg/table_metadata.h"
+#include "tests/testing/append_commit.h"
 #include "tests/testing/lake_test.h"
 
 namespace skade::rest {
@@ -94,59 +95,13 @@ class RestServerTest : public testing::LakeTest {
   // of `base`, as the add-snapshot + set-snapshot-ref updates of a CommitTableRequest with an
   // assert-ref-snapshot-id requirement on `base`'s main.
   Json AppendCommit(const iceberg::TableMetadata& base, int64_t first_id, int rows, const std::string& tag) {
-    const std::string data_dir = base.location + "/data";
-    engine::WriteOptions wo = engine::WriteOptionsFromProperties(base.properties, data_dir);
-    wo.file_prefix = tag + "-";
-    auto written = engine::WriteDataFiles(*db_,
-                                          {"SELECT range AS id, 'eu' AS region FROM range(" + std::to_string(first_id) +
-                                               ", " + std::to_string(first_id + rows) + ")",
-                                           nullptr},
-                                          *base.CurrentSchema(), *base.DefaultSpec(), wo);
-    EXPECT_TRUE(written.ok()) << written.status().ToString();
     std::mt19937_64 rng(static_cast<uint64_t>(NowMicros()) ^ std::hash<std::string>{}(tag));
-    const int64_t snapshot_id = static_cast<int64_t>(rng() >> 2);
-    const int64_t seq = base.last_sequence_number + 1;
-    iceberg::ManifestWriterOptions mo;
-    mo.snapshot_id = snapshot_id;
-    auto writer = iceberg::ManifestWriter::Create(base.CurrentSchema(), base.DefaultSpec(), mo);
-    EXPECT_TRUE(writer.ok());
-    for (const auto& f : written->files) {
-      iceberg::ManifestEntry e;
-      e.snapshot_id = snapshot_id;
-      e.data_file = f;
-      EXPECT_TRUE((*writer)->Add(e).ok());
-    }
-    auto manifest = (*writer)->Finish(base.location + "/metadata/" + tag + "-m0.avro");
-    EXPECT_TRUE(manifest.ok());
-    EXPECT_TRUE(io_->CreateExclusive(manifest->manifest.manifest_path, manifest->bytes).ok());
-    std::vector<iceberg::ManifestFile> manifests;
-    std::optional<int64_t> parent;
-    if (const iceberg::Snapshot* current = base.CurrentSnapshot()) {
-      parent = current->snapshot_id;
-      auto existing = iceberg::ReadManifestList(*io_, current->manifest_list);
-      EXPECT_TRUE(existing.ok());
-      manifests = *existing;
-    }
-    manifests.push_back(manifest->manifest);
-    auto list = iceberg::WriteManifestList(2, snapshot_id, parent, seq, manifests);
-    EXPECT_TRUE(list.ok());
-    const std::string list_path = base.location + "/metadata/snap-" + tag + ".avro";
-    EXPECT_TRUE(io_->CreateExclusive(list_path, *list).ok());
-    Json snapshot{{"snapshot-id", snapshot_id},
-                  {"sequence-number", seq},
-                  {"timestamp-ms", NowMicros() / 1000},
-                  {"manifest-list", list_path},
-                  {"summary", {{"operation", "append"}, {"added-records", std::to_string(rows)}}},
-                  {"schema-id", base.current_schema_id}};
-    if (parent) snapshot["parent-snapshot-id"] = *parent;
-    Json requirement{{"type", "assert-ref-snapshot-id"}, {"ref", "main"}};
-    requirement["snapshot-id"] = parent ? Json(*parent) : Json(nullptr);
-    return Json{{"requirements", Json::array({requirement})},
-                {"updates", Json::array({Json{{"action", "add-snapshot"}, {"snapshot", snapshot}},
-                                         Json{{"action", "set-snapshot-ref"},
-                                              {"ref-name", "main"},
-                                              {"type", "branch"},
-                                              {"snapshot-id", snapshot_id}}})}};
+    auto commit = testing::WriteAppendCommit(*db_, *io_, base,
+                                             "SELECT range AS id, 'eu' AS region FROM range(" +
+                                                 std::to_string(first_id) + ", " + std::to_string(first_id + rows) + ")",
+                                             tag, static_cast<int64_t>(rng() >> 2));
+    EXPECT_TRUE(commit.ok()) << commit.status().ToString();
+    return commit.ok() ? Json::parse(commit->request_json) : Json::object();
   }
 
   std::string Count(const std::string& ns, const std::string& table) {
