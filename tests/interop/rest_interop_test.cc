@@ -100,7 +100,10 @@ class RestInteropTest : public ::testing::Test {
   void StartServer() {
     server_ = Child::Start({SKADE_CLI_PATH, "--warehouse", warehouse_, "serve", "--flight-port",
                             "0", "--rest-port", "0", "--rest-auth", "bearer", "--rest-tokens-file",
-                            tmp_.Path("tokens"), "--rest-threads", "4", "--query-memory", "1GB"},
+                            tmp_.Path("tokens"), "--rest-threads", "4", "--query-memory", "1GB",
+                            // Small plans page and large ones go to the background, so the
+                            // validated run sees plan tasks and fetchPlanningResult.
+                            "--rest-plan-page-tasks", "1", "--rest-plan-async-manifests", "2"},
                            tmp_.Path("serve.err"));
     ASSERT_NE(server_, nullptr);
     const std::string flight_prefix = "flight sql listening on 127.0.0.1:";

@@ -43,6 +43,8 @@ struct ServeOptions {
   std::string rest_clients_file;
   std::string rest_tokens_file;
   int rest_threads = 8;
+  int64_t rest_plan_page_tasks = 1000;
+  int64_t rest_plan_async_manifests = 64;
   std::string catalog_name = "skade";
   std::vector<std::string> allow_dirs;
 };
@@ -91,6 +93,8 @@ Result<rest::RestOptions> RestOptionsOf(const ServeOptions& o) {
   r.read_only = o.read_only;
   r.allowed_directories = o.allow_dirs;
   r.threads = o.rest_threads;
+  r.plan_page_tasks = static_cast<size_t>(o.rest_plan_page_tasks);
+  r.plan_async_manifests = static_cast<size_t>(o.rest_plan_async_manifests);
   r.token_lifetime = std::chrono::seconds(o.token_lifetime_s);
   r.tls_cert_file = o.tls_cert;
   r.tls_key_file = o.tls_key;
@@ -200,7 +204,7 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
   if (o.rest_port >= 0) {
     auto rest_options = RestOptionsOf(o);
     if (!rest_options.ok()) return Fail(rest_options.status());
-    auto started = rest::RestServer::Start(*lake->catalog, *lake->io, *rest_options);
+    auto started = rest::RestServer::Start(*lake->catalog, *lake->io, *rest_options, &bus);
     if (!started.ok()) return Fail(started.status());
     rest_server = std::move(*started);
   }
@@ -256,6 +260,12 @@ void AddServeCommand(CLI::App& app, const LakeArgs& lake, int* exit_code) {
   cmd->add_option("--rest-clients-file", o->rest_clients_file, "OAuth2 clients, one client_id:secret per line");
   cmd->add_option("--rest-tokens-file", o->rest_tokens_file, "static bearer tokens, one per line");
   cmd->add_option("--rest-threads", o->rest_threads, "REST catalog worker threads")->check(CLI::PositiveNumber);
+  cmd->add_option("--rest-plan-page-tasks", o->rest_plan_page_tasks,
+                  "server-side scan planning: file scan tasks per page (more come as plan tasks)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--rest-plan-async-manifests", o->rest_plan_async_manifests,
+                  "server-side scan planning: plans over this many manifests run in the background (0 = never)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--catalog-name", o->catalog_name, "SQL catalog name of the lake (default skade)");
   cmd->add_option("--allow-dir", o->allow_dirs,
                   "another folder queries may read (tables registered outside the warehouse); repeatable");

@@ -146,6 +146,57 @@ struct SpecFilter {
   std::optional<PartitionEvaluator> partition_eval;
 };
 
+// A scan filter bound once to the read schema, and its projections per partition spec (built
+// on first use): decides which manifests and data files might hold matching rows.
+class FilePruner {
+ public:
+  static Result<FilePruner> Make(const TableMetadata& metadata, const Schema& schema, const ExprPtr& filter) {
+    FilePruner p(metadata, schema);
+    if (filter) {
+      SKADE_ASSIGN_OR_RETURN(p.bound_, Bind(filter, schema, /*case_sensitive=*/true));
+      p.bound_ = RewriteNot(p.bound_);
+      p.metrics_.emplace(p.bound_, p.schema_);
+    }
+    return p;
+  }
+
+  Result<const SpecFilter*> ForSpec(int spec_id) {
+    auto it = specs_.find(spec_id);
+    if (it != specs_.end()) return &it->second;
+    SpecFilter sf;
+    sf.spec = metadata_->SpecById(spec_id);
+    if (!sf.spec) return Status::Corruption("manifest refers to unknown partition spec " + std::to_string(spec_id));
+    if (bound_) {
+      ExprPtr projected = ProjectInclusive(bound_, *sf.spec, *schema_);
+      sf.partition_eval.emplace(projected, *sf.spec);
+      auto ptype = sf.spec->PartitionType(*schema_);
+      if (ptype.ok()) sf.manifest_eval.emplace(projected, *sf.spec, *ptype);
+    }
+    return &specs_.emplace(spec_id, std::move(sf)).first->second;
+  }
+
+  // False when the manifest's partition summaries rule out every match.
+  Result<bool> KeepManifest(const ManifestFile& m) {
+    SKADE_ASSIGN_OR_RETURN(const SpecFilter* sf, ForSpec(m.partition_spec_id));
+    return !sf->manifest_eval || sf->manifest_eval->MightMatch(m);
+  }
+
+  // False when the file's partition values or column metrics rule out every match.
+  bool KeepFile(const SpecFilter& sf, const DataFile& f) const {
+    if (sf.partition_eval && !sf.partition_eval->Eval(f.partition)) return false;
+    return !metrics_ || metrics_->MightMatch(f);
+  }
+
+ private:
+  FilePruner(const TableMetadata& metadata, const Schema& schema)
+      : metadata_(&metadata), schema_(std::make_shared<const Schema>(schema)) {}
+  const TableMetadata* metadata_;
+  std::shared_ptr<const Schema> schema_;
+  ExprPtr bound_;
+  std::optional<MetricsEvaluator> metrics_;
+  std::map<int, SpecFilter> specs_;
+};
+
 }  // namespace
 
 Result<SelectedSnapshot> SelectSnapshot(const TableMetadata& metadata,
@@ -209,43 +260,14 @@ Status ScanPlanner::PlanFiles(const Snapshot& snapshot, const Schema& schema,
                               const ExprPtr& filter,
                               const std::function<Status(FileScanTask)>& sink) {
   stats_ = PlanStats{};
-  ExprPtr bound;
-  if (filter) {
-    SKADE_ASSIGN_OR_RETURN(bound, Bind(filter, schema, /*case_sensitive=*/true));
-    bound = RewriteNot(bound);
-  }
-  auto schema_ptr = std::make_shared<const Schema>(schema);
-  std::optional<MetricsEvaluator> metrics;
-  if (bound) metrics.emplace(bound, schema_ptr);
-
-  std::map<int, SpecFilter> spec_filters;
-  auto spec_filter = [&](int spec_id) -> Result<SpecFilter*> {
-    auto it = spec_filters.find(spec_id);
-    if (it != spec_filters.end()) return &it->second;
-    SpecFilter sf;
-    sf.spec = metadata_.SpecById(spec_id);
-    if (!sf.spec) {
-      return Status::Corruption("manifest refers to unknown partition spec " + std::to_string(spec_id));
-    }
-    if (bound) {
-      ExprPtr projected = ProjectInclusive(bound, *sf.spec, schema);
-      sf.partition_eval.emplace(projected, *sf.spec);
-      auto ptype = sf.spec->PartitionType(schema);
-      if (ptype.ok()) sf.manifest_eval.emplace(projected, *sf.spec, *ptype);
-    }
-    return &spec_filters.emplace(spec_id, std::move(sf)).first->second;
-  };
-
+  SKADE_ASSIGN_OR_RETURN(FilePruner pruner, FilePruner::Make(metadata_, schema, filter));
   SKADE_ASSIGN_OR_RETURN(std::vector<ManifestFile> manifests, LoadManifests(snapshot));
   stats_.manifests_total = static_cast<int64_t>(manifests.size());
 
   auto keep_manifest = [&](const ManifestFile& m) -> Result<bool> {
-    SKADE_ASSIGN_OR_RETURN(SpecFilter * sf, spec_filter(m.partition_spec_id));
-    if (sf->manifest_eval && !sf->manifest_eval->MightMatch(m)) {
-      ++stats_.manifests_skipped;
-      return false;
-    }
-    return true;
+    SKADE_ASSIGN_OR_RETURN(bool keep, pruner.KeepManifest(m));
+    if (!keep) ++stats_.manifests_skipped;
+    return keep;
   };
 
   // Pass 1: index delete files (bounded by the number of delete files).
@@ -254,7 +276,7 @@ Status ScanPlanner::PlanFiles(const Snapshot& snapshot, const Schema& schema,
     if (m.content != ManifestContent::kDeletes) continue;
     SKADE_ASSIGN_OR_RETURN(bool keep, keep_manifest(m));
     if (!keep) continue;
-    SKADE_ASSIGN_OR_RETURN(SpecFilter * sf, spec_filter(m.partition_spec_id));
+    SKADE_ASSIGN_OR_RETURN(const SpecFilter* sf, pruner.ForSpec(m.partition_spec_id));
     SKADE_RETURN_IF_ERROR(ForEachLiveEntry(io_, m, [&](ManifestEntry& entry) -> Status {
       if (entry.data_file.content == DataFileContent::kData) {
         return Status::Corruption("delete manifest '" + m.manifest_path + "' lists a data file");
@@ -275,14 +297,13 @@ Status ScanPlanner::PlanFiles(const Snapshot& snapshot, const Schema& schema,
     if (m.content != ManifestContent::kData) continue;
     SKADE_ASSIGN_OR_RETURN(bool keep, keep_manifest(m));
     if (!keep) continue;
-    SKADE_ASSIGN_OR_RETURN(SpecFilter * sf, spec_filter(m.partition_spec_id));
+    SKADE_ASSIGN_OR_RETURN(const SpecFilter* sf, pruner.ForSpec(m.partition_spec_id));
     SKADE_RETURN_IF_ERROR(ForEachLiveEntry(io_, m, [&](ManifestEntry& entry) -> Status {
       if (entry.data_file.content != DataFileContent::kData) {
         return Status::Corruption("data manifest '" + m.manifest_path + "' lists a delete file");
       }
       ++stats_.data_files_total;
-      if ((sf->partition_eval && !sf->partition_eval->Eval(entry.data_file.partition)) ||
-          (metrics && !metrics->MightMatch(entry.data_file))) {
+      if (!pruner.KeepFile(*sf, entry.data_file)) {
         ++stats_.data_files_skipped;
         return Status::Ok();
       }
@@ -296,6 +317,78 @@ Status ScanPlanner::PlanFiles(const Snapshot& snapshot, const Schema& schema,
     }));
   }
   return Status::Ok();
+}
+
+Status ScanPlanner::PlanAppends(int64_t from_exclusive, const Snapshot& to, const Schema& schema,
+                                const ExprPtr& filter, const std::function<Status(FileScanTask)>& sink) {
+  stats_ = PlanStats{};
+  SKADE_ASSIGN_OR_RETURN(std::vector<const Snapshot*> range, SnapshotsBetween(metadata_, from_exclusive, to));
+  for (const Snapshot* s : range) {
+    if (s->operation() != "append") {
+      return Status::InvalidArgument("snapshot " + std::to_string(s->snapshot_id) + " is a " + s->operation() +
+                                     ", not an append: an incremental append scan cannot express its changes");
+    }
+  }
+  SKADE_ASSIGN_OR_RETURN(FilePruner pruner, FilePruner::Make(metadata_, schema, filter));
+  for (const Snapshot* s : range) {
+    SKADE_ASSIGN_OR_RETURN(std::vector<ManifestFile> manifests, LoadManifests(*s));
+    for (const ManifestFile& m : manifests) {
+      // A file appears as ADDED, with the adding snapshot's id, only in a manifest that
+      // snapshot wrote.
+      if (m.content != ManifestContent::kData || m.added_snapshot_id != s->snapshot_id) continue;
+      ++stats_.manifests_total;
+      SKADE_ASSIGN_OR_RETURN(bool keep, pruner.KeepManifest(m));
+      if (!keep) {
+        ++stats_.manifests_skipped;
+        continue;
+      }
+      SKADE_ASSIGN_OR_RETURN(const SpecFilter* sf, pruner.ForSpec(m.partition_spec_id));
+      SKADE_ASSIGN_OR_RETURN(auto reader, ManifestReader::Open(io_, m.manifest_path, m));
+      while (true) {
+        SKADE_ASSIGN_OR_RETURN(std::optional<ManifestEntry> entry, reader->Next());
+        if (!entry) break;
+        if (entry->status != ManifestEntryStatus::kAdded || entry->snapshot_id != s->snapshot_id) continue;
+        if (entry->data_file.content != DataFileContent::kData) {
+          return Status::Corruption("data manifest '" + m.manifest_path + "' lists a delete file");
+        }
+        ++stats_.data_files_total;
+        if (!pruner.KeepFile(*sf, entry->data_file)) {
+          ++stats_.data_files_skipped;
+          continue;
+        }
+        FileScanTask task;
+        task.sequence_number = entry->sequence_number.value_or(0);
+        task.file = std::move(entry->data_file);
+        ClearStatsExcept(&task.file, kept_stats_);
+        stats_.record_count += task.file.record_count;
+        SKADE_RETURN_IF_ERROR(sink(std::move(task)));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<const Snapshot*>> SnapshotsBetween(const TableMetadata& m, int64_t from_exclusive,
+                                                      const Snapshot& to) {
+  if (m.SnapshotById(from_exclusive) == nullptr) {
+    return Status::NotFound("snapshot " + std::to_string(from_exclusive) + " not found");
+  }
+  std::vector<const Snapshot*> range;
+  for (const Snapshot* s = &to; s->snapshot_id != from_exclusive;) {
+    range.push_back(s);
+    if (!s->parent_snapshot_id) {
+      return Status::InvalidArgument("snapshot " + std::to_string(from_exclusive) + " is not an ancestor of " +
+                                     std::to_string(to.snapshot_id));
+    }
+    const Snapshot* parent = m.SnapshotById(*s->parent_snapshot_id);
+    if (parent == nullptr) {
+      if (*s->parent_snapshot_id == from_exclusive) break;
+      return Status::NotFound("snapshot " + std::to_string(*s->parent_snapshot_id) + " in the range has expired");
+    }
+    s = parent;
+  }
+  std::reverse(range.begin(), range.end());
+  return range;
 }
 
 Result<std::vector<FileScanTask>> ScanPlanner::PlanAll(const Snapshot& snapshot,

@@ -36,6 +36,13 @@ struct SelectedSnapshot {
 };
 Result<SelectedSnapshot> SelectSnapshot(const TableMetadata& metadata, const SnapshotSelector& selector);
 
+// The snapshots after `from_exclusive` up to and including `to`, oldest first, found by
+// following parents from `to` (empty when they are the same snapshot). kNotFound when
+// `from_exclusive` is unknown or a snapshot in between has expired; kInvalidArgument when
+// `from_exclusive` is not an ancestor of `to`.
+Result<std::vector<const Snapshot*>> SnapshotsBetween(const TableMetadata& metadata, int64_t from_exclusive,
+                                                      const Snapshot& to);
+
 // A delete file with its data sequence number.
 struct DeleteFileTask {
   DataFile file;
@@ -71,6 +78,13 @@ class ScanPlanner {
   // Errors name the manifest or list that failed.
   Status PlanFiles(const Snapshot& snapshot, const Schema& schema, const ExprPtr& filter,
                    const std::function<Status(FileScanTask)>& sink);
+  // An incremental append scan: streams the data files that the snapshots after
+  // `from_exclusive` up to and including `to` appended, matching `filter`. Every snapshot in
+  // the range must be an append (kInvalidArgument naming the first that is not: other
+  // operations change rows in ways a list of new files cannot express); tasks carry no deletes,
+  // since an append adds none. Range errors as SnapshotsBetween.
+  Status PlanAppends(int64_t from_exclusive, const Snapshot& to, const Schema& schema, const ExprPtr& filter,
+                     const std::function<Status(FileScanTask)>& sink);
   // All tasks at once.
   Result<std::vector<FileScanTask>> PlanAll(const Snapshot& snapshot, const Schema& schema,
                                             const ExprPtr& filter);

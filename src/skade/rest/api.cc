@@ -216,7 +216,6 @@ Response TableResponse(const catalog::TableState& state, const std::string& snap
   return r;
 }
 
-
 constexpr const char* kEndpoints[] = {
     "GET /v1/{prefix}/namespaces",
     "POST /v1/{prefix}/namespaces",
@@ -233,8 +232,12 @@ constexpr const char* kEndpoints[] = {
     "POST /v1/{prefix}/namespaces/{namespace}/register",
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan",
+    "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/tasks",
     "POST /v1/{prefix}/tables/rename",
     "POST /v1/{prefix}/transactions/commit",
+    "POST /v1/{prefix}/events",
 };
 
 }  // namespace
@@ -283,7 +286,7 @@ Result<catalog::Namespace> NamespaceFromPath(const std::string& segment) {
 }
 
 CatalogApi::CatalogApi(catalog::Catalog& catalog, io::FileIO& io, const RestOptions& options)
-    : catalog_(catalog), io_(io), options_(options) {}
+    : catalog_(catalog), io_(io), options_(options), plans_(PlanStoreOptions{options.plan_ttl}) {}
 
 RestStats CatalogApi::stats() const {
   RestStats s;

@@ -17,8 +17,10 @@
 
 #include "skade/base/status.h"
 #include "skade/catalog/catalog.h"
+#include "skade/events/commit_event.h"
 #include "skade/iceberg/expression.h"
 #include "skade/io/file_io.h"
+#include "skade/rest/plan_store_internal.h"
 #include "skade/rest/server.h"
 
 namespace skade::rest {
@@ -80,6 +82,11 @@ class BodyCache {
   size_t bytes_ = 0;
 };
 
+// A commit event as JSON ({"commit-seq", "identifier", "operation", "snapshot-id", …}), and as
+// one Server-Sent Events frame ("id: <commit_seq>", "event: commit", "data: <json>").
+Json CommitEventJson(const events::CommitEvent& event);
+std::string SseFrame(const events::CommitEvent& event);
+
 // The catalog operations. Thread-safe (the catalog is).
 class CatalogApi {
  public:
@@ -100,12 +107,31 @@ class CatalogApi {
   Response ReportMetrics(const Request& r, const std::string& ns, const std::string& table);
   Response RenameTable(const Request& r);
   Response CommitTransaction(const Request& r);
-  // planning.cc: planTableScan, answered synchronously ("completed").
+  // planning.cc: planTableScan (point in time or incremental appends); plans of at least
+  // options.plan_async_manifests manifests answer "submitted" and run in the background;
+  // results of more than options.plan_page_tasks tasks come as plan tasks.
   Response PlanTableScan(const Request& r, const std::string& ns, const std::string& table);
+  Response FetchPlanningResult(const Request& r, const std::string& ns, const std::string& table,
+                               const std::string& plan_id);
+  Response CancelPlanning(const Request& r, const std::string& ns, const std::string& table,
+                          const std::string& plan_id);
+  Response FetchScanTasks(const Request& r, const std::string& ns, const std::string& table);
+
+  // events.cc: queryEvents (the proposed events endpoint) over the commit log.
+  Response QueryEvents(const Request& r);
 
   RestStats stats() const;
 
  private:
+  // What an event says about a table beyond the log row: its uuid and the snapshot a commit
+  // added, from the metadata file the commit wrote (cached per file; nullopt once the file is
+  // gone).
+  struct TableDetail {
+    std::string table_uuid;
+    Json snapshot;  // null when the commit added none
+  };
+  std::optional<TableDetail> DetailOf(const std::string& metadata_location, std::optional<int64_t> snapshot_id);
+
   // A commit of one table: requirements and updates from a CommitTableRequest body.
   Result<catalog::TableCommit> ParseCommit(const Json& body, const catalog::TableIdent& ident);
   // Creates a table from a commit that asserts it does not exist (the second half of a staged
@@ -123,6 +149,9 @@ class CatalogApi {
   io::FileIO& io_;
   const RestOptions& options_;
   BodyCache bodies_;
+  PlanStore plans_;
+  std::mutex details_mu_;
+  std::map<std::string, TableDetail> details_;
   std::atomic<int64_t> commits_{0};
   std::atomic<int64_t> conflicts_{0};
 };

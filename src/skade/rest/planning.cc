@@ -5,6 +5,7 @@
 // with every file scan task and the delete files they reference. Parts of a predicate skade
 // cannot evaluate (transforms, function applications) prune nothing: the client applies the
 // whole filter to the rows, as the spec's missing residual tells it to.
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -233,6 +234,87 @@ Result<iceberg::ExprPtr> ParseRestPredicate(const Json& predicate, const iceberg
   return ParsePredicate(predicate, schema, case_sensitive, 0);
 }
 
+namespace {
+
+// Splits a plan's file scan tasks into pages (ScanTasks objects) for a PlanSink; each page
+// lists the delete files its tasks reference, once, by index.
+class PageBuilder {
+ public:
+  PageBuilder(PlanSink& sink, size_t tasks_per_page, const std::set<int>& stats_fields, const iceberg::Schema& schema)
+      : sink_(sink), per_page_(std::max<size_t>(tasks_per_page, 1)), stats_fields_(stats_fields), schema_(schema) {}
+
+  Status Add(const iceberg::FileScanTask& task) {
+    Json t;
+    t["data-file"] = ContentFileJson(task.file, stats_fields_, schema_);
+    if (!task.deletes.empty()) {
+      // A Puffin file holds many vectors: its path and offset name one.
+      Json refs = Json::array();
+      for (const auto& d : task.deletes) {
+        const std::string key = d->file.file_path + "#" + std::to_string(d->file.content_offset.value_or(-1));
+        auto [it, added] = delete_index_.emplace(key, delete_index_.size());
+        if (added) deletes_.push_back(ContentFileJson(d->file, {}, schema_));
+        refs.push_back(it->second);
+      }
+      t["delete-file-references"] = std::move(refs);
+    }
+    tasks_.push_back(std::move(t));
+    return tasks_.size() >= per_page_ ? Flush() : Status::Ok();
+  }
+
+  // The last page (an empty one when the plan has no tasks at all).
+  Status Finish() { return tasks_.empty() && pages_ > 0 ? Status::Ok() : Flush(); }
+
+ private:
+  Status Flush() {
+    Json page{{"file-scan-tasks", std::move(tasks_)}, {"delete-files", std::move(deletes_)}};
+    tasks_ = Json::array();
+    deletes_ = Json::array();
+    delete_index_.clear();
+    ++pages_;
+    return sink_.Add(page.dump(-1, ' ', false, Json::error_handler_t::replace));
+  }
+
+  PlanSink& sink_;
+  const size_t per_page_;
+  const std::set<int>& stats_fields_;
+  const iceberg::Schema& schema_;
+  Json tasks_ = Json::array();
+  Json deletes_ = Json::array();
+  std::map<std::string, size_t> delete_index_;
+  size_t pages_ = 0;
+};
+
+// A parsed PlanTableScanRequest bound to the table: what the planning job needs, owned (a
+// background job outlives the request).
+struct ScanRequest {
+  catalog::TableState state;
+  const iceberg::Snapshot* snapshot = nullptr;  // point in time, or the end of an incremental scan
+  std::optional<int64_t> start_snapshot_id;     // incremental (exclusive)
+  iceberg::SchemaPtr schema;
+  iceberg::ExprPtr filter;
+  std::set<int> stats_fields;
+  std::optional<int64_t> min_rows;
+};
+
+// The result of planTableScan or fetchPlanningResult for a plan that completed: the first page
+// spliced into the status object, and the further pages as plan tasks.
+Response CompletedResponse(const PlanView& view, const std::string* plan_id) {
+  Json head{{"status", "completed"}};
+  if (plan_id != nullptr) head["plan-id"] = *plan_id;
+  if (!view.plan_tasks.empty()) head["plan-tasks"] = view.plan_tasks;
+  std::string body = head.dump();
+  body.pop_back();  // '}'
+  const std::string empty = R"({"file-scan-tasks":[],"delete-files":[]})";
+  const std::string& page = view.first_page ? *view.first_page : empty;
+  body += "," + page.substr(1);
+  Response r;
+  r.body = std::move(body);
+  r.headers.emplace_back("Content-Type", "application/json");
+  return r;
+}
+
+}  // namespace
+
 Response CatalogApi::PlanTableScan(const Request& r, const std::string& segment, const std::string& table) {
   auto ident = IdentFromPath(segment, table);
   if (!ident.ok()) return ErrorResponse(ident.status());
@@ -240,82 +322,173 @@ Response CatalogApi::PlanTableScan(const Request& r, const std::string& segment,
   if (body.is_discarded() || !body.is_object()) {
     return ErrorResponse(400, "BadRequestException", "the request body must be a JSON object");
   }
-  auto state = catalog_.LoadTable(*ident);
-  if (!state.ok()) return ErrorResponse(state.status());
-  const iceberg::TableMetadata& m = *state->metadata;
-  if (Member(body, "start-snapshot-id") != nullptr || Member(body, "end-snapshot-id") != nullptr) {
-    return ErrorResponse(406, "UnsupportedOperationException", "incremental scan planning is not supported yet");
-  }
-  const iceberg::Snapshot* snapshot = m.CurrentSnapshot();
-  if (const Json* id = Member(body, "snapshot-id")) {
-    if (!id->is_number_integer()) return ErrorResponse(400, "BadRequestException", "'snapshot-id' must be an integer");
-    snapshot = m.SnapshotById(id->get<int64_t>());
-    if (snapshot == nullptr) {
-      return ErrorResponse(404, "NoSuchSnapshotException", "snapshot " + id->dump() + " does not exist");
-    }
+  auto bad = [](const std::string& message) { return ErrorResponse(400, "BadRequestException", message); };
+  auto int_member = [&](const char* key, std::optional<int64_t>* out) -> bool {
+    const Json* v = Member(body, key);
+    if (v == nullptr) return true;
+    if (!v->is_number_integer()) return false;
+    *out = v->get<int64_t>();
+    return true;
+  };
+  std::optional<int64_t> snapshot_id, start_id, end_id, min_rows;
+  if (!int_member("snapshot-id", &snapshot_id)) return bad("'snapshot-id' must be an integer");
+  if (!int_member("start-snapshot-id", &start_id)) return bad("'start-snapshot-id' must be an integer");
+  if (!int_member("end-snapshot-id", &end_id)) return bad("'end-snapshot-id' must be an integer");
+  if (!int_member("min-rows-requested", &min_rows)) return bad("'min-rows-requested' must be an integer");
+  if (start_id && !end_id) return bad("'end-snapshot-id' is required with 'start-snapshot-id'");
+  if (snapshot_id && (start_id || end_id)) {
+    return bad("a scan is either point in time ('snapshot-id') or incremental ('start-snapshot-id', 'end-snapshot-id'), not both");
   }
   bool case_sensitive = true;
   if (const Json* cs = Member(body, "case-sensitive")) {
-    if (!cs->is_boolean()) return ErrorResponse(400, "BadRequestException", "'case-sensitive' must be a boolean");
+    if (!cs->is_boolean()) return bad("'case-sensitive' must be a boolean");
     case_sensitive = cs->get<bool>();
   }
   bool snapshot_schema = false;
   if (const Json* uss = Member(body, "use-snapshot-schema")) {
-    if (!uss->is_boolean()) return ErrorResponse(400, "BadRequestException", "'use-snapshot-schema' must be a boolean");
+    if (!uss->is_boolean()) return bad("'use-snapshot-schema' must be a boolean");
     snapshot_schema = uss->get<bool>();
   }
-  iceberg::SchemaPtr schema = snapshot != nullptr && snapshot_schema ? m.SchemaForSnapshot(*snapshot) : m.CurrentSchema();
-  if (!schema) return ErrorResponse(500, "ServerErrorException", "the table has no schema");
-  ExprPtr filter;
-  if (const Json* f = Member(body, "filter")) {
-    auto parsed = ParseRestPredicate(*f, *schema, case_sensitive);
-    if (!parsed.ok()) return ErrorResponse(parsed.status());
-    filter = *parsed;
-  }
-  std::set<int> stats_fields;
-  if (const Json* fields = Member(body, "stats-fields")) {
-    if (!fields->is_array()) return ErrorResponse(400, "BadRequestException", "'stats-fields' must be an array of names");
-    for (const Json& name : *fields) {
-      if (!name.is_string()) return ErrorResponse(400, "BadRequestException", "'stats-fields' must be an array of names");
-      const iceberg::NestedField* field = nullptr;
-      for (const auto& f : schema->fields()) {
-        if (f.name == name.get<std::string>()) field = &f;
-      }
-      if (field == nullptr) {
-        return ErrorResponse(400, "BadRequestException", "'stats-fields' names unknown column " + name.dump());
-      }
-      stats_fields.insert(field->id);
+  if (const Json* select = Member(body, "select")) {
+    if (!select->is_array() || !std::all_of(select->begin(), select->end(), [](const Json& n) { return n.is_string(); })) {
+      return bad("'select' must be an array of field names");
     }
   }
 
-  Json result{{"status", "completed"}, {"plan-id", Uuid::NewV7().ToString()}};
-  result["file-scan-tasks"] = Json::array();
-  result["delete-files"] = Json::array();
-  if (snapshot != nullptr) {
-    iceberg::ScanPlanner planner(io_, m);
-    planner.set_kept_stats(stats_fields);
-    // Delete files are listed once and referenced by index from every task they apply to (a
-    // Puffin file holds many vectors: its path and offset name one).
-    std::map<std::string, size_t> delete_index;
-    Status planned = planner.PlanFiles(*snapshot, *schema, filter, [&](iceberg::FileScanTask task) {
-      Json t;
-      t["data-file"] = ContentFileJson(task.file, stats_fields, *schema);
-      if (!task.deletes.empty()) {
-        Json refs = Json::array();
-        for (const auto& d : task.deletes) {
-          const std::string key = d->file.file_path + "#" + std::to_string(d->file.content_offset.value_or(-1));
-          auto [it, added] = delete_index.emplace(key, delete_index.size());
-          if (added) result["delete-files"].push_back(ContentFileJson(d->file, {}, *schema));
-          refs.push_back(it->second);
-        }
-        t["delete-file-references"] = refs;
-      }
-      result["file-scan-tasks"].push_back(std::move(t));
-      return Status::Ok();
-    });
-    if (!planned.ok()) return ErrorResponse(planned);
+  ScanRequest req;
+  auto state = catalog_.LoadTable(*ident);
+  if (!state.ok()) return ErrorResponse(state.status());
+  req.state = std::move(*state);
+  const iceberg::TableMetadata& m = *req.state.metadata;
+  auto snapshot_by_id = [&](int64_t id) { return m.SnapshotById(id); };
+  req.snapshot = m.CurrentSnapshot();
+  if (snapshot_id || end_id) {
+    const int64_t id = snapshot_id ? *snapshot_id : *end_id;
+    req.snapshot = snapshot_by_id(id);
+    if (req.snapshot == nullptr) {
+      return ErrorResponse(404, "NoSuchSnapshotException", "snapshot " + std::to_string(id) + " does not exist");
+    }
   }
-  return JsonResponse(result);
+  if (start_id) {
+    if (snapshot_by_id(*start_id) == nullptr) {
+      return ErrorResponse(404, "NoSuchSnapshotException", "snapshot " + std::to_string(*start_id) + " does not exist");
+    }
+    req.start_snapshot_id = start_id;
+  }
+  req.min_rows = min_rows;
+  req.schema = req.snapshot != nullptr && snapshot_schema ? m.SchemaForSnapshot(*req.snapshot) : m.CurrentSchema();
+  if (!req.schema) return ErrorResponse(500, "ServerErrorException", "the table has no schema");
+  if (const Json* f = Member(body, "filter")) {
+    auto parsed = ParseRestPredicate(*f, *req.schema, case_sensitive);
+    if (!parsed.ok()) return ErrorResponse(parsed.status());
+    req.filter = *parsed;
+  }
+  if (const Json* fields = Member(body, "stats-fields")) {
+    if (!fields->is_array()) return bad("'stats-fields' must be an array of names");
+    for (const Json& name : *fields) {
+      if (!name.is_string()) return bad("'stats-fields' must be an array of names");
+      const iceberg::NestedField* field = nullptr;
+      for (const auto& f : req.schema->fields()) {
+        if (f.name == name.get<std::string>()) field = &f;
+      }
+      if (field == nullptr) return bad("'stats-fields' names unknown column " + name.dump());
+      req.stats_fields.insert(field->id);
+    }
+  }
+
+  const size_t per_page = options_.plan_page_tasks;
+  auto job = [this, req, per_page](PlanSink& sink) -> Status {
+    if (req.snapshot == nullptr) return PageBuilder(sink, per_page, req.stats_fields, *req.schema).Finish();
+    PageBuilder pages(sink, per_page, req.stats_fields, *req.schema);
+    const iceberg::TableMetadata& meta = *req.state.metadata;
+    iceberg::ScanPlanner planner(io_, meta);
+    planner.set_kept_stats(req.stats_fields);
+    int64_t rows = 0;
+    bool enough = false;
+    auto add = [&](iceberg::FileScanTask task) -> Status {
+      // Rows a task surely yields: all of its file's, when nothing filters or deletes them.
+      if (!req.filter && task.deletes.empty()) rows += task.file.record_count;
+      SKADE_RETURN_IF_ERROR(pages.Add(task));
+      if (req.min_rows && rows >= *req.min_rows) {
+        enough = true;
+        return Status(StatusCode::kCancelled, "enough rows planned");
+      }
+      return Status::Ok();
+    };
+    Status planned = req.start_snapshot_id
+                         ? planner.PlanAppends(*req.start_snapshot_id, *req.snapshot, *req.schema, req.filter, add)
+                         : planner.PlanFiles(*req.snapshot, *req.schema, req.filter, add);
+    if (!planned.ok() && !enough) return planned;
+    return pages.Finish();
+  };
+
+  const std::string plan_id = Uuid::NewV7().ToString();
+  const std::string table_key = ident->ToString();
+  // Large plans run in the background; the manifest list says how large.
+  bool background = false;
+  if (req.snapshot != nullptr && options_.plan_async_manifests > 0) {
+    iceberg::ScanPlanner planner(io_, m);
+    auto manifests = planner.LoadManifests(*req.snapshot);
+    if (!manifests.ok()) return ErrorResponse(manifests.status());
+    background = manifests->size() >= options_.plan_async_manifests;
+  }
+  if (background) {
+    Status submitted = plans_.Submit(plan_id, table_key, std::move(job));
+    if (!submitted.ok()) return ErrorResponse(submitted);
+    return JsonResponse(Json{{"status", "submitted"}, {"plan-id", plan_id}});
+  }
+  auto view = plans_.PlanNow(plan_id, table_key, job);
+  if (!view.ok()) return ErrorResponse(view.status());
+  return CompletedResponse(*view, &plan_id);
+}
+
+Response CatalogApi::FetchPlanningResult(const Request&, const std::string& segment, const std::string& table,
+                                         const std::string& plan_id) {
+  auto ident = IdentFromPath(segment, table);
+  if (!ident.ok()) return ErrorResponse(ident.status());
+  auto view = plans_.View(plan_id, ident->ToString());
+  if (!view.ok()) return ErrorResponse(view.status(), "NoSuchPlanIdException");
+  switch (view->state) {
+    case PlanView::State::kSubmitted: return JsonResponse(Json{{"status", "submitted"}});
+    case PlanView::State::kCancelled: return JsonResponse(Json{{"status", "cancelled"}});
+    case PlanView::State::kCompleted: return CompletedResponse(*view, nullptr);
+    case PlanView::State::kFailed: break;
+  }
+  // FailedPlanningResult: the error model plus the status.
+  Response failed = ErrorResponse(view->error, "NoSuchTableException");
+  Json error = Json::parse(failed.body, nullptr, false);
+  if (error.is_object()) {
+    error["status"] = "failed";
+    failed.body = error.dump(-1, ' ', false, Json::error_handler_t::replace);
+  }
+  return failed;
+}
+
+Response CatalogApi::CancelPlanning(const Request&, const std::string& segment, const std::string& table,
+                                    const std::string& plan_id) {
+  auto ident = IdentFromPath(segment, table);
+  if (!ident.ok()) return ErrorResponse(ident.status());
+  Status st = plans_.Cancel(plan_id, ident->ToString());
+  if (!st.ok()) return ErrorResponse(st, "NoSuchPlanIdException");
+  Response r;
+  r.status = 204;
+  return r;
+}
+
+Response CatalogApi::FetchScanTasks(const Request& r, const std::string& segment, const std::string& table) {
+  auto ident = IdentFromPath(segment, table);
+  if (!ident.ok()) return ErrorResponse(ident.status());
+  Json body = Json::parse(r.body, nullptr, false);
+  const Json* task = body.is_object() ? Member(body, "plan-task") : nullptr;
+  if (task == nullptr || !task->is_string()) {
+    return ErrorResponse(400, "BadRequestException", "the request body must be {\"plan-task\": \"…\"}");
+  }
+  auto page = plans_.Fetch(task->get<std::string>(), ident->ToString());
+  if (!page.ok()) return ErrorResponse(page.status(), "NoSuchPlanTaskException");
+  Response out;
+  out.body = std::move(*page);
+  out.headers.emplace_back("Content-Type", "application/json");
+  return out;
 }
 
 }  // namespace skade::rest

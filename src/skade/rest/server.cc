@@ -5,15 +5,18 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <mutex>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "skade/base/base64.h"
 #include "skade/base/clock.h"
 #include "skade/base/log.h"
+#include "skade/events/replay.h"
 #include "skade/rest/api_internal.h"
 #include "skade/rest/auth_internal.h"
 
@@ -148,9 +151,19 @@ std::string EscapeRegex(const std::string& s) {
 
 thread_local int64_t request_started_ns = 0;
 
+// A commit_seq cursor ("" = none): digits only.
+std::optional<int64_t> ParseCursor(const std::string& s) {
+  if (s.empty() || s.size() > 18 || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  return std::stoll(s);
+}
+
 }  // namespace
 
 struct RestServer::Impl {
+  catalog::Catalog& catalog;
+  events::Bus* bus;
   RestOptions options;
   CatalogApi api;
   TokenAuthority tokens;
@@ -159,9 +172,13 @@ struct RestServer::Impl {
   std::thread loop;
   int port = 0;
   std::once_flag stopped;
+  std::atomic<bool> stopping{false};
+  std::atomic<int> event_streams{0};
 
-  Impl(catalog::Catalog& catalog, io::FileIO& io, RestOptions o)
-      : options(std::move(o)),
+  Impl(catalog::Catalog& c, io::FileIO& io, RestOptions o, events::Bus* b)
+      : catalog(c),
+        bus(b),
+        options(std::move(o)),
         api(catalog, io, options),
         tokens(options.clients, options.static_tokens, options.token_lifetime) {}
 
@@ -188,6 +205,85 @@ struct RestServer::Impl {
                              {"token_type", "bearer"},
                              {"expires_in", issued->expires_in_s},
                              {"issued_token_type", "urn:ietf:params:oauth:token-type:access_token"}});
+  }
+
+  // GET …/events/stream: commit events as Server-Sent Events, replayed from the durable log
+  // after the cursor (Last-Event-ID, which an EventSource sends when it reconnects, or
+  // ?after=SEQ; none = from now on) and then live, optionally only of ?tables=a.b,c.d. A
+  // comment line every second keeps proxies from closing an idle stream and finds clients
+  // that went away (the write after the peer's reset fails).
+  void EventStream(const httplib::Request& req, httplib::Response& res) {
+    if (bus == nullptr) {
+      ToHttp(ErrorResponse(406, "UnsupportedOperationException", "this server has no live commit feed"), res);
+      return;
+    }
+    std::optional<int64_t> after;
+    const std::string cursor = req.has_header("Last-Event-ID") ? req.get_header_value("Last-Event-ID")
+                                                                : req.get_param_value("after");
+    if (!cursor.empty()) {
+      after = ParseCursor(cursor);
+      if (!after) {
+        ToHttp(ErrorResponse(400, "BadRequestException", "the cursor must be a commit_seq, not '" + cursor + "'"), res);
+        return;
+      }
+    }
+    auto tables = std::make_shared<std::set<std::string>>();
+    const std::string list = req.get_param_value("tables");
+    for (size_t pos = 0; pos < list.size();) {
+      size_t comma = std::min(list.find(',', pos), list.size());
+      auto ident = catalog::TableIdent::Parse(std::string_view(list).substr(pos, comma - pos));
+      if (!ident.ok()) {
+        ToHttp(ErrorResponse(ident.status()), res);
+        return;
+      }
+      tables->insert(ident->ToString());
+      pos = comma + 1;
+    }
+    const int limit = options.max_event_streams > 0 ? options.max_event_streams : std::max(1, options.threads / 2);
+    if (event_streams.fetch_add(1) >= limit) {
+      event_streams.fetch_sub(1);
+      ToHttp(ErrorResponse(503, "ServiceUnavailableException",
+                           "too many change-feed streams are open (" + std::to_string(limit) + "); retry later"),
+             res);
+      return;
+    }
+    auto opened = events::ReplayThenTail::Open(catalog, *bus, after, {});
+    if (!opened.ok()) {
+      event_streams.fetch_sub(1);
+      ToHttp(ErrorResponse(opened.status()), res);
+      return;
+    }
+    std::shared_ptr<events::ReplayThenTail> stream = std::move(*opened);
+    auto last_write = std::make_shared<int64_t>(MonotonicNanos());
+    res.set_header("Cache-Control", "no-cache");
+    res.set_header("X-Accel-Buffering", "no");
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [this, stream, tables, last_write](size_t, httplib::DataSink& sink) {
+          if (stopping) {
+            sink.done();
+            return true;
+          }
+          auto next = stream->Next(std::chrono::milliseconds(250));
+          if (!next.ok()) {
+            if (stream->closed()) {
+              sink.done();
+              return true;
+            }
+            SKADE_LOG_WARN("rest: events stream: {}", next.status().ToString());  // retried on the next call
+          } else if (*next && (tables->empty() || tables->count((*next)->table_name()))) {
+            const std::string frame = SseFrame(**next);
+            *last_write = MonotonicNanos();
+            return sink.write(frame.data(), frame.size());
+          }
+          if (MonotonicNanos() - *last_write > 1'000'000'000LL) {
+            *last_write = MonotonicNanos();
+            static constexpr char kBeat[] = ": keep-alive\n\n";
+            return sink.write(kBeat, sizeof(kBeat) - 1);
+          }
+          return true;
+        },
+        [this](bool) { event_streams.fetch_sub(1); });
   }
 
   void Route() {
@@ -229,6 +325,17 @@ struct RestServer::Impl {
     s.Post(table + "/plan", handle([this](const Request& r, const httplib::Request& q) {
              return api.PlanTableScan(r, q.matches[1], q.matches[2]);
            }));
+    s.Get(table + "/plan/([^/]+)", handle([this](const Request& r, const httplib::Request& q) {
+            return api.FetchPlanningResult(r, q.matches[1], q.matches[2], q.matches[3]);
+          }));
+    s.Delete(table + "/plan/([^/]+)", handle([this](const Request& r, const httplib::Request& q) {
+               return api.CancelPlanning(r, q.matches[1], q.matches[2], q.matches[3]);
+             }));
+    s.Post(table + "/tasks", handle([this](const Request& r, const httplib::Request& q) {
+             return api.FetchScanTasks(r, q.matches[1], q.matches[2]);
+           }));
+    s.Post(base + "/events", handle([this](const Request& r, const httplib::Request&) { return api.QueryEvents(r); }));
+    s.Get(base + "/events/stream", [this](const httplib::Request& req, httplib::Response& res) { EventStream(req, res); });
     s.Post(base + "/tables/rename", handle([this](const Request& r, const httplib::Request&) { return api.RenameTable(r); }));
     s.Post(base + "/transactions/commit",
            handle([this](const Request& r, const httplib::Request&) { return api.CommitTransaction(r); }));
@@ -282,6 +389,7 @@ struct RestServer::Impl {
 
   void Stop() {
     std::call_once(stopped, [this] {
+      stopping = true;
       if (http) http->stop();
       if (loop.joinable()) loop.join();
     });
@@ -296,12 +404,14 @@ int RestServer::port() const { return impl_->port; }
 RestStats RestServer::stats() const {
   RestStats s = impl_->api.stats();
   s.requests = impl_->metrics.total();
+  s.event_streams = impl_->event_streams.load();
   return s;
 }
 
 void RestServer::Shutdown() { impl_->Stop(); }
 
-Result<std::unique_ptr<RestServer>> RestServer::Start(catalog::Catalog& catalog, io::FileIO& io, RestOptions options) {
+Result<std::unique_ptr<RestServer>> RestServer::Start(catalog::Catalog& catalog, io::FileIO& io, RestOptions options,
+                                                      events::Bus* bus) {
   if (options.prefix.find('/') != std::string::npos) {
     return Status::InvalidArgument("the REST prefix must be one path segment, not '" + options.prefix + "'");
   }
@@ -309,7 +419,7 @@ Result<std::unique_ptr<RestServer>> RestServer::Start(catalog::Catalog& catalog,
     return Status::InvalidArgument("TLS needs both a certificate and a key");
   }
   if (options.threads <= 0) return Status::InvalidArgument("the REST server needs at least one thread");
-  auto impl = std::make_unique<Impl>(catalog, io, std::move(options));
+  auto impl = std::make_unique<Impl>(catalog, io, std::move(options), bus);
   const RestOptions& o = impl->options;
   if (!o.tls_cert_file.empty()) {
     auto ssl = std::make_unique<httplib::SSLServer>(o.tls_cert_file.c_str(), o.tls_key_file.c_str());

@@ -3,7 +3,9 @@
 // Spark, Trino, Flink, PyIceberg and iceberg-js use the lake. Namespaces, tables (create, staged
 // create, load with ETag, commit with requirements and updates, drop, rename, register),
 // multi-table transactions, metrics reports, OAuth2 client-credentials tokens or static bearer
-// tokens, /healthz and /metrics (Prometheus text). Names pass the catalog's one rule
+// tokens, server-side scan planning (synchronous, paged and asynchronous), the change feed (the
+// proposed events endpoint, and a Server-Sent Events stream of commit events), /healthz and
+// /metrics (Prometheus text). Names pass the catalog's one rule
 // (catalog::ValidateName); every failure answers in the spec's error model.
 #pragma once
 
@@ -16,6 +18,7 @@
 
 #include "skade/base/status.h"
 #include "skade/catalog/catalog.h"
+#include "skade/events/bus.h"
 #include "skade/io/file_io.h"
 
 namespace skade::rest {
@@ -41,6 +44,18 @@ struct RestOptions {
   int threads = 8;
   std::string tls_cert_file;  // both set = HTTPS
   std::string tls_key_file;
+  // Server-side scan planning: a plan of more file scan tasks than plan_page_tasks answers
+  // them in pages (plan tasks, fetched one by one); a plan over a snapshot of at least
+  // plan_async_manifests manifests (0 = never) runs in the background ("submitted") while the
+  // client polls. Plans not fetched or cancelled expire after plan_ttl.
+  size_t plan_page_tasks = 1000;
+  size_t plan_async_manifests = 64;
+  std::chrono::seconds plan_ttl{600};
+  // Concurrent change-feed streams (GET /v1/{prefix}/events/stream, Server-Sent Events) at
+  // most; each holds one of the server's threads. 0 = half of `threads`. A comment line every
+// second keeps proxies from closing an idle stream and lets the server notice a client that
+// went away (its stream is freed within two seconds).
+  int max_event_streams = 0;
   // Access log lines (method, path, status, microseconds) at info level.
   bool access_log = false;
 };
@@ -50,6 +65,7 @@ struct RestStats {
   int64_t requests = 0;
   int64_t commits = 0;    // successful table commits (single and in transactions)
   int64_t conflicts = 0;  // commits refused with 409 CommitFailedException
+  int64_t event_streams = 0;  // change-feed streams open now
 };
 
 // Thread-safe.
@@ -57,8 +73,11 @@ class RestServer {
  public:
   // Binds and starts serving. kUnavailable when the address cannot be bound, kInvalidArgument
   // for inconsistent options (a prefix that is not one path segment, half a TLS pair).
-  // Borrows `catalog` and `io` (the FileIO of the warehouse), which must outlive the server.
-  static Result<std::unique_ptr<RestServer>> Start(catalog::Catalog& catalog, io::FileIO& io, RestOptions options);
+  // Borrows `catalog`, `io` (the FileIO of the warehouse) and `bus` (fed with the catalog's
+  // commits, e.g. by an events::Watcher), which must outlive the server. Without a bus the
+  // Server-Sent Events stream is absent (406); the events endpoint needs only the catalog's log.
+  static Result<std::unique_ptr<RestServer>> Start(catalog::Catalog& catalog, io::FileIO& io, RestOptions options,
+                                                   events::Bus* bus = nullptr);
   ~RestServer();  // Shutdown()
 
   int port() const;

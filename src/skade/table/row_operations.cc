@@ -507,23 +507,8 @@ Result<std::string> Table::ChangesSql(int64_t from_snapshot, std::optional<int64
     return Status::NotFound(to_snapshot ? "snapshot " + std::to_string(*to_snapshot) + " not found"
                                         : std::string("the table has no snapshot"));
   }
-  if (m.SnapshotById(from_snapshot) == nullptr) {
-    return Status::NotFound("snapshot " + std::to_string(from_snapshot) + " not found");
-  }
-  // The range: ancestors of `to` down to (not including) `from`, oldest first.
-  std::vector<const iceberg::Snapshot*> range;
-  for (const iceberg::Snapshot* s = to; s != nullptr && s->snapshot_id != from_snapshot;
-       s = s->parent_snapshot_id ? m.SnapshotById(*s->parent_snapshot_id) : nullptr) {
-    range.push_back(s);
-    if (!s->parent_snapshot_id) {
-      return Status::InvalidArgument("snapshot " + std::to_string(from_snapshot) + " is not an ancestor of " +
-                                     std::to_string(to->snapshot_id));
-    }
-    if (m.SnapshotById(*s->parent_snapshot_id) == nullptr && *s->parent_snapshot_id != from_snapshot) {
-      return Status::NotFound("snapshot " + std::to_string(*s->parent_snapshot_id) + " in the range has expired");
-    }
-  }
-  std::reverse(range.begin(), range.end());
+  // The range: the snapshots after `from` up to `to`, oldest first.
+  SKADE_ASSIGN_OR_RETURN(std::vector<const iceberg::Snapshot*> range, iceberg::SnapshotsBetween(m, from_snapshot, *to));
   iceberg::SchemaPtr schema = m.CurrentSchema();
   iceberg::ScanPlanner planner(io_, m);
   const std::string columns = ColumnList(*schema);
@@ -533,26 +518,10 @@ Result<std::string> Table::ChangesSql(int64_t from_snapshot, std::optional<int64
     scan.schema = schema;
     scan.name_mapping = m.DefaultNameMapping();
     scan.specs = m.partition_specs;
-    for (const iceberg::Snapshot* s : range) {
-      if (s->operation() != "append") {
-        return Status::InvalidArgument("snapshot " + std::to_string(s->snapshot_id) + " is a " + s->operation() +
-                                       ", not an append: ask for a changelog to read it");
-      }
-      SKADE_ASSIGN_OR_RETURN(auto manifests, planner.LoadManifests(*s));
-      for (const auto& mf : manifests) {
-        if (mf.added_snapshot_id != s->snapshot_id || mf.content != iceberg::ManifestContent::kData) continue;
-        SKADE_ASSIGN_OR_RETURN(auto reader, iceberg::ManifestReader::Open(io_, mf.manifest_path, mf));
-        while (true) {
-          SKADE_ASSIGN_OR_RETURN(auto entry, reader->Next());
-          if (!entry) break;
-          if (entry->status != iceberg::ManifestEntryStatus::kAdded || entry->snapshot_id != s->snapshot_id) continue;
-          iceberg::FileScanTask t;
-          t.sequence_number = entry->sequence_number.value_or(0);
-          t.file = std::move(entry->data_file);
-          scan.tasks.push_back(std::move(t));
-        }
-      }
-    }
+    SKADE_RETURN_IF_ERROR(planner.PlanAppends(from_snapshot, *to, *schema, nullptr, [&](iceberg::FileScanTask t) {
+      scan.tasks.push_back(std::move(t));
+      return Status::Ok();
+    }));
     return engine::BuildTableSql(db_, scan);
   }
 

@@ -1,0 +1,231 @@
+#include "skade/rest/plan_store_internal.h"
+
+#include <atomic>
+
+#include "skade/base/log.h"
+
+namespace skade::rest {
+
+struct PlanStore::Plan {
+  std::string id;
+  std::string table;
+  PlanView::State state = PlanView::State::kSubmitted;
+  Status error;
+  std::vector<PlanPage> pages;
+  size_t bytes = 0;
+  std::vector<bool> fetched;  // per page after the first
+  size_t unfetched = 0;
+  bool cancelled = false;
+  std::chrono::steady_clock::time_point expires_at;
+};
+
+// Collects a job's pages into its plan, counting them against the store's byte bound.
+class PlanStore::Sink : public PlanSink {
+ public:
+  Sink(PlanStore& store, Plan& plan) : store_(store), plan_(plan) {}
+  Status Add(PlanPage page) override {
+    std::lock_guard<std::mutex> lock(store_.mu_);
+    if (plan_.cancelled) return Status(StatusCode::kCancelled, "the scan plan was cancelled");
+    if (store_.bytes_ + page.size() > store_.options_.max_bytes) {
+      return Status(StatusCode::kResourceExhausted,
+                    "the server holds too many scan planning results; fetch or cancel earlier plans, or retry later");
+    }
+    store_.bytes_ += page.size();
+    plan_.bytes += page.size();
+    plan_.pages.push_back(std::move(page));
+    return Status::Ok();
+  }
+
+ private:
+  PlanStore& store_;
+  Plan& plan_;
+};
+
+namespace {
+
+std::string TaskToken(const std::string& plan_id, size_t page) { return plan_id + ":" + std::to_string(page); }
+
+}  // namespace
+
+PlanStore::PlanStore(PlanStoreOptions options) : options_(options), worker_([this] { Work(); }) {}
+
+PlanStore::~PlanStore() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    for (auto& [id, plan] : plans_) plan->cancelled = true;
+  }
+  wake_.notify_all();
+  worker_.join();
+}
+
+void PlanStore::ExpireLocked(std::chrono::steady_clock::time_point now) {
+  for (auto it = plans_.begin(); it != plans_.end();) {
+    const Plan& p = *it->second;
+    if (p.state != PlanView::State::kSubmitted && p.expires_at <= now) {
+      bytes_ -= p.bytes;
+      it = plans_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+Status PlanStore::ReserveLocked() {
+  ExpireLocked(std::chrono::steady_clock::now());
+  if (plans_.size() >= options_.max_plans) {
+    return Status(StatusCode::kResourceExhausted,
+                  "the server holds " + std::to_string(plans_.size()) +
+                      " scan plans; fetch or cancel earlier plans, or retry later");
+  }
+  return Status::Ok();
+}
+
+PlanView PlanStore::ViewLocked(const Plan& plan) const {
+  PlanView v;
+  v.state = plan.state;
+  v.error = plan.error;
+  if (plan.state == PlanView::State::kCompleted) {
+    if (!plan.pages.empty()) v.first_page = plan.pages.front();
+    for (size_t i = 1; i < plan.pages.size(); ++i) v.plan_tasks.push_back(TaskToken(plan.id, i));
+  }
+  return v;
+}
+
+Result<PlanView> PlanStore::PlanNow(const std::string& plan_id, const std::string& table, const Job& job) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    SKADE_RETURN_IF_ERROR(ReserveLocked());
+  }
+  auto plan = std::make_shared<Plan>();
+  plan->id = plan_id;
+  plan->table = table;
+  Sink sink(*this, *plan);
+  Status st = job(sink);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!st.ok() || plan->pages.size() <= 1) {
+    bytes_ -= plan->bytes;
+    SKADE_RETURN_IF_ERROR(st);
+    PlanView v;
+    v.state = PlanView::State::kCompleted;
+    if (!plan->pages.empty()) v.first_page = std::move(plan->pages.front());
+    return v;
+  }
+  plan->state = PlanView::State::kCompleted;
+  plan->fetched.assign(plan->pages.size(), false);
+  plan->unfetched = plan->pages.size() - 1;
+  plan->expires_at = std::chrono::steady_clock::now() + options_.ttl;
+  PlanView v = ViewLocked(*plan);
+  plans_[plan_id] = std::move(plan);
+  return v;
+}
+
+Status PlanStore::Submit(const std::string& plan_id, const std::string& table, Job job) {
+  std::lock_guard<std::mutex> lock(mu_);
+  SKADE_RETURN_IF_ERROR(ReserveLocked());
+  auto plan = std::make_shared<Plan>();
+  plan->id = plan_id;
+  plan->table = table;
+  plans_[plan_id] = plan;
+  queue_.emplace_back(std::move(plan), std::move(job));
+  wake_.notify_one();
+  return Status::Ok();
+}
+
+void PlanStore::Work() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (stopping_) return;
+    auto [plan, job] = std::move(queue_.front());
+    queue_.pop_front();
+    if (plan->cancelled) continue;
+    lock.unlock();
+    Sink sink(*this, *plan);
+    Status st = job(sink);
+    lock.lock();
+    plan->expires_at = std::chrono::steady_clock::now() + options_.ttl;
+    if (plan->cancelled) continue;  // Cancel already freed it and reports "cancelled"
+    if (!st.ok()) {
+      bytes_ -= plan->bytes;
+      plan->bytes = 0;
+      plan->pages.clear();
+      plan->state = PlanView::State::kFailed;
+      plan->error = st;
+      SKADE_LOG_WARN("rest: scan plan {} failed: {}", plan->id, st.ToString());
+      continue;
+    }
+    plan->state = PlanView::State::kCompleted;
+    plan->fetched.assign(plan->pages.size(), false);
+    plan->unfetched = plan->pages.empty() ? 0 : plan->pages.size() - 1;
+  }
+}
+
+Result<PlanView> PlanStore::View(const std::string& plan_id, const std::string& table) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ExpireLocked(std::chrono::steady_clock::now());
+  auto it = plans_.find(plan_id);
+  if (it == plans_.end() || it->second->table != table) {
+    return Status::NotFound("scan plan '" + plan_id + "' does not exist (it may have expired)");
+  }
+  if (it->second->state != PlanView::State::kSubmitted) {
+    it->second->expires_at = std::chrono::steady_clock::now() + options_.ttl;
+  }
+  return ViewLocked(*it->second);
+}
+
+Status PlanStore::Cancel(const std::string& plan_id, const std::string& table) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = plans_.find(plan_id);
+  if (it == plans_.end() || it->second->table != table) {
+    return Status::NotFound("scan plan '" + plan_id + "' does not exist (it may have expired)");
+  }
+  Plan& p = *it->second;
+  p.cancelled = true;
+  p.state = PlanView::State::kCancelled;
+  bytes_ -= p.bytes;
+  p.bytes = 0;
+  p.pages.clear();
+  p.pages.shrink_to_fit();
+  p.expires_at = std::chrono::steady_clock::now() + options_.ttl;
+  return Status::Ok();
+}
+
+Result<PlanPage> PlanStore::Fetch(const std::string& plan_task, const std::string& table) {
+  const size_t colon = plan_task.rfind(':');
+  auto unknown = [&] { return Status::NotFound("plan task '" + plan_task + "' does not exist (its plan may have expired)"); };
+  if (colon == std::string::npos || colon + 1 >= plan_task.size()) return unknown();
+  size_t page = 0;
+  for (size_t i = colon + 1; i < plan_task.size(); ++i) {
+    const char c = plan_task[i];
+    if (c < '0' || c > '9' || page > 1'000'000'000) return unknown();
+    page = page * 10 + static_cast<size_t>(c - '0');
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  ExpireLocked(std::chrono::steady_clock::now());
+  auto it = plans_.find(plan_task.substr(0, colon));
+  if (it == plans_.end() || it->second->table != table) return unknown();
+  Plan& p = *it->second;
+  if (p.state != PlanView::State::kCompleted || page == 0 || page >= p.pages.size()) return unknown();
+  const auto now = std::chrono::steady_clock::now();
+  p.expires_at = now + options_.ttl;
+  if (!p.fetched[page]) {
+    p.fetched[page] = true;
+    // Every task fetched: the client needs the plan no more, but a retry of the last fetch
+    // may still come, so it stays a little longer.
+    if (--p.unfetched == 0) p.expires_at = now + std::min<std::chrono::steady_clock::duration>(options_.ttl, std::chrono::seconds(60));
+  }
+  return p.pages[page];
+}
+
+size_t PlanStore::plans() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return plans_.size();
+}
+
+size_t PlanStore::bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return bytes_;
+}
+
+}  // namespace skade::rest

@@ -1,0 +1,99 @@
+// Private to skade/rest: scan plans the server holds between planTableScan and the calls that
+// fetch their results (fetchPlanningResult, fetchScanTasks, cancelPlanning). A plan is split
+// into pages of file scan tasks; the first page goes out with the planning result and each
+// further page is one plan task. Plans over many manifests run on a background worker and
+// answer "submitted" until done. Plans expire after a time to live and the store is bounded
+// in plans and bytes, so clients that never fetch or cancel cannot exhaust the server.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "skade/base/status.h"
+
+namespace skade::rest {
+
+struct PlanStoreOptions {
+  std::chrono::seconds ttl{600};  // since the plan was last touched
+  size_t max_plans = 256;
+  size_t max_bytes = size_t{256} << 20;  // serialized pages held
+};
+
+// One page: a ScanTasks object ({"file-scan-tasks", "delete-files"}) as JSON text.
+using PlanPage = std::string;
+
+// What a planning job produces, page by page; Add fails with kCancelled once the plan was
+// cancelled (the job then stops) and with kResourceExhausted past the byte bound.
+class PlanSink {
+ public:
+  virtual ~PlanSink() = default;
+  virtual Status Add(PlanPage page) = 0;
+};
+
+// The state of a plan as fetchPlanningResult reports it.
+struct PlanView {
+  enum class State { kSubmitted, kCompleted, kFailed, kCancelled };
+  State state = State::kSubmitted;
+  std::optional<PlanPage> first_page;   // completed: tasks sent with the result
+  std::vector<std::string> plan_tasks;  // completed: tokens of the further pages
+  Status error;                         // failed
+};
+
+// Thread-safe. Owns one worker thread for background plans.
+class PlanStore {
+ public:
+  explicit PlanStore(PlanStoreOptions options);
+  ~PlanStore();  // cancels running jobs and joins the worker
+  PlanStore(const PlanStore&) = delete;
+  PlanStore& operator=(const PlanStore&) = delete;
+
+  using Job = std::function<Status(PlanSink& sink)>;
+
+  // Runs `job` now, on the caller's thread, for the plan of `table` (any stable string naming
+  // it); the result is held only when it has more than one page. kResourceExhausted when the
+  // store is full.
+  Result<PlanView> PlanNow(const std::string& plan_id, const std::string& table, const Job& job);
+  // Queues `job` for the worker; the plan is "submitted" until it finishes.
+  Status Submit(const std::string& plan_id, const std::string& table, Job job);
+
+  // kNotFound unless `plan_id` is a held plan of `table`.
+  Result<PlanView> View(const std::string& plan_id, const std::string& table);
+  // Cancels a plan (a running job stops at its next page) and frees its pages; the plan then
+  // reports "cancelled" until it expires. kNotFound as View.
+  Status Cancel(const std::string& plan_id, const std::string& table);
+  // The page a plan task names. kNotFound when the task is unknown, of another table,
+  // or of a cancelled or expired plan.
+  Result<PlanPage> Fetch(const std::string& plan_task, const std::string& table);
+
+  size_t plans() const;
+  size_t bytes() const;
+
+ private:
+  struct Plan;
+  class Sink;
+  void Work();
+  void ExpireLocked(std::chrono::steady_clock::time_point now);
+  PlanView ViewLocked(const Plan& plan) const;
+  Status ReserveLocked();
+
+  const PlanStoreOptions options_;
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  std::map<std::string, std::shared_ptr<Plan>> plans_;
+  std::deque<std::pair<std::shared_ptr<Plan>, Job>> queue_;
+  size_t bytes_ = 0;
+  bool stopping_ = false;
+  std::thread worker_;
+};
+
+}  // namespace skade::rest
