@@ -10,6 +10,7 @@
 #include "skade/iceberg/manifest.h"
 #include "skade/iceberg/table_metadata.h"
 #include "tests/rest/rest_fixture.h"
+#include "tests/testing/run_process.h"
 
 namespace skade::rest {
 namespace {
@@ -405,6 +406,50 @@ TEST_F(RestServerTest, ReadOnlyRefusesEveryMutationAndMetricsCount) {
   ASSERT_TRUE(metrics);
   EXPECT_THAT(metrics->body, HasSubstr("skade_rest_requests_total{method=\"POST\",status=\"403\"} 2"));
   EXPECT_THAT(metrics->body, HasSubstr("skade_rest_request_duration_seconds_count"));
+}
+
+// A catalog without views: none listed, none found, none created — never a 404 "no route".
+TEST_F(RestServerTest, ViewRoutesAnswerThatThereAreNoViews) {
+  Start();
+  EXPECT_THAT(Get("/v1/config").body["endpoints"].dump(), ::testing::Not(HasSubstr("views")));
+  Reply listed = Get("/v1/namespaces/base/views");
+  ASSERT_EQ(listed.status, 200);
+  EXPECT_EQ(listed.body["identifiers"], Json::array());
+  EXPECT_EQ(ErrorType(Get("/v1/namespaces/nope/views")), "NoSuchNamespaceException");
+  EXPECT_EQ(ErrorType(Get("/v1/namespaces/base/views/v")), "NoSuchViewException");
+  EXPECT_EQ(Head("/v1/namespaces/base/views/v").status, 404);
+  EXPECT_EQ(ErrorType(Post("/v1/namespaces/base/views", Json{{"name", "v"}})), "UnsupportedOperationException");
+  EXPECT_EQ(ErrorType(Post("/v1/views/rename", Json::object())), "UnsupportedOperationException");
+}
+
+// HTTPS with a self-signed certificate (made by the openssl command): a client trusting it
+// talks to the catalog; plain HTTP on the same port gets no answer.
+TEST_F(RestServerTest, TlsServesHttps) {
+  const std::string cert = tmp_.Path("cert.pem"), key = tmp_.Path("key.pem");
+  auto made = testing::RunProcess("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost "
+                                  "-addext subjectAltName=IP:127.0.0.1 -keyout " + testing::ShellQuote(key) +
+                                  " -out " + testing::ShellQuote(cert) + " 2>&1");
+  ASSERT_EQ(made.exit_code, 0) << made.out << made.err;
+  RestOptions options;
+  options.port = 0;
+  options.tls_cert_file = cert;
+  options.tls_key_file = key;
+  auto server = RestServer::Start(*catalog_, *io_, options);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  httplib::SSLClient tls("127.0.0.1", (*server)->port());
+  tls.set_ca_cert_path(cert.c_str());
+  tls.enable_server_certificate_verification(true);
+  auto config = tls.Get("/v1/config");
+  ASSERT_TRUE(config) << httplib::to_string(config.error());
+  EXPECT_EQ(config->status, 200);
+  EXPECT_THAT(config->body, HasSubstr("endpoints"));
+  httplib::Client plain("127.0.0.1", (*server)->port());
+  plain.set_read_timeout(2, 0);
+  auto refused = plain.Get("/v1/config");
+  EXPECT_TRUE(!refused || refused->status >= 400);
+  // A half-configured pair is refused at start.
+  options.tls_key_file.clear();
+  EXPECT_EQ(RestServer::Start(*catalog_, *io_, options).status().code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -452,6 +452,24 @@ Response CatalogApi::ListTables(const Request& r, const std::string& segment) {
   return JsonResponse(body);
 }
 
+// skade's catalog keeps no views: listing answers none (for a namespace that exists), a view
+// by name does not exist, and creating or changing one is unsupported. None of these routes
+// is in /v1/config's endpoints, so clients that read it do not call them.
+Response CatalogApi::Views(const Request& r, const std::string& segment, const std::string* view) {
+  auto ns = NamespaceFromPath(segment);
+  if (!ns.ok()) return ErrorResponse(ns.status());
+  if (view == nullptr && r.method == "GET") {
+    auto exists = catalog_.NamespaceExists(*ns);
+    if (!exists.ok()) return ErrorResponse(exists.status());
+    if (!*exists) return ErrorResponse(404, "NoSuchNamespaceException", "namespace " + ns->ToString() + " does not exist");
+    return JsonResponse(Json{{"identifiers", Json::array()}});
+  }
+  if (view != nullptr && (r.method == "GET" || r.method == "HEAD" || r.method == "DELETE")) {
+    return ErrorResponse(404, "NoSuchViewException", "view " + ns->ToString() + "." + *view + " does not exist");
+  }
+  return ErrorResponse(406, "UnsupportedOperationException", "this catalog does not support views");
+}
+
 Result<std::string> CatalogApi::DefaultLocation(const catalog::TableIdent& ident) {
   catalog::PlacementInputs inputs;
   inputs.warehouse = catalog_.warehouse();

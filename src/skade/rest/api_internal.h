@@ -106,6 +106,8 @@ class CatalogApi {
   Response DropTable(const Request& r, const std::string& ns, const std::string& table);
   Response ReportMetrics(const Request& r, const std::string& ns, const std::string& table);
   Response RenameTable(const Request& r);
+  // The view routes ({view} null for …/views itself) of a catalog without views.
+  Response Views(const Request& r, const std::string& ns, const std::string* view);
   Response CommitTransaction(const Request& r);
   // planning.cc: planTableScan (point in time or incremental appends); plans of at least
   // options.plan_async_manifests manifests answer "submitted" and run in the background;

@@ -336,6 +336,20 @@ struct RestServer::Impl {
            }));
     s.Post(base + "/events", handle([this](const Request& r, const httplib::Request&) { return api.QueryEvents(r); }));
     s.Get(base + "/events/stream", [this](const httplib::Request& req, httplib::Response& res) { EventStream(req, res); });
+    const std::string view = ns + "/views/([^/]+)";
+    auto views = handle([this](const Request& r, const httplib::Request& q) { return api.Views(r, q.matches[1], nullptr); });
+    auto one_view = handle([this](const Request& r, const httplib::Request& q) {
+      const std::string name = q.matches[2];
+      return api.Views(r, q.matches[1], &name);
+    });
+    s.Get(ns + "/views", views);
+    s.Post(ns + "/views", views);
+    s.Get(view, one_view);
+    s.Post(view, one_view);
+    s.Delete(view, one_view);
+    s.Post(base + "/views/rename", handle([this](const Request&, const httplib::Request&) {
+             return ErrorResponse(406, "UnsupportedOperationException", "this catalog does not support views");
+           }));
     s.Post(base + "/tables/rename", handle([this](const Request& r, const httplib::Request&) { return api.RenameTable(r); }));
     s.Post(base + "/transactions/commit",
            handle([this](const Request& r, const httplib::Request&) { return api.CommitTransaction(r); }));
