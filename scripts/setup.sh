@@ -15,6 +15,7 @@ APT_PACKAGES=(
   libcli11-dev libspdlog-dev libfmt-dev uuid-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
+  python3-botocore s3cmd
 )
 
 missing=()
