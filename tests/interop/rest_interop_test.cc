@@ -7,6 +7,7 @@
 // bearer token, on 127.0.0.1 port 0, over a fresh lake per test. node and node_modules are
 // required (the setup script installs them), so a missing one fails.
 #include <fcntl.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <spawn.h>
@@ -483,6 +484,77 @@ TEST_F(RestInteropTest, EveryResponseOfAScriptedSessionMatchesTheOpenApiSpec) {
   ASSERT_EQ(log.size(), want.size());
   EXPECT_EQ(log[5]["txn_id"], log[6]["txn_id"]);
   EXPECT_NE(log[4]["txn_id"], log[5]["txn_id"]);
+}
+
+// The REST catalog as the catalog of other skade processes: the CLI creates, ingests, lists
+// and scans through it (rest+http://…), and a second `skade serve --catalog rest+http://…`
+// answers Flight SQL (the Node.js client) and streams the first server's commits.
+TEST_F(RestInteropTest, OtherSkadeProcessesUseTheLakeThroughTheRestCatalog) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const std::string remote = "rest+" + Uri() + "?token=" + kToken;
+  auto cli = [&](const std::string& args) {
+    return RunProcess(ShellQuote(SKADE_CLI_PATH) + " --catalog " + ShellQuote(remote) + " " + args);
+  };
+  for (const std::string& args : {std::string("ns create remote"),
+                                  std::string("create remote.t --schema 'id BIGINT NOT NULL, region VARCHAR'"),
+                                  std::string("ingest remote.t --sql \"SELECT range AS id, 'eu' AS region FROM range(25)\""),
+                                  std::string("ingest remote.t --sql \"SELECT 100 + range AS id, 'us' AS region FROM range(5)\"")}) {
+    ProcessResult r = cli(args);
+    ASSERT_EQ(r.exit_code, 0) << args << "\n" << r.out << r.err;
+  }
+  ProcessResult tables = cli("tables remote");
+  ASSERT_EQ(tables.exit_code, 0) << tables.err;
+  EXPECT_THAT(tables.out, ::testing::HasSubstr("remote.t"));
+  ProcessResult count = cli("scan remote.t --count");
+  ASSERT_EQ(count.exit_code, 0) << count.err;
+  EXPECT_EQ(Lines(count.out).back(), "30");
+  // The first server's own catalog has the table and both appends.
+  ASSERT_NO_FATAL_FAILURE(OpenLibrary());
+  catalog::TableState state = LoadState("remote.t");
+  ASSERT_NE(state.metadata, nullptr);
+  EXPECT_EQ(state.metadata->snapshots.size(), 2u);
+  // A bad token is refused with the server's answer.
+  ProcessResult refused = RunProcess(ShellQuote(SKADE_CLI_PATH) + " --catalog " +
+                                     ShellQuote("rest+" + Uri() + "?token=nope") + " tables");
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.err, ::testing::HasSubstr("401"));
+
+  // A second server over the REST catalog.
+  std::unique_ptr<Child> second = Child::Start(
+      {SKADE_CLI_PATH, "--catalog", remote, "serve", "--flight-port", "0", "--query-memory", "512MB"},
+      tmp_.Path("second.err"));
+  ASSERT_NE(second, nullptr);
+  int port = 0;
+  const std::string flight_prefix = "flight sql listening on 127.0.0.1:";
+  for (int i = 0; i < 5 && port == 0; ++i) {
+    std::string line = second->ReadLine(20s);
+    ASSERT_FALSE(line.empty()) << "the second serve printed no address\n" << testing::ReadFileOrDie(tmp_.Path("second.err"));
+    if (line.rfind(flight_prefix, 0) == 0) port = std::atoi(line.c_str() + flight_prefix.size());
+  }
+  ASSERT_GT(port, 0);
+  auto query = [&](const std::string& sql) {
+    ProcessResult r = RunProcess("node " + ShellQuote(kInteropDir + "/flightsql_query.mjs") + " --address 127.0.0.1:" +
+                                 std::to_string(port) + " --proto-dir " +
+                                 ShellQuote(std::string(SKADE_SOURCE_DIR) + "/src/skade/flightsql") + " --sql " +
+                                 ShellQuote(sql));
+    EXPECT_EQ(r.exit_code, 0) << sql << "\n" << r.err << testing::ReadFileOrDie(tmp_.Path("second.err"));
+    return Json::parse(r.out, nullptr, false);
+  };
+  EXPECT_EQ(query("SELECT region, count(*) AS n FROM remote.t GROUP BY region ORDER BY region"),
+            Json::parse(R"([["eu","25"],["us","5"]])"));
+  // The second server's commit stream follows commits made on the first.
+  std::unique_ptr<Child> watch = Child::Start(
+      {SKADE_CLI_PATH, "watch", "--server", "127.0.0.1:" + std::to_string(port), "--json"}, tmp_.Path("watch2.err"));
+  ASSERT_NE(watch, nullptr);
+  std::this_thread::sleep_for(500ms);
+  ProcessResult more = cli("ingest remote.t --sql \"SELECT 200 AS id, 'ap' AS region\"");
+  ASSERT_EQ(more.exit_code, 0) << more.err;
+  Json event = Json::parse(watch->ReadLine(20s), nullptr, false);
+  EXPECT_EQ(event["table"], "remote.t") << testing::ReadFileOrDie(tmp_.Path("watch2.err"));
+  EXPECT_EQ(event["added_records"], 1);
+  EXPECT_EQ(watch->Stop(SIGINT, 10s), 0);
+  EXPECT_EQ(query("SELECT count(*) FROM remote.t"), Json::parse(R"([["31"]])")) << "the new snapshot is read";
+  EXPECT_EQ(second->Stop(SIGTERM, 10s), 0) << testing::ReadFileOrDie(tmp_.Path("second.err"));
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "skade/catalog/sql_catalog.h"
+#include "skade/catalog/open_catalog.h"
 #include "skade/engine/database.h"
 #include "skade/table/table.h"
 
@@ -79,7 +79,7 @@ int skade_open(const char* warehouse, const char* catalog_uri, skade_lake** out)
   options.uri = catalog_uri && *catalog_uri ? std::string(catalog_uri)
                                             : "sqlite://" + skade::io::JoinLocation(lake->warehouse, "catalog.db");
   options.warehouse = lake->warehouse;
-  auto catalog = skade::catalog::OpenSqlCatalog(options, *lake->io);
+  auto catalog = skade::catalog::OpenCatalog(options, *lake->io);
   if (!catalog.ok()) return Report(catalog.status());
   lake->catalog = std::move(catalog).value();
   *out = lake.release();

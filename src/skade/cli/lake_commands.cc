@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -7,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "skade/base/clock.h"
-#include "skade/catalog/sql_catalog.h"
+#include "skade/catalog/open_catalog.h"
 #include "skade/cli/lake.h"
 #include "skade/sql/lake_sql.h"
 #include "skade/cli/table_location.h"
@@ -88,7 +90,12 @@ Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& open_options)
   while (lake.warehouse.size() > 1 && lake.warehouse.back() == '/') lake.warehouse.pop_back();
   using Use = LakeOpenOptions::Use;
   const bool default_catalog = args.catalog_uri.empty();
-  if (open_options.use == Use::kCreate) {
+  catalog::CatalogKind kind = catalog::CatalogKind::kSql;
+  if (!default_catalog) {
+    SKADE_ASSIGN_OR_RETURN(kind, catalog::CatalogKindOf(args.catalog_uri));
+  }
+  const bool remote = kind == catalog::CatalogKind::kRest;
+  if (open_options.use == Use::kCreate && !remote) {
     fs::create_directories(lake.warehouse, ec);
     if (ec) return Status::IoError("cannot create warehouse '" + lake.warehouse + "': " + ec.message());
   } else if (default_catalog && !fs::exists(io::JoinLocation(lake.warehouse, "catalog.db"), ec)) {
@@ -97,6 +104,22 @@ Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& open_options)
                             "`skade serve` creates one, --warehouse/--catalog point elsewhere");
   }
   lake.io = io::MakeLocalFileIO();
+  catalog::SqlCatalogOptions options;
+  options.uri = args.catalog_uri.empty() ? "sqlite://" + io::JoinLocation(lake.warehouse, "catalog.db")
+                                         : args.catalog_uri;
+  // A REST catalog names its own warehouse (its /v1/config); --warehouse asks for one only
+  // when given.
+  options.warehouse = remote && args.warehouse.empty() ? "" : lake.warehouse;
+  options.access = open_options.use == Use::kRead ? catalog::SqlCatalogOptions::Access::kReadOnly
+                                                   : catalog::SqlCatalogOptions::Access::kReadWrite;
+  options.if_missing = open_options.use == Use::kCreate ? catalog::SqlCatalogOptions::IfMissing::kCreate
+                                                         : catalog::SqlCatalogOptions::IfMissing::kFail;
+  SKADE_ASSIGN_OR_RETURN(lake.catalog, catalog::OpenCatalog(options, *lake.io));
+  if (remote && !lake.catalog->warehouse().empty()) {
+    lake.warehouse = io::LocalPath(lake.catalog->warehouse());
+    while (lake.warehouse.size() > 1 && lake.warehouse.back() == '/') lake.warehouse.pop_back();
+  }
+
   engine::DatabaseOptions db_options;
   db_options.lock_down = open_options.lock_down;
   db_options.allowed_directories = {lake.warehouse};
@@ -105,18 +128,14 @@ Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& open_options)
   }
   db_options.attach_in_memory = open_options.attach_in_memory;
   if (!open_options.memory_limit.empty()) db_options.memory_limit = open_options.memory_limit;
-  // Spills stay inside the warehouse, the only folder a locked-down DuckDB may use.
-  if (open_options.lock_down) db_options.temp_directory = io::JoinLocation(lake.warehouse, ".duckdb_tmp");
+  // Spills stay inside the warehouse, the only folder a locked-down DuckDB may use (a remote
+  // catalog's warehouse is another machine's folder: the system temp folder then).
+  if (open_options.lock_down) {
+    db_options.temp_directory = remote ? fs::temp_directory_path(ec).string() + "/skade-duckdb-tmp-" + std::to_string(::getpid())
+                                       : io::JoinLocation(lake.warehouse, ".duckdb_tmp");
+    if (remote) db_options.allowed_directories.push_back(db_options.temp_directory);
+  }
   SKADE_ASSIGN_OR_RETURN(lake.db, engine::Database::Open(db_options));
-  catalog::SqlCatalogOptions options;
-  options.uri = args.catalog_uri.empty() ? "sqlite://" + io::JoinLocation(lake.warehouse, "catalog.db")
-                                         : args.catalog_uri;
-  options.warehouse = lake.warehouse;
-  options.access = open_options.use == Use::kRead ? catalog::SqlCatalogOptions::Access::kReadOnly
-                                                   : catalog::SqlCatalogOptions::Access::kReadWrite;
-  options.if_missing = open_options.use == Use::kCreate ? catalog::SqlCatalogOptions::IfMissing::kCreate
-                                                         : catalog::SqlCatalogOptions::IfMissing::kFail;
-  SKADE_ASSIGN_OR_RETURN(lake.catalog, catalog::OpenSqlCatalog(options, *lake.io));
   return lake;
 }
 

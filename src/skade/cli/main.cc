@@ -43,7 +43,8 @@ int main(int argc, char** argv) {
   app.add_option("--warehouse", lake.warehouse,
                  "warehouse folder (default $SKADE_WAREHOUSE or ./lake)");
   app.add_option("--catalog", lake.catalog_uri,
-                 "catalog database: sqlite://PATH or postgresql://… (default WAREHOUSE/catalog.db)");
+                 "catalog: sqlite://PATH, postgresql://…, or an Iceberg REST catalog rest+http(s)://HOST:PORT/…"
+                 "[?warehouse=W&credential=ID:SECRET&token=T] (default WAREHOUSE/catalog.db)");
   app.add_flag("--quiet,-q", lake.quiet, "no progress output on stderr");
 
   skade::cli::ScanArgs scan;

@@ -153,7 +153,12 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
   std::string uri = lake_args.catalog_uri.empty() ? "sqlite://" + io::JoinLocation(lake->warehouse, "catalog.db")
                                                   : lake_args.catalog_uri;
   auto watcher = events::Watcher::Start(*lake->catalog, uri, bus);
-  if (!watcher.ok()) return Fail(watcher.status());
+  if (!watcher.ok() && watcher.status().code() != StatusCode::kNotImplemented) return Fail(watcher.status());
+  if (!watcher.ok()) {
+    // A catalog without a commit log (a REST catalog that serves no change feed): everything
+    // but the commit stream works.
+    std::cerr << "skade serve: no commit events: " << watcher.status().message() << std::endl;
+  }
   // One authentication for every service on the port (Flight SQL and the commit stream).
   std::shared_ptr<flightsql::Authenticator> auth;
   if (o.auth == "basic") {

@@ -127,6 +127,29 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
+// A catalog reached over the network (a REST catalog serving its change feed): no change
+// signal, so the log head itself is the hint, asked at most every `interval`.
+class LogHeadHint final : public Watcher::Hint {
+ public:
+  LogHeadHint(catalog::Catalog& catalog, std::chrono::milliseconds interval) : catalog_(catalog), interval_(interval) {}
+  int fd() override { return -1; }
+  Result<bool> Check() override {
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_) return false;
+    next_ = now + interval_;
+    SKADE_ASSIGN_OR_RETURN(int64_t head, catalog_.LatestCommitSeq());
+    const bool moved = head != head_;
+    head_ = head;
+    return moved;
+  }
+
+ private:
+  catalog::Catalog& catalog_;
+  const std::chrono::milliseconds interval_;
+  std::chrono::steady_clock::time_point next_{};
+  int64_t head_ = -1;
+};
+
 }  // namespace
 
 Result<std::unique_ptr<Watcher>> Watcher::Start(catalog::Catalog& catalog,
@@ -136,6 +159,8 @@ Result<std::unique_ptr<Watcher>> Watcher::Start(catalog::Catalog& catalog,
   std::string_view uri = catalog_uri;
   if (StartsWith(uri, "postgresql://") || StartsWith(uri, "postgres://")) {
     SKADE_ASSIGN_OR_RETURN(hint, PostgresHint::Open(catalog_uri));
+  } else if (StartsWith(uri, "rest+http://") || StartsWith(uri, "rest+https://")) {
+    hint = std::make_unique<LogHeadHint>(catalog, options.remote_poll_interval);
   } else {
     if (StartsWith(uri, "sqlite://")) uri.remove_prefix(std::string_view("sqlite://").size());
     if (uri.empty()) return Status::InvalidArgument("watch: empty catalog path");

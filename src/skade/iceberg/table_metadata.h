@@ -134,5 +134,6 @@ std::string PartitionSpecToJson(const PartitionSpec& spec);
 // A sort order object ({"order-id", "fields": [{"transform", "source-id", "direction",
 // "null-order"}]}).
 Result<SortOrder> ParseSortOrderJson(std::string_view json);
+std::string SortOrderToJson(const SortOrder& order);
 
 }  // namespace skade::iceberg

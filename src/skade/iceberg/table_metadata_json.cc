@@ -712,6 +712,8 @@ Result<SortOrder> ParseSortOrderJson(std::string_view json) {
   return ParseSortOrder(j);
 }
 
+std::string SortOrderToJson(const SortOrder& order) { return Dump(SortOrderJson(order)); }
+
 Result<TypePtr> ParseTypeJson(std::string_view json) {
   SKADE_ASSIGN_OR_RETURN(Json j, ParseJson(json, "type"));
   return ParseType(j, "type");

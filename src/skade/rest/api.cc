@@ -327,6 +327,8 @@ Response CatalogApi::Config(const Request&) {
   body["defaults"] = Json::object();
   body["overrides"] = Json::object();
   if (!options_.prefix.empty()) body["overrides"]["prefix"] = options_.prefix;
+  // Where this server places tables (a client's own warehouse setting cannot move them).
+  body["overrides"]["warehouse"] = catalog_.warehouse();
   body["endpoints"] = Json::array();
   for (const char* e : kEndpoints) body["endpoints"].push_back(e);
   return JsonResponse(body);

@@ -229,6 +229,8 @@ Response CatalogApi::QueryEvents(const Request& r) {
   out["events"] = std::move(events);
   out["continuation-token"] = std::to_string(cursor);
   out["highest-processed-timestamp-ms"] = last_ms;
+  // skade's extension: where the log ends now (so a client knows its lag without paging).
+  if (auto head = catalog_.LatestCommitSeq(); head.ok()) out["x-skade-log-head"] = *head;
   return JsonResponse(out);
 }
 

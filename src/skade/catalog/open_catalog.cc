@@ -1,0 +1,89 @@
+#include "skade/catalog/open_catalog.h"
+
+#include "skade/catalog/rest_catalog.h"
+
+namespace skade::catalog {
+namespace {
+
+bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+class ReadOnlyCatalog final : public Catalog {
+ public:
+  explicit ReadOnlyCatalog(std::unique_ptr<Catalog> inner) : inner_(std::move(inner)) {}
+
+  const std::string& name() const override { return inner_->name(); }
+  const std::string& warehouse() const override { return inner_->warehouse(); }
+  Status CreateNamespace(const Namespace& ns, const std::map<std::string, std::string>&) override {
+    return Refuse("create namespace " + ns.ToString());
+  }
+  Result<std::vector<Namespace>> ListNamespaces(const Namespace& parent) override { return inner_->ListNamespaces(parent); }
+  Result<std::map<std::string, std::string>> LoadNamespaceProperties(const Namespace& ns) override {
+    return inner_->LoadNamespaceProperties(ns);
+  }
+  Status UpdateNamespaceProperties(const Namespace& ns, const std::map<std::string, std::string>&,
+                                   const std::vector<std::string>&) override {
+    return Refuse("update the properties of namespace " + ns.ToString());
+  }
+  Status DropNamespace(const Namespace& ns) override { return Refuse("drop namespace " + ns.ToString()); }
+  Result<bool> NamespaceExists(const Namespace& ns) override { return inner_->NamespaceExists(ns); }
+  Result<std::vector<TableIdent>> ListTables(const Namespace& ns) override { return inner_->ListTables(ns); }
+  Result<CommitResult> CreateTable(const TableIdent& ident, const CreateTableRequest&) override {
+    return Refuse("create table " + ident.ToString());
+  }
+  Result<TableState> LoadTable(const TableIdent& ident) override { return inner_->LoadTable(ident); }
+  Status DropTable(const TableIdent& ident, DropMode) override { return Refuse("drop table " + ident.ToString()); }
+  Status RenameTable(const TableIdent& from, const TableIdent&) override {
+    return Refuse("rename table " + from.ToString());
+  }
+  Result<CommitResult> RegisterTable(const TableIdent& ident, const std::string&) override {
+    return Refuse("register table " + ident.ToString());
+  }
+  Result<std::vector<TableLocation>> ListTableLocations() override { return inner_->ListTableLocations(); }
+  Result<CommitResult> CommitTable(const TableCommit& commit) override {
+    return Refuse("commit to table " + commit.ident.ToString());
+  }
+  Result<std::vector<CommitResult>> CommitTransaction(const std::vector<TableCommit>&) override {
+    return Refuse("commit a transaction");
+  }
+  Result<std::vector<CommitLogEntry>> CommitsSince(int64_t after_seq, int64_t limit) override {
+    return inner_->CommitsSince(after_seq, limit);
+  }
+  Result<int64_t> LatestCommitSeq() override { return inner_->LatestCommitSeq(); }
+  void SetCommitListener(CommitListener listener) override { inner_->SetCommitListener(std::move(listener)); }
+
+ private:
+  static Status Refuse(const std::string& what) {
+    return Status(StatusCode::kPermissionDenied, "cannot " + what + ": the catalog is open read-only");
+  }
+  std::unique_ptr<Catalog> inner_;
+};
+
+}  // namespace
+
+Result<CatalogKind> CatalogKindOf(std::string_view uri) {
+  if (StartsWith(uri, "rest+http://") || StartsWith(uri, "rest+https://")) return CatalogKind::kRest;
+  if (StartsWith(uri, "sqlite://") || StartsWith(uri, "postgresql://") || StartsWith(uri, "postgres://")) {
+    return CatalogKind::kSql;
+  }
+  // A plain path names a SQLite file.
+  if (!uri.empty() && uri.find("://") == std::string_view::npos) return CatalogKind::kSql;
+  return Status::InvalidArgument("unknown catalog URI '" + std::string(uri.substr(0, uri.find("://") + 3)) +
+                                 "…': use sqlite://PATH, postgresql://…, or rest+http(s)://HOST:PORT/…");
+}
+
+Result<std::unique_ptr<Catalog>> OpenCatalog(const SqlCatalogOptions& sql, io::FileIO& io) {
+  SKADE_ASSIGN_OR_RETURN(CatalogKind kind, CatalogKindOf(sql.uri));
+  if (kind == CatalogKind::kSql) return OpenSqlCatalog(sql, io);
+  SKADE_ASSIGN_OR_RETURN(RestCatalogOptions options, ParseRestCatalogUri(sql.uri));
+  if (options.name == "rest") options.name = sql.catalog_name;
+  if (options.warehouse.empty() && !sql.warehouse.empty()) options.warehouse = sql.warehouse;
+  SKADE_ASSIGN_OR_RETURN(std::unique_ptr<Catalog> catalog, OpenRestCatalog(std::move(options)));
+  if (sql.access == SqlCatalogOptions::Access::kReadOnly) return MakeReadOnlyCatalog(std::move(catalog));
+  return catalog;
+}
+
+std::unique_ptr<Catalog> MakeReadOnlyCatalog(std::unique_ptr<Catalog> inner) {
+  return std::make_unique<ReadOnlyCatalog>(std::move(inner));
+}
+
+}  // namespace skade::catalog

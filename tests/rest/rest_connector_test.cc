@@ -1,0 +1,248 @@
+// The REST catalog connector (catalog::RestCatalog) against skade's own REST server over real
+// HTTP on loopback: every Catalog call a user of the library makes, a table's appends and reads
+// through the connector, OAuth2 tokens that expire, the commit log read through the change
+// feed (and a Watcher following it), and a server that is down or answers garbage.
+#include <atomic>
+#include <thread>
+
+#include "skade/catalog/open_catalog.h"
+#include "skade/catalog/rest_catalog.h"
+#include "skade/events/bus.h"
+#include "skade/events/watcher.h"
+#include "tests/rest/rest_fixture.h"
+
+namespace skade::rest {
+namespace {
+
+using catalog::Namespace;
+using ::testing::HasSubstr;
+
+class RestConnectorTest : public RestServerTest {
+ protected:
+  std::unique_ptr<catalog::Catalog> Connect(catalog::RestCatalogOptions o = {}) {
+    o.uri = "http://127.0.0.1:" + std::to_string(server_->port());
+    auto c = catalog::OpenRestCatalog(o);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return c.ok() ? std::move(*c) : nullptr;
+  }
+  static Namespace Ns(std::vector<std::string> levels) { return Namespace{std::move(levels)}; }
+  static catalog::CreateTableRequest Request() {
+    catalog::CreateTableRequest req;
+    auto schema = engine::SchemaFromColumnDefinitions("id BIGINT NOT NULL, region VARCHAR");
+    EXPECT_TRUE(schema.ok());
+    req.schema = *schema;
+    req.properties = {{"owner", "ana"}};
+    return req;
+  }
+};
+
+TEST_F(RestConnectorTest, NamespacesAndTablesThroughTheConnectorAreTheServersCatalog) {
+  Start();
+  auto rc = Connect();
+  ASSERT_NE(rc, nullptr);
+  EXPECT_EQ(rc->warehouse(), catalog_->warehouse()) << "the server's warehouse, from /v1/config";
+  ASSERT_TRUE(rc->CreateNamespace(Ns({"sales"}), {{"owner", "ana"}}).ok());
+  ASSERT_TRUE(rc->CreateNamespace(Ns({"sales", "eu"}), {}).ok());
+  EXPECT_EQ(rc->CreateNamespace(Ns({"sales"}), {}).code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(rc->CreateNamespace(Ns({"a.b"}), {}).code(), StatusCode::kInvalidArgument) << "refused before sending";
+  EXPECT_EQ(rc->ListNamespaces(Ns({})).value(), (std::vector<Namespace>{Ns({"base"}), Ns({"sales"})}));
+  EXPECT_EQ(rc->ListNamespaces(Ns({"sales"})).value(), (std::vector<Namespace>{Ns({"sales", "eu"})}));
+  EXPECT_EQ(rc->ListNamespaces(Ns({"nope"})).status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(rc->NamespaceExists(Ns({"sales", "eu"})).value());
+  EXPECT_FALSE(rc->NamespaceExists(Ns({"sales", "us"})).value());
+  ASSERT_TRUE(rc->UpdateNamespaceProperties(Ns({"sales"}), {{"k", "v"}}, {"owner"}).ok());
+  auto props = rc->LoadNamespaceProperties(Ns({"sales"}));
+  ASSERT_TRUE(props.ok());
+  EXPECT_EQ(props->count("owner"), 0u);
+  EXPECT_EQ(props->at("k"), "v");
+  EXPECT_EQ(catalog_->LoadNamespaceProperties(Ns({"sales"})).value().at("k"), "v") << "the server's catalog changed";
+
+  // Tables: created through the connector, seen in the server's catalog, and back.
+  const catalog::TableIdent t{Ns({"sales", "eu"}), "orders"};
+  auto created = rc->CreateTable(t, Request());
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  auto direct = catalog_->LoadTable(t);
+  ASSERT_TRUE(direct.ok());
+  EXPECT_EQ(created->table.metadata_location, direct->metadata_location);
+  EXPECT_EQ(created->table.metadata->table_uuid, direct->metadata->table_uuid);
+  EXPECT_EQ(rc->CreateTable(t, Request()).status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(rc->ListTables(Ns({"sales", "eu"})).value(), (std::vector<catalog::TableIdent>{t}));
+  EXPECT_EQ(rc->DropNamespace(Ns({"sales", "eu"})).code(), StatusCode::kConflict) << "not empty";
+
+  // Commits with requirements: a stale one is kConflict and changes nothing.
+  catalog::TableCommit set;
+  set.ident = t;
+  set.requirements.push_back(iceberg::TableRequirement::AssertTableUuid(direct->metadata->table_uuid));
+  set.updates.push_back(iceberg::TableUpdate::SetProperties({{"stage", "one"}}));
+  auto committed = rc->CommitTable(set);
+  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+  EXPECT_EQ(committed->table.metadata->properties.at("stage"), "one");
+  catalog::TableCommit stale = set;
+  stale.requirements = {iceberg::TableRequirement::AssertTableUuid("00000000-0000-0000-0000-000000000000")};
+  stale.updates = {iceberg::TableUpdate::SetProperties({{"stage", "two"}})};
+  EXPECT_EQ(rc->CommitTable(stale).status().code(), StatusCode::kConflict);
+  EXPECT_EQ(rc->LoadTable(t).value().metadata->properties.at("stage"), "one");
+
+  // A change made beside the connector is seen at the next load (the ETag no longer matches).
+  ASSERT_TRUE(catalog_->CommitTable(catalog::TableCommit{t, {}, {iceberg::TableUpdate::SetProperties({{"stage", "x"}})}}).ok());
+  EXPECT_EQ(rc->LoadTable(t).value().metadata->properties.at("stage"), "x");
+  EXPECT_EQ(rc->LoadTable(t).value().metadata->properties.at("stage"), "x");
+  httplib::Client plain("127.0.0.1", server_->port());
+  EXPECT_THAT(plain.Get("/metrics")->body, HasSubstr("status=\"304\"")) << "the repeated load was a 304";
+
+  // Transactions, rename, register, drop.
+  const catalog::TableIdent u{Ns({"sales"}), "items"};
+  ASSERT_TRUE(rc->CreateTable(u, Request()).ok());
+  auto both = rc->CommitTransaction({catalog::TableCommit{t, {}, {iceberg::TableUpdate::SetProperties({{"txn", "1"}})}},
+                                     catalog::TableCommit{u, {}, {iceberg::TableUpdate::SetProperties({{"txn", "1"}})}}});
+  ASSERT_TRUE(both.ok()) << both.status().ToString();
+  ASSERT_EQ(both->size(), 2u);
+  EXPECT_EQ((*both)[1].table.metadata->properties.at("txn"), "1");
+  const catalog::TableIdent moved{Ns({"sales"}), "orders_eu"};
+  ASSERT_TRUE(rc->RenameTable(t, moved).ok());
+  EXPECT_EQ(rc->LoadTable(t).status().code(), StatusCode::kNotFound);
+  const std::string location = rc->LoadTable(moved).value().metadata_location;
+  ASSERT_TRUE(rc->DropTable(moved, catalog::DropMode::kKeepFiles).ok());
+  auto registered = rc->RegisterTable(moved, location);
+  ASSERT_TRUE(registered.ok()) << registered.status().ToString();
+  EXPECT_EQ(registered->table.metadata->properties.at("txn"), "1");
+  ASSERT_TRUE(rc->DropTable(moved, catalog::DropMode::kPurge).ok());
+  EXPECT_EQ(rc->DropTable(moved, catalog::DropMode::kPurge).code(), StatusCode::kNotFound);
+}
+
+// skade's table layer over the connector: appends commit through REST and read back the same
+// rows, and concurrent writers through two connectors lose nothing.
+TEST_F(RestConnectorTest, TheTableLayerAppendsAndReadsThroughTheConnector) {
+  Start();
+  auto rc = Connect();
+  ASSERT_NE(rc, nullptr);
+  ASSERT_TRUE(rc->CreateTable(Ident("facts"), Request()).ok());
+  auto table = table::Table::Load(*rc, *io_, *db_, Ident("facts"));
+  ASSERT_TRUE(table.ok()) << table.status().ToString();
+  ASSERT_TRUE((*table)->Append({"SELECT range AS id, 'eu' AS region FROM range(100)", nullptr}).ok());
+  auto rc2 = Connect();
+  std::atomic<int> failures{0};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < 4; ++w) {
+    writers.emplace_back([&, w] {
+      auto& cat = w % 2 ? *rc2 : *rc;
+      auto db = engine::Database::Open({});
+      if (!db.ok()) {
+        ++failures;
+        return;
+      }
+      for (int i = 0; i < 3; ++i) {
+        auto t = table::Table::Load(cat, *io_, **db, Ident("facts"));
+        if (!t.ok() || !(*t)->Append({"SELECT 1000 + range AS id, 'us' AS region FROM range(10)", nullptr}).ok()) ++failures;
+      }
+    });
+  }
+  for (auto& th : writers) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  auto reloaded = table::Table::Load(*rc, *io_, *db_, Ident("facts"));
+  ASSERT_TRUE(reloaded.ok());
+  EXPECT_EQ(Rows(**reloaded, "SELECT count(*), count(*) FILTER (region = 'us') FROM t")[0],
+            (std::vector<std::string>{"220", "120"}));
+  EXPECT_EQ(Count("base", "facts"), "220") << "the server's own view";
+}
+
+// The commit log through the change feed: the same entries as the server's catalog, and a
+// Watcher on the connector publishes commits made on the server by anyone.
+TEST_F(RestConnectorTest, TheCommitLogAndCommitEventsFollowTheServer) {
+  Start();
+  auto rc = Connect();
+  ASSERT_NE(rc, nullptr);
+  ASSERT_TRUE(rc->CreateTable(Ident("a"), Request()).ok());
+  ASSERT_TRUE(catalog_->CreateTable(Ident("b"), Request()).ok());
+  auto mine = rc->CommitsSince(0, 100);
+  auto theirs = catalog_->CommitsSince(0, 100);
+  ASSERT_TRUE(mine.ok()) << mine.status().ToString();
+  ASSERT_EQ(mine->size(), theirs->size());
+  for (size_t i = 0; i < mine->size(); ++i) {
+    EXPECT_EQ((*mine)[i].commit_seq, (*theirs)[i].commit_seq);
+    EXPECT_EQ((*mine)[i].table, (*theirs)[i].table);
+    EXPECT_EQ((*mine)[i].operation, (*theirs)[i].operation);
+    EXPECT_EQ((*mine)[i].metadata_location, (*theirs)[i].metadata_location);
+  }
+  EXPECT_EQ(rc->CommitsSince(1, 100).value().size(), 1u);
+  EXPECT_EQ(rc->CommitsSince(0, 1).value().size(), 1u);
+  EXPECT_EQ(rc->LatestCommitSeq().value(), 2);
+
+  events::Bus bus;
+  events::WatcherOptions wo;
+  wo.remote_poll_interval = std::chrono::milliseconds(20);
+  auto watcher = events::Watcher::Start(*rc, "rest+http://127.0.0.1:" + std::to_string(server_->port()), bus, wo);
+  ASSERT_TRUE(watcher.ok()) << watcher.status().ToString();
+  auto sub = bus.Subscribe();
+  ASSERT_TRUE(catalog_->CreateTable(Ident("c"), Request()).ok());  // made beside the connector
+  ASSERT_TRUE(rc->CreateTable(Ident("d"), Request()).ok());        // made through it
+  std::vector<int64_t> seen;
+  for (int i = 0; i < 400 && seen.size() < 2; ++i) {
+    events::Received next = sub.receiver.Next(std::chrono::milliseconds(25));
+    if (next.kind == events::Received::Kind::kEvent) seen.push_back(next.event.commit_seq);
+  }
+  EXPECT_EQ(seen, (std::vector<int64_t>{3, 4}));
+  watcher->reset();
+}
+
+TEST_F(RestConnectorTest, OAuth2TokensAreFetchedAndRenewed) {
+  RestOptions options;
+  options.clients = {{"spark", "s3cret"}};
+  options.token_lifetime = std::chrono::seconds(1);
+  Start(options);
+  catalog::RestCatalogOptions o;
+  o.credential = "spark:wrong";
+  o.uri = "http://127.0.0.1:" + std::to_string(server_->port());
+  EXPECT_EQ(catalog::OpenRestCatalog(o).status().code(), StatusCode::kUnauthorized);
+  o.credential = "spark:s3cret";
+  auto rc = Connect(o);
+  ASSERT_NE(rc, nullptr);
+  EXPECT_TRUE(rc->NamespaceExists(Ns({"base"})).value());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1300));  // the first token has expired
+  EXPECT_TRUE(rc->NamespaceExists(Ns({"base"})).value());
+  // A static token the server does not know.
+  catalog::RestCatalogOptions bad;
+  bad.token = "forged";
+  bad.uri = o.uri;
+  EXPECT_EQ(catalog::OpenRestCatalog(bad).status().code(), StatusCode::kUnauthorized);
+}
+
+TEST_F(RestConnectorTest, ReadOnlyAndUrisAndUnreachableOrBrokenServers) {
+  Start();
+  const std::string uri = "rest+http://127.0.0.1:" + std::to_string(server_->port());
+  auto parsed = catalog::ParseRestCatalogUri(uri + "/?warehouse=w%201&credential=a:b&scope=x");
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed->uri, "http://127.0.0.1:" + std::to_string(server_->port()) + "/");
+  EXPECT_EQ(parsed->warehouse, "w 1");
+  EXPECT_EQ(parsed->credential, "a:b");
+  EXPECT_EQ(catalog::ParseRestCatalogUri(uri + "?nope=1").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(catalog::CatalogKindOf("ftp://x").status().code(), StatusCode::kInvalidArgument);
+
+  catalog::SqlCatalogOptions open;
+  open.uri = uri;
+  open.access = catalog::SqlCatalogOptions::Access::kReadOnly;
+  auto ro = catalog::OpenCatalog(open, *io_);
+  ASSERT_TRUE(ro.ok()) << ro.status().ToString();
+  EXPECT_EQ((*ro)->CreateNamespace(Ns({"x"}), {}).code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ((*ro)->CreateTable(Ident("x"), Request()).status().code(), StatusCode::kPermissionDenied);
+  EXPECT_TRUE((*ro)->NamespaceExists(Ns({"base"})).value());
+  EXPECT_FALSE(catalog_->NamespaceExists(Ns({"x"})).value());
+
+  // Nothing listening: kUnavailable. A server answering garbage: kCorruption.
+  httplib::Server junk;
+  junk.Get("/v1/config", [](const httplib::Request&, httplib::Response& res) { res.set_content("<html>", "text/html"); });
+  junk.Get("/v1/namespaces", [](const httplib::Request&, httplib::Response& res) { res.set_content("{\"namespaces\": 3}", "application/json"); });
+  const int port = junk.bind_to_any_port("127.0.0.1");
+  std::thread loop([&] { junk.listen_after_bind(); });
+  catalog::RestCatalogOptions o;
+  o.uri = "http://127.0.0.1:" + std::to_string(port);
+  EXPECT_EQ(catalog::OpenRestCatalog(o).status().code(), StatusCode::kCorruption);
+  junk.stop();
+  loop.join();
+  o.http.retry.max_attempts = 1;
+  auto down = catalog::OpenRestCatalog(o);
+  EXPECT_EQ(down.status().code(), StatusCode::kUnavailable) << down.status().ToString();
+}
+
+}  // namespace
+}  // namespace skade::rest
