@@ -17,8 +17,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <csignal>
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <random>
@@ -30,82 +28,25 @@
 #include "skade/io/sigv4.h"
 #include "skade/io/xml_internal.h"
 #include "tests/io/test_servers.h"
-#include "tests/testing/child_process.h"
 #include "tests/testing/run_process.h"
+#include "tests/testing/s3rver.h"
 #include "tests/testing/temp_dir.h"
 
 namespace skade::io {
 namespace {
 
-namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using testing::HttplibServer;
 using testing::RawServer;
 
-const std::string kInteropDir = std::string(SKADE_SOURCE_DIR) + "/tests/interop";
-constexpr const char* kBucket = "skade-test";
-
-// One s3rver for the whole binary (each test uses its own key prefix); started on first use and
-// stopped by the global test environment's TearDown.
-class S3rver {
- public:
-  static S3rver& Get() {
-    if (instance_ == nullptr) instance_ = new S3rver();
-    return *instance_;
-  }
-  static void StopIfStarted() {
-    if (instance_ != nullptr) instance_->Stop();
-  }
-  int port() const { return port_; }
-  const std::string& error() const { return error_; }
-  void Stop() {
-    if (child_) child_->Stop(SIGTERM, 5s);
-    child_.reset();
-  }
-
- private:
-  S3rver() {
-    if (!fs::exists(kInteropDir + "/node_modules/s3rver/package.json")) {
-      error_ = "s3rver is missing from " + kInteropDir + "/node_modules (run scripts/setup.sh)";
-      return;
-    }
-    child_ = testing::ChildProcess::Start(
-        // s3rver encrypts ListObjectsV2 continuation tokens with DES, which Node 20's
-        // OpenSSL 3 offers only through the legacy provider.
-        {"node", "--openssl-legacy-provider", kInteropDir + "/s3rver.mjs", dir_.Path("data"),
-         kBucket, "other-bucket"},
-        dir_.Path("s3rver.err"));
-    if (!child_) {
-      error_ = "node could not be started (scripts/setup.sh installs it)";
-      return;
-    }
-    std::string line = child_->ReadLine(30s);
-    if (line.rfind("port ", 0) != 0) {
-      error_ = "s3rver printed no port: '" + line + "'";
-      return;
-    }
-    port_ = std::atoi(line.c_str() + 5);
-  }
-  static inline S3rver* instance_ = nullptr;
-  testing::TempDir dir_;
-  std::unique_ptr<testing::ChildProcess> child_;
-  int port_ = 0;
-  std::string error_;
-};
-
-class S3rverEnvironment : public ::testing::Environment {
- public:
-  void TearDown() override { S3rver::StopIfStarted(); }
-};
-[[maybe_unused]] ::testing::Environment* const kS3rverEnvironment =
-    ::testing::AddGlobalTestEnvironment(new S3rverEnvironment);
+constexpr const char* kBucket = testing::kS3rverBucket;
 
 S3Options S3rverOptions(int port) {
   S3Options o;
   o.endpoint = "http://127.0.0.1:" + std::to_string(port);
   o.region = "us-east-1";
-  o.access_key_id = "S3RVER";
-  o.secret_access_key = "S3RVER";
+  o.access_key_id = testing::kS3rverAccessKey;
+  o.secret_access_key = testing::kS3rverSecretKey;
   o.conditional_writes = S3ConditionalWrites::kEmulated;
   o.retry.initial_backoff = 5ms;
   o.retry.max_backoff = 20ms;
@@ -115,7 +56,7 @@ S3Options S3rverOptions(int port) {
 class S3FileIOTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    S3rver& server = S3rver::Get();
+    testing::S3rver& server = testing::S3rver::Shared();
     ASSERT_GT(server.port(), 0) << server.error();
     port_ = server.port();
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include "skade/engine/deletion_vectors_internal.h"
 #include "skade/engine/functions_internal.h"
+#include "skade/engine/object_store_fs_internal.h"
 
 namespace skade::engine {
 namespace {
@@ -446,6 +447,10 @@ Result<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& options)
     return Status::Internal("cannot open DuckDB: " + msg);
   }
   auto db = std::unique_ptr<Database>(new Database(std::move(impl)));
+  if (options.object_store != nullptr) {
+    SKADE_RETURN_IF_ERROR(
+        RegisterObjectStoreFileSystem(db->impl_->db, *options.object_store, options.temp_directory));
+  }
   // Timestamps with time zone render and compare in UTC unless a caller changes it.
   SKADE_RETURN_IF_ERROR(db->Execute("SET GLOBAL TimeZone = 'UTC'"));
   RawConnection con;

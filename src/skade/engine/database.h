@@ -13,6 +13,7 @@
 
 #include "skade/arrow/c_data.h"
 #include "skade/base/status.h"
+#include "skade/io/file_io.h"
 
 namespace skade::engine {
 
@@ -29,6 +30,13 @@ struct DatabaseOptions {
   std::string temp_directory;
   // In-memory catalogs to ATTACH before the lock-down (e.g. the SQL view of a lake).
   std::vector<std::string> attach_in_memory;
+  // Serves s3://, s3a:// and s3n:// to DuckDB (read_parquet, globs, COPY … TO) when set;
+  // borrowed, must outlive the Database, called from DuckDB's threads concurrently. Written
+  // objects are buffered in an unlinked file under temp_directory (or $TMPDIR) and created with
+  // FileIO::CreateExclusive when the write completes: an existing object is never replaced, and
+  // a failed write uploads nothing. With lock_down, object-store locations are readable and
+  // writable only below an allowed_directories entry such as "s3://bucket/prefix/".
+  io::FileIO* object_store = nullptr;
 };
 
 // DuckDB's classification of a prepared statement.

@@ -351,7 +351,9 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
     }
     std::string p = local(t.file.file_path);
     std::error_code ec;
-    if (!std::filesystem::exists(p, ec)) {
+    // Objects are not checked one by one here (a request each); a missing one fails the footer
+    // read below with the store's message naming it.
+    if (!io::IsObjectStoreLocation(p) && !std::filesystem::exists(p, ec)) {
       return Status::NotFound("data file '" + t.file.file_path + "' does not exist" +
                               (p != t.file.file_path ? " (looked for '" + p + "')" : ""));
     }
@@ -400,7 +402,7 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
       }
       std::string p = local(d->file.file_path);
       std::error_code ec;
-      if (!std::filesystem::exists(p, ec)) {
+      if (!io::IsObjectStoreLocation(p) && !std::filesystem::exists(p, ec)) {
         return Status::NotFound("delete file '" + d->file.file_path + "' does not exist");
       }
       if (d->file.content == DataFileContent::kEqualityDeletes) {

@@ -95,6 +95,24 @@ bool IsWithinIgnoringCase(std::string_view location, std::string_view root) {
   return WithinNormal(Lower(NormalizeLocation(location)), Lower(NormalizeLocation(root)));
 }
 
+std::string LocationScheme(std::string_view location) {
+  if (Lower(location.substr(0, 5)) == "file:") return "file";
+  size_t end = location.find("://");
+  if (end == std::string_view::npos || end == 0) return "";
+  std::string_view scheme = location.substr(0, end);
+  // RFC 3986: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ); anything else is part of a path.
+  if (!std::isalpha(static_cast<unsigned char>(scheme.front()))) return "";
+  for (char c : scheme) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '-' && c != '.') return "";
+  }
+  return Lower(scheme);
+}
+
+bool IsObjectStoreLocation(std::string_view location) {
+  std::string scheme = LocationScheme(location);
+  return scheme == "s3" || scheme == "s3a" || scheme == "s3n";
+}
+
 bool Overlaps(std::string_view a, std::string_view b) {
   std::string x = Lower(NormalizeLocation(a));
   std::string y = Lower(NormalizeLocation(b));

@@ -33,4 +33,12 @@ bool IsWithinIgnoringCase(std::string_view location, std::string_view root);
 // Whether one of the two is within the other, ignoring ASCII case.
 bool Overlaps(std::string_view a, std::string_view b);
 
+// The scheme of a location in lower case: "s3" for "S3://b/k", "file" for "file:/a" and
+// "file:///a", "" for a plain path ("/a", "a/b", "c:d" — a scheme needs "://", except file:).
+std::string LocationScheme(std::string_view location);
+
+// Whether `location` names an object in an S3-compatible store (s3://, s3a://, s3n://, any
+// case). Every module decides "object store or file system" with this one function.
+bool IsObjectStoreLocation(std::string_view location);
+
 }  // namespace skade::io

@@ -1,0 +1,83 @@
+#include "skade/io/routing_file_io.h"
+
+#include <string>
+#include <utility>
+
+#include "skade/io/location.h"
+
+namespace skade::io {
+namespace {
+
+class RoutingFileIO final : public FileIO {
+ public:
+  RoutingFileIO(std::unique_ptr<FileIO> local, std::unique_ptr<FileIO> s3)
+      : local_(std::move(local)), s3_(std::move(s3)) {}
+
+  Result<std::string> Read(std::string_view location) override {
+    SKADE_ASSIGN_OR_RETURN(FileIO * io, Route(location));
+    return io->Read(location);
+  }
+  Result<std::string> ReadRange(std::string_view location, int64_t offset,
+                                int64_t length) override {
+    SKADE_ASSIGN_OR_RETURN(FileIO * io, Route(location));
+    return io->ReadRange(location, offset, length);
+  }
+  Result<FileInfo> Stat(std::string_view location) override {
+    SKADE_ASSIGN_OR_RETURN(FileIO * io, Route(location));
+    return io->Stat(location);
+  }
+  Status CreateExclusive(std::string_view location, std::string_view data) override {
+    SKADE_ASSIGN_OR_RETURN(FileIO * io, Route(location));
+    return io->CreateExclusive(location, data);
+  }
+  Status Overwrite(std::string_view location, std::string_view data) override {
+    SKADE_ASSIGN_OR_RETURN(FileIO * io, Route(location));
+    return io->Overwrite(location, data);
+  }
+  Status Update(std::string_view location, const Change& change) override {
+    SKADE_ASSIGN_OR_RETURN(FileIO * io, Route(location));
+    return io->Update(location, change);
+  }
+  Result<std::vector<FileInfo>> List(std::string_view prefix) override {
+    SKADE_ASSIGN_OR_RETURN(FileIO * io, Route(prefix));
+    return io->List(prefix);
+  }
+  Status Delete(std::string_view location) override {
+    SKADE_ASSIGN_OR_RETURN(FileIO * io, Route(location));
+    return io->Delete(location);
+  }
+
+ private:
+  Result<FileIO*> Route(std::string_view location) const {
+    if (IsObjectStoreLocation(location)) {
+      if (s3_ == nullptr) {
+        return Status::InvalidArgument("no object store configured for '" + std::string(location) +
+                                       "'");
+      }
+      return s3_.get();
+    }
+    const std::string scheme = LocationScheme(location);
+    if (!scheme.empty() && scheme != "file") {
+      return Status::InvalidArgument("unsupported location scheme '" + scheme + "://' in '" +
+                                     std::string(location) +
+                                     "' (supported: local paths, file:, s3://, s3a://, s3n://)");
+    }
+    if (local_ == nullptr) {
+      return Status::InvalidArgument("no local file system configured for '" +
+                                     std::string(location) + "'");
+    }
+    return local_.get();
+  }
+
+  const std::unique_ptr<FileIO> local_;
+  const std::unique_ptr<FileIO> s3_;
+};
+
+}  // namespace
+
+std::unique_ptr<FileIO> MakeRoutingFileIO(std::unique_ptr<FileIO> local,
+                                          std::unique_ptr<FileIO> s3) {
+  return std::make_unique<RoutingFileIO>(std::move(local), std::move(s3));
+}
+
+}  // namespace skade::io
