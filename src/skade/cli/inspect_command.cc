@@ -108,7 +108,7 @@ ManifestListing ListManifests(io::FileIO& io, const iceberg::TableMetadata& m,
 }  // namespace
 
 int RunInspect(const InspectArgs& args, std::ostream& out, std::ostream& err) {
-  auto local_io = io::MakeLocalFileIO();
+  auto local_io = MakeFileIO();
   auto path = ResolveTableArgument(args.lake, args.table);
   if (!path.ok()) {
     err << "skade: " << path.status().ToString() << "\n";

@@ -42,6 +42,11 @@ struct LakeOpenOptions {
   std::string memory_limit;  // DuckDB's memory_limit ("4GB"); empty = engine::DatabaseOptions' default
 };
 
+// The FileIO of every command: local files, and s3:// (s3a, s3n) through S3FileIO configured
+// from the standard AWS_* environment variables and ~/.aws profiles (io::S3OptionsFromEnvironment;
+// when those are broken, object-store locations fail with that error).
+std::unique_ptr<io::FileIO> MakeFileIO();
+
 // Opens the lake for `options.use`. kNotFound naming the warehouse when there is no lake and
 // the use does not create one.
 Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& options = {});

@@ -9,7 +9,11 @@
 #include <nlohmann/json.hpp>
 
 #include "skade/base/clock.h"
+#include "skade/base/log.h"
 #include "skade/catalog/open_catalog.h"
+#include "skade/io/location.h"
+#include "skade/io/routing_file_io.h"
+#include "skade/io/s3_file_io.h"
 #include "skade/cli/lake.h"
 #include "skade/sql/lake_sql.h"
 #include "skade/cli/table_location.h"
@@ -78,6 +82,17 @@ Result<std::string> ResolveTableArgument(const LakeArgs& lake_args, const std::s
   return state.metadata_location;
 }
 
+std::unique_ptr<io::FileIO> MakeFileIO() {
+  auto options = io::S3OptionsFromEnvironment();
+  std::unique_ptr<io::FileIO> s3;
+  if (options.ok()) {
+    s3 = io::MakeS3FileIO(*options);
+  } else {
+    SKADE_LOG_WARN("object storage is not configured: {}", options.status().ToString());
+  }
+  return io::MakeRoutingFileIO(io::MakeLocalFileIO(), std::move(s3));
+}
+
 Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& open_options) {
   Lake lake;
   lake.warehouse = args.warehouse;
@@ -103,7 +118,7 @@ Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& open_options)
     return Status::NotFound("no lake at " + lake.warehouse + " (no catalog.db there); `skade ns create NS` or "
                             "`skade serve` creates one, --warehouse/--catalog point elsewhere");
   }
-  lake.io = io::MakeLocalFileIO();
+  lake.io = MakeFileIO();
   catalog::SqlCatalogOptions options;
   options.uri = args.catalog_uri.empty() ? "sqlite://" + io::JoinLocation(lake.warehouse, "catalog.db")
                                          : args.catalog_uri;
@@ -124,8 +139,10 @@ Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& open_options)
   db_options.lock_down = open_options.lock_down;
   db_options.allowed_directories = {lake.warehouse};
   for (const std::string& dir : open_options.allowed_directories) {
-    db_options.allowed_directories.push_back(fs::absolute(dir, ec).lexically_normal().string());
+    db_options.allowed_directories.push_back(io::IsObjectStoreLocation(dir) ? dir
+                                                                             : fs::absolute(dir, ec).lexically_normal().string());
   }
+  db_options.object_store = lake.io.get();
   db_options.attach_in_memory = open_options.attach_in_memory;
   if (!open_options.memory_limit.empty()) db_options.memory_limit = open_options.memory_limit;
   // Spills stay inside the warehouse, the only folder a locked-down DuckDB may use (a remote

@@ -93,7 +93,7 @@ std::optional<int64_t> ParseTimestampMillis(const std::string& text) {
 }
 
 int RunScan(const ScanArgs& args, std::ostream& out, std::ostream& err) {
-  auto local_io = io::MakeLocalFileIO();
+  auto local_io = MakeFileIO();
   auto path = ResolveTableArgument(args.lake, args.table);
   if (!path.ok()) {
     err << "skade: " << path.status().ToString() << "\n";
@@ -117,7 +117,9 @@ int RunScan(const ScanArgs& args, std::ostream& out, std::ostream& err) {
   auto selected = iceberg::SelectSnapshot(t.metadata, selector);
   if (!selected.ok()) return Fail(err, selected.status());
 
-  auto db = engine::Database::Open({});
+  engine::DatabaseOptions db_options;
+  db_options.object_store = local_io.get();
+  auto db = engine::Database::Open(db_options);
   if (!db.ok()) return Fail(err, db.status());
 
   iceberg::ScanPlanner planner(*table_io, t.metadata);

@@ -1,6 +1,7 @@
 #include "skade/cli/table_location.h"
 
 #include "skade/iceberg/relocation.h"
+#include "skade/io/location.h"
 #include "skade/iceberg/version_hint.h"
 
 #include <filesystem>
@@ -21,7 +22,19 @@ Result<LoadedTable> LoadTable(io::FileIO& io, std::string_view path,
   LoadedTable t;
   std::error_code ec;
   std::string local = io::LocalPath(path);
-  if (fs::is_directory(local, ec)) {
+  if (io::IsObjectStoreLocation(path)) {
+    // An object store has no folders to tell apart: a .json key is a metadata file, anything
+    // else a table location.
+    std::string root(path);
+    while (root.size() > 1 && root.back() == '/') root.pop_back();
+    if (EndsWith(root, ".json")) {
+      t.metadata_file = root;
+      t.table_dir = iceberg::TableDirOfMetadataFile(root);
+    } else {
+      SKADE_ASSIGN_OR_RETURN(t.metadata_file, iceberg::ResolveMetadataFile(io, root));
+      t.table_dir = root;
+    }
+  } else if (fs::is_directory(local, ec)) {
     SKADE_ASSIGN_OR_RETURN(t.metadata_file, iceberg::ResolveMetadataFile(io, local));
     t.table_dir = fs::absolute(local, ec).lexically_normal().string();
   } else if (EndsWith(local, ".json")) {

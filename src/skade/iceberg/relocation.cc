@@ -24,6 +24,12 @@ std::string RootOf(std::string_view stored_path) {
 }  // namespace
 
 std::string TableDirOfMetadataFile(std::string_view metadata_file) {
+  if (io::IsObjectStoreLocation(metadata_file)) {
+    // Keys, not paths: the scheme's "//" must survive, and there is nothing to normalise.
+    std::string_view dir = metadata_file.substr(0, metadata_file.rfind('/'));
+    if (dir.size() > 9 && dir.substr(dir.size() - 9) == "/metadata") dir.remove_suffix(9);
+    return std::string(dir);
+  }
   std::filesystem::path parent = std::filesystem::path(io::LocalPath(metadata_file)).parent_path();
   std::string dir = (parent.filename() == "metadata" ? parent.parent_path() : parent).lexically_normal().string();
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
