@@ -829,7 +829,9 @@ int Main(int argc, char** argv) {
     cli::LakeOpenOptions open;
     open.lock_down = true;
     open.attach_in_memory = {kCatalogName};
-    Result<cli::Lake> lake = cli::OpenLake(cli::LakeArgs{options.dir, ""}, open);
+    cli::LakeArgs lake_args;
+    lake_args.warehouse = options.dir;
+    Result<cli::Lake> lake = cli::OpenLake(lake_args, open);
     if (!lake.ok()) return fail(lake.status());
     std::cout << "lake " << lake->warehouse << ", " << std::thread::hardware_concurrency()
               << " cores, load " << LoadAverage() << "\n";

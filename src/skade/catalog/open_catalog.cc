@@ -1,5 +1,7 @@
 #include "skade/catalog/open_catalog.h"
 
+#include "skade/catalog/file_catalog.h"
+#include "skade/catalog/nessie_catalog.h"
 #include "skade/catalog/rest_catalog.h"
 
 namespace skade::catalog {
@@ -62,24 +64,59 @@ class ReadOnlyCatalog final : public Catalog {
 
 Result<CatalogKind> CatalogKindOf(std::string_view uri) {
   if (StartsWith(uri, "rest+http://") || StartsWith(uri, "rest+https://")) return CatalogKind::kRest;
+  if (StartsWith(uri, "nessie+http://") || StartsWith(uri, "nessie+https://")) return CatalogKind::kNessie;
+  if (StartsWith(uri, "file:") || StartsWith(uri, "s3://") || StartsWith(uri, "s3a://") || StartsWith(uri, "s3n://")) {
+    return CatalogKind::kFile;
+  }
   if (StartsWith(uri, "sqlite://") || StartsWith(uri, "postgresql://") || StartsWith(uri, "postgres://")) {
     return CatalogKind::kSql;
   }
   // A plain path names a SQLite file.
   if (!uri.empty() && uri.find("://") == std::string_view::npos) return CatalogKind::kSql;
   return Status::InvalidArgument("unknown catalog URI '" + std::string(uri.substr(0, uri.find("://") + 3)) +
-                                 "…': use sqlite://PATH, postgresql://…, or rest+http(s)://HOST:PORT/…");
+                                 "…': use sqlite://PATH, postgresql://…, rest+http(s)://HOST:PORT/… or "
+                                 "nessie+http(s)://HOST:PORT/api/v2?ref=…, or a folder of tables file:///PATH, s3://BUCKET/PREFIX");
 }
 
-Result<std::unique_ptr<Catalog>> OpenCatalog(const SqlCatalogOptions& sql, io::FileIO& io) {
-  SKADE_ASSIGN_OR_RETURN(CatalogKind kind, CatalogKindOf(sql.uri));
-  if (kind == CatalogKind::kSql) return OpenSqlCatalog(sql, io);
+bool CatalogTakesWrites(CatalogKind kind) { return kind == CatalogKind::kSql || kind == CatalogKind::kRest; }
+
+namespace {
+
+Result<std::unique_ptr<Catalog>> OpenByKind(CatalogKind kind, const SqlCatalogOptions& sql, io::FileIO& io) {
+  switch (kind) {
+    case CatalogKind::kSql: return OpenSqlCatalog(sql, io);
+    case CatalogKind::kNessie: {
+      // Read-only whatever sql.access says: the connector refuses every change itself.
+      SKADE_ASSIGN_OR_RETURN(NessieCatalogOptions options, ParseNessieCatalogUri(sql.uri));
+      if (options.name == NessieCatalogOptions().name) options.name = sql.catalog_name;
+      if (options.warehouse.empty()) options.warehouse = sql.warehouse;
+      return OpenNessieCatalog(std::move(options), io);
+    }
+    case CatalogKind::kFile: {
+      FileCatalogOptions options;
+      options.root = sql.uri;
+      options.name = sql.catalog_name;
+      return OpenFileCatalog(std::move(options), io);
+    }
+    case CatalogKind::kRest: break;
+  }
   SKADE_ASSIGN_OR_RETURN(RestCatalogOptions options, ParseRestCatalogUri(sql.uri));
   if (options.name == "rest") options.name = sql.catalog_name;
   if (options.warehouse.empty() && !sql.warehouse.empty()) options.warehouse = sql.warehouse;
   SKADE_ASSIGN_OR_RETURN(std::unique_ptr<Catalog> catalog, OpenRestCatalog(std::move(options)));
   if (sql.access == SqlCatalogOptions::Access::kReadOnly) return MakeReadOnlyCatalog(std::move(catalog));
   return catalog;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Catalog>> OpenCatalog(const SqlCatalogOptions& sql, io::FileIO& io, const PolledLogOptions* poll) {
+  SKADE_ASSIGN_OR_RETURN(CatalogKind kind, CatalogKindOf(sql.uri));
+  SKADE_ASSIGN_OR_RETURN(std::unique_ptr<Catalog> catalog, OpenByKind(kind, sql, io));
+  if (poll == nullptr) return catalog;
+  auto head = catalog->LatestCommitSeq();
+  if (head.ok() || head.status().code() != StatusCode::kNotImplemented) return catalog;
+  return WithPolledCommitLog(std::move(catalog), *poll);
 }
 
 std::unique_ptr<Catalog> MakeReadOnlyCatalog(std::unique_ptr<Catalog> inner) {

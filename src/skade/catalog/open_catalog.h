@@ -1,7 +1,11 @@
 // One way to open a catalog from a URI, shared by every front (CLI, C API, servers):
 //   sqlite:///path/catalog.db, a path to a .db file, postgresql://…  skade's SQL catalog
 //   (also databases written by Java's JdbcCatalog or PyIceberg's SqlCatalog);
-//   rest+http(s)://host:port/path?…                                 any Iceberg REST catalog.
+//   rest+http(s)://host:port/path?…                                 any Iceberg REST catalog;
+//   nessie+http(s)://host:port/api/v2?ref=…                         a Nessie server (read-only);
+//   file:///folder, s3://bucket/prefix                               a folder of tables in the
+//                                                                    file-system layout (read-only).
+// A catalog that keeps no commit log gets a polled one (polled_log.h) when asked.
 #pragma once
 
 #include <memory>
@@ -10,12 +14,17 @@
 
 #include "skade/base/status.h"
 #include "skade/catalog/catalog.h"
+#include "skade/catalog/polled_log.h"
 #include "skade/catalog/sql_catalog.h"
 #include "skade/io/file_io.h"
 
 namespace skade::catalog {
 
-enum class CatalogKind { kSql, kRest };
+enum class CatalogKind { kSql, kRest, kNessie, kFile };
+
+// Whether skade writes to such a catalog (SQL and REST catalogs take commits; Nessie and folders
+// of tables are read-only here).
+bool CatalogTakesWrites(CatalogKind kind);
 
 // The kind of catalog a URI names. kInvalidArgument for an unknown scheme (naming the ones
 // known).
@@ -24,8 +33,14 @@ Result<CatalogKind> CatalogKindOf(std::string_view uri);
 // Opens the catalog `sql.uri` names. For SQL catalogs `sql` is used as it is; a REST catalog
 // takes its settings from the URI (ParseRestCatalogUri), its name from sql.catalog_name, and
 // is read-only when sql.access is kReadOnly (every change is then kPermissionDenied here,
-// before any request). `io` must outlive the catalog.
-Result<std::unique_ptr<Catalog>> OpenCatalog(const SqlCatalogOptions& sql, io::FileIO& io);
+// before any request). A Nessie catalog takes its settings from the URI
+// (ParseNessieCatalogUri), its name from sql.catalog_name and its warehouse from sql.warehouse
+// unless the URI names them, and is always read-only; so is a folder of tables. With `poll`, a
+// catalog whose LatestCommitSeq is kNotImplemented (Nessie, folders, a REST server without a
+// change feed, a foreign SQL database opened read-only) gets a polled commit log kept at
+// poll->state_path. `io` must outlive the catalog.
+Result<std::unique_ptr<Catalog>> OpenCatalog(const SqlCatalogOptions& sql, io::FileIO& io,
+                                             const PolledLogOptions* poll = nullptr);
 
 // `inner` with every change refused (kPermissionDenied naming the operation); reads, the
 // commit log and the listener pass through.

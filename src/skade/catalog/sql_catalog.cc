@@ -214,13 +214,16 @@ class SqlCatalog final : public Catalog {
   using Opener = std::function<Result<std::unique_ptr<SqlConnection>>()>;
 
   // `writer` is null for a read-only catalog: then every write is kPermissionDenied.
+  // `has_log` is false for a foreign database (Java JdbcCatalog, PyIceberg SqlCatalog) opened
+  // read-only: it has no skade_commit_log, so the commit log calls are kNotImplemented.
   SqlCatalog(SqlCatalogOptions options, Dialect dialect, Opener open, io::FileIO& io,
-             std::unique_ptr<SqlConnection> writer)
+             std::unique_ptr<SqlConnection> writer, bool has_log = true)
       : options_(std::move(options)),
         dialect_(dialect),
         open_(std::move(open)),
         io_(io),
-        writer_conn_(std::move(writer)) {
+        writer_conn_(std::move(writer)),
+        has_log_(has_log) {
     if (options_.group_commit && writer_conn_) writer_thread_ = std::thread([this] { WriterLoop(); });
   }
 
@@ -637,6 +640,7 @@ class SqlCatalog final : public Catalog {
   // ---- commit log ----
 
   Result<std::vector<CommitLogEntry>> CommitsSince(int64_t after_seq, int64_t limit) override {
+    SKADE_RETURN_IF_ERROR(RequireLog());
     if (limit <= 0) return std::vector<CommitLogEntry>();
     SKADE_ASSIGN_OR_RETURN(
         SqlResult result, Read<SqlResult>([&](SqlConnection& conn) {
@@ -674,12 +678,19 @@ class SqlCatalog final : public Catalog {
   }
 
   Result<int64_t> LatestCommitSeq() override {
+    SKADE_RETURN_IF_ERROR(RequireLog());
     SKADE_ASSIGN_OR_RETURN(SqlResult result, Read<SqlResult>([&](SqlConnection& conn) {
                              return conn.Exec(
                                  "SELECT value FROM skade_meta WHERE key = 'last_commit_seq'", {});
                            }));
     if (result.rows.empty()) return Status::Corruption("skade_meta has no last_commit_seq");
     return internal::ParseInt64(result.rows[0][0], "skade_meta last_commit_seq");
+  }
+
+  Status RequireLog() const {
+    if (has_log_) return Status::Ok();
+    return Status::NotImplemented("catalog " + options_.uri +
+                                  " keeps no commit log (an Iceberg JDBC/SQL catalog written by another library)");
   }
 
   void SetCommitListener(CommitListener listener) override {
@@ -1122,6 +1133,7 @@ class SqlCatalog final : public Catalog {
   // Held by whoever runs a write transaction on writer_conn_.
   std::mutex write_mu_;
   std::unique_ptr<SqlConnection> writer_conn_;
+  const bool has_log_ = true;
 
   std::mutex queue_mu_;
   std::condition_variable queue_cv_;
@@ -1156,7 +1168,8 @@ Status CheckVersion(const std::map<std::string, std::string>& meta) {
 
 // Read-only open: checks without writing. A database without the JDBC catalog tables is no
 // catalog; one without skade's tables (written by another JDBC catalog) reads, without a log.
-Status CheckSchema(SqlConnection& conn) {
+// `has_log`: whether skade's commit log is there (a foreign Iceberg SQL catalog has none).
+Status CheckSchema(SqlConnection& conn, bool* has_log) {
   std::string tables = conn.dialect() == Dialect::kSqlite
                            ? "SELECT name FROM sqlite_master WHERE type = 'table'"
                            : "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()";
@@ -1166,6 +1179,7 @@ Status CheckSchema(SqlConnection& conn) {
     if (row[0]) names.insert(*row[0]);
   }
   if (!names.count("iceberg_tables")) return Status::NotFound("the database holds no Iceberg catalog");
+  *has_log = names.count("skade_meta") && names.count("skade_commit_log");
   if (!names.count("skade_meta")) return Status::Ok();
   SKADE_ASSIGN_OR_RETURN(SqlResult meta, conn.Exec("SELECT key, value FROM skade_meta", {}));
   std::map<std::string, std::string> values;
@@ -1276,14 +1290,15 @@ Result<std::unique_ptr<Catalog>> OpenSqlCatalog(const SqlCatalogOptions& options
         target, read_only ? internal::Access::kReadOnly : internal::Access::kReadWrite);
   };
   SKADE_ASSIGN_OR_RETURN(std::unique_ptr<SqlConnection> first, open());
+  bool has_log = true;
   if (read_only) {
-    SKADE_RETURN_IF_ERROR(CheckSchema(*first).WithContext("open catalog"));
+    SKADE_RETURN_IF_ERROR(CheckSchema(*first, &has_log).WithContext("open catalog"));
     first.reset();  // readers come from the pool; there is no writer
   } else {
     SKADE_RETURN_IF_ERROR(SetUpSchema(*first).WithContext("open catalog"));
   }
   return std::unique_ptr<Catalog>(
-      std::make_unique<SqlCatalog>(options, dialect, std::move(open), io, std::move(first)));
+      std::make_unique<SqlCatalog>(options, dialect, std::move(open), io, std::move(first), has_log));
 }
 
 }  // namespace skade::catalog

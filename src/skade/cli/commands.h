@@ -18,6 +18,11 @@ struct LakeArgs {
   std::string warehouse;    // --warehouse, else $SKADE_WAREHOUSE, else ./lake
   std::string catalog_uri;  // --catalog, else sqlite://<warehouse>/catalog.db
   bool quiet = false;       // --quiet: no progress on stderr
+  // A catalog without a commit log (Nessie, a folder of tables, a foreign SQL database, a REST
+  // server without a change feed) is polled this often for commit events; its polled log
+  // lives at poll_state (default catalog::DefaultPolledLogPath).
+  double poll_interval_s = 2;
+  std::string poll_state;
 };
 
 struct ScanArgs {

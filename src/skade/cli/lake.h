@@ -40,6 +40,9 @@ struct LakeOpenOptions {
   std::vector<std::string> attach_in_memory;
   std::vector<std::string> allowed_directories;  // besides the warehouse (registered tables elsewhere)
   std::string memory_limit;  // DuckDB's memory_limit ("4GB"); empty = engine::DatabaseOptions' default
+  // Commit events are needed (serve, watch): a catalog that keeps no commit log gets a polled
+  // one (LakeArgs::poll_interval_s, poll_state).
+  bool commit_events = false;
 };
 
 // The FileIO of every command: local files, and s3:// (s3a, s3n) through S3FileIO configured

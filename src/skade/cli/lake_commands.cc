@@ -109,7 +109,8 @@ Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& open_options)
   if (!default_catalog) {
     SKADE_ASSIGN_OR_RETURN(kind, catalog::CatalogKindOf(args.catalog_uri));
   }
-  const bool remote = kind == catalog::CatalogKind::kRest;
+  // Catalogs that name their own warehouse (a service's, or the folder of tables itself).
+  const bool remote = kind != catalog::CatalogKind::kSql;
   if (open_options.use == Use::kCreate && !remote) {
     fs::create_directories(lake.warehouse, ec);
     if (ec) return Status::IoError("cannot create warehouse '" + lake.warehouse + "': " + ec.message());
@@ -129,7 +130,10 @@ Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& open_options)
                                                    : catalog::SqlCatalogOptions::Access::kReadWrite;
   options.if_missing = open_options.use == Use::kCreate ? catalog::SqlCatalogOptions::IfMissing::kCreate
                                                          : catalog::SqlCatalogOptions::IfMissing::kFail;
-  SKADE_ASSIGN_OR_RETURN(lake.catalog, catalog::OpenCatalog(options, *lake.io));
+  catalog::PolledLogOptions poll;
+  poll.state_path = args.poll_state.empty() ? catalog::DefaultPolledLogPath(options.uri) : args.poll_state;
+  poll.interval = std::chrono::milliseconds(static_cast<int64_t>(args.poll_interval_s * 1000));
+  SKADE_ASSIGN_OR_RETURN(lake.catalog, catalog::OpenCatalog(options, *lake.io, open_options.commit_events ? &poll : nullptr));
   if (remote && !lake.catalog->warehouse().empty()) {
     lake.warehouse = io::LocalPath(lake.catalog->warehouse());
     while (lake.warehouse.size() > 1 && lake.warehouse.back() == '/') lake.warehouse.pop_back();

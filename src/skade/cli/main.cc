@@ -43,9 +43,15 @@ int main(int argc, char** argv) {
   app.add_option("--warehouse", lake.warehouse,
                  "warehouse folder (default $SKADE_WAREHOUSE or ./lake)");
   app.add_option("--catalog", lake.catalog_uri,
-                 "catalog: sqlite://PATH, postgresql://…, or an Iceberg REST catalog rest+http(s)://HOST:PORT/…"
-                 "[?warehouse=W&credential=ID:SECRET&token=T] (default WAREHOUSE/catalog.db)");
+                 "catalog: sqlite://PATH, postgresql://…, an Iceberg REST catalog rest+http(s)://HOST:PORT/…"
+                 "[?warehouse=W&credential=ID:SECRET&token=T], Nessie nessie+http(s)://HOST:PORT/api/v2?ref=REF, "
+                 "or a folder of tables file:///PATH | s3://BUCKET/PREFIX (default WAREHOUSE/catalog.db)");
   app.add_flag("--quiet,-q", lake.quiet, "no progress output on stderr");
+  app.add_option("--poll-interval", lake.poll_interval_s,
+                 "seconds between polls of a catalog that keeps no commit log (Nessie, folders, foreign SQL catalogs)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--poll-state", lake.poll_state,
+                 "where the polled commit log of such a catalog is kept (default ~/.local/state/skade/polled-<hash>.db)");
 
   skade::cli::ScanArgs scan;
   std::vector<std::string> scan_relocate;

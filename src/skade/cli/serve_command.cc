@@ -7,6 +7,7 @@
 #include <sstream>
 #include <thread>
 
+#include "skade/catalog/open_catalog.h"
 #include "skade/cli/lake.h"
 #include "skade/events/bus.h"
 #include "skade/events/commit_service.h"
@@ -140,6 +141,7 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
   LakeOpenOptions open;
   // serve makes the lake it is pointed at, unless it only reads.
   open.use = o.read_only ? LakeOpenOptions::Use::kRead : LakeOpenOptions::Use::kCreate;
+  open.commit_events = true;
   open.lock_down = true;
   open.attach_in_memory = {o.catalog_name};
   open.allowed_directories = o.allow_dirs;
@@ -185,7 +187,11 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
   options.private_paths.emplace_back(lake->warehouse, "<warehouse>");
   options.host = o.host;
   options.port = o.flight_port;
-  options.read_only = o.read_only;
+  // A catalog skade does not write (Nessie, a folder of tables) is served read-only: every
+  // write path is refused up front, session views included.
+  const bool writable = lake_args.catalog_uri.empty() ||
+                        catalog::CatalogTakesWrites(catalog::CatalogKindOf(lake_args.catalog_uri).ValueOr(catalog::CatalogKind::kSql));
+  options.read_only = o.read_only || !writable;
   options.max_sessions = o.max_sessions;
   options.session_idle_timeout = std::chrono::seconds(o.session_idle_timeout_s);
   options.query_timeout = std::chrono::seconds(o.query_timeout_s);
@@ -214,7 +220,7 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
     rest_server = std::move(*started);
   }
   std::cout << "flight sql listening on " << o.host << ":" << (*server)->port() << " (catalog '" << o.catalog_name
-            << "', warehouse " << lake->warehouse << (o.read_only ? ", read-only" : "") << ")" << std::endl;
+            << "', warehouse " << lake->warehouse << (options.read_only ? ", read-only" : "") << ")" << std::endl;
   std::cout << "commit stream (skade.v1.Commits) on the same port" << std::endl;
   if (rest_server) {
     std::cout << "rest catalog listening on " << (o.tls_cert.empty() ? "http://" : "https://") << o.host << ":"

@@ -109,7 +109,10 @@ Result<std::set<std::string>> ParseTables(const std::vector<std::string>& tables
 int WatchLocal(const LakeArgs& lake_args, const WatchArgs& args) {
   Result<std::set<std::string>> tables = ParseTables(args.tables);
   if (!tables.ok()) return Fail(tables.status());
-  Result<Lake> lake = OpenLakeFor(lake_args, LakeOpenOptions::Use::kRead);
+  LakeOpenOptions open;
+  open.use = LakeOpenOptions::Use::kRead;
+  open.commit_events = true;
+  Result<Lake> lake = OpenLake(lake_args, open);
   if (!lake.ok()) return Fail(lake.status());
   events::Bus bus;
   Result<std::unique_ptr<events::Watcher>> watcher =
@@ -192,7 +195,10 @@ int RunWatch(const LakeArgs& lake_args, const WatchArgs& args) {
 
 int RunEventsServe(const LakeArgs& lake_args, const ServeArgs& args) {
   InstallStopHandlers();
-  Result<Lake> lake = OpenLakeFor(lake_args, LakeOpenOptions::Use::kRead);
+  LakeOpenOptions open;
+  open.use = LakeOpenOptions::Use::kRead;
+  open.commit_events = true;
+  Result<Lake> lake = OpenLake(lake_args, open);
   if (!lake.ok()) return Fail(lake.status());
   events::Bus bus;
   Result<std::unique_ptr<events::Watcher>> watcher =

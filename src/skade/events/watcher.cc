@@ -159,7 +159,8 @@ Result<std::unique_ptr<Watcher>> Watcher::Start(catalog::Catalog& catalog,
   std::string_view uri = catalog_uri;
   if (StartsWith(uri, "postgresql://") || StartsWith(uri, "postgres://")) {
     SKADE_ASSIGN_OR_RETURN(hint, PostgresHint::Open(catalog_uri));
-  } else if (StartsWith(uri, "rest+http://") || StartsWith(uri, "rest+https://")) {
+  } else if (uri.find("://") != std::string_view::npos && !StartsWith(uri, "sqlite://")) {
+    // A catalog reached over the network or a polled one (REST, Nessie, a folder of tables).
     hint = std::make_unique<LogHeadHint>(catalog, options.remote_poll_interval);
   } else {
     if (StartsWith(uri, "sqlite://")) uri.remove_prefix(std::string_view("sqlite://").size());

@@ -25,7 +25,8 @@ struct WatcherOptions {
   // Even without a hint the log head is checked this often (a lost notification, a catalog
   // whose hints are unavailable).
   std::chrono::milliseconds safety_interval{1000};
-  // A REST catalog (rest+http://…): how often its change feed's head is asked for.
+  // A catalog reached by another URI (rest+http://…, nessie+…, file://…): how often its log
+  // head is asked for.
   std::chrono::milliseconds remote_poll_interval{250};
 };
 
@@ -35,8 +36,9 @@ struct WatcherOptions {
 class Watcher {
  public:
   // `catalog_uri` is the URI the catalog was opened with (SqlCatalogOptions::uri): a SQLite
-  // path / sqlite://PATH, a postgresql:// URI, or a rest+http(s):// URI of a REST catalog
-  // serving its change feed (polled). kInvalidArgument for anything else;
+  // path / sqlite://PATH, a postgresql:// URI, or any other catalog URI (a REST catalog serving
+  // its change feed, a catalog with a polled log: its log head is polled). kInvalidArgument
+  // for an empty path;
   // kUnavailable / kIoError if the hint connection cannot be opened.
   static Result<std::unique_ptr<Watcher>> Start(catalog::Catalog& catalog,
                                                 const std::string& catalog_uri, Bus& bus,

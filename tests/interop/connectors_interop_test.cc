@@ -1,0 +1,165 @@
+// `skade serve` over the same lake reached through different catalog connectors — skade's SQL
+// catalog, the Iceberg REST catalog of another `skade serve`, and the folder of tables itself
+// (file://, with a polled commit log) — answers the same query suite with the same rows to an
+// independent Flight SQL client (Node.js: grpc-js, apache-arrow); a connector skade does not
+// write is served read-only, and commits made beside it still arrive as commit events.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/testing/child_process.h"
+#include "tests/testing/run_process.h"
+#include "tests/testing/temp_dir.h"
+
+namespace skade {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+using namespace std::chrono_literals;
+using testing::ProcessResult;
+using testing::RunProcess;
+using testing::ShellQuote;
+using Child = testing::ChildProcess;
+
+const std::string kInteropDir = std::string(SKADE_SOURCE_DIR) + "/tests/interop";
+
+class ConnectorsInteropTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(RunProcess("node --version").exit_code, 0) << "node is required (scripts/setup.sh installs it)";
+    ASSERT_TRUE(fs::exists(kInteropDir + "/node_modules/apache-arrow/package.json")) << "run scripts/setup.sh";
+    warehouse_ = tmp_.Path("lake");
+  }
+  void TearDown() override {
+    for (auto& [name, child] : servers_) EXPECT_EQ(child->Stop(SIGTERM, 10s), 0) << name << "\n" << Log(name);
+  }
+
+  std::string Log(const std::string& name) const {
+    std::error_code ec;
+    return fs::exists(tmp_.Path(name + ".err"), ec) ? testing::ReadFileOrDie(tmp_.Path(name + ".err")) : "";
+  }
+
+  // The lake's own CLI (the SQLite catalog in the warehouse).
+  void Lake(const std::string& args) {
+    ProcessResult r = RunProcess(ShellQuote(SKADE_CLI_PATH) + " --warehouse " + ShellQuote(warehouse_) + " " + args);
+    ASSERT_EQ(r.exit_code, 0) << args << "\n" << r.out << r.err;
+  }
+
+  // Starts `skade <args> serve …` and returns {flight port, rest port (0 if none)}.
+  std::pair<int, int> Serve(const std::string& name, std::vector<std::string> args, bool rest) {
+    std::vector<std::string> argv = {SKADE_CLI_PATH};
+    argv.insert(argv.end(), args.begin(), args.end());
+    for (const char* a : {"serve", "--flight-port", "0", "--query-memory", "512MB"}) argv.push_back(a);
+    if (rest) {
+      argv.push_back("--rest-port");
+      argv.push_back("0");
+    }
+    auto child = Child::Start(argv, tmp_.Path(name + ".err"));
+    EXPECT_NE(child, nullptr);
+    if (!child) return {0, 0};
+    int flight = 0, rest_port = 0;
+    const std::string fp = "flight sql listening on 127.0.0.1:", rp = "rest catalog listening on http://127.0.0.1:";
+    for (int i = 0; i < 6 && (flight == 0 || (rest && rest_port == 0)); ++i) {
+      std::string line = child->ReadLine(20s);
+      if (line.empty()) break;
+      if (line.rfind(fp, 0) == 0) {
+        flight = std::atoi(line.c_str() + fp.size());
+        read_only_[name] = line.find("read-only") != std::string::npos;
+      }
+      if (line.rfind(rp, 0) == 0) rest_port = std::atoi(line.c_str() + rp.size());
+    }
+    EXPECT_GT(flight, 0) << name << " printed no address\n" << Log(name);
+    servers_.emplace_back(name, std::move(child));
+    return {flight, rest_port};
+  }
+
+  // Runs `sql` on a Flight SQL server with the Node.js client: rows as strings, or the error.
+  Json Query(int port, const std::string& sql, bool expect_ok = true, bool update = false) {
+    ProcessResult r = RunProcess("node " + ShellQuote(kInteropDir + "/flightsql_query.mjs") + " --address 127.0.0.1:" +
+                                 std::to_string(port) + " --proto-dir " +
+                                 ShellQuote(std::string(SKADE_SOURCE_DIR) + "/src/skade/flightsql") + " --sql " +
+                                 ShellQuote(sql) + (update ? " --update 1" : ""));
+    if (!expect_ok) return Json(r.exit_code == 0 ? "succeeded" : r.err);
+    EXPECT_EQ(r.exit_code, 0) << sql << "\n" << r.err;
+    return Json::parse(r.out, nullptr, false);
+  }
+
+  testing::TempDir tmp_;
+  std::string warehouse_;
+  std::vector<std::pair<std::string, std::unique_ptr<Child>>> servers_;
+  std::map<std::string, bool> read_only_;
+};
+
+TEST_F(ConnectorsInteropTest, EveryConnectorServesTheSameRowsAndCommitEvents) {
+  ASSERT_NO_FATAL_FAILURE(Lake("ns create sales.eu"));
+  Lake("create sales.eu.orders --schema 'id BIGINT NOT NULL, amount DOUBLE, region VARCHAR' --partition-by region");
+  Lake("ingest sales.eu.orders --sql \"SELECT range AS id, range * 1.5 AS amount, CASE WHEN range % 3 = 0 THEN 'north' "
+       "ELSE 'south' END AS region FROM range(60)\"");
+  Lake("ns create ops");
+  Lake("create ops.events --schema 'ts TIMESTAMPTZ, kind VARCHAR'");
+  Lake("ingest ops.events --sql \"SELECT TIMESTAMPTZ '2026-01-01 00:00:00+00' + to_hours(range) AS ts, 'k' || (range % 4) "
+       "AS kind FROM range(24)\"");
+  Lake("delete sales.eu.orders --where 'id < 5'");
+
+  const auto sql_server = Serve("sql", {"--warehouse", warehouse_}, /*rest=*/true);
+  ASSERT_GT(sql_server.second, 0);
+  const auto rest_server = Serve("rest", {"--catalog", "rest+http://127.0.0.1:" + std::to_string(sql_server.second)}, false);
+  const auto file_server = Serve("file", {"--catalog", "file://" + warehouse_, "--poll-interval", "0.1", "--poll-state",
+                                          tmp_.Path("file-poll.db")},
+                                 false);
+  ASSERT_GT(rest_server.first, 0);
+  ASSERT_GT(file_server.first, 0);
+  EXPECT_FALSE(read_only_["rest"]) << "a REST catalog takes commits";
+  EXPECT_TRUE(read_only_["file"]) << "a folder of tables is served read-only";
+
+  const std::vector<std::string> suite = {
+      "SELECT count(*), sum(amount) FROM \"sales.eu\".orders",
+      "SELECT region, count(*) FROM \"sales.eu\".orders GROUP BY region ORDER BY region",
+      "SELECT id FROM \"sales.eu\".orders WHERE id BETWEEN 4 AND 8 ORDER BY id",
+      "SELECT kind, count(*), min(ts) FROM ops.events GROUP BY kind ORDER BY kind",
+      "SELECT table_schema, table_name FROM information_schema.tables WHERE table_schema IN ('ops', 'sales.eu') "
+      "ORDER BY ALL",
+  };
+  for (const std::string& q : suite) {
+    SCOPED_TRACE(q);
+    Json expected = Query(sql_server.first, q);
+    ASSERT_TRUE(expected.is_array() && !expected.empty()) << expected.dump();
+    EXPECT_EQ(Query(rest_server.first, q), expected) << "through the REST connector";
+    EXPECT_EQ(Query(file_server.first, q), expected) << "through the folder of tables";
+  }
+  EXPECT_EQ(Query(sql_server.first, suite[0])[0][0], "55");
+
+  // Writes: the folder's server refuses them; the REST connector's server commits through REST.
+  EXPECT_THAT(Query(file_server.first, "INSERT INTO ops.events VALUES (now(), 'x')", false, true).get<std::string>(),
+              ::testing::HasSubstr("read-only"));
+  EXPECT_EQ(Query(rest_server.first, "INSERT INTO ops.events VALUES (TIMESTAMPTZ '2026-02-01 00:00:00+00', 'rest')", true, true),
+            Json::parse(R"([["1"]])"));
+
+  // Commit events over the folder: a commit made beside it (the lake's CLI) is polled and
+  // streamed by the file server (the REST insert above has been polled by then: 0.1 s polls).
+  std::this_thread::sleep_for(500ms);
+  std::unique_ptr<Child> watch = Child::Start(
+      {SKADE_CLI_PATH, "watch", "--server", "127.0.0.1:" + std::to_string(file_server.first), "--json", "--count", "1"},
+      tmp_.Path("watch.err"));
+  ASSERT_NE(watch, nullptr);
+  std::this_thread::sleep_for(700ms);
+  Lake("ingest sales.eu.orders --sql \"SELECT 1000 + range AS id, 0.0 AS amount, 'west' AS region FROM range(3)\"");
+  Json event = Json::parse(watch->ReadLine(20s), nullptr, false);
+  ASSERT_TRUE(event.is_object()) << testing::ReadFileOrDie(tmp_.Path("watch.err")) << Log("file");
+  EXPECT_EQ(event["table"], "sales.eu.orders");
+  EXPECT_EQ(event["operation"], "append");
+  EXPECT_EQ(event["added_records"], 3);
+  EXPECT_EQ(watch->Stop(0, 10s), 0);
+  EXPECT_EQ(Query(file_server.first, suite[0])[0][0], "58") << "the folder's server reads the new snapshot";
+}
+
+}  // namespace
+}  // namespace skade
