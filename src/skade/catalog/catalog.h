@@ -1,6 +1,7 @@
 // Catalog: the Iceberg catalog interface (namespaces, tables, atomic commits of requirements +
 // updates, multi-table transactions) plus skade's durable, dense commit log. Implementations:
-// SqlCatalog (SQLite / PostgreSQL, sql_catalog.h); REST, Nessie and file catalogs later.
+// SqlCatalog (SQLite / PostgreSQL, sql_catalog.h), RestCatalog (rest_catalog.h), NessieCatalog
+// (nessie_catalog.h), FileCatalog (file_catalog.h), opened by URI in open_catalog.h.
 #pragma once
 
 #include <cstdint>

@@ -73,8 +73,9 @@ Result<CatalogKind> CatalogKindOf(std::string_view uri) {
   }
   // A plain path names a SQLite file.
   if (!uri.empty() && uri.find("://") == std::string_view::npos) return CatalogKind::kSql;
-  return Status::InvalidArgument("unknown catalog URI '" + std::string(uri.substr(0, uri.find("://") + 3)) +
-                                 "…': use sqlite://PATH, postgresql://…, rest+http(s)://HOST:PORT/… or "
+  // Only the scheme is quoted: the rest of a URI may carry credentials.
+  return Status::InvalidArgument("unknown catalog URI scheme '" + std::string(uri.substr(0, uri.find("://"))) +
+                                 "': use sqlite://PATH, postgresql://…, rest+http(s)://HOST:PORT/… or "
                                  "nessie+http(s)://HOST:PORT/api/v2?ref=…, or a folder of tables file:///PATH, s3://BUCKET/PREFIX");
 }
 
