@@ -7,6 +7,7 @@
 #include <set>
 
 #include "skade/base/log.h"
+#include "skade/catalog/read_only_internal.h"
 #include "skade/iceberg/table_metadata.h"
 #include "skade/iceberg/version_hint.h"
 #include "skade/io/location.h"
@@ -18,7 +19,7 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-class FileCatalog final : public Catalog {
+class FileCatalog final : public internal::ReadOnlyCatalogBase {
  public:
   FileCatalog(FileCatalogOptions options, io::FileIO& io) : options_(std::move(options)), io_(io) {
     if (!io::IsObjectStoreLocation(options_.root)) {
@@ -41,9 +42,6 @@ class FileCatalog final : public Catalog {
   const std::string& name() const override { return options_.name; }
   const std::string& warehouse() const override { return options_.root; }
 
-  Status CreateNamespace(const Namespace& ns, const std::map<std::string, std::string>&) override {
-    return Refuse("create namespace " + ns.ToString());
-  }
   Result<std::vector<Namespace>> ListNamespaces(const Namespace& parent) override {
     SKADE_ASSIGN_OR_RETURN(auto listing, Listing());
     if (!parent.empty() && !Exists(*listing, parent)) {
@@ -66,11 +64,6 @@ class FileCatalog final : public Catalog {
     if (!exists) return Status::NotFound("namespace " + ns.ToString() + " does not exist under " + options_.root);
     return std::map<std::string, std::string>{{"location", options_.root + "/" + Join(ns.levels, "/")}};
   }
-  Status UpdateNamespaceProperties(const Namespace& ns, const std::map<std::string, std::string>&,
-                                   const std::vector<std::string>&) override {
-    return Refuse("update the properties of namespace " + ns.ToString());
-  }
-  Status DropNamespace(const Namespace& ns) override { return Refuse("drop namespace " + ns.ToString()); }
   Result<bool> NamespaceExists(const Namespace& ns) override {
     SKADE_ASSIGN_OR_RETURN(auto listing, Listing());
     return Exists(*listing, ns);
@@ -83,9 +76,6 @@ class FileCatalog final : public Catalog {
       if (ident.ns == ns) out.push_back(ident);
     }
     return out;
-  }
-  Result<CommitResult> CreateTable(const TableIdent& ident, const CreateTableRequest&) override {
-    return Refuse("create table " + ident.ToString());
   }
   Result<TableState> LoadTable(const TableIdent& ident) override {
     SKADE_RETURN_IF_ERROR(ident.Validate());
@@ -103,17 +93,6 @@ class FileCatalog final : public Catalog {
     state.metadata_location = *file;
     state.metadata = std::make_shared<const iceberg::TableMetadata>(std::move(metadata));
     return state;
-  }
-  Status DropTable(const TableIdent& ident, DropMode) override { return Refuse("drop table " + ident.ToString()); }
-  Status RenameTable(const TableIdent& from, const TableIdent&) override { return Refuse("rename table " + from.ToString()); }
-  Result<CommitResult> RegisterTable(const TableIdent& ident, const std::string&) override {
-    return Refuse("register table " + ident.ToString());
-  }
-  Result<CommitResult> CommitTable(const TableCommit& commit) override {
-    return Refuse("commit to table " + commit.ident.ToString());
-  }
-  Result<std::vector<CommitResult>> CommitTransaction(const std::vector<TableCommit>&) override {
-    return Refuse("commit a transaction");
   }
   Result<std::vector<CommitLogEntry>> CommitsSince(int64_t, int64_t) override { return NoLog(); }
   Result<int64_t> LatestCommitSeq() override { return NoLog(); }
@@ -133,9 +112,7 @@ class FileCatalog final : public Catalog {
   static bool Exists(const Listed& l, const Namespace& ns) {
     return std::any_of(l.tables.begin(), l.tables.end(), [&](const auto& t) { return ns.Contains(t.first.ns); });
   }
-  Status Refuse(const std::string& what) const {
-    return Status(StatusCode::kPermissionDenied, "cannot " + what + ": " + options_.root + " is a read-only folder of tables");
-  }
+  std::string Refusal() const override { return options_.root + " is a read-only folder of tables"; }
   Status NoLog() const {
     return Status::NotImplemented("a folder of tables (" + options_.root + ") keeps no commit log");
   }

@@ -1,3 +1,5 @@
+#include "skade/base/url.h"
+#include "skade/catalog/read_only_internal.h"
 #include "skade/catalog/nessie_catalog.h"
 
 #include <algorithm>
@@ -184,7 +186,7 @@ bool StartsWith(const std::vector<std::string>& key, const std::vector<std::stri
 
 std::string KeyText(const std::vector<std::string>& key) { return Dump(Json(key)); }
 
-class NessieCatalog final : public Catalog {
+class NessieCatalog final : public internal::ReadOnlyCatalogBase {
  public:
   NessieCatalog(NessieCatalogOptions options, io::FileIO& io)
       : options_(std::move(options)), io_(io), http_(io::HttpClient::Make(options_.http)) {
@@ -227,9 +229,6 @@ class NessieCatalog final : public Catalog {
   const std::string& name() const override { return options_.name; }
   const std::string& warehouse() const override { return options_.warehouse; }
 
-  Status CreateNamespace(const Namespace& ns, const std::map<std::string, std::string>&) override {
-    return Refuse("create namespace " + ns.ToString());
-  }
 
   Result<std::vector<Namespace>> ListNamespaces(const Namespace& parent) override {
     std::vector<Entry> entries;
@@ -291,14 +290,7 @@ class NessieCatalog final : public Catalog {
     return out;
   }
 
-  Status UpdateNamespaceProperties(const Namespace& ns, const std::map<std::string, std::string>&,
-                                   const std::vector<std::string>&) override {
-    return Refuse("update the properties of namespace " + ns.ToString());
-  }
 
-  Status DropNamespace(const Namespace& ns) override {
-    return Refuse("drop namespace " + ns.ToString());
-  }
 
   Result<bool> NamespaceExists(const Namespace& ns) override {
     SKADE_RETURN_IF_ERROR(ns.Validate());
@@ -332,9 +324,6 @@ class NessieCatalog final : public Catalog {
     return out;
   }
 
-  Result<CommitResult> CreateTable(const TableIdent& ident, const CreateTableRequest&) override {
-    return Refuse("create table " + ident.ToString());
-  }
 
   Result<TableState> LoadTable(const TableIdent& ident) override {
     SKADE_RETURN_IF_ERROR(ident.Validate());
@@ -364,21 +353,6 @@ class NessieCatalog final : public Catalog {
     return state;
   }
 
-  Status DropTable(const TableIdent& ident, DropMode) override {
-    return Refuse("drop table " + ident.ToString());
-  }
-  Status RenameTable(const TableIdent& from, const TableIdent&) override {
-    return Refuse("rename table " + from.ToString());
-  }
-  Result<CommitResult> RegisterTable(const TableIdent& ident, const std::string&) override {
-    return Refuse("register table " + ident.ToString());
-  }
-  Result<CommitResult> CommitTable(const TableCommit& commit) override {
-    return Refuse("commit to table " + commit.ident.ToString());
-  }
-  Result<std::vector<CommitResult>> CommitTransaction(const std::vector<TableCommit>&) override {
-    return Refuse("commit a transaction");
-  }
 
   // TODO(#13): change detection over Nessie polls the metadata locations instead.
   Result<std::vector<CommitLogEntry>> CommitsSince(int64_t, int64_t) override {
@@ -387,10 +361,7 @@ class NessieCatalog final : public Catalog {
   Result<int64_t> LatestCommitSeq() override { return NoCommitLog(); }
 
  private:
-  Status Refuse(const std::string& what) const {
-    return Status::PermissionDenied("cannot " + what + ": skade opens Nessie catalogs read-only (" +
-                                    described_ + ")");
-  }
+  std::string Refusal() const override { return "skade opens Nessie catalogs read-only (" + described_ + ")"; }
   static Status NoCommitLog() {
     return Status::NotImplemented(
         "a Nessie catalog has no commit log skade can read (commit_seq is skade's own)");
@@ -563,18 +534,6 @@ class NessieCatalog final : public Catalog {
   std::string described_;
 };
 
-std::string PercentDecode(std::string_view s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && IsHex(s[i + 1]) && IsHex(s[i + 2])) {
-      out += static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16));
-      i += 2;
-    } else {
-      out += s[i] == '+' ? ' ' : s[i];
-    }
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -594,14 +553,7 @@ Result<NessieCatalogOptions> ParseNessieCatalogUri(std::string_view uri) {
         "Nessie's API v1 is not supported: point the URI at the API v2 root (…/api/v2)");
   }
   if (q != std::string_view::npos) {
-    std::string_view query = rest.substr(q + 1);
-    while (!query.empty()) {
-      const size_t amp = query.find('&');
-      std::string_view pair = query.substr(0, amp);
-      const size_t eq = pair.find('=');
-      const std::string key = PercentDecode(pair.substr(0, eq));
-      const std::string value =
-          eq == std::string_view::npos ? "" : PercentDecode(pair.substr(eq + 1));
+    for (const auto& [key, value] : ParseQueryString(rest.substr(q + 1))) {
       if (key == "ref") {
         o.ref = value.empty() ? "-" : value;
       } else if (key == "token") {
@@ -614,8 +566,6 @@ Result<NessieCatalogOptions> ParseNessieCatalogUri(std::string_view uri) {
         return Status::InvalidArgument("unknown Nessie catalog URI parameter '" + key +
                                        "' (known: ref, token, name, warehouse)");
       }
-      if (amp == std::string_view::npos) break;
-      query = query.substr(amp + 1);
     }
   }
   SKADE_RETURN_IF_ERROR(ParseRef(o.ref).status());

@@ -2,6 +2,7 @@
 
 #include "skade/catalog/file_catalog.h"
 #include "skade/catalog/nessie_catalog.h"
+#include "skade/catalog/read_only_internal.h"
 #include "skade/catalog/rest_catalog.h"
 
 namespace skade::catalog {
@@ -9,44 +10,20 @@ namespace {
 
 bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
-class ReadOnlyCatalog final : public Catalog {
+class ReadOnlyCatalog final : public internal::ReadOnlyCatalogBase {
  public:
   explicit ReadOnlyCatalog(std::unique_ptr<Catalog> inner) : inner_(std::move(inner)) {}
 
   const std::string& name() const override { return inner_->name(); }
   const std::string& warehouse() const override { return inner_->warehouse(); }
-  Status CreateNamespace(const Namespace& ns, const std::map<std::string, std::string>&) override {
-    return Refuse("create namespace " + ns.ToString());
-  }
   Result<std::vector<Namespace>> ListNamespaces(const Namespace& parent) override { return inner_->ListNamespaces(parent); }
   Result<std::map<std::string, std::string>> LoadNamespaceProperties(const Namespace& ns) override {
     return inner_->LoadNamespaceProperties(ns);
   }
-  Status UpdateNamespaceProperties(const Namespace& ns, const std::map<std::string, std::string>&,
-                                   const std::vector<std::string>&) override {
-    return Refuse("update the properties of namespace " + ns.ToString());
-  }
-  Status DropNamespace(const Namespace& ns) override { return Refuse("drop namespace " + ns.ToString()); }
   Result<bool> NamespaceExists(const Namespace& ns) override { return inner_->NamespaceExists(ns); }
   Result<std::vector<TableIdent>> ListTables(const Namespace& ns) override { return inner_->ListTables(ns); }
-  Result<CommitResult> CreateTable(const TableIdent& ident, const CreateTableRequest&) override {
-    return Refuse("create table " + ident.ToString());
-  }
   Result<TableState> LoadTable(const TableIdent& ident) override { return inner_->LoadTable(ident); }
-  Status DropTable(const TableIdent& ident, DropMode) override { return Refuse("drop table " + ident.ToString()); }
-  Status RenameTable(const TableIdent& from, const TableIdent&) override {
-    return Refuse("rename table " + from.ToString());
-  }
-  Result<CommitResult> RegisterTable(const TableIdent& ident, const std::string&) override {
-    return Refuse("register table " + ident.ToString());
-  }
   Result<std::vector<TableLocation>> ListTableLocations() override { return inner_->ListTableLocations(); }
-  Result<CommitResult> CommitTable(const TableCommit& commit) override {
-    return Refuse("commit to table " + commit.ident.ToString());
-  }
-  Result<std::vector<CommitResult>> CommitTransaction(const std::vector<TableCommit>&) override {
-    return Refuse("commit a transaction");
-  }
   Result<std::vector<CommitLogEntry>> CommitsSince(int64_t after_seq, int64_t limit) override {
     return inner_->CommitsSince(after_seq, limit);
   }
@@ -54,9 +31,7 @@ class ReadOnlyCatalog final : public Catalog {
   void SetCommitListener(CommitListener listener) override { inner_->SetCommitListener(std::move(listener)); }
 
  private:
-  static Status Refuse(const std::string& what) {
-    return Status(StatusCode::kPermissionDenied, "cannot " + what + ": the catalog is open read-only");
-  }
+  std::string Refusal() const override { return "the catalog is open read-only"; }
   std::unique_ptr<Catalog> inner_;
 };
 

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "skade/base/clock.h"
+#include "skade/base/url.h"
 #include "skade/base/log.h"
 #include "skade/iceberg/table_metadata.h"
 #include "skade/iceberg/table_update.h"
@@ -554,27 +555,8 @@ Result<RestCatalogOptions> ParseRestCatalogUri(std::string_view uri) {
   }
   const size_t q = rest.find('?');
   o.uri = std::string(rest.substr(0, q));
-  auto decode = [](std::string_view s) {
-    std::string out;
-    for (size_t i = 0; i < s.size(); ++i) {
-      if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
-          std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
-        out += static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16));
-        i += 2;
-      } else {
-        out += s[i] == '+' ? ' ' : s[i];
-      }
-    }
-    return out;
-  };
   if (q != std::string_view::npos) {
-    std::string_view query = rest.substr(q + 1);
-    while (!query.empty()) {
-      const size_t amp = query.find('&');
-      std::string_view pair = query.substr(0, amp);
-      const size_t eq = pair.find('=');
-      const std::string key = decode(pair.substr(0, eq));
-      const std::string value = eq == std::string_view::npos ? "" : decode(pair.substr(eq + 1));
+    for (const auto& [key, value] : ParseQueryString(rest.substr(q + 1))) {
       if (key == "warehouse") {
         o.warehouse = value;
       } else if (key == "credential") {
@@ -591,8 +573,6 @@ Result<RestCatalogOptions> ParseRestCatalogUri(std::string_view uri) {
         return Status::InvalidArgument("unknown REST catalog URI parameter '" + key +
                                        "' (known: warehouse, credential, token, scope, oauth2-server-uri, name)");
       }
-      if (amp == std::string_view::npos) break;
-      query = query.substr(amp + 1);
     }
   }
   if (o.credential.empty()) {

@@ -16,6 +16,7 @@
 #include "skade/base/base64.h"
 #include "skade/base/clock.h"
 #include "skade/base/log.h"
+#include "skade/base/url.h"
 #include "skade/events/replay.h"
 #include "skade/rest/api_internal.h"
 #include "skade/rest/auth_internal.h"
@@ -111,31 +112,8 @@ void ToHttp(const Response& from, httplib::Response& to) {
 
 // application/x-www-form-urlencoded fields (the OAuth2 token request).
 std::map<std::string, std::string> FormFields(const std::string& body) {
-  auto decode = [](std::string_view s) {
-    std::string out;
-    for (size_t i = 0; i < s.size(); ++i) {
-      if (s[i] == '+') {
-        out += ' ';
-      } else if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
-                 std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
-        out += static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16));
-        i += 2;
-      } else {
-        out += s[i];
-      }
-    }
-    return out;
-  };
   std::map<std::string, std::string> out;
-  size_t pos = 0;
-  while (pos <= body.size()) {
-    size_t amp = body.find('&', pos);
-    std::string_view pair = std::string_view(body).substr(pos, amp == std::string::npos ? std::string::npos : amp - pos);
-    size_t eq = pair.find('=');
-    if (!pair.empty()) out[decode(pair.substr(0, eq))] = eq == std::string_view::npos ? "" : decode(pair.substr(eq + 1));
-    if (amp == std::string::npos) break;
-    pos = amp + 1;
-  }
+  for (auto& [k, v] : ParseQueryString(body)) out[k] = std::move(v);
   return out;
 }
 
