@@ -1,6 +1,7 @@
 // `skade serve` over the same lake reached through different catalog connectors — skade's SQL
-// catalog, the Iceberg REST catalog of another `skade serve`, and the folder of tables itself
-// (file://, with a polled commit log) — answers the same query suite with the same rows to an
+// catalog, the Iceberg REST catalog of another `skade serve`, the folder of tables itself
+// (file://, with a polled commit log) and a copy of it on an S3 API server (s3rver, as a folder of
+// tables at s3://, every location spelled s3://…) — answers the same query suite with the same rows to an
 // independent Flight SQL client (Node.js: grpc-js, apache-arrow); a connector skade does not
 // write is served read-only, and commits made beside it still arrive as commit events.
 #include <gmock/gmock.h>
@@ -14,7 +15,13 @@
 #include <thread>
 #include <vector>
 
+#include "skade/base/uuid.h"
+#include "skade/catalog/sql_catalog.h"
+#include "skade/engine/database.h"
+#include "skade/io/s3_file_io.h"
 #include "tests/testing/child_process.h"
+#include "tests/testing/foreign_table.h"
+#include "tests/testing/s3rver.h"
 #include "tests/testing/run_process.h"
 #include "tests/testing/temp_dir.h"
 
@@ -51,6 +58,66 @@ class ConnectorsInteropTest : public ::testing::Test {
   void Lake(const std::string& args) {
     ProcessResult r = RunProcess(ShellQuote(SKADE_CLI_PATH) + " --warehouse " + ShellQuote(warehouse_) + " " + args);
     ASSERT_EQ(r.exit_code, 0) << args << "\n" << r.out << r.err;
+  }
+
+  // Copies every table of the lake to s3rver under a fresh prefix, each location spelled
+  // s3://bucket/prefix/<namespace levels>/<table>/…; returns the prefix ("" on failure).
+  std::string CopyLakeToS3() {
+    auto& server = testing::S3rver::Shared();
+    EXPECT_GT(server.port(), 0) << server.error();
+    if (server.port() == 0) return "";
+    io::S3Options o;
+    o.endpoint = server.endpoint();
+    o.access_key_id = testing::kS3rverAccessKey;
+    o.secret_access_key = testing::kS3rverSecretKey;
+    auto s3 = io::S3FileIO::Open(o);
+    auto local = io::MakeLocalFileIO();
+    catalog::SqlCatalogOptions co;
+    co.uri = "sqlite://" + warehouse_ + "/catalog.db";
+    co.warehouse = warehouse_;
+    co.access = catalog::SqlCatalogOptions::Access::kReadOnly;
+    auto cat = catalog::OpenSqlCatalog(co, *local);
+    auto db = engine::Database::Open({});
+    EXPECT_TRUE(s3.ok() && cat.ok() && db.ok());
+    if (!s3.ok() || !cat.ok() || !db.ok()) return "";
+    const std::string prefix = std::string("s3://") + testing::kS3rverBucket + "/lake-" + Uuid::NewV7().ToString();
+    auto namespaces = catalog::ListNamespacesBelow(**cat, catalog::Namespace{});
+    EXPECT_TRUE(namespaces.ok());
+    int copied = 0;
+    for (const auto& ns : *namespaces) {
+      for (const auto& ident : (*cat)->ListTables(ns).value()) {
+        auto state = (*cat)->LoadTable(ident);
+        EXPECT_TRUE(state.ok());
+        std::string root = prefix;
+        for (const auto& level : ident.ns.levels) root += "/" + level;
+        root += "/" + ident.name;
+        using testing::LocationRole;
+        const std::string dir = tmp_.Path("s3copy/" + ident.ToString());
+        auto written = testing::WriteForeignCopy(*state->metadata, *local, **db, dir,
+                                                 testing::PrefixSpelling({{LocationRole::kTableLocation, root},
+                                                                          {LocationRole::kManifestList, root},
+                                                                          {LocationRole::kManifest, root},
+                                                                          {LocationRole::kDataFile, root},
+                                                                          {LocationRole::kDeleteFile, root},
+                                                                          {LocationRole::kDeleteTarget, root}}));
+        EXPECT_TRUE(written.ok()) << written.status().ToString();
+        for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+          if (!entry.is_regular_file()) continue;
+          const std::string relative = fs::relative(entry.path(), dir).string();
+          EXPECT_TRUE((*s3)->CreateExclusive(root + "/" + relative, testing::ReadFileOrDie(entry.path().string())).ok());
+        }
+        ++copied;
+      }
+    }
+    EXPECT_EQ(copied, 2);
+    // The S3 server's client settings, for the `skade serve` started next.
+    ::setenv("AWS_ENDPOINT_URL", server.endpoint().c_str(), 1);
+    ::setenv("AWS_ACCESS_KEY_ID", testing::kS3rverAccessKey, 1);
+    ::setenv("AWS_SECRET_ACCESS_KEY", testing::kS3rverSecretKey, 1);
+    ::setenv("AWS_REGION", "us-east-1", 1);
+    ::setenv("AWS_CONFIG_FILE", "/dev/null", 1);
+    ::setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null", 1);
+    return prefix;
   }
 
   // Starts `skade <args> serve …` and returns {flight port, rest port (0 if none)}.
@@ -115,8 +182,15 @@ TEST_F(ConnectorsInteropTest, EveryConnectorServesTheSameRowsAndCommitEvents) {
   const auto file_server = Serve("file", {"--catalog", "file://" + warehouse_, "--poll-interval", "0.1", "--poll-state",
                                           tmp_.Path("file-poll.db")},
                                  false);
+  const std::string s3_prefix = CopyLakeToS3();
+  ASSERT_FALSE(s3_prefix.empty());
+  const auto s3_server = Serve("s3", {"--catalog", s3_prefix, "--poll-interval", "60", "--poll-state",
+                                      tmp_.Path("s3-poll.db")},
+                               false);
   ASSERT_GT(rest_server.first, 0);
   ASSERT_GT(file_server.first, 0);
+  ASSERT_GT(s3_server.first, 0);
+  EXPECT_TRUE(read_only_["s3"]);
   EXPECT_FALSE(read_only_["rest"]) << "a REST catalog takes commits";
   EXPECT_TRUE(read_only_["file"]) << "a folder of tables is served read-only";
 
@@ -134,6 +208,7 @@ TEST_F(ConnectorsInteropTest, EveryConnectorServesTheSameRowsAndCommitEvents) {
     ASSERT_TRUE(expected.is_array() && !expected.empty()) << expected.dump();
     EXPECT_EQ(Query(rest_server.first, q), expected) << "through the REST connector";
     EXPECT_EQ(Query(file_server.first, q), expected) << "through the folder of tables";
+    EXPECT_EQ(Query(s3_server.first, q), expected) << "through the copy on S3";
   }
   EXPECT_EQ(Query(sql_server.first, suite[0])[0][0], "55");
 
