@@ -4,7 +4,8 @@
 // root and a table are its namespace (root/sales/eu/orders → sales.eu.orders); a table folder
 // directly under the root, or one whose path is not a valid namespace and name, is skipped with
 // one log line. The current metadata file is the one version-hint.text names, else the highest
-// version (iceberg::ResolveMetadataFile).
+// version (iceberg::ResolveMetadataFile); a writer that moves the hint after its commit (skade
+// does, beside the commit) is seen once it has.
 #pragma once
 
 #include <chrono>
