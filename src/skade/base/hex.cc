@@ -1,16 +1,12 @@
 #include "skade/base/hex.h"
 
 namespace skade {
-namespace {
-
-int HexValue(char c) {
+int HexDigitValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
 }
-
-}  // namespace
 
 std::string HexEncode(std::string_view bytes) {
   static constexpr char kHex[] = "0123456789abcdef";
@@ -29,8 +25,8 @@ std::optional<std::string> HexDecode(std::string_view hex) {
   std::string out;
   out.reserve(hex.size() / 2);
   for (size_t i = 0; i < hex.size(); i += 2) {
-    int hi = HexValue(hex[i]);
-    int lo = HexValue(hex[i + 1]);
+    int hi = HexDigitValue(hex[i]);
+    int lo = HexDigitValue(hex[i + 1]);
     if (hi < 0 || lo < 0) return std::nullopt;
     out.push_back(static_cast<char>(hi * 16 + lo));
   }
