@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets everything up and runs every test: setup, build, ctest (unit + integration tests with
 # real DuckDB, fixtures and Node.js readers), the bad-input tests under ASan+UBSan, then the
-# libFuzzer targets (scripts/fuzz.sh, 45 s each).
+# libFuzzer targets (scripts/fuzz.sh, 30 s each).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -33,5 +33,5 @@ labels="$(IFS='|'; echo "^(${SANITIZED[*]})\$")"
     SKADE_CRASH_ROUNDS=20 SKADE_FLIGHTSQL_MODES=cookies ctest --output-on-failure -j "$JOBS" --timeout 900 -L "$labels")
 
 echo "== fuzz (libFuzzer, clang, ASan+UBSan): Arrow IPC, Flight DoPut data, metadata JSON, manifests, Puffin, SQL"
-SKADE_JOBS="$JOBS" "$ROOT/scripts/fuzz.sh" 45
+SKADE_JOBS="$JOBS" "$ROOT/scripts/fuzz.sh" 30
 echo "== all tests passed"
