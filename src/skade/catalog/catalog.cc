@@ -1,6 +1,7 @@
 #include "skade/catalog/catalog.h"
 
 #include <algorithm>
+#include <charconv>
 
 #include <string>
 #include <string_view>
@@ -189,6 +190,19 @@ Result<std::vector<Namespace>> ListNamespacesBelow(Catalog& catalog, const Names
   }
   std::sort(all.begin(), all.end());
   return all;
+}
+
+void DescribeAddedSnapshot(const iceberg::Snapshot& added, CommitLogEntry* entry) {
+  auto count = [&](std::string_view key) {
+    std::optional<std::string> value = added.SummaryValue(key);
+    int64_t out = 0;
+    if (value) std::from_chars(value->data(), value->data() + value->size(), out);
+    return out;
+  };
+  entry->operation = added.operation();
+  if (entry->operation.empty()) entry->operation = "append";
+  entry->added_records = count("added-records");
+  entry->deleted_records = count("deleted-records");
 }
 
 }  // namespace skade::catalog

@@ -104,6 +104,10 @@ struct CommitLogEntry {
   std::string txn_id;  // shared by the tables of one multi-table commit
 };
 
+// Sets `entry`'s operation and record counts from the snapshot its commit added: the summary's
+// operation ("append" when it names none), added-records and deleted-records (0 when absent).
+void DescribeAddedSnapshot(const iceberg::Snapshot& added, CommitLogEntry* entry);
+
 struct CommitResult {
   TableState table;
   int64_t commit_seq = 0;

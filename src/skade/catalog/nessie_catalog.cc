@@ -1,5 +1,3 @@
-#include "skade/base/url.h"
-#include "skade/catalog/read_only_internal.h"
 #include "skade/catalog/nessie_catalog.h"
 
 #include <algorithm>
@@ -9,32 +7,23 @@
 #include <set>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "skade/base/log.h"
+#include "skade/base/url.h"
+#include "skade/catalog/json_internal.h"
+#include "skade/catalog/read_only_internal.h"
 #include "skade/iceberg/table_metadata.h"
 #include "skade/io/sigv4.h"
 
 namespace skade::catalog {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using internal::Dump;
+using internal::Json;
+using internal::Member;
+using internal::StringMember;
 
 // A listing follows at most this many pages (a server that never ends is broken).
 constexpr int kMaxPages = 100000;
-
-const Json* Member(const Json& j, const char* key) {
-  if (!j.is_object()) return nullptr;
-  auto it = j.find(key);
-  return it == j.end() || it->is_null() ? nullptr : &*it;
-}
-
-std::string StringMember(const Json& j, const char* key) {
-  const Json* m = Member(j, key);
-  return m && m->is_string() ? m->get<std::string>() : std::string();
-}
-
-std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 bool IsHex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
 

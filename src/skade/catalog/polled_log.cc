@@ -26,16 +26,6 @@ constexpr const char* kSchema =
     "deleted_records INTEGER NOT NULL, committed_at_us INTEGER NOT NULL);"
     "CREATE TABLE IF NOT EXISTS polled_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);";
 
-int64_t SummaryInt(const iceberg::Snapshot& s, const std::string& key) {
-  for (const auto& [k, v] : s.summary) {
-    if (k != key) continue;
-    char* end = nullptr;
-    const long long n = std::strtoll(v.c_str(), &end, 10);
-    return end != nullptr && *end == '\0' ? n : 0;
-  }
-  return 0;
-}
-
 // What the poll saw of one table.
 struct Seen {
   std::string metadata_location;
@@ -278,9 +268,7 @@ class PolledLogCatalog final : public Catalog {
     if (!before) {
       e.operation = "create";
     } else if (current && (!before->snapshot_id || *before->snapshot_id != current->snapshot_id)) {
-      e.operation = current->operation().empty() ? "append" : current->operation();
-      e.added_records = SummaryInt(*current, "added-records");
-      e.deleted_records = SummaryInt(*current, "deleted-records");
+      DescribeAddedSnapshot(*current, &e);
     } else {
       e.operation = "update";
     }

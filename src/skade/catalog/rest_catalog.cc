@@ -1,17 +1,15 @@
 #include "skade/catalog/rest_catalog.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
 #include <functional>
 #include <mutex>
 #include <set>
 
 #include "skade/base/clock.h"
-#include "skade/base/url.h"
 #include "skade/base/log.h"
+#include "skade/base/url.h"
+#include "skade/catalog/json_internal.h"
 #include "skade/iceberg/table_metadata.h"
 #include "skade/iceberg/table_update.h"
 #include "skade/io/sigv4.h"
@@ -19,17 +17,12 @@
 namespace skade::catalog {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using internal::Dump;
+using internal::Json;
+using internal::Member;
 
-const Json* Member(const Json& j, const char* key) {
-  if (!j.is_object()) return nullptr;
-  auto it = j.find(key);
-  return it == j.end() || it->is_null() ? nullptr : &*it;
-}
-
-std::string Dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
-
-// A namespace as one path segment: levels joined by the unit separator, percent-encoded.
+// A namespace as one path segment or query value: levels joined by the unit separator,
+// percent-encoded.
 std::string NamespaceSegment(const Namespace& ns) {
   std::string joined;
   for (size_t i = 0; i < ns.levels.size(); ++i) joined += (i ? "\x1f" : "") + ns.levels[i];
@@ -44,8 +37,8 @@ Status ErrorOf(const io::HttpResponse& r, const std::string& what, bool commit) 
   std::string type, message;
   Json body = Json::parse(r.body, nullptr, false);
   if (const Json* e = Member(body, "error")) {
-    if (const Json* t = Member(*e, "type"); t && t->is_string()) type = *t;
-    if (const Json* m = Member(*e, "message"); m && m->is_string()) message = *m;
+    type = internal::StringMember(*e, "type");
+    message = internal::StringMember(*e, "message");
   }
   if (message.empty()) message = r.body.substr(0, 200);
   const std::string text = what + ": HTTP " + std::to_string(r.status) + (type.empty() ? "" : " " + type) +
@@ -118,12 +111,7 @@ class RestCatalog final : public Catalog {
   }
 
   Result<std::vector<Namespace>> ListNamespaces(const Namespace& parent) override {
-    std::string query;
-    if (!parent.empty()) {
-      std::string joined;
-      for (size_t i = 0; i < parent.levels.size(); ++i) joined += (i ? "\x1f" : "") + parent.levels[i];
-      query = "parent=" + io::UriEncode(joined);
-    }
+    const std::string query = parent.empty() ? std::string() : "parent=" + NamespaceSegment(parent);
     std::vector<Namespace> out;
     SKADE_RETURN_IF_ERROR(Paged(base_ + "/namespaces", query, "namespaces", "list namespaces", [&](const Json& item) {
       if (!item.is_array()) return;

@@ -125,14 +125,6 @@ int64_t CharCount(std::string_view text) {
   return count;
 }
 
-int64_t SummaryInt(const iceberg::Snapshot& snapshot, std::string_view key) {
-  std::optional<std::string> value = snapshot.SummaryValue(key);
-  if (!value) return 0;
-  int64_t out = 0;
-  std::from_chars(value->data(), value->data() + value->size(), out);
-  return out;
-}
-
 // A table row of iceberg_tables.
 struct TableRow {
   std::optional<std::string> metadata_location;
@@ -194,10 +186,7 @@ CommitLogEntry LogEntryFor(const PreparedCommit& p) {
   entry.metadata_location = p.new_location;
   entry.previous_metadata_location = p.base_location;
   if (p.added_snapshot) {
-    entry.operation = p.added_snapshot->operation();
-    if (entry.operation.empty()) entry.operation = "append";
-    entry.added_records = SummaryInt(*p.added_snapshot, "added-records");
-    entry.deleted_records = SummaryInt(*p.added_snapshot, "deleted-records");
+    DescribeAddedSnapshot(*p.added_snapshot, &entry);
   } else {
     entry.operation = "update";
   }
