@@ -135,5 +135,7 @@ std::string PartitionSpecToJson(const PartitionSpec& spec);
 // "null-order"}]}).
 Result<SortOrder> ParseSortOrderJson(std::string_view json);
 std::string SortOrderToJson(const SortOrder& order);
+// A snapshot object as a metadata file of `format_version` writes it.
+std::string SnapshotToJson(const Snapshot& snapshot, int format_version);
 
 }  // namespace skade::iceberg

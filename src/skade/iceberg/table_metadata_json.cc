@@ -714,6 +714,10 @@ Result<SortOrder> ParseSortOrderJson(std::string_view json) {
 
 std::string SortOrderToJson(const SortOrder& order) { return Dump(SortOrderJson(order)); }
 
+std::string SnapshotToJson(const Snapshot& snapshot, int format_version) {
+  return Dump(SnapshotJson(snapshot, format_version));
+}
+
 Result<TypePtr> ParseTypeJson(std::string_view json) {
   SKADE_ASSIGN_OR_RETURN(Json j, ParseJson(json, "type"));
   return ParseType(j, "type");

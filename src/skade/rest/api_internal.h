@@ -82,6 +82,10 @@ class BodyCache {
   size_t bytes_ = 0;
 };
 
+// A commit_seq cursor as clients send it (a continuation token, Last-Event-ID, ?after=):
+// decimal digits only, at most 18 of them; nullopt otherwise.
+std::optional<int64_t> ParseCommitSeq(std::string_view text);
+
 // A commit event as JSON ({"commit-seq", "identifier", "operation", "snapshot-id", …}), and as
 // one Server-Sent Events frame ("id: <commit_seq>", "event: commit", "data: <json>").
 Json CommitEventJson(const events::CommitEvent& event);

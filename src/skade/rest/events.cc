@@ -36,6 +36,13 @@ Json IdentifierJson(const catalog::TableIdent& t) {
 
 }  // namespace
 
+std::optional<int64_t> ParseCommitSeq(std::string_view text) {
+  if (text.empty() || text.size() > 18 || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  return std::stoll(std::string(text));
+}
+
 Json CommitEventJson(const events::CommitEvent& e) {
   Json j;
   j["commit-seq"] = e.commit_seq;
@@ -73,13 +80,8 @@ std::optional<CatalogApi::TableDetail> CatalogApi::DetailOf(const std::string& m
   }
   TableDetail d;
   d.table_uuid = parsed->table_uuid;
-  if (snapshot_id && parsed->SnapshotById(*snapshot_id) != nullptr) {
-    Json full = Json::parse(iceberg::TableMetadataToJson(*parsed), nullptr, false);
-    if (const Json* snaps = full.is_object() ? Member(full, "snapshots") : nullptr; snaps && snaps->is_array()) {
-      for (const Json& s : *snaps) {
-        if (const Json* id = Member(s, "snapshot-id"); id && *id == *snapshot_id) d.snapshot = s;
-      }
-    }
+  if (const iceberg::Snapshot* added = snapshot_id ? parsed->SnapshotById(*snapshot_id) : nullptr) {
+    d.snapshot = Json::parse(iceberg::SnapshotToJson(*added, parsed->format_version));
   }
   std::lock_guard<std::mutex> lock(details_mu_);
   if (details_.size() >= 4096) details_.clear();
@@ -95,11 +97,9 @@ Response CatalogApi::QueryEvents(const Request& r) {
   auto bad = [](const std::string& m) { return ErrorResponse(400, "BadRequestException", m); };
   int64_t cursor = 0;
   if (const Json* token = Member(body, "continuation-token")) {
-    const std::string t = token->is_string() ? token->get<std::string>() : "";
-    if (t.empty() || t.size() > 18 || !std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      return bad("'continuation-token' must be a token from an earlier events response");
-    }
-    cursor = std::stoll(t);
+    auto seq = token->is_string() ? ParseCommitSeq(token->get<std::string>()) : std::nullopt;
+    if (!seq) return bad("'continuation-token' must be a token from an earlier events response");
+    cursor = *seq;
   }
   int64_t page_size = kDefaultPageSize;
   if (const Json* ps = Member(body, "page-size")) {

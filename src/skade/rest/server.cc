@@ -129,14 +129,6 @@ std::string EscapeRegex(const std::string& s) {
 
 thread_local int64_t request_started_ns = 0;
 
-// A commit_seq cursor ("" = none): digits only.
-std::optional<int64_t> ParseCursor(const std::string& s) {
-  if (s.empty() || s.size() > 18 || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return std::nullopt;
-  }
-  return std::stoll(s);
-}
-
 }  // namespace
 
 struct RestServer::Impl {
@@ -199,7 +191,7 @@ struct RestServer::Impl {
     const std::string cursor = req.has_header("Last-Event-ID") ? req.get_header_value("Last-Event-ID")
                                                                 : req.get_param_value("after");
     if (!cursor.empty()) {
-      after = ParseCursor(cursor);
+      after = ParseCommitSeq(cursor);
       if (!after) {
         ToHttp(ErrorResponse(400, "BadRequestException", "the cursor must be a commit_seq, not '" + cursor + "'"), res);
         return;
