@@ -127,27 +127,23 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
-// A catalog reached over the network (a REST catalog serving its change feed): no change
-// signal, so the log head itself is the hint, asked at most every `interval`.
-class LogHeadHint final : public Watcher::Hint {
+// A catalog reached over the network or with a polled log (REST, Nessie, a folder of
+// tables): no change signal, so every `interval` the watcher catches up, which asks for the
+// log head itself (one request when nothing changed).
+class IntervalHint final : public Watcher::Hint {
  public:
-  LogHeadHint(catalog::Catalog& catalog, std::chrono::milliseconds interval) : catalog_(catalog), interval_(interval) {}
+  explicit IntervalHint(std::chrono::milliseconds interval) : interval_(interval) {}
   int fd() override { return -1; }
   Result<bool> Check() override {
     const auto now = std::chrono::steady_clock::now();
     if (now < next_) return false;
     next_ = now + interval_;
-    SKADE_ASSIGN_OR_RETURN(int64_t head, catalog_.LatestCommitSeq());
-    const bool moved = head != head_;
-    head_ = head;
-    return moved;
+    return true;
   }
 
  private:
-  catalog::Catalog& catalog_;
   const std::chrono::milliseconds interval_;
   std::chrono::steady_clock::time_point next_{};
-  int64_t head_ = -1;
 };
 
 }  // namespace
@@ -161,7 +157,7 @@ Result<std::unique_ptr<Watcher>> Watcher::Start(catalog::Catalog& catalog,
     SKADE_ASSIGN_OR_RETURN(hint, PostgresHint::Open(catalog_uri));
   } else if (uri.find("://") != std::string_view::npos && !StartsWith(uri, "sqlite://")) {
     // A catalog reached over the network or a polled one (REST, Nessie, a folder of tables).
-    hint = std::make_unique<LogHeadHint>(catalog, options.remote_poll_interval);
+    hint = std::make_unique<IntervalHint>(options.remote_poll_interval);
   } else {
     if (StartsWith(uri, "sqlite://")) uri.remove_prefix(std::string_view("sqlite://").size());
     if (uri.empty()) return Status::InvalidArgument("watch: empty catalog path");
