@@ -11,6 +11,7 @@
 
 #include "skade/base/status.h"
 #include "skade/catalog/catalog.h"
+#include "skade/catalog/open_catalog.h"
 #include "skade/cli/commands.h"
 #include "skade/engine/database.h"
 #include "skade/io/file_io.h"
@@ -26,6 +27,7 @@ struct Lake {
   std::unique_ptr<io::FileIO> io;
   std::unique_ptr<engine::Database> db;
   std::unique_ptr<catalog::Catalog> catalog;
+  catalog::CatalogKind kind = catalog::CatalogKind::kSql;  // what --catalog named
 };
 
 struct LakeOpenOptions {

@@ -105,12 +105,11 @@ Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& open_options)
   while (lake.warehouse.size() > 1 && lake.warehouse.back() == '/') lake.warehouse.pop_back();
   using Use = LakeOpenOptions::Use;
   const bool default_catalog = args.catalog_uri.empty();
-  catalog::CatalogKind kind = catalog::CatalogKind::kSql;
   if (!default_catalog) {
-    SKADE_ASSIGN_OR_RETURN(kind, catalog::CatalogKindOf(args.catalog_uri));
+    SKADE_ASSIGN_OR_RETURN(lake.kind, catalog::CatalogKindOf(args.catalog_uri));
   }
   // Catalogs that name their own warehouse (a service's, or the folder of tables itself).
-  const bool remote = kind != catalog::CatalogKind::kSql;
+  const bool remote = lake.kind != catalog::CatalogKind::kSql;
   if (open_options.use == Use::kCreate && !remote) {
     fs::create_directories(lake.warehouse, ec);
     if (ec) return Status::IoError("cannot create warehouse '" + lake.warehouse + "': " + ec.message());

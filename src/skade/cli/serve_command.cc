@@ -7,7 +7,6 @@
 #include <sstream>
 #include <thread>
 
-#include "skade/catalog/open_catalog.h"
 #include "skade/cli/lake.h"
 #include "skade/events/bus.h"
 #include "skade/events/commit_service.h"
@@ -189,9 +188,7 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
   options.port = o.flight_port;
   // A catalog skade does not write (Nessie, a folder of tables) is served read-only: every
   // write path is refused up front, session views included.
-  const bool writable = lake_args.catalog_uri.empty() ||
-                        catalog::CatalogTakesWrites(catalog::CatalogKindOf(lake_args.catalog_uri).ValueOr(catalog::CatalogKind::kSql));
-  options.read_only = o.read_only || !writable;
+  options.read_only = o.read_only || !catalog::CatalogTakesWrites(lake->kind);
   options.max_sessions = o.max_sessions;
   options.session_idle_timeout = std::chrono::seconds(o.session_idle_timeout_s);
   options.query_timeout = std::chrono::seconds(o.query_timeout_s);
