@@ -46,20 +46,8 @@ TEST(ObjectStoreCliTest, ScanAndInspectReadATableOnS3) {
   ASSERT_TRUE(db.ok());
   testing::TempDir tmp;
   const std::string root = std::string("s3://") + testing::kS3rverBucket + "/cli-" + Uuid::NewV7().ToString() + "/t";
-  using testing::LocationRole;
-  auto written = testing::WriteForeignCopy(*parsed, *fixture_io, **db, tmp.Path("copy"),
-                                           testing::PrefixSpelling({{LocationRole::kTableLocation, root},
-                                                                    {LocationRole::kManifestList, root},
-                                                                    {LocationRole::kManifest, root},
-                                                                    {LocationRole::kDataFile, root},
-                                                                    {LocationRole::kDeleteFile, root},
-                                                                    {LocationRole::kDeleteTarget, root}}));
-  ASSERT_TRUE(written.ok()) << written.status().ToString();
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(tmp.Path("copy"))) {
-    if (!entry.is_regular_file()) continue;
-    const std::string relative = std::filesystem::relative(entry.path(), tmp.Path("copy")).string();
-    ASSERT_TRUE((*s3)->CreateExclusive(root + "/" + relative, testing::ReadFileOrDie(entry.path().string())).ok());
-  }
+  auto uploaded = testing::UploadForeignCopy(*parsed, *fixture_io, **db, tmp.Path("copy"), root, **s3);
+  ASSERT_TRUE(uploaded.ok()) << uploaded.status().ToString();
 
   const std::string env = "AWS_ENDPOINT_URL=" + ShellQuote(server.endpoint()) + " AWS_ACCESS_KEY_ID=" +
                           testing::kS3rverAccessKey + " AWS_SECRET_ACCESS_KEY=" + testing::kS3rverSecretKey +

@@ -410,25 +410,9 @@ TEST_F(ObjectStoreFileSystemTest, IcebergTableOnS3ReadsLikeTheLocalTable) {
   // The copy spells every location s3://…/t/…; its files go up under that prefix.
   const std::string root = Loc("wh/t");
   const std::string copy_dir = tmp_.Path("copy");
-  auto written = testing::WriteForeignCopy(
-      original, *fixture_io, *db_, copy_dir,
-      testing::PrefixSpelling({{testing::LocationRole::kTableLocation, root},
-                               {testing::LocationRole::kManifestList, root},
-                               {testing::LocationRole::kManifest, root},
-                               {testing::LocationRole::kDataFile, root},
-                               {testing::LocationRole::kDeleteFile, root},
-                               {testing::LocationRole::kDeleteTarget, root}}));
-  ASSERT_TRUE(written.ok()) << written.status().ToString();
-  int uploaded = 0;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(copy_dir)) {
-    if (!entry.is_regular_file()) continue;
-    const std::string relative = std::filesystem::relative(entry.path(), copy_dir).string();
-    ASSERT_TRUE(
-        s3_->CreateExclusive(root + "/" + relative, testing::ReadFileOrDie(entry.path().string()))
-            .ok());
-    ++uploaded;
-  }
-  EXPECT_GT(uploaded, 4);
+  auto uploaded = testing::UploadForeignCopy(original, *fixture_io, *db_, copy_dir, root, *s3_);
+  ASSERT_TRUE(uploaded.ok()) << uploaded.status().ToString();
+  EXPECT_GT(*uploaded, 4);
 
   auto lake_io = io::MakeRoutingFileIO(
       io::MakeLocalFileIO(), io::MakeS3FileIO(S3rverOptions(testing::S3rver::Shared().port())));

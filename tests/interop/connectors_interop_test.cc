@@ -91,21 +91,9 @@ class ConnectorsInteropTest : public ::testing::Test {
         std::string root = prefix;
         for (const auto& level : ident.ns.levels) root += "/" + level;
         root += "/" + ident.name;
-        using testing::LocationRole;
-        const std::string dir = tmp_.Path("s3copy/" + ident.ToString());
-        auto written = testing::WriteForeignCopy(*state->metadata, *local, **db, dir,
-                                                 testing::PrefixSpelling({{LocationRole::kTableLocation, root},
-                                                                          {LocationRole::kManifestList, root},
-                                                                          {LocationRole::kManifest, root},
-                                                                          {LocationRole::kDataFile, root},
-                                                                          {LocationRole::kDeleteFile, root},
-                                                                          {LocationRole::kDeleteTarget, root}}));
-        EXPECT_TRUE(written.ok()) << written.status().ToString();
-        for (const auto& entry : fs::recursive_directory_iterator(dir)) {
-          if (!entry.is_regular_file()) continue;
-          const std::string relative = fs::relative(entry.path(), dir).string();
-          EXPECT_TRUE((*s3)->CreateExclusive(root + "/" + relative, testing::ReadFileOrDie(entry.path().string())).ok());
-        }
+        auto uploaded = testing::UploadForeignCopy(*state->metadata, *local, **db,
+                                                   tmp_.Path("s3copy/" + ident.ToString()), root, **s3);
+        EXPECT_TRUE(uploaded.ok()) << uploaded.status().ToString();
         ++copied;
       }
     }

@@ -275,4 +275,24 @@ Result<std::string> WriteForeignCopy(const iceberg::TableMetadata& metadata, io:
   return Copier(metadata, io, db, root, spelling).Run();
 }
 
+Result<int> UploadForeignCopy(const iceberg::TableMetadata& metadata, io::FileIO& io, engine::Database& db,
+                              const std::string& dir, const std::string& root, io::FileIO& store) {
+  std::map<LocationRole, std::string> prefixes;
+  for (LocationRole role : {LocationRole::kTableLocation, LocationRole::kManifestList, LocationRole::kManifest,
+                            LocationRole::kDataFile, LocationRole::kDeleteFile, LocationRole::kDeleteTarget}) {
+    prefixes[role] = root;
+  }
+  SKADE_RETURN_IF_ERROR(WriteForeignCopy(metadata, io, db, dir, PrefixSpelling(std::move(prefixes))).status());
+  int written = 0;
+  auto local = io::MakeLocalFileIO();
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (!entry.is_regular_file()) continue;
+    SKADE_ASSIGN_OR_RETURN(std::string bytes, local->Read(entry.path().string()));
+    const std::string relative = std::filesystem::relative(entry.path(), dir).string();
+    SKADE_RETURN_IF_ERROR(store.CreateExclusive(root + "/" + relative, bytes));
+    ++written;
+  }
+  return written;
+}
+
 }  // namespace skade::testing

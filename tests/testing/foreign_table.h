@@ -51,4 +51,10 @@ Result<std::string> WriteForeignCopy(const iceberg::TableMetadata& metadata, io:
                                      engine::Database& db, const std::string& dir,
                                      const LocationSpelling& spelling);
 
+// A table on an object store: WriteForeignCopy into the local staging folder `dir` with every
+// location spelled under `root` (e.g. "s3://bucket/prefix/t"), then each file of the copy
+// written to `store` at root/<its relative path>. Returns the number of files written.
+Result<int> UploadForeignCopy(const iceberg::TableMetadata& metadata, io::FileIO& io, engine::Database& db,
+                              const std::string& dir, const std::string& root, io::FileIO& store);
+
 }  // namespace skade::testing
