@@ -1,11 +1,16 @@
 // The CLI over tables on an S3 API server (s3rver on loopback): `skade scan` and `skade inspect`
 // take s3:// locations, configured by the standard AWS_* environment variables, and read the
-// same rows as the table on disk.
+// same rows as the table on disk; a warehouse on S3 (catalog in a local SQLite file) takes
+// every write the CLI makes; a REST catalog's vended storage settings reach the table.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <httplib.h>
+
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "skade/base/uuid.h"
 #include "skade/engine/database.h"
@@ -23,15 +28,34 @@ namespace {
 using testing::RunProcess;
 using testing::ShellQuote;
 
-TEST(ObjectStoreCliTest, ScanAndInspectReadATableOnS3) {
-  auto& server = testing::S3rver::Shared();
-  ASSERT_GT(server.port(), 0) << server.error();
+std::unique_ptr<io::S3FileIO> OpenS3(const testing::S3rver& server) {
   io::S3Options o;
   o.endpoint = server.endpoint();
   o.access_key_id = testing::kS3rverAccessKey;
   o.secret_access_key = testing::kS3rverSecretKey;
   auto s3 = io::S3FileIO::Open(o);
-  ASSERT_TRUE(s3.ok()) << s3.status().ToString();
+  EXPECT_TRUE(s3.ok()) << s3.status().ToString();
+  return s3.ok() ? std::move(s3).value() : nullptr;
+}
+
+// The AWS_* settings of a process that reaches `server` (and nothing from this machine's ~/.aws).
+std::string S3Environment(const testing::S3rver& server) {
+  return "AWS_ENDPOINT_URL=" + ShellQuote(server.endpoint()) + " AWS_ACCESS_KEY_ID=" + testing::kS3rverAccessKey +
+         " AWS_SECRET_ACCESS_KEY=" + testing::kS3rverSecretKey +
+         " AWS_REGION=us-east-1 AWS_PROFILE= AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null ";
+}
+
+std::vector<std::string> SortedLines(const std::string& text) {
+  auto lines = testing::Lines(text);
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+TEST(ObjectStoreCliTest, ScanAndInspectReadATableOnS3) {
+  auto& server = testing::S3rver::Shared();
+  ASSERT_GT(server.port(), 0) << server.error();
+  auto s3 = OpenS3(server);
+  ASSERT_NE(s3, nullptr);
 
   // A fixture table (equality deletes, written by another engine), copied with every location
   // spelled s3://bucket/<prefix>/t and uploaded.
@@ -46,12 +70,10 @@ TEST(ObjectStoreCliTest, ScanAndInspectReadATableOnS3) {
   ASSERT_TRUE(db.ok());
   testing::TempDir tmp;
   const std::string root = std::string("s3://") + testing::kS3rverBucket + "/cli-" + Uuid::NewV7().ToString() + "/t";
-  auto uploaded = testing::UploadForeignCopy(*parsed, *fixture_io, **db, tmp.Path("copy"), root, **s3);
+  auto uploaded = testing::UploadForeignCopy(*parsed, *fixture_io, **db, tmp.Path("copy"), root, *s3);
   ASSERT_TRUE(uploaded.ok()) << uploaded.status().ToString();
 
-  const std::string env = "AWS_ENDPOINT_URL=" + ShellQuote(server.endpoint()) + " AWS_ACCESS_KEY_ID=" +
-                          testing::kS3rverAccessKey + " AWS_SECRET_ACCESS_KEY=" + testing::kS3rverSecretKey +
-                          " AWS_REGION=us-east-1 AWS_PROFILE= AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null ";
+  const std::string env = S3Environment(server);
   auto skade = [&](const std::string& args) {
     return RunProcess(env + ShellQuote(SKADE_CLI_PATH) + " --warehouse " + ShellQuote(tmp.Path("lake")) + " " + args);
   };
@@ -59,12 +81,7 @@ TEST(ObjectStoreCliTest, ScanAndInspectReadATableOnS3) {
   ASSERT_EQ(local.exit_code, 0) << local.err;
   auto remote = skade("scan " + ShellQuote(root) + " --format csv");
   ASSERT_EQ(remote.exit_code, 0) << remote.err;
-  auto sorted = [](const std::string& text) {
-    auto lines = testing::Lines(text);
-    std::sort(lines.begin(), lines.end());
-    return lines;
-  };
-  EXPECT_EQ(sorted(remote.out), sorted(local.out)) << "the same rows (in any order: no ORDER BY)";
+  EXPECT_EQ(SortedLines(remote.out), SortedLines(local.out)) << "the same rows (in any order: no ORDER BY)";
   EXPECT_THAT(remote.out, ::testing::HasSubstr("4,d,2025-01-04"));
   auto by_file = skade("scan " + ShellQuote(root + "/metadata/v1.metadata.json") + " --count");
   ASSERT_EQ(by_file.exit_code, 0) << by_file.err;
@@ -76,6 +93,166 @@ TEST(ObjectStoreCliTest, ScanAndInspectReadATableOnS3) {
   auto missing = skade("scan " + ShellQuote(std::string("s3://") + testing::kS3rverBucket + "/nope/t") + " --count");
   EXPECT_NE(missing.exit_code, 0);
   EXPECT_THAT(missing.err, ::testing::HasSubstr("nope/t"));
+}
+
+TEST(ObjectStoreCliTest, WarehouseOnS3TakesEveryWrite) {
+  auto& server = testing::S3rver::Shared();
+  ASSERT_GT(server.port(), 0) << server.error();
+  auto s3 = OpenS3(server);
+  ASSERT_NE(s3, nullptr);
+  testing::TempDir tmp;
+  const std::string wh = std::string("s3://") + testing::kS3rverBucket + "/wh-" + Uuid::NewV7().ToString();
+  const std::string catalog = "sqlite://" + tmp.Path("catalog.db");
+  auto skade_in = [&](const std::string& lake, const std::string& args) {
+    auto r = RunProcess("cd " + ShellQuote(tmp.path()) + " && " + S3Environment(server) + ShellQuote(SKADE_CLI_PATH) +
+                        " " + lake + " " + args);
+    return r;
+  };
+  const std::string lake = "--warehouse " + ShellQuote(wh) + " --catalog " + ShellQuote(catalog);
+  auto ok = [&](const std::string& args) {
+    auto r = skade_in(lake, args);
+    EXPECT_EQ(r.exit_code, 0) << args << ": " << r.err;
+    return r.out;
+  };
+  auto scan = [&](const std::string& table) { return SortedLines(ok("scan " + table + " --format csv")); };
+
+  // The catalog cannot live in the bucket: it must be named.
+  auto unnamed = skade_in("--warehouse " + ShellQuote(wh), "ns create sales");
+  EXPECT_NE(unnamed.exit_code, 0);
+  EXPECT_THAT(unnamed.err, ::testing::HasSubstr("name the catalog"));
+
+  ok("ns create sales");
+  EXPECT_THAT(ok("create sales.orders --schema 'id bigint, name varchar, region varchar' --partition-by region"),
+              ::testing::HasSubstr("at " + wh + "/sales/orders"));
+  testing::WriteFileOrDie(tmp.Path("in.csv"), "id,name,region\n1,a,eu\n2,b,eu\n3,c,us\n4,d,us\n");
+  ok("ingest sales.orders in.csv");
+  ok("delete sales.orders --where 'id = 2'");  // copy-on-write: rewrites a file
+  testing::WriteFileOrDie(tmp.Path("up.csv"), "id,name,region\n1,A,eu\n5,e,us\n");
+  ok("ingest sales.orders up.csv --mode upsert --key id,region");  // equality deletes
+  ok("sql \"INSERT INTO sales.orders VALUES (6, 'f', 'eu')\"");
+  EXPECT_EQ(scan("sales.orders"),
+            (std::vector<std::string>{"1,A,eu", "3,c,us", "4,d,us", "5,e,us", "6,f,eu", "id,name,region"}));
+
+  // A refused write leaves no object behind.
+  const std::string data_prefix = wh + "/sales/orders/data/";
+  const size_t objects_before = s3->List(data_prefix).ValueOr({}).size();
+  testing::WriteFileOrDie(tmp.Path("bad.csv"), "id,name,region\n7,g,eu\nseven,h,us\n");
+  auto bad = skade_in(lake, "ingest sales.orders bad.csv");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_EQ(s3->List(data_prefix).ValueOr({}).size(), objects_before);
+
+  ok("compact sales.orders");
+  ok("alter sales.orders add-column qty int");
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch()).count();
+  EXPECT_THAT(ok("expire sales.orders --retain-last 1 --older-than " + std::to_string(now_ms)),
+              ::testing::HasSubstr("expired 4 snapshot(s)"));
+  EXPECT_EQ(scan("sales.orders"),
+            (std::vector<std::string>{"1,A,eu,", "3,c,us,", "4,d,us,", "5,e,us,", "6,f,eu,", "id,name,region,qty"}));
+  // Expiry deleted the files only older snapshots used: what is left is what the table uses.
+  auto inspect = ok("inspect sales.orders --json");
+  auto left = s3->List(data_prefix).ValueOr({});
+  EXPECT_EQ(left.size(), 2u);
+  for (const io::FileInfo& f : left) {
+    EXPECT_NE(inspect.find(f.location), std::string::npos) << f.location << " left behind by expire";
+  }
+
+  // Merge-on-read deletes: position delete files (v2) and deletion vectors (v3), both on S3.
+  testing::WriteFileOrDie(tmp.Path("kv.csv"), "k,v\n1,a\n2,b\n3,c\n4,d\n");
+  for (const std::string version : {"2", "3"}) {
+    const std::string t = "sales.mor" + version;
+    ok("create " + t + " --schema 'k bigint, v varchar' --prop format-version=" + version +
+       " --prop write.delete.mode=merge-on-read");
+    ok("ingest " + t + " kv.csv");
+    ok("delete " + t + " --where 'k = 3'");
+    EXPECT_EQ(scan(t), (std::vector<std::string>{"1,a", "2,b", "4,d", "k,v"})) << t;
+    EXPECT_THAT(ok("inspect " + t + " --json"), ::testing::HasSubstr(version == "3" ? ".puffin" : "deletes-"));
+  }
+  ok("sql \"CREATE TABLE sales.us AS SELECT id, name FROM sales.orders WHERE region = 'us'\"");
+  EXPECT_EQ(scan("sales.us"), (std::vector<std::string>{"3,c", "4,d", "5,e", "id,name"}));
+
+  // Nothing went to a local folder (the working directory holds only the catalog).
+  std::vector<std::string> local;
+  for (const auto& e : std::filesystem::directory_iterator(tmp.path())) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("catalog.db", 0) != 0 && !name.ends_with(".csv")) local.push_back(name);
+  }
+  EXPECT_THAT(local, ::testing::IsEmpty());
+  EXPECT_FALSE(s3->List(wh + "/sales/mor3/metadata/").ValueOr({}).empty());
+}
+
+// A REST catalog that vends its tables' storage settings (loadTable `config`), as catalog
+// services hand out short-lived S3 credentials: the client has no object-store configuration
+// of its own and reaches the table only with what was vended; a vended key the store refuses
+// fails with that refusal.
+TEST(ObjectStoreCliTest, RestCatalogVendedCredentialsReachTheTable) {
+  auto& server = testing::S3rver::Shared();
+  ASSERT_GT(server.port(), 0) << server.error();
+  auto s3 = OpenS3(server);
+  ASSERT_NE(s3, nullptr);
+  const std::string dir = std::string(SKADE_FIXTURES_DIR) + "/iceberg/equality_deletes_mytable";
+  auto parsed = iceberg::ParseTableMetadata(testing::ReadFileOrDie(dir + "/metadata/v7.metadata.json"));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  io::LocationMap to_fixture;
+  to_fixture.Add("data/persistent/equality_deletes/warehouse/mydb/mytable", dir);
+  auto local_io = io::MakeLocalFileIO();
+  auto fixture_io = io::MakeRelocatingFileIO(*local_io, to_fixture);
+  auto db = engine::Database::Open({});
+  ASSERT_TRUE(db.ok());
+  testing::TempDir tmp;
+  const std::string root = std::string("s3://") + testing::kS3rverBucket + "/vended-" + Uuid::NewV7().ToString() + "/t";
+  auto uploaded = testing::UploadForeignCopy(*parsed, *fixture_io, **db, tmp.Path("copy"), root, *s3);
+  ASSERT_TRUE(uploaded.ok()) << uploaded.status().ToString();
+  const std::string metadata = testing::ReadFileOrDie(tmp.Path("copy/metadata/v1.metadata.json"));
+
+  // The catalog: db.good vends the store's key, db.bad one the store refuses.
+  httplib::Server rest;
+  rest.Get("/v1/config", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"defaults": {}, "overrides": {}})", "application/json");
+  });
+  std::string delegation;
+  rest.Get(R"(/v1/namespaces/db/tables/(good|bad))", [&](const httplib::Request& req, httplib::Response& res) {
+    delegation = req.get_header_value("X-Iceberg-Access-Delegation");
+    const std::string key = req.matches[1] == "good" ? testing::kS3rverAccessKey : "NOT-A-KEY";
+    res.set_content(R"({"metadata-location": ")" + root + R"(/metadata/v1.metadata.json", "metadata": )" + metadata +
+                        R"(, "config": {"s3.access-key-id": ")" + key + R"(", "s3.secret-access-key": ")" +
+                        testing::kS3rverSecretKey + R"(", "s3.endpoint": ")" + server.endpoint() +
+                        R"(", "s3.path-style-access": "true", "client.region": "us-east-1"}})",
+                    "application/json");
+  });
+  const int port = rest.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(port, 0);
+  std::thread loop([&] { rest.listen_after_bind(); });
+  struct Stop {
+    httplib::Server& s;
+    std::thread& t;
+    ~Stop() {
+      s.stop();
+      t.join();
+    }
+  } stop{rest, loop};
+
+  // No AWS settings at all: without the vended ones no request could reach the store.
+  const std::string no_aws =
+      "env -u AWS_ENDPOINT_URL -u AWS_ENDPOINT_URL_S3 -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u "
+      "AWS_SESSION_TOKEN AWS_PROFILE= AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null ";
+  auto skade = [&](const std::string& args) {
+    return RunProcess(no_aws + ShellQuote(SKADE_CLI_PATH) + " --warehouse " + ShellQuote(tmp.Path("lake")) +
+                      " --catalog rest+http://127.0.0.1:" + std::to_string(port) + " " + args);
+  };
+  auto local = RunProcess(no_aws + ShellQuote(SKADE_CLI_PATH) + " scan " + ShellQuote(dir) + " --format csv");
+  ASSERT_EQ(local.exit_code, 0) << local.err;
+  auto good = skade("scan db.good --format csv");
+  ASSERT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_EQ(SortedLines(good.out), SortedLines(local.out));
+  EXPECT_EQ(delegation, "vended-credentials");
+  auto count = skade("sql 'SELECT count(*) AS n FROM db.good' --format csv");
+  ASSERT_EQ(count.exit_code, 0) << count.err;
+  EXPECT_EQ(testing::Lines(count.out).back(), std::to_string(testing::Lines(local.out).size() - 1));
+
+  auto bad = skade("scan db.bad --format csv");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.err, ::testing::HasSubstr("PermissionDenied")) << bad.err;
 }
 
 }  // namespace

@@ -37,8 +37,10 @@ enum {
 
 typedef struct skade_lake skade_lake;
 
-/* Opens a lake: `warehouse` folder (created if missing) and `catalog_uri` (NULL or "" for
- * the SQLite catalog WAREHOUSE/catalog.db; or "postgresql://…"). */
+/* Opens a lake: `warehouse` folder (created if missing) or object-store prefix
+ * ("s3://bucket/prefix", configured by the AWS_* environment variables and ~/.aws profiles),
+ * and `catalog_uri` (NULL or "" for the SQLite catalog WAREHOUSE/catalog.db, which a warehouse
+ * on object storage cannot have; or any catalog URI the CLI's --catalog takes). */
 int skade_open(const char* warehouse, const char* catalog_uri, skade_lake** out);
 void skade_close(skade_lake* lake);
 

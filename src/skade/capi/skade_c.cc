@@ -7,6 +7,8 @@
 
 #include "skade/catalog/open_catalog.h"
 #include "skade/engine/database.h"
+#include "skade/io/location.h"
+#include "skade/io/routing_file_io.h"
 #include "skade/table/table.h"
 
 struct skade_lake {
@@ -66,18 +68,26 @@ int skade_open(const char* warehouse, const char* catalog_uri, skade_lake** out)
   if (warehouse == nullptr || out == nullptr) return Report(skade::Status::InvalidArgument("null argument"));
   *out = nullptr;
   auto lake = std::make_unique<skade_lake>();
-  std::error_code ec;
-  std::filesystem::create_directories(warehouse, ec);
-  if (ec) return Report(skade::Status::IoError("cannot create warehouse '" + std::string(warehouse) + "'"));
-  lake->warehouse = std::filesystem::absolute(warehouse, ec).lexically_normal().string();
-  while (lake->warehouse.size() > 1 && lake->warehouse.back() == '/') lake->warehouse.pop_back();
-  lake->io = skade::io::MakeLocalFileIO();
-  auto db = skade::engine::Database::Open({});
+  lake->warehouse = skade::io::NormalizeLocation(warehouse);
+  skade::catalog::SqlCatalogOptions options;
+  if (catalog_uri && *catalog_uri) {
+    options.uri = catalog_uri;
+  } else {
+    auto uri = skade::catalog::DefaultCatalogUri(lake->warehouse);
+    if (!uri.ok()) return Report(uri.status());
+    options.uri = *uri;
+  }
+  if (!skade::io::IsObjectStoreLocation(lake->warehouse)) {
+    std::error_code ec;
+    std::filesystem::create_directories(lake->warehouse, ec);
+    if (ec) return Report(skade::Status::IoError("cannot create warehouse '" + lake->warehouse + "': " + ec.message()));
+  }
+  lake->io = skade::io::MakeEnvironmentFileIO();
+  skade::engine::DatabaseOptions db_options;
+  db_options.object_store = lake->io.get();
+  auto db = skade::engine::Database::Open(db_options);
   if (!db.ok()) return Report(db.status());
   lake->db = std::move(db).value();
-  skade::catalog::SqlCatalogOptions options;
-  options.uri = catalog_uri && *catalog_uri ? std::string(catalog_uri)
-                                            : "sqlite://" + skade::io::JoinLocation(lake->warehouse, "catalog.db");
   options.warehouse = lake->warehouse;
   auto catalog = skade::catalog::OpenCatalog(options, *lake->io);
   if (!catalog.ok()) return Report(catalog.status());

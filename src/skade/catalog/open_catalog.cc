@@ -4,6 +4,7 @@
 #include "skade/catalog/nessie_catalog.h"
 #include "skade/catalog/read_only_internal.h"
 #include "skade/catalog/rest_catalog.h"
+#include "skade/io/location.h"
 
 namespace skade::catalog {
 namespace {
@@ -36,6 +37,16 @@ class ReadOnlyCatalog final : public internal::ReadOnlyCatalogBase {
 };
 
 }  // namespace
+
+Result<std::string> DefaultCatalogUri(std::string_view warehouse) {
+  const std::string normal = io::NormalizeLocation(warehouse);
+  if (io::IsObjectStoreLocation(normal)) {
+    return Status::InvalidArgument("warehouse " + normal +
+                                   " is on object storage, where a SQLite catalog cannot live: name the catalog "
+                                   "(sqlite:///PATH/catalog.db, a local file, or postgresql://…)");
+  }
+  return "sqlite://" + io::JoinLocation(normal, "catalog.db");
+}
 
 Result<CatalogKind> CatalogKindOf(std::string_view uri) {
   if (StartsWith(uri, "rest+http://") || StartsWith(uri, "rest+https://")) return CatalogKind::kRest;
@@ -79,6 +90,7 @@ Result<std::unique_ptr<Catalog>> OpenByKind(CatalogKind kind, const SqlCatalogOp
   SKADE_ASSIGN_OR_RETURN(RestCatalogOptions options, ParseRestCatalogUri(sql.uri));
   if (options.name == "rest") options.name = sql.catalog_name;
   if (options.warehouse.empty() && !sql.warehouse.empty()) options.warehouse = sql.warehouse;
+  options.storage = &io;  // vended credentials reach the FileIO the tables are read through
   SKADE_ASSIGN_OR_RETURN(std::unique_ptr<Catalog> catalog, OpenRestCatalog(std::move(options)));
   if (sql.access == SqlCatalogOptions::Access::kReadOnly) return MakeReadOnlyCatalog(std::move(catalog));
   return catalog;

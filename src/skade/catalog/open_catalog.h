@@ -30,8 +30,15 @@ bool CatalogTakesWrites(CatalogKind kind);
 // known).
 Result<CatalogKind> CatalogKindOf(std::string_view uri);
 
+// The catalog a warehouse has when none is named: "sqlite://WAREHOUSE/catalog.db" (the
+// warehouse in io::NormalizeLocation form). kInvalidArgument for a warehouse on object
+// storage: a SQLite database cannot live in a bucket, so its catalog must be named (a local
+// SQLite file or PostgreSQL).
+Result<std::string> DefaultCatalogUri(std::string_view warehouse);
+
 // Opens the catalog `sql.uri` names. For SQL catalogs `sql` is used as it is; a REST catalog
-// takes its settings from the URI (ParseRestCatalogUri), its name from sql.catalog_name, and
+// takes its settings from the URI (ParseRestCatalogUri), its name from sql.catalog_name, hands
+// the storage settings tables vend to `io` (RestCatalogOptions::storage), and
 // is read-only when sql.access is kReadOnly (every change is then kPermissionDenied here,
 // before any request). A Nessie catalog takes its settings from the URI
 // (ParseNessieCatalogUri), its name from sql.catalog_name and its warehouse from sql.warehouse

@@ -196,6 +196,7 @@ class RestCatalog final : public Catalog {
     SKADE_ASSIGN_OR_RETURN(Json result, Call("POST", NamespacePath(ident.ns) + "/tables", Dump(body), true,
                                              "create table " + ident.ToString()));
     SKADE_ASSIGN_OR_RETURN(TableState state, StateOf(ident, result, "create table " + ident.ToString()));
+    ApplyVendedStorage(result, state);
     return CommitResult{std::move(state), 0};
   }
 
@@ -214,6 +215,7 @@ class RestCatalog final : public Catalog {
     if (r.status != 200) return ErrorOf(r, "load table " + ident.ToString(), false);
     SKADE_ASSIGN_OR_RETURN(Json body, ParseBody(r, "load table " + ident.ToString()));
     SKADE_ASSIGN_OR_RETURN(TableState state, StateOf(ident, body, "load table " + ident.ToString()));
+    ApplyVendedStorage(body, state);
     if (auto etag = r.headers.Get("ETag"); etag && !etag->empty()) {
       std::lock_guard<std::mutex> lock(cache_mu_);
       if (cache_.size() >= 1024) cache_.clear();
@@ -246,6 +248,7 @@ class RestCatalog final : public Catalog {
     SKADE_ASSIGN_OR_RETURN(Json result, Call("POST", NamespacePath(ident.ns) + "/register", Dump(body), true,
                                              "register table " + ident.ToString()));
     SKADE_ASSIGN_OR_RETURN(TableState state, StateOf(ident, result, "register table " + ident.ToString()));
+    ApplyVendedStorage(result, state);
     return CommitResult{std::move(state), 0};
   }
 
@@ -354,6 +357,30 @@ class RestCatalog final : public Catalog {
     t.name = name->get<std::string>();
     SKADE_RETURN_IF_ERROR(t.Validate());
     return t;
+  }
+
+  // The storage settings a LoadTableResult vends (REST spec: `config` for the table's location,
+  // `storage-credentials` each for its prefix) handed to the FileIO, which uses them from now on.
+  void ApplyVendedStorage(const Json& body, const TableState& state) const {
+    if (options_.storage == nullptr) return;
+    auto strings = [](const Json* object) {
+      std::map<std::string, std::string> out;
+      if (object == nullptr || !object->is_object()) return out;
+      for (const auto& [k, v] : object->items()) {
+        if (v.is_string()) out[k] = v.get<std::string>();
+      }
+      return out;
+    };
+    if (auto config = strings(Member(body, "config")); !config.empty()) {
+      options_.storage->ApplyStorageConfig(state.metadata->location, config);
+    }
+    const Json* credentials = Member(body, "storage-credentials");
+    if (credentials == nullptr || !credentials->is_array()) return;
+    for (const Json& c : *credentials) {
+      const Json* prefix = Member(c, "prefix");
+      if (prefix == nullptr || !prefix->is_string()) continue;
+      options_.storage->ApplyStorageConfig(prefix->get<std::string>(), strings(Member(c, "config")));
+    }
   }
 
   // A LoadTableResult / CommitTableResponse as a TableState.

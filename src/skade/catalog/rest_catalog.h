@@ -14,6 +14,7 @@
 
 #include "skade/base/status.h"
 #include "skade/catalog/catalog.h"
+#include "skade/io/file_io.h"
 #include "skade/io/http_client.h"
 
 namespace skade::catalog {
@@ -36,6 +37,10 @@ struct RestCatalogOptions {
   std::string name = "rest";
   io::HttpClientOptions http;
   std::chrono::milliseconds timeout{60'000};
+  // Receives the storage settings tables vend (loadTable `config`, `storage-credentials`; the
+  // request asks for them with X-Iceberg-Access-Delegation: vended-credentials) through
+  // FileIO::ApplyStorageConfig; borrowed, must outlive the catalog. Null: they are ignored.
+  io::FileIO* storage = nullptr;
 };
 
 // Parses "rest+http://host:port/path?warehouse=W&credential=ID:SECRET&token=T&prefix=P" (also

@@ -10,6 +10,7 @@
 #include "skade/iceberg/manifest.h"
 #include "skade/iceberg/scan.h"
 #include "skade/io/location_map.h"
+#include "skade/io/routing_file_io.h"
 
 namespace skade::cli {
 namespace {
@@ -108,8 +109,8 @@ ManifestListing ListManifests(io::FileIO& io, const iceberg::TableMetadata& m,
 }  // namespace
 
 int RunInspect(const InspectArgs& args, std::ostream& out, std::ostream& err) {
-  auto local_io = MakeFileIO();
-  auto path = ResolveTableArgument(args.lake, args.table);
+  std::shared_ptr<io::FileIO> local_io = io::MakeEnvironmentFileIO();
+  auto path = ResolveTableArgument(args.lake, args.table, local_io);
   if (!path.ok()) {
     err << "skade: " << path.status().ToString() << "\n";
     return 1;

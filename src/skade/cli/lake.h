@@ -24,7 +24,7 @@ namespace skade::cli {
 
 struct Lake {
   std::string warehouse;
-  std::unique_ptr<io::FileIO> io;
+  std::shared_ptr<io::FileIO> io;
   std::unique_ptr<engine::Database> db;
   std::unique_ptr<catalog::Catalog> catalog;
   catalog::CatalogKind kind = catalog::CatalogKind::kSql;  // what --catalog named
@@ -45,12 +45,9 @@ struct LakeOpenOptions {
   // Commit events are needed (serve, watch): a catalog that keeps no commit log gets a polled
   // one (LakeArgs::poll_interval_s, poll_state).
   bool commit_events = false;
+  // The FileIO to use (and to hand vended storage settings to); null: io::MakeEnvironmentFileIO.
+  std::shared_ptr<io::FileIO> io;
 };
-
-// The FileIO of every command: local files, and s3:// (s3a, s3n) through S3FileIO configured
-// from the standard AWS_* environment variables and ~/.aws profiles (io::S3OptionsFromEnvironment;
-// when those are broken, object-store locations fail with that error).
-std::unique_ptr<io::FileIO> MakeFileIO();
 
 // Opens the lake for `options.use`. kNotFound naming the warehouse when there is no lake and
 // the use does not create one.
@@ -147,8 +144,10 @@ int RunSnapshots(const LakeArgs& lake, const ListArgs& args, std::ostream& out, 
 int RunLog(const LakeArgs& lake, const ListArgs& args, std::ostream& out, std::ostream& err);
 
 // A table argument as a path: folders and metadata files are returned as given; anything else
-// that parses as ns.table is looked up in the lake's catalog (its current metadata file).
-Result<std::string> ResolveTableArgument(const LakeArgs& lake, const std::string& table);
+// that parses as ns.table is looked up in the lake's catalog (its current metadata file), which
+// hands the storage settings it vends for the table to `io` (the FileIO that reads it next).
+Result<std::string> ResolveTableArgument(const LakeArgs& lake, const std::string& table,
+                                         std::shared_ptr<io::FileIO> io);
 
 // Registers the table-maintenance subcommands (alter, partition, sort, props, rollback,
 // set-current, branch, tag, expire, gc); each sets *exit_code when it runs.

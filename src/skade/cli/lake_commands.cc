@@ -13,7 +13,6 @@
 #include "skade/catalog/open_catalog.h"
 #include "skade/io/location.h"
 #include "skade/io/routing_file_io.h"
-#include "skade/io/s3_file_io.h"
 #include "skade/cli/lake.h"
 #include "skade/sql/lake_sql.h"
 #include "skade/cli/table_location.h"
@@ -72,25 +71,18 @@ Result<std::map<std::string, std::string>> ParseKeyValues(const std::vector<std:
   return out;
 }
 
-Result<std::string> ResolveTableArgument(const LakeArgs& lake_args, const std::string& table) {
+Result<std::string> ResolveTableArgument(const LakeArgs& lake_args, const std::string& table,
+                                         std::shared_ptr<io::FileIO> io) {
   std::error_code ec;
   if (fs::exists(table, ec) || table.find('/') != std::string::npos) return table;
   auto ident = catalog::TableIdent::Parse(table);
   if (!ident.ok() || ident->ns.empty()) return table;  // let the path loader report it
-  SKADE_ASSIGN_OR_RETURN(Lake lake, OpenLakeFor(lake_args, LakeOpenOptions::Use::kRead));
+  LakeOpenOptions options;
+  options.use = LakeOpenOptions::Use::kRead;
+  options.io = std::move(io);
+  SKADE_ASSIGN_OR_RETURN(Lake lake, OpenLake(lake_args, options));
   SKADE_ASSIGN_OR_RETURN(catalog::TableState state, lake.catalog->LoadTable(*ident));
   return state.metadata_location;
-}
-
-std::unique_ptr<io::FileIO> MakeFileIO() {
-  auto options = io::S3OptionsFromEnvironment();
-  std::unique_ptr<io::FileIO> s3;
-  if (options.ok()) {
-    s3 = io::MakeS3FileIO(*options);
-  } else {
-    SKADE_LOG_WARN("object storage is not configured: {}", options.status().ToString());
-  }
-  return io::MakeRoutingFileIO(io::MakeLocalFileIO(), std::move(s3));
 }
 
 Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& open_options) {
@@ -101,16 +93,21 @@ Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& open_options)
     lake.warehouse = env && *env ? env : "lake";
   }
   std::error_code ec;
-  lake.warehouse = fs::absolute(lake.warehouse, ec).lexically_normal().string();
-  while (lake.warehouse.size() > 1 && lake.warehouse.back() == '/') lake.warehouse.pop_back();
+  // A warehouse on object storage (s3://bucket/prefix) keeps data and metadata there; its
+  // catalog is named (catalog::DefaultCatalogUri refuses a default one).
+  lake.warehouse = io::NormalizeLocation(lake.warehouse);
+  const bool object_store = io::IsObjectStoreLocation(lake.warehouse);
   using Use = LakeOpenOptions::Use;
   const bool default_catalog = args.catalog_uri.empty();
-  if (!default_catalog) {
+  std::string catalog_uri = args.catalog_uri;
+  if (default_catalog) {
+    SKADE_ASSIGN_OR_RETURN(catalog_uri, catalog::DefaultCatalogUri(lake.warehouse));
+  } else {
     SKADE_ASSIGN_OR_RETURN(lake.kind, catalog::CatalogKindOf(args.catalog_uri));
   }
   // Catalogs that name their own warehouse (a service's, or the folder of tables itself).
   const bool remote = lake.kind != catalog::CatalogKind::kSql;
-  if (open_options.use == Use::kCreate && !remote) {
+  if (open_options.use == Use::kCreate && !remote && !object_store) {
     fs::create_directories(lake.warehouse, ec);
     if (ec) return Status::IoError("cannot create warehouse '" + lake.warehouse + "': " + ec.message());
   } else if (default_catalog && !fs::exists(io::JoinLocation(lake.warehouse, "catalog.db"), ec)) {
@@ -118,10 +115,9 @@ Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& open_options)
     return Status::NotFound("no lake at " + lake.warehouse + " (no catalog.db there); `skade ns create NS` or "
                             "`skade serve` creates one, --warehouse/--catalog point elsewhere");
   }
-  lake.io = MakeFileIO();
+  lake.io = open_options.io ? open_options.io : std::shared_ptr<io::FileIO>(io::MakeEnvironmentFileIO());
   catalog::SqlCatalogOptions options;
-  options.uri = args.catalog_uri.empty() ? "sqlite://" + io::JoinLocation(lake.warehouse, "catalog.db")
-                                         : args.catalog_uri;
+  options.uri = catalog_uri;
   // A REST catalog names its own warehouse (its /v1/config); --warehouse asks for one only
   // when given.
   options.warehouse = remote && args.warehouse.empty() ? "" : lake.warehouse;
@@ -151,9 +147,9 @@ Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& open_options)
   // Spills stay inside the warehouse, the only folder a locked-down DuckDB may use (a remote
   // catalog's warehouse is another machine's folder: the system temp folder then).
   if (open_options.lock_down) {
-    db_options.temp_directory = remote ? fs::temp_directory_path(ec).string() + "/skade-duckdb-tmp-" + std::to_string(::getpid())
+    db_options.temp_directory = remote || object_store ? fs::temp_directory_path(ec).string() + "/skade-duckdb-tmp-" + std::to_string(::getpid())
                                        : io::JoinLocation(lake.warehouse, ".duckdb_tmp");
-    if (remote) db_options.allowed_directories.push_back(db_options.temp_directory);
+    if (remote || object_store) db_options.allowed_directories.push_back(db_options.temp_directory);
   }
   SKADE_ASSIGN_OR_RETURN(lake.db, engine::Database::Open(db_options));
   return lake;

@@ -15,6 +15,7 @@
 #include "skade/iceberg/literal.h"
 #include "skade/iceberg/scan.h"
 #include "skade/io/location_map.h"
+#include "skade/io/routing_file_io.h"
 
 namespace skade::cli {
 namespace {
@@ -93,8 +94,8 @@ std::optional<int64_t> ParseTimestampMillis(const std::string& text) {
 }
 
 int RunScan(const ScanArgs& args, std::ostream& out, std::ostream& err) {
-  auto local_io = MakeFileIO();
-  auto path = ResolveTableArgument(args.lake, args.table);
+  std::shared_ptr<io::FileIO> local_io = io::MakeEnvironmentFileIO();
+  auto path = ResolveTableArgument(args.lake, args.table, local_io);
   if (!path.ok()) {
     err << "skade: " << path.status().ToString() << "\n";
     return 1;

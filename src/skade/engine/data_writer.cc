@@ -15,12 +15,15 @@
 #include <nlohmann/json.hpp>
 
 #include "skade/base/hex.h"
+#include "skade/base/log.h"
 #include "skade/base/uuid.h"
 #include "skade/arrow/builder.h"
 #include "skade/engine/iceberg_scan.h"
 #include "skade/engine/input_check.h"
 #include "skade/engine/lossless_cast.h"
 #include "skade/iceberg/literal.h"
+#include "skade/io/file_io.h"
+#include "skade/io/location.h"
 
 namespace skade::engine {
 namespace {
@@ -319,13 +322,38 @@ Result<std::optional<Literal>> PartitionLiteral(const iceberg::TypePtr& type, co
   }
 }
 
-void DeleteWithPrefix(const std::string& folder, const std::string& prefix) {
+// Removes the files a failed or empty write left under `folder` whose names start with
+// `prefix` (the write's own, unique per call).
+void DeleteWithPrefix(Database& db, const std::string& folder, const std::string& prefix) {
+  if (io::IsObjectStoreLocation(folder)) {
+    io::FileIO* store = db.object_store();
+    if (store == nullptr) return;
+    auto listed = store->List(folder + "/");
+    if (!listed.ok()) {
+      SKADE_LOG_WARN("cannot list {} to remove a failed write's files: {}", folder, listed.status().ToString());
+      return;
+    }
+    for (const io::FileInfo& f : *listed) {
+      const size_t slash = f.location.rfind('/');
+      if (f.location.compare(slash + 1, prefix.size(), prefix) == 0) (void)store->Delete(f.location);
+    }
+    return;
+  }
   std::error_code ec;
   if (!fs::exists(folder, ec)) return;
   for (auto it = fs::recursive_directory_iterator(folder, ec); !ec && it != fs::end(it); it.increment(ec)) {
     if (it->is_regular_file(ec) && it->path().filename().string().rfind(prefix, 0) == 0) {
       fs::remove(it->path(), ec);
     }
+  }
+}
+
+void DeleteFile(Database& db, const std::string& path) {
+  if (!io::IsObjectStoreLocation(path)) {
+    std::error_code ec;
+    fs::remove(path, ec);
+  } else if (db.object_store() != nullptr) {
+    (void)db.object_store()->Delete(path);
   }
 }
 
@@ -343,6 +371,8 @@ Status SyncFiles(const std::vector<std::string>& paths) {
     return Status::Ok();
   };
   for (const std::string& p : paths) {
+    // An object exists only once its upload completed: nothing to flush.
+    if (io::IsObjectStoreLocation(p)) continue;
     SKADE_RETURN_IF_ERROR(sync(p, O_RDONLY));
     folders.insert(fs::path(p).parent_path().string());
   }
@@ -635,8 +665,10 @@ Result<WriteResult> WriteDataFiles(Database& db, const WriteSource& source, cons
   if (!part_select.empty()) select = "SELECT *" + part_select + " FROM (" + select + ") __skade_rows";
 
   std::error_code ec;
-  fs::create_directories(options.data_location, ec);
-  if (ec) return Status::IoError("create '" + options.data_location + "': " + ec.message());
+  if (!io::IsObjectStoreLocation(options.data_location)) {
+    fs::create_directories(options.data_location, ec);
+    if (ec) return Status::IoError("create '" + options.data_location + "': " + ec.message());
+  }
   const std::string prefix = options.file_prefix.empty() ? Uuid::NewV7().ToString() + "-" : options.file_prefix;
   std::string copy = "COPY (" + select + "\n) TO " + QuoteString(options.data_location) +
                      " (FORMAT parquet, FIELD_IDS " + FieldIdsSql(schema.fields()) + ", COMPRESSION " +
@@ -657,7 +689,7 @@ Result<WriteResult> WriteDataFiles(Database& db, const WriteSource& source, cons
                                           ? db.QueryRowsWithArrow("__skade_input", source.arrow, copy)
                                           : db.QueryRows(copy);
   if (!rows.ok()) {
-    DeleteWithPrefix(options.data_location, prefix);
+    DeleteWithPrefix(db, options.data_location, prefix);
     Status failed = rows.status();
     // A refused value: name its row when the input can be read again.
     if (failed.message().find(kLossyConversion) != std::string::npos && source.arrow == nullptr && !checks.empty()) {
@@ -676,7 +708,7 @@ Result<WriteResult> WriteDataFiles(Database& db, const WriteSource& source, cons
   CollectLeaves(schema.fields(), "", false, &leaves);
   WriteResult result;
   auto fail = [&](Status st) {
-    DeleteWithPrefix(options.data_location, prefix);
+    DeleteWithPrefix(db, options.data_location, prefix);
     return st;
   };
   for (const TextRow& r : *rows) {
@@ -692,7 +724,7 @@ Result<WriteResult> WriteDataFiles(Database& db, const WriteSource& source, cons
     df.record_count = *count;
     df.file_size_in_bytes = *size;
     if (df.record_count == 0) {
-      fs::remove(df.file_path, ec);
+      DeleteFile(db, df.file_path);
       continue;
     }
     // Partition values.

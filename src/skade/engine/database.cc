@@ -351,6 +351,7 @@ class ProgressSlot {
 
 struct Database::Impl {
   duckdb_database db = nullptr;
+  io::FileIO* object_store = nullptr;
   ProgressSlot progress;
   ~Impl() {
     if (db) duckdb_close(&db);
@@ -417,6 +418,8 @@ Status Database::SetProgressListener(std::function<void(const QueryProgress&)> l
 Database::Database(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Database::~Database() = default;
 
+io::FileIO* Database::object_store() const { return impl_->object_store; }
+
 Result<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& options) {
   duckdb_config config = nullptr;
   if (duckdb_create_config(&config) != DuckDBSuccess) {
@@ -446,6 +449,7 @@ Result<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& options)
     if (error) duckdb_free(error);
     return Status::Internal("cannot open DuckDB: " + msg);
   }
+  impl->object_store = options.object_store;
   auto db = std::unique_ptr<Database>(new Database(std::move(impl)));
   if (options.object_store != nullptr) {
     SKADE_RETURN_IF_ERROR(

@@ -151,6 +151,10 @@ class Database {
   Result<std::vector<TextRow>> QueryRowsWithArrow(std::string_view view_name, ArrowArrayStream* input,
                                                   std::string_view sql);
 
+  // DatabaseOptions::object_store (null when none): where writers that produce object-store
+  // files through DuckDB remove them again.
+  io::FileIO* object_store() const;
+
  private:
   struct Impl;
   explicit Database(std::unique_ptr<Impl> impl);

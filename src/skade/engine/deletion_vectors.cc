@@ -7,6 +7,7 @@
 #include "skade/engine/deletion_vectors_internal.h"
 #include "skade/iceberg/puffin.h"
 #include "skade/io/file_io.h"
+#include "skade/io/location.h"
 
 namespace skade::engine {
 namespace {
@@ -93,8 +94,9 @@ Result<DeletionVectorPtr> ReadVector(io::FileIO& io, const std::string& path, co
 
 }  // namespace
 
-Result<std::vector<DeletionVectorPtr>> LoadDeletionVectors(const std::vector<DeletionVectorRequest>& requests) {
-  auto io = io::MakeLocalFileIO();
+Result<std::vector<DeletionVectorPtr>> LoadDeletionVectors(const std::vector<DeletionVectorRequest>& requests,
+                                                           io::FileIO* object_store) {
+  auto local = io::MakeLocalFileIO();
   std::map<std::string, io::FileInfo> infos;
   std::map<std::string, iceberg::PuffinFooter> footers;  // read only for blobs not cached
   std::vector<DeletionVectorPtr> out;
@@ -105,6 +107,13 @@ Result<std::vector<DeletionVectorPtr>> LoadDeletionVectors(const std::vector<Del
       return Bad(dv.file_path, "its manifest entry has no content_offset or content_size_in_bytes");
     }
     const int64_t offset = *dv.content_offset, length = *dv.content_size_in_bytes;
+    io::FileIO* io = local.get();
+    if (io::IsObjectStoreLocation(r.puffin)) {
+      io = object_store;
+      if (io == nullptr) {
+        return Status::InvalidArgument("deletion vector file '" + r.puffin + "' is on object storage, which is not configured");
+      }
+    }
     auto info_it = infos.find(r.puffin);
     if (info_it == infos.end()) {
       auto info = io->Stat(r.puffin);
@@ -163,6 +172,8 @@ namespace {
 struct FunctionInfo {
   bool lock_down = false;
   std::vector<std::filesystem::path> allowed;  // canonical
+  std::vector<std::string> allowed_objects;    // object-store prefixes, each ending in '/'
+  io::FileIO* object_store = nullptr;          // DatabaseOptions::object_store
 };
 
 struct BindData {
@@ -170,10 +181,18 @@ struct BindData {
   std::vector<DeletionVectorPtr> vectors;
 };
 
-// Whether the function may read `path`: a local path or file: URI (no other scheme), and when
-// locked down, one whose canonical form (the file actually opened: file: forms stripped,
-// symlinks and '..' resolved) lies inside an allowed directory.
+// Whether the function may read `path`: a local path or file: URI, or an object-store location
+// when the database has an object store; when locked down, a local path whose canonical form
+// (the file actually opened: file: forms stripped, symlinks and '..' resolved) lies inside an
+// allowed directory, an object whose key starts with an allowed prefix (keys are literal: an
+// object store resolves no '..').
 bool Allowed(const FunctionInfo& info, const std::string& path) {
+  if (io::IsObjectStoreLocation(path)) {
+    if (info.object_store == nullptr) return false;
+    if (!info.lock_down) return true;
+    return std::any_of(info.allowed_objects.begin(), info.allowed_objects.end(),
+                       [&](const std::string& prefix) { return path.starts_with(prefix); });
+  }
   const std::string local = io::LocalPath(path);
   if (local.find("://") != std::string::npos || local.starts_with("file:")) return false;
   if (!info.lock_down) return true;
@@ -227,15 +246,17 @@ Result<std::unique_ptr<BindData>> LoadBindData(const FunctionInfo& fn, const cha
     return Status::InvalidArgument(std::string(name) + ": the five lists must have the same length");
   }
   auto data = std::make_unique<BindData>();
-  auto io = io::MakeLocalFileIO();
+  auto local = io::MakeLocalFileIO();
   for (size_t i = 0; i < puffins.size(); ++i) {
     if (!Allowed(fn, puffins[i])) {
       return Status::PermissionDenied(std::string(name) + ": '" + puffins[i] + "' is outside the allowed directories");
     }
-    auto stat = io->Stat(io::LocalPath(puffins[i]));
+    const bool object = io::IsObjectStoreLocation(puffins[i]);
+    io::FileIO& io = object ? *fn.object_store : *local;
+    const std::string path = object ? puffins[i] : io::LocalPath(puffins[i]);
+    auto stat = io.Stat(path);
     if (!stat.ok()) return stat.status();
-    SKADE_ASSIGN_OR_RETURN(DeletionVectorPtr vector,
-                           ReadVector(*io, io::LocalPath(puffins[i]), puffins[i], offsets[i], lengths[i], *stat));
+    SKADE_ASSIGN_OR_RETURN(DeletionVectorPtr vector, ReadVector(io, path, puffins[i], offsets[i], lengths[i], *stat));
     // Every position names a row of the data file: this also bounds what a vector expands to.
     if (vector->max() >= row_counts[i]) {
       return Status::Corruption(std::string(name) + ": the vector at offset " + std::to_string(offsets[i]) + " of '" +
@@ -362,7 +383,12 @@ Status RegisterProbeFunction(duckdb_connection con, const FunctionInfo& info) {
 Status RegisterDeletionVectorFunction(duckdb_connection con, const DatabaseOptions& options) {
   FunctionInfo info;
   info.lock_down = options.lock_down;
+  info.object_store = options.object_store;
   for (const std::string& d : options.allowed_directories) {
+    if (io::IsObjectStoreLocation(d)) {
+      info.allowed_objects.push_back(d.ends_with('/') ? d : d + "/");
+      continue;
+    }
     std::error_code ec;
     auto canonical = std::filesystem::weakly_canonical(std::filesystem::absolute(d, ec), ec);
     if (!ec) info.allowed.push_back(canonical);

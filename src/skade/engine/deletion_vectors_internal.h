@@ -24,7 +24,7 @@ namespace skade::engine {
 using DeletionVectorPtr = std::shared_ptr<const iceberg::DeletionVector>;
 
 struct DeletionVectorRequest {
-  std::string puffin;               // local path of the Puffin file
+  std::string puffin;               // the Puffin file (a local path or an object-store location)
   const iceberg::DataFile* vector;  // its manifest entry (offset, size, cardinality)
   const iceberg::DataFile* data;    // the data file it applies to
 };
@@ -33,8 +33,10 @@ struct DeletionVectorRequest {
 // deletion-vector-v1 blob, uncompressed, of the manifest's size at the manifest's offset),
 // decoded and checked against its manifest entry (cardinality = record_count) and its data
 // file (every position below the file's record count). kCorruption naming the Puffin file;
-// kNotFound when it is absent.
-Result<std::vector<DeletionVectorPtr>> LoadDeletionVectors(const std::vector<DeletionVectorRequest>& requests);
+// kNotFound when it is absent. Object-store locations are read through `object_store`
+// (kInvalidArgument when it is null).
+Result<std::vector<DeletionVectorPtr>> LoadDeletionVectors(const std::vector<DeletionVectorRequest>& requests,
+                                                           io::FileIO* object_store);
 
 // Registers skade_deletion_vector_deletes on the database of `con`. A locked-down database lets
 // it read only below `options.allowed_directories`, as DuckDB's own readers.

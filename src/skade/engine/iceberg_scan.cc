@@ -713,7 +713,7 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
   if (!vector_requests.empty()) {
     // Checked here (footer, CRC, cardinality, positions within the data file) so a damaged
     // vector is a Corruption naming its file; the read below finds them decoded in the cache.
-    SKADE_RETURN_IF_ERROR(LoadDeletionVectors(vector_requests).status());
+    SKADE_RETURN_IF_ERROR(LoadDeletionVectors(vector_requests, db.object_store()).status());
     std::string puffins, offsets, lengths, targets, counts;
     for (size_t k = 0; k < vector_requests.size(); ++k) {
       const iceberg::DataFile& dv = *vector_requests[k].vector;

@@ -1,10 +1,11 @@
 // FileIO: the storage interface Iceberg metadata and data go through. Locations are strings
-// ("/abs/path", "file:///abs/path", later "s3://bucket/key"); each implementation says which
-// schemes it accepts. Implementations are thread-safe.
+// ("/abs/path", "file:///abs/path", "s3://bucket/key"); each implementation says which schemes
+// it accepts. Implementations are thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -51,6 +52,15 @@ class FileIO {
   virtual Result<std::vector<FileInfo>> List(std::string_view prefix) = 0;
   // Deletes a file; deleting an absent file is Ok.
   virtual Status Delete(std::string_view location) = 0;
+
+  // Storage settings a catalog vends for the locations under `prefix` (an Iceberg REST
+  // loadTable's `config` and `storage-credentials`; vended_s3_file_io.h names the keys used).
+  // A FileIO that reaches such storage uses them for those locations from then on; the others
+  // ignore them (the default).
+  virtual void ApplyStorageConfig(std::string_view prefix, const std::map<std::string, std::string>& config) {
+    (void)prefix;
+    (void)config;
+  }
 };
 
 // Local writes go to `<file>.tmp-<uuid>` beside their target and are renamed into place; a

@@ -39,6 +39,9 @@ class RelocatingFileIO final : public FileIO {
     return base_.List(map_.Apply(p));
   }
   Status Delete(std::string_view l) override { return base_.Delete(map_.Apply(l)); }
+  void ApplyStorageConfig(std::string_view prefix, const std::map<std::string, std::string>& config) override {
+    base_.ApplyStorageConfig(map_.Apply(prefix), config);
+  }
 
  private:
   FileIO& base_;

@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "skade/io/location.h"
+#include "skade/io/s3_file_io.h"
+#include "skade/io/vended_s3_file_io.h"
 
 namespace skade::io {
 namespace {
@@ -46,6 +48,9 @@ class RoutingFileIO final : public FileIO {
     SKADE_ASSIGN_OR_RETURN(FileIO * io, Route(location));
     return io->Delete(location);
   }
+  void ApplyStorageConfig(std::string_view prefix, const std::map<std::string, std::string>& config) override {
+    if (IsObjectStoreLocation(prefix) && s3_ != nullptr) s3_->ApplyStorageConfig(prefix, config);
+  }
 
  private:
   Result<FileIO*> Route(std::string_view location) const {
@@ -78,6 +83,10 @@ class RoutingFileIO final : public FileIO {
 std::unique_ptr<FileIO> MakeRoutingFileIO(std::unique_ptr<FileIO> local,
                                           std::unique_ptr<FileIO> s3) {
   return std::make_unique<RoutingFileIO>(std::move(local), std::move(s3));
+}
+
+std::unique_ptr<FileIO> MakeEnvironmentFileIO() {
+  return std::make_unique<RoutingFileIO>(MakeLocalFileIO(), MakeVendedS3FileIO(S3OptionsFromEnvironment()));
 }
 
 }  // namespace skade::io

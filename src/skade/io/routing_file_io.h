@@ -16,4 +16,10 @@ namespace skade::io {
 std::unique_ptr<FileIO> MakeRoutingFileIO(std::unique_ptr<FileIO> local,
                                           std::unique_ptr<FileIO> s3);
 
+// The FileIO of skade's front ends (CLI, C API): local files, and s3:// (s3a, s3n) through
+// S3FileIO configured by S3OptionsFromEnvironment (AWS_* variables, ~/.aws profiles) and by the
+// settings catalogs vend (MakeVendedS3FileIO). When the environment's configuration is broken,
+// object-store locations without vended settings fail with its error; local files still work.
+std::unique_ptr<FileIO> MakeEnvironmentFileIO();
+
 }  // namespace skade::io

@@ -12,6 +12,7 @@
 #include "skade/iceberg/deletion_vector.h"
 #include "skade/iceberg/manifest.h"
 #include "skade/iceberg/puffin.h"
+#include "skade/io/location.h"
 #include "skade/table/commit_internal.h"
 #include "skade/table/table.h"
 
@@ -223,7 +224,7 @@ Result<CommitOutcome> Table::OverwriteWhere(const engine::Predicate& where, cons
       return p;
     }
     std::error_code ec;
-    std::filesystem::create_directories(data_dir, ec);
+    if (!io::IsObjectStoreLocation(data_dir)) std::filesystem::create_directories(data_dir, ec);
     int n = 0;
     for (const std::string& target : partial) {
       const iceberg::FileScanTask* task = by_path[target];
