@@ -174,6 +174,20 @@ class Catalog {
   // returns only after a call in progress has finished. Catalogs without a log ignore it.
   using CommitListener = std::function<void(const CommitLogEntry&)>;
   virtual void SetCommitListener(CommitListener listener) { (void)listener; }
+
+  // Durable positions of the commit log's consumers (the lineage emitter's last delivered
+  // commit_seq), kept beside the log so that every machine sharing the catalog sees them.
+  // LoadConsumerCursor is nullopt for a consumer never stored. kNotImplemented for catalogs
+  // that keep no log of their own (the caller then keeps its cursor elsewhere).
+  virtual Result<std::optional<int64_t>> LoadConsumerCursor(const std::string& consumer) {
+    (void)consumer;
+    return Status::NotImplemented("this catalog keeps no consumer cursors");
+  }
+  virtual Status StoreConsumerCursor(const std::string& consumer, int64_t commit_seq) {
+    (void)consumer;
+    (void)commit_seq;
+    return Status::NotImplemented("this catalog keeps no consumer cursors");
+  }
 };
 
 // Every namespace nested below `parent` at any depth (not `parent` itself), sorted; the whole

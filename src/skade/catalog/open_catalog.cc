@@ -29,6 +29,13 @@ class ReadOnlyCatalog final : public internal::ReadOnlyCatalogBase {
     return inner_->CommitsSince(after_seq, limit);
   }
   Result<int64_t> LatestCommitSeq() override { return inner_->LatestCommitSeq(); }
+  // A consumer's cursor changes no table: it passes through.
+  Result<std::optional<int64_t>> LoadConsumerCursor(const std::string& consumer) override {
+    return inner_->LoadConsumerCursor(consumer);
+  }
+  Status StoreConsumerCursor(const std::string& consumer, int64_t commit_seq) override {
+    return inner_->StoreConsumerCursor(consumer, commit_seq);
+  }
   void SetCommitListener(CommitListener listener) override { inner_->SetCommitListener(std::move(listener)); }
 
  private:

@@ -676,6 +676,33 @@ class SqlCatalog final : public Catalog {
     return internal::ParseInt64(result.rows[0][0], "skade_meta last_commit_seq");
   }
 
+  // Cursors are skade_meta rows "consumer_cursor:<consumer>" (no schema change).
+  Result<std::optional<int64_t>> LoadConsumerCursor(const std::string& consumer) override {
+    SKADE_RETURN_IF_ERROR(RequireLog());
+    SKADE_ASSIGN_OR_RETURN(SqlResult result, Read<SqlResult>([&](SqlConnection& conn) {
+                             return conn.Exec("SELECT value FROM skade_meta WHERE key = ?",
+                                              {Text(CursorKey(consumer))});
+                           }));
+    if (result.rows.empty() || !result.rows[0][0]) return std::optional<int64_t>();
+    SKADE_ASSIGN_OR_RETURN(int64_t seq, internal::ParseInt64(result.rows[0][0], "skade_meta " + CursorKey(consumer)));
+    return std::optional<int64_t>(seq);
+  }
+
+  Status StoreConsumerCursor(const std::string& consumer, int64_t commit_seq) override {
+    SKADE_RETURN_IF_ERROR(RequireLog());
+    if (consumer.empty() || consumer.size() > 200) return Status::InvalidArgument("a consumer name has 1 to 200 characters");
+    return Write([&](SqlConnection& conn) -> Result<std::vector<CommitLogEntry>> {
+             // ON CONFLICT … DO UPDATE: SQLite ≥ 3.24 and PostgreSQL ≥ 9.5 both have it.
+             SKADE_RETURN_IF_ERROR(conn.Exec("INSERT INTO skade_meta (key, value) VALUES (?, ?) "
+                                             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                                             {Text(CursorKey(consumer)), Text(std::to_string(commit_seq))}));
+             return std::vector<CommitLogEntry>();
+           })
+        .status();
+  }
+
+  static std::string CursorKey(const std::string& consumer) { return "consumer_cursor:" + consumer; }
+
   Status RequireLog() const {
     if (has_log_) return Status::Ok();
     return Status::NotImplemented("catalog " + options_.uri +

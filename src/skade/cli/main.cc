@@ -6,6 +6,7 @@
 #include "skade/base/log.h"
 #include "skade/cli/commands.h"
 #include "skade/cli/lake.h"
+#include "skade/cli/lineage_command.h"
 
 namespace {
 
@@ -170,6 +171,7 @@ int main(int argc, char** argv) {
   skade::cli::AddMaintenanceCommands(app, lake, &maintenance_exit);
   skade::cli::AddWatchCommand(app, lake, &maintenance_exit);
   skade::cli::AddServeCommand(app, lake, &maintenance_exit);
+  skade::cli::AddLineageCommand(app, lake, &maintenance_exit);
 
   CLI11_PARSE(app, argc, argv);
   if (maintenance_exit >= 0) return maintenance_exit;

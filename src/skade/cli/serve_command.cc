@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "skade/cli/lake.h"
+#include "skade/cli/lineage_command.h"
 #include "skade/events/bus.h"
 #include "skade/events/commit_service.h"
 #include "skade/events/watcher.h"
@@ -21,6 +22,7 @@ namespace skade::cli {
 namespace {
 
 struct ServeOptions {
+  LineageArgs lineage;
   std::string host = "127.0.0.1";
   int flight_port = 31337;
   bool read_only = false;
@@ -160,6 +162,9 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
     // but the commit stream works.
     std::cerr << "skade serve: no commit events: " << watcher.status().message() << std::endl;
   }
+  // Lineage is one more subscriber of the commit events; it never holds a commit back.
+  auto emitter = StartLineage(o.lineage, lake_args, *lake, bus);
+  if (!emitter.ok()) return Fail(emitter.status().WithContext("openlineage"));
   // One authentication for every service on the port (Flight SQL and the commit stream).
   std::shared_ptr<flightsql::Authenticator> auth;
   if (o.auth == "basic") {
@@ -225,6 +230,7 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
   }
   while (!StopRequested()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   std::cout << "shutting down" << std::endl;
+  if (*emitter) (*emitter)->Stop();
   if (rest_server) rest_server->Shutdown();
   commits.Shutdown();
   (*server)->Shutdown();
@@ -238,6 +244,7 @@ void AddServeCommand(CLI::App& app, const LakeArgs& lake, int* exit_code) {
   auto o = std::make_shared<ServeOptions>();
   CLI::App* cmd = app.add_subcommand("serve", "Serve the lake over Arrow Flight SQL (and the commit stream)");
   cmd->add_option("--host", o->host, "address to bind (default 127.0.0.1)");
+  AddLineageOptions(*cmd, &o->lineage);
   cmd->add_option("--flight-port", o->flight_port, "Flight SQL gRPC port (0 = pick a free one)")
       ->check(CLI::Range(0, 65535));
   cmd->add_flag("--read-only", o->read_only, "refuse every write (updates, ingest, DDL)");

@@ -1,0 +1,257 @@
+#include "skade/lineage/emitter.h"
+
+#include <algorithm>
+#include <random>
+#include <utility>
+
+#include "skade/base/log.h"
+#include "skade/events/replay.h"
+#include "skade/iceberg/table_metadata.h"
+
+namespace skade::lineage {
+namespace {
+
+class CatalogCursorStore final : public CursorStore {
+ public:
+  CatalogCursorStore(catalog::Catalog& catalog, std::string consumer) : catalog_(catalog), consumer_(std::move(consumer)) {}
+  Result<std::optional<int64_t>> Load() override { return catalog_.LoadConsumerCursor(consumer_); }
+  Status Store(int64_t commit_seq) override { return catalog_.StoreConsumerCursor(consumer_, commit_seq); }
+  std::string Describe() const override { return "the catalog (consumer '" + consumer_ + "')"; }
+
+ private:
+  catalog::Catalog& catalog_;
+  std::string consumer_;
+};
+
+class FileCursorStore final : public CursorStore {
+ public:
+  explicit FileCursorStore(std::string path) : path_(std::move(path)), io_(io::MakeLocalFileIO()) {}
+  Result<std::optional<int64_t>> Load() override {
+    auto text = io_->Read(path_);
+    if (!text.ok()) {
+      if (text.status().code() == StatusCode::kNotFound) return std::optional<int64_t>();
+      return text.status();
+    }
+    try {
+      size_t used = 0;
+      const int64_t seq = std::stoll(*text, &used);
+      if (seq < 0) throw std::invalid_argument("negative");
+      return std::optional<int64_t>(seq);
+    } catch (const std::exception&) {
+      return Status::Corruption("lineage cursor file '" + path_ + "' does not hold a commit_seq");
+    }
+  }
+  Status Store(int64_t commit_seq) override { return io_->Overwrite(path_, std::to_string(commit_seq) + "\n"); }
+  std::string Describe() const override { return "file " + path_; }
+
+ private:
+  std::string path_;
+  std::unique_ptr<io::FileIO> io_;
+};
+
+catalog::CommitLogEntry EntryOf(const events::CommitEvent& e) {
+  catalog::CommitLogEntry entry;
+  entry.commit_seq = e.commit_seq;
+  entry.table = e.table();
+  entry.snapshot_id = e.snapshot_id;
+  entry.metadata_location = e.metadata_location();
+  entry.operation = e.operation();
+  entry.added_records = e.added_records;
+  entry.deleted_records = e.deleted_records;
+  entry.committed_at_us = e.committed_at_us;
+  return entry;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<CursorStore>> OpenCursorStore(catalog::Catalog& catalog, const std::string& consumer,
+                                                     const std::string& fallback_path) {
+  auto probe = catalog.LoadConsumerCursor(consumer);
+  if (probe.ok()) return std::unique_ptr<CursorStore>(std::make_unique<CatalogCursorStore>(catalog, consumer));
+  if (probe.status().code() != StatusCode::kNotImplemented) return probe.status().WithContext("lineage cursor");
+  if (fallback_path.empty()) {
+    return Status::InvalidArgument("the catalog keeps no consumer cursors and no lineage state file was given");
+  }
+  return std::unique_ptr<CursorStore>(std::make_unique<FileCursorStore>(fallback_path));
+}
+
+Result<std::unique_ptr<Emitter>> Emitter::Start(catalog::Catalog& catalog, io::FileIO& io, events::Bus& bus,
+                                                std::unique_ptr<Transport> transport,
+                                                std::unique_ptr<CursorStore> cursor, EmitterOptions options) {
+  if (transport == nullptr || cursor == nullptr) return Status::InvalidArgument("lineage emitter without a transport or cursor");
+  SKADE_ASSIGN_OR_RETURN(std::optional<int64_t> stored, cursor->Load());
+  int64_t start = 0;
+  if (stored) {
+    start = *stored;
+  } else if (!options.start_at_beginning) {
+    SKADE_ASSIGN_OR_RETURN(start, catalog.LatestCommitSeq());
+  }
+  SKADE_LOG_INFO("openlineage: sending to {} after commit {} (cursor in {})", transport->Describe(), start,
+                 cursor->Describe());
+  auto e = std::unique_ptr<Emitter>(
+      new Emitter(catalog, io, bus, std::move(transport), std::move(cursor), std::move(options), start));
+  e->thread_ = std::thread([p = e.get()] { p->Run(); });
+  return e;
+}
+
+Emitter::Emitter(catalog::Catalog& catalog, io::FileIO& io, events::Bus& bus, std::unique_ptr<Transport> transport,
+                 std::unique_ptr<CursorStore> cursor, EmitterOptions options, int64_t start_seq)
+    : catalog_(catalog),
+      io_(io),
+      bus_(bus),
+      transport_(std::move(transport)),
+      cursor_(std::move(cursor)),
+      options_(std::move(options)),
+      start_seq_(start_seq) {
+  stats_.delivered_seq = start_seq;
+  stats_.stored_seq = start_seq;
+}
+
+Emitter::~Emitter() { Stop(); }
+
+void Emitter::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+EmitterStats Emitter::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+bool Emitter::WaitDelivered(int64_t commit_seq, std::chrono::milliseconds timeout) const {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, timeout, [&] { return stats_.delivered_seq >= commit_seq; });
+}
+
+bool Emitter::Sleep(std::chrono::milliseconds d) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return !cv_.wait_for(lock, d, [&] { return stopping_; });
+}
+
+bool Emitter::Deliver(const std::string& event, int64_t commit_seq) {
+  std::mt19937_64 rng(std::random_device{}());
+  std::chrono::milliseconds backoff = options_.initial_backoff;
+  for (int attempt = 0;; ++attempt) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) return false;
+    }
+    Status sent = transport_->Send(event);
+    if (sent.ok()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stats_.events_sent;
+      return true;
+    }
+    if (sent.code() == StatusCode::kInvalidArgument) {
+      // Resending the same event cannot succeed; holding every later commit back for it would.
+      SKADE_LOG_ERROR("openlineage: {} refused the event of commit {}; skipped: {}", transport_->Describe(), commit_seq,
+                      sent.message());
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stats_.events_refused;
+      return true;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stats_.send_failures;
+    }
+    if (attempt == 0 || (attempt & (attempt - 1)) == 0) {  // 1st, 2nd, 4th, 8th… failure: not every one
+      SKADE_LOG_WARN("openlineage: cannot deliver commit {} to {} (attempt {}), retrying: {}", commit_seq,
+                     transport_->Describe(), attempt + 1, sent.message());
+    }
+    const int64_t b = backoff.count();
+    std::uniform_int_distribution<int64_t> jitter(b / 2, std::max<int64_t>(b, 1));
+    if (!Sleep(std::chrono::milliseconds(jitter(rng)))) return false;
+    backoff = std::min(options_.max_backoff, backoff * 2);
+  }
+}
+
+void Emitter::StoreCursor() {
+  int64_t seq;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    seq = stats_.delivered_seq;
+    if (seq == stats_.stored_seq) return;
+  }
+  Status st = cursor_->Store(seq);
+  if (!st.ok()) {
+    SKADE_LOG_WARN("openlineage: cannot store the cursor ({}) in {}: {}", seq, cursor_->Describe(), st.ToString());
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.stored_seq = seq;
+}
+
+void Emitter::Run() {
+  events::ReplayThenTail::Options replay;
+  replay.replay_batch = 256;
+  events::ReplayThenTail stream(catalog_, bus_, start_seq_, replay);
+  std::string cached_location;
+  std::shared_ptr<const iceberg::TableMetadata> cached;
+  int64_t since_store = 0;
+  auto last_store = std::chrono::steady_clock::now();
+  std::chrono::milliseconds error_backoff = options_.initial_backoff;
+  while (true) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) break;
+    }
+    auto next = stream.Next(std::chrono::milliseconds(200));
+    if (!next.ok()) {
+      if (stream.closed()) break;
+      SKADE_LOG_WARN("openlineage: cannot read the commit log: {}", next.status().ToString());
+      if (!Sleep(error_backoff)) break;
+      error_backoff = std::min(options_.max_backoff, error_backoff * 2);
+      continue;
+    }
+    error_backoff = options_.initial_backoff;
+    if (*next) {
+      const catalog::CommitLogEntry entry = EntryOf(**next);
+      const iceberg::TableMetadata* metadata = nullptr;
+      if (entry.operation != "drop" && !entry.metadata_location.empty()) {
+        if (entry.metadata_location != cached_location) {
+          cached.reset();
+          cached_location.clear();
+          auto bytes = io_.Read(entry.metadata_location);
+          auto parsed = bytes.ok() ? iceberg::ParseTableMetadataFile(*bytes) : Result<iceberg::TableMetadata>(bytes.status());
+          if (parsed.ok()) {
+            cached = std::make_shared<const iceberg::TableMetadata>(std::move(*parsed));
+            cached_location = entry.metadata_location;
+          } else {
+            // Gone (expired) or unreadable: the events still say what was committed.
+            SKADE_LOG_WARN("openlineage: commit {}: no schema or statistics, metadata unreadable: {}", entry.commit_seq,
+                           parsed.status().ToString());
+          }
+        }
+        metadata = cached.get();
+      }
+      bool stopped = false;
+      for (const std::string& event : CommitRunEvents(entry, metadata, options_.naming)) {
+        if (!Deliver(event, entry.commit_seq)) {
+          stopped = true;
+          break;
+        }
+      }
+      if (stopped) break;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        stats_.delivered_seq = entry.commit_seq;
+      }
+      cv_.notify_all();
+      ++since_store;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (since_store > 0 && (since_store >= options_.store_every_commits || now - last_store >= options_.store_every)) {
+      StoreCursor();
+      since_store = 0;
+      last_store = now;
+    }
+  }
+  StoreCursor();
+}
+
+}  // namespace skade::lineage

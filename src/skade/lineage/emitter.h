@@ -1,0 +1,109 @@
+// The OpenLineage emitter: one more subscriber of the commit events (DESIGN §8, §9). It
+// follows the commit log from a durable cursor, turns each commit into its START and COMPLETE
+// events and delivers them, in commit order, through a Transport; it never slows a commit and
+// never drops an event. Delivery is at least once: the cursor moves only after a commit's
+// events were delivered, so a restart resends at most the commits after the last stored cursor
+// (with the same run ids).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "skade/base/status.h"
+#include "skade/catalog/catalog.h"
+#include "skade/events/bus.h"
+#include "skade/io/file_io.h"
+#include "skade/lineage/run_event.h"
+#include "skade/lineage/transport.h"
+
+namespace skade::lineage {
+
+// Where the emitter keeps its cursor: in the catalog (Catalog::StoreConsumerCursor), or in a
+// local file for catalogs that keep none.
+class CursorStore {
+ public:
+  virtual ~CursorStore() = default;
+  virtual Result<std::optional<int64_t>> Load() = 0;
+  virtual Status Store(int64_t commit_seq) = 0;
+  virtual std::string Describe() const = 0;
+};
+
+// The catalog's cursor for `consumer` when the catalog keeps cursors, else a file at
+// `fallback_path` (written atomically). `catalog` must outlive the store.
+Result<std::unique_ptr<CursorStore>> OpenCursorStore(catalog::Catalog& catalog, const std::string& consumer,
+                                                     const std::string& fallback_path);
+
+struct EmitterOptions {
+  LineageNaming naming;
+  // Where to start when no cursor was stored: the log's head (commits from now on) or its
+  // beginning (every commit the log holds).
+  bool start_at_beginning = false;
+  // Waits between delivery attempts of one event: exponential from initial to max, each
+  // uniformly random in [b/2, b] (jitter), so a recovering receiver is not hit in step.
+  std::chrono::milliseconds initial_backoff{200};
+  std::chrono::milliseconds max_backoff{30'000};
+  // The cursor is stored after this many delivered commits or this much time, whichever first
+  // (and on Stop): a restart resends at most that many.
+  int64_t store_every_commits = 64;
+  std::chrono::milliseconds store_every{250};
+};
+
+struct EmitterStats {
+  int64_t delivered_seq = 0;      // commit_seq of the last commit whose events were delivered
+  int64_t stored_seq = 0;         // the cursor as last stored
+  int64_t events_sent = 0;
+  int64_t send_failures = 0;      // attempts that failed (each retried)
+  int64_t events_refused = 0;     // refused by the receiver as invalid (logged, skipped)
+};
+
+// Thread-safe. Borrows catalog, io and bus, which must outlive it; the bus must be fed
+// (events::Watcher): the emitter replays the log up to the head, then follows the bus.
+class Emitter {
+ public:
+  static Result<std::unique_ptr<Emitter>> Start(catalog::Catalog& catalog, io::FileIO& io, events::Bus& bus,
+                                                std::unique_ptr<Transport> transport,
+                                                std::unique_ptr<CursorStore> cursor, EmitterOptions options);
+  ~Emitter();  // Stop()
+  Emitter(const Emitter&) = delete;
+  Emitter& operator=(const Emitter&) = delete;
+
+  // Stops after the event in flight (a delivery being retried is abandoned: it is resent on
+  // the next start) and stores the cursor. Idempotent.
+  void Stop();
+  EmitterStats stats() const;
+  // Waits until every commit up to `commit_seq` was delivered; false on timeout.
+  bool WaitDelivered(int64_t commit_seq, std::chrono::milliseconds timeout) const;
+
+ private:
+  Emitter(catalog::Catalog& catalog, io::FileIO& io, events::Bus& bus, std::unique_ptr<Transport> transport,
+          std::unique_ptr<CursorStore> cursor, EmitterOptions options, int64_t start_seq);
+  void Run();
+  // Delivers one event until it is delivered or refused, or the emitter stops (false).
+  bool Deliver(const std::string& event, int64_t commit_seq);
+  void StoreCursor();
+  // Sleeps up to `d`; false when stopping.
+  bool Sleep(std::chrono::milliseconds d);
+
+  catalog::Catalog& catalog_;
+  io::FileIO& io_;
+  events::Bus& bus_;
+  std::unique_ptr<Transport> transport_;
+  std::unique_ptr<CursorStore> cursor_;
+  const EmitterOptions options_;
+  const int64_t start_seq_;
+
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  bool stopping_ = false;
+  EmitterStats stats_;
+  std::thread thread_;
+};
+
+}  // namespace skade::lineage

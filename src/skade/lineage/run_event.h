@@ -1,0 +1,51 @@
+// OpenLineage RunEvents for catalog commits (DESIGN §9; OpenLineage spec 2-0-2 and its facets,
+// ../shared/fixtures/openlineage/). One commit is one run: a START and a COMPLETE event with
+// the same runId, derived from the commit so that a resend carries the same id.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "skade/base/uuid.h"
+#include "skade/catalog/catalog.h"
+#include "skade/iceberg/table_metadata.h"
+
+namespace skade::lineage {
+
+// The spec version events are written to, and skade's producer URI (with its version).
+inline constexpr const char* kSchemaUrl = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent";
+std::string ProducerUri();
+
+struct LineageNaming {
+  std::string job_namespace = "skade";
+  // The datasets' namespace; DefaultDatasetNamespace(warehouse) when empty.
+  std::string dataset_namespace;
+  std::string catalog_name = "skade";  // dataSource and catalog facet name
+  std::string catalog_uri;             // catalog facet metadataUri (no secrets: the caller redacts)
+  std::string warehouse;               // catalog facet warehouseUri
+  // Add a symlinks facet naming the table's storage location, so events other engines emit
+  // for the same table by location (Spark names Iceberg tables by their folder) meet skade's.
+  bool storage_symlink = true;
+};
+
+// "skade://<host name>/<warehouse without its leading '/'>", e.g. "skade://lake1/srv/lake".
+std::string DefaultDatasetNamespace(std::string_view warehouse);
+
+// The run id of a commit: a version-7 UUID whose time is the commit's and whose other bits are
+// a hash of the dataset namespace, the commit_seq and the table, so every build of the events
+// of one commit carries the same id, and commits of different lakes differ.
+Uuid CommitRunId(const LineageNaming& naming, const catalog::CommitLogEntry& entry);
+
+// The job name of a commit: "<operation>:<table>", e.g. "append:sales.orders".
+std::string CommitJobName(const catalog::CommitLogEntry& entry);
+
+// The START and COMPLETE events of one commit, as compact JSON (in that order). `metadata` is
+// the table as the commit left it (null when the commit removed it: a drop). The output
+// dataset carries schema, dataSource, catalog, version (the snapshot id), lifecycleStateChange
+// (create, drop, overwrite, schema changes), symlinks and, for a snapshot, outputStatistics
+// (rows, bytes and data files the snapshot added).
+std::vector<std::string> CommitRunEvents(const catalog::CommitLogEntry& entry, const iceberg::TableMetadata* metadata,
+                                         const LineageNaming& naming);
+
+}  // namespace skade::lineage
