@@ -51,27 +51,34 @@ std::vector<std::string> SortedLines(const std::string& text) {
   return lines;
 }
 
+// A fixture table (equality deletes, written by another engine).
+const std::string kFixture = std::string(SKADE_FIXTURES_DIR) + "/iceberg/equality_deletes_mytable";
+
+// Copies kFixture with every location spelled under `root` (s3://bucket/<prefix>/t), staged in
+// `staging` (its metadata/v1.metadata.json), and uploads it.
+void UploadFixture(io::FileIO& s3, const std::string& staging, const std::string& root) {
+  auto parsed = iceberg::ParseTableMetadata(testing::ReadFileOrDie(kFixture + "/metadata/v7.metadata.json"));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  io::LocationMap to_fixture;
+  to_fixture.Add("data/persistent/equality_deletes/warehouse/mydb/mytable", kFixture);
+  auto local_io = io::MakeLocalFileIO();
+  auto fixture_io = io::MakeRelocatingFileIO(*local_io, to_fixture);
+  auto db = engine::Database::Open({});
+  ASSERT_TRUE(db.ok());
+  auto uploaded = testing::UploadForeignCopy(*parsed, *fixture_io, **db, staging, root, s3);
+  ASSERT_TRUE(uploaded.ok()) << uploaded.status().ToString();
+}
+
 TEST(ObjectStoreCliTest, ScanAndInspectReadATableOnS3) {
   auto& server = testing::S3rver::Shared();
   ASSERT_GT(server.port(), 0) << server.error();
   auto s3 = OpenS3(server);
   ASSERT_NE(s3, nullptr);
 
-  // A fixture table (equality deletes, written by another engine), copied with every location
-  // spelled s3://bucket/<prefix>/t and uploaded.
-  const std::string dir = std::string(SKADE_FIXTURES_DIR) + "/iceberg/equality_deletes_mytable";
-  auto parsed = iceberg::ParseTableMetadata(testing::ReadFileOrDie(dir + "/metadata/v7.metadata.json"));
-  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
-  io::LocationMap to_fixture;
-  to_fixture.Add("data/persistent/equality_deletes/warehouse/mydb/mytable", dir);
-  auto local_io = io::MakeLocalFileIO();
-  auto fixture_io = io::MakeRelocatingFileIO(*local_io, to_fixture);
-  auto db = engine::Database::Open({});
-  ASSERT_TRUE(db.ok());
+  const std::string dir = kFixture;
   testing::TempDir tmp;
   const std::string root = std::string("s3://") + testing::kS3rverBucket + "/cli-" + Uuid::NewV7().ToString() + "/t";
-  auto uploaded = testing::UploadForeignCopy(*parsed, *fixture_io, **db, tmp.Path("copy"), root, *s3);
-  ASSERT_TRUE(uploaded.ok()) << uploaded.status().ToString();
+  ASSERT_NO_FATAL_FAILURE(UploadFixture(*s3, tmp.Path("copy"), root));
 
   const std::string env = S3Environment(server);
   auto skade = [&](const std::string& args) {
@@ -190,19 +197,10 @@ TEST(ObjectStoreCliTest, RestCatalogVendedCredentialsReachTheTable) {
   ASSERT_GT(server.port(), 0) << server.error();
   auto s3 = OpenS3(server);
   ASSERT_NE(s3, nullptr);
-  const std::string dir = std::string(SKADE_FIXTURES_DIR) + "/iceberg/equality_deletes_mytable";
-  auto parsed = iceberg::ParseTableMetadata(testing::ReadFileOrDie(dir + "/metadata/v7.metadata.json"));
-  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
-  io::LocationMap to_fixture;
-  to_fixture.Add("data/persistent/equality_deletes/warehouse/mydb/mytable", dir);
-  auto local_io = io::MakeLocalFileIO();
-  auto fixture_io = io::MakeRelocatingFileIO(*local_io, to_fixture);
-  auto db = engine::Database::Open({});
-  ASSERT_TRUE(db.ok());
+  const std::string dir = kFixture;
   testing::TempDir tmp;
   const std::string root = std::string("s3://") + testing::kS3rverBucket + "/vended-" + Uuid::NewV7().ToString() + "/t";
-  auto uploaded = testing::UploadForeignCopy(*parsed, *fixture_io, **db, tmp.Path("copy"), root, *s3);
-  ASSERT_TRUE(uploaded.ok()) << uploaded.status().ToString();
+  ASSERT_NO_FATAL_FAILURE(UploadFixture(*s3, tmp.Path("copy"), root));
   const std::string metadata = testing::ReadFileOrDie(tmp.Path("copy/metadata/v1.metadata.json"));
 
   // The catalog: db.good vends the store's key, db.bad one the store refuses.
