@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "skade/base/clock.h"
+#include "skade/base/hash.h"
 #include "skade/base/log.h"
 
 namespace skade::catalog {
@@ -451,7 +452,7 @@ Result<std::unique_ptr<Catalog>> WithPolledCommitLog(std::unique_ptr<Catalog> in
   return std::unique_ptr<Catalog>(std::move(catalog));
 }
 
-std::string DefaultPolledLogPath(const std::string& catalog_uri) {
+std::string DefaultStatePath(const std::string& catalog_uri, std::string_view stem, std::string_view extension) {
   std::string base;
   if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg && *xdg) {
     base = std::string(xdg) + "/skade";
@@ -461,16 +462,14 @@ std::string DefaultPolledLogPath(const std::string& catalog_uri) {
     base = "/tmp/skade-state";
   }
   // FNV-1a of the URI without its query (credentials stay out of file names and hashes alike
-  // would change with a rotated token).
-  const std::string key = catalog_uri.substr(0, catalog_uri.find('?'));
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : key) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  char name[40];
-  std::snprintf(name, sizeof(name), "polled-%016llx.db", static_cast<unsigned long long>(h));
-  return base + "/" + name;
+  // would change with a rotated token). The basis is the one state files were always named
+  // with (it lacks a digit of the standard one; kept so existing state is found again).
+  const uint64_t h = Fnv1a64(std::string_view(catalog_uri).substr(0, catalog_uri.find('?')), 1469598103934665603ULL);
+  char hash[20];
+  std::snprintf(hash, sizeof(hash), "%016llx", static_cast<unsigned long long>(h));
+  return base + "/" + std::string(stem) + "-" + hash + std::string(extension);
 }
+
+std::string DefaultPolledLogPath(const std::string& catalog_uri) { return DefaultStatePath(catalog_uri, "polled", ".db"); }
 
 }  // namespace skade::catalog

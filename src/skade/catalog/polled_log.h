@@ -15,6 +15,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "skade/base/status.h"
 #include "skade/catalog/catalog.h"
@@ -34,8 +35,11 @@ struct PolledLogOptions {
 // as it was. kIoError when the state database cannot be opened.
 Result<std::unique_ptr<Catalog>> WithPolledCommitLog(std::unique_ptr<Catalog> inner, PolledLogOptions options);
 
-// The default state path for a catalog URI: $XDG_STATE_HOME/skade (or ~/.local/state/skade)
-// /polled-<hash of the URI>.db.
+// A local state file kept for a catalog: $XDG_STATE_HOME/skade (or ~/.local/state/skade)
+// /<stem>-<hash of the URI without its query><extension>.
+std::string DefaultStatePath(const std::string& catalog_uri, std::string_view stem, std::string_view extension);
+
+// The polled log's: DefaultStatePath(catalog_uri, "polled", ".db").
 std::string DefaultPolledLogPath(const std::string& catalog_uri);
 
 }  // namespace skade::catalog

@@ -157,12 +157,7 @@ Result<std::unique_ptr<lineage::Emitter>> StartLineage(const LineageArgs& args, 
   }
   std::string state = args.state;
   if (state.empty()) {
-    // Beside the polled log's default state, named for the same catalog.
-    state = catalog::DefaultPolledLogPath(CatalogUriOf(lake_args, lake));
-    if (const size_t slash = state.rfind('/'), p = state.find("polled-", slash); p != std::string::npos) {
-      state.replace(p, 7, "lineage-");
-    }
-    if (state.ends_with(".db")) state.replace(state.size() - 3, 3, ".cursor");
+    state = catalog::DefaultStatePath(CatalogUriOf(lake_args, lake), "lineage", ".cursor");
   }
   SKADE_ASSIGN_OR_RETURN(auto cursor, lineage::OpenCursorStore(*lake.catalog, "openlineage", state));
   lineage::EmitterOptions options;

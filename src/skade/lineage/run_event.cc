@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "skade/base/hash.h"
 #include "skade/io/location.h"
 
 #ifndef SKADE_VERSION
@@ -33,15 +34,6 @@ std::string IsoTime(int64_t micros) {
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
                 tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>((micros / 1000) % 1000));
   return buf;
-}
-
-uint64_t Fnv1a(std::string_view text, uint64_t seed) {
-  uint64_t h = 14695981039346656037ULL ^ seed;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
 }
 
 Json SchemaFields(const std::vector<iceberg::NestedField>& fields) {
@@ -163,7 +155,7 @@ std::string DefaultDatasetNamespace(std::string_view warehouse) {
 Uuid CommitRunId(const LineageNaming& naming, const catalog::CommitLogEntry& entry) {
   const std::string ns = naming.dataset_namespace;
   const std::string key = ns + '\n' + std::to_string(entry.commit_seq) + '\n' + entry.table.ToString();
-  const uint64_t a = Fnv1a(key, 0x736b616465ULL), b = Fnv1a(key, 0x6c696e65616765ULL);
+  const uint64_t a = Fnv1a64(key, kFnv1aBasis ^ 0x736b616465ULL), b = Fnv1a64(key, kFnv1aBasis ^ 0x6c696e65616765ULL);
   Uuid id;
   const uint64_t ms = static_cast<uint64_t>(entry.committed_at_us / 1000);
   for (int i = 0; i < 6; ++i) id.bytes[i] = static_cast<uint8_t>(ms >> (40 - 8 * i));

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "skade/base/clock.h"
+#include "skade/base/hash.h"
 #include "skade/base/hex.h"
 #include "skade/base/log.h"
 #include "skade/base/uuid.h"
@@ -163,13 +164,10 @@ void AddPageToken(Json& body, const Page& p) {
 
 // ---- table results
 
-// FNV-1a: a stable tag of the metadata file a response describes (ETag).
+// FNV-1a: a stable tag of the metadata file a response describes (ETag). The basis is the one
+// ETags were always made with (it lacks a digit of the standard one; kept so tags stay the same).
 std::string EtagOf(std::string_view text) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
+  uint64_t h = Fnv1a64(text, 1469598103934665603ULL);
   std::string out(16, '0');
   static const char* kHex = "0123456789abcdef";
   for (int i = 15; i >= 0; --i, h >>= 4) out[static_cast<size_t>(i)] = kHex[h & 15];
