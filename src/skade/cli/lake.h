@@ -24,6 +24,7 @@ namespace skade::cli {
 
 struct Lake {
   std::string warehouse;
+  std::string catalog_uri;  // the catalog opened: --catalog, or the warehouse's default one
   std::shared_ptr<io::FileIO> io;
   std::unique_ptr<engine::Database> db;
   std::unique_ptr<catalog::Catalog> catalog;

@@ -118,6 +118,7 @@ Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& open_options)
   lake.io = open_options.io ? open_options.io : std::shared_ptr<io::FileIO>(io::MakeEnvironmentFileIO());
   catalog::SqlCatalogOptions options;
   options.uri = catalog_uri;
+  lake.catalog_uri = catalog_uri;
   // A REST catalog names its own warehouse (its /v1/config); --warehouse asks for one only
   // when given.
   options.warehouse = remote && args.warehouse.empty() ? "" : lake.warehouse;

@@ -11,7 +11,6 @@
 #include "skade/events/watcher.h"
 #include "skade/iceberg/table_metadata.h"
 #include "skade/io/http_client.h"
-#include "skade/io/location.h"
 #include "skade/lineage/run_event.h"
 
 namespace skade::cli {
@@ -22,16 +21,12 @@ int Fail(const Status& status) {
   return 1;
 }
 
-std::string CatalogUriOf(const LakeArgs& args, const Lake& lake) {
-  return args.catalog_uri.empty() ? "sqlite://" + io::JoinLocation(lake.warehouse, "catalog.db") : args.catalog_uri;
-}
-
-lineage::LineageNaming NamingOf(const LineageArgs& args, const LakeArgs& lake_args, const Lake& lake) {
+lineage::LineageNaming NamingOf(const LineageArgs& args, const Lake& lake) {
   lineage::LineageNaming naming;
   naming.job_namespace = args.job_namespace;
   naming.dataset_namespace = args.dataset_namespace;
   naming.catalog_name = lake.catalog->name();
-  naming.catalog_uri = io::RedactUrl(CatalogUriOf(lake_args, lake));
+  naming.catalog_uri = io::RedactUrl(lake.catalog_uri);
   naming.warehouse = lake.warehouse;
   return naming;
 }
@@ -61,7 +56,7 @@ int RunShow(const LakeArgs& lake_args, const LineageShowArgs& args) {
   LineageArgs la;
   la.job_namespace = args.job_namespace;
   la.dataset_namespace = args.dataset_namespace;
-  const lineage::LineageNaming naming = NamingOf(la, lake_args, *lake);
+  const lineage::LineageNaming naming = NamingOf(la, *lake);
   int64_t after = args.after, shown = 0;
   while (shown < args.limit) {
     auto entries = lake->catalog->CommitsSince(after, 1000);
@@ -99,9 +94,9 @@ int RunFollow(const LakeArgs& lake_args, const LineageArgs& args) {
   auto lake = OpenLake(lake_args, open);
   if (!lake.ok()) return Fail(lake.status());
   events::Bus bus;
-  auto watcher = events::Watcher::Start(*lake->catalog, CatalogUriOf(lake_args, *lake), bus);
+  auto watcher = events::Watcher::Start(*lake->catalog, lake->catalog_uri, bus);
   if (!watcher.ok()) return Fail(watcher.status());
-  auto emitter = StartLineage(args, lake_args, *lake, bus);
+  auto emitter = StartLineage(args, *lake, bus);
   if (!emitter.ok()) return Fail(emitter.status());
   InstallStopHandlers();
   std::cerr << "skade lineage: following the catalog; stop with Ctrl-C" << std::endl;
@@ -134,8 +129,7 @@ bool LineageWanted(const LineageArgs& args) {
   return !args.url.empty() || !args.file.empty() || args.console || !Env("OPENLINEAGE_URL").empty();
 }
 
-Result<std::unique_ptr<lineage::Emitter>> StartLineage(const LineageArgs& args, const LakeArgs& lake_args, Lake& lake,
-                                                       events::Bus& bus) {
+Result<std::unique_ptr<lineage::Emitter>> StartLineage(const LineageArgs& args, Lake& lake, events::Bus& bus) {
   if (!LineageWanted(args)) return std::unique_ptr<lineage::Emitter>();
   const std::string url = !args.url.empty() ? args.url : (args.file.empty() && !args.console ? Env("OPENLINEAGE_URL") : "");
   if ((!url.empty()) + (!args.file.empty()) + (args.console ? 1 : 0) > 1) {
@@ -157,11 +151,11 @@ Result<std::unique_ptr<lineage::Emitter>> StartLineage(const LineageArgs& args, 
   }
   std::string state = args.state;
   if (state.empty()) {
-    state = catalog::DefaultStatePath(CatalogUriOf(lake_args, lake), "lineage", ".cursor");
+    state = catalog::DefaultStatePath(lake.catalog_uri, "lineage", ".cursor");
   }
   SKADE_ASSIGN_OR_RETURN(auto cursor, lineage::OpenCursorStore(*lake.catalog, "openlineage", state));
   lineage::EmitterOptions options;
-  options.naming = NamingOf(args, lake_args, lake);
+  options.naming = NamingOf(args, lake);
   options.start_at_beginning = args.from_beginning;
   return lineage::Emitter::Start(*lake.catalog, *lake.io, bus, std::move(transport), std::move(cursor),
                                  std::move(options));

@@ -36,8 +36,7 @@ bool LineageWanted(const LineageArgs& args);
 
 // Starts the emitter over `lake` fed by `bus`; null when no transport is configured.
 // kInvalidArgument for an invalid URL or two transports at once.
-Result<std::unique_ptr<lineage::Emitter>> StartLineage(const LineageArgs& args, const LakeArgs& lake_args, Lake& lake,
-                                                       events::Bus& bus);
+Result<std::unique_ptr<lineage::Emitter>> StartLineage(const LineageArgs& args, Lake& lake, events::Bus& bus);
 
 // Registers `lineage run` and `lineage show`; each sets *exit_code when it runs.
 void AddLineageCommand(CLI::App& app, const LakeArgs& lake, int* exit_code);

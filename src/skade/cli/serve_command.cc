@@ -153,9 +153,7 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
   if (!lake_sql.ok()) return Fail(lake_sql.status());
 
   events::Bus bus;
-  std::string uri = lake_args.catalog_uri.empty() ? "sqlite://" + io::JoinLocation(lake->warehouse, "catalog.db")
-                                                  : lake_args.catalog_uri;
-  auto watcher = events::Watcher::Start(*lake->catalog, uri, bus);
+  auto watcher = events::Watcher::Start(*lake->catalog, lake->catalog_uri, bus);
   if (!watcher.ok() && watcher.status().code() != StatusCode::kNotImplemented) return Fail(watcher.status());
   if (!watcher.ok()) {
     // A catalog without a commit log (a REST catalog that serves no change feed): everything
@@ -163,7 +161,7 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
     std::cerr << "skade serve: no commit events: " << watcher.status().message() << std::endl;
   }
   // Lineage is one more subscriber of the commit events; it never holds a commit back.
-  auto emitter = StartLineage(o.lineage, lake_args, *lake, bus);
+  auto emitter = StartLineage(o.lineage, *lake, bus);
   if (!emitter.ok()) return Fail(emitter.status().WithContext("openlineage"));
   // One authentication for every service on the port (Flight SQL and the commit stream).
   std::shared_ptr<flightsql::Authenticator> auth;

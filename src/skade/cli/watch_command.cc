@@ -67,12 +67,6 @@ int Fail(const Status& status) {
   return 1;
 }
 
-// The catalog URI OpenLake opens (the watcher opens its own hint connection on it).
-std::string CatalogUri(const LakeArgs& args, const Lake& lake) {
-  return args.catalog_uri.empty() ? "sqlite://" + io::JoinLocation(lake.warehouse, "catalog.db")
-                                  : args.catalog_uri;
-}
-
 void PrintEvent(const events::CommitEvent& event, bool json) {
   if (json) {
     nlohmann::ordered_json j;
@@ -116,7 +110,7 @@ int WatchLocal(const LakeArgs& lake_args, const WatchArgs& args) {
   if (!lake.ok()) return Fail(lake.status());
   events::Bus bus;
   Result<std::unique_ptr<events::Watcher>> watcher =
-      events::Watcher::Start(*lake->catalog, CatalogUri(lake_args, *lake), bus);
+      events::Watcher::Start(*lake->catalog, lake->catalog_uri, bus);
   if (!watcher.ok()) return Fail(watcher.status());
   std::optional<int64_t> after;
   if (args.after > 0) after = args.after;
@@ -202,7 +196,7 @@ int RunEventsServe(const LakeArgs& lake_args, const ServeArgs& args) {
   if (!lake.ok()) return Fail(lake.status());
   events::Bus bus;
   Result<std::unique_ptr<events::Watcher>> watcher =
-      events::Watcher::Start(*lake->catalog, CatalogUri(lake_args, *lake), bus);
+      events::Watcher::Start(*lake->catalog, lake->catalog_uri, bus);
   if (!watcher.ok()) return Fail(watcher.status());
   Result<std::unique_ptr<events::CommitServer>> server =
       events::CommitServer::Start(*lake->catalog, bus, "127.0.0.1", args.port);
