@@ -9,7 +9,6 @@
 
 #include "skade/catalog/polled_log.h"
 #include "skade/events/watcher.h"
-#include "skade/iceberg/table_metadata.h"
 #include "skade/io/http_client.h"
 #include "skade/lineage/run_event.h"
 
@@ -56,7 +55,7 @@ int RunShow(const LakeArgs& lake_args, const LineageShowArgs& args) {
   LineageArgs la;
   la.job_namespace = args.job_namespace;
   la.dataset_namespace = args.dataset_namespace;
-  const lineage::LineageNaming naming = NamingOf(la, *lake);
+  const lineage::CommitEventBuilder builder(*lake->io, NamingOf(la, *lake));
   int64_t after = args.after, shown = 0;
   while (shown < args.limit) {
     auto entries = lake->catalog->CommitsSince(after, 1000);
@@ -65,17 +64,7 @@ int RunShow(const LakeArgs& lake_args, const LineageShowArgs& args) {
     for (const catalog::CommitLogEntry& e : *entries) {
       after = e.commit_seq;
       if (!(e.table == *ident) || shown >= args.limit) continue;
-      std::optional<iceberg::TableMetadata> metadata;
-      if (e.operation != "drop" && !e.metadata_location.empty()) {
-        auto bytes = lake->io->Read(e.metadata_location);
-        if (bytes.ok()) {
-          auto parsed = iceberg::ParseTableMetadataFile(*bytes);
-          if (parsed.ok()) metadata = std::move(*parsed);
-        }
-      }
-      for (const std::string& event : lineage::CommitRunEvents(e, metadata ? &*metadata : nullptr, naming)) {
-        std::cout << event << "\n";
-      }
+      for (const std::string& event : builder.Build(e)) std::cout << event << "\n";
       ++shown;
     }
   }

@@ -6,7 +6,6 @@
 
 #include "skade/base/log.h"
 #include "skade/events/replay.h"
-#include "skade/iceberg/table_metadata.h"
 
 namespace skade::lineage {
 namespace {
@@ -102,7 +101,8 @@ Emitter::Emitter(catalog::Catalog& catalog, io::FileIO& io, events::Bus& bus, st
       transport_(std::move(transport)),
       cursor_(std::move(cursor)),
       options_(std::move(options)),
-      start_seq_(start_seq) {
+      start_seq_(start_seq),
+      rng_(std::random_device{}()) {
   stats_.delivered_seq = start_seq;
   stats_.stored_seq = start_seq;
 }
@@ -134,7 +134,6 @@ bool Emitter::Sleep(std::chrono::milliseconds d) {
 }
 
 bool Emitter::Deliver(const std::string& event, int64_t commit_seq) {
-  std::mt19937_64 rng(std::random_device{}());
   std::chrono::milliseconds backoff = options_.initial_backoff;
   for (int attempt = 0;; ++attempt) {
     {
@@ -165,7 +164,7 @@ bool Emitter::Deliver(const std::string& event, int64_t commit_seq) {
     }
     const int64_t b = backoff.count();
     std::uniform_int_distribution<int64_t> jitter(b / 2, std::max<int64_t>(b, 1));
-    if (!Sleep(std::chrono::milliseconds(jitter(rng)))) return false;
+    if (!Sleep(std::chrono::milliseconds(jitter(rng_)))) return false;
     backoff = std::min(options_.max_backoff, backoff * 2);
   }
 }
@@ -190,8 +189,7 @@ void Emitter::Run() {
   events::ReplayThenTail::Options replay;
   replay.replay_batch = 256;
   events::ReplayThenTail stream(catalog_, bus_, start_seq_, replay);
-  std::string cached_location;
-  std::shared_ptr<const iceberg::TableMetadata> cached;
+  const CommitEventBuilder builder(io_, options_.naming);
   int64_t since_store = 0;
   auto last_store = std::chrono::steady_clock::now();
   std::chrono::milliseconds error_backoff = options_.initial_backoff;
@@ -211,26 +209,8 @@ void Emitter::Run() {
     error_backoff = options_.initial_backoff;
     if (*next) {
       const catalog::CommitLogEntry entry = EntryOf(**next);
-      const iceberg::TableMetadata* metadata = nullptr;
-      if (entry.operation != "drop" && !entry.metadata_location.empty()) {
-        if (entry.metadata_location != cached_location) {
-          cached.reset();
-          cached_location.clear();
-          auto bytes = io_.Read(entry.metadata_location);
-          auto parsed = bytes.ok() ? iceberg::ParseTableMetadataFile(*bytes) : Result<iceberg::TableMetadata>(bytes.status());
-          if (parsed.ok()) {
-            cached = std::make_shared<const iceberg::TableMetadata>(std::move(*parsed));
-            cached_location = entry.metadata_location;
-          } else {
-            // Gone (expired) or unreadable: the events still say what was committed.
-            SKADE_LOG_WARN("openlineage: commit {}: no schema or statistics, metadata unreadable: {}", entry.commit_seq,
-                           parsed.status().ToString());
-          }
-        }
-        metadata = cached.get();
-      }
       bool stopped = false;
-      for (const std::string& event : CommitRunEvents(entry, metadata, options_.naming)) {
+      for (const std::string& event : builder.Build(entry)) {
         if (!Deliver(event, entry.commit_seq)) {
           stopped = true;
           break;

@@ -6,13 +6,13 @@
 // (with the same run ids).
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 
@@ -98,6 +98,7 @@ class Emitter {
   std::unique_ptr<CursorStore> cursor_;
   const EmitterOptions options_;
   const int64_t start_seq_;
+  std::mt19937_64 rng_;  // backoff jitter; used by the emitter thread only
 
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;

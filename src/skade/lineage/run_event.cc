@@ -4,10 +4,13 @@
 
 #include <cstdio>
 #include <ctime>
+#include <optional>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "skade/base/hash.h"
+#include "skade/base/log.h"
 #include "skade/io/location.h"
 
 #ifndef SKADE_VERSION
@@ -196,6 +199,25 @@ std::vector<std::string> CommitRunEvents(const catalog::CommitLogEntry& entry, c
     out.push_back(event.dump());
   }
   return out;
+}
+
+CommitEventBuilder::CommitEventBuilder(io::FileIO& io, LineageNaming naming) : io_(io), naming_(std::move(naming)) {
+  if (naming_.dataset_namespace.empty()) naming_.dataset_namespace = DefaultDatasetNamespace(naming_.warehouse);
+}
+
+std::vector<std::string> CommitEventBuilder::Build(const catalog::CommitLogEntry& entry) const {
+  std::optional<iceberg::TableMetadata> metadata;
+  if (entry.operation != "drop" && !entry.metadata_location.empty()) {
+    auto bytes = io_.Read(entry.metadata_location);
+    auto parsed = bytes.ok() ? iceberg::ParseTableMetadataFile(*bytes) : Result<iceberg::TableMetadata>(bytes.status());
+    if (parsed.ok()) {
+      metadata = std::move(*parsed);
+    } else {
+      SKADE_LOG_WARN("openlineage: commit {}: no schema or statistics, metadata unreadable: {}", entry.commit_seq,
+                     parsed.status().ToString());
+    }
+  }
+  return CommitRunEvents(entry, metadata ? &*metadata : nullptr, naming_);
 }
 
 }  // namespace skade::lineage

@@ -10,6 +10,7 @@
 #include "skade/base/uuid.h"
 #include "skade/catalog/catalog.h"
 #include "skade/iceberg/table_metadata.h"
+#include "skade/io/file_io.h"
 
 namespace skade::lineage {
 
@@ -47,5 +48,19 @@ std::string CommitJobName(const catalog::CommitLogEntry& entry);
 // (rows, bytes and data files the snapshot added).
 std::vector<std::string> CommitRunEvents(const catalog::CommitLogEntry& entry, const iceberg::TableMetadata* metadata,
                                          const LineageNaming& naming);
+
+// CommitRunEvents for commits as the log records them: the table metadata each commit left is
+// read through `io` (borrowed); one that cannot be read any more (expired, removed) gives
+// events without schema and statistics, with a log line. The default dataset namespace is
+// resolved once. Thread-compatible.
+class CommitEventBuilder {
+ public:
+  CommitEventBuilder(io::FileIO& io, LineageNaming naming);
+  std::vector<std::string> Build(const catalog::CommitLogEntry& entry) const;
+
+ private:
+  io::FileIO& io_;
+  LineageNaming naming_;
+};
 
 }  // namespace skade::lineage
