@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <map>
 
 #include "skade/engine/database.h"
 #include "skade/engine/sql_filter.h"
@@ -738,6 +739,65 @@ TEST_F(DeletionVectorScanTest, LockedDownDatabaseReadsVectorsOnlyInsideItsDirect
     auto refused = call(escape);
     ASSERT_FALSE(refused.ok()) << escape;
     EXPECT_THAT(refused.status().message(), ::testing::HasSubstr("outside the allowed directories"));
+  }
+}
+
+// Serves files kept in memory under object-store locations, resolving '.' and '..' in them the
+// way an HTTP client resolves them in a request path (so "s3://b/in/../out/f" reads out/f).
+class InMemoryObjectStore final : public io::FileIO {
+ public:
+  void Put(const std::string& location, std::string bytes) { files_[io::NormalizeLocation(location)] = std::move(bytes); }
+  Result<std::string> Read(std::string_view l) override { return Find(l); }
+  Result<std::string> ReadRange(std::string_view l, int64_t offset, int64_t length) override {
+    SKADE_ASSIGN_OR_RETURN(std::string all, Find(l));
+    return all.substr(static_cast<size_t>(std::min<int64_t>(offset, all.size())), static_cast<size_t>(length));
+  }
+  Result<io::FileInfo> Stat(std::string_view l) override {
+    SKADE_ASSIGN_OR_RETURN(std::string all, Find(l));
+    return io::FileInfo{std::string(l), static_cast<int64_t>(all.size()), 1};
+  }
+  Status CreateExclusive(std::string_view, std::string_view) override { return Status::NotImplemented("read-only"); }
+  Status Overwrite(std::string_view, std::string_view) override { return Status::NotImplemented("read-only"); }
+  Status Update(std::string_view, const Change&) override { return Status::NotImplemented("read-only"); }
+  Result<std::vector<io::FileInfo>> List(std::string_view) override { return std::vector<io::FileInfo>{}; }
+  Status Delete(std::string_view) override { return Status::NotImplemented("read-only"); }
+
+ private:
+  Result<std::string> Find(std::string_view l) const {
+    auto it = files_.find(io::NormalizeLocation(l));
+    if (it == files_.end()) return Status::NotFound(std::string(l) + " does not exist");
+    return it->second;
+  }
+  std::map<std::string, std::string> files_;
+};
+
+TEST_F(DeletionVectorScanTest, LockedDownDatabaseReadsObjectStoreVectorsOnlyInsideItsPrefixes) {
+  testing::TempDir tmp;
+  const std::string dv = Dv({1});
+  const std::string staged = tmp.Path("v.puffin");
+  auto offsets = WritePuffin(staged, {{.bytes = dv}});
+  InMemoryObjectStore store;
+  for (const char* key : {"s3://b/inside/in.puffin", "s3://b/outside/out.puffin", "s3://b/insider/out.puffin"}) {
+    store.Put(key, testing::ReadFileOrDie(staged));
+  }
+  DatabaseOptions options;
+  options.lock_down = true;
+  options.allowed_directories = {tmp.path(), "s3://b/inside"};
+  options.object_store = &store;
+  auto db = Database::Open(options);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto call = [&](const std::string& file) {
+    return (*db)->QueryRows("SELECT skade_deletion_vector_deletes('x', 1, [" + QuoteString(file) + "], [" +
+                            std::to_string(offsets[0]) + "], [" + std::to_string(dv.size()) + "], ['x'], [10])");
+  };
+  auto ok = call("s3://b/inside/in.puffin");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(*(*ok)[0][0], "true");
+  for (const std::string escape : {"s3://b/outside/out.puffin", "s3://b/insider/out.puffin",
+                                   "s3://b/inside/../outside/out.puffin", "s3://b/inside/./../outside/out.puffin"}) {
+    auto refused = call(escape);
+    ASSERT_FALSE(refused.ok()) << escape;
+    EXPECT_THAT(refused.status().message(), ::testing::HasSubstr("outside the allowed directories")) << escape;
   }
 }
 

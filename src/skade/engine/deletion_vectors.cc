@@ -92,6 +92,16 @@ Result<DeletionVectorPtr> ReadVector(io::FileIO& io, const std::string& path, co
   return DeletionVectorPtr(vector);
 }
 
+// The FileIO that reads `location`: `object_store` for an object-store location
+// (kInvalidArgument when the database has none), `local` otherwise.
+Result<io::FileIO*> ReaderFor(const std::string& location, io::FileIO& local, io::FileIO* object_store) {
+  if (!io::IsObjectStoreLocation(location)) return &local;
+  if (object_store == nullptr) {
+    return Status::InvalidArgument("deletion vector file '" + location + "' is on object storage, which is not configured");
+  }
+  return object_store;
+}
+
 }  // namespace
 
 Result<std::vector<DeletionVectorPtr>> LoadDeletionVectors(const std::vector<DeletionVectorRequest>& requests,
@@ -107,13 +117,7 @@ Result<std::vector<DeletionVectorPtr>> LoadDeletionVectors(const std::vector<Del
       return Bad(dv.file_path, "its manifest entry has no content_offset or content_size_in_bytes");
     }
     const int64_t offset = *dv.content_offset, length = *dv.content_size_in_bytes;
-    io::FileIO* io = local.get();
-    if (io::IsObjectStoreLocation(r.puffin)) {
-      io = object_store;
-      if (io == nullptr) {
-        return Status::InvalidArgument("deletion vector file '" + r.puffin + "' is on object storage, which is not configured");
-      }
-    }
+    SKADE_ASSIGN_OR_RETURN(io::FileIO * io, ReaderFor(r.puffin, *local, object_store));
     auto info_it = infos.find(r.puffin);
     if (info_it == infos.end()) {
       auto info = io->Stat(r.puffin);
@@ -172,7 +176,7 @@ namespace {
 struct FunctionInfo {
   bool lock_down = false;
   std::vector<std::filesystem::path> allowed;  // canonical
-  std::vector<std::string> allowed_objects;    // object-store prefixes, each ending in '/'
+  std::vector<std::string> allowed_objects;    // object-store prefixes
   io::FileIO* object_store = nullptr;          // DatabaseOptions::object_store
 };
 
@@ -184,14 +188,14 @@ struct BindData {
 // Whether the function may read `path`: a local path or file: URI, or an object-store location
 // when the database has an object store; when locked down, a local path whose canonical form
 // (the file actually opened: file: forms stripped, symlinks and '..' resolved) lies inside an
-// allowed directory, an object whose key starts with an allowed prefix (keys are literal: an
-// object store resolves no '..').
+// allowed directory, an object whose normal form (io::IsWithin: '.' and '..' resolved, as an
+// HTTP client resolves them in the request path) lies inside an allowed prefix.
 bool Allowed(const FunctionInfo& info, const std::string& path) {
   if (io::IsObjectStoreLocation(path)) {
     if (info.object_store == nullptr) return false;
     if (!info.lock_down) return true;
     return std::any_of(info.allowed_objects.begin(), info.allowed_objects.end(),
-                       [&](const std::string& prefix) { return path.starts_with(prefix); });
+                       [&](const std::string& prefix) { return io::IsWithin(path, prefix); });
   }
   const std::string local = io::LocalPath(path);
   if (local.find("://") != std::string::npos || local.starts_with("file:")) return false;
@@ -251,12 +255,11 @@ Result<std::unique_ptr<BindData>> LoadBindData(const FunctionInfo& fn, const cha
     if (!Allowed(fn, puffins[i])) {
       return Status::PermissionDenied(std::string(name) + ": '" + puffins[i] + "' is outside the allowed directories");
     }
-    const bool object = io::IsObjectStoreLocation(puffins[i]);
-    io::FileIO& io = object ? *fn.object_store : *local;
-    const std::string path = object ? puffins[i] : io::LocalPath(puffins[i]);
-    auto stat = io.Stat(path);
+    const std::string path = io::LocalPath(puffins[i]);  // object-store locations stay as they are
+    SKADE_ASSIGN_OR_RETURN(io::FileIO * io, ReaderFor(path, *local, fn.object_store));
+    auto stat = io->Stat(path);
     if (!stat.ok()) return stat.status();
-    SKADE_ASSIGN_OR_RETURN(DeletionVectorPtr vector, ReadVector(io, path, puffins[i], offsets[i], lengths[i], *stat));
+    SKADE_ASSIGN_OR_RETURN(DeletionVectorPtr vector, ReadVector(*io, path, puffins[i], offsets[i], lengths[i], *stat));
     // Every position names a row of the data file: this also bounds what a vector expands to.
     if (vector->max() >= row_counts[i]) {
       return Status::Corruption(std::string(name) + ": the vector at offset " + std::to_string(offsets[i]) + " of '" +
@@ -386,7 +389,7 @@ Status RegisterDeletionVectorFunction(duckdb_connection con, const DatabaseOptio
   info.object_store = options.object_store;
   for (const std::string& d : options.allowed_directories) {
     if (io::IsObjectStoreLocation(d)) {
-      info.allowed_objects.push_back(d.ends_with('/') ? d : d + "/");
+      info.allowed_objects.push_back(d);
       continue;
     }
     std::error_code ec;
