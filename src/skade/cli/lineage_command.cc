@@ -35,27 +35,26 @@ std::string Env(const char* name) {
   return v ? v : "";
 }
 
-struct LineageRunArgs {
-  LineageArgs lineage;
-};
-
 struct LineageShowArgs {
   std::string table;
   int64_t after = 0;
   int64_t limit = 1000;
-  std::string job_namespace = "skade";
-  std::string dataset_namespace;
+  LineageArgs naming;  // its namespaces only
 };
+
+// The options naming jobs and datasets, shared by every lineage command.
+void AddNamingOptions(CLI::App& cmd, LineageArgs* args) {
+  cmd.add_option("--openlineage-namespace", args->job_namespace, "OpenLineage job namespace (default skade)");
+  cmd.add_option("--openlineage-dataset-namespace", args->dataset_namespace,
+                 "OpenLineage dataset namespace (default skade://HOST/WAREHOUSE)");
+}
 
 int RunShow(const LakeArgs& lake_args, const LineageShowArgs& args) {
   auto ident = catalog::TableIdent::Parse(args.table);
   if (!ident.ok()) return Fail(ident.status());
   auto lake = OpenLakeFor(lake_args, LakeOpenOptions::Use::kRead);
   if (!lake.ok()) return Fail(lake.status());
-  LineageArgs la;
-  la.job_namespace = args.job_namespace;
-  la.dataset_namespace = args.dataset_namespace;
-  const lineage::CommitEventBuilder builder(*lake->io, NamingOf(la, *lake));
+  const lineage::CommitEventBuilder builder(*lake->io, NamingOf(args.naming, *lake));
   int64_t after = args.after, shown = 0;
   while (shown < args.limit) {
     auto entries = lake->catalog->CommitsSince(after, 1000);
@@ -105,9 +104,7 @@ void AddLineageOptions(CLI::App& cmd, LineageArgs* args) {
                  "token in $OPENLINEAGE_API_KEY)");
   cmd.add_option("--openlineage-file", args->file, "append OpenLineage events to this file (JSON lines, rotated)");
   cmd.add_flag("--openlineage-console", args->console, "print OpenLineage events on stdout");
-  cmd.add_option("--openlineage-namespace", args->job_namespace, "OpenLineage job namespace (default skade)");
-  cmd.add_option("--openlineage-dataset-namespace", args->dataset_namespace,
-                 "OpenLineage dataset namespace (default skade://HOST/WAREHOUSE)");
+  AddNamingOptions(cmd, args);
   cmd.add_option("--openlineage-state", args->state,
                  "cursor file when the catalog keeps no cursors (default ~/.local/state/skade/lineage-*.cursor)");
   cmd.add_flag("--openlineage-from-beginning", args->from_beginning,
@@ -120,7 +117,9 @@ bool LineageWanted(const LineageArgs& args) {
 
 Result<std::unique_ptr<lineage::Emitter>> StartLineage(const LineageArgs& args, Lake& lake, events::Bus& bus) {
   if (!LineageWanted(args)) return std::unique_ptr<lineage::Emitter>();
-  const std::string url = !args.url.empty() ? args.url : (args.file.empty() && !args.console ? Env("OPENLINEAGE_URL") : "");
+  // $OPENLINEAGE_URL is the transport only when no flag names one.
+  std::string url = args.url;
+  if (url.empty() && args.file.empty() && !args.console) url = Env("OPENLINEAGE_URL");
   if ((!url.empty()) + (!args.file.empty()) + (args.console ? 1 : 0) > 1) {
     return Status::InvalidArgument("give one OpenLineage transport: --openlineage-url, --openlineage-file or "
                                    "--openlineage-console");
@@ -138,10 +137,8 @@ Result<std::unique_ptr<lineage::Emitter>> StartLineage(const LineageArgs& args, 
   } else {
     transport = lineage::MakeConsoleTransport(std::cout);
   }
-  std::string state = args.state;
-  if (state.empty()) {
-    state = catalog::DefaultStatePath(lake.catalog_uri, "lineage", ".cursor");
-  }
+  const std::string state =
+      args.state.empty() ? catalog::DefaultStatePath(lake.catalog_uri, "lineage", ".cursor") : args.state;
   SKADE_ASSIGN_OR_RETURN(auto cursor, lineage::OpenCursorStore(*lake.catalog, "openlineage", state));
   lineage::EmitterOptions options;
   options.naming = NamingOf(args, lake);
@@ -162,9 +159,7 @@ void AddLineageCommand(CLI::App& app, const LakeArgs& lake, int* exit_code) {
   show->add_option("table", show_args->table, "ns.table")->required();
   show->add_option("--after", show_args->after, "only commits after this commit_seq");
   show->add_option("--limit", show_args->limit, "at most this many commits")->check(CLI::PositiveNumber);
-  show->add_option("--openlineage-namespace", show_args->job_namespace, "OpenLineage job namespace (default skade)");
-  show->add_option("--openlineage-dataset-namespace", show_args->dataset_namespace,
-                   "OpenLineage dataset namespace (default skade://HOST/WAREHOUSE)");
+  AddNamingOptions(*show, &show_args->naming);
   show->callback([&lake, show_args, exit_code] { *exit_code = RunShow(lake, *show_args); });
 }
 
