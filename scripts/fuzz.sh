@@ -13,6 +13,7 @@ WORK="${SKADE_FUZZ_WORK:-$(mktemp -d -t skade-fuzz.XXXXXX)}"
 # The target names; each has fuzz/corpus/<name minus "fuzz_"> and may have fuzz/<that>.dict.
 TARGETS=(fuzz_arrow_ipc fuzz_table_metadata fuzz_manifest fuzz_puffin fuzz_flight_data fuzz_sql_classifier)
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
+export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-20G}"
 
 if ! command -v clang++ > /dev/null; then
   echo "fuzz: clang++ is required (Debian: clang-14, with libclang-rt-14-dev for libFuzzer)" >&2
