@@ -1,12 +1,15 @@
 // OpenLineage: the events of every kind of commit validate against the OpenLineage schemas
 // (ajv in Node, facet schemas resolved); an HTTP receiver on loopback gets one START and one
 // COMPLETE per commit, in commit order, with the rows each added; a receiver that refuses
-// connections and then answers 500s, and an emitter restarted in between, lose nothing.
+// connections and then answers 500s, and an emitter restarted in between, lose nothing; a
+// Transform copy names its inputs and column lineage; a write that fails becomes START + FAIL.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 
 #include <atomic>
+#include <cctype>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -19,7 +22,10 @@
 #include "skade/io/routing_file_io.h"
 #include "skade/lineage/emitter.h"
 #include "skade/lineage/transport.h"
+#include "skade/arrow/builder.h"
+#include "skade/table/failed_write_spool.h"
 #include "skade/table/table.h"
+#include "skade/table/transform_run.h"
 #include "tests/testing/run_process.h"
 #include "tests/testing/temp_dir.h"
 
@@ -91,6 +97,8 @@ class Receiver {
 class LineageTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    // The CLI processes keep their per-catalog state (the failed-write spool) here.
+    ::setenv("XDG_STATE_HOME", tmp_.Path("state").c_str(), 1);
     warehouse_ = tmp_.Path("lake");
     Cli("ns create sales");
     Cli("create sales.orders --schema 'id bigint, region varchar'");
@@ -124,7 +132,15 @@ class LineageTest : public ::testing::Test {
     return outcome.ok() ? outcome->commit_seq : 0;
   }
 
-  std::unique_ptr<Emitter> StartEmitter(int port, const std::string& consumer = "openlineage") {
+  // The spool every front of this lake records failed writes in.
+  std::string SpoolPath() {
+    auto uri = catalog::DefaultCatalogUri(warehouse_);
+    EXPECT_TRUE(uri.ok());
+    return uri.ok() ? table::FailedWriteSpool::DefaultPath(*uri) : "";
+  }
+
+  std::unique_ptr<Emitter> StartEmitter(int port, const std::string& consumer = "openlineage",
+                                        const std::string& spool = "") {
     HttpTransportOptions h;
     h.url = "http://127.0.0.1:" + std::to_string(port);
     h.api_key = "secret-token";
@@ -138,6 +154,8 @@ class LineageTest : public ::testing::Test {
     options.start_at_beginning = true;
     options.initial_backoff = 5ms;
     options.max_backoff = 50ms;
+    options.failure_spool = spool;
+    options.spool_every = 20ms;
     auto e = Emitter::Start(*catalog_, *io_, bus_, std::move(*transport), std::move(*cursor), options);
     EXPECT_TRUE(e.ok()) << e.status().ToString();
     return e.ok() ? std::move(*e) : nullptr;
@@ -272,6 +290,193 @@ TEST_F(LineageTest, AnOutageAndARestartLoseNothing) {
   for (const auto& [run, types] : by_run) EXPECT_EQ(types, (std::set<std::string>{"START", "COMPLETE"})) << run;
   // In commit order: run ids are time-ordered UUIDv7 of the commit times.
   EXPECT_TRUE(std::is_sorted(first_seen.begin(), first_seen.end()));
+}
+
+// A transform from sales.orders (id, region) to sales.labels (key, label): key = id,
+// label = upper(region). Copies values (a test needs no zero-copy).
+class LabelTransform final : public table::Transform {
+ public:
+  Result<arrow::SchemaHandle> OutputSchema(const ArrowSchema&) override {
+    arrow::SchemaHandle schema;
+    arrow::ArrayHandle empty;
+    auto builder = Builder();
+    SKADE_RETURN_IF_ERROR(builder.Finish(schema.get(), empty.get()));
+    return schema;
+  }
+  Result<arrow::ArrayHandle> Apply(const ArrowSchema& input, arrow::ArrayHandle batch) override {
+    int id = -1, region = -1;
+    for (int64_t i = 0; i < input.n_children; ++i) {
+      if (std::string(input.children[i]->name) == "id") id = static_cast<int>(i);
+      if (std::string(input.children[i]->name) == "region") region = static_cast<int>(i);
+    }
+    if (id < 0 || region < 0) return Status::InvalidArgument("input lacks id or region");
+    if (std::string(input.children[id]->format) != "l" || std::string(input.children[region]->format) != "u") {
+      return Status::InvalidArgument("unexpected input formats");
+    }
+    const ArrowArray& ids = *batch->children[id];
+    const ArrowArray& regions = *batch->children[region];
+    auto builder = Builder();
+    for (int64_t r = 0; r < batch->length; ++r) {
+      builder.AppendStruct();
+      builder.child(0).AppendInt(static_cast<const int64_t*>(ids.buffers[1])[ids.offset + r]);
+      const auto* offsets = static_cast<const int32_t*>(regions.buffers[1]);
+      const char* chars = static_cast<const char*>(regions.buffers[2]);
+      std::string text(chars + offsets[regions.offset + r], offsets[regions.offset + r + 1] - offsets[regions.offset + r]);
+      for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      builder.child(1).AppendString(text);
+    }
+    arrow::SchemaHandle schema;
+    arrow::ArrayHandle out;
+    SKADE_RETURN_IF_ERROR(builder.Finish(schema.get(), out.get()));
+    return out;
+  }
+  std::map<std::string, std::vector<std::string>> ColumnLineage() const override { return lineage; }
+
+  std::map<std::string, std::vector<std::string>> lineage{{"key", {"id"}}, {"label", {"region"}}};
+
+ private:
+  static arrow::ArrayBuilder Builder() {
+    return arrow::ArrayBuilder("", "+s", false,
+                               {arrow::ArrayBuilder("key", "l", true), arrow::ArrayBuilder("label", "u", true)});
+  }
+};
+
+TEST_F(LineageTest, ATransformCopyNamesItsInputAndColumnLineage) {
+  Cli("create sales.labels --schema 'key bigint, label varchar'");
+  auto orders = table::Table::Load(*catalog_, *io_, *db_, *catalog::TableIdent::Parse("sales.orders"));
+  auto labels = table::Table::Load(*catalog_, *io_, *db_, *catalog::TableIdent::Parse("sales.labels"));
+  ASSERT_TRUE(orders.ok() && labels.ok());
+  Append(**orders, 5);
+  ASSERT_TRUE((*orders)->Refresh().ok());
+  const int64_t read_snapshot = *(*orders)->CurrentSnapshotId();
+  LabelTransform transform;
+  auto outcome = table::RunTransform(**orders, transform, **labels);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_EQ(outcome->added_records, 5);
+  EXPECT_TRUE((*labels)->snapshot_lineage().empty()) << "the sink's own lineage is restored";
+  EXPECT_THAT(Cli("scan sales.labels --where \"label = 'EU'\" --count"), ::testing::HasSubstr("5"));
+
+  const std::string events = Cli("lineage show sales.labels");
+  testing::WriteFileOrDie(tmp_.Path("transform.jsonl"), events);
+  EXPECT_EQ(Validate(tmp_.Path("transform.jsonl")), "");
+  Json complete;
+  for (const std::string& line : testing::Lines(events)) {
+    Json e = Json::parse(line);
+    if (e["job"]["name"] == "append:sales.labels" && e["eventType"] == "COMPLETE") complete = e;
+  }
+  ASSERT_TRUE(complete.is_object()) << events;
+  ASSERT_EQ(complete["inputs"].size(), 1u);
+  EXPECT_EQ(complete["inputs"][0]["name"], "sales.orders");
+  EXPECT_EQ(complete["inputs"][0]["namespace"], complete["outputs"][0]["namespace"]);
+  EXPECT_EQ(complete["inputs"][0]["facets"]["version"]["datasetVersion"], std::to_string(read_snapshot));
+  const Json& fields = complete["outputs"][0]["facets"]["columnLineage"]["fields"];
+  ASSERT_EQ(fields.size(), 2u) << fields.dump();
+  EXPECT_EQ(fields["key"]["inputFields"][0]["name"], "sales.orders");
+  EXPECT_EQ(fields["key"]["inputFields"][0]["field"], "id");
+  EXPECT_EQ(fields["label"]["inputFields"][0]["field"], "region");
+
+  // A lineage naming a column the source lacks is refused before anything is written.
+  transform.lineage = {{"label", {"country"}}};
+  const int64_t before = *(*labels)->CurrentSnapshotId();
+  EXPECT_EQ(table::RunTransform(**orders, transform, **labels).status().code(), StatusCode::kInvalidArgument);
+  transform.lineage = {{"nope", {"id"}}};
+  EXPECT_EQ(table::RunTransform(**orders, transform, **labels).status().code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE((*labels)->Refresh().ok());
+  EXPECT_EQ(*(*labels)->CurrentSnapshotId(), before);
+}
+
+TEST_F(LineageTest, AFailedWriteBecomesStartAndFail) {
+  testing::WriteFileOrDie(tmp_.Path("bad.csv"), "id,region\nnot-a-number,eu\n");
+  // Nobody follows the lake yet: a failing write leaves no spool behind.
+  auto r = RunProcess(ShellQuote(SKADE_CLI_PATH) + " --warehouse " + ShellQuote(warehouse_) + " ingest sales.orders " +
+                      ShellQuote(tmp_.Path("bad.csv")));
+  ASSERT_NE(r.exit_code, 0);
+  EXPECT_FALSE(std::filesystem::exists(SpoolPath()));
+
+  Receiver receiver;
+  const int port = receiver.Start();
+  auto emitter = StartEmitter(port, "openlineage", SpoolPath());
+  ASSERT_NE(emitter, nullptr);
+  ASSERT_TRUE(std::filesystem::exists(SpoolPath())) << "the emitter enables the spool";
+  // Another process's failed append, and a good one beside it.
+  r = RunProcess(ShellQuote(SKADE_CLI_PATH) + " --warehouse " + ShellQuote(warehouse_) + " ingest sales.orders " +
+                 ShellQuote(tmp_.Path("bad.csv")));
+  ASSERT_NE(r.exit_code, 0);
+  testing::WriteFileOrDie(tmp_.Path("good.csv"), "id,region\n1,eu\n");
+  Cli("ingest sales.orders " + ShellQuote(tmp_.Path("good.csv")));
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (emitter->stats().failed_writes_sent < 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_EQ(emitter->stats().failed_writes_sent, 1);
+  auto latest = catalog_->LatestCommitSeq();
+  ASSERT_TRUE(latest.ok());
+  ASSERT_TRUE(emitter->WaitDelivered(*latest, 30s));
+  emitter->Stop();
+
+  std::map<std::string, std::vector<Json>> by_run;
+  std::string all;
+  for (const Json& e : receiver.events()) {
+    by_run[e["run"]["runId"]].push_back(e);
+    all += e.dump() + "\n";
+  }
+  testing::WriteFileOrDie(tmp_.Path("fail.jsonl"), all);
+  EXPECT_EQ(Validate(tmp_.Path("fail.jsonl")), "");
+  int failed_runs = 0;
+  for (const auto& [run, events] : by_run) {
+    ASSERT_EQ(events.size(), 2u) << run;
+    EXPECT_EQ(events[0]["eventType"], "START");
+    if (events[1]["eventType"] != "FAIL") {
+      EXPECT_EQ(events[1]["eventType"], "COMPLETE");
+      continue;
+    }
+    ++failed_runs;
+    EXPECT_EQ(events[1]["job"]["name"], "append:sales.orders");
+    EXPECT_EQ(events[1]["outputs"][0]["name"], "sales.orders");
+    EXPECT_THAT(events[1]["run"]["facets"]["errorMessage"]["message"].get<std::string>(),
+                ::testing::HasSubstr("not-a-number"));
+  }
+  EXPECT_EQ(failed_runs, 1) << all;
+  EXPECT_EQ(by_run.size(), 3u) << "the create, the good append and the failed one";
+}
+
+TEST(FailedWriteSpoolTest, WritesStayPendingUntilMarkedSent) {
+  testing::TempDir tmp;
+  table::FailedWriteSpool spool(tmp.Path("state/spool.jsonl"));
+  table::FailedWrite w;
+  w.table = *catalog::TableIdent::Parse("a.b.t");
+  w.operation = "append";
+  w.started_at_us = 1'700'000'000'000'000;
+  w.failed_at_us = w.started_at_us + 5;
+  w.error = "Conflict: gave up";
+  w.lineage.inputs.push_back({*catalog::TableIdent::Parse("a.src"), 42});
+  w.lineage.columns["x"] = {{0, "y"}};
+  auto decoded = table::DecodeFailedWrite(table::EncodeFailedWrite(w));
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(decoded->table, w.table);
+  EXPECT_EQ(decoded->error, w.error);
+  EXPECT_EQ(decoded->lineage, w.lineage);
+  EXPECT_FALSE(table::DecodeFailedWrite("{\"table\": 3}").ok());
+
+  spool.OnWriteFailed(w);  // not enabled: dropped, no file
+  EXPECT_FALSE(std::filesystem::exists(spool.path()));
+  ASSERT_TRUE(spool.Enable().ok());
+  spool.OnWriteFailed(w);
+  auto first = spool.TakePending();
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->size(), 1u);
+  // Not marked sent (the consumer stopped): the next take returns it again, with newer ones.
+  w.operation = "delete";
+  spool.OnWriteFailed(w);
+  auto second = spool.TakePending();
+  ASSERT_TRUE(second.ok());
+  ASSERT_EQ(second->size(), 2u);
+  EXPECT_EQ((*second)[0].operation, "append");
+  EXPECT_EQ((*second)[1].operation, "delete");
+  ASSERT_TRUE(spool.MarkSent().ok());
+  auto third = spool.TakePending();
+  ASSERT_TRUE(third.ok());
+  EXPECT_TRUE(third->empty());
 }
 
 TEST(LineageTransportTest, BadConfigurationIsAClearError) {

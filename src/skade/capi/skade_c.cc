@@ -9,6 +9,7 @@
 #include "skade/engine/database.h"
 #include "skade/io/location.h"
 #include "skade/io/routing_file_io.h"
+#include "skade/table/failed_write_spool.h"
 #include "skade/table/table.h"
 
 struct skade_lake {
@@ -16,6 +17,7 @@ struct skade_lake {
   std::unique_ptr<skade::io::FileIO> io;
   std::unique_ptr<skade::engine::Database> db;
   std::unique_ptr<skade::catalog::Catalog> catalog;
+  std::unique_ptr<skade::table::FailedWriteSpool> failed_writes;  // told about every write that fails
 };
 
 namespace {
@@ -57,7 +59,9 @@ int Report(const skade::Status& st) {
 skade::Result<std::unique_ptr<skade::table::Table>> Open(skade_lake* lake, const char* table) {
   if (lake == nullptr || table == nullptr) return skade::Status::InvalidArgument("null lake or table name");
   SKADE_ASSIGN_OR_RETURN(auto ident, skade::catalog::TableIdent::Parse(table));
-  return skade::table::Table::Load(*lake->catalog, *lake->io, *lake->db, ident);
+  SKADE_ASSIGN_OR_RETURN(auto t, skade::table::Table::Load(*lake->catalog, *lake->io, *lake->db, ident));
+  t->set_write_observer(lake->failed_writes.get());
+  return t;
 }
 
 }  // namespace
@@ -92,6 +96,8 @@ int skade_open(const char* warehouse, const char* catalog_uri, skade_lake** out)
   auto catalog = skade::catalog::OpenCatalog(options, *lake->io);
   if (!catalog.ok()) return Report(catalog.status());
   lake->catalog = std::move(catalog).value();
+  lake->failed_writes =
+      std::make_unique<skade::table::FailedWriteSpool>(skade::table::FailedWriteSpool::DefaultPath(options.uri));
   *out = lake.release();
   return Report(skade::Status::Ok());
 }

@@ -15,6 +15,8 @@
 #include "skade/cli/commands.h"
 #include "skade/engine/database.h"
 #include "skade/io/file_io.h"
+#include "skade/table/table.h"
+#include "skade/table/write_observer.h"
 
 namespace CLI {
 class App;
@@ -29,7 +31,13 @@ struct Lake {
   std::unique_ptr<engine::Database> db;
   std::unique_ptr<catalog::Catalog> catalog;
   catalog::CatalogKind kind = catalog::CatalogKind::kSql;  // what --catalog named
+  // Told about writes that fail (the catalog's table::FailedWriteSpool) unless opened to read.
+  std::shared_ptr<table::WriteObserver> write_observer;
 };
+
+// Loads a table of the lake with the lake's write observer attached: every front that writes
+// loads tables this way.
+Result<std::unique_ptr<table::Table>> LoadLakeTable(Lake& lake, const catalog::TableIdent& ident);
 
 struct LakeOpenOptions {
   // kCreate makes the warehouse folder and catalog when missing (ns create, create, serve);

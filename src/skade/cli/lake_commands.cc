@@ -15,6 +15,7 @@
 #include "skade/io/routing_file_io.h"
 #include "skade/cli/lake.h"
 #include "skade/sql/lake_sql.h"
+#include "skade/table/failed_write_spool.h"
 #include "skade/cli/table_location.h"
 #include "skade/cli/output.h"
 #include "skade/cli/progress.h"
@@ -153,7 +154,16 @@ Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& open_options)
     if (remote || object_store) db_options.allowed_directories.push_back(db_options.temp_directory);
   }
   SKADE_ASSIGN_OR_RETURN(lake.db, engine::Database::Open(db_options));
+  if (open_options.use != Use::kRead) {
+    lake.write_observer = std::make_shared<table::FailedWriteSpool>(table::FailedWriteSpool::DefaultPath(catalog_uri));
+  }
   return lake;
+}
+
+Result<std::unique_ptr<table::Table>> LoadLakeTable(Lake& lake, const catalog::TableIdent& ident) {
+  SKADE_ASSIGN_OR_RETURN(auto table, table::Table::Load(*lake.catalog, *lake.io, *lake.db, ident));
+  table->set_write_observer(lake.write_observer.get());
+  return table;
 }
 
 Status ExposeTables(Lake& lake, const std::string& sql) {
@@ -316,7 +326,7 @@ void PrintOutcome(std::ostream& out, const catalog::TableIdent& ident, const tab
 
 Result<std::unique_ptr<table::Table>> OpenTable(Lake& lake, const std::string& name) {
   SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident, catalog::TableIdent::Parse(name));
-  return table::Table::Load(*lake.catalog, *lake.io, *lake.db, ident);
+  return LoadLakeTable(lake, ident);
 }
 
 }  // namespace
@@ -345,7 +355,7 @@ int RunIngest(const LakeArgs& lake_args, const IngestArgs& args, std::ostream& o
     return Fail(err, Status::InvalidArgument("--where applies to --mode overwrite only"));
   }
   source.cast = args.cast == "lenient" ? engine::CastPolicy::kLenient : engine::CastPolicy::kStrict;
-  auto table = table::Table::Load(*lake->catalog, *lake->io, *lake->db, *ident);
+  auto table = LoadLakeTable(*lake, *ident);
   if (!table.ok() && table.status().code() == StatusCode::kNotFound && args.create) {
     // --create: the table takes the input's columns and types.
     auto schema = engine::SchemaFromQuery(*lake->db, "SELECT * FROM (" + source.sql + "\n) LIMIT 0");
@@ -356,7 +366,7 @@ int RunIngest(const LakeArgs& lake_args, const IngestArgs& args, std::ostream& o
     auto created = lake->catalog->CreateTable(*ident, req);
     if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) return Fail(err, created.status());
     if (created.ok()) err << "skade: created table " << ident->ToString() << " at " << created->table.metadata->location << "\n";
-    table = table::Table::Load(*lake->catalog, *lake->io, *lake->db, *ident);
+    table = LoadLakeTable(*lake, *ident);
   }
   if (!table.ok()) return Fail(err, table.status());
   std::optional<engine::Predicate> where;

@@ -10,6 +10,7 @@
 #include "skade/catalog/polled_log.h"
 #include "skade/events/watcher.h"
 #include "skade/io/http_client.h"
+#include "skade/table/failed_write_spool.h"
 #include "skade/lineage/run_event.h"
 
 namespace skade::cli {
@@ -143,6 +144,7 @@ Result<std::unique_ptr<lineage::Emitter>> StartLineage(const LineageArgs& args, 
   lineage::EmitterOptions options;
   options.naming = NamingOf(args, lake);
   options.start_at_beginning = args.from_beginning;
+  options.failure_spool = table::FailedWriteSpool::DefaultPath(lake.catalog_uri);
   return lineage::Emitter::Start(*lake.catalog, *lake.io, bus, std::move(transport), std::move(cursor),
                                  std::move(options));
 }

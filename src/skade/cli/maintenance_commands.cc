@@ -35,8 +35,7 @@ Result<OpenTable> LoadTable(const LakeArgs& args, const std::string& name) {
   SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident, catalog::TableIdent::Parse(name));
   if (ident.ns.empty())
     return Status::InvalidArgument("table '" + name + "' must be written ns.table");
-  SKADE_ASSIGN_OR_RETURN(out.table,
-                         table::Table::Load(*out.lake.catalog, *out.lake.io, *out.lake.db, ident));
+  SKADE_ASSIGN_OR_RETURN(out.table, LoadLakeTable(out.lake, ident));
   return out;
 }
 

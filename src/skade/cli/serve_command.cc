@@ -151,6 +151,7 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
   if (!lake.ok()) return Fail(lake.status());
   auto lake_sql = sql::LakeSql::Open(*lake->catalog, *lake->io, *lake->db, o.catalog_name);
   if (!lake_sql.ok()) return Fail(lake_sql.status());
+  (*lake_sql)->set_write_observer(lake->write_observer.get());
 
   events::Bus bus;
   auto watcher = events::Watcher::Start(*lake->catalog, lake->catalog_uri, bus);

@@ -87,8 +87,14 @@ Result<std::unique_ptr<Emitter>> Emitter::Start(catalog::Catalog& catalog, io::F
   }
   SKADE_LOG_INFO("openlineage: sending to {} after commit {} (cursor in {})", transport->Describe(), start,
                  cursor->Describe());
+  std::unique_ptr<table::FailedWriteSpool> spool;
+  if (!options.failure_spool.empty()) {
+    spool = std::make_unique<table::FailedWriteSpool>(options.failure_spool);
+    SKADE_RETURN_IF_ERROR(spool->Enable().WithContext("lineage failure spool"));
+  }
   auto e = std::unique_ptr<Emitter>(
       new Emitter(catalog, io, bus, std::move(transport), std::move(cursor), std::move(options), start));
+  e->spool_ = std::move(spool);
   e->thread_ = std::thread([p = e.get()] { p->Run(); });
   return e;
 }
@@ -133,7 +139,7 @@ bool Emitter::Sleep(std::chrono::milliseconds d) {
   return !cv_.wait_for(lock, d, [&] { return stopping_; });
 }
 
-bool Emitter::Deliver(const std::string& event, int64_t commit_seq) {
+bool Emitter::Deliver(const std::string& event, const std::string& what) {
   std::chrono::milliseconds backoff = options_.initial_backoff;
   for (int attempt = 0;; ++attempt) {
     {
@@ -148,7 +154,7 @@ bool Emitter::Deliver(const std::string& event, int64_t commit_seq) {
     }
     if (sent.code() == StatusCode::kInvalidArgument) {
       // Resending the same event cannot succeed; holding every later commit back for it would.
-      SKADE_LOG_ERROR("openlineage: {} refused the event of commit {}; skipped: {}", transport_->Describe(), commit_seq,
+      SKADE_LOG_ERROR("openlineage: {} refused the event of {}; skipped: {}", transport_->Describe(), what,
                       sent.message());
       std::lock_guard<std::mutex> lock(mu_);
       ++stats_.events_refused;
@@ -159,14 +165,34 @@ bool Emitter::Deliver(const std::string& event, int64_t commit_seq) {
       ++stats_.send_failures;
     }
     if (attempt == 0 || (attempt & (attempt - 1)) == 0) {  // 1st, 2nd, 4th, 8th… failure: not every one
-      SKADE_LOG_WARN("openlineage: cannot deliver commit {} to {} (attempt {}), retrying: {}", commit_seq,
-                     transport_->Describe(), attempt + 1, sent.message());
+      SKADE_LOG_WARN("openlineage: cannot deliver {} to {} (attempt {}), retrying: {}", what, transport_->Describe(),
+                     attempt + 1, sent.message());
     }
     const int64_t b = backoff.count();
     std::uniform_int_distribution<int64_t> jitter(b / 2, std::max<int64_t>(b, 1));
     if (!Sleep(std::chrono::milliseconds(jitter(rng_)))) return false;
     backoff = std::min(options_.max_backoff, backoff * 2);
   }
+}
+
+bool Emitter::DrainSpool(table::FailedWriteSpool& spool) {
+  auto pending = spool.TakePending();
+  if (!pending.ok()) {
+    SKADE_LOG_WARN("openlineage: cannot read the failure spool: {}", pending.status().ToString());
+    return true;
+  }
+  if (pending->empty()) return true;
+  for (const table::FailedWrite& write : *pending) {
+    const std::string what = "the failed " + write.operation + " of " + write.table.ToString();
+    for (const std::string& event : FailedWriteRunEvents(write, options_.naming)) {
+      if (!Deliver(event, what)) return false;  // still in the sending file: resent on restart
+    }
+  }
+  Status st = spool.MarkSent();
+  if (!st.ok()) SKADE_LOG_WARN("openlineage: failed writes sent, but the spool keeps them: {}", st.ToString());
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.failed_writes_sent += static_cast<int64_t>(pending->size());
+  return true;
 }
 
 void Emitter::StoreCursor() {
@@ -193,10 +219,15 @@ void Emitter::Run() {
   int64_t since_store = 0;
   auto last_store = std::chrono::steady_clock::now();
   std::chrono::milliseconds error_backoff = options_.initial_backoff;
+  auto last_spool = std::chrono::steady_clock::time_point{};
   while (true) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (stopping_) break;
+    }
+    if (spool_ != nullptr && std::chrono::steady_clock::now() - last_spool >= options_.spool_every) {
+      if (!DrainSpool(*spool_)) break;
+      last_spool = std::chrono::steady_clock::now();
     }
     auto next = stream.Next(std::chrono::milliseconds(200));
     if (!next.ok()) {
@@ -211,7 +242,7 @@ void Emitter::Run() {
       const catalog::CommitLogEntry entry = EntryOf(**next);
       bool stopped = false;
       for (const std::string& event : builder.Build(entry)) {
-        if (!Deliver(event, entry.commit_seq)) {
+        if (!Deliver(event, "commit " + std::to_string(entry.commit_seq))) {
           stopped = true;
           break;
         }

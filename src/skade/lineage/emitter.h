@@ -20,6 +20,7 @@
 #include "skade/catalog/catalog.h"
 #include "skade/events/bus.h"
 #include "skade/io/file_io.h"
+#include "skade/table/failed_write_spool.h"
 #include "skade/lineage/run_event.h"
 #include "skade/lineage/transport.h"
 
@@ -53,6 +54,10 @@ struct EmitterOptions {
   // (and on Stop): a restart resends at most that many.
   int64_t store_every_commits = 64;
   std::chrono::milliseconds store_every{250};
+  // The failure spool to drain (table::FailedWriteSpool; enabled on start), checked at this interval:
+  // every failed write it holds is sent as a START and a FAIL event. Empty: none.
+  std::string failure_spool;
+  std::chrono::milliseconds spool_every{500};
 };
 
 struct EmitterStats {
@@ -61,6 +66,7 @@ struct EmitterStats {
   int64_t events_sent = 0;
   int64_t send_failures = 0;      // attempts that failed (each retried)
   int64_t events_refused = 0;     // refused by the receiver as invalid (logged, skipped)
+  int64_t failed_writes_sent = 0; // failed writes from the spool whose events were delivered
 };
 
 // Thread-safe. Borrows catalog, io and bus, which must outlive it; the bus must be fed
@@ -85,8 +91,11 @@ class Emitter {
   Emitter(catalog::Catalog& catalog, io::FileIO& io, events::Bus& bus, std::unique_ptr<Transport> transport,
           std::unique_ptr<CursorStore> cursor, EmitterOptions options, int64_t start_seq);
   void Run();
-  // Delivers one event until it is delivered or refused, or the emitter stops (false).
-  bool Deliver(const std::string& event, int64_t commit_seq);
+  // Delivers one event until it is delivered or refused, or the emitter stops (false). `what`
+  // names its source in log lines ("commit 12").
+  bool Deliver(const std::string& event, const std::string& what);
+  // Sends the failed writes the spool holds; false when stopping.
+  bool DrainSpool(table::FailedWriteSpool& spool);
   void StoreCursor();
   // Sleeps up to `d`; false when stopping.
   bool Sleep(std::chrono::milliseconds d);
@@ -96,6 +105,7 @@ class Emitter {
   events::Bus& bus_;
   std::unique_ptr<Transport> transport_;
   std::unique_ptr<CursorStore> cursor_;
+  std::unique_ptr<table::FailedWriteSpool> spool_;
   const EmitterOptions options_;
   const int64_t start_seq_;
   std::mt19937_64 rng_;  // backoff jitter; used by the emitter thread only

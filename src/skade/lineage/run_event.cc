@@ -12,6 +12,7 @@
 #include "skade/base/hash.h"
 #include "skade/base/log.h"
 #include "skade/io/location.h"
+#include "skade/table/snapshot_lineage.h"
 
 #ifndef SKADE_VERSION
 #define SKADE_VERSION "0.0.0"
@@ -72,8 +73,68 @@ const char* LifecycleOf(const std::string& operation) {
   return nullptr;
 }
 
+// A dataset of this lake, named the way every event names it, with its dataSource facet.
+Json LakeDataset(const std::string& table, const std::string& dataset_namespace, const LineageNaming& naming) {
+  Json source = Facet("1-0-1/DatasourceDatasetFacet.json", "DatasourceDatasetFacet");
+  source["name"] = naming.catalog_name;
+  source["uri"] = dataset_namespace;
+  return Json{{"namespace", dataset_namespace}, {"name", table}, {"facets", {{"dataSource", std::move(source)}}}};
+}
+
+// The input datasets a snapshot's lineage names (each at the snapshot read).
+Json InputDatasets(const table::SnapshotLineage* lineage, const std::string& dataset_namespace,
+                   const LineageNaming& naming) {
+  Json inputs = Json::array();
+  if (lineage == nullptr) return inputs;
+  for (const table::LineageInput& in : lineage->inputs) {
+    Json d = LakeDataset(in.table.ToString(), dataset_namespace, naming);
+    if (in.snapshot_id) {
+      Json v = Facet("1-0-1/DatasetVersionDatasetFacet.json", "DatasetVersionDatasetFacet");
+      v["datasetVersion"] = std::to_string(*in.snapshot_id);
+      d["facets"]["version"] = std::move(v);
+    }
+    inputs.push_back(std::move(d));
+  }
+  return inputs;
+}
+
+// The columnLineage facet of a snapshot's lineage: each output column with the input fields
+// it is derived from.
+std::optional<Json> ColumnLineageFacet(const table::SnapshotLineage* lineage, const std::string& dataset_namespace) {
+  if (lineage == nullptr || lineage->columns.empty()) return std::nullopt;
+  Json fields = Json::object();
+  for (const auto& [out, ins] : lineage->columns) {
+    Json input_fields = Json::array();
+    for (const table::LineageField& f : ins) {
+      input_fields.push_back(Json{{"namespace", dataset_namespace},
+                                  {"name", lineage->inputs[f.input].table.ToString()},
+                                  {"field", f.field}});
+    }
+    fields[out] = Json{{"inputFields", std::move(input_fields)}};
+  }
+  Json facet = Facet("1-2-0/ColumnLineageDatasetFacet.json", "ColumnLineageDatasetFacet");
+  facet["fields"] = std::move(fields);
+  return facet;
+}
+
+// The lineage the commit's snapshot records, if any (one that does not decode is logged).
+std::optional<table::SnapshotLineage> LineageOf(const catalog::CommitLogEntry& entry,
+                                                const iceberg::TableMetadata* metadata) {
+  if (metadata == nullptr || !entry.snapshot_id) return std::nullopt;
+  const iceberg::Snapshot* snap = metadata->SnapshotById(*entry.snapshot_id);
+  if (snap == nullptr) return std::nullopt;
+  auto lineage = table::SnapshotLineageOf(*snap);
+  if (!lineage.ok()) {
+    SKADE_LOG_WARN("openlineage: commit {}: lineage of snapshot {} ignored: {}", entry.commit_seq, *entry.snapshot_id,
+                   lineage.status().ToString());
+    return std::nullopt;
+  }
+  return *lineage;
+}
+
 Json OutputDataset(const catalog::CommitLogEntry& entry, const iceberg::TableMetadata* metadata,
-                   const LineageNaming& naming, const std::string& dataset_namespace) {
+                   const LineageNaming& naming, const std::string& dataset_namespace,
+                   const table::SnapshotLineage* lineage) {
   Json facets = Json::object();
   Json output_facets = Json::object();
   if (metadata != nullptr) {
@@ -83,10 +144,7 @@ Json OutputDataset(const catalog::CommitLogEntry& entry, const iceberg::TableMet
       facets["schema"] = std::move(f);
     }
   }
-  Json source = Facet("1-0-1/DatasourceDatasetFacet.json", "DatasourceDatasetFacet");
-  source["name"] = naming.catalog_name;
-  source["uri"] = dataset_namespace;
-  facets["dataSource"] = std::move(source);
+  facets["dataSource"] = LakeDataset(entry.table.ToString(), dataset_namespace, naming)["facets"]["dataSource"];
   Json cat = Facet("1-1-0/CatalogDatasetFacet.json", "CatalogDatasetFacet");
   cat["framework"] = "iceberg";
   cat["type"] = "iceberg";
@@ -119,6 +177,7 @@ Json OutputDataset(const catalog::CommitLogEntry& entry, const iceberg::TableMet
     s["identifiers"] = Json::array({Json{{"namespace", ns}, {"name", name}, {"type", "LOCATION"}}});
     facets["symlinks"] = std::move(s);
   }
+  if (auto columns = ColumnLineageFacet(lineage, dataset_namespace)) facets["columnLineage"] = std::move(*columns);
   if (metadata != nullptr && entry.snapshot_id) {
     if (const iceberg::Snapshot* snap = metadata->SnapshotById(*entry.snapshot_id)) {
       auto number = [&](const char* key) -> std::optional<int64_t> {
@@ -155,12 +214,17 @@ std::string DefaultDatasetNamespace(std::string_view warehouse) {
   return "skade://" + std::string(host) + "/" + path;
 }
 
-Uuid CommitRunId(const LineageNaming& naming, const catalog::CommitLogEntry& entry) {
-  const std::string ns = naming.dataset_namespace;
-  const std::string key = ns + '\n' + std::to_string(entry.commit_seq) + '\n' + entry.table.ToString();
+std::string CommitJobName(const catalog::CommitLogEntry& entry) {
+  return (entry.operation.empty() ? std::string("commit") : entry.operation) + ":" + entry.table.ToString();
+}
+
+namespace {
+
+// A version-7 UUID at `micros` whose other bits hash `key`.
+Uuid HashedV7(int64_t micros, const std::string& key) {
   const uint64_t a = Fnv1a64(key, kFnv1aBasis ^ 0x736b616465ULL), b = Fnv1a64(key, kFnv1aBasis ^ 0x6c696e65616765ULL);
   Uuid id;
-  const uint64_t ms = static_cast<uint64_t>(entry.committed_at_us / 1000);
+  const uint64_t ms = static_cast<uint64_t>(micros / 1000);
   for (int i = 0; i < 6; ++i) id.bytes[i] = static_cast<uint8_t>(ms >> (40 - 8 * i));
   for (int i = 6; i < 16; ++i) id.bytes[i] = static_cast<uint8_t>((i < 11 ? a : b) >> (8 * (i % 8)));
   id.bytes[6] = static_cast<uint8_t>(0x70 | (id.bytes[6] & 0x0F));  // version 7
@@ -168,37 +232,79 @@ Uuid CommitRunId(const LineageNaming& naming, const catalog::CommitLogEntry& ent
   return id;
 }
 
-std::string CommitJobName(const catalog::CommitLogEntry& entry) {
-  return (entry.operation.empty() ? std::string("commit") : entry.operation) + ":" + entry.table.ToString();
-}
-
-std::vector<std::string> CommitRunEvents(const catalog::CommitLogEntry& entry, const iceberg::TableMetadata* metadata,
-                                         const LineageNaming& naming) {
+LineageNaming Resolved(const LineageNaming& naming) {
   LineageNaming named = naming;
   if (named.dataset_namespace.empty()) named.dataset_namespace = DefaultDatasetNamespace(naming.warehouse);
-  const std::string run_id = CommitRunId(named, entry).ToString();
+  return named;
+}
+
+Json Job(const LineageNaming& naming, const std::string& name) {
   Json job_type = Facet("2-0-4/JobTypeJobFacet.json", "JobTypeJobFacet");
   job_type["processingType"] = "BATCH";
   job_type["integration"] = "SKADE";
   job_type["jobType"] = "COMMIT";
-  Json job{{"namespace", named.job_namespace}, {"name", CommitJobName(entry)}, {"facets", {{"jobType", job_type}}}};
+  return Json{{"namespace", naming.job_namespace}, {"name", name}, {"facets", {{"jobType", job_type}}}};
+}
+
+Json EngineFacet() {
   Json engine = Facet("1-1-1/ProcessingEngineRunFacet.json", "ProcessingEngineRunFacet");
   engine["version"] = SKADE_VERSION;
   engine["name"] = "skade";
-  Json outputs = Json::array({OutputDataset(entry, metadata, named, named.dataset_namespace)});
-  std::vector<std::string> out;
-  for (const char* type : {"START", "COMPLETE"}) {
-    Json event{{"eventType", type},
-               {"eventTime", IsoTime(entry.committed_at_us)},
-               {"run", {{"runId", run_id}, {"facets", {{"processing_engine", engine}}}}},
-               {"job", job},
-               {"inputs", Json::array()},
-               {"outputs", outputs},
-               {"producer", ProducerUri()},
-               {"schemaURL", kSchemaUrl}};
-    out.push_back(event.dump());
-  }
-  return out;
+  return engine;
+}
+
+std::string Event(const char* type, int64_t micros, const std::string& run_id, const Json& run_facets, const Json& job,
+                  const Json& inputs, const Json& outputs) {
+  Json event{{"eventType", type},
+             {"eventTime", IsoTime(micros)},
+             {"run", {{"runId", run_id}, {"facets", run_facets}}},
+             {"job", job},
+             {"inputs", inputs},
+             {"outputs", outputs},
+             {"producer", ProducerUri()},
+             {"schemaURL", kSchemaUrl}};
+  return event.dump();
+}
+
+}  // namespace
+
+Uuid CommitRunId(const LineageNaming& naming, const catalog::CommitLogEntry& entry) {
+  return HashedV7(entry.committed_at_us,
+                  naming.dataset_namespace + '\n' + std::to_string(entry.commit_seq) + '\n' + entry.table.ToString());
+}
+
+std::vector<std::string> CommitRunEvents(const catalog::CommitLogEntry& entry, const iceberg::TableMetadata* metadata,
+                                         const LineageNaming& naming) {
+  const LineageNaming named = Resolved(naming);
+  const std::string run_id = CommitRunId(named, entry).ToString();
+  const Json job = Job(named, CommitJobName(entry));
+  const Json run_facets{{"processing_engine", EngineFacet()}};
+  const std::optional<table::SnapshotLineage> lineage = LineageOf(entry, metadata);
+  const table::SnapshotLineage* recorded = lineage ? &*lineage : nullptr;
+  const Json outputs = Json::array({OutputDataset(entry, metadata, named, named.dataset_namespace, recorded)});
+  const Json inputs = InputDatasets(recorded, named.dataset_namespace, named);
+  return {Event("START", entry.committed_at_us, run_id, run_facets, job, inputs, outputs),
+          Event("COMPLETE", entry.committed_at_us, run_id, run_facets, job, inputs, outputs)};
+}
+
+std::vector<std::string> FailedWriteRunEvents(const table::FailedWrite& write, const LineageNaming& naming) {
+  const LineageNaming named = Resolved(naming);
+  const std::string table = write.table.ToString();
+  const std::string key = named.dataset_namespace + "\nfailed\n" + table + '\n' + write.operation + '\n' +
+                          std::to_string(write.started_at_us) + '\n' + std::to_string(write.failed_at_us);
+  const std::string run_id = HashedV7(write.started_at_us, key).ToString();
+  const Json job = Job(named, (write.operation.empty() ? std::string("write") : write.operation) + ":" + table);
+  const Json start_facets{{"processing_engine", EngineFacet()}};
+  Json fail_facets = start_facets;
+  Json error = Facet("1-0-1/ErrorMessageRunFacet.json", "ErrorMessageRunFacet");
+  error["message"] = write.error;
+  error["programmingLanguage"] = "C++";
+  fail_facets["errorMessage"] = std::move(error);
+  const table::SnapshotLineage* lineage = write.lineage.empty() ? nullptr : &write.lineage;
+  const Json inputs = InputDatasets(lineage, named.dataset_namespace, named);
+  const Json outputs = Json::array({LakeDataset(table, named.dataset_namespace, named)});
+  return {Event("START", write.started_at_us, run_id, start_facets, job, inputs, outputs),
+          Event("FAIL", write.failed_at_us, run_id, fail_facets, job, inputs, outputs)};
 }
 
 CommitEventBuilder::CommitEventBuilder(io::FileIO& io, LineageNaming naming) : io_(io), naming_(std::move(naming)) {

@@ -11,6 +11,7 @@
 #include "skade/catalog/catalog.h"
 #include "skade/iceberg/table_metadata.h"
 #include "skade/io/file_io.h"
+#include "skade/table/write_observer.h"
 
 namespace skade::lineage {
 
@@ -48,6 +49,12 @@ std::string CommitJobName(const catalog::CommitLogEntry& entry);
 // (rows, bytes and data files the snapshot added).
 std::vector<std::string> CommitRunEvents(const catalog::CommitLogEntry& entry, const iceberg::TableMetadata* metadata,
                                          const LineageNaming& naming);
+
+// The START and FAIL events of a write that started and did not commit (its error in an
+// errorMessage facet; the output names the table, with no version: nothing was committed; the
+// inputs are the write's lineage). The run id is a version-7 UUID at the write's start whose
+// other bits hash the table, operation and times, so one failed write always gives one id.
+std::vector<std::string> FailedWriteRunEvents(const table::FailedWrite& write, const LineageNaming& naming);
 
 // CommitRunEvents for commits as the log records them: the table metadata each commit left is
 // read through `io` (borrowed); one that cannot be read any more (expired, removed) gives

@@ -16,6 +16,7 @@
 
 #include "skade/base/status.h"
 #include "skade/catalog/catalog.h"
+#include "skade/table/write_observer.h"
 #include "skade/engine/database.h"
 #include "skade/io/file_io.h"
 #include "skade/engine/user_sql.h"
@@ -35,6 +36,8 @@ class LakeSql {
   const std::string& catalog_name() const { return catalog_name_; }
   catalog::Catalog& catalog() { return catalog_; }
   engine::Database& db() { return db_; }
+  // Told about every write through this object that fails (borrowed; null for none).
+  void set_write_observer(table::WriteObserver* observer) { write_observer_ = observer; }
 
   // "a.b" for namespace [a, b]; nullopt when a level contains '.' (it cannot be a schema).
   static std::optional<std::string> SchemaName(const catalog::Namespace& ns);
@@ -103,6 +106,7 @@ class LakeSql {
   io::FileIO& io_;
   engine::Database& db_;
   std::string catalog_name_;
+  table::WriteObserver* write_observer_ = nullptr;
   std::set<std::string> skipped_namespaces_;  // logged once each (guarded by mu_)
   std::mutex mu_;
   std::map<catalog::TableIdent, std::string> views_;  // table → metadata location of its view

@@ -147,6 +147,7 @@ Result<int64_t> LakeSql::FillNewTable(const catalog::TableIdent& ident, const en
                                       const std::optional<std::string>& replaced_metadata) {
   auto filled = [&]() -> Result<int64_t> {
     SKADE_ASSIGN_OR_RETURN(auto t, table::Table::Load(catalog_, io_, db_, ident));
+    t->set_write_observer(write_observer_);
     SKADE_ASSIGN_OR_RETURN(auto outcome, t->Append(source));
     return outcome.added_records;
   }();
@@ -188,6 +189,7 @@ Result<int64_t> LakeSql::Ingest(const catalog::TableIdent& ident, ArrowArrayStre
     return FillNewTable(ident, engine::WriteSource{"SELECT * FROM __skade_input", rows}, std::nullopt);
   }
   SKADE_ASSIGN_OR_RETURN(auto t, table::Table::Load(catalog_, io_, db_, ident));
+  t->set_write_observer(write_observer_);
   engine::WriteSource source{"SELECT * FROM __skade_input", rows};
   SKADE_ASSIGN_OR_RETURN(auto outcome, mode == IngestMode::kReplace && exists ? t->OverwriteAll(source) : t->Append(source));
   return outcome.added_records;

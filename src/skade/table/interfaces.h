@@ -65,8 +65,9 @@ class Transform {
   virtual ~Transform() = default;
   // The output schema for an input schema.
   virtual Result<arrow::SchemaHandle> OutputSchema(const ArrowSchema& input) = 0;
-  // Transforms one batch (a struct array of `input` schema) into one output batch.
-  virtual Result<arrow::ArrayHandle> Apply(const ArrowSchema& input, const ArrowArray& batch) = 0;
+  // Transforms one batch (a struct array of `input` schema) into one output batch. Takes the
+  // batch, so an output may keep the input's buffers instead of copying them.
+  virtual Result<arrow::ArrayHandle> Apply(const ArrowSchema& input, arrow::ArrayHandle batch) = 0;
   // Output column → the input columns it reads.
   virtual std::map<std::string, std::vector<std::string>> ColumnLineage() const = 0;
 };

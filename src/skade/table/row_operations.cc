@@ -122,6 +122,12 @@ Result<CommitOutcome> Table::DeleteWhere(const engine::Predicate& where) {
 }
 
 Result<CommitOutcome> Table::OverwriteWhere(const engine::Predicate& where, const engine::WriteSource& source) {
+  const bool has_source = !source.sql.empty() || source.arrow != nullptr;
+  return Observed(has_source ? "overwrite" : "delete", [&] { return OverwriteWhereUnobserved(where, source); });
+}
+
+Result<CommitOutcome> Table::OverwriteWhereUnobserved(const engine::Predicate& where,
+                                                      const engine::WriteSource& source) {
   const std::string& where_sql = where.sql();
   const bool has_source = !source.sql.empty() || source.arrow != nullptr;
   // Validate the predicate before anything is written.
@@ -258,6 +264,10 @@ Result<CommitOutcome> Table::OverwriteWhere(const engine::Predicate& where, cons
 }
 
 Result<CommitOutcome> Table::OverwritePartitions(const engine::WriteSource& source) {
+  return Observed("overwrite", [&] { return OverwritePartitionsUnobserved(source); });
+}
+
+Result<CommitOutcome> Table::OverwritePartitionsUnobserved(const engine::WriteSource& source) {
   const iceberg::TableMetadata& m = metadata();
   engine::WriteOptions wopts =
       engine::WriteOptionsFromProperties(m.properties, io::JoinLocation(io::LocalPath(m.location), "data"));
@@ -333,12 +343,14 @@ Result<std::set<int>> Table::LiveDataSpecIds(const iceberg::TableMetadata& m) {
 }
 
 Result<CommitOutcome> Table::DeleteKeys(const engine::WriteSource& keys, const std::vector<std::string>& key_columns) {
-  if (key_columns.empty()) return Status::InvalidArgument("delete by key needs key columns");
-  return WriteKeyed(keys, key_columns, KeyedWrite::kDeleteOnly);
+  return Observed("delete", [&]() -> Result<CommitOutcome> {
+    if (key_columns.empty()) return Status::InvalidArgument("delete by key needs key columns");
+    return WriteKeyed(keys, key_columns, KeyedWrite::kDeleteOnly);
+  });
 }
 
 Result<CommitOutcome> Table::Upsert(const engine::WriteSource& source, std::vector<std::string> key_columns) {
-  return WriteKeyed(source, std::move(key_columns), KeyedWrite::kUpsert);
+  return Observed("overwrite", [&] { return WriteKeyed(source, std::move(key_columns), KeyedWrite::kUpsert); });
 }
 
 Result<CommitOutcome> Table::WriteKeyed(const engine::WriteSource& source_in, std::vector<std::string> key_columns,
@@ -564,6 +576,10 @@ Result<std::string> Table::ChangesSql(int64_t from_snapshot, std::optional<int64
 }
 
 Result<CommitOutcome> Table::Compact(const CompactOptions& options) {
+  return Observed("replace", [&] { return CompactUnobserved(options); });
+}
+
+Result<CommitOutcome> Table::CompactUnobserved(const CompactOptions& options) {
   return CommitSnapshot([&](const iceberg::TableMetadata& base, int) -> Result<PendingSnapshot> {
     PendingSnapshot p;
     p.operation = "replace";

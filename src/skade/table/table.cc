@@ -287,11 +287,31 @@ Result<CommitOutcome> Table::UpsertStream(ArrowArrayStream* rows, std::vector<st
 }
 
 Result<CommitOutcome> Table::Append(const engine::WriteSource& source) {
-  return WriteAndCommit(source, Mode::kAppend);
+  return Observed("append", [&] { return WriteAndCommit(source, Mode::kAppend); });
 }
 
 Result<CommitOutcome> Table::OverwriteAll(const engine::WriteSource& source) {
-  return WriteAndCommit(source, Mode::kReplace);
+  return Observed("overwrite", [&] { return WriteAndCommit(source, Mode::kReplace); });
+}
+
+Result<CommitOutcome> Table::Observed(const char* operation, const std::function<Result<CommitOutcome>()>& write) {
+  if (observer_ == nullptr) return write();
+  const int64_t started = NowMicros();
+  Result<CommitOutcome> result = write();
+  if (result.ok()) return result;
+  if (result.status().code() == StatusCode::kCommitUnknown) {
+    // It may have committed (then the commit log has it): not a failure to report.
+    return result;
+  }
+  FailedWrite failed;
+  failed.table = state_.ident;
+  failed.operation = operation;
+  failed.started_at_us = started;
+  failed.failed_at_us = NowMicros();
+  failed.error = result.status().ToString();
+  failed.lineage = lineage_;
+  observer_->OnWriteFailed(failed);
+  return result;
 }
 
 Result<CommitOutcome> Table::WriteAndCommit(const engine::WriteSource& source, Mode mode) {
@@ -493,6 +513,7 @@ Result<CommitOutcome> Table::CommitSnapshot(
       snap.timestamp_ms = std::max(NowMillis(), base.last_updated_ms);
       snap.schema_id = base.current_schema_id;
       snap.summary = Summary(pending.operation, changes, pending.rows_removed, parent);
+      if (!lineage_.empty()) snap.summary.emplace_back(kSnapshotLineageKey, EncodeSnapshotLineage(lineage_));
       std::string list_path = io::JoinLocation(
           metadata_dir, "snap-" + std::to_string(snapshot_id) + "-" + std::to_string(attempt) + "-" + write_id + ".avro");
       if (format >= 3) {

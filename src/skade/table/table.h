@@ -24,6 +24,8 @@
 #include "skade/io/location_map.h"
 #include "skade/table/commit_stream.h"
 #include "skade/table/interfaces.h"
+#include "skade/table/snapshot_lineage.h"
+#include "skade/table/write_observer.h"
 
 namespace skade::table {
 
@@ -214,6 +216,13 @@ class Table : public IcebergSource, public IcebergSink {
   Result<CommitOutcome> DeleteEquality(ArrowArrayStream* keys, const std::vector<std::string>& columns) override;
   Result<CommitOutcome> UpsertStream(ArrowArrayStream* rows, std::vector<std::string> key_columns) override;
 
+  // Every snapshot this object commits from now on records `lineage` in its summary (where its
+  // rows came from: RunTransform sets it); an empty one stops that.
+  void set_snapshot_lineage(SnapshotLineage lineage) { lineage_ = std::move(lineage); }
+  const SnapshotLineage& snapshot_lineage() const { return lineage_; }
+  // Told about every write of this object that fails (borrowed; null for none).
+  void set_write_observer(WriteObserver* observer) { observer_ = observer; }
+
   // Commit attempts for rebasable operations unless the table property
   // commit.retry.num-retries says otherwise (attempts = retries + 1).
   static constexpr int kMaxAttempts = 60;
@@ -238,6 +247,12 @@ class Table : public IcebergSource, public IcebergSink {
   using MetadataCommitBuilder = std::function<Result<MetadataCommit>(const iceberg::TableMetadata&)>;
   Result<CommitOutcome> CommitMetadata(const std::string& operation, const MetadataCommitBuilder& build);
 
+  // Runs one write and tells the observer when it fails.
+  Result<CommitOutcome> Observed(const char* operation, const std::function<Result<CommitOutcome>()>& write);
+  Result<CommitOutcome> OverwriteWhereUnobserved(const engine::Predicate& where, const engine::WriteSource& source);
+  Result<CommitOutcome> OverwritePartitionsUnobserved(const engine::WriteSource& source);
+  Result<CommitOutcome> CompactUnobserved(const CompactOptions& options);
+
   enum class Mode { kAppend, kReplace };
   Result<CommitOutcome> WriteAndCommit(const engine::WriteSource& source, Mode mode);
   enum class KeyedWrite { kDeleteOnly, kUpsert };
@@ -256,6 +271,8 @@ class Table : public IcebergSource, public IcebergSink {
   catalog::TableState state_;
   std::unique_ptr<io::FileIO> relocated_io_;
   io::LocationMap locations_;
+  SnapshotLineage lineage_;
+  WriteObserver* observer_ = nullptr;
 };
 
 // A new random positive snapshot id.
