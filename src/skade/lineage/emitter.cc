@@ -1,6 +1,11 @@
 #include "skade/lineage/emitter.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <random>
 #include <utility>
 
@@ -212,6 +217,11 @@ void Emitter::StoreCursor() {
 }
 
 void Emitter::Run() {
+  // Lineage is asynchronous: when CPU is short, committers go first and the emitter catches up
+  // once they are idle (a raised nice value of this thread only; failure to raise it is harmless).
+  if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 10) != 0) {
+    SKADE_LOG_DEBUG("openlineage: emitter thread keeps its priority: {}", std::strerror(errno));
+  }
   events::ReplayThenTail::Options replay;
   replay.replay_batch = 256;
   events::ReplayThenTail stream(catalog_, bus_, start_seq_, replay);
