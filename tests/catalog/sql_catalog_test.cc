@@ -200,6 +200,29 @@ class SqlCatalogTest : public ::testing::TestWithParam<Backend> {
 INSTANTIATE_TEST_SUITE_P(Dialects, SqlCatalogTest,
                          ::testing::Values(Backend::kSqlite, Backend::kPostgres), BackendName);
 
+// The lineage emitter's cursor: per consumer, durable across catalog instances (another
+// process or machine opening the same catalog sees it), overwritten by each store.
+TEST_P(SqlCatalogTest, ConsumerCursorsAreDurableAndPerConsumer) {
+  {
+    std::unique_ptr<Catalog> catalog = Open();
+    ASSERT_NE(catalog, nullptr);
+    Result<std::optional<int64_t>> none = catalog->LoadConsumerCursor("openlineage");
+    ASSERT_TRUE(none.ok()) << none.status().ToString();
+    EXPECT_FALSE(none->has_value());
+    ASSERT_TRUE(catalog->StoreConsumerCursor("openlineage", 41).ok());
+    ASSERT_TRUE(catalog->StoreConsumerCursor("openlineage", 42).ok());
+    ASSERT_TRUE(catalog->StoreConsumerCursor("other 'consumer'", 7).ok());
+  }
+  std::unique_ptr<Catalog> reopened = Open();
+  ASSERT_NE(reopened, nullptr);
+  Result<std::optional<int64_t>> lineage = reopened->LoadConsumerCursor("openlineage");
+  ASSERT_TRUE(lineage.ok()) << lineage.status().ToString();
+  EXPECT_EQ(lineage->value_or(-1), 42);
+  Result<std::optional<int64_t>> other = reopened->LoadConsumerCursor("other 'consumer'");
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(other->value_or(-1), 7);
+}
+
 TEST(NamespaceTest, ParsesAndValidates) {
   Result<Namespace> ns = Namespace::Parse("a.b.c");
   ASSERT_TRUE(ns.ok());
