@@ -17,6 +17,7 @@
 #include "skade/engine/deletion_vectors_internal.h"
 #include "skade/engine/functions_internal.h"
 #include "skade/engine/object_store_fs_internal.h"
+#include "skade/engine/pushdown_scan_internal.h"
 
 namespace skade::engine {
 namespace {
@@ -352,6 +353,7 @@ class ProgressSlot {
 struct Database::Impl {
   duckdb_database db = nullptr;
   io::FileIO* object_store = nullptr;
+  std::shared_ptr<ScanSources> scans = std::make_shared<ScanSources>();
   ProgressSlot progress;
   ~Impl() {
     if (db) duckdb_close(&db);
@@ -418,6 +420,8 @@ Status Database::SetProgressListener(std::function<void(const QueryProgress&)> l
 Database::Database(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Database::~Database() = default;
 
+ScanSources& Database::scans() { return *impl_->scans; }
+
 io::FileIO* Database::object_store() const { return impl_->object_store; }
 
 Result<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& options) {
@@ -455,6 +459,7 @@ Result<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& options)
     SKADE_RETURN_IF_ERROR(
         RegisterObjectStoreFileSystem(db->impl_->db, *options.object_store, options.temp_directory));
   }
+  SKADE_RETURN_IF_ERROR(RegisterPushdownScanFunction(db->impl_->db, db->impl_->scans));
   // Timestamps with time zone render and compare in UTC unless a caller changes it.
   SKADE_RETURN_IF_ERROR(db->Execute("SET GLOBAL TimeZone = 'UTC'"));
   RawConnection con;

@@ -14,6 +14,7 @@
 #include "skade/arrow/c_data.h"
 #include "skade/base/status.h"
 #include "skade/io/file_io.h"
+#include "skade/engine/pushdown_scan.h"
 
 namespace skade::engine {
 
@@ -154,6 +155,8 @@ class Database {
   // DatabaseOptions::object_store (null when none): where writers that produce object-store
   // files through DuckDB remove them again.
   io::FileIO* object_store() const;
+  // The table sources `skade_scan('<token>')` reads (pushdown_scan.h).
+  ScanSources& scans();
 
  private:
   struct Impl;

@@ -1,5 +1,7 @@
 #include "skade/sql/lake_sql.h"
 
+#include "skade/engine/iceberg_scan.h"
+
 #include <algorithm>
 #include <set>
 
@@ -79,7 +81,12 @@ Status LakeSql::DropSchema(const std::string& schema) {
   std::lock_guard<std::mutex> lock(mu_);
   schemas_.erase(schema);
   for (auto it = views_.begin(); it != views_.end();) {
-    it = it->first.ns.ToString() == schema ? views_.erase(it) : std::next(it);
+    if (it->first.ns.ToString() != schema) {
+      ++it;
+      continue;
+    }
+    if (!it->second.scan_token.empty()) db_.scans().Retire(it->second.scan_token);
+    it = views_.erase(it);
   }
   return db_.Execute("DROP SCHEMA IF EXISTS " + QuoteIdentifier(catalog_name_) + "." + QuoteIdentifier(schema) +
                      " CASCADE");
@@ -106,20 +113,102 @@ Status LakeSql::SyncViews(std::string_view sql, const std::string& default_schem
   return Status::Ok();
 }
 
+namespace {
+
+// One table at one snapshot as the source of a pushdown scan: each statement's scan is
+// planned with its columns and filter (manifest, partition and metrics pruning).
+class TableScanSource final : public engine::ScanSource {
+ public:
+  explicit TableScanSource(std::unique_ptr<table::Table> table) : table_(std::move(table)) {}
+  Result<engine::ScanPlan> Plan(const engine::PushedScan& scan) override {
+    std::lock_guard<std::mutex> lock(mu_);  // a Table is not thread-safe
+    engine::ScanPlan plan;
+    if (scan.columns.empty()) {
+      // No column read (count(*)): from manifests when the snapshot has no delete files.
+      SKADE_ASSIGN_OR_RETURN(plan.row_count, table_->Count({}));
+      return plan;
+    }
+    table::ReadOptions options;
+    options.columns = scan.columns;
+    options.where = scan.filter;
+    SKADE_ASSIGN_OR_RETURN(plan.sql, table_->ReadSql(options));
+    return plan;
+  }
+
+ private:
+  std::mutex mu_;
+  std::unique_ptr<table::Table> table_;
+};
+
+// The view's columns and an estimate of its rows.
+Result<engine::ScanSourceInfo> ScanSourceOf(const table::Table& table) {
+  engine::ScanSourceInfo info;
+  const iceberg::TableMetadata& m = table.metadata();
+  iceberg::SchemaPtr schema = m.CurrentSchema();
+  if (!schema) return Status::Corruption("table metadata has no current schema");
+  for (const iceberg::NestedField& f : schema->fields()) {
+    info.names.push_back(f.name);
+    SKADE_ASSIGN_OR_RETURN(std::string type, engine::DuckTypeName(*f.type).WithContext("column '" + f.name + "'"));
+    info.types.push_back(std::move(type));
+  }
+  if (const iceberg::Snapshot* current = m.CurrentSnapshot()) {
+    if (auto total = current->SummaryValue("total-records")) {
+      try {
+        info.estimated_rows = std::stoll(*total);
+      } catch (...) {
+      }
+    }
+  } else {
+    info.estimated_rows = 0;
+  }
+  return info;
+}
+
+}  // namespace
+
+void LakeSql::set_pushdown(bool on) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (pushdown_ == on) return;
+  pushdown_ = on;
+  for (auto& [ident, view] : views_) view.metadata_location.clear();  // remade at next use
+}
+
 Result<std::unique_ptr<table::Table>> LakeSql::SyncView(const catalog::TableIdent& ident) {
   SKADE_ASSIGN_OR_RETURN(auto table, table::Table::Load(catalog_, io_, db_, ident));
   std::lock_guard<std::mutex> lock(mu_);
   auto it = views_.find(ident);
-  if (it != views_.end() && it->second == table->metadata_location()) return table;
-  SKADE_ASSIGN_OR_RETURN(std::string view_sql, table->ReadSql({}));
-  SKADE_RETURN_IF_ERROR(EnsureSchemaLocked(ident.ns.ToString()));
-  SKADE_RETURN_IF_ERROR(db_.Execute("CREATE OR REPLACE VIEW " + ViewName(ident) + " AS " + view_sql));
-  views_[ident] = table->metadata_location();
+  if (it != views_.end() && it->second.metadata_location == table->metadata_location()) return table;
+  View view{table->metadata_location(), ""};
+  std::string view_sql;
+  if (pushdown_) {
+    SKADE_ASSIGN_OR_RETURN(engine::ScanSourceInfo info, ScanSourceOf(*table));
+    SKADE_ASSIGN_OR_RETURN(auto source_table, table::Table::Load(catalog_, io_, db_, ident));
+    if (source_table->metadata_location() != view.metadata_location) {
+      return Status::Conflict("table " + ident.ToString() + " changed while its view was made; run the statement again");
+    }
+    info.source = std::make_shared<TableScanSource>(std::move(source_table));
+    view.scan_token = db_.scans().Register(std::move(info));
+    view_sql = engine::PushdownScanSql(view.scan_token);
+  } else {
+    SKADE_ASSIGN_OR_RETURN(view_sql, table->ReadSql({}));
+  }
+  Status made = EnsureSchemaLocked(ident.ns.ToString());
+  if (made.ok()) made = db_.Execute("CREATE OR REPLACE VIEW " + ViewName(ident) + " AS " + view_sql);
+  if (!made.ok()) {
+    if (!view.scan_token.empty()) db_.scans().Retire(view.scan_token);
+    return made;
+  }
+  // Statements bound to the old view keep its source (shared); new ones cannot reach it.
+  if (it != views_.end() && !it->second.scan_token.empty()) db_.scans().Retire(it->second.scan_token);
+  views_[ident] = std::move(view);
   return table;
 }
 
 Status LakeSql::DropView(const catalog::TableIdent& ident) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = views_.find(ident); it != views_.end() && !it->second.scan_token.empty()) {
+    db_.scans().Retire(it->second.scan_token);
+  }
   views_.erase(ident);
   return db_.Execute("DROP VIEW IF EXISTS " + ViewName(ident));
 }

@@ -36,6 +36,10 @@ class LakeSql {
   const std::string& catalog_name() const { return catalog_name_; }
   catalog::Catalog& catalog() { return catalog_; }
   engine::Database& db() { return db_; }
+  // Views plan each statement's scan with the filters and columns DuckDB pushes into it
+  // (engine/pushdown_scan.h; the default), or list every file of the snapshot when made (off:
+  // the oracle of the pushdown tests and benchmarks). Applies to views made from now on.
+  void set_pushdown(bool on);
   // Told about every write through this object that fails (borrowed; null for none).
   void set_write_observer(table::WriteObserver* observer) { write_observer_ = observer; }
 
@@ -109,7 +113,12 @@ class LakeSql {
   table::WriteObserver* write_observer_ = nullptr;
   std::set<std::string> skipped_namespaces_;  // logged once each (guarded by mu_)
   std::mutex mu_;
-  std::map<catalog::TableIdent, std::string> views_;  // table → metadata location of its view
+  struct View {
+    std::string metadata_location;  // of the table the view reads
+    std::string scan_token;         // its engine::ScanSources entry ("" without pushdown)
+  };
+  std::map<catalog::TableIdent, View> views_;
+  bool pushdown_ = true;
   std::set<std::string> schemas_;                     // DuckDB schemas made so far
 };
 

@@ -1,0 +1,416 @@
+#include "skade/engine/pushdown_scan.h"
+
+#include <cmath>
+#include <utility>
+
+#include "duckdb.hpp"
+#include "duckdb/function/table_function.hpp"
+#include "duckdb/main/capi/capi_internal.hpp"
+#include "duckdb/main/extension/extension_loader.hpp"
+#include "duckdb/planner/expression/list.hpp"
+#include "duckdb/planner/operator/logical_get.hpp"
+#include "skade/base/log.h"
+#include "skade/base/uuid.h"
+#include "skade/engine/database.h"
+#include "skade/engine/pushdown_scan_internal.h"
+
+namespace skade::engine {
+
+std::string ScanSources::Register(ScanSourceInfo info) {
+  std::string token = Uuid::NewV7().ToString();
+  std::lock_guard<std::mutex> lock(mu_);
+  PurgeLocked(std::chrono::steady_clock::now());
+  sources_.emplace(token, std::move(info));
+  return token;
+}
+
+void ScanSources::Retire(const std::string& token) {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(mu_);
+  PurgeLocked(now);
+  if (sources_.count(token)) retired_.emplace(token, now + kRetiredGrace);
+}
+
+void ScanSources::PurgeLocked(std::chrono::steady_clock::time_point now) {
+  for (auto it = retired_.begin(); it != retired_.end();) {
+    if (it->second > now) {
+      ++it;
+      continue;
+    }
+    sources_.erase(it->first);
+    it = retired_.erase(it);
+  }
+}
+
+std::optional<ScanSourceInfo> ScanSources::Find(const std::string& token) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = sources_.find(token);
+  if (it == sources_.end()) return std::nullopt;
+  return it->second;
+}
+
+size_t ScanSources::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return sources_.size();
+}
+
+std::string PushdownScanSql(const std::string& token) { return "SELECT * FROM skade_scan(" + QuoteString(token) + ")"; }
+
+namespace {
+
+constexpr const char* kFunctionName = "skade_scan";
+
+struct SourcesInfo final : duckdb::TableFunctionInfo {
+  explicit SourcesInfo(std::shared_ptr<ScanSources> s) : sources(std::move(s)) {}
+  std::shared_ptr<ScanSources> sources;
+};
+
+struct ScanBindData final : duckdb::TableFunctionData {
+  ScanSourceInfo info;
+  std::vector<duckdb::LogicalType> types;
+  // The conjuncts rendered at the last filter pushdown (DuckDB may push twice: the list is
+  // replaced, never appended to).
+  std::vector<std::string> conjuncts;
+
+  duckdb::unique_ptr<duckdb::FunctionData> Copy() const override {
+    auto copy = duckdb::make_uniq<ScanBindData>();
+    copy->info = info;
+    copy->types = types;
+    copy->conjuncts = conjuncts;
+    return copy;
+  }
+  bool Equals(const duckdb::FunctionData& other) const override {
+    const auto& o = other.Cast<ScanBindData>();
+    return info.source == o.info.source && conjuncts == o.conjuncts;
+  }
+};
+
+// ---------------------------------------------------------------- filter rendering
+
+// The SQL of a column (or a nested field of one) of this scan; nullopt for anything else.
+std::optional<std::string> ColumnPath(const duckdb::Expression& e, const duckdb::LogicalGet& get) {
+  using duckdb::ExpressionClass;
+  if (e.GetExpressionClass() == ExpressionClass::BOUND_COLUMN_REF) {
+    const auto& ref = e.Cast<duckdb::BoundColumnRefExpression>();
+    if (ref.depth != 0 || ref.binding.table_index != get.table_index) return std::nullopt;
+    const auto& ids = get.GetColumnIds();
+    if (ref.binding.column_index >= ids.size()) return std::nullopt;
+    const duckdb::ColumnIndex& index = ids[ref.binding.column_index];
+    if (index.IsRowIdColumn() || index.IsVirtualColumn() || index.IsEmptyColumn()) return std::nullopt;
+    const auto primary = index.GetPrimaryIndex();
+    if (primary >= get.names.size()) return std::nullopt;
+    return QuoteIdentifier(get.names[primary]);
+  }
+  if (e.GetExpressionClass() == ExpressionClass::BOUND_FUNCTION) {
+    const auto& f = e.Cast<duckdb::BoundFunctionExpression>();
+    if (f.function.name != "struct_extract" || f.children.size() != 2) return std::nullopt;
+    if (f.children[1]->GetExpressionClass() != ExpressionClass::BOUND_CONSTANT) return std::nullopt;
+    const duckdb::Value& key = f.children[1]->Cast<duckdb::BoundConstantExpression>().value;
+    if (key.IsNull() || key.type().id() != duckdb::LogicalTypeId::VARCHAR) return std::nullopt;
+    auto parent = ColumnPath(*f.children[0], get);
+    if (!parent) return std::nullopt;
+    return *parent + "." + QuoteIdentifier(key.GetValue<std::string>());
+  }
+  return std::nullopt;
+}
+
+// A constant as SQL, for the types whose rendering DuckDB parses back to the same value.
+std::optional<std::string> Constant(const duckdb::Expression& e) {
+  if (e.GetExpressionClass() != duckdb::ExpressionClass::BOUND_CONSTANT) return std::nullopt;
+  const duckdb::Value& v = e.Cast<duckdb::BoundConstantExpression>().value;
+  if (v.IsNull()) return std::nullopt;
+  using duckdb::LogicalTypeId;
+  switch (v.type().id()) {
+    case LogicalTypeId::BOOLEAN:
+    case LogicalTypeId::TINYINT:
+    case LogicalTypeId::SMALLINT:
+    case LogicalTypeId::INTEGER:
+    case LogicalTypeId::BIGINT:
+    case LogicalTypeId::HUGEINT:
+    case LogicalTypeId::UTINYINT:
+    case LogicalTypeId::USMALLINT:
+    case LogicalTypeId::UINTEGER:
+    case LogicalTypeId::UBIGINT:
+    case LogicalTypeId::DECIMAL:
+    case LogicalTypeId::VARCHAR:
+    case LogicalTypeId::DATE:
+    case LogicalTypeId::TIME:
+    case LogicalTypeId::TIMESTAMP:
+    case LogicalTypeId::TIMESTAMP_TZ:
+    case LogicalTypeId::UUID:
+      break;
+    case LogicalTypeId::FLOAT:
+    case LogicalTypeId::DOUBLE: {
+      const double d = v.GetValue<double>();
+      if (!std::isfinite(d)) return std::nullopt;
+      break;
+    }
+    default:
+      return std::nullopt;
+  }
+  // Typed, so the constant keeps its type when parsed again ('…'::DATE, 1.5::DECIMAL(3,1)).
+  return "CAST(" + v.ToSQLString() + " AS " + v.type().ToString() + ")";
+}
+
+const char* ComparisonOperator(duckdb::ExpressionType type) {
+  using duckdb::ExpressionType;
+  switch (type) {
+    case ExpressionType::COMPARE_EQUAL: return "=";
+    case ExpressionType::COMPARE_NOTEQUAL: return "<>";
+    case ExpressionType::COMPARE_LESSTHAN: return "<";
+    case ExpressionType::COMPARE_GREATERTHAN: return ">";
+    case ExpressionType::COMPARE_LESSTHANOREQUALTO: return "<=";
+    case ExpressionType::COMPARE_GREATERTHANOREQUALTO: return ">=";
+    default: return nullptr;
+  }
+}
+
+const char* Flipped(const char* op) {
+  const std::string o(op);
+  if (o == "<") return ">";
+  if (o == ">") return "<";
+  if (o == "<=") return ">=";
+  if (o == ">=") return "<=";
+  return op;
+}
+
+// The SQL of a filter expression, or nullopt when it is not one this scan renders. An AND
+// keeps the parts it can render (a weaker filter); an OR needs all of them.
+std::optional<std::string> Render(const duckdb::Expression& e, const duckdb::LogicalGet& get) {
+  using duckdb::ExpressionClass;
+  using duckdb::ExpressionType;
+  switch (e.GetExpressionClass()) {
+    case ExpressionClass::BOUND_COMPARISON: {
+      const auto& c = e.Cast<duckdb::BoundComparisonExpression>();
+      const char* op = ComparisonOperator(c.type);
+      if (op == nullptr) return std::nullopt;
+      if (auto col = ColumnPath(*c.left, get)) {
+        if (auto value = Constant(*c.right)) return "(" + *col + " " + op + " " + *value + ")";
+      }
+      if (auto col = ColumnPath(*c.right, get)) {
+        if (auto value = Constant(*c.left)) return "(" + *col + " " + Flipped(op) + " " + *value + ")";
+      }
+      return std::nullopt;
+    }
+    case ExpressionClass::BOUND_BETWEEN: {
+      const auto& b = e.Cast<duckdb::BoundBetweenExpression>();
+      auto col = ColumnPath(*b.input, get);
+      auto lower = Constant(*b.lower);
+      auto upper = Constant(*b.upper);
+      if (!col || !lower || !upper) return std::nullopt;
+      return "(" + *col + (b.lower_inclusive ? " >= " : " > ") + *lower + " AND " + *col +
+             (b.upper_inclusive ? " <= " : " < ") + *upper + ")";
+    }
+    case ExpressionClass::BOUND_OPERATOR: {
+      const auto& o = e.Cast<duckdb::BoundOperatorExpression>();
+      if (o.children.empty()) return std::nullopt;
+      auto col = ColumnPath(*o.children[0], get);
+      if (!col) return std::nullopt;
+      if (e.type == ExpressionType::OPERATOR_IS_NULL && o.children.size() == 1) return "(" + *col + " IS NULL)";
+      if (e.type == ExpressionType::OPERATOR_IS_NOT_NULL && o.children.size() == 1) return "(" + *col + " IS NOT NULL)";
+      if (e.type == ExpressionType::COMPARE_IN && o.children.size() >= 2) {
+        std::string list;
+        for (size_t i = 1; i < o.children.size(); ++i) {
+          auto value = Constant(*o.children[i]);
+          if (!value) return std::nullopt;  // a NULL in the list, or a type not rendered
+          list += (i > 1 ? ", " : "") + *value;
+        }
+        return "(" + *col + " IN (" + list + "))";
+      }
+      return std::nullopt;
+    }
+    case ExpressionClass::BOUND_FUNCTION: {
+      const auto& f = e.Cast<duckdb::BoundFunctionExpression>();
+      // LIKE 'ab%' is bound as prefix(col, 'ab').
+      if ((f.function.name == "prefix" || f.function.name == "starts_with") && f.children.size() == 2) {
+        auto col = ColumnPath(*f.children[0], get);
+        auto value = Constant(*f.children[1]);
+        if (col && value) return "starts_with(" + *col + ", " + *value + ")";
+      }
+      return std::nullopt;
+    }
+    case ExpressionClass::BOUND_CONJUNCTION: {
+      const auto& c = e.Cast<duckdb::BoundConjunctionExpression>();
+      const bool is_and = e.type == ExpressionType::CONJUNCTION_AND;
+      if (!is_and && e.type != ExpressionType::CONJUNCTION_OR) return std::nullopt;
+      std::vector<std::string> parts;
+      for (const auto& child : c.children) {
+        auto part = Render(*child, get);
+        if (!part) {
+          if (is_and) continue;
+          return std::nullopt;
+        }
+        parts.push_back(std::move(*part));
+      }
+      if (parts.empty()) return std::nullopt;
+      std::string out = "(";
+      for (size_t i = 0; i < parts.size(); ++i) out += (i ? (is_and ? " AND " : " OR ") : "") + parts[i];
+      return out + ")";
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+// ---------------------------------------------------------------- the table function
+
+duckdb::unique_ptr<duckdb::FunctionData> Bind(duckdb::ClientContext& context, duckdb::TableFunctionBindInput& input,
+                                              duckdb::vector<duckdb::LogicalType>& return_types,
+                                              duckdb::vector<duckdb::string>& names) {
+  if (input.inputs.size() != 1 || input.inputs[0].IsNull()) throw duckdb::BinderException("skade_scan needs a token");
+  const auto& sources = input.info->Cast<SourcesInfo>().sources;
+  auto found = sources->Find(input.inputs[0].GetValue<std::string>());
+  if (!found) throw duckdb::BinderException("skade_scan: no such table source (the view is stale; run the statement again)");
+  auto data = duckdb::make_uniq<ScanBindData>();
+  data->info = std::move(*found);
+  for (size_t i = 0; i < data->info.names.size(); ++i) {
+    names.push_back(data->info.names[i]);
+    data->types.push_back(duckdb::TransformStringToLogicalType(data->info.types[i], context));
+    return_types.push_back(data->types.back());
+  }
+  return data;
+}
+
+void PushdownFilters(duckdb::ClientContext&, duckdb::LogicalGet& get, duckdb::FunctionData* bind_data,
+                     duckdb::vector<duckdb::unique_ptr<duckdb::Expression>>& filters) {
+  auto& data = bind_data->Cast<ScanBindData>();
+  std::vector<std::string> conjuncts;
+  try {
+    for (const auto& f : filters) {
+      if (auto sql = Render(*f, get)) conjuncts.push_back(std::move(*sql));
+    }
+  } catch (const std::exception& e) {
+    // Pruning is an optimisation: without it the scan is whole, never wrong.
+    SKADE_LOG_WARN("skade_scan: filters not pushed down: {}", e.what());
+    conjuncts.clear();
+  }
+  data.conjuncts = std::move(conjuncts);
+  // `filters` is left as it is: DuckDB applies every one of them above the scan.
+}
+
+duckdb::virtual_column_map_t VirtualColumns(duckdb::ClientContext&, duckdb::optional_ptr<duckdb::FunctionData>) {
+  duckdb::virtual_column_map_t columns;
+  // count(*) then reads no column at all.
+  columns.insert(std::make_pair(duckdb::COLUMN_IDENTIFIER_EMPTY, duckdb::TableColumn("", duckdb::LogicalType::BOOLEAN)));
+  return columns;
+}
+
+duckdb::unique_ptr<duckdb::NodeStatistics> Cardinality(duckdb::ClientContext&, const duckdb::FunctionData* bind_data) {
+  const auto& data = bind_data->Cast<ScanBindData>();
+  if (!data.info.estimated_rows) return duckdb::make_uniq<duckdb::NodeStatistics>();
+  return duckdb::make_uniq<duckdb::NodeStatistics>(static_cast<duckdb::idx_t>(*data.info.estimated_rows));
+}
+
+struct ScanState final : duckdb::GlobalTableFunctionState {
+  duckdb::unique_ptr<duckdb::Connection> connection;
+  duckdb::unique_ptr<duckdb::QueryResult> result;
+  int64_t rows_left = 0;  // a scan of no column: rows still to emit
+  bool done = false;
+  duckdb::idx_t MaxThreads() const override { return 1; }
+};
+
+duckdb::unique_ptr<duckdb::GlobalTableFunctionState> Init(duckdb::ClientContext& context,
+                                                          duckdb::TableFunctionInitInput& input) {
+  const auto& data = input.bind_data->Cast<ScanBindData>();
+  PushedScan scan;
+  std::vector<size_t> projected;
+  for (const duckdb::column_t id : input.column_ids) {
+    if (id == duckdb::COLUMN_IDENTIFIER_EMPTY || id >= data.info.names.size()) continue;
+    projected.push_back(id);
+  }
+  // The source is asked in table order, and the result is put back in the scan's order.
+  std::vector<size_t> sorted = projected;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  for (size_t id : sorted) scan.columns.push_back(data.info.names[id]);
+  if (!data.conjuncts.empty() && !scan.columns.empty()) {
+    std::string where;
+    for (size_t i = 0; i < data.conjuncts.size(); ++i) where += (i ? " AND " : "") + data.conjuncts[i];
+    auto parsed = Predicate::Parse(where);
+    if (parsed.ok()) {
+      scan.filter = std::move(*parsed);
+    } else {
+      SKADE_LOG_WARN("skade_scan: pushed filter not used ({}): {}", parsed.status().ToString(), where);
+    }
+  }
+  SKADE_LOG_DEBUG("skade_scan: {} columns, filter {}", scan.columns.size(),
+                  scan.filter ? scan.filter->sql() : std::string("none"));
+  Result<ScanPlan> plan = data.info.source->Plan(scan);
+  if (!plan.ok()) throw duckdb::IOException(plan.status().ToString());
+  auto state = duckdb::make_uniq<ScanState>();
+  if (scan.columns.empty() && plan->row_count) {
+    state->rows_left = *plan->row_count;
+    return state;
+  }
+  if (plan->sql.empty()) throw duckdb::InternalException("skade_scan: the source planned no query");
+  // The columns in the scan's order and types, whatever the source's SQL gives.
+  std::string select;
+  for (size_t i = 0; i < projected.size(); ++i) {
+    const size_t id = projected[i];
+    select += (i ? ", " : "") + std::string("CAST(") + QuoteIdentifier(data.info.names[id]) + " AS " +
+              data.info.types[id] + ")";
+  }
+  if (select.empty()) select = "NULL";  // a scan of no column whose source has no count
+  state->connection = duckdb::make_uniq<duckdb::Connection>(*context.db);
+  state->result = state->connection->SendQuery("SELECT " + select + " FROM (" + plan->sql + ")");
+  if (state->result->HasError()) throw duckdb::IOException(state->result->GetError());
+  return state;
+}
+
+void Scan(duckdb::ClientContext&, duckdb::TableFunctionInput& input, duckdb::DataChunk& output) {
+  auto& state = input.global_state->Cast<ScanState>();
+  if (state.done) return;
+  if (state.result == nullptr) {  // rows of no column, from the count
+    const auto n = static_cast<duckdb::idx_t>(std::min<int64_t>(state.rows_left, STANDARD_VECTOR_SIZE));
+    for (auto& column : output.data) {
+      column.SetVectorType(duckdb::VectorType::CONSTANT_VECTOR);
+      duckdb::ConstantVector::SetNull(column, true);
+    }
+    output.SetCardinality(n);
+    state.rows_left -= static_cast<int64_t>(n);
+    if (n == 0) state.done = true;
+    return;
+  }
+  auto chunk = state.result->Fetch();
+  if (state.result->HasError()) throw duckdb::IOException(state.result->GetError());
+  if (!chunk || chunk->size() == 0) {
+    state.done = true;
+    state.result.reset();
+    state.connection.reset();
+    output.SetCardinality(0);
+    return;
+  }
+  if (output.ColumnCount() == chunk->ColumnCount()) {
+    output.Reference(*chunk);  // the inner result's buffers, not a copy
+  } else {
+    // A scan of no column whose rows came from a query: only the count matters.
+    for (auto& column : output.data) {
+      column.SetVectorType(duckdb::VectorType::CONSTANT_VECTOR);
+      duckdb::ConstantVector::SetNull(column, true);
+    }
+    output.SetCardinality(chunk->size());
+  }
+}
+
+}  // namespace
+
+Status RegisterPushdownScanFunction(duckdb_database db, std::shared_ptr<ScanSources> sources) {
+  try {
+    auto* wrapper = reinterpret_cast<duckdb::DatabaseWrapper*>(db);
+    duckdb::DatabaseInstance& instance = *wrapper->database->instance;
+    duckdb::TableFunction function(kFunctionName, {duckdb::LogicalType::VARCHAR}, Scan, Bind, Init);
+    function.projection_pushdown = true;
+    function.filter_pushdown = false;  // every filter stays in the plan, above the scan
+    function.pushdown_complex_filter = PushdownFilters;
+    function.get_virtual_columns = VirtualColumns;
+    function.cardinality = Cardinality;
+    function.function_info = duckdb::make_shared_ptr<SourcesInfo>(std::move(sources));
+    duckdb::ExtensionLoader loader(instance, "skade");
+    loader.RegisterFunction(function);
+  } catch (const std::exception& e) {
+    return Status::Internal(std::string("cannot register skade_scan: ") + duckdb::ErrorData(e).Message());
+  }
+  return Status::Ok();
+}
+
+}  // namespace skade::engine
