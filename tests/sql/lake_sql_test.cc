@@ -107,7 +107,11 @@ TEST_F(LakeSqlTest, ConcurrentSessionsSyncAndQueryWithoutConflicts) {
   // views and query both tables.
   std::thread writer([&] {
     for (int i = 0; i < 10; ++i) {
-      if (!a->Append(engine::WriteSource{"SELECT 100 + " + std::to_string(i) + " AS id", nullptr}).ok()) ++failures;
+      auto r = a->Append(engine::WriteSource{"SELECT 100 + " + std::to_string(i) + " AS id", nullptr});
+      if (!r.ok()) {
+        ADD_FAILURE() << r.status().ToString();
+        ++failures;
+      }
     }
   });
   std::vector<std::thread> sessions;
@@ -121,7 +125,8 @@ TEST_F(LakeSqlTest, ConcurrentSessionsSyncAndQueryWithoutConflicts) {
       for (int i = 0; i < 20; ++i) {
         const std::string sql =
             "SELECT (SELECT count(*) FROM skade.\"a.b\".ca) + (SELECT count(*) FROM skade.\"a.b\".cb) AS n";
-        if (!lake_->SyncViews(sql, "a.b").ok()) {
+        if (Status synced = lake_->SyncViews(sql, "a.b"); !synced.ok()) {
+          ADD_FAILURE() << synced.ToString();
           ++failures;
           continue;
         }
@@ -132,7 +137,10 @@ TEST_F(LakeSqlTest, ConcurrentSessionsSyncAndQueryWithoutConflicts) {
           continue;
         }
         auto stream = (*stmt)->ExecuteArrow();
-        if (!stream.ok()) ++failures;
+        if (!stream.ok()) {
+          ADD_FAILURE() << stream.status().ToString();
+          ++failures;
+        }
       }
     });
   }

@@ -71,7 +71,7 @@ inline Result<Lake> OpenLakeFor(const LakeArgs& args, LakeOpenOptions::Use use) 
 // Creates DuckDB views for the catalog tables `sql` references ("ns"."table", nested
 // namespaces as "a.b"."table"), each reading the table's current snapshot (sql::LakeSql over
 // DuckDB's default catalog).
-Status ExposeTables(Lake& lake, const std::string& sql);
+Status ExposeTables(Lake& lake, const std::string& sql, bool pushdown = true);
 
 struct NsArgs {
   std::string action;  // create | list | drop | props
@@ -129,6 +129,7 @@ struct CompactArgs {
 struct SqlArgs {
   std::string sql;
   OutputFormat format = OutputFormat::kTable;
+  bool pushdown = true;  // plan each scan with the statement's filters and columns (--pushdown off: list every file)
 };
 
 struct ListArgs {

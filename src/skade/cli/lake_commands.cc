@@ -166,9 +166,10 @@ Result<std::unique_ptr<table::Table>> LoadLakeTable(Lake& lake, const catalog::T
   return table;
 }
 
-Status ExposeTables(Lake& lake, const std::string& sql) {
+Status ExposeTables(Lake& lake, const std::string& sql, bool pushdown) {
   // DuckDB names its in-memory default catalog "memory".
   SKADE_ASSIGN_OR_RETURN(auto views, sql::LakeSql::Open(*lake.catalog, *lake.io, *lake.db, "memory"));
+  views->set_pushdown(pushdown);
   return views->SyncViews(sql, "");
 }
 
@@ -462,6 +463,8 @@ int RunSql(const LakeArgs& lake_args, const SqlArgs& args, std::ostream& out, st
   if (statement->is_write()) {
     auto views = sql::LakeSql::Open(*lake->catalog, *lake->io, *lake->db, "memory");
     if (!views.ok()) return Fail(err, views.status());
+    (*views)->set_write_observer(lake->write_observer.get());
+    (*views)->set_pushdown(args.pushdown);
     auto n = (*views)->ExecuteWrite(*statement, "");
     if (!n.ok()) return Fail(err, n.status());
     out << statement->type_name << " " << *n << "\n";
@@ -473,7 +476,7 @@ int RunSql(const LakeArgs& lake_args, const SqlArgs& args, std::ostream& out, st
                          " statements do not run here: skade sql runs queries, COPY … TO exports and the Iceberg "
                          "write statements (INSERT, UPDATE, DELETE, CREATE/DROP TABLE, CREATE/DROP SCHEMA)"));
   }
-  Status st = ExposeTables(*lake, args.sql);
+  Status st = ExposeTables(*lake, args.sql, args.pushdown);
   if (!st.ok()) return Fail(err, st);
   auto rows = WriteQuery(*lake->db, args.sql, args.format, out);
   if (!rows.ok()) return Fail(err, rows.status());

@@ -150,6 +150,9 @@ int main(int argc, char** argv) {
   auto* sql_cmd = app.add_subcommand("sql", "Run DuckDB SQL over the lake (tables as ns.table, \"a.b\".table)");
   sql_cmd->add_option("sql", sql.sql, "SQL text")->required();
   sql_cmd->add_option("--format", sql_format, "table|csv|json")->check(CLI::IsMember({"table", "csv", "json"}));
+  std::string sql_pushdown = "on";
+  sql_cmd->add_option("--pushdown", sql_pushdown, "on|off: plan each table scan with the statement's filters")
+      ->check(CLI::IsMember({"on", "off"}));
 
   skade::cli::ListArgs tables;
   auto* tables_cmd = app.add_subcommand("tables", "List tables");
@@ -210,6 +213,7 @@ int main(int argc, char** argv) {
   if (*compact_cmd) return skade::cli::RunCompact(lake, compact, std::cout, std::cerr);
   if (*sql_cmd) {
     sql.format = FormatOf(sql_format);
+    sql.pushdown = sql_pushdown == "on";
     return skade::cli::RunSql(lake, sql, std::cout, std::cerr);
   }
   if (*tables_cmd) return skade::cli::RunTables(lake, tables, std::cout, std::cerr);

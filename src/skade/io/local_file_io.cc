@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <string>
 
+#include "skade/base/fd.h"
 #include "skade/base/uuid.h"
 #include "skade/io/file_io.h"
 
@@ -24,25 +25,6 @@ Status ErrnoStatus(std::string_view what, const std::string& path, int err) {
   return Status::IoError(std::move(msg));
 }
 
-// RAII file descriptor.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  int Release() {
-    int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-
- private:
-  int fd_;
-};
 
 Status WriteAll(int fd, std::string_view data, const std::string& path) {
   size_t done = 0;

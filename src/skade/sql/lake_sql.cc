@@ -3,6 +3,7 @@
 #include "skade/engine/iceberg_scan.h"
 
 #include <algorithm>
+#include <list>
 #include <set>
 
 #include "skade/base/log.h"
@@ -116,28 +117,60 @@ Status LakeSql::SyncViews(std::string_view sql, const std::string& default_schem
 namespace {
 
 // One table at one snapshot as the source of a pushdown scan: each statement's scan is
-// planned with its columns and filter (manifest, partition and metrics pruning).
+// planned with its columns and filter (manifest, partition and metrics pruning). The snapshot
+// never changes under a source, so plans are kept by (columns, filter): the same BI query
+// again plans without reading a manifest. Bounded by kCacheBytes of plan text per source.
 class TableScanSource final : public engine::ScanSource {
  public:
+  static constexpr size_t kCacheBytes = size_t{8} << 20;
+
   explicit TableScanSource(std::unique_ptr<table::Table> table) : table_(std::move(table)) {}
   Result<engine::ScanPlan> Plan(const engine::PushedScan& scan) override {
+    std::string key = scan.filter ? scan.filter->sql() : std::string();
+    for (const std::string& c : scan.columns) key += '\n' + c;
     std::lock_guard<std::mutex> lock(mu_);  // a Table is not thread-safe
+    if (auto it = cache_.find(key); it != cache_.end()) {
+      order_.splice(order_.begin(), order_, it->second.position);
+      return it->second.plan;
+    }
     engine::ScanPlan plan;
     if (scan.columns.empty()) {
       // No column read (count(*)): from manifests when the snapshot has no delete files.
       SKADE_ASSIGN_OR_RETURN(plan.row_count, table_->Count({}));
-      return plan;
+    } else {
+      table::ReadOptions options;
+      options.columns = scan.columns;
+      options.where = scan.filter;
+      SKADE_ASSIGN_OR_RETURN(plan.sql, table_->ReadSql(options));
     }
-    table::ReadOptions options;
-    options.columns = scan.columns;
-    options.where = scan.filter;
-    SKADE_ASSIGN_OR_RETURN(plan.sql, table_->ReadSql(options));
+    Remember(std::move(key), plan);
     return plan;
   }
 
  private:
+  struct Cached {
+    engine::ScanPlan plan;
+    std::list<std::string>::iterator position;  // in order_, most recent first
+  };
+  void Remember(std::string key, const engine::ScanPlan& plan) {
+    const size_t bytes = key.size() + plan.sql.size();
+    if (bytes > kCacheBytes) return;
+    while (!order_.empty() && cached_bytes_ + bytes > kCacheBytes) {
+      auto victim = cache_.find(order_.back());
+      cached_bytes_ -= victim->first.size() + victim->second.plan.sql.size();
+      cache_.erase(victim);
+      order_.pop_back();
+    }
+    order_.push_front(key);
+    cache_.emplace(std::move(key), Cached{plan, order_.begin()});
+    cached_bytes_ += bytes;
+  }
+
   std::mutex mu_;
   std::unique_ptr<table::Table> table_;
+  std::map<std::string, Cached> cache_;
+  std::list<std::string> order_;
+  size_t cached_bytes_ = 0;
 };
 
 // The view's columns and an estimate of its rows.
@@ -166,6 +199,12 @@ Result<engine::ScanSourceInfo> ScanSourceOf(const table::Table& table) {
 
 }  // namespace
 
+LakeSql::~LakeSql() {
+  for (const auto& [ident, view] : views_) {
+    if (!view.scan_token.empty()) db_.scans().Retire(view.scan_token);
+  }
+}
+
 void LakeSql::set_pushdown(bool on) {
   std::lock_guard<std::mutex> lock(mu_);
   if (pushdown_ == on) return;
@@ -182,11 +221,7 @@ Result<std::unique_ptr<table::Table>> LakeSql::SyncView(const catalog::TableIden
   std::string view_sql;
   if (pushdown_) {
     SKADE_ASSIGN_OR_RETURN(engine::ScanSourceInfo info, ScanSourceOf(*table));
-    SKADE_ASSIGN_OR_RETURN(auto source_table, table::Table::Load(catalog_, io_, db_, ident));
-    if (source_table->metadata_location() != view.metadata_location) {
-      return Status::Conflict("table " + ident.ToString() + " changed while its view was made; run the statement again");
-    }
-    info.source = std::make_shared<TableScanSource>(std::move(source_table));
+    info.source = std::make_shared<TableScanSource>(table->Clone());
     view.scan_token = db_.scans().Register(std::move(info));
     view_sql = engine::PushdownScanSql(view.scan_token);
   } else {

@@ -33,6 +33,11 @@ class LakeSql {
   static Result<std::unique_ptr<LakeSql>> Open(catalog::Catalog& catalog, io::FileIO& io, engine::Database& db,
                                                std::string catalog_name);
 
+  // Retires the scan sources of its views (engine::ScanSources::Retire).
+  ~LakeSql();
+  LakeSql(const LakeSql&) = delete;
+  LakeSql& operator=(const LakeSql&) = delete;
+
   const std::string& catalog_name() const { return catalog_name_; }
   catalog::Catalog& catalog() { return catalog_; }
   engine::Database& db() { return db_; }

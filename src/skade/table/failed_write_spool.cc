@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "skade/base/fd.h"
 #include "skade/base/log.h"
 #include "skade/catalog/polled_log.h"
 
@@ -19,22 +20,6 @@ namespace skade::table {
 namespace {
 
 using Json = nlohmann::json;
-
-// An open file descriptor, closed once.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  bool ok() const { return fd_ >= 0; }
-
- private:
-  int fd_;
-};
 
 Status Errno(const std::string& what, const std::string& path) {
   return Status::IoError(what + " '" + path + "': " + std::strerror(errno));

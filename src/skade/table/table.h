@@ -117,6 +117,10 @@ class Table : public IcebergSource, public IcebergSink {
   const std::string& metadata_location() const { return state_.metadata_location; }
   // Reloads the current metadata from the catalog.
   Status Refresh();
+  // Another object over the same loaded state (no I/O), e.g. for another thread.
+  std::unique_ptr<Table> Clone() const {
+    return std::unique_ptr<Table>(new Table(catalog_, io_, db_, state_));
+  }
 
   // Plans a read (snapshot selection, pruning by the Iceberg-expressible part of `where`).
   Result<engine::IcebergScan> PlanRead(const ReadOptions& options);
