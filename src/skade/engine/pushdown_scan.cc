@@ -132,12 +132,15 @@ std::optional<std::string> Constant(const duckdb::Expression& e) {
     case LogicalTypeId::UINTEGER:
     case LogicalTypeId::UBIGINT:
     case LogicalTypeId::DECIMAL:
-    case LogicalTypeId::VARCHAR:
     case LogicalTypeId::DATE:
     case LogicalTypeId::TIME:
     case LogicalTypeId::TIMESTAMP:
     case LogicalTypeId::TIMESTAMP_TZ:
     case LogicalTypeId::UUID:
+      break;
+    case LogicalTypeId::VARCHAR:
+      // A NUL would end the text a parser reads: such a constant is not pushed.
+      if (v.GetValue<std::string>().find('\0') != std::string::npos) return std::nullopt;
       break;
     case LogicalTypeId::FLOAT:
     case LogicalTypeId::DOUBLE: {
