@@ -49,11 +49,6 @@ std::optional<ScanSourceInfo> ScanSources::Find(const std::string& token) const 
   return it->second;
 }
 
-size_t ScanSources::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return sources_.size();
-}
-
 std::string PushdownScanSql(const std::string& token) { return "SELECT * FROM skade_scan(" + QuoteString(token) + ")"; }
 
 namespace {
@@ -360,15 +355,20 @@ duckdb::unique_ptr<duckdb::GlobalTableFunctionState> Init(duckdb::ClientContext&
   return state;
 }
 
+// Every column of a scan that reads none (count(*)): constant NULL, only the row count matters.
+void NullColumns(duckdb::DataChunk& output) {
+  for (auto& column : output.data) {
+    column.SetVectorType(duckdb::VectorType::CONSTANT_VECTOR);
+    duckdb::ConstantVector::SetNull(column, true);
+  }
+}
+
 void Scan(duckdb::ClientContext&, duckdb::TableFunctionInput& input, duckdb::DataChunk& output) {
   auto& state = input.global_state->Cast<ScanState>();
   if (state.done) return;
   if (state.result == nullptr) {  // rows of no column, from the count
     const auto n = static_cast<duckdb::idx_t>(std::min<int64_t>(state.rows_left, STANDARD_VECTOR_SIZE));
-    for (auto& column : output.data) {
-      column.SetVectorType(duckdb::VectorType::CONSTANT_VECTOR);
-      duckdb::ConstantVector::SetNull(column, true);
-    }
+    NullColumns(output);
     output.SetCardinality(n);
     state.rows_left -= static_cast<int64_t>(n);
     if (n == 0) state.done = true;
@@ -387,10 +387,7 @@ void Scan(duckdb::ClientContext&, duckdb::TableFunctionInput& input, duckdb::Dat
     output.Reference(*chunk);  // the inner result's buffers, not a copy
   } else {
     // A scan of no column whose rows came from a query: only the count matters.
-    for (auto& column : output.data) {
-      column.SetVectorType(duckdb::VectorType::CONSTANT_VECTOR);
-      duckdb::ConstantVector::SetNull(column, true);
-    }
+    NullColumns(output);
     output.SetCardinality(chunk->size());
   }
 }

@@ -68,7 +68,6 @@ class ScanSources {
   // The source's view was replaced or dropped: found for kRetiredGrace more, then forgotten.
   void Retire(const std::string& token);
   std::optional<ScanSourceInfo> Find(const std::string& token) const;
-  size_t size() const;
 
  private:
   void PurgeLocked(std::chrono::steady_clock::time_point now);

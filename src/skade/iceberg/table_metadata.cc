@@ -1,6 +1,7 @@
 #include "skade/iceberg/table_metadata.h"
 
 #include <algorithm>
+#include <charconv>
 
 namespace skade::iceberg {
 
@@ -11,6 +12,15 @@ std::optional<std::string> Snapshot::SummaryValue(std::string_view key) const {
     if (k == key) return v;
   }
   return std::nullopt;
+}
+
+std::optional<int64_t> Snapshot::SummaryLong(std::string_view key) const {
+  auto v = SummaryValue(key);
+  if (!v) return std::nullopt;
+  int64_t out = 0;
+  auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), out);
+  if (ec != std::errc() || p != v->data() + v->size()) return std::nullopt;
+  return out;
 }
 
 SchemaPtr TableMetadata::CurrentSchema() const { return SchemaById(current_schema_id); }

@@ -40,6 +40,8 @@ struct Snapshot {
   std::string operation() const;
   // A summary value, if present.
   std::optional<std::string> SummaryValue(std::string_view key) const;
+  // A summary value that is an integer (the whole text); nullopt when absent or not one.
+  std::optional<int64_t> SummaryLong(std::string_view key) const;
 };
 
 enum class RefType { kBranch, kTag };

@@ -26,19 +26,6 @@ Status ErrnoStatus(std::string_view what, const std::string& path, int err) {
 }
 
 
-Status WriteAll(int fd, std::string_view data, const std::string& path) {
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoStatus("write", path, errno);
-    }
-    done += static_cast<size_t>(n);
-  }
-  return Status::Ok();
-}
-
 Status EnsureParent(const std::string& path) {
   fs::path parent = fs::path(path).parent_path();
   if (parent.empty()) return Status::Ok();
@@ -54,7 +41,7 @@ Result<std::string> WriteTemp(const std::string& path, std::string_view data) {
   std::string tmp = TemporaryWriteName(path, Uuid::NewV7().ToString());
   Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
   if (fd.get() < 0) return ErrnoStatus("create", tmp, errno);
-  Status st = WriteAll(fd.get(), data, tmp);
+  Status st = WriteAll(fd.get(), data, "write '" + tmp + "'");
   if (st.ok() && ::fsync(fd.get()) != 0) st = ErrnoStatus("fsync", tmp, errno);
   if (!st.ok()) {
     ::unlink(tmp.c_str());

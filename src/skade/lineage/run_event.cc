@@ -73,12 +73,19 @@ const char* LifecycleOf(const std::string& operation) {
   return nullptr;
 }
 
-// A dataset of this lake, named the way every event names it, with its dataSource facet.
-Json LakeDataset(const std::string& table, const std::string& dataset_namespace, const LineageNaming& naming) {
+// The lake's dataSource facet: the catalog's name and the datasets' namespace.
+Json DataSourceFacet(const std::string& dataset_namespace, const LineageNaming& naming) {
   Json source = Facet("1-0-1/DatasourceDatasetFacet.json", "DatasourceDatasetFacet");
   source["name"] = naming.catalog_name;
   source["uri"] = dataset_namespace;
-  return Json{{"namespace", dataset_namespace}, {"name", table}, {"facets", {{"dataSource", std::move(source)}}}};
+  return source;
+}
+
+// A dataset of this lake, named the way every event names it, with its dataSource facet.
+Json LakeDataset(const std::string& table, const std::string& dataset_namespace, const LineageNaming& naming) {
+  return Json{{"namespace", dataset_namespace},
+              {"name", table},
+              {"facets", {{"dataSource", DataSourceFacet(dataset_namespace, naming)}}}};
 }
 
 // The input datasets a snapshot's lineage names (each at the snapshot read).
@@ -144,7 +151,7 @@ Json OutputDataset(const catalog::CommitLogEntry& entry, const iceberg::TableMet
       facets["schema"] = std::move(f);
     }
   }
-  facets["dataSource"] = LakeDataset(entry.table.ToString(), dataset_namespace, naming)["facets"]["dataSource"];
+  facets["dataSource"] = DataSourceFacet(dataset_namespace, naming);
   Json cat = Facet("1-1-0/CatalogDatasetFacet.json", "CatalogDatasetFacet");
   cat["framework"] = "iceberg";
   cat["type"] = "iceberg";
@@ -180,19 +187,10 @@ Json OutputDataset(const catalog::CommitLogEntry& entry, const iceberg::TableMet
   if (auto columns = ColumnLineageFacet(lineage, dataset_namespace)) facets["columnLineage"] = std::move(*columns);
   if (metadata != nullptr && entry.snapshot_id) {
     if (const iceberg::Snapshot* snap = metadata->SnapshotById(*entry.snapshot_id)) {
-      auto number = [&](const char* key) -> std::optional<int64_t> {
-        auto v = snap->SummaryValue(key);
-        if (!v) return std::nullopt;
-        try {
-          return std::stoll(*v);
-        } catch (...) {
-          return std::nullopt;
-        }
-      };
       Json stats = Facet("1-0-2/OutputStatisticsOutputDatasetFacet.json", "OutputStatisticsOutputDatasetFacet");
-      stats["rowCount"] = number("added-records").value_or(entry.added_records);
-      if (auto size = number("added-files-size")) stats["size"] = *size;
-      if (auto files = number("added-data-files")) stats["fileCount"] = *files;
+      stats["rowCount"] = snap->SummaryLong("added-records").value_or(entry.added_records);
+      if (auto size = snap->SummaryLong("added-files-size")) stats["size"] = *size;
+      if (auto files = snap->SummaryLong("added-data-files")) stats["fileCount"] = *files;
       output_facets["outputStatistics"] = std::move(stats);
     }
   }

@@ -10,6 +10,7 @@
 #include <ostream>
 #include <utility>
 
+#include "skade/base/fd.h"
 #include "skade/io/http_client.h"
 
 namespace skade::lineage {
@@ -74,13 +75,7 @@ class FileTransport final : public Transport {
     if (options_.max_bytes > 0 && size_ > 0 && size_ + line > options_.max_bytes) SKADE_RETURN_IF_ERROR(Rotate());
     std::string text(event_json);
     text.push_back('\n');
-    size_t done = 0;
-    while (done < text.size()) {
-      ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return Status::IoError("write lineage file '" + options_.path + "': " + std::strerror(errno));
-      done += static_cast<size_t>(n);
-    }
+    SKADE_RETURN_IF_ERROR(WriteAll(fd_, text, "write lineage file '" + options_.path + "'"));
     if (::fsync(fd_) != 0) return Status::IoError("fsync lineage file '" + options_.path + "': " + std::strerror(errno));
     size_ += line;
     return Status::Ok();

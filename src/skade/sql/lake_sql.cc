@@ -184,16 +184,8 @@ Result<engine::ScanSourceInfo> ScanSourceOf(const table::Table& table) {
     SKADE_ASSIGN_OR_RETURN(std::string type, engine::DuckTypeName(*f.type).WithContext("column '" + f.name + "'"));
     info.types.push_back(std::move(type));
   }
-  if (const iceberg::Snapshot* current = m.CurrentSnapshot()) {
-    if (auto total = current->SummaryValue("total-records")) {
-      try {
-        info.estimated_rows = std::stoll(*total);
-      } catch (...) {
-      }
-    }
-  } else {
-    info.estimated_rows = 0;
-  }
+  const iceberg::Snapshot* current = m.CurrentSnapshot();
+  info.estimated_rows = current ? current->SummaryLong("total-records") : std::optional<int64_t>(0);
   return info;
 }
 

@@ -25,17 +25,6 @@ Status Errno(const std::string& what, const std::string& path) {
   return Status::IoError(what + " '" + path + "': " + std::strerror(errno));
 }
 
-Status WriteAll(int fd, const std::string& text, const std::string& path) {
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Errno("write", path);
-    done += static_cast<size_t>(n);
-  }
-  return Status::Ok();
-}
-
 Result<std::string> ReadAll(int fd, const std::string& path) {
   std::string out;
   char buf[65536];
@@ -108,7 +97,7 @@ void FailedWriteSpool::OnWriteFailed(const FailedWrite& write) {
   if (st.ok() && info.st_size >= kMaxBytes) {
     st = Status::ResourceExhausted("spool '" + path_ + "' is full (no consumer drains it)");
   }
-  if (st.ok()) st = WriteAll(fd.get(), EncodeFailedWrite(write) + "\n", path_);
+  if (st.ok()) st = WriteAll(fd.get(), EncodeFailedWrite(write) + "\n", "write '" + path_ + "'");
   if (st.ok() && ::fdatasync(fd.get()) != 0) st = Errno("sync", path_);
   if (!st.ok()) {
     SKADE_LOG_WARN("failed write to {} not recorded: {}", write.table.ToString(), st.ToString());
@@ -139,7 +128,7 @@ Result<std::vector<FailedWrite>> FailedWriteSpool::TakePending() {
         // the two sends those writes twice, never not at all.
         Fd out(::open(sending.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
         if (!out.ok()) return Errno("open", sending);
-        SKADE_RETURN_IF_ERROR(WriteAll(out.get(), taken, sending));
+        SKADE_RETURN_IF_ERROR(WriteAll(out.get(), taken, "write '" + sending + "'"));
         if (::fdatasync(out.get()) != 0) return Errno("sync", sending);
         if (::ftruncate(spool.get(), 0) != 0) return Errno("truncate", path_);
       }

@@ -27,12 +27,7 @@ using iceberg::ManifestEntryStatus;
 using iceberg::ManifestFile;
 
 int64_t SummaryLong(const iceberg::Snapshot* s, std::string_view key) {
-  if (s == nullptr) return 0;
-  auto v = s->SummaryValue(key);
-  if (!v) return 0;
-  int64_t out = 0;
-  auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), out);
-  return ec == std::errc() && p == v->data() + v->size() ? out : 0;
+  return s == nullptr ? 0 : s->SummaryLong(key).value_or(0);
 }
 
 // Counts that go into a snapshot summary (spec "Snapshot Summary": optional fields).
