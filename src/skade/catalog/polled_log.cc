@@ -102,10 +102,12 @@ class PolledLogCatalog final : public Catalog {
     return Status::Ok();
   }
   Status RenameTable(const TableIdent& from, const TableIdent& to) override {
+    // One step for the poller: a poll in between would log the rename by itself.
+    std::lock_guard<std::mutex> lock(poll_mu_);
     SKADE_RETURN_IF_ERROR(inner_->RenameTable(from, to));
-    Observe(from, std::nullopt);
+    ObserveLocked(from, std::nullopt);
     auto state = inner_->LoadTable(to);
-    if (state.ok()) Observe(to, *state);
+    if (state.ok()) ObserveLocked(to, *state);
     return Status::Ok();
   }
   Result<CommitResult> RegisterTable(const TableIdent& ident, const std::string& location) override {
@@ -282,6 +284,13 @@ class PolledLogCatalog final : public Catalog {
                std::vector<CommitLogEntry>* added = nullptr) {
     std::vector<CommitLogEntry> entries;
     std::map<std::string, std::optional<Seen>> changes;
+    // Drops first: a rename seen by one poll reads as drop, then create.
+    for (const auto& [key, seen] : state_) {
+      if (only != nullptr && key != *only) continue;
+      if (current.count(key)) continue;
+      if (log) entries.push_back(EntryFor(key, seen, nullptr));
+      changes[key] = std::nullopt;
+    }
     for (const auto& [key, obs] : current) {
       auto it = state_.find(key);
       if (it != state_.end() && it->second.metadata_location == obs.metadata_location) continue;
@@ -290,12 +299,6 @@ class PolledLogCatalog final : public Catalog {
       Seen s{obs.metadata_location, std::nullopt};
       if (obs.metadata && obs.metadata->CurrentSnapshot()) s.snapshot_id = obs.metadata->CurrentSnapshot()->snapshot_id;
       changes[key] = s;
-    }
-    for (const auto& [key, seen] : state_) {
-      if (only != nullptr && key != *only) continue;
-      if (current.count(key)) continue;
-      if (log) entries.push_back(EntryFor(key, seen, nullptr));
-      changes[key] = std::nullopt;
     }
     if (changes.empty()) return Status::Ok();
     SKADE_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
@@ -390,19 +393,21 @@ class PolledLogCatalog final : public Catalog {
   // Logs the change of one table this object made; its commit_seq (0 when nothing changed
   // or the log could not be written, which the next poll retries).
   int64_t Observe(const TableIdent& ident, const std::optional<TableState>& state) {
+    std::lock_guard<std::mutex> lock(poll_mu_);
+    return ObserveLocked(ident, state);
+  }
+  // Observe, with poll_mu_ held by the caller.
+  int64_t ObserveLocked(const TableIdent& ident, const std::optional<TableState>& state) {
     std::map<std::string, Observed> current;
     if (state) current[Key(ident)] = Observed{state->metadata_location, state->metadata};
     const std::string key = Key(ident);
     std::vector<CommitLogEntry> entries;
     {
-      std::lock_guard<std::mutex> lock(poll_mu_);
-      {
-        std::lock_guard<std::mutex> state_lock(mu_);
-        Status st = Apply(current, true, &key, &entries);
-        if (!st.ok()) SKADE_LOG_WARN("polled commit log: {}", st.ToString());
-      }
-      Announce(entries);
+      std::lock_guard<std::mutex> state_lock(mu_);
+      Status st = Apply(current, true, &key, &entries);
+      if (!st.ok()) SKADE_LOG_WARN("polled commit log: {}", st.ToString());
     }
+    Announce(entries);
     return entries.empty() ? 0 : entries.back().commit_seq;
   }
 
