@@ -14,6 +14,8 @@
 #include "skade/cli/table_location.h"
 #include "skade/engine/database.h"
 #include "skade/engine/sql_filter.h"
+#include "skade/iceberg/avro.h"
+#include "skade/iceberg/manifest.h"
 #include "skade/iceberg/scan.h"
 #include "skade/io/file_io.h"
 #include "skade/io/location_map.h"
@@ -28,7 +30,11 @@ struct Phase {
   std::string detail;
 };
 
+// --only: run just the phases whose name contains it (for profiling one of them).
+std::string g_only;
+
 void Report(const Phase& p) {
+  if (p.seconds.empty()) return;
   std::cout << p.name << ": median " << Median(p.seconds) * 1000 << " ms over " << p.seconds.size()
             << " runs, peak RSS growth " << p.peak_growth_kb / 1024.0 << " MiB";
   if (!p.detail.empty()) std::cout << ", " << p.detail;
@@ -38,6 +44,7 @@ void Report(const Phase& p) {
 // Runs `body` `repeat` times, timing each run and tracking the RSS high-water mark.
 template <typename F>
 Status Measure(Phase* phase, int repeat, F body) {
+  if (!g_only.empty() && phase->name.find(g_only) == std::string::npos) return Status::Ok();
   for (int rep = 0; rep < repeat; ++rep) {
     ResetPeakRss();
     int64_t rss = ProcStatusKb("VmRSS");
@@ -62,6 +69,7 @@ int Main(int argc, char** argv) {
   app.add_option("--table", table, "table folder")->required();
   app.add_option("--repeat", repeat, "repetitions per phase")->capture_default_str();
   app.add_option("--where", wheres, "selective filters to plan with (DuckDB SQL), may repeat");
+  app.add_option("--only", g_only, "run only the phases whose name contains this text");
   CLI11_PARSE(app, argc, argv);
 
   std::cout << "start: RSS " << ProcStatusKb("VmRSS") / 1024.0 << " MiB\n";
@@ -108,7 +116,54 @@ int Main(int argc, char** argv) {
   if (!st.ok()) return Fail(st);
   Report(count);
 
-  // 3. Per filter: streaming PlanFiles (each task dropped at once), then PlanAll.
+  // 3. Decoding every data manifest: into generic Avro values (what the reader did before the
+  // typed decoder, without even converting them), and with the typed ManifestReader decoding
+  // every field and metric; both on one thread. µs per entry = median / entries.
+  iceberg::ScanPlanner lister(*table_io, t.metadata);
+  auto manifests = lister.LoadManifests(snapshot);
+  if (!manifests.ok()) return Fail(manifests.status());
+  auto per_entry = [](const Phase& p, int64_t entries) {
+    return std::to_string(entries) + " entries, " + std::to_string(Median(p.seconds) * 1e6 / static_cast<double>(entries)) +
+           " us/entry";
+  };
+  Phase generic{"generic Avro decode (AvroValue), 1 thread", {}, 0, ""};
+  st = Measure(&generic, repeat, [&]() -> Status {
+    int64_t entries = 0;
+    for (const iceberg::ManifestFile& m : *manifests) {
+      SKADE_ASSIGN_OR_RETURN(std::string bytes, table_io->Read(m.manifest_path));
+      SKADE_ASSIGN_OR_RETURN(auto reader, iceberg::avro::FileReader::Open(std::move(bytes), m.manifest_path));
+      while (true) {
+        SKADE_ASSIGN_OR_RETURN(auto row, reader->Next());
+        if (!row) break;
+        ++entries;
+      }
+    }
+    generic.detail = std::to_string(entries);
+    return Status::Ok();
+  });
+  if (!st.ok()) return Fail(st);
+  if (!generic.seconds.empty()) generic.detail = per_entry(generic, std::stoll(generic.detail));
+  Report(generic);
+  Phase typed{"typed ManifestReader, all fields and metrics, 1 thread", {}, 0, ""};
+  st = Measure(&typed, repeat, [&]() -> Status {
+    int64_t entries = 0;
+    for (const iceberg::ManifestFile& m : *manifests) {
+      SKADE_ASSIGN_OR_RETURN(auto reader, iceberg::ManifestReader::Open(*table_io, m.manifest_path, m));
+      while (true) {
+        SKADE_ASSIGN_OR_RETURN(auto entry, reader->Next());
+        if (!entry) break;
+        ++entries;
+      }
+    }
+    typed.detail = std::to_string(entries);
+    return Status::Ok();
+  });
+  if (!st.ok()) return Fail(st);
+  if (!typed.seconds.empty()) typed.detail = per_entry(typed, std::stoll(typed.detail));
+  Report(typed);
+
+  // 4. Per filter: streaming PlanFiles (each task dropped at once) on one thread and on the
+  // default threads, then PlanAll.
   auto db = engine::Database::Open({});
   if (!db.ok()) return Fail(db.status());
   std::vector<std::string> filters = {""};
@@ -123,19 +178,27 @@ int Main(int argc, char** argv) {
       filter = *f;
     }
     std::string label = where.empty() ? "no filter" : "WHERE " + where;
-    Phase stream{"PlanFiles (streaming sink), " + label, {}, 0, ""};
-    st = Measure(&stream, repeat, [&]() -> Status {
-      iceberg::ScanPlanner planner(*table_io, t.metadata);
-      int64_t n = 0;
-      SKADE_RETURN_IF_ERROR(planner.PlanFiles(snapshot, schema, filter, [&](iceberg::FileScanTask) {
-        ++n;
+    for (int threads : {1, 0}) {
+      Phase stream{"PlanFiles (streaming sink), " + std::string(threads == 1 ? "1 thread" : "default threads") +
+                       ", " + label,
+                   {}, 0, ""};
+      int64_t entries = 0;
+      st = Measure(&stream, repeat, [&]() -> Status {
+        iceberg::ScanPlanner planner(*table_io, t.metadata);
+        if (threads > 0) planner.set_threads(threads);
+        int64_t n = 0;
+        SKADE_RETURN_IF_ERROR(planner.PlanFiles(snapshot, schema, filter, [&](iceberg::FileScanTask) {
+          ++n;
+          return Status::Ok();
+        }));
+        entries = planner.stats().data_files_total;
+        stream.detail = std::to_string(n) + " tasks";
         return Status::Ok();
-      }));
-      stream.detail = std::to_string(n) + " tasks";
-      return Status::Ok();
-    });
-    if (!st.ok()) return Fail(st);
-    Report(stream);
+      });
+      if (!st.ok()) return Fail(st);
+      if (entries > 0) stream.detail += ", " + per_entry(stream, entries);
+      Report(stream);
+    }
     Phase plan{"PlanAll, " + label, {}, 0, ""};
     st = Measure(&plan, repeat, [&]() -> Status {
       iceberg::ScanPlanner planner(*table_io, t.metadata);

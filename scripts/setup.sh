@@ -9,7 +9,7 @@ APT_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git ca-certificates
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libflatbuffers-dev flatbuffers-compiler
-  libavro-dev avro-bin zlib1g-dev libzstd-dev liblz4-dev
+  libavro-dev avro-bin zlib1g-dev libdeflate-dev libzstd-dev liblz4-dev
   libsqlite3-dev libpq-dev postgresql
   nlohmann-json3-dev libsimdjson-dev libcpp-httplib-dev libcurl4-openssl-dev libssl-dev
   libcli11-dev libspdlog-dev libfmt-dev uuid-dev

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "skade/io/location_map.h"
 #include "tests/testing/temp_dir.h"
 
@@ -16,10 +18,11 @@ struct Fixture {
   std::unique_ptr<io::FileIO> io;
 };
 
+// Loads a table from `dir` (default: the fixture folder).
 std::unique_ptr<Fixture> Load(const std::string& table, const std::string& stored_prefix,
-                              const std::string& file) {
+                              const std::string& file, std::string dir = "") {
   auto f = std::make_unique<Fixture>();
-  std::string dir = testing::FixturePath("iceberg/" + table);
+  if (dir.empty()) dir = testing::FixturePath("iceberg/" + table);
   auto m = ParseTableMetadata(testing::ReadFileOrDie(dir + "/metadata/" + file));
   EXPECT_TRUE(m.ok()) << m.status().ToString();
   f->metadata = std::move(m).value();
@@ -159,6 +162,53 @@ TEST(ScanPlannerTest, MissingManifestListIsNamed) {
   ASSERT_FALSE(tasks.ok());
   EXPECT_EQ(tasks.status().code(), StatusCode::kNotFound);
   EXPECT_NE(tasks.status().message().find("snap-7342794868382145167-1-34f7dec7"), std::string::npos);
+}
+
+TEST(ScanPlannerTest, ParallelManifestReadsKeepTheOrderAndReportTheFirstError) {
+  const std::string table = "generated_spec2_0_001/pyspark_iceberg_table";
+  const std::string prefix = "data/iceberg/" + table;
+  auto f = Load(table, prefix, "v9.metadata.json");
+  const Snapshot& snapshot = *f->metadata.CurrentSnapshot();
+  auto plan = [&](Fixture& fx, int threads) -> Result<std::vector<std::string>> {
+    ScanPlanner planner(*fx.io, fx.metadata);
+    planner.set_threads(threads);
+    std::vector<std::string> out;
+    SKADE_RETURN_IF_ERROR(planner.PlanFiles(snapshot, *fx.metadata.CurrentSchema(), nullptr, [&](FileScanTask t) {
+      out.push_back(t.file.file_path + " seq " + std::to_string(t.sequence_number) + " deletes " +
+                    std::to_string(t.deletes.size()));
+      return Status::Ok();
+    }));
+    return out;
+  };
+  auto one = plan(*f, 1);
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  ASSERT_GE(one->size(), 3u);
+  for (int threads : {2, 4, 8}) {
+    auto many = plan(*f, threads);
+    ASSERT_TRUE(many.ok()) << many.status().ToString();
+    EXPECT_EQ(*many, *one) << threads << " threads";
+  }
+
+  // Two data manifests gone: every thread count reports the first of them in list order.
+  ScanPlanner lister(*f->io, f->metadata);
+  auto manifests = lister.LoadManifests(snapshot);
+  ASSERT_TRUE(manifests.ok());
+  std::vector<std::string> data_manifests;
+  for (const ManifestFile& m : *manifests) {
+    if (m.content == ManifestContent::kData) data_manifests.push_back(m.manifest_path.substr(m.manifest_path.rfind('/') + 1));
+  }
+  ASSERT_GE(data_manifests.size(), 3u);
+  testing::TempDir tmp;
+  std::filesystem::copy(testing::FixturePath("iceberg/" + table), tmp.Path("t"), std::filesystem::copy_options::recursive);
+  std::filesystem::remove(tmp.Path("t/metadata/" + data_manifests[1]));
+  std::filesystem::remove(tmp.Path("t/metadata/" + data_manifests.back()));
+  auto broken = Load(table, prefix, "v9.metadata.json", tmp.Path("t"));
+  for (int threads : {1, 4}) {
+    auto r = plan(*broken, threads);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
+    EXPECT_NE(r.status().message().find(data_manifests[1]), std::string::npos) << r.status().ToString();
+  }
 }
 
 }  // namespace

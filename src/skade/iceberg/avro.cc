@@ -1,13 +1,16 @@
 #include "skade/iceberg/avro.h"
 
+#include <libdeflate.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "skade/base/status.h"
@@ -25,9 +28,6 @@ constexpr char kMagic[4] = {'O', 'b', 'j', '\x01'};
 constexpr size_t kSyncSize = 16;
 // Flush a block once this many encoded bytes are buffered.
 constexpr size_t kBlockTargetBytes = 64 * 1024;
-// Upper bound for items of zero-byte types (null, empty records) in one array or map, so a
-// garbled count cannot make us loop for ever.
-constexpr int64_t kMaxZeroSizeItems = int64_t{1} << 20;
 // Upper bound for one inflated block (a guard against decompression bombs).
 constexpr size_t kMaxBlockBytes = size_t{1} << 30;
 constexpr int kMaxSchemaDepth = 128;
@@ -358,216 +358,6 @@ Result<AvroNodePtr> SchemaParser::ParseObject(const Json& json,
 }
 
 // ---------------------------------------------------------------------------------------------
-// Binary decoding
-
-// The fewest bytes one value of `node` can take; 0 only for null and records of such.
-size_t MinEncodedSize(const AvroNode& node) {
-  switch (node.kind) {
-    case AvroKind::kNull:
-      return 0;
-    case AvroKind::kFloat:
-      return 4;
-    case AvroKind::kDouble:
-      return 8;
-    case AvroKind::kFixed:
-      return static_cast<size_t>(node.size);
-    case AvroKind::kRecord: {
-      size_t total = 0;
-      for (const AvroField& f : node.fields) total += MinEncodedSize(*f.type);
-      return total;
-    }
-    default:
-      return 1;
-  }
-}
-
-Status Truncated(const char* what) {
-  return Status::Corruption(std::string("truncated input reading ") + what);
-}
-
-Result<int64_t> ReadLong(std::string_view* in) {
-  uint64_t raw = 0;
-  int shift = 0;
-  size_t i = 0;
-  while (true) {
-    if (i >= in->size()) return Truncated("a varint");
-    uint8_t byte = static_cast<uint8_t>((*in)[i++]);
-    if (shift == 63 && (byte & 0x7e) != 0) {
-      return Status::Corruption("varint overflows 64 bits");
-    }
-    raw |= static_cast<uint64_t>(byte & 0x7f) << shift;
-    if ((byte & 0x80) == 0) break;
-    shift += 7;
-    if (shift > 63) return Status::Corruption("varint longer than 10 bytes");
-  }
-  in->remove_prefix(i);
-  // Zig-zag: (n >> 1) ^ -(n & 1).
-  return static_cast<int64_t>((raw >> 1) ^ (~(raw & 1) + 1));
-}
-
-Result<int32_t> ReadInt(std::string_view* in) {
-  SKADE_ASSIGN_OR_RETURN(int64_t v, ReadLong(in));
-  if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
-    return Status::Corruption("int value out of 32-bit range");
-  }
-  return static_cast<int32_t>(v);
-}
-
-Result<std::string> ReadBytes(std::string_view* in) {
-  SKADE_ASSIGN_OR_RETURN(int64_t len, ReadLong(in));
-  if (len < 0) return Status::Corruption("negative byte length");
-  if (static_cast<uint64_t>(len) > in->size()) return Truncated("bytes");
-  std::string out(in->substr(0, static_cast<size_t>(len)));
-  in->remove_prefix(static_cast<size_t>(len));
-  return out;
-}
-
-// Reads one block header of an array or map. Returns the item count (0 at the end).
-Result<int64_t> ReadBlockCount(const AvroNode& item, std::string_view* in, int64_t* total) {
-  SKADE_ASSIGN_OR_RETURN(int64_t count, ReadLong(in));
-  if (count < 0) {
-    if (count == std::numeric_limits<int64_t>::min()) {
-      return Status::Corruption("invalid block count");
-    }
-    count = -count;
-    SKADE_ASSIGN_OR_RETURN(int64_t byte_size, ReadLong(in));
-    if (byte_size < 0 || static_cast<uint64_t>(byte_size) > in->size()) {
-      return Status::Corruption("invalid block byte size");
-    }
-  }
-  size_t min_size = MinEncodedSize(item);
-  if (min_size > 0) {
-    if (static_cast<uint64_t>(count) > in->size() / min_size) {
-      return Status::Corruption("block item count " + std::to_string(count) +
-                                " exceeds the remaining input");
-    }
-  } else if (count > kMaxZeroSizeItems || *total + count > kMaxZeroSizeItems) {
-    return Status::Corruption("block item count " + std::to_string(count) + " is too large");
-  }
-  *total += count;
-  return count;
-}
-
-Status DecodeInto(const AvroNode& schema, std::string_view* in, AvroValue* out);
-
-Status DecodeInto(const AvroNode& schema, std::string_view* in, AvroValue* out) {
-  switch (schema.kind) {
-    case AvroKind::kNull:
-      out->tag = AvroValue::Tag::kNull;
-      return Status::Ok();
-    case AvroKind::kBoolean: {
-      if (in->empty()) return Truncated("a boolean");
-      uint8_t b = static_cast<uint8_t>((*in)[0]);
-      if (b > 1) return Status::Corruption("invalid boolean byte");
-      in->remove_prefix(1);
-      out->tag = AvroValue::Tag::kBool;
-      out->bool_value = b == 1;
-      return Status::Ok();
-    }
-    case AvroKind::kInt: {
-      SKADE_ASSIGN_OR_RETURN(int32_t v, ReadInt(in));
-      out->tag = AvroValue::Tag::kLong;
-      out->long_value = v;
-      return Status::Ok();
-    }
-    case AvroKind::kLong: {
-      SKADE_ASSIGN_OR_RETURN(int64_t v, ReadLong(in));
-      out->tag = AvroValue::Tag::kLong;
-      out->long_value = v;
-      return Status::Ok();
-    }
-    case AvroKind::kFloat: {
-      if (in->size() < 4) return Truncated("a float");
-      uint32_t bits = 0;
-      for (int i = 3; i >= 0; --i) bits = (bits << 8) | static_cast<uint8_t>((*in)[i]);
-      in->remove_prefix(4);
-      out->tag = AvroValue::Tag::kFloat;
-      std::memcpy(&out->float_value, &bits, 4);
-      return Status::Ok();
-    }
-    case AvroKind::kDouble: {
-      if (in->size() < 8) return Truncated("a double");
-      uint64_t bits = 0;
-      for (int i = 7; i >= 0; --i) bits = (bits << 8) | static_cast<uint8_t>((*in)[i]);
-      in->remove_prefix(8);
-      out->tag = AvroValue::Tag::kDouble;
-      std::memcpy(&out->double_value, &bits, 8);
-      return Status::Ok();
-    }
-    case AvroKind::kBytes:
-    case AvroKind::kString: {
-      SKADE_ASSIGN_OR_RETURN(out->bytes, ReadBytes(in));
-      out->tag = AvroValue::Tag::kBytes;
-      return Status::Ok();
-    }
-    case AvroKind::kFixed: {
-      size_t size = static_cast<size_t>(schema.size);
-      if (in->size() < size) return Truncated("a fixed");
-      out->bytes.assign(in->data(), size);
-      in->remove_prefix(size);
-      out->tag = AvroValue::Tag::kBytes;
-      return Status::Ok();
-    }
-    case AvroKind::kEnum: {
-      SKADE_ASSIGN_OR_RETURN(int32_t index, ReadInt(in));
-      if (index < 0 || static_cast<size_t>(index) >= schema.symbols.size()) {
-        return Status::Corruption("enum index " + std::to_string(index) + " out of range");
-      }
-      out->tag = AvroValue::Tag::kLong;
-      out->long_value = index;
-      return Status::Ok();
-    }
-    case AvroKind::kRecord: {
-      out->tag = AvroValue::Tag::kList;
-      out->items.resize(schema.fields.size());
-      for (size_t i = 0; i < schema.fields.size(); ++i) {
-        SKADE_RETURN_IF_ERROR(DecodeInto(*schema.fields[i].type, in, &out->items[i]));
-      }
-      return Status::Ok();
-    }
-    case AvroKind::kArray: {
-      out->tag = AvroValue::Tag::kList;
-      int64_t total = 0;
-      while (true) {
-        SKADE_ASSIGN_OR_RETURN(int64_t count, ReadBlockCount(*schema.items, in, &total));
-        if (count == 0) break;
-        for (int64_t i = 0; i < count; ++i) {
-          out->items.emplace_back();
-          SKADE_RETURN_IF_ERROR(DecodeInto(*schema.items, in, &out->items.back()));
-        }
-      }
-      return Status::Ok();
-    }
-    case AvroKind::kMap: {
-      out->tag = AvroValue::Tag::kMap;
-      int64_t total = 0;
-      // A map entry is at least one byte (its key length), whatever the value type.
-      AvroNode entry_shape;
-      entry_shape.kind = AvroKind::kString;
-      while (true) {
-        SKADE_ASSIGN_OR_RETURN(int64_t count, ReadBlockCount(entry_shape, in, &total));
-        if (count == 0) break;
-        for (int64_t i = 0; i < count; ++i) {
-          SKADE_ASSIGN_OR_RETURN(std::string key, ReadBytes(in));
-          out->entries.emplace_back(std::move(key), AvroValue());
-          SKADE_RETURN_IF_ERROR(DecodeInto(*schema.values, in, &out->entries.back().second));
-        }
-      }
-      return Status::Ok();
-    }
-    case AvroKind::kUnion: {
-      SKADE_ASSIGN_OR_RETURN(int64_t index, ReadLong(in));
-      if (index < 0 || static_cast<uint64_t>(index) >= schema.branches.size()) {
-        return Status::Corruption("union branch " + std::to_string(index) + " out of range");
-      }
-      out->branch = static_cast<int>(index);
-      return DecodeInto(*schema.branches[static_cast<size_t>(index)], in, out);
-    }
-  }
-  return Status::Internal("unknown avro kind");
-}
-
-// ---------------------------------------------------------------------------------------------
 // Binary encoding
 
 void WriteLong(int64_t v, std::string* out) {
@@ -743,47 +533,32 @@ Status Encode(const AvroNode& schema, const AvroValue& value, std::string* out) 
 // ---------------------------------------------------------------------------------------------
 // Codecs
 
-Result<std::string> Inflate(std::string_view compressed) {
-  if (compressed.size() > std::numeric_limits<uInt>::max()) {
-    return Status::Corruption("deflate block too large");
+// Inflating goes through libdeflate (whole blocks at once, about twice zlib's speed; planning
+// a large table spent a third of its time inflating manifests). One decompressor per thread.
+struct Decompressor {
+  libdeflate_decompressor* d = libdeflate_alloc_decompressor();
+  ~Decompressor() {
+    if (d != nullptr) libdeflate_free_decompressor(d);
   }
-  z_stream stream;
-  std::memset(&stream, 0, sizeof(stream));
-  if (inflateInit2(&stream, -15) != Z_OK) return Status::Internal("inflateInit2 failed");
-  std::string out;
-  out.resize(std::max<size_t>(compressed.size() * 4, 1024));
-  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
-  stream.avail_in = static_cast<uInt>(compressed.size());
-  int rc = Z_OK;
+};
+
+// Inflates raw deflate data into `*out`, whose size is kept as spare room between calls (it only
+// grows); returns the number of bytes produced.
+Result<size_t> Inflate(std::string_view compressed, std::string* out) {
+  thread_local Decompressor decompressor;
+  if (decompressor.d == nullptr) return Status::ResourceExhausted("cannot allocate a deflate decompressor");
+  if (out->size() < std::max<size_t>(compressed.size() * 4, 1024)) {
+    out->resize(std::max<size_t>(compressed.size() * 4, 1024));
+  }
   while (true) {
-    if (stream.total_out == out.size()) {
-      if (out.size() >= kMaxBlockBytes) {
-        inflateEnd(&stream);
-        return Status::Corruption("deflate block inflates beyond the size limit");
-      }
-      out.resize(std::min(out.size() * 2, kMaxBlockBytes));
-    }
-    stream.next_out = reinterpret_cast<Bytef*>(out.data() + stream.total_out);
-    stream.avail_out = static_cast<uInt>(out.size() - stream.total_out);
-    rc = inflate(&stream, Z_NO_FLUSH);
-    if (rc == Z_STREAM_END) break;
-    if (rc == Z_BUF_ERROR && stream.avail_in == 0 && stream.avail_out > 0) {
-      inflateEnd(&stream);
-      return Status::Corruption("truncated deflate data");
-    }
-    if (rc != Z_OK && rc != Z_BUF_ERROR) {
-      inflateEnd(&stream);
-      return Status::Corruption(std::string("invalid deflate data") +
-                                (stream.msg != nullptr ? std::string(": ") + stream.msg : ""));
-    }
-    if (rc == Z_OK && stream.avail_in == 0 && stream.avail_out > 0) {
-      inflateEnd(&stream);
-      return Status::Corruption("truncated deflate data");
-    }
+    size_t produced = 0;
+    const libdeflate_result rc = libdeflate_deflate_decompress(decompressor.d, compressed.data(), compressed.size(),
+                                                               out->data(), out->size(), &produced);
+    if (rc == LIBDEFLATE_SUCCESS) return produced;
+    if (rc != LIBDEFLATE_INSUFFICIENT_SPACE) return Status::Corruption("invalid or truncated deflate data");
+    if (out->size() >= kMaxBlockBytes) return Status::Corruption("deflate block inflates beyond the size limit");
+    out->resize(std::min(out->size() * 2, kMaxBlockBytes));
   }
-  out.resize(stream.total_out);
-  inflateEnd(&stream);
-  return out;
 }
 
 Result<std::string> Deflate(std::string_view raw) {
@@ -820,6 +595,27 @@ std::string RandomSync() {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Parsed schemas of the files read, by their text: a table's manifests are written by one
+// writer with one schema, and parsing it took as long as decoding a hundred entries. Parsed
+// schemas are immutable, so readers share them. Bounded: cleared when full.
+
+constexpr size_t kSchemaCacheEntries = 64;
+
+Result<AvroNodePtr> ParseSchemaCached(const std::string& json) {
+  static std::mutex mu;
+  static std::unordered_map<std::string, AvroNodePtr> cache;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = cache.find(json); it != cache.end()) return it->second;
+  }
+  SKADE_ASSIGN_OR_RETURN(AvroNodePtr schema, ParseSchema(json));
+  std::lock_guard<std::mutex> lock(mu);
+  if (cache.size() >= kSchemaCacheEntries) cache.clear();
+  cache.emplace(json, schema);
+  return schema;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Public API
@@ -894,13 +690,6 @@ AvroValue AvroValue::Map(std::vector<std::pair<std::string, AvroValue>> entries)
   return out;
 }
 
-Result<AvroValue> DecodeValue(const AvroNode& schema, std::string_view* input) {
-  AvroValue value;
-  std::string_view cursor = *input;
-  SKADE_RETURN_IF_ERROR(DecodeInto(schema, &cursor, &value));
-  *input = cursor;
-  return value;
-}
 
 Status EncodeValue(const AvroNode& schema, const AvroValue& value, std::string* out) {
   size_t mark = out->size();
@@ -930,10 +719,9 @@ Result<std::unique_ptr<FileReader>> FileReader::Open(std::string data, std::stri
   AvroNode map_node;
   map_node.kind = AvroKind::kMap;
   map_node.values = std::make_shared<AvroNode>(bytes_node);
-  AvroValue meta;
-  Status st = DecodeInto(map_node, &in, &meta);
-  if (!st.ok()) return corrupt("bad header metadata: " + st.message());
-  for (auto& [key, value] : meta.entries) {
+  auto meta = DecodeValue(map_node, &in);
+  if (!meta.ok()) return corrupt("bad header metadata: " + meta.status().message());
+  for (auto& [key, value] : meta->entries) {
     reader->metadata_[key] = std::move(value.bytes);
   }
   if (in.size() < kSyncSize) return corrupt("truncated header (no sync marker)");
@@ -951,7 +739,7 @@ Result<std::unique_ptr<FileReader>> FileReader::Open(std::string data, std::stri
   }
   auto schema_json = reader->Metadata("avro.schema");
   if (!schema_json) return corrupt("header has no avro.schema");
-  auto schema = ParseSchema(*schema_json);
+  auto schema = ParseSchemaCached(*schema_json);
   if (!schema.ok()) return corrupt("bad avro.schema: " + schema.status().message());
   reader->schema_json_ = *schema_json;
   reader->schema_ = std::move(schema).value();
@@ -986,10 +774,9 @@ Status FileReader::LoadBlock() {
   in.remove_prefix(kSyncSize);
 
   if (codec_ == Codec::kDeflate) {
-    auto inflated = Inflate(payload);
+    auto inflated = Inflate(payload, &block_);
     if (!inflated.ok()) return corrupt(inflated.status().message());
-    block_ = std::move(inflated).value();
-    block_rest_ = block_;
+    block_rest_ = std::string_view(block_.data(), *inflated);
   } else {
     block_.clear();
     block_rest_ = payload;
@@ -1004,25 +791,42 @@ Status FileReader::LoadBlock() {
   return Status::Ok();
 }
 
+Status FileReader::CheckBlockEnd() const {
+  if (block_rest_.empty()) return Status::Ok();
+  return Status::Corruption(name_ + ": " + std::to_string(block_rest_.size()) +
+                            " trailing bytes after the last record of a block");
+}
+
 Result<std::optional<AvroValue>> FileReader::Next() {
   while (block_remaining_ == 0) {
-    if (!block_rest_.empty()) {
-      return Status::Corruption(name_ + ": " + std::to_string(block_rest_.size()) +
-                                " trailing bytes after the last record of a block");
-    }
+    SKADE_RETURN_IF_ERROR(CheckBlockEnd());
     if (pos_ >= data_.size()) return std::optional<AvroValue>();
     SKADE_RETURN_IF_ERROR(LoadBlock());
   }
-  AvroValue value;
-  Status st = DecodeInto(*schema_, &block_rest_, &value);
-  if (!st.ok()) {
+  auto value = DecodeValue(*schema_, &block_rest_);
+  if (!value.ok()) {
     block_remaining_ = 0;
     block_rest_ = {};
     pos_ = data_.size();
-    return Status::Corruption(name_ + ": bad record: " + st.message());
+    return Status::Corruption(name_ + ": bad record: " + value.status().message());
   }
   --block_remaining_;
-  return std::optional<AvroValue>(std::move(value));
+  return std::optional<AvroValue>(std::move(value).value());
+}
+
+Result<int64_t> FileReader::NextBlock(std::string_view** records) {
+  SKADE_RETURN_IF_ERROR(CheckBlockEnd());
+  block_remaining_ = 0;
+  // Empty blocks are legal; skip them.
+  while (block_remaining_ == 0) {
+    if (pos_ >= data_.size()) return 0;
+    SKADE_RETURN_IF_ERROR(LoadBlock());
+    if (block_remaining_ == 0) SKADE_RETURN_IF_ERROR(CheckBlockEnd());
+  }
+  const int64_t count = block_remaining_;
+  block_remaining_ = 0;  // handed to the caller
+  *records = &block_rest_;
+  return count;
 }
 
 Result<std::unique_ptr<FileWriter>> FileWriter::Create(

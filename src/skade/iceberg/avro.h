@@ -102,6 +102,27 @@ struct AvroValue {
 Result<AvroValue> DecodeValue(const AvroNode& schema, std::string_view* input);
 Status EncodeValue(const AvroNode& schema, const AvroValue& value, std::string* out);
 
+// Decoding straight from the bytes, for schema-specialised decoders (manifests) that fill
+// their own structs instead of building AvroValues. Each primitive advances the cursor and
+// fails with kCorruption on truncated or invalid input, never reading out of bounds.
+Result<int64_t> ReadLong(std::string_view* in);  // int and long: a zig-zag varint
+Result<int32_t> ReadInt(std::string_view* in);   // kCorruption outside 32 bits
+// bytes and string: a view into the input.
+Result<std::string_view> ReadBytes(std::string_view* in);
+// Upper bound for items of zero-byte types (null, empty records) in one array, map or block,
+// so that a garbled count cannot make a reader loop for ever.
+inline constexpr int64_t kMaxZeroSizeItems = int64_t{1} << 20;
+// The fewest bytes one value of `node` takes (0 only for null and records of such).
+size_t MinEncodedSize(const AvroNode& node);
+// Arrays and maps come in blocks. Reads one block header and returns its item count (0 at the
+// end), checked against the input left for items of at least `min_item_size` bytes (zero-size
+// items are capped in number, counted in `*total` across blocks). `byte_size` receives the
+// block's size in bytes when the writer gave it, else -1.
+Result<int64_t> ReadBlockCount(size_t min_item_size, std::string_view* in, int64_t* total,
+                               int64_t* byte_size = nullptr);
+// Steps over one value of `schema` without building it (blocks with a byte size in one step).
+Status SkipValue(const AvroNode& schema, std::string_view* in);
+
 enum class Codec { kNull, kDeflate };
 
 // Reads an object container file held in memory. Not thread-safe.
@@ -120,9 +141,16 @@ class FileReader {
   // The next record, or nullopt at the end. kCorruption for a bad block or sync marker.
   Result<std::optional<AvroValue>> Next();
 
+  // For decoders that read records straight from the bytes (do not mix with Next): loads the
+  // next block and returns its record count, 0 at the end, with `*records` pointing at a
+  // cursor over its bytes (valid until the next call). The decoder reads that many records
+  // from the cursor; bytes left after them are reported by the next call as corruption.
+  Result<int64_t> NextBlock(std::string_view** records);
+
  private:
   FileReader() = default;
   Status LoadBlock();
+  Status CheckBlockEnd() const;
 
   std::string name_;
   std::string data_;

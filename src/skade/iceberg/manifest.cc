@@ -13,6 +13,7 @@
 
 #include "skade/base/status.h"
 #include "skade/iceberg/avro.h"
+#include "skade/iceberg/manifest_internal.h"
 #include "skade/iceberg/table_metadata.h"
 
 // Iceberg table spec: "Manifests" (manifest_entry / data_file with their field ids),
@@ -20,7 +21,6 @@
 // "First Row ID Inheritance" and Appendix A (Avro type mappings and field-id attributes).
 
 namespace skade::iceberg {
-namespace {
 
 using avro::AvroKind;
 using avro::AvroNode;
@@ -28,15 +28,46 @@ using avro::AvroNodePtr;
 using avro::AvroValue;
 using Json = nlohmann::ordered_json;
 
-// A manifest-list row whose sequence number is not known yet (a manifest written before the
-// commit). WriteManifestList replaces it with the snapshot's sequence number.
-constexpr int64_t kUnassignedSequenceNumber = -1;
-// v1 data_file.block_size_in_bytes is deprecated but required; the spec says to always write
-// a default (64 MiB, the value the reference implementation writes).
-constexpr int64_t kDefaultBlockSize = 64 * 1024 * 1024;
+namespace {
 
-// ---------------------------------------------------------------------------------------------
-// Reading helpers
+// Parses the 36-character textual form of a UUID into 16 bytes.
+std::optional<std::string> ParseUuidText(std::string_view text) {
+  if (text.size() != 36) return std::nullopt;
+  std::string out;
+  int high = -1;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (i == 8 || i == 13 || i == 18 || i == 23) {
+      if (c != '-') return std::nullopt;
+      continue;
+    }
+    int nibble = (c >= '0' && c <= '9')   ? c - '0'
+                 : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+                 : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                          : -1;
+    if (nibble < 0) return std::nullopt;
+    if (high < 0) {
+      high = nibble;
+    } else {
+      out.push_back(static_cast<char>((high << 4) | nibble));
+      high = -1;
+    }
+  }
+  return out;
+}
+
+// Big-endian two's-complement bytes → unscaled decimal.
+std::optional<__int128> DecimalFromBytes(std::string_view bytes) {
+  if (bytes.empty() || bytes.size() > 16) return std::nullopt;
+  unsigned __int128 v =
+      (static_cast<uint8_t>(bytes[0]) & 0x80) ? ~static_cast<unsigned __int128>(0) : 0;
+  for (char c : bytes) v = (v << 8) | static_cast<uint8_t>(c);
+  return static_cast<__int128>(v);
+}
+
+}  // namespace
+
+namespace manifest_internal {
 
 // Looks up a record field by any of `names`, then by field id. -1 when absent.
 int FindField(const AvroNode& record, std::initializer_list<std::string_view> names, int field_id) {
@@ -56,6 +87,153 @@ const AvroNode* UnwrapOptional(const AvroNode& node) {
   int b = node.NonNullBranch();
   return b < 0 ? &node : node.branches[static_cast<size_t>(b)].get();
 }
+
+Status RequireRecord(const std::string& file, const AvroNode& node, std::string_view what) {
+  if (node.kind != AvroKind::kRecord) {
+    return Status::Corruption(file + ": " + std::string(what) + " schema is not a record");
+  }
+  return Status::Ok();
+}
+
+std::optional<int> ParseFormatVersion(const std::optional<std::string>& text) {
+  if (!text || text->empty() || text->size() > 3) return std::nullopt;
+  int v = 0;
+  for (char c : *text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+// The Iceberg type of a partition field from its Avro type (Appendix A, read direction).
+Result<TypePtr> PartitionFieldType(const AvroNode& node) {
+  const std::string& lt = node.logical_type;
+  switch (node.kind) {
+    case AvroKind::kBoolean:
+      return Type::Primitive(TypeId::kBoolean);
+    case AvroKind::kInt:
+      return Type::Primitive(lt == "date" ? TypeId::kDate : TypeId::kInt);
+    case AvroKind::kLong: {
+      bool utc = node.adjust_to_utc.value_or(false);
+      if (lt == "time-micros") return Type::Primitive(TypeId::kTime);
+      if (lt == "timestamp-micros") {
+        return Type::Primitive(utc ? TypeId::kTimestampTz : TypeId::kTimestamp);
+      }
+      if (lt == "timestamp-nanos") {
+        return Type::Primitive(utc ? TypeId::kTimestampTzNs : TypeId::kTimestampNs);
+      }
+      return Type::Primitive(TypeId::kLong);
+    }
+    case AvroKind::kFloat:
+      return Type::Primitive(TypeId::kFloat);
+    case AvroKind::kDouble:
+      return Type::Primitive(TypeId::kDouble);
+    case AvroKind::kString:
+      return Type::Primitive(lt == "uuid" ? TypeId::kUuid : TypeId::kString);
+    case AvroKind::kBytes:
+      if (lt == "decimal") return Type::Decimal(node.precision, node.scale);
+      return Type::Primitive(TypeId::kBinary);
+    case AvroKind::kFixed:
+      if (lt == "decimal") return Type::Decimal(node.precision, node.scale);
+      if (lt == "uuid" && node.size == 16) return Type::Primitive(TypeId::kUuid);
+      return Type::Fixed(node.size);
+    case AvroKind::kNull:
+      return Type::Primitive(TypeId::kUnknown);
+    default:
+      return Status::Corruption("unsupported avro type for a partition field");
+  }
+}
+
+// Decodes one partition value as a Literal of `type`.
+Result<std::optional<Literal>> PartitionLiteral(const TypePtr& type, const AvroValue& value) {
+  using Tag = AvroValue::Tag;
+  if (value.is_null()) return std::optional<Literal>();
+  auto bad = [&]() {
+    return Status::Corruption("partition value does not match type " + type->ToString());
+  };
+  switch (type->id()) {
+    case TypeId::kBoolean:
+      if (value.tag != Tag::kBool) return bad();
+      return std::optional<Literal>(Literal(type, value.bool_value));
+    case TypeId::kInt:
+    case TypeId::kDate:
+      if (value.tag != Tag::kLong || value.long_value < std::numeric_limits<int32_t>::min() ||
+          value.long_value > std::numeric_limits<int32_t>::max()) {
+        return bad();
+      }
+      return std::optional<Literal>(Literal(type, static_cast<int32_t>(value.long_value)));
+    case TypeId::kLong:
+    case TypeId::kTime:
+    case TypeId::kTimestamp:
+    case TypeId::kTimestampTz:
+    case TypeId::kTimestampNs:
+    case TypeId::kTimestampTzNs:
+      if (value.tag != Tag::kLong) return bad();
+      return std::optional<Literal>(Literal(type, static_cast<int64_t>(value.long_value)));
+    case TypeId::kFloat:
+      if (value.tag == Tag::kFloat) return std::optional<Literal>(Literal(type, value.float_value));
+      return bad();
+    case TypeId::kDouble:
+      if (value.tag == Tag::kDouble) {
+        return std::optional<Literal>(Literal(type, value.double_value));
+      }
+      if (value.tag == Tag::kFloat) {
+        return std::optional<Literal>(Literal(type, static_cast<double>(value.float_value)));
+      }
+      return bad();
+    case TypeId::kDecimal: {
+      if (value.tag != Tag::kBytes) return bad();
+      auto unscaled = DecimalFromBytes(value.bytes);
+      if (!unscaled) return bad();
+      return std::optional<Literal>(Literal(type, *unscaled));
+    }
+    case TypeId::kUuid: {
+      if (value.tag != Tag::kBytes) return bad();
+      if (value.bytes.size() == 16) return std::optional<Literal>(Literal(type, value.bytes));
+      auto raw = ParseUuidText(value.bytes);
+      if (!raw) return bad();
+      return std::optional<Literal>(Literal(type, std::move(*raw)));
+    }
+    case TypeId::kString:
+    case TypeId::kFixed:
+    case TypeId::kBinary:
+      if (value.tag != Tag::kBytes) return bad();
+      return std::optional<Literal>(Literal(type, value.bytes));
+    case TypeId::kUnknown:
+      return std::optional<Literal>();
+    default:
+      return bad();
+  }
+}
+
+Result<FileFormat> ParseFileFormat(std::string_view text) {
+  auto is = [&](std::string_view name) {
+    return text.size() == name.size() && std::equal(text.begin(), text.end(), name.begin(), [](char a, char b) {
+             return std::toupper(static_cast<unsigned char>(a)) == b;
+           });
+  };
+  if (is("PARQUET")) return FileFormat::kParquet;
+  if (is("AVRO")) return FileFormat::kAvro;
+  if (is("ORC")) return FileFormat::kOrc;
+  if (is("PUFFIN")) return FileFormat::kPuffin;
+  return Status::Corruption("unknown file format '" + std::string(text) + "'");
+}
+
+}  // namespace manifest_internal
+
+using namespace manifest_internal;  // NOLINT: the helpers shared with manifest_reader.cc
+
+namespace {
+
+// A manifest-list row whose sequence number is not known yet (a manifest written before the
+// commit). WriteManifestList replaces it with the snapshot's sequence number.
+constexpr int64_t kUnassignedSequenceNumber = -1;
+// v1 data_file.block_size_in_bytes is deprecated but required; the spec says to always write
+// a default (64 MiB, the value the reference implementation writes).
+constexpr int64_t kDefaultBlockSize = 64 * 1024 * 1024;
+
+// ---------------------------------------------------------------------------------------------
+// Reading helpers (manifest lists)
 
 // Reads fields out of a decoded record, producing kCorruption naming the file and field.
 class RecordView {
@@ -179,169 +357,12 @@ class RecordView {
   const AvroValue* value_;
 };
 
-Status RequireRecord(const std::string& file, const AvroNode& node, std::string_view what) {
-  if (node.kind != AvroKind::kRecord) {
-    return Status::Corruption(file + ": " + std::string(what) + " schema is not a record");
-  }
-  return Status::Ok();
-}
 
-std::optional<int> ParseFormatVersion(const std::optional<std::string>& text) {
-  if (!text || text->empty() || text->size() > 3) return std::nullopt;
-  int v = 0;
-  for (char c : *text) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + (c - '0');
-  }
-  return v;
-}
 
-// Parses the 36-character textual form of a UUID into 16 bytes.
-std::optional<std::string> ParseUuidText(std::string_view text) {
-  if (text.size() != 36) return std::nullopt;
-  std::string out;
-  int high = -1;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (i == 8 || i == 13 || i == 18 || i == 23) {
-      if (c != '-') return std::nullopt;
-      continue;
-    }
-    int nibble = (c >= '0' && c <= '9')   ? c - '0'
-                 : (c >= 'a' && c <= 'f') ? c - 'a' + 10
-                 : (c >= 'A' && c <= 'F') ? c - 'A' + 10
-                                          : -1;
-    if (nibble < 0) return std::nullopt;
-    if (high < 0) {
-      high = nibble;
-    } else {
-      out.push_back(static_cast<char>((high << 4) | nibble));
-      high = -1;
-    }
-  }
-  return out;
-}
 
-// The Iceberg type of a partition field from its Avro type (Appendix A, read direction).
-Result<TypePtr> PartitionFieldType(const AvroNode& node) {
-  const std::string& lt = node.logical_type;
-  switch (node.kind) {
-    case AvroKind::kBoolean:
-      return Type::Primitive(TypeId::kBoolean);
-    case AvroKind::kInt:
-      return Type::Primitive(lt == "date" ? TypeId::kDate : TypeId::kInt);
-    case AvroKind::kLong: {
-      bool utc = node.adjust_to_utc.value_or(false);
-      if (lt == "time-micros") return Type::Primitive(TypeId::kTime);
-      if (lt == "timestamp-micros") {
-        return Type::Primitive(utc ? TypeId::kTimestampTz : TypeId::kTimestamp);
-      }
-      if (lt == "timestamp-nanos") {
-        return Type::Primitive(utc ? TypeId::kTimestampTzNs : TypeId::kTimestampNs);
-      }
-      return Type::Primitive(TypeId::kLong);
-    }
-    case AvroKind::kFloat:
-      return Type::Primitive(TypeId::kFloat);
-    case AvroKind::kDouble:
-      return Type::Primitive(TypeId::kDouble);
-    case AvroKind::kString:
-      return Type::Primitive(lt == "uuid" ? TypeId::kUuid : TypeId::kString);
-    case AvroKind::kBytes:
-      if (lt == "decimal") return Type::Decimal(node.precision, node.scale);
-      return Type::Primitive(TypeId::kBinary);
-    case AvroKind::kFixed:
-      if (lt == "decimal") return Type::Decimal(node.precision, node.scale);
-      if (lt == "uuid" && node.size == 16) return Type::Primitive(TypeId::kUuid);
-      return Type::Fixed(node.size);
-    case AvroKind::kNull:
-      return Type::Primitive(TypeId::kUnknown);
-    default:
-      return Status::Corruption("unsupported avro type for a partition field");
-  }
-}
 
-// Big-endian two's-complement bytes → unscaled decimal.
-std::optional<__int128> DecimalFromBytes(std::string_view bytes) {
-  if (bytes.empty() || bytes.size() > 16) return std::nullopt;
-  unsigned __int128 v =
-      (static_cast<uint8_t>(bytes[0]) & 0x80) ? ~static_cast<unsigned __int128>(0) : 0;
-  for (char c : bytes) v = (v << 8) | static_cast<uint8_t>(c);
-  return static_cast<__int128>(v);
-}
 
-// Decodes one partition value as a Literal of `type`.
-Result<std::optional<Literal>> PartitionLiteral(const TypePtr& type, const AvroValue& value) {
-  using Tag = AvroValue::Tag;
-  if (value.is_null()) return std::optional<Literal>();
-  auto bad = [&]() {
-    return Status::Corruption("partition value does not match type " + type->ToString());
-  };
-  switch (type->id()) {
-    case TypeId::kBoolean:
-      if (value.tag != Tag::kBool) return bad();
-      return std::optional<Literal>(Literal(type, value.bool_value));
-    case TypeId::kInt:
-    case TypeId::kDate:
-      if (value.tag != Tag::kLong || value.long_value < std::numeric_limits<int32_t>::min() ||
-          value.long_value > std::numeric_limits<int32_t>::max()) {
-        return bad();
-      }
-      return std::optional<Literal>(Literal(type, static_cast<int32_t>(value.long_value)));
-    case TypeId::kLong:
-    case TypeId::kTime:
-    case TypeId::kTimestamp:
-    case TypeId::kTimestampTz:
-    case TypeId::kTimestampNs:
-    case TypeId::kTimestampTzNs:
-      if (value.tag != Tag::kLong) return bad();
-      return std::optional<Literal>(Literal(type, static_cast<int64_t>(value.long_value)));
-    case TypeId::kFloat:
-      if (value.tag == Tag::kFloat) return std::optional<Literal>(Literal(type, value.float_value));
-      return bad();
-    case TypeId::kDouble:
-      if (value.tag == Tag::kDouble) {
-        return std::optional<Literal>(Literal(type, value.double_value));
-      }
-      if (value.tag == Tag::kFloat) {
-        return std::optional<Literal>(Literal(type, static_cast<double>(value.float_value)));
-      }
-      return bad();
-    case TypeId::kDecimal: {
-      if (value.tag != Tag::kBytes) return bad();
-      auto unscaled = DecimalFromBytes(value.bytes);
-      if (!unscaled) return bad();
-      return std::optional<Literal>(Literal(type, *unscaled));
-    }
-    case TypeId::kUuid: {
-      if (value.tag != Tag::kBytes) return bad();
-      if (value.bytes.size() == 16) return std::optional<Literal>(Literal(type, value.bytes));
-      auto raw = ParseUuidText(value.bytes);
-      if (!raw) return bad();
-      return std::optional<Literal>(Literal(type, std::move(*raw)));
-    }
-    case TypeId::kString:
-    case TypeId::kFixed:
-    case TypeId::kBinary:
-      if (value.tag != Tag::kBytes) return bad();
-      return std::optional<Literal>(Literal(type, value.bytes));
-    case TypeId::kUnknown:
-      return std::optional<Literal>();
-    default:
-      return bad();
-  }
-}
 
-Result<FileFormat> ParseFileFormat(std::string_view text) {
-  std::string upper(text);
-  std::transform(upper.begin(), upper.end(), upper.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-  if (upper == "PARQUET") return FileFormat::kParquet;
-  if (upper == "AVRO") return FileFormat::kAvro;
-  if (upper == "ORC") return FileFormat::kOrc;
-  if (upper == "PUFFIN") return FileFormat::kPuffin;
-  return Status::Corruption("unknown file format '" + std::string(text) + "'");
-}
 
 // ---------------------------------------------------------------------------------------------
 // Writing helpers
@@ -809,231 +830,6 @@ Result<std::string> WriteManifestList(int format_version, int64_t snapshot_id,
 }
 
 // ---------------------------------------------------------------------------------------------
-// ManifestReader
-
-struct ManifestReader::Impl {
-  std::string name;
-  std::unique_ptr<avro::FileReader> file;
-  ManifestFile manifest;
-  int format_version = 1;
-  TypePtr partition_type;
-  const AvroNode* entry_schema = nullptr;
-  const AvroNode* data_file_schema = nullptr;
-  const AvroNode* partition_schema = nullptr;
-  // manifest_entry fields
-  int status = -1, snapshot_id = -1, sequence_number = -1, file_sequence_number = -1,
-      data_file = -1;
-  // data_file fields
-  int content = -1, file_path = -1, file_format = -1, partition = -1, record_count = -1,
-      file_size = -1, column_sizes = -1, value_counts = -1, null_value_counts = -1,
-      nan_value_counts = -1, lower_bounds = -1, upper_bounds = -1, key_metadata = -1,
-      split_offsets = -1, equality_ids = -1, sort_order_id = -1, first_row_id = -1,
-      referenced_data_file = -1, content_offset = -1, content_size = -1;
-  // First Row ID Inheritance: the next id handed to a data file with a null first_row_id.
-  std::optional<int64_t> next_row_id;
-
-  Status Init();
-  Result<ManifestEntry> Convert(const AvroValue& row);
-};
-
-Status ManifestReader::Impl::Init() {
-  const AvroNode& schema = *file->schema();
-  SKADE_RETURN_IF_ERROR(RequireRecord(name, schema, "manifest entry"));
-  entry_schema = &schema;
-  status = FindField(schema, {"status"}, 0);
-  snapshot_id = FindField(schema, {"snapshot_id"}, 1);
-  sequence_number = FindField(schema, {"sequence_number"}, 3);
-  file_sequence_number = FindField(schema, {"file_sequence_number"}, 4);
-  data_file = FindField(schema, {"data_file"}, 2);
-  if (status < 0 || data_file < 0) {
-    return Status::Corruption(name + ": manifest entry schema lacks status/data_file");
-  }
-  data_file_schema = UnwrapOptional(*schema.fields[static_cast<size_t>(data_file)].type);
-  SKADE_RETURN_IF_ERROR(RequireRecord(name, *data_file_schema, "data_file"));
-  const AvroNode& df = *data_file_schema;
-  content = FindField(df, {"content"}, 134);
-  file_path = FindField(df, {"file_path"}, 100);
-  file_format = FindField(df, {"file_format"}, 101);
-  partition = FindField(df, {"partition"}, 102);
-  record_count = FindField(df, {"record_count"}, 103);
-  file_size = FindField(df, {"file_size_in_bytes"}, 104);
-  column_sizes = FindField(df, {"column_sizes"}, 108);
-  value_counts = FindField(df, {"value_counts"}, 109);
-  null_value_counts = FindField(df, {"null_value_counts"}, 110);
-  nan_value_counts = FindField(df, {"nan_value_counts"}, 137);
-  lower_bounds = FindField(df, {"lower_bounds"}, 125);
-  upper_bounds = FindField(df, {"upper_bounds"}, 128);
-  key_metadata = FindField(df, {"key_metadata"}, 131);
-  split_offsets = FindField(df, {"split_offsets"}, 132);
-  equality_ids = FindField(df, {"equality_ids"}, 135);
-  sort_order_id = FindField(df, {"sort_order_id"}, 140);
-  first_row_id = FindField(df, {"first_row_id"}, 142);
-  referenced_data_file = FindField(df, {"referenced_data_file"}, 143);
-  content_offset = FindField(df, {"content_offset"}, 144);
-  content_size = FindField(df, {"content_size_in_bytes"}, 145);
-  if (file_path < 0 || record_count < 0) {
-    return Status::Corruption(name + ": data_file schema lacks file_path/record_count");
-  }
-
-  // Format version: the header key, else inferred from the layout (v1 has no sequence
-  // numbers and no content column).
-  if (auto v = ParseFormatVersion(file->Metadata("format-version"))) {
-    format_version = *v;
-  } else {
-    format_version = (sequence_number >= 0 || content >= 0) ? 2 : 1;
-  }
-
-  std::vector<NestedField> fields;
-  if (partition >= 0) {
-    partition_schema = UnwrapOptional(*df.fields[static_cast<size_t>(partition)].type);
-    SKADE_RETURN_IF_ERROR(RequireRecord(name, *partition_schema, "partition"));
-    for (size_t i = 0; i < partition_schema->fields.size(); ++i) {
-      const avro::AvroField& f = partition_schema->fields[i];
-      auto type = PartitionFieldType(*UnwrapOptional(*f.type));
-      if (!type.ok()) {
-        return Status::Corruption(name + ": partition field '" + f.name +
-                                  "': " + type.status().message());
-      }
-      NestedField nf;
-      // v1 writers assigned partition field ids from 1000 when they were not tracked.
-      nf.id = f.field_id.value_or(1000 + static_cast<int>(i));
-      nf.name = f.name;
-      nf.required = false;
-      nf.type = std::move(type).value();
-      fields.push_back(std::move(nf));
-    }
-  }
-  partition_type = Type::Struct(std::move(fields));
-  if (manifest.first_row_id && manifest.content == ManifestContent::kData) {
-    next_row_id = manifest.first_row_id;
-  }
-  return Status::Ok();
-}
-
-Result<ManifestEntry> ManifestReader::Impl::Convert(const AvroValue& row) {
-  RecordView e(&name, entry_schema, &row);
-  ManifestEntry entry;
-  SKADE_ASSIGN_OR_RETURN(int status_code, e.ReqInt(status));
-  if (status_code < 0 || status_code > 2) return e.Bad(status, "unknown entry status");
-  entry.status = static_cast<ManifestEntryStatus>(status_code);
-  SKADE_ASSIGN_OR_RETURN(entry.snapshot_id, e.OptLong(snapshot_id));
-  SKADE_ASSIGN_OR_RETURN(entry.sequence_number, e.OptLong(sequence_number));
-  SKADE_ASSIGN_OR_RETURN(entry.file_sequence_number, e.OptLong(file_sequence_number));
-
-  // Spec "Sequence Number Inheritance" / "Snapshot ID Inheritance".
-  if (!entry.snapshot_id) entry.snapshot_id = manifest.added_snapshot_id;
-  if (format_version == 1) {
-    entry.sequence_number = 0;
-    entry.file_sequence_number = 0;
-  } else {
-    // A manifest listed with sequence number 0 was written before sequence numbers existed;
-    // everything in it inherits 0.
-    bool inherit = entry.status == ManifestEntryStatus::kAdded || manifest.sequence_number == 0;
-    if (!entry.sequence_number) {
-      if (!inherit) return e.Bad(sequence_number, "null sequence number on a non-ADDED entry");
-      entry.sequence_number = manifest.sequence_number;
-    }
-    if (!entry.file_sequence_number) {
-      if (!inherit) {
-        return e.Bad(file_sequence_number, "null file sequence number on a non-ADDED entry");
-      }
-      entry.file_sequence_number = manifest.sequence_number;
-    }
-  }
-
-  const AvroValue* df_value = e.Get(data_file);
-  if (df_value == nullptr || df_value->tag != AvroValue::Tag::kList) {
-    return e.Bad(data_file, "missing data_file");
-  }
-  RecordView d(&name, data_file_schema, df_value);
-  DataFile& f = entry.data_file;
-  SKADE_ASSIGN_OR_RETURN(std::optional<int> content_code, d.OptInt(content));
-  if (content_code && (*content_code < 0 || *content_code > 2)) {
-    return d.Bad(content, "unknown content type");
-  }
-  f.content = static_cast<DataFileContent>(content_code.value_or(0));
-  SKADE_ASSIGN_OR_RETURN(f.file_path, d.ReqBytes(file_path));
-  SKADE_ASSIGN_OR_RETURN(std::string format_text, d.ReqBytes(file_format));
-  auto format = ParseFileFormat(format_text);
-  if (!format.ok()) return d.Bad(file_format, format.status().message());
-  f.file_format = *format;
-  f.spec_id = manifest.partition_spec_id;
-  if (const AvroValue* p = d.Get(partition)) {
-    if (p->tag != AvroValue::Tag::kList || p->items.size() != partition_type->fields().size()) {
-      return d.Bad(partition, "partition tuple does not match its schema");
-    }
-    for (size_t i = 0; i < p->items.size(); ++i) {
-      auto lit = PartitionLiteral(partition_type->fields()[i].type, p->items[i]);
-      if (!lit.ok()) {
-        return d.Bad(partition, partition_type->fields()[i].name + ": " + lit.status().message());
-      }
-      f.partition.push_back(std::move(lit).value());
-    }
-  }
-  SKADE_ASSIGN_OR_RETURN(f.record_count, d.ReqLong(record_count));
-  SKADE_ASSIGN_OR_RETURN(f.file_size_in_bytes, d.ReqLong(file_size));
-  SKADE_RETURN_IF_ERROR(d.IntKeyedMap(column_sizes, &f.column_sizes));
-  SKADE_RETURN_IF_ERROR(d.IntKeyedMap(value_counts, &f.value_counts));
-  SKADE_RETURN_IF_ERROR(d.IntKeyedMap(null_value_counts, &f.null_value_counts));
-  SKADE_RETURN_IF_ERROR(d.IntKeyedMap(nan_value_counts, &f.nan_value_counts));
-  SKADE_RETURN_IF_ERROR(d.IntKeyedMap(lower_bounds, &f.lower_bounds));
-  SKADE_RETURN_IF_ERROR(d.IntKeyedMap(upper_bounds, &f.upper_bounds));
-  SKADE_ASSIGN_OR_RETURN(f.key_metadata, d.OptBytes(key_metadata));
-  SKADE_RETURN_IF_ERROR(d.IntList(split_offsets, &f.split_offsets));
-  SKADE_RETURN_IF_ERROR(d.IntList(equality_ids, &f.equality_ids));
-  SKADE_ASSIGN_OR_RETURN(f.sort_order_id, d.OptInt(sort_order_id));
-  SKADE_ASSIGN_OR_RETURN(f.first_row_id, d.OptLong(first_row_id));
-  SKADE_ASSIGN_OR_RETURN(f.referenced_data_file, d.OptBytes(referenced_data_file));
-  SKADE_ASSIGN_OR_RETURN(f.content_offset, d.OptLong(content_offset));
-  SKADE_ASSIGN_OR_RETURN(f.content_size_in_bytes, d.OptLong(content_size));
-  // Spec "First Row ID Inheritance": null ids of live data files follow the manifest's
-  // first_row_id (a manifest list reserves added + existing rows for them; DELETED entries
-  // take none, or the live ones after them would pass the reserved range).
-  if (next_row_id && f.content == DataFileContent::kData && !f.first_row_id &&
-      entry.status != ManifestEntryStatus::kDeleted) {
-    f.first_row_id = *next_row_id;
-    *next_row_id += f.record_count;
-  }
-  return entry;
-}
-
-ManifestReader::ManifestReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-ManifestReader::~ManifestReader() = default;
-
-Result<std::unique_ptr<ManifestReader>> ManifestReader::Open(io::FileIO& io,
-                                                             std::string_view location,
-                                                             const ManifestFile& manifest) {
-  SKADE_ASSIGN_OR_RETURN(std::string data, io.Read(location));
-  return FromBytes(std::move(data), std::string(location), manifest);
-}
-
-Result<std::unique_ptr<ManifestReader>> ManifestReader::FromBytes(std::string data,
-                                                                  std::string name,
-                                                                  const ManifestFile& manifest) {
-  auto impl = std::make_unique<Impl>();
-  impl->name = name;
-  impl->manifest = manifest;
-  SKADE_ASSIGN_OR_RETURN(impl->file, avro::FileReader::Open(std::move(data), std::move(name)));
-  SKADE_RETURN_IF_ERROR(impl->Init());
-  return std::unique_ptr<ManifestReader>(new ManifestReader(std::move(impl)));
-}
-
-std::optional<std::string> ManifestReader::Metadata(std::string_view key) const {
-  return impl_->file->Metadata(key);
-}
-
-int ManifestReader::format_version() const { return impl_->format_version; }
-
-const TypePtr& ManifestReader::partition_type() const { return impl_->partition_type; }
-
-Result<std::optional<ManifestEntry>> ManifestReader::Next() {
-  SKADE_ASSIGN_OR_RETURN(std::optional<AvroValue> row, impl_->file->Next());
-  if (!row) return std::optional<ManifestEntry>();
-  SKADE_ASSIGN_OR_RETURN(ManifestEntry entry, impl_->Convert(*row));
-  return std::optional<ManifestEntry>(std::move(entry));
-}
-
-// ---------------------------------------------------------------------------------------------
 // ManifestWriter
 
 namespace {
@@ -1304,15 +1100,5 @@ Result<ManifestWriter::Output> ManifestWriter::Finish(std::string manifest_path)
   return out;
 }
 
-Status ForEachLiveEntry(io::FileIO& io, const ManifestFile& manifest,
-                        const std::function<Status(ManifestEntry&)>& fn) {
-  SKADE_ASSIGN_OR_RETURN(auto reader, ManifestReader::Open(io, manifest.manifest_path, manifest));
-  while (true) {
-    SKADE_ASSIGN_OR_RETURN(auto entry, reader->Next());
-    if (!entry) return Status::Ok();
-    if (entry->status == ManifestEntryStatus::kDeleted) continue;
-    SKADE_RETURN_IF_ERROR(fn(*entry));
-  }
-}
 
 }  // namespace skade::iceberg

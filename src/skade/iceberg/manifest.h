@@ -98,17 +98,29 @@ struct ManifestEntry {
 Result<std::vector<ManifestFile>> ReadManifestList(io::FileIO& io, std::string_view location);
 Result<std::vector<ManifestFile>> ParseManifestList(std::string data, std::string_view name);
 
-// Streams the entries of one manifest. Not thread-safe.
+// What a manifest reader decodes of each entry; the rest is stepped over. By default
+// everything.
+struct ManifestReadOptions {
+  // The field ids whose column metrics (sizes, value/null/NaN counts, bounds) are decoded;
+  // nullopt decodes all of them.
+  std::optional<std::vector<int>> metric_field_ids;
+  bool split_offsets = true;
+};
+
+// Streams the entries of one manifest, decoding them straight from the Avro bytes into
+// ManifestEntry (a decoder compiled from the file's own schema: fields found by name or id in
+// any order, optional unions either way round, unknown fields skipped). Not thread-safe.
 class ManifestReader {
  public:
   // `manifest` supplies the spec id, sequence number and snapshot id entries inherit;
-  // `spec` gives the partition field count and types are taken from the file's own
-  // partition schema. Reads the file through `io` at `location` (which may differ from
-  // manifest.manifest_path after relocation).
+  // partition types are taken from the file's own partition schema. Reads the file through
+  // `io` at `location` (which may differ from manifest.manifest_path after relocation).
   static Result<std::unique_ptr<ManifestReader>> Open(io::FileIO& io, std::string_view location,
-                                                      const ManifestFile& manifest);
+                                                      const ManifestFile& manifest,
+                                                      ManifestReadOptions options = {});
   static Result<std::unique_ptr<ManifestReader>> FromBytes(std::string data, std::string name,
-                                                           const ManifestFile& manifest);
+                                                           const ManifestFile& manifest,
+                                                           ManifestReadOptions options = {});
   ~ManifestReader();
 
   // The header keys (schema, partition-spec, partition-spec-id, format-version, content).
@@ -117,7 +129,8 @@ class ManifestReader {
   // The partition tuple type as the manifest's Avro schema declares it.
   const TypePtr& partition_type() const;
 
-  // The next entry, or nullopt at the end.
+  // The next entry, or nullopt at the end. kCorruption naming the file and field for a
+  // malformed entry (and every call after it).
   Result<std::optional<ManifestEntry>> Next();
 
  private:
@@ -129,7 +142,7 @@ class ManifestReader {
 // Reads the manifest at manifest.manifest_path and calls `fn` for every live entry (ADDED or
 // EXISTING; DELETED entries are skipped), stopping at the first error `fn` returns.
 Status ForEachLiveEntry(io::FileIO& io, const ManifestFile& manifest,
-                        const std::function<Status(ManifestEntry&)>& fn);
+                        const std::function<Status(ManifestEntry&)>& fn, const ManifestReadOptions& options = {});
 
 struct ManifestWriterOptions {
   int format_version = 2;

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <map>
+#include <thread>
 #include <unordered_map>
 
+#include "skade/base/ordered_parallel.h"
 #include "skade/io/location.h"
 
 namespace skade::iceberg {
@@ -139,6 +141,12 @@ void ClearStatsExcept(DataFile* f, const std::set<int>& keep) {
   f->split_offsets.clear();
 }
 
+// The field ids the predicates of a bound expression refer to.
+void CollectFieldIds(const ExprPtr& expr, std::set<int>* ids) {
+  if (expr->is_predicate() && expr->is_bound()) ids->insert(expr->field_id());
+  for (const ExprPtr& child : expr->children()) CollectFieldIds(child, ids);
+}
+
 // Per-spec pruning state, built lazily.
 struct SpecFilter {
   PartitionSpecPtr spec;
@@ -179,6 +187,14 @@ class FilePruner {
   Result<bool> KeepManifest(const ManifestFile& m) {
     SKADE_ASSIGN_OR_RETURN(const SpecFilter* sf, ForSpec(m.partition_spec_id));
     return !sf->manifest_eval || sf->manifest_eval->MightMatch(m);
+  }
+
+  // What to decode of each manifest entry: the metrics of the fields the filter reads and
+  // of `kept` (those a task keeps), no split offsets (tasks drop them).
+  ManifestReadOptions ReadOptions(const std::set<int>& kept) const {
+    std::set<int> ids = kept;
+    if (bound_) CollectFieldIds(bound_, &ids);
+    return ManifestReadOptions{std::vector<int>(ids.begin(), ids.end()), /*split_offsets=*/false};
   }
 
   // False when the file's partition values or column metrics rule out every match.
@@ -229,7 +245,7 @@ Result<SelectedSnapshot> SelectSnapshot(const TableMetadata& metadata,
 }
 
 ScanPlanner::ScanPlanner(io::FileIO& io, const TableMetadata& metadata)
-    : io_(io), metadata_(metadata) {}
+    : io_(io), metadata_(metadata), threads_(static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u))) {}
 
 Result<std::vector<ManifestFile>> ScanPlanner::LoadManifests(const Snapshot& snapshot) {
   if (!snapshot.manifest_list.empty()) {
@@ -277,6 +293,8 @@ Status ScanPlanner::PlanFiles(const Snapshot& snapshot, const Schema& schema,
     SKADE_ASSIGN_OR_RETURN(bool keep, keep_manifest(m));
     if (!keep) continue;
     SKADE_ASSIGN_OR_RETURN(const SpecFilter* sf, pruner.ForSpec(m.partition_spec_id));
+    // Of the metrics, only the file_path bounds are used, to match delete files to data files.
+    ManifestReadOptions delete_options{std::vector<int>{kDeleteFilePathId}, /*split_offsets=*/false};
     SKADE_RETURN_IF_ERROR(ForEachLiveEntry(io_, m, [&](ManifestEntry& entry) -> Status {
       if (entry.data_file.content == DataFileContent::kData) {
         return Status::Corruption("delete manifest '" + m.manifest_path + "' lists a data file");
@@ -289,34 +307,63 @@ Status ScanPlanner::PlanFiles(const Snapshot& snapshot, const Schema& schema,
       ++stats_.delete_files;
       deletes.Add(std::move(task), sf->spec->is_unpartitioned());
       return Status::Ok();
-    }));
+    }, delete_options));
   }
 
-  // Pass 2: stream data manifests.
+  // Pass 2: data manifests, read and decoded in parallel (a few at a time, so memory stays
+  // flat) and handed to the sink in manifest order.
+  struct ToRead {
+    const ManifestFile* manifest;
+    const SpecFilter* spec;
+  };
+  std::vector<ToRead> to_read;
   for (const ManifestFile& m : manifests) {
     if (m.content != ManifestContent::kData) continue;
     SKADE_ASSIGN_OR_RETURN(bool keep, keep_manifest(m));
     if (!keep) continue;
     SKADE_ASSIGN_OR_RETURN(const SpecFilter* sf, pruner.ForSpec(m.partition_spec_id));
-    SKADE_RETURN_IF_ERROR(ForEachLiveEntry(io_, m, [&](ManifestEntry& entry) -> Status {
-      if (entry.data_file.content != DataFileContent::kData) {
-        return Status::Corruption("data manifest '" + m.manifest_path + "' lists a delete file");
-      }
-      ++stats_.data_files_total;
-      if (!pruner.KeepFile(*sf, entry.data_file)) {
-        ++stats_.data_files_skipped;
-        return Status::Ok();
-      }
-      FileScanTask task;
-      task.sequence_number = entry.sequence_number.value_or(0);
-      task.file = std::move(entry.data_file);
-      if (!deletes.empty()) task.deletes = deletes.For(task.file, task.sequence_number);
-      ClearStatsExcept(&task.file, kept_stats_);
-      stats_.record_count += task.file.record_count;
-      return sink(std::move(task));
-    }));
+    to_read.push_back(ToRead{&m, sf});
   }
-  return Status::Ok();
+  ManifestReadOptions options = pruner.ReadOptions(kept_stats_);
+  struct Read {
+    Status status;
+    std::vector<FileScanTask> tasks;
+    int64_t files = 0;
+  };
+  std::function<Read(size_t)> read = [&](size_t i) {
+    Read out;
+    const ManifestFile& m = *to_read[i].manifest;
+    const SpecFilter& sf = *to_read[i].spec;
+    out.status = ForEachLiveEntry(
+        io_, m,
+        [&](ManifestEntry& entry) -> Status {
+          if (entry.data_file.content != DataFileContent::kData) {
+            return Status::Corruption("data manifest '" + m.manifest_path + "' lists a delete file");
+          }
+          ++out.files;
+          if (!pruner.KeepFile(sf, entry.data_file)) return Status::Ok();
+          FileScanTask task;
+          task.sequence_number = entry.sequence_number.value_or(0);
+          task.file = std::move(entry.data_file);
+          if (!deletes.empty()) task.deletes = deletes.For(task.file, task.sequence_number);
+          ClearStatsExcept(&task.file, kept_stats_);
+          out.tasks.push_back(std::move(task));
+          return Status::Ok();
+        },
+        options);
+    return out;
+  };
+  std::function<Status(size_t, Read&)> hand_on = [&](size_t, Read& r) -> Status {
+    SKADE_RETURN_IF_ERROR(r.status);
+    stats_.data_files_total += r.files;
+    stats_.data_files_skipped += r.files - static_cast<int64_t>(r.tasks.size());
+    for (FileScanTask& task : r.tasks) {
+      stats_.record_count += task.file.record_count;
+      SKADE_RETURN_IF_ERROR(sink(std::move(task)));
+    }
+    return Status::Ok();
+  };
+  return OrderedParallel<Read>(to_read.size(), threads_, static_cast<size_t>(threads_) + 1, read, hand_on);
 }
 
 Status ScanPlanner::PlanAppends(int64_t from_exclusive, const Snapshot& to, const Schema& schema,
@@ -343,7 +390,7 @@ Status ScanPlanner::PlanAppends(int64_t from_exclusive, const Snapshot& to, cons
         continue;
       }
       SKADE_ASSIGN_OR_RETURN(const SpecFilter* sf, pruner.ForSpec(m.partition_spec_id));
-      SKADE_ASSIGN_OR_RETURN(auto reader, ManifestReader::Open(io_, m.manifest_path, m));
+      SKADE_ASSIGN_OR_RETURN(auto reader, ManifestReader::Open(io_, m.manifest_path, m, pruner.ReadOptions(kept_stats_)));
       while (true) {
         SKADE_ASSIGN_OR_RETURN(std::optional<ManifestEntry> entry, reader->Next());
         if (!entry) break;
@@ -426,7 +473,7 @@ Result<ScanPlanner::ManifestCounts> ScanPlanner::CountFromManifests(const Snapsh
         ++counts.delete_files;
       }
       return Status::Ok();
-    }));
+    }, ManifestReadOptions{std::vector<int>{}, /*split_offsets=*/false}));
   }
   return counts;
 }

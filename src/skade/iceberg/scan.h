@@ -1,6 +1,7 @@
 // Scan planning (spec "Scan Planning"): choose a snapshot (id, ref or time), prune manifests by
 // partition summaries and files by partition values and column metrics, and attach position and
-// equality delete files by sequence number and partition. Manifests are streamed one at a time.
+// equality delete files by sequence number and partition. Data manifests are read a few at a
+// time in parallel, their tasks streamed in manifest order.
 #pragma once
 
 #include <cstdint>
@@ -74,7 +75,7 @@ class ScanPlanner {
   ScanPlanner(io::FileIO& io, const TableMetadata& metadata);
 
   // Streams the data-file tasks of `snapshot` matching `filter` (unbound, may be null) to
-  // `sink`. Delete manifests are indexed first; data manifests are read one at a time.
+  // `sink`. Delete manifests are indexed first; then data manifests are read (see set_threads).
   // Errors name the manifest or list that failed.
   Status PlanFiles(const Snapshot& snapshot, const Schema& schema, const ExprPtr& filter,
                    const std::function<Status(FileScanTask)>& sink);
@@ -106,12 +107,17 @@ class ScanPlanner {
   // Data-file tasks keep the column metrics of these field ids (all others are dropped to keep
   // tasks small); none by default.
   void set_kept_stats(std::set<int> field_ids) { kept_stats_ = std::move(field_ids); }
+  // Threads that read and decode data manifests while PlanFiles runs (tasks still reach the
+  // sink in order, on the calling thread); default: the cores, at most 4. 1 reads them on the
+  // calling thread.
+  void set_threads(int threads) { threads_ = threads < 1 ? 1 : threads; }
 
  private:
   io::FileIO& io_;
   const TableMetadata& metadata_;
   PlanStats stats_;
   std::set<int> kept_stats_;
+  int threads_;
 };
 
 }  // namespace skade::iceberg
