@@ -4,6 +4,7 @@
 // PlanFiles, each with its peak RSS growth (VmHWM reset before every phase).
 //   plan_bench --table /tmp/p [--repeat 3] [--where 'id < 1000']
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -126,41 +127,45 @@ int Main(int argc, char** argv) {
     return std::to_string(entries) + " entries, " + std::to_string(Median(p.seconds) * 1e6 / static_cast<double>(entries)) +
            " us/entry";
   };
-  Phase generic{"generic Avro decode (AvroValue), 1 thread", {}, 0, ""};
-  st = Measure(&generic, repeat, [&]() -> Status {
+  // Decodes every data manifest with `decode` (which returns the entries of one) as a phase.
+  auto decode_phase = [&](const std::string& name,
+                          const std::function<Result<int64_t>(const iceberg::ManifestFile&)>& decode) -> Status {
+    Phase phase{name, {}, 0, ""};
     int64_t entries = 0;
-    for (const iceberg::ManifestFile& m : *manifests) {
-      SKADE_ASSIGN_OR_RETURN(std::string bytes, table_io->Read(m.manifest_path));
-      SKADE_ASSIGN_OR_RETURN(auto reader, iceberg::avro::FileReader::Open(std::move(bytes), m.manifest_path));
-      while (true) {
-        SKADE_ASSIGN_OR_RETURN(auto row, reader->Next());
-        if (!row) break;
-        ++entries;
+    SKADE_RETURN_IF_ERROR(Measure(&phase, repeat, [&]() -> Status {
+      entries = 0;
+      for (const iceberg::ManifestFile& m : *manifests) {
+        SKADE_ASSIGN_OR_RETURN(int64_t n, decode(m));
+        entries += n;
       }
-    }
-    generic.detail = std::to_string(entries);
+      return Status::Ok();
+    }));
+    if (entries > 0) phase.detail = per_entry(phase, entries);
+    Report(phase);
     return Status::Ok();
+  };
+  st = decode_phase("generic Avro decode (AvroValue), 1 thread", [&](const iceberg::ManifestFile& m) -> Result<int64_t> {
+    SKADE_ASSIGN_OR_RETURN(std::string bytes, table_io->Read(m.manifest_path));
+    SKADE_ASSIGN_OR_RETURN(auto reader, iceberg::avro::FileReader::Open(std::move(bytes), m.manifest_path));
+    int64_t n = 0;
+    while (true) {
+      SKADE_ASSIGN_OR_RETURN(auto row, reader->Next());
+      if (!row) return n;
+      ++n;
+    }
   });
   if (!st.ok()) return Fail(st);
-  if (!generic.seconds.empty()) generic.detail = per_entry(generic, std::stoll(generic.detail));
-  Report(generic);
-  Phase typed{"typed ManifestReader, all fields and metrics, 1 thread", {}, 0, ""};
-  st = Measure(&typed, repeat, [&]() -> Status {
-    int64_t entries = 0;
-    for (const iceberg::ManifestFile& m : *manifests) {
-      SKADE_ASSIGN_OR_RETURN(auto reader, iceberg::ManifestReader::Open(*table_io, m.manifest_path, m));
-      while (true) {
-        SKADE_ASSIGN_OR_RETURN(auto entry, reader->Next());
-        if (!entry) break;
-        ++entries;
-      }
-    }
-    typed.detail = std::to_string(entries);
-    return Status::Ok();
-  });
+  st = decode_phase("typed ManifestReader, all fields and metrics, 1 thread",
+                    [&](const iceberg::ManifestFile& m) -> Result<int64_t> {
+                      SKADE_ASSIGN_OR_RETURN(auto reader, iceberg::ManifestReader::Open(*table_io, m.manifest_path, m));
+                      int64_t n = 0;
+                      while (true) {
+                        SKADE_ASSIGN_OR_RETURN(auto entry, reader->Next());
+                        if (!entry) return n;
+                        ++n;
+                      }
+                    });
   if (!st.ok()) return Fail(st);
-  if (!typed.seconds.empty()) typed.detail = per_entry(typed, std::stoll(typed.detail));
-  Report(typed);
 
   // 4. Per filter: streaming PlanFiles (each task dropped at once) on one thread and on the
   // default threads, then PlanAll.

@@ -241,6 +241,25 @@ TEST(TypedManifestReaderTest, MissingRequiredFieldsAndBadValuesAreNamed) {
   EXPECT_NE(st.message().find("foreign.avro"), std::string::npos) << st.ToString();
 }
 
+TEST(TypedManifestReaderTest, AMetricMapOfTheWrongValueTypeIsCorruptionWhetherOrNotItIsRead) {
+  // value_counts declared with bytes values: corrupt, even when no metric is asked for.
+  std::string schema = kForeignSchema;
+  const std::string long_value = R"({"name": "value", "type": "long", "field-id": 120})";
+  schema.replace(schema.find(long_value), long_value.size(), R"({"name": "value", "type": "bytes", "field-id": 120})");
+  auto writer = avro::FileWriter::Create(schema, {}, avro::Codec::kNull);
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  AvroValue entry = ForeignEntry(0);
+  entry.items[0].items[7] = AvroValue::List({Kv(1, AvroValue::Bytes("x"), true)});
+  ASSERT_TRUE((*writer)->Append(entry).ok());
+  const std::string bytes = (*writer)->Finish().value();
+  for (const ManifestReadOptions& options :
+       {ManifestReadOptions{}, ManifestReadOptions{std::vector<int>{}, false}, ManifestReadOptions{std::vector<int>{7}, false}}) {
+    Status st = ReadAll(bytes, options).status();
+    EXPECT_EQ(st.code(), StatusCode::kCorruption);
+    EXPECT_NE(st.message().find("field 'value_counts': map value is not a long"), std::string::npos) << st.ToString();
+  }
+}
+
 TEST(AvroSkipTest, SkipsBlocksWithAByteSizeInOneStep) {
   // array<long> [1, 2] written as one block with a negative count and its byte size, then
   // the end: -2 → 3, size 2 → 4, items 1 → 2 and 2 → 4, end 0.

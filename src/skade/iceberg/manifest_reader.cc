@@ -43,13 +43,6 @@ enum class Target : uint8_t {
   kContentOffset, kContentSize,
 };
 
-struct Step {
-  Target target = Target::kSkip;
-  const AvroNode* type = nullptr;  // the field's type as written
-  const std::string* name = nullptr;
-  int map_layout = -1;             // metric maps in the common layout: index into Impl::maps
-};
-
 // A metric map written the way Iceberg writers do: an array of {key: int, value: long|bytes}
 // records with no unions inside. Decoded by a tight loop instead of the general one.
 struct MapLayout {
@@ -58,6 +51,14 @@ struct MapLayout {
   bool bytes_value = false;
   size_t item_size = 0;
 };
+
+struct Step {
+  Target target = Target::kSkip;
+  const AvroNode* type = nullptr;  // the field's type as written
+  const std::string* name = nullptr;
+  std::optional<MapLayout> map_layout;  // metric maps in the common layout
+};
+
 
 std::optional<MapLayout> SimpleMapLayout(const AvroNode& field_type) {
   const AvroNode* array = UnwrapOptional(field_type);
@@ -80,7 +81,6 @@ std::optional<MapLayout> SimpleMapLayout(const AvroNode& field_type) {
   l.item_size = avro::MinEncodedSize(item);
   return l;
 }
-
 
 // Marks an error as being about one field.
 Status FieldError(const Step& step, std::string_view what) {
@@ -200,12 +200,10 @@ Status StoreMetric(const AvroNode& value_type, std::string_view* in, int64_t key
   return Status::Ok();
 }
 
-Status CheckKey(int64_t key) {
-  if (key < std::numeric_limits<int>::min() || key > std::numeric_limits<int>::max()) {
-    return Status::Corruption("map key out of int range");
-  }
-  return Status::Ok();
-}
+// Metric map keys are field ids: ints.
+bool IntKey(int64_t key) { return key >= std::numeric_limits<int>::min() && key <= std::numeric_limits<int>::max(); }
+
+Status CheckKey(int64_t key) { return IntKey(key) ? Status::Ok() : Status::Corruption("map key out of int range"); }
 
 // A map<int, long|bytes> written as an array of {key, value} records (logicalType "map"), or
 // as an Avro map with decimal string keys; only the ids `filter` wants are stored.
@@ -288,6 +286,11 @@ Status ReadSimpleMap(const MapLayout& l, std::string_view* in, const IdFilter& f
       in->remove_prefix(static_cast<size_t>(byte_size));  // checked by ReadBlockCount
       continue;
     }
+    // The value type is the layout's, the same for every entry (the general path checks it
+    // entry by entry, wanted or not).
+    if (l.bytes_value != std::is_same_v<V, std::string>) {
+      return Status::Corruption(l.bytes_value ? "map value is not a long" : "map value is not bytes");
+    }
     for (int64_t i = 0; i < count; ++i) {
       int64_t key = 0, number = 0, length = 0;
       std::string_view bytes;
@@ -304,15 +307,11 @@ Status ReadSimpleMap(const MapLayout& l, std::string_view* in, const IdFilter& f
       } else {
         if (!value() || !Varint(in, &key, &error)) return bad("truncated map entry");
       }
-      if (key < std::numeric_limits<int>::min() || key > std::numeric_limits<int>::max()) {
-        return Status::Corruption("map key out of int range");
-      }
+      if (!IntKey(key)) return Status::Corruption("map key out of int range");
       if (!filter.Wants(key)) continue;
       if constexpr (std::is_same_v<V, int64_t>) {
-        if (l.bytes_value) return Status::Corruption("map value is not a long");
         (*out)[static_cast<int>(key)] = number;
       } else {
-        if (!l.bytes_value) return Status::Corruption("map value is not bytes");
         (*out)[static_cast<int>(key)].assign(bytes);
       }
     }
@@ -354,7 +353,6 @@ struct ManifestReader::Impl {
   std::vector<Step> entry_steps;      // one per manifest_entry field, in the writer's order
   std::vector<Step> data_file_steps;  // one per data_file field
   IdFilter metrics{std::nullopt};
-  std::vector<MapLayout> maps;  // Step::map_layout
   bool split_offsets = true;
   // First Row ID Inheritance: the next id handed to a data file with a null first_row_id.
   std::optional<int64_t> next_row_id;
@@ -366,10 +364,12 @@ struct ManifestReader::Impl {
   Status Init();
   template <typename V>
   Status ReadMetrics(const Step& step, std::string_view* in, std::map<int, V>* out);
-  Status DecodeDataFile(std::string_view* in, DataFile* f, bool* has_path, bool* has_format, bool* has_count,
-                        bool* has_size);
+  // The required values an entry had.
+  struct Present {
+    bool data_file = false, path = false, format = false, count = false, size = false;
+  };
+  Status DecodeDataFile(std::string_view* in, DataFile* f, Present* present);
   Result<ManifestEntry> Decode(std::string_view* in);
-  Status Finish(ManifestEntry* entry, std::optional<int> status);
 };
 
 namespace {
@@ -439,10 +439,7 @@ Status ManifestReader::Impl::Init() {
   const int content = df_found[0], file_path = df_found[1], partition = df_found[3], record_count = df_found[4];
   for (Step& step : data_file_steps) {
     if (step.target < Target::kColumnSizes || step.target > Target::kUpperBounds) continue;
-    if (auto layout = SimpleMapLayout(*step.type)) {
-      step.map_layout = static_cast<int>(maps.size());
-      maps.push_back(*layout);
-    }
+    step.map_layout = SimpleMapLayout(*step.type);
   }
   if (file_path < 0 || record_count < 0) {
     return Status::Corruption(name + ": data_file schema lacks file_path/record_count");
@@ -482,8 +479,8 @@ Status ManifestReader::Impl::Init() {
 
 template <typename V>
 Status ManifestReader::Impl::ReadMetrics(const Step& step, std::string_view* in, std::map<int, V>* out) {
-  if (step.map_layout >= 0) {
-    const MapLayout& layout = maps[static_cast<size_t>(step.map_layout)];
+  if (step.map_layout) {
+    const MapLayout& layout = *step.map_layout;
     std::string_view after_branch = *in;
     SKADE_ASSIGN_OR_RETURN(const AvroNode* b, Branch(*step.type, &after_branch));
     if (b == nullptr || b == layout.array) {
@@ -494,8 +491,7 @@ Status ManifestReader::Impl::ReadMetrics(const Step& step, std::string_view* in,
   return ReadMetricMap(*step.type, in, metrics, out);
 }
 
-Status ManifestReader::Impl::DecodeDataFile(std::string_view* in, DataFile* f, bool* has_path, bool* has_format,
-                                            bool* has_count, bool* has_size) {
+Status ManifestReader::Impl::DecodeDataFile(std::string_view* in, DataFile* f, Present* present) {
   for (const Step& step : data_file_steps) {
     auto run = [&]() -> Status {
       switch (step.target) {
@@ -510,14 +506,14 @@ Status ManifestReader::Impl::DecodeDataFile(std::string_view* in, DataFile* f, b
         case Target::kFilePath: {
           SKADE_ASSIGN_OR_RETURN(std::optional<std::string_view> v, ReadByteString(*step.type, in));
           if (v) f->file_path.assign(*v);
-          *has_path = v.has_value();
+          present->path = v.has_value();
           return Status::Ok();
         }
         case Target::kFileFormat: {
           SKADE_ASSIGN_OR_RETURN(std::optional<std::string_view> v, ReadByteString(*step.type, in));
           if (!v) return Status::Ok();
           SKADE_ASSIGN_OR_RETURN(f->file_format, ParseFileFormat(*v));
-          *has_format = true;
+          present->format = true;
           return Status::Ok();
         }
         case Target::kPartition: {
@@ -537,13 +533,13 @@ Status ManifestReader::Impl::DecodeDataFile(std::string_view* in, DataFile* f, b
         case Target::kRecordCount: {
           SKADE_ASSIGN_OR_RETURN(std::optional<int64_t> v, ReadInteger(*step.type, in));
           f->record_count = v.value_or(0);
-          *has_count = v.has_value();
+          present->count = v.has_value();
           return Status::Ok();
         }
         case Target::kFileSize: {
           SKADE_ASSIGN_OR_RETURN(std::optional<int64_t> v, ReadInteger(*step.type, in));
           f->file_size_in_bytes = v.value_or(0);
-          *has_size = v.has_value();
+          present->size = v.has_value();
           return Status::Ok();
         }
         case Target::kColumnSizes:
@@ -598,8 +594,7 @@ Status ManifestReader::Impl::DecodeDataFile(std::string_view* in, DataFile* f, b
 Result<ManifestEntry> ManifestReader::Impl::Decode(std::string_view* in) {
   ManifestEntry entry;
   std::optional<int> status;
-  bool has_data_file = false, has_path = false, has_format = false, has_count = false, has_size = false;
-  const Step* data_file_step = nullptr;
+  Present present;
   for (const Step& step : entry_steps) {
     auto run = [&]() -> Status {
       switch (step.target) {
@@ -622,12 +617,11 @@ Result<ManifestEntry> ManifestReader::Impl::Decode(std::string_view* in) {
           return Status::Ok();
         }
         case Target::kDataFile: {
-          data_file_step = &step;
           SKADE_ASSIGN_OR_RETURN(const AvroNode* b, Branch(*step.type, in));
           if (b == nullptr) return Status::Ok();
           if (b != data_file_schema) return Status::Corruption("data_file is not a record");
-          has_data_file = true;
-          return DecodeDataFile(in, &entry.data_file, &has_path, &has_format, &has_count, &has_size);
+          present.data_file = true;
+          return DecodeDataFile(in, &entry.data_file, &present);
         }
         default:
           return Status::Internal("data_file target in a manifest entry");
@@ -649,11 +643,11 @@ Result<ManifestEntry> ManifestReader::Impl::Decode(std::string_view* in) {
   };
   if (!status) return missing(Target::kStatus, "required value is missing");
   if (*status < 0 || *status > 2) return missing(Target::kStatus, "unknown entry status");
-  if (!has_data_file) return data_file_step ? FieldError(*data_file_step, "missing data_file") : missing(Target::kDataFile, "missing data_file");
-  if (!has_path) return missing(Target::kFilePath, "required value is missing");
-  if (!has_format) return missing(Target::kFileFormat, "required value is missing");
-  if (!has_count) return missing(Target::kRecordCount, "required value is missing");
-  if (!has_size) return missing(Target::kFileSize, "required value is missing");
+  if (!present.data_file) return missing(Target::kDataFile, "missing data_file");
+  if (!present.path) return missing(Target::kFilePath, "required value is missing");
+  if (!present.format) return missing(Target::kFileFormat, "required value is missing");
+  if (!present.count) return missing(Target::kRecordCount, "required value is missing");
+  if (!present.size) return missing(Target::kFileSize, "required value is missing");
   entry.status = static_cast<ManifestEntryStatus>(*status);
   entry.data_file.spec_id = manifest.partition_spec_id;
 

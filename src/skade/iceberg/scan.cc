@@ -286,15 +286,15 @@ Status ScanPlanner::PlanFiles(const Snapshot& snapshot, const Schema& schema,
     return keep;
   };
 
-  // Pass 1: index delete files (bounded by the number of delete files).
+  // Pass 1: index delete files (bounded by the number of delete files). Of their metrics only
+  // the file_path bounds are used, to match delete files to data files.
   DeleteIndex deletes;
+  const ManifestReadOptions delete_options{std::vector<int>{kDeleteFilePathId}, /*split_offsets=*/false};
   for (const ManifestFile& m : manifests) {
     if (m.content != ManifestContent::kDeletes) continue;
     SKADE_ASSIGN_OR_RETURN(bool keep, keep_manifest(m));
     if (!keep) continue;
     SKADE_ASSIGN_OR_RETURN(const SpecFilter* sf, pruner.ForSpec(m.partition_spec_id));
-    // Of the metrics, only the file_path bounds are used, to match delete files to data files.
-    ManifestReadOptions delete_options{std::vector<int>{kDeleteFilePathId}, /*split_offsets=*/false};
     SKADE_RETURN_IF_ERROR(ForEachLiveEntry(io_, m, [&](ManifestEntry& entry) -> Status {
       if (entry.data_file.content == DataFileContent::kData) {
         return Status::Corruption("delete manifest '" + m.manifest_path + "' lists a data file");
@@ -324,7 +324,7 @@ Status ScanPlanner::PlanFiles(const Snapshot& snapshot, const Schema& schema,
     SKADE_ASSIGN_OR_RETURN(const SpecFilter* sf, pruner.ForSpec(m.partition_spec_id));
     to_read.push_back(ToRead{&m, sf});
   }
-  ManifestReadOptions options = pruner.ReadOptions(kept_stats_);
+  const ManifestReadOptions options = pruner.ReadOptions(kept_stats_);
   struct Read {
     Status status;
     std::vector<FileScanTask> tasks;
@@ -377,6 +377,7 @@ Status ScanPlanner::PlanAppends(int64_t from_exclusive, const Snapshot& to, cons
     }
   }
   SKADE_ASSIGN_OR_RETURN(FilePruner pruner, FilePruner::Make(metadata_, schema, filter));
+  const ManifestReadOptions options = pruner.ReadOptions(kept_stats_);
   for (const Snapshot* s : range) {
     SKADE_ASSIGN_OR_RETURN(std::vector<ManifestFile> manifests, LoadManifests(*s));
     for (const ManifestFile& m : manifests) {
@@ -390,7 +391,7 @@ Status ScanPlanner::PlanAppends(int64_t from_exclusive, const Snapshot& to, cons
         continue;
       }
       SKADE_ASSIGN_OR_RETURN(const SpecFilter* sf, pruner.ForSpec(m.partition_spec_id));
-      SKADE_ASSIGN_OR_RETURN(auto reader, ManifestReader::Open(io_, m.manifest_path, m, pruner.ReadOptions(kept_stats_)));
+      SKADE_ASSIGN_OR_RETURN(auto reader, ManifestReader::Open(io_, m.manifest_path, m, options));
       while (true) {
         SKADE_ASSIGN_OR_RETURN(std::optional<ManifestEntry> entry, reader->Next());
         if (!entry) break;
