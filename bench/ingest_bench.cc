@@ -1,9 +1,11 @@
 // ingest_bench: the write path against baselines measured in the same run and process.
 //  a) bulk: Table::Append of a generated 10-column Parquet file (read_parquet) into a table on
 //     a SQLite catalog vs DuckDB alone copying the same rows to one zstd Parquet file.
-//  b) small appends: W writer threads each committing C one-row appends, group commit on and
-//     off, on one shared table and on one table per writer; beside it the raw catalog
-//     compare-and-swap rate (CommitTable with a trivial set-properties update).
+//  b) small appends: W writer threads each committing C one-row appends, on one shared table
+//     and on one table per writer, with commit coalescing on and off (group commit on and off
+//     without it); beside them two baselines: DuckDB alone writing the same one-row Parquet
+//     files (with fsync), and the raw catalog compare-and-swap rate (CommitTable with a
+//     trivial set-properties update).
 // Prints per-repetition times, medians and ratios; see bench/RESULTS.md.
 //   ingest_bench [--rows 10000000] [--repeat 3] [--writers 8] [--commits 50] [--cas-commits 200]
 #include <CLI/CLI.hpp>
@@ -21,6 +23,7 @@
 #include "bench/bench_util.h"
 #include "bench/table_generator.h"
 #include "skade/catalog/sql_catalog.h"
+#include "skade/engine/data_writer.h"
 #include "skade/engine/database.h"
 #include "skade/engine/schema_convert.h"
 #include "skade/io/file_io.h"
@@ -36,12 +39,14 @@ using Catalog = BenchCatalog;
 Result<Catalog> OpenCatalog(const std::string& dir, bool group_commit) { return OpenBenchCatalog(dir, group_commit); }
 
 Result<catalog::TableIdent> CreateTable(catalog::Catalog& cat, const std::string& name,
-                                        iceberg::SchemaPtr schema, iceberg::PartitionSpecPtr spec) {
+                                        iceberg::SchemaPtr schema, iceberg::PartitionSpecPtr spec,
+                                        bool coalesce = true) {
   SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident, catalog::TableIdent::Parse("bench." + name));
   catalog::CreateTableRequest req;
   req.schema = std::move(schema);
   req.spec = std::move(spec);
   req.properties["write.parquet.compression-codec"] = "zstd";  // as `skade create` sets it
+  if (!coalesce) req.properties[table::Table::kCoalesceAppendsProperty] = "false";
   SKADE_RETURN_IF_ERROR(cat.CreateTable(ident, req));
   return ident;
 }
@@ -165,7 +170,7 @@ struct SmallResult {
 
 // `writers` threads, each appending `commits` one-row batches; one table, or one per writer.
 Result<SmallResult> RunSmallAppends(engine::Database& db, const std::string& dir, bool group_commit,
-                                    bool table_per_writer, int writers, int commits) {
+                                    bool table_per_writer, bool coalesce, int writers, int commits) {
   SKADE_ASSIGN_OR_RETURN(Catalog cat, OpenCatalog(dir, group_commit));
   SKADE_ASSIGN_OR_RETURN(iceberg::SchemaPtr schema,
                          engine::SchemaFromColumnDefinitions("w INTEGER, c BIGINT"));
@@ -174,7 +179,7 @@ Result<SmallResult> RunSmallAppends(engine::Database& db, const std::string& dir
   std::vector<catalog::TableIdent> idents;
   for (int w = 0; w < (table_per_writer ? writers : 1); ++w) {
     SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident,
-                           CreateTable(*cat.catalog, "t" + std::to_string(w), schema, spec));
+                           CreateTable(*cat.catalog, "t" + std::to_string(w), schema, spec, coalesce));
     idents.push_back(ident);
   }
   SmallResult result;
@@ -231,6 +236,47 @@ Result<SmallResult> RunSmallAppends(engine::Database& db, const std::string& dir
     return Status::Internal("tables hold " + std::to_string(rows) + " rows, " +
                             std::to_string(result.committed) + " appends committed");
   }
+  return result;
+}
+
+// The floor under a small append: `writers` threads each writing `commits` one-row zstd
+// Parquet files with DuckDB (the same COPY an append runs) and fsyncing each with its folder.
+Result<SmallResult> RunDuckDbFiles(engine::Database& db, const std::string& dir, int writers, int commits) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Status::IoError("cannot create " + dir + ": " + ec.message());
+  SmallResult result;
+  std::mutex mu;
+  std::vector<Status> errors;
+  StartLine start_line(writers);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < writers; ++w) {
+    threads.emplace_back([&, w] {
+      start_line.ArriveAndWait();
+      std::vector<double> latencies;
+      int64_t written = 0;
+      for (int c = 0; c < commits; ++c) {
+        const std::string path = dir + "/f-" + std::to_string(w) + "-" + std::to_string(c) + ".parquet";
+        double s = NowSeconds();
+        Status st = db.Execute("COPY (SELECT " + std::to_string(w) + "::INTEGER AS w, " + std::to_string(c) +
+                               "::BIGINT AS c) TO '" + path + "' (FORMAT PARQUET, COMPRESSION ZSTD)");
+        if (st.ok()) st = engine::SyncFiles({path});
+        latencies.push_back(NowSeconds() - s);
+        if (st.ok()) {
+          ++written;
+        } else {
+          std::lock_guard<std::mutex> lock(mu);
+          errors.push_back(st);
+        }
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      result.committed += written;
+      result.latencies.insert(result.latencies.end(), latencies.begin(), latencies.end());
+    });
+  }
+  for (auto& th : threads) th.join();
+  result.seconds = NowSeconds() - start_line.start();
+  if (!errors.empty()) return errors.front();
   return result;
 }
 
@@ -311,19 +357,33 @@ void PrintSmall(const std::string& label, const SmallResult& r) {
 int RunSmall(engine::Database& db, const std::string& dir, int writers, int commits,
              int cas_commits) {
   int k = 0;
+  {
+    std::string label = "baseline: DuckDB one-row Parquet files + fsync, " + std::to_string(writers) + " threads x " +
+                        std::to_string(commits);
+    auto r = RunDuckDbFiles(db, dir + "/duckdb-files", writers, commits);
+    if (!r.ok()) {
+      std::cerr << "ingest_bench: " << label << ": " << r.status().ToString() << "\n";
+      return 1;
+    }
+    PrintSmall(label, *r);
+  }
   for (bool per_writer : {false, true}) {
-    for (bool group : {true, false}) {
-      std::string label = std::string("appends, ") + std::to_string(writers) + " writers x " +
-                          std::to_string(commits) + " one-row commits, " +
-                          (per_writer ? "one table per writer" : "one shared table") +
-                          ", group commit " + (group ? "on" : "off");
-      auto r = RunSmallAppends(db, dir + "/small-" + std::to_string(k++), group, per_writer,
-                               writers, commits);
-      if (!r.ok()) {
-        std::cerr << "ingest_bench: " << label << ": " << r.status().ToString() << "\n";
-        return 1;
+    for (bool coalesce : {true, false}) {
+      // Group commit matters across tables; coalescing within one.
+      for (bool group : {true, false}) {
+        if (!group && coalesce) continue;
+        std::string label = std::string("appends, ") + std::to_string(writers) + " writers x " +
+                            std::to_string(commits) + " one-row commits, " +
+                            (per_writer ? "one table per writer" : "one shared table") + ", coalescing " +
+                            (coalesce ? "on" : "off") + ", group commit " + (group ? "on" : "off");
+        auto r = RunSmallAppends(db, dir + "/small-" + std::to_string(k++), group, per_writer, coalesce, writers,
+                                 commits);
+        if (!r.ok()) {
+          std::cerr << "ingest_bench: " << label << ": " << r.status().ToString() << "\n";
+          return 1;
+        }
+        PrintSmall(label, *r);
       }
-      PrintSmall(label, *r);
     }
   }
   for (int threads_n : {writers, 1}) {

@@ -449,6 +449,62 @@ TEST_P(SqlCatalogTest, CommitTableAppliesUpdatesAndLogs) {
       StatusCode::kNotFound);
 }
 
+TEST_P(SqlCatalogTest, ACommitAddingSeveralSnapshotsLogsEachWithItsOwnCommitSeq) {
+  auto catalog = Open();
+  ASSERT_NE(catalog, nullptr);
+  TableIdent t = Ident({"db"}, "t");
+  ASSERT_TRUE(catalog->CreateNamespace(Ns({"db"}), {}).ok());
+  auto created = catalog->CreateTable(t, TestTable());
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_EQ(created->first_commit_seq, created->commit_seq);
+
+  // Three snapshots back to back in one commit (as coalesced appends are), plus a single one
+  // in a multi-table transaction beside another table's property change.
+  TableCommit three;
+  three.ident = t;
+  three.requirements.push_back(TableRequirement::AssertRefSnapshotId("main", std::nullopt));
+  iceberg::TableMetadata chain = *created->table.metadata;
+  for (int64_t id : {501, 502, 503}) {
+    iceberg::Snapshot s = NextSnapshot(chain, id, id - 500);
+    chain.snapshots.push_back(s);
+    chain.current_snapshot_id = id;
+    chain.last_sequence_number = s.sequence_number;
+    three.updates.push_back(TableUpdate::AddSnapshot(s));
+    three.updates.push_back(TableUpdate::SetBranch("main", id));
+  }
+  auto committed = catalog->CommitTable(three);
+  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+  EXPECT_EQ(committed->first_commit_seq, 2);
+  EXPECT_EQ(committed->commit_seq, 4);
+  EXPECT_EQ(committed->table.metadata->snapshot_log.size(), 3u);
+
+  ASSERT_TRUE(catalog->CreateTable(Ident({"db"}, "u"), TestTable()).ok());  // 5
+  auto txn = catalog->CommitTransaction({AppendCommit(committed->table, 504, 7), PropertyCommit(Ident({"db"}, "u"), "k", "v")});
+  ASSERT_TRUE(txn.ok()) << txn.status().ToString();
+  EXPECT_EQ((*txn)[0].first_commit_seq, 6);
+  EXPECT_EQ((*txn)[0].commit_seq, 6);
+  EXPECT_EQ((*txn)[1].first_commit_seq, 7);
+  EXPECT_EQ((*txn)[1].commit_seq, 7);
+
+  auto log = catalog->CommitsSince(1, 10);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  ASSERT_EQ(log->size(), 6u);
+  for (int k = 0; k < 3; ++k) {
+    const CommitLogEntry& e = (*log)[static_cast<size_t>(k)];
+    EXPECT_EQ(e.commit_seq, 2 + k);
+    EXPECT_EQ(e.snapshot_id, std::optional<int64_t>(501 + k));
+    EXPECT_EQ(e.operation, "append");
+    EXPECT_EQ(e.added_records, 1 + k);
+    EXPECT_EQ(e.metadata_location, committed->table.metadata_location);
+    EXPECT_EQ(e.previous_metadata_location, created->table.metadata_location);
+    EXPECT_EQ(e.txn_id, (*log)[0].txn_id);
+  }
+  EXPECT_EQ((*log)[4].snapshot_id, std::optional<int64_t>(504));
+  EXPECT_EQ((*log)[4].txn_id, (*log)[5].txn_id);
+  EXPECT_EQ((*log)[5].operation, "update");
+  ExpectDenseLog(*catalog, 7);
+}
+
 TEST_P(SqlCatalogTest, FailedRequirementIsConflictAndLeavesNoFile) {
   auto catalog = Open();
   ASSERT_NE(catalog, nullptr);

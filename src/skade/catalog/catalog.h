@@ -108,9 +108,15 @@ struct CommitLogEntry {
 // operation ("append" when it names none), added-records and deleted-records (0 when absent).
 void DescribeAddedSnapshot(const iceberg::Snapshot& added, CommitLogEntry* entry);
 
+// A table commit that adds several snapshots (coalesced appends) logs one entry per added
+// snapshot, in the order they were added, with consecutive commit_seqs: first_commit_seq …
+// commit_seq. Each entry but the last names its own snapshot; the last names the table's
+// current snapshot after the commit, as the one entry of any other commit does. A log kept
+// by polling (polled_log.h) sees such a commit as one change and logs it once.
 struct CommitResult {
   TableState table;
-  int64_t commit_seq = 0;
+  int64_t commit_seq = 0;        // the commit's last log entry; 0 from a catalog without a log
+  int64_t first_commit_seq = 0;  // its first (== commit_seq when it logged one)
 };
 
 enum class DropMode { kKeepFiles, kPurge };
@@ -158,7 +164,8 @@ class Catalog {
   virtual Result<std::vector<TableLocation>> ListTableLocations();
 
   // Checks requirements against the current metadata, applies the updates, writes the new
-  // metadata file and swaps the pointer by compare-and-swap, appending one commit-log entry.
+  // metadata file and swaps the pointer by compare-and-swap, appending one commit-log entry
+  // (one per added snapshot when it adds several; see CommitResult).
   virtual Result<CommitResult> CommitTable(const TableCommit& commit) = 0;
   // All tables or none; one commit-log entry per table, sharing a txn_id.
   virtual Result<std::vector<CommitResult>> CommitTransaction(const std::vector<TableCommit>& commits) = 0;

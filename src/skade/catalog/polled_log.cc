@@ -93,7 +93,7 @@ class PolledLogCatalog final : public Catalog {
   // Changes through this object are logged at once (their CommitResult carries the seq).
   Result<CommitResult> CreateTable(const TableIdent& ident, const CreateTableRequest& request) override {
     SKADE_ASSIGN_OR_RETURN(CommitResult r, inner_->CreateTable(ident, request));
-    r.commit_seq = Observe(ident, r.table);
+    r.commit_seq = r.first_commit_seq = Observe(ident, r.table);
     return r;
   }
   Status DropTable(const TableIdent& ident, DropMode mode) override {
@@ -112,17 +112,17 @@ class PolledLogCatalog final : public Catalog {
   }
   Result<CommitResult> RegisterTable(const TableIdent& ident, const std::string& location) override {
     SKADE_ASSIGN_OR_RETURN(CommitResult r, inner_->RegisterTable(ident, location));
-    r.commit_seq = Observe(ident, r.table);
+    r.commit_seq = r.first_commit_seq = Observe(ident, r.table);
     return r;
   }
   Result<CommitResult> CommitTable(const TableCommit& commit) override {
     SKADE_ASSIGN_OR_RETURN(CommitResult r, inner_->CommitTable(commit));
-    r.commit_seq = Observe(commit.ident, r.table);
+    r.commit_seq = r.first_commit_seq = Observe(commit.ident, r.table);
     return r;
   }
   Result<std::vector<CommitResult>> CommitTransaction(const std::vector<TableCommit>& commits) override {
     SKADE_ASSIGN_OR_RETURN(std::vector<CommitResult> rs, inner_->CommitTransaction(commits));
-    for (auto& r : rs) r.commit_seq = Observe(r.table.ident, r.table);
+    for (auto& r : rs) r.commit_seq = r.first_commit_seq = Observe(r.table.ident, r.table);
     return rs;
   }
 

@@ -176,21 +176,30 @@ struct PreparedCommit {
   std::string base_location;
   std::string new_location;
   iceberg::TableMetadataPtr metadata;
-  std::optional<iceberg::Snapshot> added_snapshot;  // the last snapshot this commit added
+  std::vector<iceberg::Snapshot> added_snapshots;  // in the order the commit added them
 };
 
-CommitLogEntry LogEntryFor(const PreparedCommit& p) {
-  CommitLogEntry entry;
-  entry.table = p.ident;
-  entry.snapshot_id = p.metadata->current_snapshot_id;
-  entry.metadata_location = p.new_location;
-  entry.previous_metadata_location = p.base_location;
-  if (p.added_snapshot) {
-    DescribeAddedSnapshot(*p.added_snapshot, &entry);
-  } else {
-    entry.operation = "update";
+// One entry per added snapshot (one "update" entry when none was added); the last names the
+// current snapshot after the commit (catalog.h, CommitResult).
+std::vector<CommitLogEntry> LogEntriesFor(const PreparedCommit& p) {
+  std::vector<CommitLogEntry> entries;
+  const size_t n = std::max<size_t>(1, p.added_snapshots.size());
+  for (size_t i = 0; i < n; ++i) {
+    CommitLogEntry entry;
+    entry.table = p.ident;
+    const bool last = i + 1 == n;
+    entry.snapshot_id = last ? p.metadata->current_snapshot_id
+                             : std::optional<int64_t>(p.added_snapshots[i].snapshot_id);
+    entry.metadata_location = p.new_location;
+    entry.previous_metadata_location = p.base_location;
+    if (!p.added_snapshots.empty()) {
+      DescribeAddedSnapshot(p.added_snapshots[i], &entry);
+    } else {
+      entry.operation = "update";
+    }
+    entries.push_back(std::move(entry));
   }
-  return entry;
+  return entries;
 }
 
 // Thread-safe. Writes go through one writer connection: with group commit, a writer thread
@@ -536,7 +545,8 @@ class SqlCatalog final : public Catalog {
                              entry.operation = "register";
                              return std::vector<CommitLogEntry>{std::move(entry)};
                            }).WithContext("register table " + ident.ToString()));
-    return CommitResult{TableState{ident, metadata_location, metadata}, logged.at(0).commit_seq};
+    return CommitResult{TableState{ident, metadata_location, metadata}, logged.at(0).commit_seq,
+                        logged.at(0).commit_seq};
   }
 
   // ---- commits ----
@@ -603,18 +613,21 @@ class SqlCatalog final : public Catalog {
                                           .WithContext("commit " + p.ident.ToString()));
                 SKADE_RETURN_IF_ERROR(internal::PutTableLocation(conn, name(), p.ident, p.metadata->location));
               }
-              entries.push_back(LogEntryFor(p));
+              for (CommitLogEntry& entry : LogEntriesFor(p)) entries.push_back(std::move(entry));
             }
             return entries;
           });
       if (logged.ok()) {
         std::vector<CommitResult> results;
+        size_t next_entry = 0;
         for (size_t i = 0; i < prepared.size(); ++i) {
           CacheMetadata(prepared[i].new_location, prepared[i].metadata);
           AdvanceVersionHint(prepared[i].ident, prepared[i].new_location);
-          results.push_back(CommitResult{
-              TableState{prepared[i].ident, prepared[i].new_location, prepared[i].metadata},
-              logged->at(i).commit_seq});
+          const size_t n = std::max<size_t>(1, prepared[i].added_snapshots.size());
+          CommitResult r{TableState{prepared[i].ident, prepared[i].new_location, prepared[i].metadata},
+                         logged->at(next_entry + n - 1).commit_seq, logged->at(next_entry).commit_seq};
+          next_entry += n;
+          results.push_back(std::move(r));
         }
         return results;
       }
@@ -798,7 +811,8 @@ class SqlCatalog final : public Catalog {
     }
     CacheMetadata(metadata_location, metadata);
     AdvanceVersionHint(ident, metadata_location);
-    return CommitResult{TableState{ident, metadata_location, metadata}, logged->at(0).commit_seq};
+    return CommitResult{TableState{ident, metadata_location, metadata}, logged->at(0).commit_seq,
+                        logged->at(0).commit_seq};
   }
 
   // After a commit: folder readers follow metadata/version-hint.text to the committed file
@@ -1098,7 +1112,7 @@ class SqlCatalog final : public Catalog {
     prepared.base_location = base.metadata_location;
     for (const iceberg::TableUpdate& update : commit.updates) {
       if (update.kind == iceberg::TableUpdate::Kind::kAddSnapshot) {
-        prepared.added_snapshot = update.snapshot;
+        prepared.added_snapshots.push_back(update.snapshot);
       }
     }
     prepared.metadata = std::make_shared<const iceberg::TableMetadata>(std::move(next).value());

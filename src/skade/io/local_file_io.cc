@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <string>
 
 #include "skade/base/fd.h"
@@ -97,6 +98,32 @@ class LocalFileIO final : public FileIO {
     }
     ::unlink(tmp.c_str());
     SyncParent(path);
+    return Status::Ok();
+  }
+
+  Status CreateUnpublished(std::string_view location, std::string_view data) override {
+    std::string path = LocalPath(location);
+    SKADE_RETURN_IF_ERROR(EnsureParent(path));
+    Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+    if (fd.get() < 0) return ErrnoStatus("create", path, errno);
+    Status st = WriteAll(fd.get(), data, "write '" + path + "'");
+    if (st.ok() && ::fsync(fd.get()) != 0) st = ErrnoStatus("fsync", path, errno);
+    // A failed write leaves nothing behind; the name was ours alone (O_EXCL).
+    if (!st.ok()) ::unlink(path.c_str());
+    return st;
+  }
+
+  Status SyncFolders(const std::vector<std::string>& locations) override {
+    std::set<std::string> folders;
+    for (const std::string& location : locations) {
+      fs::path parent = fs::path(LocalPath(location)).parent_path();
+      folders.insert(parent.empty() ? "." : parent.string());
+    }
+    for (const std::string& folder : folders) {
+      Fd dir(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+      if (dir.get() < 0) return ErrnoStatus("open folder", folder, errno);
+      if (::fsync(dir.get()) != 0) return ErrnoStatus("fsync folder", folder, errno);
+    }
     return Status::Ok();
   }
 

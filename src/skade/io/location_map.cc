@@ -31,6 +31,14 @@ class RelocatingFileIO final : public FileIO {
   Status CreateExclusive(std::string_view l, std::string_view d) override {
     return base_.CreateExclusive(map_.Apply(l), d);
   }
+  Status CreateUnpublished(std::string_view l, std::string_view d) override {
+    return base_.CreateUnpublished(map_.Apply(l), d);
+  }
+  Status SyncFolders(const std::vector<std::string>& locations) override {
+    std::vector<std::string> mapped;
+    for (const std::string& l : locations) mapped.push_back(map_.Apply(l));
+    return base_.SyncFolders(mapped);
+  }
   Status Overwrite(std::string_view l, std::string_view d) override {
     return base_.Overwrite(map_.Apply(l), d);
   }

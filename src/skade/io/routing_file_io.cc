@@ -32,6 +32,22 @@ class RoutingFileIO final : public FileIO {
     SKADE_ASSIGN_OR_RETURN(FileIO * io, Route(location));
     return io->CreateExclusive(location, data);
   }
+  Status CreateUnpublished(std::string_view location, std::string_view data) override {
+    SKADE_ASSIGN_OR_RETURN(FileIO * io, Route(location));
+    return io->CreateUnpublished(location, data);
+  }
+  Status SyncFolders(const std::vector<std::string>& locations) override {
+    std::vector<std::string> local, remote;
+    for (const std::string& location : locations) {
+      (IsObjectStoreLocation(location) ? remote : local).push_back(location);
+    }
+    for (const auto* group : {&local, &remote}) {
+      if (group->empty()) continue;
+      SKADE_ASSIGN_OR_RETURN(FileIO * io, Route(group->front()));
+      SKADE_RETURN_IF_ERROR(io->SyncFolders(*group));
+    }
+    return Status::Ok();
+  }
   Status Overwrite(std::string_view location, std::string_view data) override {
     SKADE_ASSIGN_OR_RETURN(FileIO * io, Route(location));
     return io->Overwrite(location, data);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -44,6 +45,74 @@ struct PendingSnapshot {
 
 // "spec|value|value" text identifying a partition, for summaries.
 std::string PartitionText(const iceberg::DataFile& f);
+
+// Counts that go into a snapshot summary (spec "Snapshot Summary": optional fields).
+struct Changes {
+  int64_t added_data_files = 0;
+  int64_t added_records = 0;
+  int64_t added_files_size = 0;
+  int64_t added_delete_files = 0;
+  int64_t added_position_delete_files = 0;
+  int64_t added_dvs = 0;
+  int64_t removed_dvs = 0;
+  int64_t added_equality_delete_files = 0;
+  int64_t added_position_deletes = 0;
+  int64_t added_equality_deletes = 0;
+  int64_t deleted_data_files = 0;
+  int64_t deleted_records = 0;
+  int64_t removed_files_size = 0;
+  int64_t removed_delete_files = 0;
+  int64_t removed_position_deletes = 0;
+  int64_t removed_equality_deletes = 0;
+  std::set<std::string> partitions;  // changed partitions
+
+  void Add(const iceberg::DataFile& f) {
+    partitions.insert(PartitionText(f));
+    added_files_size += f.file_size_in_bytes;
+    switch (f.content) {
+      case iceberg::DataFileContent::kData:
+        ++added_data_files;
+        added_records += f.record_count;
+        break;
+      case iceberg::DataFileContent::kPositionDeletes:
+        ++added_delete_files;
+        // Deletion vectors count apart from position delete files (spec v3 summaries).
+        ++(f.file_format == iceberg::FileFormat::kPuffin ? added_dvs : added_position_delete_files);
+        added_position_deletes += f.record_count;
+        break;
+      case iceberg::DataFileContent::kEqualityDeletes:
+        ++added_delete_files;
+        ++added_equality_delete_files;
+        added_equality_deletes += f.record_count;
+        break;
+    }
+  }
+  void Remove(const iceberg::DataFile& f) {
+    partitions.insert(PartitionText(f));
+    removed_files_size += f.file_size_in_bytes;
+    switch (f.content) {
+      case iceberg::DataFileContent::kData:
+        ++deleted_data_files;
+        deleted_records += f.record_count;
+        break;
+      case iceberg::DataFileContent::kPositionDeletes:
+        ++removed_delete_files;
+        if (f.file_format == iceberg::FileFormat::kPuffin) ++removed_dvs;
+        removed_position_deletes += f.record_count;
+        break;
+      case iceberg::DataFileContent::kEqualityDeletes:
+        ++removed_delete_files;
+        removed_equality_deletes += f.record_count;
+        break;
+    }
+  }
+};
+
+// The summary of a snapshot making `c` (spec "Snapshot Summary"): the operation, the counts,
+// and totals carried on from `parent`'s summary (null for the first snapshot).
+std::vector<std::pair<std::string, std::string>> Summary(const std::string& operation, const Changes& c,
+                                                         std::optional<int64_t> rows_removed,
+                                                         const iceberg::Snapshot* parent);
 
 // Number of attempts allowed by commit.retry.num-retries (+1), default Table::kMaxAttempts.
 int MaxCommitAttempts(const std::map<std::string, std::string>& properties);

@@ -2,6 +2,7 @@
 
 #include "skade/iceberg/relocation.h"
 
+#include "skade/table/append_queue.h"
 #include "skade/table/commit_internal.h"
 
 #include <charconv>
@@ -30,67 +31,7 @@ int64_t SummaryLong(const iceberg::Snapshot* s, std::string_view key) {
   return s == nullptr ? 0 : s->SummaryLong(key).value_or(0);
 }
 
-// Counts that go into a snapshot summary (spec "Snapshot Summary": optional fields).
-struct Changes {
-  int64_t added_data_files = 0;
-  int64_t added_records = 0;
-  int64_t added_files_size = 0;
-  int64_t added_delete_files = 0;
-  int64_t added_position_delete_files = 0;
-  int64_t added_dvs = 0;
-  int64_t removed_dvs = 0;
-  int64_t added_equality_delete_files = 0;
-  int64_t added_position_deletes = 0;
-  int64_t added_equality_deletes = 0;
-  int64_t deleted_data_files = 0;
-  int64_t deleted_records = 0;
-  int64_t removed_files_size = 0;
-  int64_t removed_delete_files = 0;
-  int64_t removed_position_deletes = 0;
-  int64_t removed_equality_deletes = 0;
-  std::set<std::string> partitions;  // changed partitions
-
-  void Add(const DataFile& f) {
-    partitions.insert(PartitionText(f));
-    added_files_size += f.file_size_in_bytes;
-    switch (f.content) {
-      case iceberg::DataFileContent::kData:
-        ++added_data_files;
-        added_records += f.record_count;
-        break;
-      case iceberg::DataFileContent::kPositionDeletes:
-        ++added_delete_files;
-        // Deletion vectors count apart from position delete files (spec v3 summaries).
-        ++(f.file_format == iceberg::FileFormat::kPuffin ? added_dvs : added_position_delete_files);
-        added_position_deletes += f.record_count;
-        break;
-      case iceberg::DataFileContent::kEqualityDeletes:
-        ++added_delete_files;
-        ++added_equality_delete_files;
-        added_equality_deletes += f.record_count;
-        break;
-    }
-  }
-  void Remove(const DataFile& f) {
-    partitions.insert(PartitionText(f));
-    removed_files_size += f.file_size_in_bytes;
-    switch (f.content) {
-      case iceberg::DataFileContent::kData:
-        ++deleted_data_files;
-        deleted_records += f.record_count;
-        break;
-      case iceberg::DataFileContent::kPositionDeletes:
-        ++removed_delete_files;
-        if (f.file_format == iceberg::FileFormat::kPuffin) ++removed_dvs;
-        removed_position_deletes += f.record_count;
-        break;
-      case iceberg::DataFileContent::kEqualityDeletes:
-        ++removed_delete_files;
-        removed_equality_deletes += f.record_count;
-        break;
-    }
-  }
-};
+}  // namespace
 
 std::vector<std::pair<std::string, std::string>> Summary(const std::string& operation, const Changes& c,
                                                          std::optional<int64_t> rows_removed,
@@ -130,8 +71,6 @@ std::vector<std::pair<std::string, std::string>> Summary(const std::string& oper
   s.emplace_back("engine-name", "skade");
   return s;
 }
-
-}  // namespace
 
 std::string PartitionText(const DataFile& f) {
   std::string key = std::to_string(f.spec_id);
@@ -320,6 +259,9 @@ Result<CommitOutcome> Table::WriteAndCommit(const engine::WriteSource& source, M
   SKADE_ASSIGN_OR_RETURN(engine::WriteResult written, engine::WriteDataFiles(db_, source, *schema, *spec, wopts));
   std::vector<std::string> paths;
   for (const auto& f : written.files) paths.push_back(f.file_path);
+  if (mode == Mode::kAppend && !written.files.empty() && start.Property(kCoalesceAppendsProperty) != "false") {
+    return CommitAppend(written.files, schema, spec);
+  }
   const int schema_id = schema->schema_id();
   const int spec_id = spec->spec_id();
   // The data is written once; each attempt only rebuilds metadata (appends and full replaces
@@ -338,6 +280,58 @@ Result<CommitOutcome> Table::WriteAndCommit(const engine::WriteSource& source, M
     if (mode == Mode::kAppend && written.files.empty()) p.operation_files.clear();
     return p;
   });
+}
+
+Result<CommitOutcome> Table::CommitAppend(const std::vector<DataFile>& files, const iceberg::SchemaPtr& schema,
+                                         const iceberg::PartitionSpecPtr& spec) {
+  std::vector<std::string> operation_files;
+  for (const DataFile& f : files) operation_files.push_back(f.file_path);
+  auto delete_all = [&] {
+    for (const auto& f : operation_files) (void)io_.Delete(f);
+  };
+  QueuedAppend append;
+  append.snapshot_id = NewSnapshotId();
+  append.schema_id = schema->schema_id();
+  append.spec_id = spec->spec_id();
+  append.format_version = std::max(2, metadata().format_version);
+  append.files = files;
+  if (!lineage_.empty()) append.extra_summary.emplace_back(kSnapshotLineageKey, EncodeSnapshotLineage(lineage_));
+  // The manifest of the new files is this caller's to write, beside the other callers'.
+  iceberg::ManifestWriterOptions mo;
+  mo.format_version = append.format_version;
+  mo.snapshot_id = append.snapshot_id;
+  mo.content = iceberg::ManifestContent::kData;
+  auto writer = iceberg::ManifestWriter::Create(schema, spec, mo);
+  Status st = writer.status();
+  for (size_t i = 0; st.ok() && i < files.size(); ++i) {
+    ManifestEntry e;
+    e.status = ManifestEntryStatus::kAdded;
+    e.snapshot_id = append.snapshot_id;
+    e.data_file = files[i];
+    st = (*writer)->Add(e);
+  }
+  const std::string path = io::JoinLocation(io::JoinLocation(io::LocalPath(metadata().location), "metadata"),
+                                            Uuid::NewV7().ToString() + "-m0.avro");
+  if (st.ok()) {
+    auto out = (*writer)->Finish(path);
+    st = out.ok() ? io_.CreateUnpublished(path, out->bytes) : out.status();
+    if (st.ok()) {
+      append.manifest = std::move(out->manifest);
+      operation_files.push_back(path);
+    }
+  }
+  if (!st.ok()) {
+    delete_all();
+    return st;
+  }
+  if (!append_queue_) append_queue_ = AppendQueue::For(catalog_, io_, state_.ident);
+  Result<CommitOutcome> outcome = append_queue_->Commit(append);
+  if (outcome.ok()) {
+    state_ = std::move(append.table);
+  } else if (outcome.status().code() != StatusCode::kCommitUnknown) {
+    delete_all();  // an unknown outcome keeps its files: the commit may have happened
+  }
+  return outcome;
 }
 
 Result<CommitOutcome> Table::CommitSnapshot(
@@ -419,7 +413,7 @@ Result<CommitOutcome> Table::CommitSnapshot(
         for (const ManifestEntry& e : entries) SKADE_RETURN_IF_ERROR(w->Add(e));
         std::string path = manifest_path();
         SKADE_ASSIGN_OR_RETURN(auto out, w->Finish(path));
-        SKADE_RETURN_IF_ERROR(io_.CreateExclusive(path, out.bytes));
+        SKADE_RETURN_IF_ERROR(io_.CreateUnpublished(path, out.bytes));
         attempt_files.push_back(path);
         manifests.push_back(out.manifest);
         return Status::Ok();
@@ -522,10 +516,13 @@ Result<CommitOutcome> Table::CommitSnapshot(
       }
       auto list = iceberg::WriteManifestList(format, snapshot_id, snap.parent_snapshot_id, snap.sequence_number, manifests);
       if (!list.ok()) return fail(list.status());
-      Status st = io_.CreateExclusive(list_path, *list);
+      Status st = io_.CreateUnpublished(list_path, *list);
       if (!st.ok()) return fail(st);
       attempt_files.push_back(list_path);
       snap.manifest_list = list_path;
+      // The names of the new manifests and list are durable before the catalog points at them.
+      st = io_.SyncFolders(attempt_files);
+      if (!st.ok()) return fail(st);
 
       catalog::TableCommit commit;
       commit.ident = state_.ident;

@@ -30,6 +30,7 @@
 namespace skade::table {
 
 struct PendingSnapshot;  // commit_internal.h
+class AppendQueue;       // append_queue.h
 
 // What to read.
 struct ReadOptions {
@@ -131,7 +132,10 @@ class Table : public IcebergSource, public IcebergSink {
   // Row count (from manifests when no filter and no delete files).
   Result<int64_t> Count(const ReadOptions& options);
 
-  // Fast append: new data files in one snapshot; retried on conflicts (rebasable).
+  // Fast append: new data files in one snapshot; retried on conflicts (rebasable). Appends to
+  // one table from several threads of a process (through any Table objects over the same
+  // catalog and FileIO) are coalesced: one catalog commit adds a snapshot for each, back to
+  // back, and each caller gets its own snapshot id and commit_seq.
   Result<CommitOutcome> Append(const engine::WriteSource& source);
   // Replaces the whole table content with the source in one snapshot ("overwrite").
   Result<CommitOutcome> OverwriteAll(const engine::WriteSource& source);
@@ -227,6 +231,10 @@ class Table : public IcebergSource, public IcebergSink {
   // Told about every write of this object that fails (borrowed; null for none).
   void set_write_observer(WriteObserver* observer) { observer_ = observer; }
 
+  // Table property: "false" commits each append on its own (no coalescing; one catalog commit
+  // per append, conflicting ones retried).
+  static constexpr const char* kCoalesceAppendsProperty = "skade.commit.coalesce-appends";
+
   // Commit attempts for rebasable operations unless the table property
   // commit.retry.num-retries says otherwise (attempts = retries + 1).
   static constexpr int kMaxAttempts = 60;
@@ -262,6 +270,9 @@ class Table : public IcebergSource, public IcebergSink {
   enum class KeyedWrite { kDeleteOnly, kUpsert };
   Result<CommitOutcome> WriteKeyed(const engine::WriteSource& source, std::vector<std::string> key_columns,
                                    KeyedWrite kind);
+  // Commits written data files as a fast append through the table's AppendQueue.
+  Result<CommitOutcome> CommitAppend(const std::vector<iceberg::DataFile>& files, const iceberg::SchemaPtr& schema,
+                                     const iceberg::PartitionSpecPtr& spec);
   // The partition specs of the data files the current snapshot may still hold.
   Result<std::set<int>> LiveDataSpecIds(const iceberg::TableMetadata& m);
   // Commits one snapshot built by `build` from the current metadata, retrying on conflicts
@@ -277,6 +288,7 @@ class Table : public IcebergSource, public IcebergSink {
   io::LocationMap locations_;
   SnapshotLineage lineage_;
   WriteObserver* observer_ = nullptr;
+  std::shared_ptr<AppendQueue> append_queue_;  // taken at the first append
 };
 
 // A new random positive snapshot id.

@@ -1,0 +1,265 @@
+#include "skade/table/append_queue.h"
+
+#include <algorithm>
+#include <map>
+#include <thread>
+#include <tuple>
+
+#include "skade/base/clock.h"
+#include "skade/base/log.h"
+#include "skade/base/ordered_parallel.h"
+#include "skade/base/uuid.h"
+#include "skade/iceberg/scan.h"
+#include "skade/iceberg/table_update.h"
+#include "skade/io/location.h"
+#include "skade/table/commit_internal.h"
+
+namespace skade::table {
+namespace {
+
+using Key = std::tuple<const catalog::Catalog*, const io::FileIO*, catalog::TableIdent>;
+
+std::mutex registry_mu;
+std::map<Key, std::weak_ptr<AppendQueue>>& Registry() {
+  static auto* registry = new std::map<Key, std::weak_ptr<AppendQueue>>();
+  return *registry;
+}
+
+// Manifest lists of one batch written at once: each write waits on its own fsync.
+constexpr int kListWriters = 8;
+
+// One append's place in the batch being built.
+struct Planned {
+  QueuedAppend* append;
+  iceberg::Snapshot snapshot;
+  std::string list_path;
+  std::string list_bytes;
+  Changes changes;
+};
+
+}  // namespace
+
+std::shared_ptr<AppendQueue> AppendQueue::For(catalog::Catalog& catalog, io::FileIO& io,
+                                              const catalog::TableIdent& ident) {
+  std::lock_guard<std::mutex> lock(registry_mu);
+  auto& registry = Registry();
+  Key key{&catalog, &io, ident};
+  if (auto it = registry.find(key); it != registry.end()) {
+    if (auto queue = it->second.lock()) return queue;
+  }
+  // Queues nobody holds any more go when a new one comes.
+  for (auto it = registry.begin(); it != registry.end();) {
+    it = it->second.expired() ? registry.erase(it) : std::next(it);
+  }
+  std::shared_ptr<AppendQueue> queue(new AppendQueue(catalog, io, ident));
+  registry[key] = queue;
+  return queue;
+}
+
+Result<CommitOutcome> AppendQueue::Commit(QueuedAppend& append) {
+  std::unique_lock<std::mutex> lock(mu_);
+  waiting_.push_back(&append);
+  while (!append.done) {
+    if (committing_) {
+      cv_.wait(lock);
+      continue;
+    }
+    // No batch is running: this caller commits every append waiting, its own among them.
+    committing_ = true;
+    std::vector<QueuedAppend*> batch;
+    while (!waiting_.empty() && batch.size() < kMaxBatch) {
+      batch.push_back(waiting_.front());
+      waiting_.pop_front();
+    }
+    lock.unlock();
+    CommitBatch(batch);
+    lock.lock();
+    for (QueuedAppend* a : batch) a->done = true;
+    committing_ = false;
+    cv_.notify_all();
+  }
+  return std::move(*append.outcome);
+}
+
+Result<std::vector<iceberg::ManifestFile>> AppendQueue::ManifestsOf(const iceberg::TableMetadata& base,
+                                                                    const iceberg::Snapshot& snapshot) {
+  if (!last_list_.empty() && snapshot.manifest_list == last_list_) return last_manifests_;
+  iceberg::ScanPlanner planner(io_, base);
+  return planner.LoadManifests(snapshot);
+}
+
+void AppendQueue::CommitBatch(const std::vector<QueuedAppend*>& batch) {
+  std::vector<QueuedAppend*> pending = batch;
+  auto fail_pending = [&](const Status& st) {
+    for (QueuedAppend* a : pending) a->outcome = Result<CommitOutcome>(st);
+  };
+  const std::string write_id = Uuid::NewV7().ToString();
+  int max_attempts = Table::kMaxAttempts;
+  for (int attempt = 1; attempt <= max_attempts; ++attempt) {
+    if (attempt > 1) BackOff(attempt);
+    auto loaded = catalog_.LoadTable(ident_);
+    if (!loaded.ok()) return fail_pending(loaded.status());
+    const iceberg::TableMetadata& base = *loaded->metadata;
+    if (attempt == 1) max_attempts = MaxCommitAttempts(base.properties);
+
+    // Each append's own requirements: the files were written for the current schema and spec.
+    const int format = std::max(2, base.format_version);
+    std::vector<QueuedAppend*> still;
+    for (QueuedAppend* a : pending) {
+      std::string why;
+      if (a->schema_id != base.current_schema_id) {
+        why = "schema " + std::to_string(a->schema_id) + " is no longer current (now " +
+              std::to_string(base.current_schema_id) + ")";
+      } else if (a->spec_id != base.default_spec_id) {
+        why = "partition spec " + std::to_string(a->spec_id) + " is no longer the default (now " +
+              std::to_string(base.default_spec_id) + ")";
+      } else if (a->format_version != format) {
+        why = "the table's format version changed to " + std::to_string(base.format_version);
+      }
+      if (why.empty()) {
+        still.push_back(a);
+      } else {
+        a->outcome = Result<CommitOutcome>(Status::Conflict(
+            "append to " + ident_.ToString() + ": its files were written for an older table: " + why));
+      }
+    }
+    pending = std::move(still);
+    if (pending.empty()) return;
+
+    // The snapshots, back to back on the current one.
+    const iceberg::Snapshot* head = base.CurrentSnapshot();
+    std::vector<iceberg::ManifestFile> manifests;
+    if (head != nullptr) {
+      auto m = ManifestsOf(base, *head);
+      if (!m.ok()) {
+        // A list that vanished (a concurrent expiry) means the base moved on: go again.
+        if (m.status().code() == StatusCode::kNotFound) continue;
+        return fail_pending(m.status());
+      }
+      manifests = std::move(m).value();
+    }
+    const std::string metadata_dir = io::JoinLocation(io::LocalPath(base.location), "metadata");
+    std::vector<Planned> planned;
+    planned.reserve(pending.size());
+    const iceberg::Snapshot* parent = head;
+    int64_t sequence = base.last_sequence_number;
+    int64_t timestamp = std::max(NowMillis(), base.last_updated_ms);
+    int64_t next_row_id = base.next_row_id.value_or(0);
+    Status built;
+    for (QueuedAppend* a : pending) {
+      Planned p;
+      p.append = a;
+      for (const iceberg::DataFile& f : a->files) p.changes.Add(f);
+      iceberg::Snapshot& snap = p.snapshot;
+      snap.snapshot_id = a->snapshot_id;
+      if (parent) snap.parent_snapshot_id = parent->snapshot_id;
+      snap.sequence_number = ++sequence;
+      snap.timestamp_ms = timestamp;
+      snap.schema_id = base.current_schema_id;
+      snap.summary = Summary("append", p.changes, std::nullopt, parent);
+      for (const auto& kv : a->extra_summary) snap.summary.push_back(kv);
+      // The new manifest first, then everything the parent had (a fast append).
+      manifests.insert(manifests.begin(), a->manifest);
+      if (format >= 3) {
+        auto assigned = iceberg::AssignFirstRowIds(manifests, next_row_id);
+        if (!assigned.ok()) {
+          built = assigned.status();
+          break;
+        }
+        snap.first_row_id = next_row_id;
+        snap.added_rows = *assigned;
+        next_row_id += *assigned;
+      }
+      auto list = iceberg::WriteManifestList(format, snap.snapshot_id, snap.parent_snapshot_id,
+                                             snap.sequence_number, manifests);
+      if (!list.ok()) {
+        built = list.status();
+        break;
+      }
+      // As the list records it: the new manifest carries this snapshot's sequence number.
+      iceberg::ManifestFile& added = manifests.front();
+      if (added.sequence_number < 0) added.sequence_number = snap.sequence_number;
+      if (added.min_sequence_number < 0) added.min_sequence_number = snap.sequence_number;
+      p.list_bytes = std::move(list).value();
+      p.list_path = io::JoinLocation(metadata_dir, "snap-" + std::to_string(snap.snapshot_id) + "-" +
+                                                       std::to_string(attempt) + "-" + write_id + ".avro");
+      snap.manifest_list = p.list_path;
+      planned.push_back(std::move(p));
+      parent = &planned.back().snapshot;
+    }
+    if (!built.ok()) return fail_pending(built);
+
+    // Lists are written side by side (each fsync waits on the disk, not the CPU), then their
+    // folder is synced once.
+    std::vector<std::string> written;
+    Status wrote;
+    Status ran = OrderedParallel<Status>(
+        planned.size(), kListWriters, kListWriters,
+        [&](size_t i) { return io_.CreateUnpublished(planned[i].list_path, planned[i].list_bytes); },
+        [&](size_t i, Status& st) -> Status {
+          if (st.ok()) {
+            written.push_back(planned[i].list_path);
+          } else if (wrote.ok()) {
+            wrote = st;
+          }
+          return Status::Ok();
+        });
+    if (wrote.ok()) wrote = ran;
+    if (wrote.ok()) {
+      std::vector<std::string> created = written;
+      for (const QueuedAppend* a : pending) created.push_back(a->manifest.manifest_path);
+      wrote = io_.SyncFolders(created);
+    }
+    auto discard = [&] {
+      for (const std::string& f : written) (void)io_.Delete(f);
+    };
+    if (!wrote.ok()) {
+      discard();
+      return fail_pending(wrote);
+    }
+
+    catalog::TableCommit commit;
+    commit.ident = ident_;
+    commit.requirements.push_back(iceberg::TableRequirement::AssertTableUuid(base.table_uuid));
+    commit.requirements.push_back(iceberg::TableRequirement::AssertRefSnapshotId(
+        "main", head ? std::optional<int64_t>(head->snapshot_id) : std::nullopt));
+    for (const Planned& p : planned) {
+      commit.updates.push_back(iceberg::TableUpdate::AddSnapshot(p.snapshot));
+      commit.updates.push_back(iceberg::TableUpdate::SetBranch("main", p.snapshot.snapshot_id));
+    }
+    auto result = catalog_.CommitTable(commit);
+    if (result.ok()) {
+      last_list_ = planned.back().list_path;
+      last_manifests_ = std::move(manifests);
+      // One log entry per snapshot, consecutive (catalog.h); a catalog that logged the commit
+      // once gives every append that entry.
+      const int64_t n = static_cast<int64_t>(planned.size());
+      const bool per_snapshot = result->first_commit_seq > 0 && result->commit_seq - result->first_commit_seq + 1 == n;
+      for (int64_t k = 0; k < n; ++k) {
+        const Planned& p = planned[static_cast<size_t>(k)];
+        CommitOutcome outcome;
+        outcome.snapshot_id = p.snapshot.snapshot_id;
+        outcome.sequence_number = p.snapshot.sequence_number;
+        outcome.commit_seq = per_snapshot ? result->first_commit_seq + k : result->commit_seq;
+        outcome.operation = "append";
+        outcome.added_records = p.changes.added_records;
+        outcome.added_files = p.changes.added_data_files;
+        outcome.added_bytes = p.changes.added_files_size;
+        outcome.attempts = attempt;
+        p.append->table = result->table;
+        p.append->outcome = std::move(outcome);
+      }
+      return;
+    }
+    const Status& st = result.status();
+    if (st.code() == StatusCode::kCommitUnknown) return fail_pending(st);  // its files stay
+    discard();
+    if (st.code() != StatusCode::kConflict) return fail_pending(st);
+    SKADE_LOG_INFO("coalesced commit of {} appends to {} conflicted (attempt {}); retrying", planned.size(),
+                   ident_.ToString(), attempt);
+  }
+  fail_pending(Status::Conflict("gave up committing to " + ident_.ToString() + " after " +
+                                std::to_string(max_attempts) + " conflicting attempts"));
+}
+
+}  // namespace skade::table

@@ -1,0 +1,83 @@
+// Internal to table/: commit coalescing. Fast appends to one table from the threads of one
+// process wait in that table's AppendQueue; whichever caller finds no batch running commits
+// every append queued so far as one catalog commit — one snapshot per append, applied back to
+// back, each append's manifest list reusing the manifests of the snapshot before it — and
+// hands each caller its own outcome (snapshot id, sequence number, commit_seq). An append
+// whose own requirements fail (the table's schema or spec moved on) fails alone; the others of
+// its batch commit. Conflicts with other processes rebuild the batch on the new metadata.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "skade/base/status.h"
+#include "skade/catalog/catalog.h"
+#include "skade/iceberg/manifest.h"
+#include "skade/io/file_io.h"
+#include "skade/table/table.h"
+
+namespace skade::table {
+
+// One caller's append, its data files and their manifest already written and synced.
+struct QueuedAppend {
+  int64_t snapshot_id = 0;
+  int schema_id = 0;       // the schema and spec the files were written for
+  int spec_id = 0;
+  int format_version = 2;  // of the manifest
+  iceberg::ManifestFile manifest;
+  std::vector<iceberg::DataFile> files;
+  std::vector<std::pair<std::string, std::string>> extra_summary;  // e.g. snapshot lineage
+
+  // Set by the batch that took it.
+  std::optional<Result<CommitOutcome>> outcome;
+  catalog::TableState table;  // after the commit, when it succeeded
+  bool done = false;          // guarded by the queue's mutex
+};
+
+class AppendQueue {
+ public:
+  // The queue every Table object of this process shares for `ident` in `catalog` written
+  // through `io` (both must outlive the Table objects holding it).
+  static std::shared_ptr<AppendQueue> For(catalog::Catalog& catalog, io::FileIO& io,
+                                          const catalog::TableIdent& ident);
+
+  // Commits `append` together with the appends queued beside it and returns its outcome:
+  // kConflict when its own requirements fail or the batch gave up on conflicts,
+  // kCommitUnknown when the catalog could not tell (its files must stay), any other error
+  // of the batch's writes or commit.
+  Result<CommitOutcome> Commit(QueuedAppend& append);
+
+  // Upper bound on appends one catalog commit takes.
+  static constexpr size_t kMaxBatch = 64;
+
+ private:
+  AppendQueue(catalog::Catalog& catalog, io::FileIO& io, catalog::TableIdent ident)
+      : catalog_(catalog), io_(io), ident_(std::move(ident)) {}
+  // Commits `batch` (runs on one caller's thread, one batch at a time).
+  void CommitBatch(const std::vector<QueuedAppend*>& batch);
+  // The manifests of `snapshot`'s list, from the last batch when it wrote that list.
+  Result<std::vector<iceberg::ManifestFile>> ManifestsOf(const iceberg::TableMetadata& base,
+                                                         const iceberg::Snapshot& snapshot);
+
+  catalog::Catalog& catalog_;
+  io::FileIO& io_;
+  const catalog::TableIdent ident_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<QueuedAppend*> waiting_;
+  bool committing_ = false;  // a caller is running a batch
+
+  // Touched only by the caller running a batch.
+  std::string last_list_;
+  std::vector<iceberg::ManifestFile> last_manifests_;
+};
+
+}  // namespace skade::table

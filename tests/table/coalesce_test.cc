@@ -1,0 +1,379 @@
+// Commit coalescing (table/append_queue.h): concurrent fast appends to one table in one process
+// share catalog commits, yet each is its own snapshot with its own commit_seq in the log and in
+// the commit stream; an append whose own requirements fail fails alone; a batch that fails
+// leaves no files behind; and a process SIGKILLed while its threads append loses no
+// acknowledged append and shows no append that was never made.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include <signal.h>
+
+#include "skade/base/clock.h"
+#include "skade/events/bus.h"
+#include "skade/events/watcher.h"
+#include "skade/table/commit_stream.h"
+#include "skade/table/table.h"
+#include "tests/testing/child_process.h"
+#include "tests/testing/lake_test.h"
+
+namespace skade::table {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+// Forwards to a local FileIO. It can hold the first manifest-list write until `hold_until`
+// manifests of appends were created (then the appends that arrived meanwhile queue up behind
+// the batch being committed), and fail the next manifest-list write.
+class GateFileIO final : public io::FileIO {
+ public:
+  explicit GateFileIO(io::FileIO& base) : base_(base) {}
+
+  void HoldFirstListUntil(int manifests) { hold_until_ = manifests; }
+  void FailNextListWrites() { fail_lists_ = true; }
+  int list_writes() const { return list_writes_; }
+
+  Result<std::string> Read(std::string_view l) override { return base_.Read(l); }
+  Result<std::string> ReadRange(std::string_view l, int64_t o, int64_t n) override { return base_.ReadRange(l, o, n); }
+  Result<io::FileInfo> Stat(std::string_view l) override { return base_.Stat(l); }
+  Status CreateExclusive(std::string_view l, std::string_view d) override { return base_.CreateExclusive(l, d); }
+  Status CreateUnpublished(std::string_view l, std::string_view d) override {
+    const std::string name = fs::path(std::string(l)).filename().string();
+    if (name.starts_with("snap-")) {
+      ++list_writes_;
+      std::unique_lock<std::mutex> lock(mu_);
+      if (hold_until_ > 0) {
+        cv_.wait_for(lock, 20s, [&] { return manifests_ >= hold_until_; });
+        hold_until_ = 0;
+        lock.unlock();
+        std::this_thread::sleep_for(100ms);  // the last ones reach the queue
+      }
+      if (fail_lists_.exchange(false)) return Status::IoError("injected failure writing " + name);
+    } else if (name.ends_with("-m0.avro")) {
+      Status st = base_.CreateUnpublished(l, d);
+      std::lock_guard<std::mutex> lock(mu_);
+      ++manifests_;
+      cv_.notify_all();
+      return st;
+    }
+    return base_.CreateUnpublished(l, d);
+  }
+  Status SyncFolders(const std::vector<std::string>& l) override { return base_.SyncFolders(l); }
+  Status Overwrite(std::string_view l, std::string_view d) override { return base_.Overwrite(l, d); }
+  Status Update(std::string_view l, const Change& c) override { return base_.Update(l, c); }
+  Result<std::vector<io::FileInfo>> List(std::string_view p) override { return base_.List(p); }
+  Status Delete(std::string_view l) override { return base_.Delete(l); }
+
+ private:
+  io::FileIO& base_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int manifests_ = 0;
+  int hold_until_ = 0;
+  std::atomic<bool> fail_lists_{false};
+  std::atomic<int> list_writes_{0};
+};
+
+struct Appended {
+  int w = 0;
+  int c = 0;
+  Result<CommitOutcome> outcome = Status::Internal("not run");
+};
+
+class CoalesceTest : public testing::LakeTest {
+ protected:
+  void SetUp() override {
+    LakeTest::SetUp();
+    if (HasFatalFailure()) return;
+    gate_ = std::make_unique<GateFileIO>(*io_);
+  }
+
+  std::unique_ptr<Table> Load(const catalog::TableIdent& ident) {
+    auto t = Table::Load(*catalog_, *gate_, *db_, ident);
+    EXPECT_TRUE(t.ok()) << t.status().ToString();
+    return t.ok() ? std::move(t).value() : nullptr;
+  }
+
+  // `writers` threads, each with a Table object of its own, append `each` rows (w, c).
+  std::vector<Appended> AppendConcurrently(const catalog::TableIdent& ident, int writers, int each) {
+    std::vector<Appended> out(static_cast<size_t>(writers * each));
+    std::vector<std::unique_ptr<Table>> tables;
+    for (int w = 0; w < writers; ++w) tables.push_back(Load(ident));
+    std::vector<std::thread> threads;
+    for (int w = 0; w < writers; ++w) {
+      threads.emplace_back([&, w] {
+        for (int c = 0; c < each; ++c) {
+          Appended& a = out[static_cast<size_t>(w * each + c)];
+          a.w = w;
+          a.c = c;
+          a.outcome = tables[static_cast<size_t>(w)]->Append(
+              {"SELECT " + std::to_string(w) + " AS w, " + std::to_string(c) + " AS c", nullptr});
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    return out;
+  }
+
+  // Files under the table's folder but version-hint.text (moved by a thread of its own).
+  std::set<std::string> FilesOf(const Table& t) {
+    std::set<std::string> out;
+    for (const auto& e : fs::recursive_directory_iterator(io::LocalPath(t.metadata().location))) {
+      if (e.is_regular_file() && e.path().filename().string().find("version-hint") == std::string::npos) {
+        out.insert(e.path().string());
+      }
+    }
+    return out;
+  }
+
+  std::unique_ptr<GateFileIO> gate_;
+};
+
+TEST_F(CoalesceTest, ConcurrentAppendsShareCommitsEachWithItsOwnSnapshotAndCommitSeq) {
+  auto created = CreateTable("t", "w INTEGER, c INTEGER");
+  ASSERT_TRUE(created);
+  events::Bus bus;
+  auto watcher = events::Watcher::Start(*catalog_, "sqlite://" + tmp_.Path("catalog.db"), bus);
+  ASSERT_TRUE(watcher.ok()) << watcher.status().ToString();
+  auto after = catalog_->LatestCommitSeq();
+  ASSERT_TRUE(after.ok());
+  auto stream = created->Subscribe(bus, *after);
+  ASSERT_TRUE(stream.ok()) << stream.status().ToString();
+
+  constexpr int kWriters = 8, kEach = 6, kTotal = kWriters * kEach;
+  gate_->HoldFirstListUntil(kWriters);  // the first batch waits until every writer has queued
+  std::vector<Appended> appended = AppendConcurrently(Ident("t"), kWriters, kEach);
+
+  std::map<int64_t, const Appended*> by_seq;
+  std::set<int64_t> snapshot_ids;
+  for (const Appended& a : appended) {
+    ASSERT_TRUE(a.outcome.ok()) << a.w << "/" << a.c << ": " << a.outcome.status().ToString();
+    EXPECT_EQ(a.outcome->added_records, 1);
+    EXPECT_EQ(a.outcome->operation, "append");
+    EXPECT_TRUE(snapshot_ids.insert(a.outcome->snapshot_id).second) << "snapshot id handed out twice";
+    EXPECT_TRUE(by_seq.emplace(a.outcome->commit_seq, &a).second) << "commit_seq handed out twice";
+  }
+  ASSERT_EQ(by_seq.size(), static_cast<size_t>(kTotal));
+  // Dense, right after the create.
+  EXPECT_EQ(by_seq.begin()->first, *after + 1);
+  EXPECT_EQ(by_seq.rbegin()->first, *after + kTotal);
+
+  // The log: one entry per append, naming that append's snapshot; fewer metadata files than
+  // appends, since batches shared them.
+  auto log = catalog_->CommitsSince(*after, 1000);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  ASSERT_EQ(log->size(), static_cast<size_t>(kTotal));
+  std::map<std::string, int> per_metadata_file;
+  for (const catalog::CommitLogEntry& e : *log) {
+    const Appended& a = *by_seq.at(e.commit_seq);
+    EXPECT_EQ(e.snapshot_id.value_or(0), a.outcome->snapshot_id) << "seq " << e.commit_seq;
+    EXPECT_EQ(e.operation, "append");
+    EXPECT_EQ(e.added_records, 1);
+    ++per_metadata_file[e.metadata_location];
+  }
+  int largest = 0;
+  for (const auto& [file, n] : per_metadata_file) largest = std::max(largest, n);
+  EXPECT_GE(largest, kWriters - 1) << per_metadata_file.size() << " catalog commits for " << kTotal << " appends";
+  EXPECT_LT(per_metadata_file.size(), static_cast<size_t>(kTotal));
+
+  // The commit stream: the same entries, one event per append, in commit_seq order.
+  std::vector<events::CommitEvent> events;
+  auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (events.size() < static_cast<size_t>(kTotal) && std::chrono::steady_clock::now() < deadline) {
+    auto next = (*stream)->Next(50ms);
+    ASSERT_TRUE(next.ok()) << next.status().ToString();
+    if (next->has_value()) events.push_back(**next);
+  }
+  ASSERT_EQ(events.size(), static_cast<size_t>(kTotal));
+  for (size_t i = 0; i < events.size(); ++i) {
+    EXPECT_EQ(events[i].commit_seq, *after + 1 + static_cast<int64_t>(i));
+    EXPECT_EQ(events[i].snapshot_id.value_or(0), by_seq.at(events[i].commit_seq)->outcome->snapshot_id);
+  }
+
+  // The table: a chain of kTotal snapshots with rising sequence numbers, each holding exactly
+  // the rows acknowledged up to it; every row once.
+  std::unique_ptr<Table> t = Load(Ident("t"));
+  ASSERT_TRUE(t);
+  const iceberg::TableMetadata& m = t->metadata();
+  ASSERT_EQ(m.snapshots.size(), static_cast<size_t>(kTotal));
+  std::set<std::pair<int, int>> before;
+  for (const auto& [seq, a] : by_seq) {
+    const iceberg::Snapshot* s = m.SnapshotById(a->outcome->snapshot_id);
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->sequence_number, a->outcome->sequence_number);
+    const int64_t parent = s->parent_snapshot_id.value_or(0);
+    if (seq > by_seq.begin()->first) {
+      EXPECT_EQ(parent, by_seq.at(seq - 1)->outcome->snapshot_id) << "snapshots follow commit_seq order";
+    }
+    EXPECT_EQ(s->SummaryLong("total-records").value_or(-1), static_cast<int64_t>(before.size() + 1));
+    before.insert({a->w, a->c});
+  }
+  auto rows = Rows(*t, "SELECT w, c, count(*) FROM t GROUP BY w, c");
+  ASSERT_EQ(rows.size(), static_cast<size_t>(kTotal));
+  for (const auto& r : rows) EXPECT_EQ(r[2], "1") << r[0] << "," << r[1];
+  // Time travel to one snapshot in the middle of a batch: the rows up to it, no more.
+  const Appended* middle = by_seq.at(*after + kTotal / 2);
+  ReadOptions at;
+  at.snapshot.snapshot_id = middle->outcome->snapshot_id;
+  auto count = t->Count(at);
+  ASSERT_TRUE(count.ok()) << count.status().ToString();
+  EXPECT_EQ(*count, kTotal / 2);
+  watcher->reset();
+}
+
+TEST_F(CoalesceTest, AnAppendWrittenForAnOlderSchemaFailsAloneInItsBatch) {
+  ASSERT_TRUE(CreateTable("t", "w INTEGER, c INTEGER"));
+  std::unique_ptr<Table> old_schema = Load(Ident("t"));
+  ASSERT_TRUE(old_schema);
+  {
+    std::unique_ptr<Table> evolver = Load(Ident("t"));
+    SchemaChange add;
+    add.kind = SchemaChange::Kind::kAddColumn;
+    add.column = "note";
+    add.type = "VARCHAR";
+    auto changed = evolver->UpdateSchema({add});
+    ASSERT_TRUE(changed.ok()) << changed.status().ToString();
+  }
+  std::unique_ptr<Table> blocker = Load(Ident("t"));
+  std::unique_ptr<Table> current = Load(Ident("t"));
+  // The blocker's batch waits until all three have written their manifests, so the other two
+  // queue together behind it.
+  gate_->HoldFirstListUntil(3);
+  Result<CommitOutcome> first = Status::Internal(""), stale = Status::Internal(""), fresh = Status::Internal("");
+  std::thread a([&] { first = blocker->Append({"SELECT 1 AS w, 1 AS c, 'x' AS note", nullptr}); });
+  std::this_thread::sleep_for(50ms);
+  std::thread b([&] { stale = old_schema->Append({"SELECT 2 AS w, 2 AS c", nullptr}); });
+  std::thread c([&] { fresh = current->Append({"SELECT 3 AS w, 3 AS c, 'y' AS note", nullptr}); });
+  a.join();
+  b.join();
+  c.join();
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+  ASSERT_FALSE(stale.ok());
+  EXPECT_EQ(stale.status().code(), StatusCode::kConflict) << stale.status().ToString();
+  EXPECT_NE(stale.status().message().find("schema"), std::string::npos) << stale.status().ToString();
+  EXPECT_EQ(fresh->commit_seq, first->commit_seq + 1);
+
+  std::unique_ptr<Table> t = Load(Ident("t"));
+  auto rows = Rows(*t, "SELECT w, c, note FROM t ORDER BY w");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"1", "1", "x"}));
+  EXPECT_EQ(rows[1], (std::vector<std::string>{"3", "3", "y"}));
+  // The failed append's data file and manifest are gone: only what the metadata references
+  // stays (RemoveOrphanFiles finds nothing).
+  auto orphans = t->RemoveOrphanFiles(NowMillis() + 1000, Table::OrphanMode::kDryRun);
+  ASSERT_TRUE(orphans.ok()) << orphans.status().ToString();
+  EXPECT_TRUE(orphans->orphans.empty()) << orphans->orphans.front();
+}
+
+TEST_F(CoalesceTest, AFailedBatchFailsItsAppendsLeavesNoFilesAndTheNextBatchCommits) {
+  std::unique_ptr<Table> t = CreateTable("t", "w INTEGER, c INTEGER");
+  ASSERT_TRUE(t);
+  const std::set<std::string> files_before = FilesOf(*t);
+  gate_->FailNextListWrites();
+  std::unique_ptr<Table> writer = Load(Ident("t"));
+  auto failed = writer->Append({"SELECT 1 AS w, 1 AS c", nullptr});
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().code(), StatusCode::kIoError) << failed.status().ToString();
+  EXPECT_EQ(FilesOf(*t), files_before) << "a failed append left files";
+
+  auto ok = writer->Append({"SELECT 2 AS w, 2 AS c", nullptr});
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  std::unique_ptr<Table> reread = Load(Ident("t"));
+  EXPECT_EQ(Rows(*reread, "SELECT w FROM t"), (std::vector<std::vector<std::string>>{{"2"}}));
+}
+
+// A process whose threads append to one table is SIGKILLed at random moments (and once inside
+// the catalog commit of a batch, by crash point): every acknowledged append is in the table
+// exactly once with the snapshot and commit_seq it was acknowledged with, and the only rows
+// not acknowledged are the one append each thread had in flight.
+TEST_F(CoalesceTest, KilledWhileAppendingLosesNoAcknowledgedAppendAndInventsNone) {
+  ASSERT_TRUE(CreateTable("t", "w INTEGER, c INTEGER"));
+  constexpr int kThreads = 8;
+  std::mt19937 rng(std::random_device{}());
+  std::map<int, int> acked_upto;                          // writer → acknowledged appends (0..n-1)
+  std::map<std::pair<int, int>, std::pair<int64_t, int64_t>> acked;  // (w, c) → snapshot, commit_seq
+  const std::vector<std::string> crash_points = {"", "commit.after_metadata_write", "", ""};
+  for (size_t round = 0; round < crash_points.size(); ++round) {
+    SCOPED_TRACE("round " + std::to_string(round) + " " + crash_points[round]);
+    const int first_writer = static_cast<int>(round) * 100;
+    const std::string ack_path = tmp_.Path("acks-" + std::to_string(round));
+    std::vector<std::string> argv = {APPEND_WRITER_PATH, tmp_.Path("catalog.db"), tmp_.Path("warehouse"),
+                                     "db.t", std::to_string(kThreads), std::to_string(first_writer), ack_path};
+    if (!crash_points[round].empty()) argv.push_back(crash_points[round]);
+    auto child = testing::ChildProcess::Start(argv, tmp_.Path("writer-" + std::to_string(round) + ".err"));
+    ASSERT_TRUE(child);
+    if (crash_points[round].empty()) {
+      // Kill after 20–80 acknowledgements, wherever the batches are.
+      const size_t target = std::uniform_int_distribution<size_t>(20, 80)(rng);
+      auto deadline = std::chrono::steady_clock::now() + 60s;
+      while (std::chrono::steady_clock::now() < deadline) {
+        std::ifstream in(ack_path);
+        size_t lines = std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n');
+        if (lines >= target) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(1, 7)(rng)));
+      }
+      EXPECT_EQ(child->Stop(SIGKILL, 20s), -1);
+    } else {
+      // It kills itself in its first catalog commit.
+      EXPECT_EQ(child->Stop(0, 60s), -1) << "the writer did not reach its crash point";
+    }
+    std::ifstream in(ack_path);
+    int w = 0, c = 0;
+    int64_t snapshot = 0, seq = 0;
+    while (in >> w >> c >> snapshot >> seq) {
+      EXPECT_EQ(c, acked_upto[w]) << "writer " << w << " acknowledged out of order";
+      acked_upto[w] = c + 1;
+      acked[{w, c}] = {snapshot, seq};
+    }
+    if (!crash_points[round].empty()) {
+      for (int t = 0; t < kThreads; ++t) EXPECT_EQ(acked_upto.count(first_writer + t), 0u) << "acknowledged past the crash";
+    }
+  }
+  ASSERT_GT(acked.size(), 20u);
+
+  std::unique_ptr<Table> t = Load(Ident("t"));
+  ASSERT_TRUE(t);
+  auto rows = Rows(*t, "SELECT w, c, count(*) FROM t GROUP BY w, c");
+  std::set<std::pair<int, int>> present;
+  for (const auto& r : rows) {
+    const std::pair<int, int> key{std::stoi(r[0]), std::stoi(r[1])};
+    EXPECT_EQ(r[2], "1") << "row " << r[0] << "," << r[1] << " appears " << r[2] << " times";
+    present.insert(key);
+    if (!acked.count(key)) {
+      // Committed but killed before its acknowledgement: only the append in flight.
+      EXPECT_EQ(key.second, acked_upto[key.first]) << "row " << r[0] << "," << r[1] << " was never appended";
+    }
+  }
+  auto log = catalog_->CommitsSince(0, 100000);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  std::map<int64_t, int64_t> snapshot_of_seq;
+  for (size_t k = 0; k < log->size(); ++k) {
+    EXPECT_EQ((*log)[k].commit_seq, static_cast<int64_t>(k + 1)) << "the log is dense";
+    snapshot_of_seq[(*log)[k].commit_seq] = (*log)[k].snapshot_id.value_or(0);
+  }
+  for (const auto& [key, ids] : acked) {
+    EXPECT_TRUE(present.count(key)) << "acknowledged append " << key.first << "," << key.second << " is lost";
+    EXPECT_EQ(snapshot_of_seq[ids.second], ids.first) << "commit_seq " << ids.second;
+    EXPECT_NE(t->metadata().SnapshotById(ids.first), nullptr);
+  }
+}
+
+}  // namespace
+}  // namespace skade::table
