@@ -354,8 +354,9 @@ void PrintSmall(const std::string& label, const SmallResult& r) {
             << Percentile(r.latencies, 0.99) * 1e3 << " ms\n";
 }
 
+// `coalesced_only`: the baseline and the coalescing runs, without the slower runs beside them.
 int RunSmall(engine::Database& db, const std::string& dir, int writers, int commits,
-             int cas_commits) {
+             int cas_commits, bool coalesced_only) {
   int k = 0;
   {
     std::string label = "baseline: DuckDB one-row Parquet files + fsync, " + std::to_string(writers) + " threads x " +
@@ -371,7 +372,7 @@ int RunSmall(engine::Database& db, const std::string& dir, int writers, int comm
     for (bool coalesce : {true, false}) {
       // Group commit matters across tables; coalescing within one.
       for (bool group : {true, false}) {
-        if (!group && coalesce) continue;
+        if ((!group && coalesce) || (coalesced_only && !coalesce)) continue;
         std::string label = std::string("appends, ") + std::to_string(writers) + " writers x " +
                             std::to_string(commits) + " one-row commits, " +
                             (per_writer ? "one table per writer" : "one shared table") + ", coalescing " +
@@ -387,6 +388,7 @@ int RunSmall(engine::Database& db, const std::string& dir, int writers, int comm
     }
   }
   for (int threads_n : {writers, 1}) {
+    if (coalesced_only) break;
     for (bool group : {true, false}) {
       std::string label = "catalog CAS (CommitTable set-properties), " + std::to_string(threads_n) +
                           " threads x " + std::to_string(cas_commits) + ", group commit " +
@@ -421,8 +423,8 @@ int Main(int argc, char** argv) {
   app.add_option("--cas-commits", cas_commits, "catalog commits per thread")->capture_default_str();
   app.add_option("--dir", dir,
                  "work folder (default: a new folder under $TMPDIR, removed at exit)");
-  app.add_option("--only", only, "bulk | small (default both)")
-      ->check(CLI::IsMember({"bulk", "small"}));
+  app.add_option("--only", only, "bulk | small | coalesced (the baseline and coalesced small appends; default bulk and small)")
+      ->check(CLI::IsMember({"bulk", "small", "coalesced"}));
   CLI11_PARSE(app, argc, argv);
 
   bool own_dir = dir.empty();
@@ -444,8 +446,8 @@ int Main(int argc, char** argv) {
   }
   int rc = 0;
   if (only.empty() || only == "bulk") rc = RunBulk(**db, dir, rows, repeat);
-  if (rc == 0 && (only.empty() || only == "small"))
-    rc = RunSmall(**db, dir, writers, commits, cas_commits);
+  if (rc == 0 && (only.empty() || only == "small" || only == "coalesced"))
+    rc = RunSmall(**db, dir, writers, commits, cas_commits, only == "coalesced");
   std::error_code ec;
   if (own_dir) fs::remove_all(dir, ec);
   return rc;

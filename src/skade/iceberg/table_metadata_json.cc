@@ -682,7 +682,7 @@ std::string TableMetadataToJson(const TableMetadata& m) {
     j["encryption-keys"] = Json::parse(m.encryption_keys_json, nullptr, false);
   }
   for (const auto& [k, raw] : m.unknown) j[k] = Json::parse(raw, nullptr, false);
-  return Dump(j, 2);
+  return Dump(j, -1);  // compact, as Java Iceberg writes it: a third fewer bytes to write and fsync
 }
 
 Result<SchemaPtr> ParseSchemaJson(std::string_view json) {
