@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <string>
@@ -168,6 +169,62 @@ struct SmallResult {
   std::vector<double> latencies;
 };
 
+// One operation of a writer thread: its status and commit attempts (0 when not counted).
+struct Op {
+  Status status;
+  int attempts = 0;
+};
+// A writer thread's operation c = 0, 1, …; made on the thread before the start line.
+using Worker = std::function<Op(int c)>;
+
+// `writers` threads, each running make_worker(w) `ops` times from a common start line; their
+// latencies, counts and failures (the first failure printed).
+SmallResult RunWriters(int writers, int ops, const std::function<Result<Worker>(int w)>& make_worker,
+                       const char* what) {
+  SmallResult result;
+  std::mutex mu;
+  std::vector<Status> errors;
+  StartLine start_line(writers);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < writers; ++w) {
+    threads.emplace_back([&, w] {
+      Result<Worker> worker = make_worker(w);
+      start_line.ArriveAndWait();
+      if (!worker.ok()) {
+        std::lock_guard<std::mutex> lock(mu);
+        errors.push_back(worker.status());
+        return;
+      }
+      std::vector<double> latencies;
+      int64_t done = 0, failed = 0, attempts = 0;
+      for (int c = 0; c < ops; ++c) {
+        double s = NowSeconds();
+        Op op = (*worker)(c);
+        latencies.push_back(NowSeconds() - s);
+        if (op.status.ok()) {
+          ++done;
+          attempts += op.attempts;
+        } else {
+          ++failed;
+          std::lock_guard<std::mutex> lock(mu);
+          errors.push_back(op.status);
+        }
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      result.committed += done;
+      result.failed += failed;
+      result.attempts += attempts;
+      result.latencies.insert(result.latencies.end(), latencies.begin(), latencies.end());
+    });
+  }
+  for (auto& th : threads) th.join();
+  result.seconds = NowSeconds() - start_line.start();
+  if (!errors.empty()) {
+    std::cerr << "  " << errors.size() << " failed " << what << ", first: " << errors.front().ToString() << "\n";
+  }
+  return result;
+}
+
 // `writers` threads, each appending `commits` one-row batches; one table, or one per writer.
 Result<SmallResult> RunSmallAppends(engine::Database& db, const std::string& dir, bool group_commit,
                                     bool table_per_writer, bool coalesce, int writers, int commits) {
@@ -182,49 +239,17 @@ Result<SmallResult> RunSmallAppends(engine::Database& db, const std::string& dir
                            CreateTable(*cat.catalog, "t" + std::to_string(w), schema, spec, coalesce));
     idents.push_back(ident);
   }
-  SmallResult result;
-  std::mutex mu;
-  std::vector<Status> errors;
-  StartLine start_line(writers);
-  std::vector<std::thread> threads;
-  for (int w = 0; w < writers; ++w) {
-    threads.emplace_back([&, w] {
-      auto t = table::Table::Load(*cat.catalog, *cat.io, db, idents[table_per_writer ? w : 0]);
-      start_line.ArriveAndWait();
-      if (!t.ok()) {
-        std::lock_guard<std::mutex> lock(mu);
-        errors.push_back(t.status());
-        return;
-      }
-      std::vector<double> latencies;
-      int64_t committed = 0, failed = 0, attempts = 0;
-      for (int c = 0; c < commits; ++c) {
-        double s = NowSeconds();
-        auto r = (*t)->Append(
-            {"SELECT " + std::to_string(w) + " AS w, " + std::to_string(c) + " AS c", nullptr});
-        latencies.push_back(NowSeconds() - s);
-        if (r.ok()) {
-          ++committed;
-          attempts += r->attempts;
-        } else {
-          ++failed;
-          std::lock_guard<std::mutex> lock(mu);
-          errors.push_back(r.status());
-        }
-      }
-      std::lock_guard<std::mutex> lock(mu);
-      result.committed += committed;
-      result.failed += failed;
-      result.attempts += attempts;
-      result.latencies.insert(result.latencies.end(), latencies.begin(), latencies.end());
-    });
-  }
-  for (auto& th : threads) th.join();
-  result.seconds = NowSeconds() - start_line.start();
-  if (!errors.empty()) {
-    std::cerr << "  " << errors.size() << " failed appends, first: " << errors.front().ToString()
-              << "\n";
-  }
+  SmallResult result = RunWriters(
+      writers, commits,
+      [&](int w) -> Result<Worker> {
+        SKADE_ASSIGN_OR_RETURN(std::shared_ptr<table::Table> t,
+                               table::Table::Load(*cat.catalog, *cat.io, db, idents[table_per_writer ? w : 0]));
+        return Worker([t, w](int c) {
+          auto r = t->Append({"SELECT " + std::to_string(w) + " AS w, " + std::to_string(c) + " AS c", nullptr});
+          return r.ok() ? Op{Status::Ok(), r->attempts} : Op{r.status(), 0};
+        });
+      },
+      "appends");
   // Every committed row is there.
   int64_t rows = 0;
   for (const auto& ident : idents) {
@@ -245,38 +270,19 @@ Result<SmallResult> RunDuckDbFiles(engine::Database& db, const std::string& dir,
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Status::IoError("cannot create " + dir + ": " + ec.message());
-  SmallResult result;
-  std::mutex mu;
-  std::vector<Status> errors;
-  StartLine start_line(writers);
-  std::vector<std::thread> threads;
-  for (int w = 0; w < writers; ++w) {
-    threads.emplace_back([&, w] {
-      start_line.ArriveAndWait();
-      std::vector<double> latencies;
-      int64_t written = 0;
-      for (int c = 0; c < commits; ++c) {
-        const std::string path = dir + "/f-" + std::to_string(w) + "-" + std::to_string(c) + ".parquet";
-        double s = NowSeconds();
-        Status st = db.Execute("COPY (SELECT " + std::to_string(w) + "::INTEGER AS w, " + std::to_string(c) +
-                               "::BIGINT AS c) TO '" + path + "' (FORMAT PARQUET, COMPRESSION ZSTD)");
-        if (st.ok()) st = engine::SyncFiles({path});
-        latencies.push_back(NowSeconds() - s);
-        if (st.ok()) {
-          ++written;
-        } else {
-          std::lock_guard<std::mutex> lock(mu);
-          errors.push_back(st);
-        }
-      }
-      std::lock_guard<std::mutex> lock(mu);
-      result.committed += written;
-      result.latencies.insert(result.latencies.end(), latencies.begin(), latencies.end());
-    });
-  }
-  for (auto& th : threads) th.join();
-  result.seconds = NowSeconds() - start_line.start();
-  if (!errors.empty()) return errors.front();
+  SmallResult result = RunWriters(
+      writers, commits,
+      [&](int w) -> Result<Worker> {
+        return Worker([&db, &dir, w](int c) {
+          const std::string path = dir + "/f-" + std::to_string(w) + "-" + std::to_string(c) + ".parquet";
+          Status st = db.Execute("COPY (SELECT " + std::to_string(w) + "::INTEGER AS w, " + std::to_string(c) +
+                                 "::BIGINT AS c) TO '" + path + "' (FORMAT PARQUET, COMPRESSION ZSTD)");
+          if (st.ok()) st = engine::SyncFiles({path});
+          return Op{st, 0};
+        });
+      },
+      "file writes");
+  if (result.failed > 0) return Status::IoError("DuckDB baseline: writes failed");
   return result;
 }
 
@@ -292,46 +298,19 @@ Result<SmallResult> RunCas(const std::string& dir, bool group_commit,
   SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident, CreateTable(*cat.catalog, "cas", schema, spec));
   SKADE_ASSIGN_OR_RETURN(catalog::TableState state, cat.catalog->LoadTable(ident));
   const std::string uuid = state.metadata->table_uuid;
-  SmallResult result;
-  std::mutex mu;
-  std::vector<Status> errors;
-  StartLine start_line(threads_n);
-  std::vector<std::thread> threads;
-  for (int w = 0; w < threads_n; ++w) {
-    threads.emplace_back([&, w] {
-      start_line.ArriveAndWait();
-      std::vector<double> latencies;
-      int64_t committed = 0, failed = 0;
-      for (int c = 0; c < commits; ++c) {
-        catalog::TableCommit commit;
-        commit.ident = ident;
-        commit.requirements.push_back(iceberg::TableRequirement::AssertTableUuid(uuid));
-        commit.updates.push_back(iceberg::TableUpdate::SetProperties(
-            {{"bench.w" + std::to_string(w), std::to_string(c)}}));
-        double s = NowSeconds();
-        auto r = cat.catalog->CommitTable(commit);
-        latencies.push_back(NowSeconds() - s);
-        if (r.ok()) {
-          ++committed;
-        } else {
-          ++failed;
-          std::lock_guard<std::mutex> lock(mu);
-          errors.push_back(r.status());
-        }
-      }
-      std::lock_guard<std::mutex> lock(mu);
-      result.committed += committed;
-      result.failed += failed;
-      result.latencies.insert(result.latencies.end(), latencies.begin(), latencies.end());
-    });
-  }
-  for (auto& th : threads) th.join();
-  result.seconds = NowSeconds() - start_line.start();
-  if (!errors.empty()) {
-    std::cerr << "  " << errors.size() << " failed commits, first: " << errors.front().ToString()
-              << "\n";
-  }
-  return result;
+  return RunWriters(
+      threads_n, commits,
+      [&](int w) -> Result<Worker> {
+        return Worker([&cat, &ident, &uuid, w](int c) {
+          catalog::TableCommit commit;
+          commit.ident = ident;
+          commit.requirements.push_back(iceberg::TableRequirement::AssertTableUuid(uuid));
+          commit.updates.push_back(
+              iceberg::TableUpdate::SetProperties({{"bench.w" + std::to_string(w), std::to_string(c)}}));
+          return Op{cat.catalog->CommitTable(commit).status(), 0};
+        });
+      },
+      "commits");
 }
 
 double Percentile(std::vector<double> v, double q) {
