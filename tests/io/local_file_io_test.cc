@@ -24,6 +24,29 @@ TEST(LocalFileIOTest, CreateExclusiveNeverOverwrites) {
   EXPECT_EQ(io->List(tmp.path())->size(), 1u);
 }
 
+TEST(LocalFileIOTest, CreateUnpublishedWritesOneNameOnceAndSyncsFolders) {
+  testing::TempDir tmp;
+  auto io = MakeLocalFileIO();
+  const std::string a = tmp.Path("t/metadata/snap-1.avro");
+  const std::string b = "file://" + tmp.Path("t/data/x.parquet");
+  ASSERT_TRUE(io->CreateUnpublished(a, "list").ok());  // parent folders made
+  ASSERT_TRUE(io->CreateUnpublished(b, "data").ok());
+  EXPECT_EQ(io->CreateUnpublished(a, "again").code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(*io->Read(a), "list");  // the existing file is untouched
+  EXPECT_EQ(*io->Read(b), "data");
+  // Written under its own name only: no temporary file, before or after.
+  EXPECT_EQ(io->List(tmp.path())->size(), 2u);
+  EXPECT_TRUE(io->SyncFolders({a, b, tmp.Path("t/metadata/other")}).ok());
+  EXPECT_EQ(io->SyncFolders({tmp.Path("missing/f")}).code(), StatusCode::kNotFound);
+  // Through a location map, the mapped folder is the one synced.
+  LocationMap map;
+  map.Add("/nowhere/t", tmp.Path("t"));
+  auto mapped = MakeRelocatingFileIO(*io, map);
+  ASSERT_TRUE(mapped->CreateUnpublished("/nowhere/t/metadata/m.avro", "m").ok());
+  EXPECT_EQ(*io->Read(tmp.Path("t/metadata/m.avro")), "m");
+  EXPECT_TRUE(mapped->SyncFolders({"/nowhere/t/metadata/m.avro"}).ok());
+}
+
 TEST(LocalFileIOTest, TemporaryWriteNames) {
   std::string tmp = TemporaryWriteName("/w/t/metadata/version-hint.text", "0192-ab");
   EXPECT_EQ(tmp, "/w/t/metadata/version-hint.text.tmp-0192-ab");
