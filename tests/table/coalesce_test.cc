@@ -299,6 +299,26 @@ TEST_F(CoalesceTest, AFailedBatchFailsItsAppendsLeavesNoFilesAndTheNextBatchComm
   EXPECT_EQ(Rows(*reread, "SELECT w FROM t"), (std::vector<std::vector<std::string>>{{"2"}}));
 }
 
+TEST_F(CoalesceTest, AMissingManifestListOfTheCurrentSnapshotFailsTheAppendAtOnce) {
+  std::unique_ptr<Table> t = CreateTable("t", "w INTEGER, c INTEGER");
+  ASSERT_TRUE(t);
+  ASSERT_TRUE(t->Append({"SELECT 1 AS w, 1 AS c", nullptr}).ok());
+  const std::string list = t->metadata().CurrentSnapshot()->manifest_list;
+  ASSERT_TRUE(io_->Delete(list).ok());
+  // No queue of this process has the deleted list in memory: t's goes with it, and the gate
+  // FileIO's queue is new.
+  t.reset();
+  std::unique_ptr<Table> writer = Load(Ident("t"));
+  const std::set<std::string> files_before = FilesOf(*writer);
+  const auto started = std::chrono::steady_clock::now();
+  auto r = writer->Append({"SELECT 2 AS w, 2 AS c", nullptr});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotFound) << r.status().ToString();
+  EXPECT_NE(r.status().message().find(fs::path(list).filename().string()), std::string::npos) << r.status().ToString();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 5s) << "retried as if the table had moved on";
+  EXPECT_EQ(FilesOf(*writer), files_before);
+}
+
 // A process whose threads append to one table is SIGKILLed at random moments (and once inside
 // the catalog commit of a batch, by crash point): every acknowledged append is in the table
 // exactly once with the snapshot and commit_seq it was acknowledged with, and the only rows

@@ -132,8 +132,12 @@ void AppendQueue::CommitBatch(const std::vector<QueuedAppend*>& batch) {
     if (head != nullptr) {
       auto m = ManifestsOf(base, *head);
       if (!m.ok()) {
-        // A list that vanished (a concurrent expiry) means the base moved on: go again.
-        if (m.status().code() == StatusCode::kNotFound) continue;
+        // A list that vanished because a concurrent expiry moved the table on: go again. One
+        // missing from the current metadata is an error of the table.
+        if (m.status().code() == StatusCode::kNotFound) {
+          auto now = catalog_.LoadTable(ident_);
+          if (now.ok() && now->metadata_location != loaded->metadata_location) continue;
+        }
         return fail_pending(m.status());
       }
       manifests = std::move(m).value();

@@ -135,7 +135,8 @@ class Table : public IcebergSource, public IcebergSink {
   // Fast append: new data files in one snapshot; retried on conflicts (rebasable). Appends to
   // one table from several threads of a process (through any Table objects over the same
   // catalog and FileIO) are coalesced: one catalog commit adds a snapshot for each, back to
-  // back, and each caller gets its own snapshot id and commit_seq.
+  // back, and each caller gets its own snapshot id and commit_seq (on a catalog with a log of
+  // its own; a polled log sees the batch as one change).
   Result<CommitOutcome> Append(const engine::WriteSource& source);
   // Replaces the whole table content with the source in one snapshot ("overwrite").
   Result<CommitOutcome> OverwriteAll(const engine::WriteSource& source);
