@@ -408,7 +408,29 @@ class PolledLogCatalog final : public Catalog {
       if (!st.ok()) SKADE_LOG_WARN("polled commit log: {}", st.ToString());
     }
     Announce(entries);
-    return entries.empty() ? 0 : entries.back().commit_seq;
+    if (!entries.empty()) return entries.back().commit_seq;
+    // A poll between the change and this observation logged it already: that entry's seq.
+    return state ? LoggedSeq(ident, state->metadata_location) : 0;
+  }
+
+  // The commit_seq of the entry that logged `ident` at `metadata_location` (0 when none).
+  int64_t LoggedSeq(const TableIdent& ident, const std::string& metadata_location) {
+    std::lock_guard<std::mutex> state_lock(mu_);
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db_,
+                           "SELECT MAX(commit_seq) FROM polled_log WHERE table_namespace = ? AND table_name = ? "
+                           "AND metadata_location = ?",
+                           -1, &stmt, nullptr) != SQLITE_OK) {
+      return 0;
+    }
+    const std::string ns = ident.ns.ToString();
+    sqlite3_bind_text(stmt, 1, ns.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(stmt, 2, ident.name.c_str(), -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(stmt, 3, metadata_location.c_str(), -1, SQLITE_TRANSIENT);
+    int64_t seq = 0;
+    if (sqlite3_step(stmt) == SQLITE_ROW) seq = sqlite3_column_int64(stmt, 0);
+    sqlite3_finalize(stmt);
+    return seq;
   }
 
   void Run() {
