@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <thread>
 #include <tuple>
 
 #include "skade/base/clock.h"
@@ -10,8 +9,6 @@
 #include "skade/base/ordered_parallel.h"
 #include "skade/base/uuid.h"
 #include "skade/iceberg/scan.h"
-#include "skade/iceberg/table_update.h"
-#include "skade/io/location.h"
 #include "skade/table/commit_internal.h"
 
 namespace skade::table {
@@ -142,7 +139,7 @@ void AppendQueue::CommitBatch(const std::vector<QueuedAppend*>& batch) {
       }
       manifests = std::move(m).value();
     }
-    const std::string metadata_dir = io::JoinLocation(io::LocalPath(base.location), "metadata");
+    const std::string metadata_dir = MetadataFolder(base);
     std::vector<Planned> planned;
     planned.reserve(pending.size());
     const iceberg::Snapshot* parent = head;
@@ -164,16 +161,12 @@ void AppendQueue::CommitBatch(const std::vector<QueuedAppend*>& batch) {
       for (const auto& kv : a->extra_summary) snap.summary.push_back(kv);
       // The new manifest first, then everything the parent had (a fast append).
       manifests.insert(manifests.begin(), a->manifest);
-      if (format >= 3) {
-        auto assigned = iceberg::AssignFirstRowIds(manifests, next_row_id);
-        if (!assigned.ok()) {
-          built = assigned.status();
-          break;
-        }
-        snap.first_row_id = next_row_id;
-        snap.added_rows = *assigned;
-        next_row_id += *assigned;
+      auto assigned = AssignRowLineage(format, next_row_id, manifests, &snap);
+      if (!assigned.ok()) {
+        built = assigned.status();
+        break;
       }
+      next_row_id += *assigned;
       auto list = iceberg::WriteManifestList(format, snap.snapshot_id, snap.parent_snapshot_id,
                                              snap.sequence_number, manifests);
       if (!list.ok()) {
@@ -185,8 +178,7 @@ void AppendQueue::CommitBatch(const std::vector<QueuedAppend*>& batch) {
       if (added.sequence_number < 0) added.sequence_number = snap.sequence_number;
       if (added.min_sequence_number < 0) added.min_sequence_number = snap.sequence_number;
       p.list_bytes = std::move(list).value();
-      p.list_path = io::JoinLocation(metadata_dir, "snap-" + std::to_string(snap.snapshot_id) + "-" +
-                                                       std::to_string(attempt) + "-" + write_id + ".avro");
+      p.list_path = ManifestListPath(metadata_dir, snap.snapshot_id, attempt, write_id);
       snap.manifest_list = p.list_path;
       planned.push_back(std::move(p));
       parent = &planned.back().snapshot;
@@ -222,16 +214,9 @@ void AppendQueue::CommitBatch(const std::vector<QueuedAppend*>& batch) {
       return fail_pending(wrote);
     }
 
-    catalog::TableCommit commit;
-    commit.ident = ident_;
-    commit.requirements.push_back(iceberg::TableRequirement::AssertTableUuid(base.table_uuid));
-    commit.requirements.push_back(iceberg::TableRequirement::AssertRefSnapshotId(
-        "main", head ? std::optional<int64_t>(head->snapshot_id) : std::nullopt));
-    for (const Planned& p : planned) {
-      commit.updates.push_back(iceberg::TableUpdate::AddSnapshot(p.snapshot));
-      commit.updates.push_back(iceberg::TableUpdate::SetBranch("main", p.snapshot.snapshot_id));
-    }
-    auto result = catalog_.CommitTable(commit);
+    std::vector<const iceberg::Snapshot*> snapshots;
+    for (const Planned& p : planned) snapshots.push_back(&p.snapshot);
+    auto result = catalog_.CommitTable(MainBranchCommit(ident_, base, snapshots));
     if (result.ok()) {
       last_list_ = planned.back().list_path;
       last_manifests_ = std::move(manifests);
@@ -241,17 +226,9 @@ void AppendQueue::CommitBatch(const std::vector<QueuedAppend*>& batch) {
       const bool per_snapshot = result->first_commit_seq > 0 && result->commit_seq - result->first_commit_seq + 1 == n;
       for (int64_t k = 0; k < n; ++k) {
         const Planned& p = planned[static_cast<size_t>(k)];
-        CommitOutcome outcome;
-        outcome.snapshot_id = p.snapshot.snapshot_id;
-        outcome.sequence_number = p.snapshot.sequence_number;
-        outcome.commit_seq = per_snapshot ? result->first_commit_seq + k : result->commit_seq;
-        outcome.operation = "append";
-        outcome.added_records = p.changes.added_records;
-        outcome.added_files = p.changes.added_data_files;
-        outcome.added_bytes = p.changes.added_files_size;
-        outcome.attempts = attempt;
         p.append->table = result->table;
-        p.append->outcome = std::move(outcome);
+        p.append->outcome = OutcomeOf(p.snapshot, "append", p.changes,
+                                      per_snapshot ? result->first_commit_seq + k : result->commit_seq, attempt);
       }
       return;
     }

@@ -9,9 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "skade/base/status.h"
+#include "skade/catalog/catalog.h"
 #include "skade/iceberg/manifest.h"
 #include "skade/iceberg/table_metadata.h"
 #include "skade/iceberg/table_update.h"
+#include "skade/io/file_io.h"
+#include "skade/table/table.h"
 
 namespace skade::table {
 
@@ -113,6 +117,31 @@ struct Changes {
 std::vector<std::pair<std::string, std::string>> Summary(const std::string& operation, const Changes& c,
                                                          std::optional<int64_t> rows_removed,
                                                          const iceberg::Snapshot* parent);
+
+// The pieces every snapshot commit shares (Table::CommitSnapshot, AppendQueue).
+
+// <table location>/metadata, where manifests and manifest lists of new snapshots go.
+std::string MetadataFolder(const iceberg::TableMetadata& base);
+// The manifest list of `snapshot_id` written by attempt `attempt` of write `write_id`.
+std::string ManifestListPath(const std::string& metadata_folder, int64_t snapshot_id, int attempt,
+                             const std::string& write_id);
+// Writes one manifest of `entries` (all of `spec` and of options.content) to `path`, unpublished
+// (FileIO::CreateUnpublished); its manifest-list row.
+Result<iceberg::ManifestFile> WriteManifest(io::FileIO& io, const iceberg::SchemaPtr& schema,
+                                            const iceberg::PartitionSpecPtr& spec,
+                                            const iceberg::ManifestWriterOptions& options,
+                                            const std::vector<iceberg::ManifestEntry>& entries, const std::string& path);
+// Spec "Row Lineage" (format ≥ 3): the list's new data manifests take ids from `next_row_id`,
+// which becomes `snapshot`'s first-row-id; the ids handed out (its added-rows). 0 below v3.
+Result<int64_t> AssignRowLineage(int format_version, int64_t next_row_id, std::vector<iceberg::ManifestFile>& manifests,
+                                 iceberg::Snapshot* snapshot);
+// The catalog commit adding `snapshots` to main, each in turn its head, on top of `base`'s
+// current snapshot (asserted, with the table uuid).
+catalog::TableCommit MainBranchCommit(const catalog::TableIdent& ident, const iceberg::TableMetadata& base,
+                                      const std::vector<const iceberg::Snapshot*>& snapshots);
+// What committing `snapshot` with `changes` produced.
+CommitOutcome OutcomeOf(const iceberg::Snapshot& snapshot, const std::string& operation, const Changes& changes,
+                        int64_t commit_seq, int attempts);
 
 // Number of attempts allowed by commit.retry.num-retries (+1), default Table::kMaxAttempts.
 int MaxCommitAttempts(const std::map<std::string, std::string>& properties);

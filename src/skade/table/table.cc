@@ -78,6 +78,69 @@ std::string PartitionText(const DataFile& f) {
   return key;
 }
 
+std::string MetadataFolder(const iceberg::TableMetadata& base) {
+  return io::JoinLocation(io::LocalPath(base.location), "metadata");
+}
+
+std::string ManifestListPath(const std::string& metadata_folder, int64_t snapshot_id, int attempt,
+                             const std::string& write_id) {
+  return io::JoinLocation(metadata_folder, "snap-" + std::to_string(snapshot_id) + "-" + std::to_string(attempt) +
+                                               "-" + write_id + ".avro");
+}
+
+Result<ManifestFile> WriteManifest(io::FileIO& io, const iceberg::SchemaPtr& schema,
+                                   const iceberg::PartitionSpecPtr& spec,
+                                   const iceberg::ManifestWriterOptions& options,
+                                   const std::vector<ManifestEntry>& entries, const std::string& path) {
+  SKADE_ASSIGN_OR_RETURN(auto w, iceberg::ManifestWriter::Create(schema, spec, options));
+  for (const ManifestEntry& e : entries) SKADE_RETURN_IF_ERROR(w->Add(e));
+  SKADE_ASSIGN_OR_RETURN(auto out, w->Finish(path));
+  SKADE_RETURN_IF_ERROR(io.CreateUnpublished(path, out.bytes));
+  return std::move(out.manifest);
+}
+
+Result<int64_t> AssignRowLineage(int format_version, int64_t next_row_id, std::vector<ManifestFile>& manifests,
+                                 iceberg::Snapshot* snapshot) {
+  if (format_version < 3) return 0;
+  // Spec "Row Lineage": new data manifests take the next row ids; the table's next-row-id
+  // moves past them when the snapshot is added (iceberg::ApplyUpdates).
+  SKADE_ASSIGN_OR_RETURN(int64_t assigned, iceberg::AssignFirstRowIds(manifests, next_row_id));
+  snapshot->first_row_id = next_row_id;
+  snapshot->added_rows = assigned;
+  return assigned;
+}
+
+catalog::TableCommit MainBranchCommit(const catalog::TableIdent& ident, const iceberg::TableMetadata& base,
+                                      const std::vector<const iceberg::Snapshot*>& snapshots) {
+  catalog::TableCommit commit;
+  commit.ident = ident;
+  const iceberg::Snapshot* head = base.CurrentSnapshot();
+  commit.requirements.push_back(iceberg::TableRequirement::AssertTableUuid(base.table_uuid));
+  commit.requirements.push_back(iceberg::TableRequirement::AssertRefSnapshotId(
+      "main", head ? std::optional<int64_t>(head->snapshot_id) : std::nullopt));
+  for (const iceberg::Snapshot* s : snapshots) {
+    commit.updates.push_back(iceberg::TableUpdate::AddSnapshot(*s));
+    commit.updates.push_back(iceberg::TableUpdate::SetBranch("main", s->snapshot_id));
+  }
+  return commit;
+}
+
+CommitOutcome OutcomeOf(const iceberg::Snapshot& snapshot, const std::string& operation, const Changes& changes,
+                        int64_t commit_seq, int attempts) {
+  CommitOutcome outcome;
+  outcome.snapshot_id = snapshot.snapshot_id;
+  outcome.sequence_number = snapshot.sequence_number;
+  outcome.commit_seq = commit_seq;
+  outcome.operation = operation;
+  outcome.added_records = changes.added_records;
+  outcome.added_files = changes.added_data_files;
+  outcome.added_bytes = changes.added_files_size;
+  outcome.deleted_records = changes.deleted_records;
+  outcome.deleted_files = changes.deleted_data_files;
+  outcome.attempts = attempts;
+  return outcome;
+}
+
 // commit.retry.num-retries (Iceberg's property) plus the first attempt.
 int MaxCommitAttempts(const std::map<std::string, std::string>& properties) {
   auto it = properties.find("commit.retry.num-retries");
@@ -301,29 +364,20 @@ Result<CommitOutcome> Table::CommitAppend(const std::vector<DataFile>& files, co
   mo.format_version = append.format_version;
   mo.snapshot_id = append.snapshot_id;
   mo.content = iceberg::ManifestContent::kData;
-  auto writer = iceberg::ManifestWriter::Create(schema, spec, mo);
-  Status st = writer.status();
-  for (size_t i = 0; st.ok() && i < files.size(); ++i) {
-    ManifestEntry e;
-    e.status = ManifestEntryStatus::kAdded;
-    e.snapshot_id = append.snapshot_id;
-    e.data_file = files[i];
-    st = (*writer)->Add(e);
+  std::vector<ManifestEntry> entries(files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    entries[i].status = ManifestEntryStatus::kAdded;
+    entries[i].snapshot_id = append.snapshot_id;
+    entries[i].data_file = files[i];
   }
-  const std::string path = io::JoinLocation(io::JoinLocation(io::LocalPath(metadata().location), "metadata"),
-                                            Uuid::NewV7().ToString() + "-m0.avro");
-  if (st.ok()) {
-    auto out = (*writer)->Finish(path);
-    st = out.ok() ? io_.CreateUnpublished(path, out->bytes) : out.status();
-    if (st.ok()) {
-      append.manifest = std::move(out->manifest);
-      operation_files.push_back(path);
-    }
-  }
-  if (!st.ok()) {
+  const std::string path = io::JoinLocation(MetadataFolder(metadata()), Uuid::NewV7().ToString() + "-m0.avro");
+  auto manifest = WriteManifest(io_, schema, spec, mo, entries, path);
+  if (!manifest.ok()) {
     delete_all();
-    return st;
+    return manifest.status();
   }
+  append.manifest = std::move(manifest).value();
+  operation_files.push_back(path);
   if (!append_queue_) append_queue_ = AppendQueue::For(catalog_, io_, state_.ident);
   Result<CommitOutcome> outcome = append_queue_->Commit(append);
   if (outcome.ok()) {
@@ -390,7 +444,7 @@ Result<CommitOutcome> Table::CommitSnapshot(
       }
 
       const iceberg::Snapshot* parent = base.CurrentSnapshot();
-      const std::string metadata_dir = io::JoinLocation(io::LocalPath(base.location), "metadata");
+      const std::string metadata_dir = MetadataFolder(base);
       const int format = std::max(2, base.format_version);
       iceberg::SchemaPtr schema = base.CurrentSchema();
       Changes changes;
@@ -409,13 +463,10 @@ Result<CommitOutcome> Table::CommitSnapshot(
         mo.format_version = format;
         mo.snapshot_id = snapshot_id;
         mo.content = content;
-        SKADE_ASSIGN_OR_RETURN(auto w, iceberg::ManifestWriter::Create(schema, mspec, mo));
-        for (const ManifestEntry& e : entries) SKADE_RETURN_IF_ERROR(w->Add(e));
         std::string path = manifest_path();
-        SKADE_ASSIGN_OR_RETURN(auto out, w->Finish(path));
-        SKADE_RETURN_IF_ERROR(io_.CreateUnpublished(path, out.bytes));
+        SKADE_ASSIGN_OR_RETURN(ManifestFile written, WriteManifest(io_, schema, mspec, mo, entries, path));
         attempt_files.push_back(path);
-        manifests.push_back(out.manifest);
+        manifests.push_back(std::move(written));
         return Status::Ok();
       };
 
@@ -503,17 +554,9 @@ Result<CommitOutcome> Table::CommitSnapshot(
       snap.schema_id = base.current_schema_id;
       snap.summary = Summary(pending.operation, changes, pending.rows_removed, parent);
       if (!lineage_.empty()) snap.summary.emplace_back(kSnapshotLineageKey, EncodeSnapshotLineage(lineage_));
-      std::string list_path = io::JoinLocation(
-          metadata_dir, "snap-" + std::to_string(snapshot_id) + "-" + std::to_string(attempt) + "-" + write_id + ".avro");
-      if (format >= 3) {
-        // Spec "Row Lineage": new data manifests take the next row ids; the table's next-row-id
-        // moves past them when the snapshot is added (iceberg::ApplyUpdates).
-        const int64_t first_row_id = base.next_row_id.value_or(0);
-        auto assigned = iceberg::AssignFirstRowIds(manifests, first_row_id);
-        if (!assigned.ok()) return fail(assigned.status());
-        snap.first_row_id = first_row_id;
-        snap.added_rows = *assigned;
-      }
+      std::string list_path = ManifestListPath(metadata_dir, snapshot_id, attempt, write_id);
+      auto assigned = AssignRowLineage(format, base.next_row_id.value_or(0), manifests, &snap);
+      if (!assigned.ok()) return fail(assigned.status());
       auto list = iceberg::WriteManifestList(format, snapshot_id, snap.parent_snapshot_id, snap.sequence_number, manifests);
       if (!list.ok()) return fail(list.status());
       Status st = io_.CreateUnpublished(list_path, *list);
@@ -524,28 +567,13 @@ Result<CommitOutcome> Table::CommitSnapshot(
       st = io_.SyncFolders(attempt_files);
       if (!st.ok()) return fail(st);
 
-      catalog::TableCommit commit;
-      commit.ident = state_.ident;
-      commit.requirements.push_back(iceberg::TableRequirement::AssertTableUuid(base.table_uuid));
-      commit.requirements.push_back(iceberg::TableRequirement::AssertRefSnapshotId(
-          "main", parent ? std::optional<int64_t>(parent->snapshot_id) : std::nullopt));
+      catalog::TableCommit commit = MainBranchCommit(state_.ident, base, {&snap});
       for (const auto& r : pending.requirements) commit.requirements.push_back(r);
-      commit.updates.push_back(iceberg::TableUpdate::AddSnapshot(snap));
-      commit.updates.push_back(iceberg::TableUpdate::SetBranch("main", snapshot_id));
       auto result = catalog_.CommitTable(commit);
       if (result.ok()) {
         state_ = result->table;
-        CommitOutcome outcome;
-        outcome.snapshot_id = snapshot_id;
-        outcome.sequence_number = snap.sequence_number;
-        outcome.commit_seq = result->commit_seq;
-        outcome.operation = pending.operation;
-        outcome.added_records = changes.added_records;
-        outcome.added_files = changes.added_data_files;
-        outcome.added_bytes = changes.added_files_size;
+        CommitOutcome outcome = OutcomeOf(snap, pending.operation, changes, result->commit_seq, attempt);
         outcome.deleted_records = pending.rows_removed.value_or(changes.deleted_records);
-        outcome.deleted_files = changes.deleted_data_files;
-        outcome.attempts = attempt;
         return outcome;
       }
       if (result.status().code() == StatusCode::kCommitUnknown) return Result<CommitOutcome>(result.status());  // keep files
