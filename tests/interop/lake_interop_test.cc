@@ -612,5 +612,37 @@ TEST_F(LakeInteropTest, PartitionedTablesReadAlikeAndFilesMatchTheirPartitions) 
   ExpectAvroManifests(inspect);
 }
 
+// Merged manifests (commit.manifest.min-count-to-merge=3): icebird reads the table like skade,
+// and avsc reads the merged manifests, whose older files are EXISTING with their sequence
+// numbers written out (spec "Sequence Number Inheritance").
+TEST_F(LakeInteropTest, MergedManifestsReadAlike) {
+  SkadeOk("ns create interop");
+  SkadeOk("create interop.merged --schema 'id BIGINT NOT NULL, region VARCHAR' --partition-by region "
+          "--prop commit.manifest.min-count-to-merge=3");
+  for (int i = 0; i < 7; ++i) {
+    SkadeOk("ingest interop.merged --sql " +
+            ShellQuote("SELECT " + std::to_string(i * 10) + " + range AS id, CASE WHEN range % 2 = 0 THEN 'eu' ELSE "
+                       "'us' END AS region FROM range(4)"));
+  }
+  ExpectIcebirdMatchesSql("interop.merged",
+                          "SELECT CAST(id AS VARCHAR) AS id, region FROM interop.merged", 28);
+  Json inspect = Inspect("interop.merged");
+  EXPECT_LT(inspect["manifests"].size(), 3u);
+  std::vector<Json> entries = ExpectAvroManifests(inspect);
+  EXPECT_EQ(entries.size(), 14u);  // two files (eu, us) per ingest
+  std::set<int64_t> sequence_numbers;
+  int existing = 0;
+  for (const Json& e : entries) {
+    if (e["status"] != 0) continue;  // EXISTING
+    ++existing;
+    Json seq = Unwrap(e["sequence_number"]);
+    ASSERT_TRUE(seq.is_number_integer() || seq.is_string()) << e.dump();
+    sequence_numbers.insert(seq.is_string() ? std::stoll(seq.get<std::string>()) : seq.get<int64_t>());
+    EXPECT_EQ(Unwrap(e["file_sequence_number"]), Unwrap(e["sequence_number"])) << e.dump();
+  }
+  EXPECT_EQ(existing, 12);  // all but the last ingest's two files
+  EXPECT_EQ(sequence_numbers, (std::set<int64_t>{1, 2, 3, 4, 5, 6}));
+}
+
 }  // namespace
 }  // namespace skade

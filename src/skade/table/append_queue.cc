@@ -9,6 +9,7 @@
 #include "skade/base/ordered_parallel.h"
 #include "skade/base/uuid.h"
 #include "skade/iceberg/scan.h"
+#include "skade/io/location.h"
 #include "skade/table/commit_internal.h"
 
 namespace skade::table {
@@ -146,6 +147,13 @@ void AppendQueue::CommitBatch(const std::vector<QueuedAppend*>& batch) {
     int64_t sequence = base.last_sequence_number;
     int64_t timestamp = std::max(NowMillis(), base.last_updated_ms);
     int64_t next_row_id = base.next_row_id.value_or(0);
+    std::vector<std::string> merged_files;  // manifests merged by this attempt
+    std::vector<std::string> merged_away;   // callers' manifests no list names
+    int merges = 0;
+    auto merged_path = [&] {
+      return io::JoinLocation(metadata_dir, write_id + "-a" + std::to_string(attempt) + "-merged" +
+                                                std::to_string(merges++) + ".avro");
+    };
     Status built;
     for (QueuedAppend* a : pending) {
       Planned p;
@@ -159,8 +167,16 @@ void AppendQueue::CommitBatch(const std::vector<QueuedAppend*>& batch) {
       snap.schema_id = base.current_schema_id;
       snap.summary = Summary("append", p.changes, std::nullopt, parent);
       for (const auto& kv : a->extra_summary) snap.summary.push_back(kv);
-      // The new manifest first, then everything the parent had (a fast append).
+      // The new manifest first, then everything the parent had, small manifests merged as the
+      // table's commit.manifest-merge.* properties ask.
       manifests.insert(manifests.begin(), a->manifest);
+      auto merged = MergeManifestsForCommit(io_, base, format, snap.snapshot_id, manifests, merged_path, &merged_files);
+      if (!merged.ok()) {
+        built = merged.status();
+        break;
+      }
+      manifests = std::move(merged).value();
+      for (std::string& path : MergedAway({a->manifest.manifest_path}, manifests)) merged_away.push_back(std::move(path));
       auto assigned = AssignRowLineage(format, next_row_id, manifests, &snap);
       if (!assigned.ok()) {
         built = assigned.status();
@@ -173,17 +189,25 @@ void AppendQueue::CommitBatch(const std::vector<QueuedAppend*>& batch) {
         built = list.status();
         break;
       }
-      // As the list records it: the new manifest carries this snapshot's sequence number.
-      iceberg::ManifestFile& added = manifests.front();
-      if (added.sequence_number < 0) added.sequence_number = snap.sequence_number;
-      if (added.min_sequence_number < 0) added.min_sequence_number = snap.sequence_number;
+      // As the list records them: manifests written for this snapshot (its new one, or the one
+      // it was merged into) carry its sequence number.
+      for (iceberg::ManifestFile& m : manifests) {
+        if (m.sequence_number < 0) m.sequence_number = snap.sequence_number;
+        if (m.min_sequence_number < 0) m.min_sequence_number = snap.sequence_number;
+      }
       p.list_bytes = std::move(list).value();
       p.list_path = ManifestListPath(metadata_dir, snap.snapshot_id, attempt, write_id);
       snap.manifest_list = p.list_path;
       planned.push_back(std::move(p));
       parent = &planned.back().snapshot;
     }
-    if (!built.ok()) return fail_pending(built);
+    auto discard_merged = [&] {
+      for (const std::string& f : merged_files) (void)io_.Delete(f);
+    };
+    if (!built.ok()) {
+      discard_merged();
+      return fail_pending(built);
+    }
 
     // Lists are written side by side (each fsync waits on the disk, not the CPU), then their
     // folder is synced once.
@@ -204,10 +228,12 @@ void AppendQueue::CommitBatch(const std::vector<QueuedAppend*>& batch) {
     if (wrote.ok()) {
       std::vector<std::string> created = written;
       for (const QueuedAppend* a : pending) created.push_back(a->manifest.manifest_path);
+      for (const std::string& f : merged_files) created.push_back(f);
       wrote = io_.SyncFolders(created);
     }
     auto discard = [&] {
       for (const std::string& f : written) (void)io_.Delete(f);
+      discard_merged();
     };
     if (!wrote.ok()) {
       discard();
@@ -218,6 +244,7 @@ void AppendQueue::CommitBatch(const std::vector<QueuedAppend*>& batch) {
     for (const Planned& p : planned) snapshots.push_back(&p.snapshot);
     auto result = catalog_.CommitTable(MainBranchCommit(ident_, base, snapshots));
     if (result.ok()) {
+      DeleteMergedAway(io_, merged_away);
       last_list_ = planned.back().list_path;
       last_manifests_ = std::move(manifests);
       // One log entry per snapshot, consecutive (catalog.h); a catalog that logged the commit

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -131,6 +132,21 @@ Result<iceberg::ManifestFile> WriteManifest(io::FileIO& io, const iceberg::Schem
                                             const iceberg::PartitionSpecPtr& spec,
                                             const iceberg::ManifestWriterOptions& options,
                                             const std::vector<iceberg::ManifestEntry>& entries, const std::string& path);
+// The list of a new snapshot after manifest merging (iceberg/manifest_merge.h) as `base`'s
+// commit.manifest-merge.* properties ask: merged manifests are written in `format_version` for
+// `snapshot_id`, each unpublished at the next of `next_path()`, which is also appended to
+// `written` (to sync before the commit, and to delete if it is abandoned).
+Result<std::vector<iceberg::ManifestFile>> MergeManifestsForCommit(io::FileIO& io, const iceberg::TableMetadata& base,
+                                                                  int format_version, int64_t snapshot_id,
+                                                                  const std::vector<iceberg::ManifestFile>& manifests,
+                                                                  const std::function<std::string()>& next_path,
+                                                                  std::vector<std::string>* written);
+// Those of `candidates` (manifests written for a snapshot) that its merged `list` does not name.
+std::vector<std::string> MergedAway(const std::vector<std::string>& candidates,
+                                    const std::vector<iceberg::ManifestFile>& list);
+// After the commit: deletes manifests that no committed list names (best effort: one left
+// behind is an orphan for `gc`).
+void DeleteMergedAway(io::FileIO& io, const std::vector<std::string>& paths);
 // Spec "Row Lineage" (format ≥ 3): the list's new data manifests take ids from `next_row_id`,
 // which becomes `snapshot`'s first-row-id; the ids handed out (its added-rows). 0 below v3.
 Result<int64_t> AssignRowLineage(int format_version, int64_t next_row_id, std::vector<iceberg::ManifestFile>& manifests,
