@@ -9,6 +9,8 @@
 // Prints per-repetition times, medians and ratios; see bench/RESULTS.md.
 //   ingest_bench [--rows 10000000] [--repeat 3] [--writers 8] [--commits 50] [--cas-commits 200]
 #include <CLI/CLI.hpp>
+#include <sys/resource.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
@@ -166,8 +168,18 @@ struct SmallResult {
   int64_t failed = 0;
   int64_t attempts = 0;  // Table commit attempts (0: not counted)
   double seconds = 0;
+  double cpu_seconds = 0;  // user + system time of the whole process over the run
   std::vector<double> latencies;
 };
+
+// User + system CPU time of this process so far: per commit it varies far less than wall time
+// on a machine others share.
+double ProcessCpuSeconds() {
+  struct rusage u;
+  ::getrusage(RUSAGE_SELF, &u);
+  auto secs = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  return secs(u.ru_utime) + secs(u.ru_stime);
+}
 
 // One operation of a writer thread: its status and commit attempts (0 when not counted).
 struct Op {
@@ -185,6 +197,7 @@ SmallResult RunWriters(int writers, int ops, const std::function<Result<Worker>(
   std::mutex mu;
   std::vector<Status> errors;
   StartLine start_line(writers);
+  const double cpu_start = ProcessCpuSeconds();
   std::vector<std::thread> threads;
   for (int w = 0; w < writers; ++w) {
     threads.emplace_back([&, w] {
@@ -219,6 +232,7 @@ SmallResult RunWriters(int writers, int ops, const std::function<Result<Worker>(
   }
   for (auto& th : threads) th.join();
   result.seconds = NowSeconds() - start_line.start();
+  result.cpu_seconds = ProcessCpuSeconds() - cpu_start;
   if (!errors.empty()) {
     std::cerr << "  " << errors.size() << " failed " << what << ", first: " << errors.front().ToString() << "\n";
   }
@@ -330,7 +344,8 @@ void PrintSmall(const std::string& label, const SmallResult& r) {
               << static_cast<double>(r.attempts) / static_cast<double>(r.committed);
   }
   std::cout << ", latency p50 " << Percentile(r.latencies, 0.5) * 1e3 << " ms, p99 "
-            << Percentile(r.latencies, 0.99) * 1e3 << " ms\n";
+            << Percentile(r.latencies, 0.99) * 1e3 << " ms, CPU "
+            << (r.committed > 0 ? r.cpu_seconds * 1e3 / static_cast<double>(r.committed) : 0) << " ms/commit\n";
 }
 
 // `coalesced_only`: the baseline and the coalescing runs, without the slower runs beside them.

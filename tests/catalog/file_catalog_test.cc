@@ -58,7 +58,7 @@ TEST_F(FileCatalogTest, NamespacesAndTablesFollowTheFolders) {
   // The current metadata is the one the SQL catalog points at, after a commit too (once skade's
   // hint writer, which runs beside commits, has moved version-hint.text).
   const TableIdent orders = *TableIdent::Parse("sales.eu.orders");
-  ASSERT_TRUE(writer_->CommitTable(TableCommit{orders, {}, {iceberg::TableUpdate::SetProperties({{"k", "v"}})}}).ok());
+  ASSERT_TRUE(writer_->CommitTable(TableCommit{orders, {}, {iceberg::TableUpdate::SetProperties({{"k", "v"}})}, {}}).ok());
   const std::string want = writer_->LoadTable(orders).value().metadata_location;
   Result<TableState> loaded = files->LoadTable(orders);
   for (int i = 0; i < 200 && loaded.ok() && loaded->metadata_location != want; ++i) {
@@ -72,7 +72,7 @@ TEST_F(FileCatalogTest, NamespacesAndTablesFollowTheFolders) {
 
   // Read-only, and no commit log of its own.
   EXPECT_EQ(files->CreateNamespace(Namespace{{"x"}}, {}).code(), StatusCode::kPermissionDenied);
-  EXPECT_EQ(files->CommitTable(TableCommit{orders, {}, {}}).status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(files->CommitTable(TableCommit{orders, {}, {}, {}}).status().code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(files->DropTable(orders, DropMode::kPurge).code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(files->LatestCommitSeq().status().code(), StatusCode::kNotImplemented);
   EXPECT_TRUE(std::filesystem::exists(tmp_.Path("lake/sales/eu/orders")));

@@ -37,7 +37,7 @@ TableCommit Append(const TableState& state, int64_t snapshot_id, int64_t added) 
   s.manifest_list = state.metadata->location + "/metadata/snap-" + std::to_string(snapshot_id) + ".avro";
   s.summary = {{"operation", "append"}, {"added-records", std::to_string(added)}, {"deleted-records", "0"}};
   s.schema_id = state.metadata->current_schema_id;
-  return TableCommit{state.ident, {}, {TableUpdate::AddSnapshot(s), TableUpdate::SetBranch("main", snapshot_id)}};
+  return TableCommit{state.ident, {}, {TableUpdate::AddSnapshot(s), TableUpdate::SetBranch("main", snapshot_id)}, {}};
 }
 
 class PolledLogTest : public ::testing::Test {
@@ -117,7 +117,7 @@ TEST_F(PolledLogTest, ChangesOfAForeignCatalogBecomeADenseDurableLog) {
   auto s2 = writer_->LoadTable(t2_).value();
   ASSERT_TRUE(writer_->CommitTable(Append(s2, 77, 5)).ok());
   WaitFor(*polled, 2);
-  ASSERT_TRUE(writer_->CommitTable(TableCommit{t1_, {}, {TableUpdate::SetProperties({{"k", "v"}})}}).ok());
+  ASSERT_TRUE(writer_->CommitTable(TableCommit{t1_, {}, {TableUpdate::SetProperties({{"k", "v"}})}, {}}).ok());
   WaitFor(*polled, 3);
   ASSERT_TRUE(writer_->DropTable(t1_, DropMode::kKeepFiles).ok());
   WaitFor(*polled, 4);

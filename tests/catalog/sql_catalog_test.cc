@@ -529,6 +529,53 @@ TEST_P(SqlCatalogTest, FailedRequirementIsConflictAndLeavesNoFile) {
   ExpectDenseLog(*catalog, 2);
 }
 
+// TableCommit::before_swap runs once the new metadata file is written and before the pointer
+// moves; its error is the commit's, with no pointer moved, no log entry and no file left.
+TEST_P(SqlCatalogTest, BeforeSwapRunsAfterTheMetadataWriteAndItsErrorCommitsNothing) {
+  auto catalog = Open();
+  ASSERT_NE(catalog, nullptr);
+  TableIdent t = Ident({"db"}, "t");
+  ASSERT_TRUE(catalog->CreateNamespace(Ns({"db"}), {}).ok());
+  auto created = catalog->CreateTable(t, TestTable());
+  ASSERT_TRUE(created.ok());
+  const std::string location = created->table.metadata->location;
+  ASSERT_EQ(MetadataFiles(location).size(), 1u);
+
+  int calls = 0;
+  size_t files_seen = 0;
+  TableCommit failing = PropertyCommit(t, "a", "b");
+  failing.before_swap = [&] {
+    ++calls;
+    files_seen = MetadataFiles(location).size();
+    return Status::IoError("injected: files not durable");
+  };
+  auto failed = catalog->CommitTable(failing);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().code(), StatusCode::kIoError) << failed.status().ToString();
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(files_seen, 2u) << "the new metadata file exists when before_swap runs";
+  EXPECT_EQ(MetadataFiles(location).size(), 1u) << "the abandoned metadata file is removed";
+  auto now = catalog->LoadTable(t);
+  ASSERT_TRUE(now.ok());
+  EXPECT_EQ(now->metadata_location, created->table.metadata_location);
+  ExpectDenseLog(*catalog, 1);
+
+  // Across the tables of one transaction: each runs, then all swap.
+  TableIdent u = Ident({"db"}, "u");
+  ASSERT_TRUE(catalog->CreateTable(u, TestTable()).ok());
+  TableCommit a = PropertyCommit(t, "k", "1");
+  TableCommit b = PropertyCommit(u, "k", "1");
+  int ran = 0;
+  a.before_swap = [&] {
+    ++ran;
+    return Status::Ok();
+  };
+  b.before_swap = a.before_swap;
+  ASSERT_TRUE(catalog->CommitTransaction({a, b}).ok());
+  EXPECT_EQ(ran, 2);
+  ExpectDenseLog(*catalog, 4);
+}
+
 TEST_P(SqlCatalogTest, ConcurrentCommitsFromOneBaseExactlyOneWins) {
   for (bool group_commit : {true, false}) {
     auto catalog = Open(group_commit);

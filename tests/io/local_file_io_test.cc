@@ -47,6 +47,23 @@ TEST(LocalFileIOTest, CreateUnpublishedWritesOneNameOnceAndSyncsFolders) {
   EXPECT_TRUE(mapped->SyncFolders({"/nowhere/t/metadata/m.avro"}).ok());
 }
 
+TEST(LocalFileIOTest, CreateUnsyncedWritesOnceAndSyncFilesNamesWhatFails) {
+  testing::TempDir tmp;
+  auto io = MakeLocalFileIO();
+  const std::string a = tmp.Path("t/metadata/m0.avro");
+  const std::string b = "file://" + tmp.Path("t/data/x.parquet");
+  ASSERT_TRUE(io->CreateUnsynced(a, "manifest").ok());
+  ASSERT_TRUE(io->CreateUnsynced(b, "data").ok());
+  EXPECT_EQ(io->CreateUnsynced(a, "again").code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(*io->Read(a), "manifest");
+  EXPECT_EQ(io->List(tmp.path())->size(), 2u);  // no temporary names
+  EXPECT_TRUE(io->SyncFiles({a, b}).ok());
+  EXPECT_TRUE(io->SyncFolders({a, b}).ok());
+  Status missing = io->SyncFiles({a, tmp.Path("t/data/gone.parquet")});
+  EXPECT_EQ(missing.code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.message().find("gone.parquet"), std::string::npos) << missing.ToString();
+}
+
 TEST(LocalFileIOTest, TemporaryWriteNames) {
   std::string tmp = TemporaryWriteName("/w/t/metadata/version-hint.text", "0192-ab");
   EXPECT_EQ(tmp, "/w/t/metadata/version-hint.text.tmp-0192-ab");

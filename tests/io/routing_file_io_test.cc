@@ -30,8 +30,16 @@ class RecordingFileIO final : public FileIO {
     return std::vector<FileInfo>{};
   }
   Status Delete(std::string_view l) override { return Done(l); }
+  Status CreateUnsynced(std::string_view l, std::string_view) override { return Done(l); }
+  Status SyncFiles(const std::vector<std::string>& l) override { return Group("files", l); }
+  Status SyncFolders(const std::vector<std::string>& l) override { return Group("folders", l); }
 
  private:
+  Status Group(const std::string& what, const std::vector<std::string>& l) {
+    std::string joined = what + ":";
+    for (const std::string& x : l) joined += " " + x;
+    return Done(joined);
+  }
   std::string Note(std::string_view l) {
     seen_->emplace_back(l);
     return "ok";
@@ -83,6 +91,21 @@ TEST(RoutingFileIOTest, RoutesEachCallByScheme) {
                                                "s3://b/c"}));
   EXPECT_EQ(local_seen, (std::vector<std::string>{"/tmp/a", "file:///tmp/b", "file:/tmp/c",
                                                   "relative/d", "/tmp/e"}));
+}
+
+// Calls naming many locations reach each FileIO once, with its own locations in order.
+TEST(RoutingFileIOTest, SyncsEachStoresLocationsInOneCall) {
+  std::vector<std::string> local_seen, s3_seen;
+  auto io = MakeRoutingFileIO(std::make_unique<RecordingFileIO>(&local_seen),
+                              std::make_unique<RecordingFileIO>(&s3_seen));
+  EXPECT_TRUE(io->CreateUnsynced("/w/t/m.avro", "x").ok());
+  EXPECT_TRUE(io->SyncFiles({"/w/t/a", "s3://b/x", "file:///w/t/b", "s3a://b/y"}).ok());
+  EXPECT_TRUE(io->SyncFolders({"s3://b/x", "/w/t/a"}).ok());
+  EXPECT_EQ(local_seen, (std::vector<std::string>{"/w/t/m.avro", "files: /w/t/a file:///w/t/b", "folders: /w/t/a"}));
+  EXPECT_EQ(s3_seen, (std::vector<std::string>{"files: s3://b/x s3a://b/y", "folders: s3://b/x"}));
+  // One location that goes nowhere fails the whole call, before any store is asked.
+  EXPECT_EQ(io->SyncFiles({"/w/t/c", "hdfs://nn/x"}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(local_seen.size(), 3u);
 }
 
 TEST(RoutingFileIOTest, RefusesOtherSchemes) {

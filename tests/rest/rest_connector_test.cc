@@ -82,9 +82,20 @@ TEST_F(RestConnectorTest, NamespacesAndTablesThroughTheConnectorAreTheServersCat
   stale.updates = {iceberg::TableUpdate::SetProperties({{"stage", "two"}})};
   EXPECT_EQ(rc->CommitTable(stale).status().code(), StatusCode::kConflict);
   EXPECT_EQ(rc->LoadTable(t).value().metadata->properties.at("stage"), "one");
+  // before_swap runs before the commit is sent: its error sends nothing.
+  catalog::TableCommit held = set;
+  held.updates = {iceberg::TableUpdate::SetProperties({{"stage", "held"}})};
+  int held_calls = 0;
+  held.before_swap = [&] {
+    ++held_calls;
+    return Status::IoError("injected: files not durable");
+  };
+  EXPECT_EQ(rc->CommitTable(held).status().code(), StatusCode::kIoError);
+  EXPECT_EQ(held_calls, 1);
+  EXPECT_EQ(catalog_->LoadTable(t).value().metadata->properties.at("stage"), "one");
 
   // A change made beside the connector is seen at the next load (the ETag no longer matches).
-  ASSERT_TRUE(catalog_->CommitTable(catalog::TableCommit{t, {}, {iceberg::TableUpdate::SetProperties({{"stage", "x"}})}}).ok());
+  ASSERT_TRUE(catalog_->CommitTable(catalog::TableCommit{t, {}, {iceberg::TableUpdate::SetProperties({{"stage", "x"}})}, {}}).ok());
   EXPECT_EQ(rc->LoadTable(t).value().metadata->properties.at("stage"), "x");
   EXPECT_EQ(rc->LoadTable(t).value().metadata->properties.at("stage"), "x");
   httplib::Client plain("127.0.0.1", server_->port());
@@ -100,8 +111,14 @@ TEST_F(RestConnectorTest, NamespacesAndTablesThroughTheConnectorAreTheServersCat
   // Transactions, rename, register, drop.
   const catalog::TableIdent u{Ns({"sales"}), "items"};
   ASSERT_TRUE(rc->CreateTable(u, Request()).ok());
-  auto both = rc->CommitTransaction({catalog::TableCommit{t, {}, {iceberg::TableUpdate::SetProperties({{"txn", "1"}})}},
-                                     catalog::TableCommit{u, {}, {iceberg::TableUpdate::SetProperties({{"txn", "1"}})}}});
+  int swaps = 0;
+  auto count_swap = [&] {
+    ++swaps;
+    return Status::Ok();
+  };
+  auto both = rc->CommitTransaction({catalog::TableCommit{t, {}, {iceberg::TableUpdate::SetProperties({{"txn", "1"}})}, count_swap},
+                                     catalog::TableCommit{u, {}, {iceberg::TableUpdate::SetProperties({{"txn", "1"}})}, count_swap}});
+  EXPECT_EQ(swaps, 2);
   ASSERT_TRUE(both.ok()) << both.status().ToString();
   ASSERT_EQ(both->size(), 2u);
   EXPECT_EQ((*both)[1].table.metadata->properties.at("txn"), "1");

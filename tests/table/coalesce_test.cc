@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <mutex>
@@ -27,6 +28,7 @@
 #include "skade/base/clock.h"
 #include "skade/events/bus.h"
 #include "skade/events/watcher.h"
+#include "skade/io/delegating_file_io.h"
 #include "skade/table/commit_stream.h"
 #include "skade/table/table.h"
 #include "tests/testing/child_process.h"
@@ -40,20 +42,40 @@ namespace fs = std::filesystem;
 
 // Forwards to a local FileIO. It can hold the first manifest-list write until `hold_until`
 // manifests of appends were created (then the appends that arrived meanwhile queue up behind
-// the batch being committed), and fail the next manifest-list write.
-class GateFileIO final : public io::FileIO {
+// the batch being committed), fail the next manifest-list write or file sync, and records the
+// files synced.
+class GateFileIO final : public io::DelegatingFileIO {
  public:
   explicit GateFileIO(io::FileIO& base) : base_(base) {}
 
   void HoldFirstListUntil(int manifests) { hold_until_ = manifests; }
   void FailNextListWrites() { fail_lists_ = true; }
+  void FailNextSyncFiles() { fail_syncs_ = true; }
   int list_writes() const { return list_writes_; }
+  std::set<std::string> synced_files() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return synced_files_;
+  }
 
-  Result<std::string> Read(std::string_view l) override { return base_.Read(l); }
-  Result<std::string> ReadRange(std::string_view l, int64_t o, int64_t n) override { return base_.ReadRange(l, o, n); }
-  Result<io::FileInfo> Stat(std::string_view l) override { return base_.Stat(l); }
-  Status CreateExclusive(std::string_view l, std::string_view d) override { return base_.CreateExclusive(l, d); }
   Status CreateUnpublished(std::string_view l, std::string_view d) override {
+    return Create(l, d, [&] { return base_.CreateUnpublished(l, d); });
+  }
+  Status CreateUnsynced(std::string_view l, std::string_view d) override {
+    return Create(l, d, [&] { return base_.CreateUnsynced(l, d); });
+  }
+  Status SyncFiles(const std::vector<std::string>& l) override {
+    if (fail_syncs_.exchange(false)) return Status::IoError("injected failure syncing " + l.front());
+    SKADE_RETURN_IF_ERROR(base_.SyncFiles(l));
+    std::lock_guard<std::mutex> lock(mu_);
+    synced_files_.insert(l.begin(), l.end());
+    return Status::Ok();
+  }
+
+ private:
+  Result<Target> Route(std::string_view l) override { return Target{&base_, std::string(l), nullptr}; }
+
+  Status Create(std::string_view l, std::string_view d, const std::function<Status()>& create) {
+    (void)d;
     const std::string name = fs::path(std::string(l)).filename().string();
     if (name.starts_with("snap-")) {
       ++list_writes_;
@@ -66,27 +88,23 @@ class GateFileIO final : public io::FileIO {
       }
       if (fail_lists_.exchange(false)) return Status::IoError("injected failure writing " + name);
     } else if (name.ends_with("-m0.avro")) {
-      Status st = base_.CreateUnpublished(l, d);
+      Status st = create();
       std::lock_guard<std::mutex> lock(mu_);
       ++manifests_;
       cv_.notify_all();
       return st;
     }
-    return base_.CreateUnpublished(l, d);
+    return create();
   }
-  Status SyncFolders(const std::vector<std::string>& l) override { return base_.SyncFolders(l); }
-  Status Overwrite(std::string_view l, std::string_view d) override { return base_.Overwrite(l, d); }
-  Status Update(std::string_view l, const Change& c) override { return base_.Update(l, c); }
-  Result<std::vector<io::FileInfo>> List(std::string_view p) override { return base_.List(p); }
-  Status Delete(std::string_view l) override { return base_.Delete(l); }
 
- private:
   io::FileIO& base_;
   std::mutex mu_;
   std::condition_variable cv_;
   int manifests_ = 0;
   int hold_until_ = 0;
+  std::set<std::string> synced_files_;
   std::atomic<bool> fail_lists_{false};
+  std::atomic<bool> fail_syncs_{false};
   std::atomic<int> list_writes_{0};
 };
 
@@ -297,6 +315,43 @@ TEST_F(CoalesceTest, AFailedBatchFailsItsAppendsLeavesNoFilesAndTheNextBatchComm
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   std::unique_ptr<Table> reread = Load(Ident("t"));
   EXPECT_EQ(Rows(*reread, "SELECT w FROM t"), (std::vector<std::vector<std::string>>{{"2"}}));
+}
+
+// An append's data file and manifest are made durable by its batch (beside the catalog's
+// metadata write) before the pointer moves; a failed sync commits nothing and leaves no file.
+TEST_F(CoalesceTest, AnAppendsFilesAreSyncedBeforeItsCommitAndAFailedSyncCommitsNothing) {
+  std::unique_ptr<Table> t = CreateTable("t", "w INTEGER, c INTEGER");
+  ASSERT_TRUE(t);
+  std::unique_ptr<Table> writer = Load(Ident("t"));
+  auto ok = writer->Append({"SELECT 1 AS w, 1 AS c", nullptr});
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  std::unique_ptr<Table> reread = Load(Ident("t"));
+  const std::set<std::string> synced = gate_->synced_files();
+  int data_files = 0, manifests = 0;
+  for (const std::string& f : FilesOf(*reread)) {
+    if (f.find("/data/") != std::string::npos) {
+      ++data_files;
+      EXPECT_TRUE(synced.count(f)) << f << " was committed without being synced";
+    } else if (f.ends_with("-m0.avro")) {
+      ++manifests;
+      EXPECT_TRUE(synced.count(f)) << f << " was committed without being synced";
+    }
+  }
+  EXPECT_EQ(data_files, 1);
+  EXPECT_EQ(manifests, 1);
+
+  const std::set<std::string> files_before = FilesOf(*reread);
+  const int64_t seq_before = *catalog_->LatestCommitSeq();
+  gate_->FailNextSyncFiles();
+  auto failed = writer->Append({"SELECT 2 AS w, 2 AS c", nullptr});
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().code(), StatusCode::kIoError) << failed.status().ToString();
+  EXPECT_EQ(*catalog_->LatestCommitSeq(), seq_before);
+  EXPECT_EQ(FilesOf(*reread), files_before) << "a failed append left files";
+  ASSERT_TRUE(writer->Append({"SELECT 3 AS w, 3 AS c", nullptr}).ok());
+  std::unique_ptr<Table> last = Load(Ident("t"));
+  EXPECT_EQ(Rows(*last, "SELECT string_agg(w::VARCHAR, ',' ORDER BY w) FROM t"),
+            (std::vector<std::vector<std::string>>{{"1,3"}}));
 }
 
 TEST_F(CoalesceTest, AMissingManifestListOfTheCurrentSnapshotFailsTheAppendAtOnce) {

@@ -88,6 +88,12 @@ struct TableCommit {
   TableIdent ident;
   std::vector<iceberg::TableRequirement> requirements;
   std::vector<iceberg::TableUpdate> updates;
+  // When set, run by the catalog after it wrote the new metadata file (or, for a remote
+  // catalog, before it sends the commit) and before the table's pointer can move, once per
+  // attempt: lets a writer finish making the files the commit names durable while the catalog
+  // writes its metadata. An error ends the commit with that error, nothing swapped. Every
+  // catalog that commits calls it.
+  std::function<Status()> before_swap;
 };
 
 // One row of the commit log (skade_commit_log).

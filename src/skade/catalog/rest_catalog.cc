@@ -255,6 +255,7 @@ class RestCatalog final : public Catalog {
   Result<CommitResult> CommitTable(const TableCommit& commit) override {
     SKADE_RETURN_IF_ERROR(commit.ident.Validate());
     const std::string what = "commit to table " + commit.ident.ToString();
+    if (commit.before_swap) SKADE_RETURN_IF_ERROR(commit.before_swap());
     SKADE_ASSIGN_OR_RETURN(Json result, Call("POST", TablePath(commit.ident), Dump(CommitJson(commit)), true, what));
     SKADE_ASSIGN_OR_RETURN(TableState state, StateOf(commit.ident, result, what));
     return CommitResult{std::move(state), 0};
@@ -265,6 +266,9 @@ class RestCatalog final : public Catalog {
     for (const auto& c : commits) {
       SKADE_RETURN_IF_ERROR(c.ident.Validate());
       changes.push_back(CommitJson(c));
+    }
+    for (const auto& c : commits) {
+      if (c.before_swap) SKADE_RETURN_IF_ERROR(c.before_swap());
     }
     SKADE_RETURN_IF_ERROR(Call("POST", base_ + "/transactions/commit", Dump(Json{{"table-changes", changes}}), true,
                                "commit a transaction of " + std::to_string(commits.size()) + " tables")

@@ -582,6 +582,10 @@ class SqlCatalog final : public Catalog {
       }
       std::vector<std::string> written;
       for (const PreparedCommit& p : prepared) written.push_back(p.new_location);
+      // The writers' files are durable before any pointer can move (TableCommit::before_swap).
+      for (size_t i = 0; i < commits.size() && status.ok(); ++i) {
+        if (commits[i].before_swap) status = commits[i].before_swap();
+      }
       if (!status.ok()) {
         DiscardUnlessUnknown(status, written);
         return status;

@@ -794,8 +794,10 @@ Result<WriteResult> WriteDataFiles(Database& db, const WriteSource& source, cons
   }
   std::vector<std::string> paths;
   for (const auto& f : result.files) paths.push_back(f.file_path);
-  Status synced = SyncFiles(paths);
-  if (!synced.ok()) return fail(synced);
+  if (options.sync == WriteOptions::Sync::kNow) {
+    Status synced = SyncFiles(paths);
+    if (!synced.ok()) return fail(synced);
+  }
   return result;
 }
 

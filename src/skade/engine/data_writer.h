@@ -25,6 +25,11 @@ struct WriteOptions {
   std::string compression = "zstd";              // write.parquet.compression-codec
   int metrics_truncate_length = 16;              // write.metadata.metrics.default truncate(16)
   std::string file_prefix;                       // prefix of file names (e.g. a write id)
+  // kNow: the files and their folder are fsynced before WriteDataFiles returns. kByCaller:
+  // the caller makes them durable before a commit names them (FileIO::SyncFiles and
+  // SyncFolders), e.g. together with the other files of that commit.
+  enum class Sync { kNow, kByCaller };
+  Sync sync = Sync::kNow;
 };
 
 // Reads the write settings from table properties (the Iceberg property names above).

@@ -45,6 +45,20 @@ class FileIO {
   virtual Status CreateUnpublished(std::string_view location, std::string_view data) {
     return CreateExclusive(location, data);
   }
+  // Like CreateUnpublished, except that the bytes too may not be durable until SyncFiles names
+  // the file: for a writer that makes many files durable together, just before a commit names
+  // them. The default is CreateUnpublished.
+  virtual Status CreateUnsynced(std::string_view location, std::string_view data) {
+    return CreateUnpublished(location, data);
+  }
+  // Makes the bytes of the files at `locations` durable (files written by CreateUnsynced, or by
+  // another writer on this machine; local: one fsync each), not their folder entries
+  // (SyncFolders). kIoError naming the file that failed. The default does nothing
+  // (CreateUnsynced already did it).
+  virtual Status SyncFiles(const std::vector<std::string>& locations) {
+    (void)locations;
+    return Status::Ok();
+  }
   // Makes the folder entries of files created by CreateUnpublished under the folders of
   // `locations` durable (local: one fsync per distinct folder), before a commit names them.
   // The default does nothing (CreateExclusive already did it).

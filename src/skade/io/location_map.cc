@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "skade/io/delegating_file_io.h"
 #include "skade/io/location.h"
 
 namespace skade::io {
@@ -20,38 +21,13 @@ bool MatchesPrefix(std::string_view location, std::string_view prefix) {
          prefix.back() == '/';
 }
 
-class RelocatingFileIO final : public FileIO {
+class RelocatingFileIO final : public DelegatingFileIO {
  public:
   RelocatingFileIO(FileIO& base, LocationMap map) : base_(base), map_(std::move(map)) {}
-  Result<std::string> Read(std::string_view l) override { return base_.Read(map_.Apply(l)); }
-  Result<std::string> ReadRange(std::string_view l, int64_t off, int64_t len) override {
-    return base_.ReadRange(map_.Apply(l), off, len);
-  }
-  Result<FileInfo> Stat(std::string_view l) override { return base_.Stat(map_.Apply(l)); }
-  Status CreateExclusive(std::string_view l, std::string_view d) override {
-    return base_.CreateExclusive(map_.Apply(l), d);
-  }
-  Status CreateUnpublished(std::string_view l, std::string_view d) override {
-    return base_.CreateUnpublished(map_.Apply(l), d);
-  }
-  Status SyncFolders(const std::vector<std::string>& locations) override {
-    std::vector<std::string> mapped;
-    for (const std::string& l : locations) mapped.push_back(map_.Apply(l));
-    return base_.SyncFolders(mapped);
-  }
-  Status Overwrite(std::string_view l, std::string_view d) override {
-    return base_.Overwrite(map_.Apply(l), d);
-  }
-  Status Update(std::string_view l, const Change& change) override { return base_.Update(map_.Apply(l), change); }
-  Result<std::vector<FileInfo>> List(std::string_view p) override {
-    return base_.List(map_.Apply(p));
-  }
-  Status Delete(std::string_view l) override { return base_.Delete(map_.Apply(l)); }
-  void ApplyStorageConfig(std::string_view prefix, const std::map<std::string, std::string>& config) override {
-    base_.ApplyStorageConfig(map_.Apply(prefix), config);
-  }
 
  private:
+  Result<Target> Route(std::string_view location) override { return Target{&base_, map_.Apply(location), nullptr}; }
+
   FileIO& base_;
   LocationMap map_;
 };

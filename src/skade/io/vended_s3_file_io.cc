@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "skade/base/log.h"
+#include "skade/io/delegating_file_io.h"
 #include "skade/io/location.h"
 
 namespace skade::io {
@@ -56,7 +57,7 @@ Result<std::optional<S3Options>> S3OptionsFromStorageConfig(const S3Options& bas
 
 namespace {
 
-class VendedS3FileIO final : public FileIO {
+class VendedS3FileIO final : public DelegatingFileIO {
  public:
   explicit VendedS3FileIO(Result<S3Options> fallback) {
     if (fallback.ok()) {
@@ -66,39 +67,6 @@ class VendedS3FileIO final : public FileIO {
       // Its own code: a missing profile (kNotFound) must not read as a missing file.
       fallback_error_ = Status::InvalidArgument("object storage is not configured: " + fallback.status().message());
     }
-  }
-
-  Result<std::string> Read(std::string_view location) override {
-    SKADE_ASSIGN_OR_RETURN(auto io, Route(location));
-    return io->Read(location);
-  }
-  Result<std::string> ReadRange(std::string_view location, int64_t offset, int64_t length) override {
-    SKADE_ASSIGN_OR_RETURN(auto io, Route(location));
-    return io->ReadRange(location, offset, length);
-  }
-  Result<FileInfo> Stat(std::string_view location) override {
-    SKADE_ASSIGN_OR_RETURN(auto io, Route(location));
-    return io->Stat(location);
-  }
-  Status CreateExclusive(std::string_view location, std::string_view data) override {
-    SKADE_ASSIGN_OR_RETURN(auto io, Route(location));
-    return io->CreateExclusive(location, data);
-  }
-  Status Overwrite(std::string_view location, std::string_view data) override {
-    SKADE_ASSIGN_OR_RETURN(auto io, Route(location));
-    return io->Overwrite(location, data);
-  }
-  Status Update(std::string_view location, const Change& change) override {
-    SKADE_ASSIGN_OR_RETURN(auto io, Route(location));
-    return io->Update(location, change);
-  }
-  Result<std::vector<FileInfo>> List(std::string_view prefix) override {
-    SKADE_ASSIGN_OR_RETURN(auto io, Route(prefix));
-    return io->List(prefix);
-  }
-  Status Delete(std::string_view location) override {
-    SKADE_ASSIGN_OR_RETURN(auto io, Route(location));
-    return io->Delete(location);
   }
 
   void ApplyStorageConfig(std::string_view prefix, const std::map<std::string, std::string>& config) override {
@@ -132,7 +100,13 @@ class VendedS3FileIO final : public FileIO {
 
   // The FileIO of the longest vended prefix holding `location`, else the fallback. Shared, so
   // settings replaced meanwhile do not pull it from under a call in flight.
-  Result<std::shared_ptr<FileIO>> Route(std::string_view location) const {
+  Result<Target> Route(std::string_view location) override {
+    SKADE_ASSIGN_OR_RETURN(std::shared_ptr<FileIO> io, Pick(location));
+    FileIO* raw = io.get();
+    return Target{raw, std::string(location), std::move(io)};
+  }
+
+  Result<std::shared_ptr<FileIO>> Pick(std::string_view location) const {
     {
       std::shared_lock lock(mu_);
       const Scope* best = nullptr;

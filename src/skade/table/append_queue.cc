@@ -23,8 +23,8 @@ std::map<Key, std::weak_ptr<AppendQueue>>& Registry() {
   return *registry;
 }
 
-// Manifest lists of one batch written at once: each write waits on its own fsync.
-constexpr int kListWriters = 8;
+// Files of one batch written or synced at once: each waits on its own fsync.
+constexpr int kSyncThreads = 8;
 
 // One append's place in the batch being built.
 struct Planned {
@@ -209,40 +209,48 @@ void AppendQueue::CommitBatch(const std::vector<QueuedAppend*>& batch) {
       return fail_pending(built);
     }
 
-    // Lists are written side by side (each fsync waits on the disk, not the CPU), then their
-    // folder is synced once.
-    std::vector<std::string> written;
-    Status wrote;
-    Status ran = OrderedParallel<Status>(
-        planned.size(), kListWriters, kListWriters,
-        [&](size_t i) { return io_.CreateUnpublished(planned[i].list_path, planned[i].list_bytes); },
-        [&](size_t i, Status& st) -> Status {
-          if (st.ok()) {
-            written.push_back(planned[i].list_path);
-          } else if (wrote.ok()) {
-            wrote = st;
-          }
-          return Status::Ok();
-        });
-    if (wrote.ok()) wrote = ran;
-    if (wrote.ok()) {
+    // While the catalog writes the metadata, a thread of the batch writes the lists and makes
+    // every file of the batch durable — the lists, the appends' data files and manifests, side
+    // by side since each fsync waits on the disk, not the CPU — then their folders once. The
+    // pointer moves only after that (TableCommit::before_swap).
+    std::vector<std::string> unsynced;
+    for (const QueuedAppend* a : pending) unsynced.insert(unsynced.end(), a->unsynced.begin(), a->unsynced.end());
+    std::vector<std::string> written;  // the lists written; the work's own until it ended
+    BackgroundWork durable([&]() -> Status {
+      const size_t lists = planned.size();
+      const size_t items = lists + unsynced.size();
+      // A few fsyncs in a row still end before the catalog's metadata write does: threads
+      // only for larger batches.
+      const int threads = static_cast<int>(std::min<size_t>(kSyncThreads, items / 4 + 1));
+      Status failed;
+      Status ran = OrderedParallel<Status>(
+          items, threads, static_cast<size_t>(threads),
+          [&](size_t i) {
+            return i < lists ? io_.CreateUnpublished(planned[i].list_path, planned[i].list_bytes)
+                             : io_.SyncFiles({unsynced[i - lists]});
+          },
+          [&](size_t i, Status& st) -> Status {
+            if (st.ok()) {
+              if (i < lists) written.push_back(planned[i].list_path);
+            } else if (failed.ok()) {
+              failed = st;
+            }
+            return Status::Ok();
+          });
+      if (failed.ok()) failed = ran;
+      if (!failed.ok()) return failed;
       std::vector<std::string> created = written;
-      for (const QueuedAppend* a : pending) created.push_back(a->manifest.manifest_path);
-      for (const std::string& f : merged_files) created.push_back(f);
-      wrote = io_.SyncFolders(created);
-    }
+      created.insert(created.end(), unsynced.begin(), unsynced.end());
+      created.insert(created.end(), merged_files.begin(), merged_files.end());
+      return io_.SyncFolders(created);
+    });
     auto discard = [&] {
       for (const std::string& f : written) (void)io_.Delete(f);
       discard_merged();
     };
-    if (!wrote.ok()) {
-      discard();
-      return fail_pending(wrote);
-    }
-
     std::vector<const iceberg::Snapshot*> snapshots;
     for (const Planned& p : planned) snapshots.push_back(&p.snapshot);
-    auto result = catalog_.CommitTable(MainBranchCommit(ident_, base, snapshots));
+    auto result = CommitWhenDurable(catalog_, MainBranchCommit(ident_, base, snapshots), durable);
     if (result.ok()) {
       DeleteMergedAway(io_, merged_away);
       last_list_ = planned.back().list_path;

@@ -25,7 +25,7 @@
 
 namespace skade::table {
 
-// One caller's append, its data files and their manifest already written and synced.
+// One caller's append, its data files and their manifest already written.
 struct QueuedAppend {
   int64_t snapshot_id = 0;
   int schema_id = 0;       // the schema and spec the files were written for
@@ -34,6 +34,9 @@ struct QueuedAppend {
   iceberg::ManifestFile manifest;
   std::vector<iceberg::DataFile> files;
   std::vector<std::pair<std::string, std::string>> extra_summary;  // e.g. snapshot lineage
+  // Files of the append whose bytes and folder entries the batch makes durable before its
+  // commit (FileIO::SyncFiles, SyncFolders): data files and the manifest.
+  std::vector<std::string> unsynced;
 
   // Set by the batch that took it.
   std::optional<Result<CommitOutcome>> outcome;

@@ -1,6 +1,7 @@
 #include "skade/table/commit_internal.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <random>
@@ -82,12 +83,42 @@ std::string ManifestListPath(const std::string& metadata_folder, int64_t snapsho
 Result<ManifestFile> WriteManifest(io::FileIO& io, const iceberg::SchemaPtr& schema,
                                    const iceberg::PartitionSpecPtr& spec,
                                    const iceberg::ManifestWriterOptions& options,
-                                   const std::vector<ManifestEntry>& entries, const std::string& path) {
+                                   const std::vector<ManifestEntry>& entries, const std::string& path,
+                                   FileSync sync) {
   SKADE_ASSIGN_OR_RETURN(auto w, iceberg::ManifestWriter::Create(schema, spec, options));
   for (const ManifestEntry& e : entries) SKADE_RETURN_IF_ERROR(w->Add(e));
   SKADE_ASSIGN_OR_RETURN(auto out, w->Finish(path));
-  SKADE_RETURN_IF_ERROR(io.CreateUnpublished(path, out.bytes));
+  SKADE_RETURN_IF_ERROR(sync == FileSync::kNow ? io.CreateUnpublished(path, out.bytes)
+                                               : io.CreateUnsynced(path, out.bytes));
   return std::move(out.manifest);
+}
+
+BackgroundWork::BackgroundWork(std::function<Status()> work)
+    : thread_([this, work = std::move(work)] { status_ = work(); }) {}
+
+BackgroundWork::~BackgroundWork() { (void)Wait(); }
+
+Status BackgroundWork::Wait() {
+  std::call_once(joined_, [this] { thread_.join(); });
+  return status_;
+}
+
+Result<catalog::CommitResult> CommitWhenDurable(catalog::Catalog& catalog, catalog::TableCommit commit,
+                                                BackgroundWork& durable) {
+  std::atomic<bool> waited{false};
+  commit.before_swap = [&]() -> Status {
+    waited = true;
+    return durable.Wait();
+  };
+  Result<catalog::CommitResult> result = catalog.CommitTable(commit);
+  const Status synced = durable.Wait();
+  if (result.ok() && !waited) {
+    // A catalog that moved the pointer without running before_swap broke its contract.
+    SKADE_LOG_ERROR("catalog committed {} without waiting for its files to be durable ({})", commit.ident.ToString(),
+                    synced.ok() ? "they are now" : synced.ToString());
+    SKADE_DCHECK(waited);
+  }
+  return result;
 }
 
 Result<int64_t> AssignRowLineage(int format_version, int64_t next_row_id, std::vector<ManifestFile>& manifests,

@@ -5,9 +5,11 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "skade/base/status.h"
@@ -126,12 +128,16 @@ std::string MetadataFolder(const iceberg::TableMetadata& base);
 // The manifest list of `snapshot_id` written by attempt `attempt` of write `write_id`.
 std::string ManifestListPath(const std::string& metadata_folder, int64_t snapshot_id, int attempt,
                              const std::string& write_id);
+// When a new file's bytes become durable: at once, or by the commit that names it (which syncs
+// it with its other files before the pointer moves).
+enum class FileSync { kNow, kByCommit };
 // Writes one manifest of `entries` (all of `spec` and of options.content) to `path`, unpublished
-// (FileIO::CreateUnpublished); its manifest-list row.
+// (FileIO::CreateUnpublished, or CreateUnsynced for kByCommit); its manifest-list row.
 Result<iceberg::ManifestFile> WriteManifest(io::FileIO& io, const iceberg::SchemaPtr& schema,
                                             const iceberg::PartitionSpecPtr& spec,
                                             const iceberg::ManifestWriterOptions& options,
-                                            const std::vector<iceberg::ManifestEntry>& entries, const std::string& path);
+                                            const std::vector<iceberg::ManifestEntry>& entries, const std::string& path,
+                                            FileSync sync = FileSync::kNow);
 // The list of a new snapshot after manifest merging (iceberg/manifest_merge.h) as `base`'s
 // commit.manifest-merge.* properties ask: merged manifests are written in `format_version` for
 // `snapshot_id`, each unpublished at the next of `next_path()`, which is also appended to
@@ -158,6 +164,30 @@ catalog::TableCommit MainBranchCommit(const catalog::TableIdent& ident, const ic
 // What committing `snapshot` with `changes` produced.
 CommitOutcome OutcomeOf(const iceberg::Snapshot& snapshot, const std::string& operation, const Changes& changes,
                         int64_t commit_seq, int attempts);
+
+// Work run on a thread of its own while the catalog commits — making the files a commit names
+// durable as the catalog writes its metadata — and waited for before the pointer moves.
+// Thread-safe; the destructor waits.
+class BackgroundWork {
+ public:
+  explicit BackgroundWork(std::function<Status()> work);
+  ~BackgroundWork();
+  BackgroundWork(const BackgroundWork&) = delete;
+  BackgroundWork& operator=(const BackgroundWork&) = delete;
+  // Waits for the work to end and returns its status (the same on every call).
+  Status Wait();
+
+ private:
+  Status status_;  // written by the work's thread, read after the join
+  std::once_flag joined_;
+  std::thread thread_;
+};
+
+// Commits `commit` through `catalog` with its before_swap waiting for `durable` (the pointer
+// moves only once that work succeeded; its error is the commit's). Returns after `durable`
+// ended, whatever the outcome.
+Result<catalog::CommitResult> CommitWhenDurable(catalog::Catalog& catalog, catalog::TableCommit commit,
+                                                BackgroundWork& durable);
 
 // Number of attempts allowed by commit.retry.num-retries (+1), default Table::kMaxAttempts.
 int MaxCommitAttempts(const std::map<std::string, std::string>& properties);

@@ -187,12 +187,14 @@ Result<CommitOutcome> Table::WriteAndCommit(const engine::WriteSource& source, M
   engine::WriteOptions wopts = engine::WriteOptionsFromProperties(
       start.properties, io::JoinLocation(io::LocalPath(start.location), "data"));
   wopts.file_prefix = Uuid::NewV7().ToString() + "-";
+  const bool coalesce = mode == Mode::kAppend && start.Property(kCoalesceAppendsProperty) != "false";
+  // A coalesced append's files are made durable by its batch, beside the batch's other files
+  // and the catalog's metadata write (AppendQueue).
+  if (coalesce) wopts.sync = engine::WriteOptions::Sync::kByCaller;
   SKADE_ASSIGN_OR_RETURN(engine::WriteResult written, engine::WriteDataFiles(db_, source, *schema, *spec, wopts));
   std::vector<std::string> paths;
   for (const auto& f : written.files) paths.push_back(f.file_path);
-  if (mode == Mode::kAppend && !written.files.empty() && start.Property(kCoalesceAppendsProperty) != "false") {
-    return CommitAppend(written.files, schema, spec);
-  }
+  if (coalesce && !written.files.empty()) return CommitAppend(written.files, schema, spec);
   const int schema_id = schema->schema_id();
   const int spec_id = spec->spec_id();
   // The data is written once; each attempt only rebuilds metadata (appends and full replaces
@@ -239,13 +241,14 @@ Result<CommitOutcome> Table::CommitAppend(const std::vector<DataFile>& files, co
     entries[i].data_file = files[i];
   }
   const std::string path = io::JoinLocation(MetadataFolder(metadata()), Uuid::NewV7().ToString() + "-m0.avro");
-  auto manifest = WriteManifest(io_, schema, spec, mo, entries, path);
+  auto manifest = WriteManifest(io_, schema, spec, mo, entries, path, FileSync::kByCommit);
   if (!manifest.ok()) {
     delete_all();
     return manifest.status();
   }
   append.manifest = std::move(manifest).value();
   operation_files.push_back(path);
+  append.unsynced = operation_files;  // the data files and the manifest
   if (!append_queue_) append_queue_ = AppendQueue::For(catalog_, io_, state_.ident);
   Result<CommitOutcome> outcome = append_queue_->Commit(append);
   if (outcome.ok()) {
@@ -434,17 +437,17 @@ Result<CommitOutcome> Table::CommitSnapshot(
       if (!assigned.ok()) return fail(assigned.status());
       auto list = iceberg::WriteManifestList(format, snapshot_id, snap.parent_snapshot_id, snap.sequence_number, manifests);
       if (!list.ok()) return fail(list.status());
-      Status st = io_.CreateUnpublished(list_path, *list);
-      if (!st.ok()) return fail(st);
-      attempt_files.push_back(list_path);
       snap.manifest_list = list_path;
-      // The names of the new manifests and list are durable before the catalog points at them.
-      st = io_.SyncFolders(attempt_files);
-      if (!st.ok()) return fail(st);
-
+      attempt_files.push_back(list_path);  // its own name (write_id): deleting it when abandoned is safe
+      // The list is written, and the names of the new files made durable, while the catalog
+      // writes its metadata; the pointer moves only after that (TableCommit::before_swap).
+      BackgroundWork durable([&, bytes = std::move(list).value()]() -> Status {
+        SKADE_RETURN_IF_ERROR(io_.CreateUnpublished(list_path, bytes));
+        return io_.SyncFolders(attempt_files);
+      });
       catalog::TableCommit commit = MainBranchCommit(state_.ident, base, {&snap});
       for (const auto& r : pending.requirements) commit.requirements.push_back(r);
-      auto result = catalog_.CommitTable(commit);
+      auto result = CommitWhenDurable(catalog_, std::move(commit), durable);
       if (result.ok()) {
         state_ = result->table;
         DeleteMergedAway(io_, MergedAway(own_manifests, manifests));
