@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "tests/testing/temp_dir.h"
 
@@ -23,6 +24,10 @@ TableMetadata ParseFixture(const std::string& relative) {
 // Parse → write → parse → write must be a fixed point (the written JSON is the model).
 void ExpectRoundTrip(const TableMetadata& m, const std::string& what) {
   std::string once = TableMetadataToJson(m);
+  // The text is the compact form of its own JSON tree, members in their written order.
+  auto tree = nlohmann::ordered_json::parse(once, nullptr, false);
+  ASSERT_FALSE(tree.is_discarded()) << what << ": not JSON\n" << once;
+  EXPECT_EQ(tree.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace), once) << what;
   auto again = ParseTableMetadata(once);
   ASSERT_TRUE(again.ok()) << what << ": " << again.status().ToString() << "\n" << once;
   EXPECT_EQ(TableMetadataToJson(*again), once) << what;
@@ -142,6 +147,35 @@ TEST(TableMetadataTest, UnknownFieldsSurviveRoundTrip) {
   EXPECT_NE(out.find("x-vendor-extension"), std::string::npos);
   EXPECT_NE(out.find("x-snapshot-note"), std::string::npos);
   ExpectRoundTrip(*m, "unknown fields");
+}
+
+// Strings that need escaping, text beyond ASCII, invalid UTF-8, a summary key given twice and
+// unknown snapshot members: written as the JSON library would, and read back the same.
+TEST(TableMetadataTest, WritesEscapedAndUnusualTextExactly) {
+  TableMetadata m = ParseFixture("metadata/table/TableMetadataV2Valid.json");
+  ASSERT_FALSE(m.snapshots.empty());
+  Snapshot& s = m.snapshots.back();
+  s.summary.emplace_back("quote\"back\\slash", "tab\tnew\nline\x01ctl");
+  s.summary.emplace_back("unicode", "bl\xc3\xa5" "b\xc3\xa6r \xe2\x82\xac");
+  s.summary.emplace_back("broken", std::string("a\xff\xfe", 3));
+  s.summary.emplace_back("operation", "overwrite");  // repeated: the last value, the first place
+  s.manifest_list = "s3://bucket/t/metadata/snap \"1\".avro";
+  s.unknown.emplace_back("x-note", "{\"k\":[1,2]}");
+  m.properties["comment"] = "line1\nline2 \"quoted\" \xc3\xa9";
+  m.location = "/data/\xc3\xa5r/t";
+  ExpectRoundTrip(m, "unusual text");
+  auto back = ParseTableMetadata(TableMetadataToJson(m));
+  ASSERT_TRUE(back.ok());
+  const Snapshot& b = back->snapshots.back();
+  EXPECT_EQ(b.SummaryValue("quote\"back\\slash"), "tab\tnew\nline\x01ctl");
+  EXPECT_EQ(b.SummaryValue("unicode"), "bl\xc3\xa5" "b\xc3\xa6r \xe2\x82\xac");
+  EXPECT_EQ(b.SummaryValue("broken"), "a\xef\xbf\xbd\xef\xbf\xbd");  // each invalid byte replaced
+  EXPECT_EQ(b.operation(), "overwrite");
+  EXPECT_EQ(b.summary.front().first, "operation");
+  EXPECT_EQ(b.manifest_list, s.manifest_list);
+  EXPECT_EQ(back->properties.at("comment"), m.properties.at("comment"));
+  EXPECT_EQ(back->location, m.location);
+  EXPECT_EQ(SnapshotToJson(b, 2).find("\"x-note\":{\"k\":[1,2]}") != std::string::npos, true);
 }
 
 TEST(TableMetadataTest, RejectsInvalidDocuments) {

@@ -584,12 +584,14 @@ Result<std::string> Deflate(std::string_view raw) {
   return out;
 }
 
+// A file's sync marker: 16 bytes unlikely to occur in its blocks (the spec asks no more; a
+// std::random_device per file cost as much as encoding a manifest entry).
 std::string RandomSync() {
-  std::random_device device;
+  thread_local std::mt19937_64 rng{std::random_device{}()};
   std::string sync(kSyncSize, '\0');
-  for (size_t i = 0; i < kSyncSize; i += 4) {
-    uint32_t r = device();
-    std::memcpy(&sync[i], &r, 4);
+  for (size_t i = 0; i < kSyncSize; i += 8) {
+    const uint64_t r = rng();
+    std::memcpy(&sync[i], &r, 8);
   }
   return sync;
 }
@@ -832,7 +834,7 @@ Result<int64_t> FileReader::NextBlock(std::string_view** records) {
 Result<std::unique_ptr<FileWriter>> FileWriter::Create(
     std::string schema_json, std::vector<std::pair<std::string, std::string>> metadata,
     Codec codec) {
-  SKADE_ASSIGN_OR_RETURN(AvroNodePtr schema, ParseSchema(schema_json));
+  SKADE_ASSIGN_OR_RETURN(AvroNodePtr schema, ParseSchemaCached(schema_json));
   std::unique_ptr<FileWriter> writer(new FileWriter());
   writer->schema_ = std::move(schema);
   writer->codec_ = codec;

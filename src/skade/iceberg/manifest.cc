@@ -1,11 +1,15 @@
 #include "skade/iceberg/manifest.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
+#include <memory>
+#include <unordered_map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <type_traits>
@@ -729,15 +733,12 @@ Result<int64_t> AssignFirstRowIds(std::vector<ManifestFile>& manifests, int64_t 
   return assigned;
 }
 
-Result<std::string> WriteManifestList(int format_version, int64_t snapshot_id,
-                                      std::optional<int64_t> parent_snapshot_id,
-                                      int64_t sequence_number,
-                                      const std::vector<ManifestFile>& manifests) {
-  if (format_version < 1 || format_version > 3) {
-    return Status::NotImplemented("manifest list format version " + std::to_string(format_version));
-  }
+namespace {
+
+// The manifest list's Avro schema in `format_version`, field layout from the spec's "Manifest
+// Lists" tables.
+Json ManifestListSchema(int format_version) {
   const bool v1 = format_version == 1;
-  // Field layout from the spec's "Manifest Lists" tables.
   Json summary;
   summary["type"] = "record";
   summary["name"] = "r508";
@@ -772,6 +773,25 @@ Result<std::string> WriteManifestList(int format_version, int64_t snapshot_id,
   schema["type"] = "record";
   schema["name"] = "manifest_file";
   schema["fields"] = fields;
+  return schema;
+}
+
+}  // namespace
+
+Result<std::string> WriteManifestList(int format_version, int64_t snapshot_id,
+                                      std::optional<int64_t> parent_snapshot_id,
+                                      int64_t sequence_number,
+                                      const std::vector<ManifestFile>& manifests) {
+  if (format_version < 1 || format_version > 3) {
+    return Status::NotImplemented("manifest list format version " + std::to_string(format_version));
+  }
+  const bool v1 = format_version == 1;
+  // The schema text of each version, built once (a list is written for every commit).
+  static const std::array<std::string, 4> kSchemas = [] {
+    std::array<std::string, 4> out;
+    for (int v = 1; v <= 3; ++v) out[static_cast<size_t>(v)] = ManifestListSchema(v).dump();
+    return out;
+  }();
 
   std::vector<std::pair<std::string, std::string>> metadata;
   metadata.emplace_back("snapshot-id", std::to_string(snapshot_id));
@@ -779,13 +799,15 @@ Result<std::string> WriteManifestList(int format_version, int64_t snapshot_id,
                         parent_snapshot_id ? std::to_string(*parent_snapshot_id) : "null");
   if (!v1) metadata.emplace_back("sequence-number", std::to_string(sequence_number));
   metadata.emplace_back("format-version", std::to_string(format_version));
-  SKADE_ASSIGN_OR_RETURN(auto writer, avro::FileWriter::Create(schema.dump(), std::move(metadata),
-                                                               avro::Codec::kDeflate));
+  SKADE_ASSIGN_OR_RETURN(auto writer, avro::FileWriter::Create(kSchemas[static_cast<size_t>(format_version)],
+                                                               std::move(metadata), avro::Codec::kDeflate));
   for (const ManifestFile& m : manifests) {
-    RecordBuilder b;
-    b.Set("manifest_path", AvroValue::Bytes(m.manifest_path));
-    b.Set("manifest_length", AvroValue::Long(m.manifest_length));
-    b.Set("partition_spec_id", AvroValue::Long(m.partition_spec_id));
+    // The record's fields in the schema's order.
+    std::vector<AvroValue> f;
+    f.reserve(18);
+    f.push_back(AvroValue::Bytes(m.manifest_path));
+    f.push_back(AvroValue::Long(m.manifest_length));
+    f.push_back(AvroValue::Long(m.partition_spec_id));
     if (!v1) {
       // New manifests carry an unassigned sequence number until the list is written
       // (spec "Sequence Number Inheritance").
@@ -793,38 +815,36 @@ Result<std::string> WriteManifestList(int format_version, int64_t snapshot_id,
           m.sequence_number == kUnassignedSequenceNumber ? sequence_number : m.sequence_number;
       int64_t min_seq = m.min_sequence_number == kUnassignedSequenceNumber ? sequence_number
                                                                            : m.min_sequence_number;
-      b.Set("content", AvroValue::Long(static_cast<int64_t>(m.content)));
-      b.Set("sequence_number", AvroValue::Long(seq));
-      b.Set("min_sequence_number", AvroValue::Long(min_seq));
       if (!m.added_files_count || !m.existing_files_count || !m.deleted_files_count ||
           !m.added_rows_count || !m.existing_rows_count || !m.deleted_rows_count) {
         return Status::InvalidArgument("manifest " + m.manifest_path +
                                        ": file and row counts are required in v" +
                                        std::to_string(format_version));
       }
+      f.push_back(AvroValue::Long(static_cast<int64_t>(m.content)));
+      f.push_back(AvroValue::Long(seq));
+      f.push_back(AvroValue::Long(min_seq));
     } else if (m.content != ManifestContent::kData) {
       return Status::InvalidArgument("v1 manifest lists cannot hold delete manifests");
     }
-    b.Set("added_snapshot_id", AvroValue::Long(m.added_snapshot_id));
-    b.Set("added_files_count", OptLongValue(m.added_files_count));
-    b.Set("existing_files_count", OptLongValue(m.existing_files_count));
-    b.Set("deleted_files_count", OptLongValue(m.deleted_files_count));
-    b.Set("added_rows_count", OptLongValue(m.added_rows_count));
-    b.Set("existing_rows_count", OptLongValue(m.existing_rows_count));
-    b.Set("deleted_rows_count", OptLongValue(m.deleted_rows_count));
+    f.push_back(AvroValue::Long(m.added_snapshot_id));
+    f.push_back(OptLongValue(m.added_files_count));
+    f.push_back(OptLongValue(m.existing_files_count));
+    f.push_back(OptLongValue(m.deleted_files_count));
+    f.push_back(OptLongValue(m.added_rows_count));
+    f.push_back(OptLongValue(m.existing_rows_count));
+    f.push_back(OptLongValue(m.deleted_rows_count));
     std::vector<AvroValue> summaries;
+    summaries.reserve(m.partitions.size());
     for (const FieldSummary& fs : m.partitions) {
-      RecordBuilder sb;
-      sb.Set("contains_null", AvroValue::Bool(fs.contains_null));
-      sb.Set("contains_nan", fs.contains_nan ? AvroValue::Bool(*fs.contains_nan) : AvroValue());
-      sb.Set("lower_bound", OptBytesValue(fs.lower_bound));
-      sb.Set("upper_bound", OptBytesValue(fs.upper_bound));
-      summaries.push_back(sb.Build(summary));
+      summaries.push_back(AvroValue::List({AvroValue::Bool(fs.contains_null),
+                                           fs.contains_nan ? AvroValue::Bool(*fs.contains_nan) : AvroValue(),
+                                           OptBytesValue(fs.lower_bound), OptBytesValue(fs.upper_bound)}));
     }
-    b.Set("partitions", AvroValue::List(std::move(summaries)));
-    b.Set("key_metadata", OptBytesValue(m.key_metadata));
-    b.Set("first_row_id", OptLongValue(m.first_row_id));
-    SKADE_RETURN_IF_ERROR(writer->Append(b.Build(schema)).WithContext("manifest list"));
+    f.push_back(AvroValue::List(std::move(summaries)));
+    f.push_back(OptBytesValue(m.key_metadata));
+    if (format_version >= 3) f.push_back(OptLongValue(m.first_row_id));
+    SKADE_RETURN_IF_ERROR(writer->Append(AvroValue::List(std::move(f))).WithContext("manifest list"));
   }
   return writer->Finish();
 }
@@ -865,31 +885,43 @@ struct SummaryAccumulator {
 
 }  // namespace
 
+namespace {
+
+// The Avro schemas of a manifest's entries, their data_file and partition records.
+struct EntrySchemas {
+  Json entry;
+  Json data_file;
+  Json partition;
+  std::string entry_text;  // entry, as written into the file header
+};
+
+}  // namespace
+
 struct ManifestWriter::Impl {
   SchemaPtr schema;
   PartitionSpecPtr spec;
   ManifestWriterOptions options;
   TypePtr partition_type;
-  Json entry_schema;
-  Json data_file_schema;
-  Json partition_schema;
+  std::shared_ptr<const EntrySchemas> schemas;
   std::unique_ptr<avro::FileWriter> file;
   std::vector<SummaryAccumulator> summaries;
   int added_files = 0, existing_files = 0, deleted_files = 0;
   int64_t added_rows = 0, existing_rows = 0, deleted_rows = 0;
   std::optional<int64_t> min_explicit_sequence_number;
   bool finished = false;
-
-  Status BuildSchema();
 };
 
-Status ManifestWriter::Impl::BuildSchema() {
-  const int v = options.format_version;
-  partition_schema = Json();
+namespace {
+
+Result<std::shared_ptr<const EntrySchemas>> BuildEntrySchemas(int v, const Type& partition_type) {
+  auto out = std::make_shared<EntrySchemas>();
+  Json& partition_schema = out->partition;
+  Json& data_file_schema = out->data_file;
+  Json& entry_schema = out->entry;
   partition_schema["type"] = "record";
   partition_schema["name"] = "r102";
   Json pfields = Json::array();
-  for (const NestedField& pf : partition_type->fields()) {
+  for (const NestedField& pf : partition_type.fields()) {
     SKADE_ASSIGN_OR_RETURN(Json t, AvroTypeFor(*pf.type, std::to_string(pf.id)));
     pfields.push_back(Field(AvroName(pf.name), std::move(t), pf.id, true));
   }
@@ -920,7 +952,6 @@ Status ManifestWriter::Impl::BuildSchema() {
     df.push_back(Field("content_offset", "long", 144, true));
     df.push_back(Field("content_size_in_bytes", "long", 145, true));
   }
-  data_file_schema = Json();
   data_file_schema["type"] = "record";
   data_file_schema["name"] = "r2";
   data_file_schema["fields"] = std::move(df);
@@ -934,12 +965,33 @@ Status ManifestWriter::Impl::BuildSchema() {
     fields.push_back(Field("file_sequence_number", "long", 4, true));
   }
   fields.push_back(Field("data_file", data_file_schema, 2, false));
-  entry_schema = Json();
   entry_schema["type"] = "record";
   entry_schema["name"] = "manifest_entry";
   entry_schema["fields"] = std::move(fields);
-  return Status::Ok();
+  out->entry_text = entry_schema.dump();
+  return std::shared_ptr<const EntrySchemas>(std::move(out));
 }
+
+// The entry schemas by format version and partition type, built once each: a table writes its
+// manifests with a handful of them, and building one cost as much as a small manifest. Bounded:
+// cleared when full.
+Result<std::shared_ptr<const EntrySchemas>> EntrySchemasFor(int v, const Type& partition_type) {
+  constexpr size_t kEntries = 64;
+  static std::mutex mu;
+  static std::unordered_map<std::string, std::shared_ptr<const EntrySchemas>> cache;
+  const std::string key = std::to_string(v) + "|" + partition_type.ToString();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  SKADE_ASSIGN_OR_RETURN(std::shared_ptr<const EntrySchemas> built, BuildEntrySchemas(v, partition_type));
+  std::lock_guard<std::mutex> lock(mu);
+  if (cache.size() >= kEntries) cache.clear();
+  cache.emplace(key, built);
+  return built;
+}
+
+}  // namespace
 
 ManifestWriter::ManifestWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ManifestWriter::~ManifestWriter() = default;
@@ -962,7 +1014,7 @@ Result<std::unique_ptr<ManifestWriter>> ManifestWriter::Create(SchemaPtr schema,
   impl->spec = std::move(spec);
   impl->options = options;
   SKADE_ASSIGN_OR_RETURN(impl->partition_type, impl->spec->PartitionType(*impl->schema));
-  SKADE_RETURN_IF_ERROR(impl->BuildSchema());
+  SKADE_ASSIGN_OR_RETURN(impl->schemas, EntrySchemasFor(options.format_version, *impl->partition_type));
   impl->summaries.resize(impl->partition_type->fields().size());
 
   // Manifest metadata keys (spec "Manifests").
@@ -978,7 +1030,7 @@ Result<std::unique_ptr<ManifestWriter>> ManifestWriter::Create(SchemaPtr schema,
                           options.content == ManifestContent::kData ? "data" : "deletes");
   }
   SKADE_ASSIGN_OR_RETURN(impl->file,
-                         avro::FileWriter::Create(impl->entry_schema.dump(), std::move(metadata),
+                         avro::FileWriter::Create(impl->schemas->entry_text, std::move(metadata),
                                                   avro::Codec::kDeflate));
   return std::unique_ptr<ManifestWriter>(new ManifestWriter(std::move(impl)));
 }
@@ -1041,8 +1093,8 @@ Status ManifestWriter::Add(const ManifestEntry& entry) {
   e.Set("snapshot_id", AvroValue::Long(entry.snapshot_id.value_or(w.options.snapshot_id)));
   e.Set("sequence_number", OptLongValue(entry.sequence_number));
   e.Set("file_sequence_number", OptLongValue(entry.file_sequence_number));
-  e.Set("data_file", df.Build(w.data_file_schema));
-  SKADE_RETURN_IF_ERROR(w.file->Append(e.Build(w.entry_schema)).WithContext(f.file_path));
+  e.Set("data_file", df.Build(w.schemas->data_file));
+  SKADE_RETURN_IF_ERROR(w.file->Append(e.Build(w.schemas->entry)).WithContext(f.file_path));
 
   for (size_t i = 0; i < pfields.size(); ++i) w.summaries[i].Update(f.partition[i]);
   switch (entry.status) {

@@ -626,63 +626,175 @@ Result<TableMetadata> ParseTableMetadataFile(std::string_view bytes) {
   return ParseTableMetadata(out);
 }
 
-std::string TableMetadataToJson(const TableMetadata& m) {
-  Json j = Json::object();
-  j["format-version"] = m.format_version;
-  if (!m.table_uuid.empty()) j["table-uuid"] = m.table_uuid;
-  j["location"] = m.location;
-  if (m.format_version >= 2) j["last-sequence-number"] = m.last_sequence_number;
-  j["last-updated-ms"] = m.last_updated_ms;
-  j["last-column-id"] = m.last_column_id;
-  if (m.format_version == 1) {
-    if (SchemaPtr s = m.CurrentSchema()) j["schema"] = SchemaJson(*s);
+namespace {
+
+// Appends `text` as a JSON string, exactly as Dump would write it.
+void AppendString(std::string* out, std::string_view text) {
+  bool plain = true;
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x80 || c == '"' || c == '\\') {
+      plain = false;
+      break;
+    }
   }
-  j["current-schema-id"] = m.current_schema_id;
-  j["schemas"] = Json::array();
-  for (const SchemaPtr& s : m.schemas) j["schemas"].push_back(SchemaJson(*s));
-  if (m.format_version == 1) {
-    if (PartitionSpecPtr s = m.DefaultSpec()) j["partition-spec"] = PartitionFieldsJson(*s);
+  if (!plain) {
+    // Escapes and UTF-8 (invalid sequences replaced) as nlohmann does it.
+    *out += Dump(Json(std::string(text)));
+    return;
   }
-  j["default-spec-id"] = m.default_spec_id;
-  j["partition-specs"] = Json::array();
-  for (const PartitionSpecPtr& s : m.partition_specs) j["partition-specs"].push_back(SpecJson(*s));
-  j["last-partition-id"] = m.last_partition_id;
-  j["default-sort-order-id"] = m.default_sort_order_id;
-  j["sort-orders"] = Json::array();
-  for (const SortOrder& o : m.sort_orders) j["sort-orders"].push_back(SortOrderJson(o));
-  Json props = Json::object();
-  for (const auto& [k, v] : m.properties) props[k] = v;
-  j["properties"] = props;
-  if (m.current_snapshot_id) {
-    j["current-snapshot-id"] = *m.current_snapshot_id;
-  } else if (m.format_version == 1) {
-    j["current-snapshot-id"] = -1;
+  out->reserve(out->size() + text.size() + 2);
+  *out += '"';
+  *out += text;
+  *out += '"';
+}
+
+// A compact JSON object written member by member into a string, in the order the members come.
+class ObjectWriter {
+ public:
+  explicit ObjectWriter(std::string* out) : out_(*out) {}
+  void Member(std::string_view key, const Json& value) { Raw(key, Dump(value)); }
+  void Member(std::string_view key, int64_t value) { Raw(key, std::to_string(value)); }
+  void String(std::string_view key, std::string_view value) {
+    Key(key);
+    AppendString(&out_, value);
+  }
+  void Raw(std::string_view key, std::string_view json) {
+    Key(key);
+    out_ += json;
+  }
+  // Starts a member whose value the caller appends.
+  void Key(std::string_view key) {
+    out_ += first_ ? '{' : ',';
+    first_ = false;
+    AppendString(&out_, key);
+    out_ += ':';
+  }
+  void Finish() { out_ += first_ ? "{}" : "}"; }
+
+ private:
+  std::string& out_;
+  bool first_ = true;
+};
+
+// Spec Appendix C, written straight to text (a table holds thousands of snapshots, and each
+// commit writes them all): the same bytes as Dump(SnapshotJson(s, format_version)).
+void AppendSnapshot(std::string* out, const Snapshot& s, int format_version) {
+  ObjectWriter w(out);
+  if (format_version >= 2) w.Member("sequence-number", s.sequence_number);
+  w.Member("snapshot-id", s.snapshot_id);
+  if (s.parent_snapshot_id) w.Member("parent-snapshot-id", *s.parent_snapshot_id);
+  w.Member("timestamp-ms", s.timestamp_ms);
+  // A key given twice keeps its first place and its last value, as the JSON object does.
+  std::set<std::string_view> keys;
+  bool repeated = false;
+  for (const auto& [k, v] : s.summary) repeated = repeated || !keys.insert(k).second;
+  if (repeated) {
+    Json summary = Json::object();
+    for (const auto& [k, v] : s.summary) summary[k] = v;
+    w.Member("summary", summary);
   } else {
-    j["current-snapshot-id"] = nullptr;
+    w.Key("summary");
+    ObjectWriter summary(out);
+    for (const auto& [k, v] : s.summary) summary.String(k, v);
+    summary.Finish();
+  }
+  if (!s.manifest_list.empty()) {
+    w.String("manifest-list", s.manifest_list);
+  } else {
+    w.Member("manifests", Json(s.manifests));
+  }
+  if (s.schema_id) w.Member("schema-id", *s.schema_id);
+  if (s.first_row_id) w.Member("first-row-id", *s.first_row_id);
+  if (s.added_rows) w.Member("added-rows", *s.added_rows);
+  if (s.key_id) w.String("key-id", *s.key_id);
+  for (const auto& [k, raw] : s.unknown) w.Member(k, Json::parse(raw, nullptr, false));
+  w.Finish();
+}
+
+// An array of `items`, each appended by `append`.
+template <typename T, typename F>
+void AppendArray(std::string* out, const std::vector<T>& items, F append) {
+  *out += '[';
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) *out += ',';
+    append(items[i]);
+  }
+  *out += ']';
+}
+
+}  // namespace
+
+std::string TableMetadataToJson(const TableMetadata& m) {
+  // Written member by member, the snapshots and their log straight to text, compact as Java
+  // Iceberg writes it (a third fewer bytes to write and fsync).
+  std::string out;
+  out.reserve(1024 + m.snapshots.size() * 512);
+  ObjectWriter w(&out);
+  w.Member("format-version", m.format_version);
+  if (!m.table_uuid.empty()) w.String("table-uuid", m.table_uuid);
+  w.String("location", m.location);
+  if (m.format_version >= 2) w.Member("last-sequence-number", m.last_sequence_number);
+  w.Member("last-updated-ms", m.last_updated_ms);
+  w.Member("last-column-id", m.last_column_id);
+  if (m.format_version == 1) {
+    if (SchemaPtr s = m.CurrentSchema()) w.Member("schema", SchemaJson(*s));
+  }
+  w.Member("current-schema-id", m.current_schema_id);
+  Json schemas = Json::array();
+  for (const SchemaPtr& s : m.schemas) schemas.push_back(SchemaJson(*s));
+  w.Member("schemas", schemas);
+  if (m.format_version == 1) {
+    if (PartitionSpecPtr s = m.DefaultSpec()) w.Member("partition-spec", PartitionFieldsJson(*s));
+  }
+  w.Member("default-spec-id", m.default_spec_id);
+  Json specs = Json::array();
+  for (const PartitionSpecPtr& s : m.partition_specs) specs.push_back(SpecJson(*s));
+  w.Member("partition-specs", specs);
+  w.Member("last-partition-id", m.last_partition_id);
+  w.Member("default-sort-order-id", m.default_sort_order_id);
+  Json orders = Json::array();
+  for (const SortOrder& o : m.sort_orders) orders.push_back(SortOrderJson(o));
+  w.Member("sort-orders", orders);
+  w.Key("properties");
+  ObjectWriter props(&out);
+  for (const auto& [k, v] : m.properties) props.String(k, v);
+  props.Finish();
+  if (m.current_snapshot_id) {
+    w.Member("current-snapshot-id", *m.current_snapshot_id);
+  } else {
+    w.Raw("current-snapshot-id", m.format_version == 1 ? "-1" : "null");
   }
   Json refs = Json::object();
   for (const auto& [name, ref] : m.refs) refs[name] = RefJson(ref);
-  j["refs"] = refs;
-  j["snapshots"] = Json::array();
-  for (const Snapshot& s : m.snapshots) j["snapshots"].push_back(SnapshotJson(s, m.format_version));
-  if (!m.statistics_json.empty()) j["statistics"] = Json::parse(m.statistics_json, nullptr, false);
+  w.Member("refs", refs);
+  w.Key("snapshots");
+  AppendArray(&out, m.snapshots, [&](const Snapshot& s) { AppendSnapshot(&out, s, m.format_version); });
+  if (!m.statistics_json.empty()) w.Member("statistics", Json::parse(m.statistics_json, nullptr, false));
   if (!m.partition_statistics_json.empty()) {
-    j["partition-statistics"] = Json::parse(m.partition_statistics_json, nullptr, false);
+    w.Member("partition-statistics", Json::parse(m.partition_statistics_json, nullptr, false));
   }
-  j["snapshot-log"] = Json::array();
-  for (const SnapshotLogEntry& e : m.snapshot_log) {
-    j["snapshot-log"].push_back({{"timestamp-ms", e.timestamp_ms}, {"snapshot-id", e.snapshot_id}});
-  }
-  j["metadata-log"] = Json::array();
-  for (const MetadataLogEntry& e : m.metadata_log) {
-    j["metadata-log"].push_back({{"timestamp-ms", e.timestamp_ms}, {"metadata-file", e.metadata_file}});
-  }
-  if (m.next_row_id) j["next-row-id"] = *m.next_row_id;
+  w.Key("snapshot-log");
+  AppendArray(&out, m.snapshot_log, [&](const SnapshotLogEntry& e) {
+    ObjectWriter entry(&out);
+    entry.Member("timestamp-ms", e.timestamp_ms);
+    entry.Member("snapshot-id", e.snapshot_id);
+    entry.Finish();
+  });
+  w.Key("metadata-log");
+  AppendArray(&out, m.metadata_log, [&](const MetadataLogEntry& e) {
+    ObjectWriter entry(&out);
+    entry.Member("timestamp-ms", e.timestamp_ms);
+    entry.String("metadata-file", e.metadata_file);
+    entry.Finish();
+  });
+  if (m.next_row_id) w.Member("next-row-id", *m.next_row_id);
   if (!m.encryption_keys_json.empty()) {
-    j["encryption-keys"] = Json::parse(m.encryption_keys_json, nullptr, false);
+    w.Member("encryption-keys", Json::parse(m.encryption_keys_json, nullptr, false));
   }
-  for (const auto& [k, raw] : m.unknown) j[k] = Json::parse(raw, nullptr, false);
-  return Dump(j, -1);  // compact, as Java Iceberg writes it: a third fewer bytes to write and fsync
+  for (const auto& [k, raw] : m.unknown) w.Member(k, Json::parse(raw, nullptr, false));
+  w.Finish();
+  return out;
 }
 
 Result<SchemaPtr> ParseSchemaJson(std::string_view json) {
@@ -715,7 +827,9 @@ Result<SortOrder> ParseSortOrderJson(std::string_view json) {
 std::string SortOrderToJson(const SortOrder& order) { return Dump(SortOrderJson(order)); }
 
 std::string SnapshotToJson(const Snapshot& snapshot, int format_version) {
-  return Dump(SnapshotJson(snapshot, format_version));
+  std::string out;
+  AppendSnapshot(&out, snapshot, format_version);
+  return out;
 }
 
 Result<TypePtr> ParseTypeJson(std::string_view json) {
