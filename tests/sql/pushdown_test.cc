@@ -183,12 +183,16 @@ TEST_F(PushdownTest, OnlyFilesThatCanMatchAreRead) {
 }
 
 TEST_F(PushdownTest, ARepeatedScanIsPlannedFromTheCache) {
+  // Without a manifest cache, so that another plan has to read the manifests.
+  auto uncached = LakeSql::Open(*catalog_, *io_, *db_, "nocache", /*manifest_cache_bytes=*/0);
+  ASSERT_TRUE(uncached.ok()) << uncached.status().ToString();
+  lake_ = std::move(*uncached);
   ASSERT_NE(CreateTable("again", "id BIGINT, day DATE", "day"), nullptr);
   auto w = engine::ParseStatement(
       "INSERT INTO p.again SELECT range, DATE '2024-01-01' + (range % 4)::INTEGER FROM range(400)");
   ASSERT_TRUE(w.ok());
   ASSERT_TRUE(lake_->ExecuteWrite(*w, "p").ok());
-  const std::string q = "SELECT count(*), max(id) FROM skade.p.again WHERE day = DATE '2024-01-03'";
+  const std::string q = "SELECT count(*), max(id) FROM nocache.p.again WHERE day = DATE '2024-01-03'";
   const std::vector<std::vector<std::string>> expected{{"100", "398"}};
   EXPECT_EQ(Sql(q, true), expected);
   // Without its manifests the table cannot be planned again; the same scan needs no planning.
@@ -199,9 +203,37 @@ TEST_F(PushdownTest, ARepeatedScanIsPlannedFromTheCache) {
   ASSERT_GT(removed, 0);
   EXPECT_EQ(Sql(q, true), expected);
   // Another filter is another plan: it reads the manifests, and names the missing file.
-  auto other = db_->QueryRows("SELECT count(*) FROM skade.p.again WHERE day = DATE '2024-01-04'");
+  auto other = db_->QueryRows("SELECT count(*) FROM nocache.p.again WHERE day = DATE '2024-01-04'");
   ASSERT_FALSE(other.ok());
   EXPECT_NE(other.status().message().find(".avro"), std::string::npos) << other.status().ToString();
+}
+
+// After a commit the views plan again (a new snapshot), reading only the new manifest list and
+// the commit's new manifest: the manifests they share come from the manifest cache, whichever
+// filter asks.
+TEST_F(PushdownTest, AfterACommitOnlyWhatItAddedIsRead) {
+  ASSERT_NE(CreateTable("grow", "id BIGINT, day DATE", "day"), nullptr);
+  auto insert = [&](int from, int to) {
+    auto w = engine::ParseStatement("INSERT INTO p.grow SELECT range, DATE '2024-01-01' + (range % 4)::INTEGER FROM range(" +
+                                    std::to_string(from) + ", " + std::to_string(to) + ")");
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE(lake_->ExecuteWrite(*w, "p").ok());
+  };
+  insert(0, 400);
+  const std::string q = "SELECT count(*), max(id) FROM skade.p.grow WHERE day = DATE '2024-01-03'";
+  EXPECT_EQ(Sql(q, true), (std::vector<std::vector<std::string>>{{"100", "398"}}));
+  const auto before = lake_->manifest_cache().stats();
+  EXPECT_EQ(before.items, 2) << "one list and one manifest";
+
+  insert(400, 404);
+  EXPECT_EQ(Sql(q, true), (std::vector<std::vector<std::string>>{{"101", "402"}}));
+  const auto after = lake_->manifest_cache().stats();
+  EXPECT_EQ(after.misses - before.misses, 2) << "the new list and the new manifest";
+  EXPECT_GE(after.hits - before.hits, 1) << "the first manifest, shared by both snapshots";
+  // Another filter over the same snapshot reads no file either.
+  EXPECT_EQ(Sql("SELECT count(*) FROM skade.p.grow WHERE day = DATE '2024-01-04'", true),
+            (std::vector<std::vector<std::string>>{{"101"}}));
+  EXPECT_EQ(lake_->manifest_cache().stats().misses, after.misses);
 }
 
 }  // namespace

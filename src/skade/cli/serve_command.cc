@@ -38,6 +38,7 @@ struct ServeOptions {
   int max_streams = 256;
   double stall_timeout_s = 60;
   int64_t buffer_budget_mb = 1024;
+  int64_t manifest_cache_mb = 256;
   std::string query_memory = "4GB";
   int rest_port = -1;  // -1 = no REST catalog
   std::string rest_prefix;
@@ -97,6 +98,7 @@ Result<rest::RestOptions> RestOptionsOf(const ServeOptions& o) {
   r.threads = o.rest_threads;
   r.plan_page_tasks = static_cast<size_t>(o.rest_plan_page_tasks);
   r.plan_async_manifests = static_cast<size_t>(o.rest_plan_async_manifests);
+  r.plan_manifest_cache_bytes = o.manifest_cache_mb << 20;
   r.token_lifetime = std::chrono::seconds(o.token_lifetime_s);
   r.tls_cert_file = o.tls_cert;
   r.tls_key_file = o.tls_key;
@@ -149,7 +151,7 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
   open.memory_limit = o.query_memory;
   Result<Lake> lake = OpenLake(lake_args, open);
   if (!lake.ok()) return Fail(lake.status());
-  auto lake_sql = sql::LakeSql::Open(*lake->catalog, *lake->io, *lake->db, o.catalog_name);
+  auto lake_sql = sql::LakeSql::Open(*lake->catalog, *lake->io, *lake->db, o.catalog_name, o.manifest_cache_mb << 20);
   if (!lake_sql.ok()) return Fail(lake_sql.status());
   (*lake_sql)->set_write_observer(lake->write_observer.get());
 
@@ -267,6 +269,9 @@ void AddServeCommand(CLI::App& app, const LakeArgs& lake, int* exit_code) {
                   "MiB of client data buffered outside DuckDB (queued results, DoPut data, parameters)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--query-memory", o->query_memory, "DuckDB's memory limit for queries (e.g. 4GB)");
+  cmd->add_option("--manifest-cache-mb", o->manifest_cache_mb,
+                  "MiB of decoded manifests kept for planning, by Flight SQL and by REST planning each (0 = none)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--rest-port", o->rest_port, "Iceberg REST catalog HTTP port (0 = pick a free one; default: off)");
   cmd->add_option("--rest-prefix", o->rest_prefix, "the REST catalog's {prefix} path segment (default none)");
   cmd->add_option("--rest-auth", o->rest_auth, "none | bearer (--rest-tokens-file) | oauth2 (--rest-clients-file)")

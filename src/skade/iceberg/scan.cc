@@ -247,10 +247,23 @@ Result<SelectedSnapshot> SelectSnapshot(const TableMetadata& metadata,
 ScanPlanner::ScanPlanner(io::FileIO& io, const TableMetadata& metadata)
     : io_(io), metadata_(metadata), threads_(static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u))) {}
 
+Status ScanPlanner::ForEachLive(const ManifestFile& m, const ManifestReadOptions& options,
+                                const std::function<Status(const ManifestEntry&, ManifestEntry*)>& fn) {
+  if (cache_ == nullptr) {
+    return ForEachLiveEntry(io_, m, [&](ManifestEntry& entry) { return fn(entry, &entry); }, options);
+  }
+  SKADE_ASSIGN_OR_RETURN(ManifestCache::Entries entries, cache_->LiveEntries(io_, m));
+  for (const ManifestEntry& entry : *entries) SKADE_RETURN_IF_ERROR(fn(entry, nullptr));
+  return Status::Ok();
+}
+
 Result<std::vector<ManifestFile>> ScanPlanner::LoadManifests(const Snapshot& snapshot) {
   if (!snapshot.manifest_list.empty()) {
-    return ReadManifestList(io_, snapshot.manifest_list)
-        .WithContext("snapshot " + std::to_string(snapshot.snapshot_id));
+    const std::string context = "snapshot " + std::to_string(snapshot.snapshot_id);
+    if (cache_ == nullptr) return ReadManifestList(io_, snapshot.manifest_list).WithContext(context);
+    SKADE_ASSIGN_OR_RETURN(ManifestCache::List list,
+                           cache_->ManifestList(io_, snapshot.manifest_list).WithContext(context));
+    return *list;
   }
   // v1 snapshots may list manifests inline; their spec id comes from each manifest header.
   std::vector<ManifestFile> out;
@@ -295,19 +308,19 @@ Status ScanPlanner::PlanFiles(const Snapshot& snapshot, const Schema& schema,
     SKADE_ASSIGN_OR_RETURN(bool keep, keep_manifest(m));
     if (!keep) continue;
     SKADE_ASSIGN_OR_RETURN(const SpecFilter* sf, pruner.ForSpec(m.partition_spec_id));
-    SKADE_RETURN_IF_ERROR(ForEachLiveEntry(io_, m, [&](ManifestEntry& entry) -> Status {
+    SKADE_RETURN_IF_ERROR(ForEachLive(m, delete_options, [&](const ManifestEntry& entry, ManifestEntry* owned) -> Status {
       if (entry.data_file.content == DataFileContent::kData) {
         return Status::Corruption("delete manifest '" + m.manifest_path + "' lists a data file");
       }
       if (sf->partition_eval && !sf->partition_eval->Eval(entry.data_file.partition)) return Status::Ok();
       auto task = std::make_shared<DeleteFileTask>();
       task->sequence_number = entry.sequence_number.value_or(0);
-      task->file = std::move(entry.data_file);
+      task->file = owned ? std::move(owned->data_file) : entry.data_file;
       ClearStats(&task->file, kDeleteFilePathId);  // keep the file_path bounds used for matching
       ++stats_.delete_files;
       deletes.Add(std::move(task), sf->spec->is_unpartitioned());
       return Status::Ok();
-    }, delete_options));
+    }));
   }
 
   // Pass 2: data manifests, read and decoded in parallel (a few at a time, so memory stays
@@ -334,23 +347,20 @@ Status ScanPlanner::PlanFiles(const Snapshot& snapshot, const Schema& schema,
     Read out;
     const ManifestFile& m = *to_read[i].manifest;
     const SpecFilter& sf = *to_read[i].spec;
-    out.status = ForEachLiveEntry(
-        io_, m,
-        [&](ManifestEntry& entry) -> Status {
-          if (entry.data_file.content != DataFileContent::kData) {
-            return Status::Corruption("data manifest '" + m.manifest_path + "' lists a delete file");
-          }
-          ++out.files;
-          if (!pruner.KeepFile(sf, entry.data_file)) return Status::Ok();
-          FileScanTask task;
-          task.sequence_number = entry.sequence_number.value_or(0);
-          task.file = std::move(entry.data_file);
-          if (!deletes.empty()) task.deletes = deletes.For(task.file, task.sequence_number);
-          ClearStatsExcept(&task.file, kept_stats_);
-          out.tasks.push_back(std::move(task));
-          return Status::Ok();
-        },
-        options);
+    out.status = ForEachLive(m, options, [&](const ManifestEntry& entry, ManifestEntry* owned) -> Status {
+      if (entry.data_file.content != DataFileContent::kData) {
+        return Status::Corruption("data manifest '" + m.manifest_path + "' lists a delete file");
+      }
+      ++out.files;
+      if (!pruner.KeepFile(sf, entry.data_file)) return Status::Ok();
+      FileScanTask task;
+      task.sequence_number = entry.sequence_number.value_or(0);
+      task.file = owned ? std::move(owned->data_file) : entry.data_file;
+      if (!deletes.empty()) task.deletes = deletes.For(task.file, task.sequence_number);
+      ClearStatsExcept(&task.file, kept_stats_);
+      out.tasks.push_back(std::move(task));
+      return Status::Ok();
+    });
     return out;
   };
   std::function<Status(size_t, Read&)> hand_on = [&](size_t, Read& r) -> Status {
@@ -391,26 +401,23 @@ Status ScanPlanner::PlanAppends(int64_t from_exclusive, const Snapshot& to, cons
         continue;
       }
       SKADE_ASSIGN_OR_RETURN(const SpecFilter* sf, pruner.ForSpec(m.partition_spec_id));
-      SKADE_ASSIGN_OR_RETURN(auto reader, ManifestReader::Open(io_, m.manifest_path, m, options));
-      while (true) {
-        SKADE_ASSIGN_OR_RETURN(std::optional<ManifestEntry> entry, reader->Next());
-        if (!entry) break;
-        if (entry->status != ManifestEntryStatus::kAdded || entry->snapshot_id != s->snapshot_id) continue;
-        if (entry->data_file.content != DataFileContent::kData) {
+      SKADE_RETURN_IF_ERROR(ForEachLive(m, options, [&](const ManifestEntry& entry, ManifestEntry* owned) -> Status {
+        if (entry.status != ManifestEntryStatus::kAdded || entry.snapshot_id != s->snapshot_id) return Status::Ok();
+        if (entry.data_file.content != DataFileContent::kData) {
           return Status::Corruption("data manifest '" + m.manifest_path + "' lists a delete file");
         }
         ++stats_.data_files_total;
-        if (!pruner.KeepFile(*sf, entry->data_file)) {
+        if (!pruner.KeepFile(*sf, entry.data_file)) {
           ++stats_.data_files_skipped;
-          continue;
+          return Status::Ok();
         }
         FileScanTask task;
-        task.sequence_number = entry->sequence_number.value_or(0);
-        task.file = std::move(entry->data_file);
+        task.sequence_number = entry.sequence_number.value_or(0);
+        task.file = owned ? std::move(owned->data_file) : entry.data_file;
         ClearStatsExcept(&task.file, kept_stats_);
         stats_.record_count += task.file.record_count;
-        SKADE_RETURN_IF_ERROR(sink(std::move(task)));
-      }
+        return sink(std::move(task));
+      }));
     }
   }
   return Status::Ok();
@@ -466,15 +473,16 @@ Result<ScanPlanner::ManifestCounts> ScanPlanner::CountFromManifests(const Snapsh
       }
       continue;
     }
-    SKADE_RETURN_IF_ERROR(ForEachLiveEntry(io_, m, [&](ManifestEntry& entry) {
-      if (entry.data_file.content == DataFileContent::kData) {
-        ++counts.data_files;
-        counts.record_count += entry.data_file.record_count;
-      } else {
-        ++counts.delete_files;
-      }
-      return Status::Ok();
-    }, ManifestReadOptions{std::vector<int>{}, /*split_offsets=*/false}));
+    SKADE_RETURN_IF_ERROR(ForEachLive(m, ManifestReadOptions{std::vector<int>{}, /*split_offsets=*/false},
+                                      [&](const ManifestEntry& entry, ManifestEntry*) {
+                                        if (entry.data_file.content == DataFileContent::kData) {
+                                          ++counts.data_files;
+                                          counts.record_count += entry.data_file.record_count;
+                                        } else {
+                                          ++counts.delete_files;
+                                        }
+                                        return Status::Ok();
+                                      }));
   }
   return counts;
 }

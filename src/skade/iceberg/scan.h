@@ -15,6 +15,7 @@
 #include "skade/base/status.h"
 #include "skade/iceberg/expression.h"
 #include "skade/iceberg/manifest.h"
+#include "skade/iceberg/manifest_cache.h"
 #include "skade/iceberg/table_metadata.h"
 #include "skade/io/file_io.h"
 
@@ -111,13 +112,22 @@ class ScanPlanner {
   // sink in order, on the calling thread); default: the cores, at most 4. 1 reads them on the
   // calling thread.
   void set_threads(int threads) { threads_ = threads < 1 ? 1 : threads; }
+  // Reads manifest lists and manifests through `cache` (borrowed, thread-safe; null for none):
+  // a long-running process plans again after a commit reading only what the commit added.
+  void set_cache(ManifestCache* cache) { cache_ = cache; }
 
  private:
+  // Calls fn(entry, owned) for each live entry of `m`: from the cache when one is set (owned is
+  // null: copy what is kept), else decoded with `options` (owned is the entry: move from it).
+  Status ForEachLive(const ManifestFile& m, const ManifestReadOptions& options,
+                     const std::function<Status(const ManifestEntry&, ManifestEntry*)>& fn);
+
   io::FileIO& io_;
   const TableMetadata& metadata_;
   PlanStats stats_;
   std::set<int> kept_stats_;
   int threads_;
+  ManifestCache* cache_ = nullptr;
 };
 
 }  // namespace skade::iceberg

@@ -63,6 +63,11 @@ Status DelegatingFileIO::Delete(std::string_view location) {
   return t.io->Delete(t.location);
 }
 
+std::string DelegatingFileIO::ResolvedLocation(std::string_view location) {
+  Result<Target> t = Route(location);
+  return t.ok() ? t->io->ResolvedLocation(t->location) : std::string(location);
+}
+
 void DelegatingFileIO::ApplyStorageConfig(std::string_view prefix,
                                           const std::map<std::string, std::string>& config) {
   Result<Target> t = Route(prefix);

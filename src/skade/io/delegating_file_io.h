@@ -29,6 +29,8 @@ class DelegatingFileIO : public FileIO {
   Status Update(std::string_view location, const Change& change) override;
   Result<std::vector<FileInfo>> List(std::string_view prefix) override;
   Status Delete(std::string_view location) override;
+  // The target's answer for the routed location; `location` itself when it goes nowhere.
+  std::string ResolvedLocation(std::string_view location) override;
   // Forwarded to where `prefix` goes; a prefix that goes nowhere is ignored.
   void ApplyStorageConfig(std::string_view prefix,
                           const std::map<std::string, std::string>& config) override;

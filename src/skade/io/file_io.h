@@ -83,6 +83,9 @@ class FileIO {
   // Deletes a file; deleting an absent file is Ok.
   virtual Status Delete(std::string_view location) = 0;
 
+  // Where this FileIO reads `location` (after any relocation or routing): two locations with
+  // the same answer are the same file. The default is `location` itself.
+  virtual std::string ResolvedLocation(std::string_view location) { return std::string(location); }
   // Storage settings a catalog vends for the locations under `prefix` (an Iceberg REST
   // loadTable's `config` and `storage-credentials`; vended_s3_file_io.h names the keys used).
   // A FileIO that reaches such storage uses them for those locations from then on; the others

@@ -109,6 +109,8 @@ class LocalFileIO final : public FileIO {
     return CreateNew(location, data, /*sync=*/false);
   }
 
+  std::string ResolvedLocation(std::string_view location) override { return LocalPath(location); }
+
   Status SyncFiles(const std::vector<std::string>& locations) override {
     for (const std::string& location : locations) {
       const std::string path = LocalPath(location);

@@ -284,7 +284,11 @@ Result<catalog::Namespace> NamespaceFromPath(const std::string& segment) {
 }
 
 CatalogApi::CatalogApi(catalog::Catalog& catalog, io::FileIO& io, const RestOptions& options)
-    : catalog_(catalog), io_(io), options_(options), plans_(PlanStoreOptions{options.plan_ttl}) {}
+    : catalog_(catalog),
+      io_(io),
+      options_(options),
+      plans_(PlanStoreOptions{options.plan_ttl}),
+      manifests_(options.plan_manifest_cache_bytes) {}
 
 RestStats CatalogApi::stats() const {
   RestStats s;

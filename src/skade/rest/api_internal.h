@@ -17,6 +17,7 @@
 
 #include "skade/base/status.h"
 #include "skade/catalog/catalog.h"
+#include "skade/iceberg/manifest_cache.h"
 #include "skade/events/commit_event.h"
 #include "skade/iceberg/expression.h"
 #include "skade/io/file_io.h"
@@ -156,6 +157,7 @@ class CatalogApi {
   const RestOptions& options_;
   BodyCache bodies_;
   PlanStore plans_;
+  iceberg::ManifestCache manifests_;
   std::mutex details_mu_;
   std::map<std::string, TableDetail> details_;
   std::atomic<int64_t> commits_{0};

@@ -51,6 +51,9 @@ struct RestOptions {
   size_t plan_page_tasks = 1000;
   size_t plan_async_manifests = 64;
   std::chrono::seconds plan_ttl{600};
+  // Decoded manifest lists and manifests kept across plans (iceberg/manifest_cache.h), about
+  // this many bytes: a plan after a commit reads only what the commit added.
+  int64_t plan_manifest_cache_bytes = int64_t{256} << 20;
   // Concurrent change-feed streams (GET /v1/{prefix}/events/stream, Server-Sent Events) at
   // most; each holds one of the server's threads. 0 = half of `threads`. A comment line every
 // second keeps proxies from closing an idle stream and lets the server notice a client that

@@ -13,14 +13,14 @@ namespace skade::sql {
 using engine::QuoteIdentifier;
 
 Result<std::unique_ptr<LakeSql>> LakeSql::Open(catalog::Catalog& catalog, io::FileIO& io, engine::Database& db,
-                                               std::string catalog_name) {
+                                               std::string catalog_name, int64_t manifest_cache_bytes) {
   if (catalog_name.empty()) return Status::InvalidArgument("empty SQL catalog name");
   SKADE_ASSIGN_OR_RETURN(auto attached, db.QueryRows("SELECT 1 FROM duckdb_databases() WHERE database_name = " +
                                                      engine::QuoteString(catalog_name)));
   if (attached.empty()) {
     SKADE_RETURN_IF_ERROR(db.Execute("ATTACH ':memory:' AS " + QuoteIdentifier(catalog_name)));
   }
-  return std::unique_ptr<LakeSql>(new LakeSql(catalog, io, db, std::move(catalog_name)));
+  return std::unique_ptr<LakeSql>(new LakeSql(catalog, io, db, std::move(catalog_name), manifest_cache_bytes));
 }
 
 std::optional<std::string> LakeSql::SchemaName(const catalog::Namespace& ns) {
@@ -124,12 +124,16 @@ class TableScanSource final : public engine::ScanSource {
  public:
   static constexpr size_t kCacheBytes = size_t{8} << 20;
 
-  explicit TableScanSource(std::unique_ptr<table::Table> table) : table_(std::move(table)) {}
+  // Plans `table` through `cache` (kept alive as long as this source).
+  TableScanSource(std::unique_ptr<table::Table> table, std::shared_ptr<iceberg::ManifestCache> cache)
+      : cache_(std::move(cache)), table_(std::move(table)) {
+    table_->set_manifest_cache(cache_.get());
+  }
   Result<engine::ScanPlan> Plan(const engine::PushedScan& scan) override {
     std::string key = scan.filter ? scan.filter->sql() : std::string();
     for (const std::string& c : scan.columns) key += '\n' + c;
     std::lock_guard<std::mutex> lock(mu_);  // a Table is not thread-safe
-    if (auto it = cache_.find(key); it != cache_.end()) {
+    if (auto it = plans_.find(key); it != plans_.end()) {
       order_.splice(order_.begin(), order_, it->second.position);
       return it->second.plan;
     }
@@ -156,19 +160,20 @@ class TableScanSource final : public engine::ScanSource {
     const size_t bytes = key.size() + plan.sql.size();
     if (bytes > kCacheBytes) return;
     while (!order_.empty() && cached_bytes_ + bytes > kCacheBytes) {
-      auto victim = cache_.find(order_.back());
+      auto victim = plans_.find(order_.back());
       cached_bytes_ -= victim->first.size() + victim->second.plan.sql.size();
-      cache_.erase(victim);
+      plans_.erase(victim);
       order_.pop_back();
     }
     order_.push_front(key);
-    cache_.emplace(std::move(key), Cached{plan, order_.begin()});
+    plans_.emplace(std::move(key), Cached{plan, order_.begin()});
     cached_bytes_ += bytes;
   }
 
+  std::shared_ptr<iceberg::ManifestCache> cache_;
   std::mutex mu_;
   std::unique_ptr<table::Table> table_;
-  std::map<std::string, Cached> cache_;
+  std::map<std::string, Cached> plans_;
   std::list<std::string> order_;
   size_t cached_bytes_ = 0;
 };
@@ -213,7 +218,7 @@ Result<std::unique_ptr<table::Table>> LakeSql::SyncView(const catalog::TableIden
   std::string view_sql;
   if (pushdown_) {
     SKADE_ASSIGN_OR_RETURN(engine::ScanSourceInfo info, ScanSourceOf(*table));
-    info.source = std::make_shared<TableScanSource>(table->Clone());
+    info.source = std::make_shared<TableScanSource>(table->Clone(), manifest_cache_);
     view.scan_token = db_.scans().Register(std::move(info));
     view_sql = engine::PushdownScanSql(view.scan_token);
   } else {

@@ -20,6 +20,7 @@
 #include "skade/engine/database.h"
 #include "skade/io/file_io.h"
 #include "skade/engine/user_sql.h"
+#include "skade/iceberg/manifest_cache.h"
 #include "skade/table/table.h"
 
 namespace skade::sql {
@@ -31,7 +32,8 @@ class LakeSql {
   // database must have attached it before the lock-down (engine::DatabaseOptions), since
   // ATTACH is refused afterwards.
   static Result<std::unique_ptr<LakeSql>> Open(catalog::Catalog& catalog, io::FileIO& io, engine::Database& db,
-                                               std::string catalog_name);
+                                               std::string catalog_name,
+                                               int64_t manifest_cache_bytes = kManifestCacheBytes);
 
   // Retires the scan sources of its views (engine::ScanSources::Retire).
   ~LakeSql();
@@ -47,6 +49,11 @@ class LakeSql {
   void set_pushdown(bool on);
   // Told about every write through this object that fails (borrowed; null for none).
   void set_write_observer(table::WriteObserver* observer) { write_observer_ = observer; }
+  // The decoded manifest lists and manifests that views' scans plan with, shared by every
+  // table and snapshot (iceberg/manifest_cache.h): after a commit, a query plans reading only
+  // what the commit added. kManifestCacheBytes unless Open was told otherwise.
+  iceberg::ManifestCache& manifest_cache() { return *manifest_cache_; }
+  static constexpr int64_t kManifestCacheBytes = int64_t{256} << 20;
 
   // "a.b" for namespace [a, b]; nullopt when a level contains '.' (it cannot be a schema).
   static std::optional<std::string> SchemaName(const catalog::Namespace& ns);
@@ -105,8 +112,13 @@ class LakeSql {
   // AS or a creating ingest whose rows fail leaves the catalog as it was.
   Result<int64_t> FillNewTable(const catalog::TableIdent& ident, const engine::WriteSource& source,
                                const std::optional<std::string>& replaced_metadata);
-  LakeSql(catalog::Catalog& catalog, io::FileIO& io, engine::Database& db, std::string catalog_name)
-      : catalog_(catalog), io_(io), db_(db), catalog_name_(std::move(catalog_name)) {}
+  LakeSql(catalog::Catalog& catalog, io::FileIO& io, engine::Database& db, std::string catalog_name,
+          int64_t manifest_cache_bytes)
+      : catalog_(catalog),
+        io_(io),
+        db_(db),
+        catalog_name_(std::move(catalog_name)),
+        manifest_cache_(std::make_shared<iceberg::ManifestCache>(manifest_cache_bytes)) {}
   // Creates the DuckDB schema once (DDL from many sessions at once would conflict in DuckDB's
   // catalog, so it runs under mu_).
   Status EnsureSchemaLocked(const std::string& schema);
@@ -115,6 +127,8 @@ class LakeSql {
   io::FileIO& io_;
   engine::Database& db_;
   std::string catalog_name_;
+  // Shared with the views' scan sources, which statements may hold after this object is gone.
+  std::shared_ptr<iceberg::ManifestCache> manifest_cache_;
   table::WriteObserver* write_observer_ = nullptr;
   std::set<std::string> skipped_namespaces_;  // logged once each (guarded by mu_)
   std::mutex mu_;

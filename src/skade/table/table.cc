@@ -17,6 +17,7 @@
 #include "skade/base/uuid.h"
 #include "skade/engine/sql_filter.h"
 #include "skade/iceberg/manifest.h"
+#include "skade/iceberg/manifest_cache.h"
 #include "skade/iceberg/table_update.h"
 
 namespace skade::table {
@@ -78,6 +79,7 @@ Result<engine::IcebergScan> Table::PlanRead(const ReadOptions& options) {
     SKADE_ASSIGN_OR_RETURN(filter, engine::SqlToIcebergFilter(db_, *options.where, *selected.schema));
   }
   iceberg::ScanPlanner planner(read_io(), m);
+  planner.set_cache(manifest_cache_);
   SKADE_ASSIGN_OR_RETURN(scan.tasks, planner.PlanAll(*selected.snapshot, *selected.schema, filter));
   scan.locations = locations_;
   return scan;
@@ -103,6 +105,7 @@ Result<int64_t> Table::Count(const ReadOptions& options) {
   if (selected.snapshot == nullptr) return 0;
   if (!options.where) {
     iceberg::ScanPlanner planner(read_io(), m);
+    planner.set_cache(manifest_cache_);
     SKADE_ASSIGN_OR_RETURN(auto counts, planner.CountFromManifests(*selected.snapshot));
     if (counts.delete_files == 0) return counts.record_count;
   }

@@ -27,6 +27,10 @@
 #include "skade/table/snapshot_lineage.h"
 #include "skade/table/write_observer.h"
 
+namespace skade::iceberg {
+class ManifestCache;  // iceberg/manifest_cache.h
+}  // namespace skade::iceberg
+
 namespace skade::table {
 
 struct PendingSnapshot;  // commit_internal.h
@@ -231,6 +235,9 @@ class Table : public IcebergSource, public IcebergSink {
   const SnapshotLineage& snapshot_lineage() const { return lineage_; }
   // Told about every write of this object that fails (borrowed; null for none).
   void set_write_observer(WriteObserver* observer) { observer_ = observer; }
+  // Reads manifest lists and manifests through `cache` when planning reads (borrowed,
+  // thread-safe; null for none; see iceberg/manifest_cache.h).
+  void set_manifest_cache(iceberg::ManifestCache* cache) { manifest_cache_ = cache; }
 
   // Table property: "false" commits each append on its own (no coalescing; one catalog commit
   // per append, conflicting ones retried).
@@ -289,6 +296,7 @@ class Table : public IcebergSource, public IcebergSink {
   io::LocationMap locations_;
   SnapshotLineage lineage_;
   WriteObserver* observer_ = nullptr;
+  iceberg::ManifestCache* manifest_cache_ = nullptr;
   std::shared_ptr<AppendQueue> append_queue_;  // taken at the first append
 };
 
