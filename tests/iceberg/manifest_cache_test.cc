@@ -56,14 +56,29 @@ class CountingFileIO final : public io::FileIO {
 
 // A task as text: file, sequence number, records, kept metrics and its deletes.
 std::string Describe(const FileScanTask& t) {
-  std::string s = t.file.file_path + " seq=" + std::to_string(t.sequence_number) +
-                  " rows=" + std::to_string(t.file.record_count) +
-                  " parts=" + std::to_string(t.file.partition.size()) +
-                  " lower=" + std::to_string(t.file.lower_bounds.size()) + " first_row_id=" +
-                  (t.file.first_row_id ? std::to_string(*t.file.first_row_id) : "-");
+  const DataFile& f = t.file;
+  std::string s = f.file_path + " seq=" + std::to_string(t.sequence_number) +
+                  " rows=" + std::to_string(f.record_count) +
+                  " size=" + std::to_string(f.file_size_in_bytes) +
+                  " spec=" + std::to_string(f.spec_id) +
+                  " format=" + std::string(FileFormatName(f.file_format)) +
+                  " first_row_id=" + (f.first_row_id ? std::to_string(*f.first_row_id) : "-") +
+                  " sort=" + (f.sort_order_id ? std::to_string(*f.sort_order_id) : "-") +
+                  " key=" + f.key_metadata.value_or("-") + " counts=" +
+                  std::to_string(f.value_counts.size() + f.null_value_counts.size() +
+                                 f.column_sizes.size() + f.nan_value_counts.size());
+  for (const auto& p : f.partition) s += " p=" + (p ? p->ToString() : std::string("null"));
+  for (const auto& [id, b] : f.lower_bounds) s += " lo" + std::to_string(id) + "=" + b;
+  for (const auto& [id, b] : f.upper_bounds) s += " hi" + std::to_string(id) + "=" + b;
   std::vector<std::string> deletes;
-  for (const auto& d : t.deletes)
-    deletes.push_back(d->file.file_path + "@" + std::to_string(d->sequence_number));
+  for (const auto& d : t.deletes) {
+    std::string eq;
+    for (int id : d->file.equality_ids) eq += "," + std::to_string(id);
+    deletes.push_back(d->file.file_path + "@" + std::to_string(d->sequence_number) + " eq" + eq +
+                      " ref=" + d->file.referenced_data_file.value_or("-") +
+                      " dv=" + std::to_string(d->file.content_offset.value_or(-1)) + "/" +
+                      std::to_string(d->file.content_size_in_bytes.value_or(-1)));
+  }
   std::sort(deletes.begin(), deletes.end());
   for (const auto& d : deletes) s += " del=" + d;
   return s;

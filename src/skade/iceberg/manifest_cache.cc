@@ -1,5 +1,6 @@
 #include "skade/iceberg/manifest_cache.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace skade::iceberg {
@@ -26,6 +27,17 @@ int64_t EntryBytes(const ManifestEntry& e) {
   return bytes;
 }
 
+// What `options` decode, as text: "*" for every metric, else the field ids; "s" with split
+// offsets.
+std::string OptionsKey(const ManifestReadOptions& options) {
+  std::string key = options.split_offsets ? "s" : "";
+  if (!options.metric_field_ids) return key + "*";
+  std::vector<int> ids = *options.metric_field_ids;
+  std::sort(ids.begin(), ids.end());
+  for (int id : ids) key += "," + std::to_string(id);
+  return key;
+}
+
 int64_t ListBytes(const std::vector<ManifestFile>& list) {
   int64_t bytes = 0;
   for (const ManifestFile& m : list) {
@@ -43,7 +55,8 @@ int64_t ListBytes(const std::vector<ManifestFile>& list) {
 ManifestCache::ManifestCache(int64_t capacity_bytes) : capacity_bytes_(capacity_bytes) {}
 
 Result<ManifestCache::Entries> ManifestCache::LiveEntries(io::FileIO& io,
-                                                          const ManifestFile& manifest) {
+                                                          const ManifestFile& manifest,
+                                                          const ManifestReadOptions& options) {
   // What the entries inherit from the list row is part of the key: the same file listed with
   // other values decodes to other entries.
   const std::string key = "m|" + io.ResolvedLocation(manifest.manifest_path) + "|" +
@@ -51,11 +64,10 @@ Result<ManifestCache::Entries> ManifestCache::LiveEntries(io::FileIO& io,
                           std::to_string(manifest.sequence_number) + "|" +
                           std::to_string(manifest.added_snapshot_id) + "|" +
                           std::to_string(manifest.partition_spec_id) + "|" +
-                          (manifest.first_row_id ? std::to_string(*manifest.first_row_id) : "-");
+                          (manifest.first_row_id ? std::to_string(*manifest.first_row_id) : "-") +
+                          "|" + OptionsKey(options);
   if (auto held = Find(key))
     return std::static_pointer_cast<const std::vector<ManifestEntry>>(held);
-  ManifestReadOptions options;
-  options.split_offsets = false;  // tasks drop them
   auto entries = std::make_shared<std::vector<ManifestEntry>>();
   int64_t bytes = static_cast<int64_t>(key.size());
   SKADE_RETURN_IF_ERROR(ForEachLiveEntry(

@@ -28,12 +28,12 @@ class ManifestCache {
   using Entries = std::shared_ptr<const std::vector<ManifestEntry>>;
   using List = std::shared_ptr<const std::vector<ManifestFile>>;
 
-  // The live entries (ADDED and EXISTING) of `manifest`, every field and column metric decoded
-  // except split offsets, with sequence numbers and row ids inherited from the list row
-  // (ManifestReader). Read through `io` on a miss; errors as ManifestReader's, never cached. A
-  // manifest is known by where `io` reads it (FileIO::ResolvedLocation), its length and the
-  // list-row values its entries inherit.
-  Result<Entries> LiveEntries(io::FileIO& io, const ManifestFile& manifest);
+  // The live entries (ADDED and EXISTING) of `manifest` decoded with `options` (the column
+  // metrics a scan uses; kept apart per set of metrics, which is what keeps them small), with
+  // sequence numbers and row ids inherited from the list row (ManifestReader). Read through
+  // `io` on a miss; errors as ManifestReader's, never cached. A manifest is known by where `io`
+  // reads it (FileIO::ResolvedLocation), its length and the list-row values its entries inherit.
+  Result<Entries> LiveEntries(io::FileIO& io, const ManifestFile& manifest, const ManifestReadOptions& options);
   // The rows of the manifest list at `location` (ReadManifestList), read through `io` on a miss.
   Result<List> ManifestList(io::FileIO& io, std::string_view location);
 

@@ -141,6 +141,40 @@ void ClearStatsExcept(DataFile* f, const std::set<int>& keep) {
   f->split_offsets.clear();
 }
 
+// A task's copy of a cached data file: everything but the per-column metrics, of which only
+// those of `keep` (what ClearStatsExcept leaves, without copying the rest first).
+DataFile CopyForTask(const DataFile& f, const std::set<int>& keep) {
+  DataFile out;
+  out.content = f.content;
+  out.file_path = f.file_path;
+  out.file_format = f.file_format;
+  out.spec_id = f.spec_id;
+  out.partition = f.partition;
+  out.record_count = f.record_count;
+  out.file_size_in_bytes = f.file_size_in_bytes;
+  out.key_metadata = f.key_metadata;
+  out.equality_ids = f.equality_ids;
+  out.sort_order_id = f.sort_order_id;
+  out.first_row_id = f.first_row_id;
+  out.referenced_data_file = f.referenced_data_file;
+  out.content_offset = f.content_offset;
+  out.content_size_in_bytes = f.content_size_in_bytes;
+  if (!keep.empty()) {
+    auto take = [&](const auto& from, auto& to) {
+      for (const auto& kv : from) {
+        if (keep.count(kv.first)) to.insert(kv);
+      }
+    };
+    take(f.column_sizes, out.column_sizes);
+    take(f.value_counts, out.value_counts);
+    take(f.null_value_counts, out.null_value_counts);
+    take(f.nan_value_counts, out.nan_value_counts);
+    take(f.lower_bounds, out.lower_bounds);
+    take(f.upper_bounds, out.upper_bounds);
+  }
+  return out;
+}
+
 // The field ids the predicates of a bound expression refer to.
 void CollectFieldIds(const ExprPtr& expr, std::set<int>* ids) {
   if (expr->is_predicate() && expr->is_bound()) ids->insert(expr->field_id());
@@ -252,7 +286,7 @@ Status ScanPlanner::ForEachLive(const ManifestFile& m, const ManifestReadOptions
   if (cache_ == nullptr) {
     return ForEachLiveEntry(io_, m, [&](ManifestEntry& entry) { return fn(entry, &entry); }, options);
   }
-  SKADE_ASSIGN_OR_RETURN(ManifestCache::Entries entries, cache_->LiveEntries(io_, m));
+  SKADE_ASSIGN_OR_RETURN(ManifestCache::Entries entries, cache_->LiveEntries(io_, m, options));
   for (const ManifestEntry& entry : *entries) SKADE_RETURN_IF_ERROR(fn(entry, nullptr));
   return Status::Ok();
 }
@@ -315,8 +349,12 @@ Status ScanPlanner::PlanFiles(const Snapshot& snapshot, const Schema& schema,
       if (sf->partition_eval && !sf->partition_eval->Eval(entry.data_file.partition)) return Status::Ok();
       auto task = std::make_shared<DeleteFileTask>();
       task->sequence_number = entry.sequence_number.value_or(0);
-      task->file = owned ? std::move(owned->data_file) : entry.data_file;
-      ClearStats(&task->file, kDeleteFilePathId);  // keep the file_path bounds used for matching
+      if (owned) {
+        task->file = std::move(owned->data_file);
+        ClearStats(&task->file, kDeleteFilePathId);  // keep the file_path bounds used for matching
+      } else {
+        task->file = CopyForTask(entry.data_file, {kDeleteFilePathId});
+      }
       ++stats_.delete_files;
       deletes.Add(std::move(task), sf->spec->is_unpartitioned());
       return Status::Ok();
@@ -355,9 +393,13 @@ Status ScanPlanner::PlanFiles(const Snapshot& snapshot, const Schema& schema,
       if (!pruner.KeepFile(sf, entry.data_file)) return Status::Ok();
       FileScanTask task;
       task.sequence_number = entry.sequence_number.value_or(0);
-      task.file = owned ? std::move(owned->data_file) : entry.data_file;
+      if (owned) {
+        task.file = std::move(owned->data_file);
+        ClearStatsExcept(&task.file, kept_stats_);
+      } else {
+        task.file = CopyForTask(entry.data_file, kept_stats_);
+      }
       if (!deletes.empty()) task.deletes = deletes.For(task.file, task.sequence_number);
-      ClearStatsExcept(&task.file, kept_stats_);
       out.tasks.push_back(std::move(task));
       return Status::Ok();
     });
@@ -413,8 +455,12 @@ Status ScanPlanner::PlanAppends(int64_t from_exclusive, const Snapshot& to, cons
         }
         FileScanTask task;
         task.sequence_number = entry.sequence_number.value_or(0);
-        task.file = owned ? std::move(owned->data_file) : entry.data_file;
-        ClearStatsExcept(&task.file, kept_stats_);
+        if (owned) {
+          task.file = std::move(owned->data_file);
+          ClearStatsExcept(&task.file, kept_stats_);
+        } else {
+          task.file = CopyForTask(entry.data_file, kept_stats_);
+        }
         stats_.record_count += task.file.record_count;
         return sink(std::move(task));
       }));
