@@ -43,13 +43,14 @@ Result<Catalog> OpenCatalog(const std::string& dir, bool group_commit) { return 
 
 Result<catalog::TableIdent> CreateTable(catalog::Catalog& cat, const std::string& name,
                                         iceberg::SchemaPtr schema, iceberg::PartitionSpecPtr spec,
-                                        bool coalesce = true) {
+                                        bool coalesce = true, bool snapshot_per_batch = false) {
   SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident, catalog::TableIdent::Parse("bench." + name));
   catalog::CreateTableRequest req;
   req.schema = std::move(schema);
   req.spec = std::move(spec);
   req.properties["write.parquet.compression-codec"] = "zstd";  // as `skade create` sets it
   if (!coalesce) req.properties[table::Table::kCoalesceAppendsProperty] = "false";
+  if (snapshot_per_batch) req.properties[table::Table::kSnapshotPerBatchProperty] = "true";
   SKADE_RETURN_IF_ERROR(cat.CreateTable(ident, req));
   return ident;
 }
@@ -241,7 +242,8 @@ SmallResult RunWriters(int writers, int ops, const std::function<Result<Worker>(
 
 // `writers` threads, each appending `commits` one-row batches; one table, or one per writer.
 Result<SmallResult> RunSmallAppends(engine::Database& db, const std::string& dir, bool group_commit,
-                                    bool table_per_writer, bool coalesce, int writers, int commits) {
+                                    bool table_per_writer, bool coalesce, bool snapshot_per_batch, int writers,
+                                    int commits) {
   SKADE_ASSIGN_OR_RETURN(Catalog cat, OpenCatalog(dir, group_commit));
   SKADE_ASSIGN_OR_RETURN(iceberg::SchemaPtr schema,
                          engine::SchemaFromColumnDefinitions("w INTEGER, c BIGINT"));
@@ -250,7 +252,8 @@ Result<SmallResult> RunSmallAppends(engine::Database& db, const std::string& dir
   std::vector<catalog::TableIdent> idents;
   for (int w = 0; w < (table_per_writer ? writers : 1); ++w) {
     SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident,
-                           CreateTable(*cat.catalog, "t" + std::to_string(w), schema, spec, coalesce));
+                           CreateTable(*cat.catalog, "t" + std::to_string(w), schema, spec, coalesce,
+                                       snapshot_per_batch));
     idents.push_back(ident);
   }
   SmallResult result = RunWriters(
@@ -363,16 +366,20 @@ int RunSmall(engine::Database& db, const std::string& dir, int writers, int comm
     PrintSmall(label, *r);
   }
   for (bool per_writer : {false, true}) {
-    for (bool coalesce : {true, false}) {
+    // Coalescing off, on (a snapshot per append), on with a snapshot per batch (table property).
+    for (int coalescing : {1, 2, 0}) {
+      const bool coalesce = coalescing > 0, per_batch = coalescing == 2;
       // Group commit matters across tables; coalescing within one.
       for (bool group : {true, false}) {
         if ((!group && coalesce) || (coalesced_only && !coalesce)) continue;
+        if (per_writer && per_batch) continue;  // one writer per table: batches of one
         std::string label = std::string("appends, ") + std::to_string(writers) + " writers x " +
                             std::to_string(commits) + " one-row commits, " +
                             (per_writer ? "one table per writer" : "one shared table") + ", coalescing " +
-                            (coalesce ? "on" : "off") + ", group commit " + (group ? "on" : "off");
-        auto r = RunSmallAppends(db, dir + "/small-" + std::to_string(k++), group, per_writer, coalesce, writers,
-                                 commits);
+                            (per_batch ? "on, a snapshot per batch" : coalesce ? "on" : "off") + ", group commit " +
+                            (group ? "on" : "off");
+        auto r = RunSmallAppends(db, dir + "/small-" + std::to_string(k++), group, per_writer, coalesce, per_batch,
+                                 writers, commits);
         if (!r.ok()) {
           std::cerr << "ingest_bench: " << label << ": " << r.status().ToString() << "\n";
           return 1;

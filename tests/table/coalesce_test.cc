@@ -28,6 +28,8 @@
 #include "skade/base/clock.h"
 #include "skade/events/bus.h"
 #include "skade/events/watcher.h"
+#include "skade/iceberg/scan.h"
+#include "skade/io/location.h"
 #include "skade/io/delegating_file_io.h"
 #include "skade/table/commit_stream.h"
 #include "skade/table/table.h"
@@ -41,14 +43,19 @@ using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
 // Forwards to a local FileIO. It can hold the first manifest-list write until `hold_until`
-// manifests of appends were created (then the appends that arrived meanwhile queue up behind
-// the batch being committed), fail the next manifest-list write or file sync, and records the
-// files synced.
+// manifests of appends were created, or until a folder holds that many files (then the appends
+// that arrived meanwhile queue up behind the batch being committed), fail the next
+// manifest-list write or file sync, and records the files synced.
 class GateFileIO final : public io::DelegatingFileIO {
  public:
   explicit GateFileIO(io::FileIO& base) : base_(base) {}
 
   void HoldFirstListUntil(int manifests) { hold_until_ = manifests; }
+  // For appends that write no manifest of their own: until `folder` holds `files` files.
+  void HoldFirstListUntilFilesIn(const std::string& folder, int files) {
+    hold_folder_ = folder;
+    hold_until_ = files;
+  }
   void FailNextListWrites() { fail_lists_ = true; }
   void FailNextSyncFiles() { fail_syncs_ = true; }
   int list_writes() const { return list_writes_; }
@@ -81,7 +88,8 @@ class GateFileIO final : public io::DelegatingFileIO {
       ++list_writes_;
       std::unique_lock<std::mutex> lock(mu_);
       if (hold_until_ > 0) {
-        cv_.wait_for(lock, 20s, [&] { return manifests_ >= hold_until_; });
+        const auto deadline = std::chrono::steady_clock::now() + 20s;
+        while (Held() < hold_until_ && std::chrono::steady_clock::now() < deadline) cv_.wait_for(lock, 5ms);
         hold_until_ = 0;
         lock.unlock();
         std::this_thread::sleep_for(100ms);  // the last ones reach the queue
@@ -97,11 +105,21 @@ class GateFileIO final : public io::DelegatingFileIO {
     return create();
   }
 
+  // What the first list waits for (under mu_): manifests, or files in hold_folder_ (polled).
+  int Held() {
+    if (hold_folder_.empty()) return manifests_;
+    int files = 0;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(hold_folder_, ec)) files += e.is_regular_file() ? 1 : 0;
+    return files;
+  }
+
   io::FileIO& base_;
   std::mutex mu_;
   std::condition_variable cv_;
   int manifests_ = 0;
   int hold_until_ = 0;
+  std::string hold_folder_;
   std::set<std::string> synced_files_;
   std::atomic<bool> fail_lists_{false};
   std::atomic<bool> fail_syncs_{false};
@@ -159,6 +177,9 @@ class CoalesceTest : public testing::LakeTest {
     }
     return out;
   }
+
+  // Kills writer processes appending to table "t" (the test's body below).
+  void KillWhileAppending();
 
   std::unique_ptr<GateFileIO> gate_;
 };
@@ -253,6 +274,177 @@ TEST_F(CoalesceTest, ConcurrentAppendsShareCommitsEachWithItsOwnSnapshotAndCommi
   ASSERT_TRUE(count.ok()) << count.status().ToString();
   EXPECT_EQ(*count, kTotal / 2);
   watcher->reset();
+}
+
+// Table::kSnapshotPerBatchProperty: the appends of one batch share a snapshot and a manifest
+// the batch writes; each is acknowledged with that snapshot and its commit_seq but counts its
+// own rows; the log and the table hold one entry and one snapshot per batch; every row is
+// there once, each snapshot's reads hold the rows up to it, and nothing is left unsynced or
+// unreferenced.
+TEST_F(CoalesceTest, WithSnapshotPerBatchTheAppendsOfABatchShareOneSnapshotAndManifest) {
+  std::unique_ptr<Table> created =
+      CreateTable("t", "w INTEGER, c INTEGER", "", {{Table::kSnapshotPerBatchProperty, "true"}});
+  ASSERT_TRUE(created);
+  auto after = catalog_->LatestCommitSeq();
+  ASSERT_TRUE(after.ok());
+  constexpr int kWriters = 8, kEach = 6, kTotal = kWriters * kEach;
+  // The first batch waits until every writer has written its data file (and so queued).
+  gate_->HoldFirstListUntilFilesIn(io::JoinLocation(io::LocalPath(created->metadata().location), "data"), kWriters);
+  std::vector<Appended> appended = AppendConcurrently(Ident("t"), kWriters, kEach);
+
+  std::map<int64_t, std::vector<const Appended*>> by_snapshot;
+  std::map<int64_t, int64_t> seq_of_snapshot;
+  for (const Appended& a : appended) {
+    ASSERT_TRUE(a.outcome.ok()) << a.w << "/" << a.c << ": " << a.outcome.status().ToString();
+    EXPECT_EQ(a.outcome->added_records, 1);
+    EXPECT_EQ(a.outcome->added_files, 1);
+    by_snapshot[a.outcome->snapshot_id].push_back(&a);
+    auto [it, fresh] = seq_of_snapshot.emplace(a.outcome->snapshot_id, a.outcome->commit_seq);
+    EXPECT_EQ(it->second, a.outcome->commit_seq) << "the appends of one snapshot were told different commit_seqs";
+  }
+  size_t largest = 0;
+  for (const auto& [id, group] : by_snapshot) largest = std::max(largest, group.size());
+  EXPECT_GE(largest, static_cast<size_t>(kWriters - 1)) << "the writers queued behind the first batch share no snapshot";
+
+  // The log: one entry per snapshot, dense, with that snapshot's rows.
+  auto log = catalog_->CommitsSince(*after, 1000);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  ASSERT_EQ(log->size(), by_snapshot.size());
+  std::vector<int64_t> order;  // snapshot ids in commit order
+  for (size_t k = 0; k < log->size(); ++k) {
+    const catalog::CommitLogEntry& e = (*log)[k];
+    EXPECT_EQ(e.commit_seq, *after + 1 + static_cast<int64_t>(k));
+    ASSERT_TRUE(e.snapshot_id.has_value());
+    ASSERT_TRUE(seq_of_snapshot.count(*e.snapshot_id)) << "the log names a snapshot no append was told of";
+    EXPECT_EQ(seq_of_snapshot.at(*e.snapshot_id), e.commit_seq);
+    EXPECT_EQ(e.added_records, static_cast<int64_t>(by_snapshot.at(*e.snapshot_id).size()));
+    order.push_back(*e.snapshot_id);
+  }
+
+  // The table: a chain of those snapshots; each summary counts its batch, each read at it the
+  // rows up to it; its list has one manifest per snapshot holding that batch's files.
+  std::unique_ptr<Table> t = Load(Ident("t"));
+  ASSERT_TRUE(t);
+  const iceberg::TableMetadata& m = t->metadata();
+  ASSERT_EQ(m.snapshots.size(), by_snapshot.size());
+  int64_t total = 0;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const iceberg::Snapshot* s = m.SnapshotById(order[k]);
+    ASSERT_NE(s, nullptr);
+    if (k > 0) {
+      EXPECT_EQ(s->parent_snapshot_id.value_or(0), order[k - 1]);
+    }
+    const int64_t n = static_cast<int64_t>(by_snapshot.at(order[k]).size());
+    total += n;
+    EXPECT_EQ(s->SummaryLong("added-data-files").value_or(-1), n);
+    EXPECT_EQ(s->SummaryLong("total-records").value_or(-1), total);
+    for (const Appended* a : by_snapshot.at(order[k])) EXPECT_EQ(a->outcome->sequence_number, s->sequence_number);
+    ReadOptions at;
+    at.snapshot.snapshot_id = order[k];
+    auto rows_at = Rows(*t, "SELECT count(*) FROM t", at);
+    ASSERT_EQ(rows_at.size(), 1u);
+    EXPECT_EQ(rows_at[0][0], std::to_string(total)) << "at snapshot " << k;
+  }
+  EXPECT_EQ(total, kTotal);
+  iceberg::ScanPlanner planner(*io_, m);
+  auto manifests = planner.LoadManifests(*m.CurrentSnapshot());
+  ASSERT_TRUE(manifests.ok()) << manifests.status().ToString();
+  ASSERT_EQ(manifests->size(), by_snapshot.size());
+  for (const iceberg::ManifestFile& mf : *manifests) {
+    ASSERT_TRUE(by_snapshot.count(mf.added_snapshot_id)) << mf.manifest_path;
+    EXPECT_EQ(mf.added_files_count.value_or(-1), static_cast<int>(by_snapshot.at(mf.added_snapshot_id).size()));
+  }
+  auto rows = Rows(*t, "SELECT w, c, count(*) FROM t GROUP BY w, c");
+  ASSERT_EQ(rows.size(), static_cast<size_t>(kTotal));
+  for (const auto& r : rows) EXPECT_EQ(r[2], "1") << r[0] << "," << r[1];
+
+  // Every data file and shared manifest was synced by its batch; nothing is left unreferenced.
+  const std::set<std::string> synced = gate_->synced_files();
+  int data_files = 0;
+  for (const std::string& f : FilesOf(*t)) {
+    if (f.find("/data/") != std::string::npos) ++data_files;
+    if (f.find("/data/") != std::string::npos || f.find("-shared") != std::string::npos) {
+      EXPECT_TRUE(synced.count(f)) << f << " was committed without being synced";
+    }
+    EXPECT_FALSE(f.ends_with("-m0.avro")) << "an append wrote a manifest of its own: " << f;
+  }
+  EXPECT_EQ(data_files, kTotal);
+  auto orphans = t->RemoveOrphanFiles(NowMillis() + 1000, Table::OrphanMode::kDryRun);
+  ASSERT_TRUE(orphans.ok()) << orphans.status().ToString();
+  EXPECT_TRUE(orphans->orphans.empty()) << orphans->orphans.front();
+}
+
+// Appends carrying different lineage summaries never share a snapshot (each snapshot records
+// one lineage); those with the same one do.
+TEST_F(CoalesceTest, WithSnapshotPerBatchAppendsOfDifferentLineageKeepSnapshotsApart) {
+  std::unique_ptr<Table> created =
+      CreateTable("t", "w INTEGER, c INTEGER", "", {{Table::kSnapshotPerBatchProperty, "true"}});
+  ASSERT_TRUE(created);
+  constexpr int kWriters = 6;
+  gate_->HoldFirstListUntilFilesIn(io::JoinLocation(io::LocalPath(created->metadata().location), "data"), kWriters);
+  std::vector<std::unique_ptr<Table>> tables;
+  for (int w = 0; w < kWriters; ++w) {
+    tables.push_back(Load(Ident("t")));
+    ASSERT_TRUE(tables.back());
+    // Writers 0, 2, 4 read source "a"; 1, 3, 5 source "b".
+    SnapshotLineage lineage;
+    lineage.inputs.push_back({Ident(w % 2 ? "b" : "a"), std::nullopt});
+    tables.back()->set_snapshot_lineage(lineage);
+  }
+  std::vector<Result<CommitOutcome>> outcomes(kWriters, Status::Internal("not run"));
+  std::vector<std::thread> threads;
+  for (int w = 0; w < kWriters; ++w) {
+    threads.emplace_back([&, w] {
+      outcomes[static_cast<size_t>(w)] =
+          tables[static_cast<size_t>(w)]->Append({"SELECT " + std::to_string(w) + " AS w, 0 AS c", nullptr});
+    });
+  }
+  for (auto& th : threads) th.join();
+  std::map<int64_t, std::set<int>> writers_of;
+  for (int w = 0; w < kWriters; ++w) {
+    ASSERT_TRUE(outcomes[static_cast<size_t>(w)].ok()) << outcomes[static_cast<size_t>(w)].status().ToString();
+    writers_of[outcomes[static_cast<size_t>(w)]->snapshot_id].insert(w);
+  }
+  std::unique_ptr<Table> t = Load(Ident("t"));
+  ASSERT_TRUE(t);
+  bool shared = false;
+  for (const auto& [id, writers] : writers_of) {
+    shared = shared || writers.size() > 1;
+    std::set<int> parities;
+    for (int w : writers) parities.insert(w % 2);
+    EXPECT_EQ(parities.size(), 1u) << "appends of different lineage share snapshot " << id;
+    const iceberg::Snapshot* s = t->metadata().SnapshotById(id);
+    ASSERT_NE(s, nullptr);
+    auto lineage = SnapshotLineageOf(*s);
+    ASSERT_TRUE(lineage.ok()) << lineage.status().ToString();
+    ASSERT_TRUE(lineage->has_value());
+    ASSERT_EQ((*lineage)->inputs.size(), 1u);
+    EXPECT_EQ((*lineage)->inputs[0].table.name, *writers.begin() % 2 ? "b" : "a");
+  }
+  EXPECT_TRUE(shared) << "no two appends of the same lineage shared a snapshot";
+  EXPECT_EQ(Rows(*t, "SELECT count(*) FROM t"), (std::vector<std::vector<std::string>>{{std::to_string(kWriters)}}));
+}
+
+// A batch whose manifest list cannot be written fails its appends and leaves none of their
+// files, the shared manifest among them.
+TEST_F(CoalesceTest, WithSnapshotPerBatchAFailedBatchLeavesNoFiles) {
+  std::unique_ptr<Table> t =
+      CreateTable("t", "w INTEGER, c INTEGER", "", {{Table::kSnapshotPerBatchProperty, "true"}});
+  ASSERT_TRUE(t);
+  const std::set<std::string> files_before = FilesOf(*t);
+  std::unique_ptr<Table> writer = Load(Ident("t"));
+  gate_->FailNextListWrites();
+  auto failed = writer->Append({"SELECT 1 AS w, 1 AS c", nullptr});
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().code(), StatusCode::kIoError) << failed.status().ToString();
+  EXPECT_EQ(FilesOf(*t), files_before) << "a failed append left files";
+  gate_->FailNextSyncFiles();
+  failed = writer->Append({"SELECT 2 AS w, 2 AS c", nullptr});
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(FilesOf(*t), files_before) << "an append whose sync failed left files";
+  ASSERT_TRUE(writer->Append({"SELECT 3 AS w, 3 AS c", nullptr}).ok());
+  std::unique_ptr<Table> reread = Load(Ident("t"));
+  EXPECT_EQ(Rows(*reread, "SELECT w FROM t"), (std::vector<std::vector<std::string>>{{"3"}}));
 }
 
 TEST_F(CoalesceTest, AnAppendWrittenForAnOlderSchemaFailsAloneInItsBatch) {
@@ -380,6 +572,16 @@ TEST_F(CoalesceTest, AMissingManifestListOfTheCurrentSnapshotFailsTheAppendAtOnc
 // not acknowledged are the one append each thread had in flight.
 TEST_F(CoalesceTest, KilledWhileAppendingLosesNoAcknowledgedAppendAndInventsNone) {
   ASSERT_TRUE(CreateTable("t", "w INTEGER, c INTEGER"));
+  KillWhileAppending();
+}
+
+// The same with the appends of a batch sharing one snapshot.
+TEST_F(CoalesceTest, WithSnapshotPerBatchKilledWhileAppendingLosesNoAcknowledgedAppendAndInventsNone) {
+  ASSERT_TRUE(CreateTable("t", "w INTEGER, c INTEGER", "", {{Table::kSnapshotPerBatchProperty, "true"}}));
+  KillWhileAppending();
+}
+
+void CoalesceTest::KillWhileAppending() {
   constexpr int kThreads = 8;
   std::mt19937 rng(std::random_device{}());
   std::map<int, int> acked_upto;                          // writer → acknowledged appends (0..n-1)

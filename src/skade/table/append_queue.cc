@@ -26,16 +26,56 @@ std::map<Key, std::weak_ptr<AppendQueue>>& Registry() {
 // Files of one batch written or synced at once: each waits on its own fsync.
 constexpr int kSyncThreads = 8;
 
-// One append's place in the batch being built.
+// One snapshot of the batch being built: one append's, or those of appends sharing it.
 struct Planned {
-  QueuedAppend* append;
+  std::vector<QueuedAppend*> appends;
   iceberg::Snapshot snapshot;
   std::string list_path;
   std::string list_bytes;
   Changes changes;
 };
 
+// The appends of `pending` grouped by snapshot: consecutive appends without a manifest of their
+// own and with the same extra summary share one; every other append has its own.
+std::vector<std::vector<QueuedAppend*>> SnapshotsOf(const std::vector<QueuedAppend*>& pending) {
+  std::vector<std::vector<QueuedAppend*>> groups;
+  auto shares = [](const QueuedAppend* a) { return a->manifest.manifest_path.empty(); };
+  for (QueuedAppend* a : pending) {
+    if (shares(a) && !groups.empty() && shares(groups.back().front()) &&
+        groups.back().front()->extra_summary == a->extra_summary) {
+      groups.back().push_back(a);
+    } else {
+      groups.push_back({a});
+    }
+  }
+  return groups;
+}
+
 }  // namespace
+
+Result<iceberg::ManifestFile> AppendQueue::WriteSharedManifest(const iceberg::TableMetadata& base, int format,
+                                                              int64_t snapshot_id,
+                                                              const std::vector<QueuedAppend*>& appends,
+                                                              const std::string& path) {
+  iceberg::SchemaPtr schema = base.CurrentSchema();
+  iceberg::PartitionSpecPtr spec = base.DefaultSpec();
+  if (!schema || !spec) return Status::Corruption("table metadata has no current schema or spec");
+  iceberg::ManifestWriterOptions options;
+  options.format_version = format;
+  options.snapshot_id = snapshot_id;
+  options.content = iceberg::ManifestContent::kData;
+  std::vector<iceberg::ManifestEntry> entries;
+  for (const QueuedAppend* a : appends) {
+    for (const iceberg::DataFile& f : a->files) {
+      iceberg::ManifestEntry& e = entries.emplace_back();
+      e.status = iceberg::ManifestEntryStatus::kAdded;
+      e.snapshot_id = snapshot_id;
+      e.data_file = f;
+    }
+  }
+  // Made durable by the batch with the appends' data files (unsynced like them).
+  return WriteManifest(io_, schema, spec, options, entries, path, FileSync::kByCommit);
+}
 
 std::shared_ptr<AppendQueue> AppendQueue::For(catalog::Catalog& catalog, io::FileIO& io,
                                               const catalog::TableIdent& ident) {
@@ -147,36 +187,53 @@ void AppendQueue::CommitBatch(const std::vector<QueuedAppend*>& batch) {
     int64_t sequence = base.last_sequence_number;
     int64_t timestamp = std::max(NowMillis(), base.last_updated_ms);
     int64_t next_row_id = base.next_row_id.value_or(0);
-    std::vector<std::string> merged_files;  // manifests merged by this attempt
-    std::vector<std::string> merged_away;   // callers' manifests no list names
-    int merges = 0;
-    auto merged_path = [&] {
-      return io::JoinLocation(metadata_dir, write_id + "-a" + std::to_string(attempt) + "-merged" +
-                                                std::to_string(merges++) + ".avro");
+    std::vector<std::string> attempt_files;  // manifests this attempt wrote (merged or shared)
+    std::vector<std::string> shared_manifests;  // those of shared snapshots, synced by the batch
+    std::vector<std::string> merged_away;      // new manifests no list names
+    int written_manifests = 0;
+    auto manifest_path = [&](const char* what) {
+      return io::JoinLocation(metadata_dir, write_id + "-a" + std::to_string(attempt) + "-" + what +
+                                                std::to_string(written_manifests++) + ".avro");
     };
     Status built;
-    for (QueuedAppend* a : pending) {
+    for (std::vector<QueuedAppend*>& appends : SnapshotsOf(pending)) {
       Planned p;
-      p.append = a;
-      for (const iceberg::DataFile& f : a->files) p.changes.Add(f);
+      p.appends = std::move(appends);
+      const QueuedAppend& first = *p.appends.front();
+      for (const QueuedAppend* a : p.appends) {
+        for (const iceberg::DataFile& f : a->files) p.changes.Add(f);
+      }
       iceberg::Snapshot& snap = p.snapshot;
-      snap.snapshot_id = a->snapshot_id;
+      snap.snapshot_id = first.snapshot_id;
       if (parent) snap.parent_snapshot_id = parent->snapshot_id;
       snap.sequence_number = ++sequence;
       snap.timestamp_ms = timestamp;
       snap.schema_id = base.current_schema_id;
       snap.summary = Summary("append", p.changes, std::nullopt, parent);
-      for (const auto& kv : a->extra_summary) snap.summary.push_back(kv);
+      for (const auto& kv : first.extra_summary) snap.summary.push_back(kv);
+      iceberg::ManifestFile manifest = first.manifest;
+      if (manifest.manifest_path.empty()) {
+        auto written = WriteSharedManifest(base, format, snap.snapshot_id, p.appends, manifest_path("shared"));
+        if (!written.ok()) {
+          built = written.status();
+          break;
+        }
+        manifest = std::move(written).value();
+        attempt_files.push_back(manifest.manifest_path);
+        shared_manifests.push_back(manifest.manifest_path);
+      }
       // The new manifest first, then everything the parent had, small manifests merged as the
       // table's commit.manifest-merge.* properties ask.
-      manifests.insert(manifests.begin(), a->manifest);
-      auto merged = MergeManifestsForCommit(io_, base, format, snap.snapshot_id, manifests, merged_path, &merged_files);
+      const std::string new_manifest = manifest.manifest_path;
+      manifests.insert(manifests.begin(), std::move(manifest));
+      auto merged = MergeManifestsForCommit(io_, base, format, snap.snapshot_id, manifests,
+                                            [&] { return manifest_path("merged"); }, &attempt_files);
       if (!merged.ok()) {
         built = merged.status();
         break;
       }
       manifests = std::move(merged).value();
-      for (std::string& path : MergedAway({a->manifest.manifest_path}, manifests)) merged_away.push_back(std::move(path));
+      for (std::string& path : MergedAway({new_manifest}, manifests)) merged_away.push_back(std::move(path));
       auto assigned = AssignRowLineage(format, next_row_id, manifests, &snap);
       if (!assigned.ok()) {
         built = assigned.status();
@@ -201,11 +258,11 @@ void AppendQueue::CommitBatch(const std::vector<QueuedAppend*>& batch) {
       planned.push_back(std::move(p));
       parent = &planned.back().snapshot;
     }
-    auto discard_merged = [&] {
-      for (const std::string& f : merged_files) (void)io_.Delete(f);
+    auto discard_attempt = [&] {
+      for (const std::string& f : attempt_files) (void)io_.Delete(f);
     };
     if (!built.ok()) {
-      discard_merged();
+      discard_attempt();
       return fail_pending(built);
     }
 
@@ -213,7 +270,7 @@ void AppendQueue::CommitBatch(const std::vector<QueuedAppend*>& batch) {
     // every file of the batch durable — the lists, the appends' data files and manifests, side
     // by side since each fsync waits on the disk, not the CPU — then their folders once. The
     // pointer moves only after that (TableCommit::before_swap).
-    std::vector<std::string> unsynced;
+    std::vector<std::string> unsynced = shared_manifests;
     for (const QueuedAppend* a : pending) unsynced.insert(unsynced.end(), a->unsynced.begin(), a->unsynced.end());
     std::vector<std::string> written;  // the lists written; the work's own until it ended
     BackgroundWork durable([&]() -> Status {
@@ -241,12 +298,12 @@ void AppendQueue::CommitBatch(const std::vector<QueuedAppend*>& batch) {
       if (!failed.ok()) return failed;
       std::vector<std::string> created = written;
       created.insert(created.end(), unsynced.begin(), unsynced.end());
-      created.insert(created.end(), merged_files.begin(), merged_files.end());
+      created.insert(created.end(), attempt_files.begin(), attempt_files.end());
       return io_.SyncFolders(created);
     });
     auto discard = [&] {
       for (const std::string& f : written) (void)io_.Delete(f);
-      discard_merged();
+      discard_attempt();
     };
     std::vector<const iceberg::Snapshot*> snapshots;
     for (const Planned& p : planned) snapshots.push_back(&p.snapshot);
@@ -261,9 +318,14 @@ void AppendQueue::CommitBatch(const std::vector<QueuedAppend*>& batch) {
       const bool per_snapshot = result->first_commit_seq > 0 && result->commit_seq - result->first_commit_seq + 1 == n;
       for (int64_t k = 0; k < n; ++k) {
         const Planned& p = planned[static_cast<size_t>(k)];
-        p.append->table = result->table;
-        p.append->outcome = OutcomeOf(p.snapshot, "append", p.changes,
-                                      per_snapshot ? result->first_commit_seq + k : result->commit_seq, attempt);
+        const int64_t commit_seq = per_snapshot ? result->first_commit_seq + k : result->commit_seq;
+        for (QueuedAppend* a : p.appends) {
+          // An append sharing a snapshot is told of its own rows and files.
+          Changes own;
+          for (const iceberg::DataFile& f : a->files) own.Add(f);
+          a->table = result->table;
+          a->outcome = OutcomeOf(p.snapshot, "append", p.appends.size() == 1 ? p.changes : own, commit_seq, attempt);
+        }
       }
       return;
     }
@@ -271,7 +333,7 @@ void AppendQueue::CommitBatch(const std::vector<QueuedAppend*>& batch) {
     if (st.code() == StatusCode::kCommitUnknown) return fail_pending(st);  // its files stay
     discard();
     if (st.code() != StatusCode::kConflict) return fail_pending(st);
-    SKADE_LOG_INFO("coalesced commit of {} appends to {} conflicted (attempt {}); retrying", planned.size(),
+    SKADE_LOG_INFO("coalesced commit of {} appends to {} conflicted (attempt {}); retrying", pending.size(),
                    ident_.ToString(), attempt);
   }
   fail_pending(Status::Conflict("gave up committing to " + ident_.ToString() + " after " +

@@ -2,9 +2,11 @@
 // process wait in that table's AppendQueue; whichever caller finds no batch running commits
 // every append queued so far as one catalog commit — one snapshot per append, applied back to
 // back, each append's manifest list reusing the manifests of the snapshot before it — and
-// hands each caller its own outcome (snapshot id, sequence number, commit_seq). An append
-// whose own requirements fail (the table's schema or spec moved on) fails alone; the others of
-// its batch commit. Conflicts with other processes rebuild the batch on the new metadata.
+// hands each caller its own outcome (snapshot id, sequence number, commit_seq). Consecutive
+// appends queued without a manifest (Table::kSnapshotPerBatchProperty) with the same extra
+// summary share one snapshot instead, whose manifest the batch writes. An append whose own
+// requirements fail (the table's schema or spec moved on) fails alone; the others of its
+// batch commit. Conflicts with other processes rebuild the batch on the new metadata.
 #pragma once
 
 #include <condition_variable>
@@ -25,17 +27,19 @@
 
 namespace skade::table {
 
-// One caller's append, its data files and their manifest already written.
+// One caller's append: its data files, and their manifest unless it is to share a snapshot.
 struct QueuedAppend {
   int64_t snapshot_id = 0;
   int schema_id = 0;       // the schema and spec the files were written for
   int spec_id = 0;
   int format_version = 2;  // of the manifest
+  // The manifest of `files` written for `snapshot_id`; no path: the append shares a snapshot
+  // of the batch (the batch writes one manifest for the appends sharing it).
   iceberg::ManifestFile manifest;
   std::vector<iceberg::DataFile> files;
   std::vector<std::pair<std::string, std::string>> extra_summary;  // e.g. snapshot lineage
   // Files of the append whose bytes and folder entries the batch makes durable before its
-  // commit (FileIO::SyncFiles, SyncFolders): data files and the manifest.
+  // commit (FileIO::SyncFiles, SyncFolders): data files and the manifest (when it wrote one).
   std::vector<std::string> unsynced;
 
   // Set by the batch that took it.
@@ -65,6 +69,11 @@ class AppendQueue {
       : catalog_(catalog), io_(io), ident_(std::move(ident)) {}
   // Commits `batch` (runs on one caller's thread, one batch at a time).
   void CommitBatch(const std::vector<QueuedAppend*>& batch);
+  // Writes to `path` the manifest of the files of `appends`, which share `snapshot_id`, for
+  // `base`'s current schema and default spec, unsynced.
+  Result<iceberg::ManifestFile> WriteSharedManifest(const iceberg::TableMetadata& base, int format,
+                                                    int64_t snapshot_id, const std::vector<QueuedAppend*>& appends,
+                                                    const std::string& path);
   // The manifests of `snapshot`'s list, from the last batch when it wrote that list.
   Result<std::vector<iceberg::ManifestFile>> ManifestsOf(const iceberg::TableMetadata& base,
                                                          const iceberg::Snapshot& snapshot);

@@ -232,6 +232,11 @@ Result<CommitOutcome> Table::CommitAppend(const std::vector<DataFile>& files, co
   append.format_version = std::max(2, metadata().format_version);
   append.files = files;
   if (!lineage_.empty()) append.extra_summary.emplace_back(kSnapshotLineageKey, EncodeSnapshotLineage(lineage_));
+  if (metadata().Property(kSnapshotPerBatchProperty) == "true") {
+    // The batch writes one manifest for the appends sharing its snapshot.
+    append.unsynced = operation_files;
+    return CommitQueued(append, operation_files);
+  }
   // The manifest of the new files is this caller's to write, beside the other callers'.
   iceberg::ManifestWriterOptions mo;
   mo.format_version = append.format_version;
@@ -252,12 +257,17 @@ Result<CommitOutcome> Table::CommitAppend(const std::vector<DataFile>& files, co
   append.manifest = std::move(manifest).value();
   operation_files.push_back(path);
   append.unsynced = operation_files;  // the data files and the manifest
+  return CommitQueued(append, operation_files);
+}
+
+Result<CommitOutcome> Table::CommitQueued(QueuedAppend& append, const std::vector<std::string>& own_files) {
   if (!append_queue_) append_queue_ = AppendQueue::For(catalog_, io_, state_.ident);
   Result<CommitOutcome> outcome = append_queue_->Commit(append);
   if (outcome.ok()) {
     state_ = std::move(append.table);
   } else if (outcome.status().code() != StatusCode::kCommitUnknown) {
-    delete_all();  // an unknown outcome keeps its files: the commit may have happened
+    // An unknown outcome keeps its files: the commit may have happened.
+    for (const auto& f : own_files) (void)io_.Delete(f);
   }
   return outcome;
 }

@@ -35,6 +35,7 @@ namespace skade::table {
 
 struct PendingSnapshot;  // commit_internal.h
 class AppendQueue;       // append_queue.h
+struct QueuedAppend;
 
 // What to read.
 struct ReadOptions {
@@ -140,7 +141,9 @@ class Table : public IcebergSource, public IcebergSink {
   // one table from several threads of a process (through any Table objects over the same
   // catalog and FileIO) are coalesced: one catalog commit adds a snapshot for each, back to
   // back, and each caller gets its own snapshot id and commit_seq (on a catalog with a log of
-  // its own; a polled log sees the batch as one change).
+  // its own; a polled log sees the batch as one change). With kSnapshotPerBatchProperty the
+  // batch's appends share one snapshot (and so its id, sequence number and commit_seq); each
+  // outcome still counts only the caller's own rows and files.
   Result<CommitOutcome> Append(const engine::WriteSource& source);
   // Replaces the whole table content with the source in one snapshot ("overwrite").
   Result<CommitOutcome> OverwriteAll(const engine::WriteSource& source);
@@ -242,6 +245,12 @@ class Table : public IcebergSource, public IcebergSink {
   // Table property: "false" commits each append on its own (no coalescing; one catalog commit
   // per append, conflicting ones retried).
   static constexpr const char* kCoalesceAppendsProperty = "skade.commit.coalesce-appends";
+  // Table property: "true" makes the coalesced appends of one batch (consecutive ones with the
+  // same lineage summary) one snapshot with one manifest, instead of a snapshot, a manifest and
+  // a manifest list each: fewer files per append and a table history that grows by batch, at
+  // the price of appends no longer being told apart by snapshot (time travel, incremental
+  // reads and the commit log see the batch as one append).
+  static constexpr const char* kSnapshotPerBatchProperty = "skade.commit.snapshot-per-batch";
 
   // Commit attempts for rebasable operations unless the table property
   // commit.retry.num-retries says otherwise (attempts = retries + 1).
@@ -281,6 +290,8 @@ class Table : public IcebergSource, public IcebergSink {
   // Commits written data files as a fast append through the table's AppendQueue.
   Result<CommitOutcome> CommitAppend(const std::vector<iceberg::DataFile>& files, const iceberg::SchemaPtr& schema,
                                      const iceberg::PartitionSpecPtr& spec);
+  // Commits `append` through the queue; deletes `own_files` when it surely did not commit.
+  Result<CommitOutcome> CommitQueued(QueuedAppend& append, const std::vector<std::string>& own_files);
   // The partition specs of the data files the current snapshot may still hold.
   Result<std::set<int>> LiveDataSpecIds(const iceberg::TableMetadata& m);
   // Commits one snapshot built by `build` from the current metadata, retrying on conflicts
