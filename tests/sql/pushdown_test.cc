@@ -187,6 +187,7 @@ TEST_F(PushdownTest, ARepeatedScanIsPlannedFromTheCache) {
   auto uncached = LakeSql::Open(*catalog_, *io_, *db_, "nocache", /*manifest_cache_bytes=*/0);
   ASSERT_TRUE(uncached.ok()) << uncached.status().ToString();
   lake_ = std::move(*uncached);
+  EXPECT_EQ(lake_->manifest_cache(), nullptr);
   ASSERT_NE(CreateTable("again", "id BIGINT, day DATE", "day"), nullptr);
   auto w = engine::ParseStatement(
       "INSERT INTO p.again SELECT range, DATE '2024-01-01' + (range % 4)::INTEGER FROM range(400)");
@@ -222,18 +223,19 @@ TEST_F(PushdownTest, AfterACommitOnlyWhatItAddedIsRead) {
   insert(0, 400);
   const std::string q = "SELECT count(*), max(id) FROM skade.p.grow WHERE day = DATE '2024-01-03'";
   EXPECT_EQ(Sql(q, true), (std::vector<std::vector<std::string>>{{"100", "398"}}));
-  const auto before = lake_->manifest_cache().stats();
+  ASSERT_NE(lake_->manifest_cache(), nullptr);
+  const auto before = lake_->manifest_cache()->stats();
   EXPECT_EQ(before.items, 2) << "one list and one manifest";
 
   insert(400, 404);
   EXPECT_EQ(Sql(q, true), (std::vector<std::vector<std::string>>{{"101", "402"}}));
-  const auto after = lake_->manifest_cache().stats();
+  const auto after = lake_->manifest_cache()->stats();
   EXPECT_EQ(after.misses - before.misses, 2) << "the new list and the new manifest";
   EXPECT_GE(after.hits - before.hits, 1) << "the first manifest, shared by both snapshots";
   // Another filter over the same snapshot reads no file either.
   EXPECT_EQ(Sql("SELECT count(*) FROM skade.p.grow WHERE day = DATE '2024-01-04'", true),
             (std::vector<std::vector<std::string>>{{"101"}}));
-  EXPECT_EQ(lake_->manifest_cache().stats().misses, after.misses);
+  EXPECT_EQ(lake_->manifest_cache()->stats().misses, after.misses);
 }
 
 }  // namespace

@@ -167,8 +167,9 @@ Result<std::unique_ptr<table::Table>> LoadLakeTable(Lake& lake, const catalog::T
 }
 
 Status ExposeTables(Lake& lake, const std::string& sql, bool pushdown) {
-  // DuckDB names its in-memory default catalog "memory".
-  SKADE_ASSIGN_OR_RETURN(auto views, sql::LakeSql::Open(*lake.catalog, *lake.io, *lake.db, "memory"));
+  // DuckDB names its in-memory default catalog "memory". One statement plans each table once:
+  // no manifest cache.
+  SKADE_ASSIGN_OR_RETURN(auto views, sql::LakeSql::Open(*lake.catalog, *lake.io, *lake.db, "memory", 0));
   views->set_pushdown(pushdown);
   return views->SyncViews(sql, "");
 }
@@ -461,7 +462,7 @@ int RunSql(const LakeArgs& lake_args, const SqlArgs& args, std::ostream& out, st
   auto lake = OpenLakeFor(lake_args, statement->is_write() ? LakeOpenOptions::Use::kWrite : LakeOpenOptions::Use::kRead);
   if (!lake.ok()) return Fail(err, lake.status());
   if (statement->is_write()) {
-    auto views = sql::LakeSql::Open(*lake->catalog, *lake->io, *lake->db, "memory");
+    auto views = sql::LakeSql::Open(*lake->catalog, *lake->io, *lake->db, "memory", 0);
     if (!views.ok()) return Fail(err, views.status());
     (*views)->set_write_observer(lake->write_observer.get());
     (*views)->set_pushdown(args.pushdown);

@@ -24,6 +24,7 @@ class ManifestCache {
  public:
   // Holds at most about `capacity_bytes` of decoded entries (an estimate of their memory).
   explicit ManifestCache(int64_t capacity_bytes);
+  int64_t capacity_bytes() const { return capacity_bytes_; }
 
   using Entries = std::shared_ptr<const std::vector<ManifestEntry>>;
   using List = std::shared_ptr<const std::vector<ManifestFile>>;

@@ -175,6 +175,15 @@ DataFile CopyForTask(const DataFile& f, const std::set<int>& keep) {
   return out;
 }
 
+// The data file of a data task for a live `entry`: moved out of `owned` (an entry decoded for
+// this plan alone) or copied from the cache's, either way with only the metrics of `keep`.
+DataFile TaskFileOf(const ManifestEntry& entry, ManifestEntry* owned, const std::set<int>& keep) {
+  if (owned == nullptr) return CopyForTask(entry.data_file, keep);
+  DataFile f = std::move(owned->data_file);
+  ClearStatsExcept(&f, keep);
+  return f;
+}
+
 // The field ids the predicates of a bound expression refer to.
 void CollectFieldIds(const ExprPtr& expr, std::set<int>* ids) {
   if (expr->is_predicate() && expr->is_bound()) ids->insert(expr->field_id());
@@ -393,12 +402,7 @@ Status ScanPlanner::PlanFiles(const Snapshot& snapshot, const Schema& schema,
       if (!pruner.KeepFile(sf, entry.data_file)) return Status::Ok();
       FileScanTask task;
       task.sequence_number = entry.sequence_number.value_or(0);
-      if (owned) {
-        task.file = std::move(owned->data_file);
-        ClearStatsExcept(&task.file, kept_stats_);
-      } else {
-        task.file = CopyForTask(entry.data_file, kept_stats_);
-      }
+      task.file = TaskFileOf(entry, owned, kept_stats_);
       if (!deletes.empty()) task.deletes = deletes.For(task.file, task.sequence_number);
       out.tasks.push_back(std::move(task));
       return Status::Ok();
@@ -455,12 +459,7 @@ Status ScanPlanner::PlanAppends(int64_t from_exclusive, const Snapshot& to, cons
         }
         FileScanTask task;
         task.sequence_number = entry.sequence_number.value_or(0);
-        if (owned) {
-          task.file = std::move(owned->data_file);
-          ClearStatsExcept(&task.file, kept_stats_);
-        } else {
-          task.file = CopyForTask(entry.data_file, kept_stats_);
-        }
+        task.file = TaskFileOf(entry, owned, kept_stats_);
         stats_.record_count += task.file.record_count;
         return sink(std::move(task));
       }));

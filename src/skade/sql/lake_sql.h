@@ -51,8 +51,10 @@ class LakeSql {
   void set_write_observer(table::WriteObserver* observer) { write_observer_ = observer; }
   // The decoded manifest lists and manifests that views' scans plan with, shared by every
   // table and snapshot (iceberg/manifest_cache.h): after a commit, a query plans reading only
-  // what the commit added. kManifestCacheBytes unless Open was told otherwise.
-  iceberg::ManifestCache& manifest_cache() { return *manifest_cache_; }
+  // what the commit added. kManifestCacheBytes unless Open was told otherwise; null when told
+  // 0 (a process running one statement plans each table once: keeping what it decoded would
+  // only cost it time and memory, 0.2 s and ~400 MB planning 100,000 files with metrics).
+  iceberg::ManifestCache* manifest_cache() { return manifest_cache_.get(); }
   static constexpr int64_t kManifestCacheBytes = int64_t{256} << 20;
 
   // "a.b" for namespace [a, b]; nullopt when a level contains '.' (it cannot be a schema).
@@ -118,7 +120,8 @@ class LakeSql {
         io_(io),
         db_(db),
         catalog_name_(std::move(catalog_name)),
-        manifest_cache_(std::make_shared<iceberg::ManifestCache>(manifest_cache_bytes)) {}
+        manifest_cache_(manifest_cache_bytes > 0 ? std::make_shared<iceberg::ManifestCache>(manifest_cache_bytes)
+                                                 : nullptr) {}
   // Creates the DuckDB schema once (DDL from many sessions at once would conflict in DuckDB's
   // catalog, so it runs under mu_).
   Status EnsureSchemaLocked(const std::string& schema);
