@@ -219,5 +219,27 @@ TEST(ManifestCacheTest, EvictsLeastRecentlyUsedWithinItsBoundAndKeepsNoErrors) {
   EXPECT_EQ(cache.stats().misses, misses + 2);
 }
 
+// A cache of 0 bytes is none: the planner reads the files itself (streaming, nothing decoded
+// kept) and plans what it plans without a cache.
+TEST(ManifestCacheTest, AZeroByteCacheIsNone) {
+  auto local = io::MakeLocalFileIO();
+  std::vector<Table> tables = FixtureTables(*local);
+  ASSERT_FALSE(tables.empty());
+  ManifestCache none(0);
+  for (const Table& t : tables) {
+    const Snapshot* s = t.metadata.CurrentSnapshot();
+    if (s == nullptr) continue;
+    auto direct = Plan(*t.io, t.metadata, *s, nullptr);
+    if (!direct.ok()) continue;
+    auto through = Plan(*t.io, t.metadata, *s, &none);
+    ASSERT_TRUE(through.ok()) << through.status().ToString();
+    EXPECT_EQ(*through, *direct) << t.metadata_file;
+    CountingFileIO counting(*t.io);
+    ASSERT_TRUE(Plan(counting, t.metadata, *s, &none).ok());
+    EXPECT_GT(counting.reads(), 0) << "planned again without reading: " << t.metadata_file;
+  }
+  EXPECT_EQ(none.stats().hits + none.stats().misses, 0) << "the planner asked a cache of 0 bytes";
+}
+
 }  // namespace
 }  // namespace skade::iceberg

@@ -1,6 +1,5 @@
 #include "skade/iceberg/manifest_cache.h"
 
-#include <algorithm>
 #include <utility>
 
 namespace skade::iceberg {
@@ -69,10 +68,6 @@ Result<ManifestCache::Entries> ManifestCache::LiveEntries(io::FileIO& io,
   if (auto held = Find(key))
     return std::static_pointer_cast<const std::vector<ManifestEntry>>(held);
   auto entries = std::make_shared<std::vector<ManifestEntry>>();
-  // Room for the live entries the list row counts (bounded: the counts are the writer's word).
-  constexpr int64_t kMaxReserved = 1 << 16;
-  const int64_t live = int64_t{manifest.added_files_count.value_or(0)} + manifest.existing_files_count.value_or(0);
-  entries->reserve(static_cast<size_t>(std::clamp<int64_t>(live, 0, kMaxReserved)));
   int64_t bytes = static_cast<int64_t>(key.size());
   SKADE_RETURN_IF_ERROR(ForEachLiveEntry(
       io, manifest,

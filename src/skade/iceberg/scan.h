@@ -112,9 +112,10 @@ class ScanPlanner {
   // sink in order, on the calling thread); default: the cores, at most 4. 1 reads them on the
   // calling thread.
   void set_threads(int threads) { threads_ = threads < 1 ? 1 : threads; }
-  // Reads manifest lists and manifests through `cache` (borrowed, thread-safe; null for none):
-  // a long-running process plans again after a commit reading only what the commit added.
-  void set_cache(ManifestCache* cache) { cache_ = cache; }
+  // Reads manifest lists and manifests through `cache` (borrowed, thread-safe; null, or one of
+  // 0 bytes, for none): a long-running process plans again after a commit reading only what the
+  // commit added.
+  void set_cache(ManifestCache* cache) { cache_ = cache != nullptr && cache->capacity_bytes() > 0 ? cache : nullptr; }
 
  private:
   // Calls fn(entry, owned) for each live entry of `m`: from the cache when one is set (owned is

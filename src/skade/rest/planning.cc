@@ -402,7 +402,7 @@ Response CatalogApi::PlanTableScan(const Request& r, const std::string& segment,
     PageBuilder pages(sink, per_page, req.stats_fields, *req.schema);
     const iceberg::TableMetadata& meta = *req.state.metadata;
     iceberg::ScanPlanner planner(io_, meta);
-    if (manifests_.capacity_bytes() > 0) planner.set_cache(&manifests_);
+    planner.set_cache(&manifests_);
     planner.set_kept_stats(req.stats_fields);
     int64_t rows = 0;
     bool enough = false;
@@ -429,7 +429,7 @@ Response CatalogApi::PlanTableScan(const Request& r, const std::string& segment,
   bool background = false;
   if (req.snapshot != nullptr && options_.plan_async_manifests > 0) {
     iceberg::ScanPlanner planner(io_, m);
-    if (manifests_.capacity_bytes() > 0) planner.set_cache(&manifests_);
+    planner.set_cache(&manifests_);
     auto manifests = planner.LoadManifests(*req.snapshot);
     if (!manifests.ok()) return ErrorResponse(manifests.status());
     background = manifests->size() >= options_.plan_async_manifests;

@@ -60,21 +60,12 @@ Result<iceberg::ManifestFile> AppendQueue::WriteSharedManifest(const iceberg::Ta
   iceberg::SchemaPtr schema = base.CurrentSchema();
   iceberg::PartitionSpecPtr spec = base.DefaultSpec();
   if (!schema || !spec) return Status::Corruption("table metadata has no current schema or spec");
-  iceberg::ManifestWriterOptions options;
-  options.format_version = format;
-  options.snapshot_id = snapshot_id;
-  options.content = iceberg::ManifestContent::kData;
-  std::vector<iceberg::ManifestEntry> entries;
+  std::vector<const iceberg::DataFile*> files;
   for (const QueuedAppend* a : appends) {
-    for (const iceberg::DataFile& f : a->files) {
-      iceberg::ManifestEntry& e = entries.emplace_back();
-      e.status = iceberg::ManifestEntryStatus::kAdded;
-      e.snapshot_id = snapshot_id;
-      e.data_file = f;
-    }
+    for (const iceberg::DataFile& f : a->files) files.push_back(&f);
   }
   // Made durable by the batch with the appends' data files (unsynced like them).
-  return WriteManifest(io_, schema, spec, options, entries, path, FileSync::kByCommit);
+  return WriteAppendManifest(io_, schema, spec, format, snapshot_id, files, path);
 }
 
 std::shared_ptr<AppendQueue> AppendQueue::For(catalog::Catalog& catalog, io::FileIO& io,

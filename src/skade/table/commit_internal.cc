@@ -93,6 +93,22 @@ Result<ManifestFile> WriteManifest(io::FileIO& io, const iceberg::SchemaPtr& sch
   return std::move(out.manifest);
 }
 
+Result<ManifestFile> WriteAppendManifest(io::FileIO& io, const iceberg::SchemaPtr& schema,
+                                         const iceberg::PartitionSpecPtr& spec, int format_version, int64_t snapshot_id,
+                                         const std::vector<const iceberg::DataFile*>& files, const std::string& path) {
+  iceberg::ManifestWriterOptions options;
+  options.format_version = format_version;
+  options.snapshot_id = snapshot_id;
+  options.content = iceberg::ManifestContent::kData;
+  std::vector<ManifestEntry> entries(files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    entries[i].status = iceberg::ManifestEntryStatus::kAdded;
+    entries[i].snapshot_id = snapshot_id;
+    entries[i].data_file = *files[i];
+  }
+  return WriteManifest(io, schema, spec, options, entries, path, FileSync::kByCommit);
+}
+
 BackgroundWork::BackgroundWork(std::function<Status()> work)
     : thread_([this, work = std::move(work)] { status_ = work(); }) {}
 

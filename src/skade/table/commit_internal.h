@@ -138,6 +138,13 @@ Result<iceberg::ManifestFile> WriteManifest(io::FileIO& io, const iceberg::Schem
                                             const iceberg::ManifestWriterOptions& options,
                                             const std::vector<iceberg::ManifestEntry>& entries, const std::string& path,
                                             FileSync sync = FileSync::kNow);
+// Writes the manifest of a fast append (FileSync::kByCommit): `files` as ADDED data entries of
+// `snapshot_id`, for `schema` and `spec`, in `format_version`; its manifest-list row.
+Result<iceberg::ManifestFile> WriteAppendManifest(io::FileIO& io, const iceberg::SchemaPtr& schema,
+                                                  const iceberg::PartitionSpecPtr& spec, int format_version,
+                                                  int64_t snapshot_id,
+                                                  const std::vector<const iceberg::DataFile*>& files,
+                                                  const std::string& path);
 // The list of a new snapshot after manifest merging (iceberg/manifest_merge.h) as `base`'s
 // commit.manifest-merge.* properties ask: merged manifests are written in `format_version` for
 // `snapshot_id`, each unpublished at the next of `next_path()`, which is also appended to

@@ -238,18 +238,10 @@ Result<CommitOutcome> Table::CommitAppend(const std::vector<DataFile>& files, co
     return CommitQueued(append, operation_files);
   }
   // The manifest of the new files is this caller's to write, beside the other callers'.
-  iceberg::ManifestWriterOptions mo;
-  mo.format_version = append.format_version;
-  mo.snapshot_id = append.snapshot_id;
-  mo.content = iceberg::ManifestContent::kData;
-  std::vector<ManifestEntry> entries(files.size());
-  for (size_t i = 0; i < files.size(); ++i) {
-    entries[i].status = ManifestEntryStatus::kAdded;
-    entries[i].snapshot_id = append.snapshot_id;
-    entries[i].data_file = files[i];
-  }
+  std::vector<const DataFile*> added;
+  for (const DataFile& f : files) added.push_back(&f);
   const std::string path = io::JoinLocation(MetadataFolder(metadata()), Uuid::NewV7().ToString() + "-m0.avro");
-  auto manifest = WriteManifest(io_, schema, spec, mo, entries, path, FileSync::kByCommit);
+  auto manifest = WriteAppendManifest(io_, schema, spec, append.format_version, append.snapshot_id, added, path);
   if (!manifest.ok()) {
     delete_all();
     return manifest.status();
