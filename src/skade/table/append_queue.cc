@@ -35,15 +35,19 @@ struct Planned {
   Changes changes;
 };
 
-// The appends of `pending` grouped by snapshot: consecutive appends without a manifest of their
-// own and with the same extra summary share one; every other append has its own.
+// The appends of `pending` grouped by snapshot: the appends without a manifest of their own and
+// with the same extra summary share one, wherever they are in the batch (concurrent callers have
+// no order among them, so interleaved lineages still share); every other append has its own.
+// Groups keep the order of their first append.
 std::vector<std::vector<QueuedAppend*>> SnapshotsOf(const std::vector<QueuedAppend*>& pending) {
   std::vector<std::vector<QueuedAppend*>> groups;
   auto shares = [](const QueuedAppend* a) { return a->manifest.manifest_path.empty(); };
   for (QueuedAppend* a : pending) {
-    if (shares(a) && !groups.empty() && shares(groups.back().front()) &&
-        groups.back().front()->extra_summary == a->extra_summary) {
-      groups.back().push_back(a);
+    auto same = std::find_if(groups.begin(), groups.end(), [&](const std::vector<QueuedAppend*>& g) {
+      return shares(a) && shares(g.front()) && g.front()->extra_summary == a->extra_summary;
+    });
+    if (same != groups.end()) {
+      same->push_back(a);
     } else {
       groups.push_back({a});
     }

@@ -245,8 +245,8 @@ class Table : public IcebergSource, public IcebergSink {
   // Table property: "false" commits each append on its own (no coalescing; one catalog commit
   // per append, conflicting ones retried).
   static constexpr const char* kCoalesceAppendsProperty = "skade.commit.coalesce-appends";
-  // Table property: "true" makes the coalesced appends of one batch (consecutive ones with the
-  // same lineage summary) one snapshot with one manifest, instead of a snapshot, a manifest and
+  // Table property: "true" makes the coalesced appends of one batch (those with the same
+  // lineage summary) one snapshot with one manifest, instead of a snapshot, a manifest and
   // a manifest list each: fewer files per append and a table history that grows by batch, at
   // the price of appends no longer being told apart by snapshot (time travel, incremental
   // reads and the commit log see the batch as one append).
