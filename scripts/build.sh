@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Configures and builds skade with CMake + Ninja (+ ccache when installed).
-#   SKADE_BUILD_DIR (default: build), SKADE_BUILD_TYPE (default: RelWithDebInfo) and
-#   SKADE_CXX_FLAGS (e.g. sanitizers) apply to a new build folder;
+#   SKADE_BUILD_DIR (default: build), SKADE_BUILD_TYPE (default: RelWithDebInfo),
+#   SKADE_CXX_FLAGS (e.g. sanitizers) and SKADE_EXE_LINKER_FLAGS apply to a new build folder;
 #   extra arguments go to ninja (e.g. a target name).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,6 +14,6 @@ export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}" CCACHE_NOHASHDIR="${CCACHE_NOHA
 export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-20G}"
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" \
-    -DCMAKE_CXX_FLAGS="${SKADE_CXX_FLAGS:-}"
+    -DCMAKE_CXX_FLAGS="${SKADE_CXX_FLAGS:-}" -DCMAKE_EXE_LINKER_FLAGS="${SKADE_EXE_LINKER_FLAGS:-}"
 fi
 ninja -C "$BUILD_DIR" "$@"

@@ -6,7 +6,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 APT_PACKAGES=(
-  build-essential cmake ninja-build ccache pkg-config git ca-certificates
+  build-essential cmake ninja-build ccache lld pkg-config git ca-certificates
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libflatbuffers-dev flatbuffers-compiler
   libavro-dev avro-bin zlib1g-dev libdeflate-dev libzstd-dev liblz4-dev

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tests/cli/lake_cli_fixture.h"
+#include "tests/testing/build_paths.h"
 
 namespace skade::cli {
 namespace {
@@ -26,7 +27,7 @@ class AvailabilityCliTest : public LakeCliTest {
  protected:
   // Every read command, each expected to succeed on the lake at `warehouse` run by `prefix`.
   void ExpectReadsWork(const std::string& prefix, const std::string& warehouse) {
-    const std::string skade = prefix + std::string(SKADE_CLI_PATH) + " --warehouse " + ShellQuote(warehouse) + " ";
+    const std::string skade = prefix + std::string(skade::testing::CliPath()) + " --warehouse " + ShellQuote(warehouse) + " ";
     struct Read {
       std::string args;
       std::string expect;  // a line of stdout
@@ -76,7 +77,7 @@ TEST_F(AvailabilityCliTest, ReadsWorkOnAReadOnlyLakeOfAnotherUser) {
   ASSERT_EQ(testing::RunProcess("chmod -R a-w,a+rX " + ShellQuote(copy)).exit_code, 0);
   ExpectReadsWork("runuser -u nobody -- ", copy);
   // And a write is refused with the reason, changing nothing.
-  testing::ProcessResult w = testing::RunProcess("runuser -u nobody -- " + std::string(SKADE_CLI_PATH) +
+  testing::ProcessResult w = testing::RunProcess("runuser -u nobody -- " + std::string(skade::testing::CliPath()) +
                                                  " --warehouse " + ShellQuote(copy) + " ns create other");
   EXPECT_EQ(w.exit_code, 1);
   ASSERT_EQ(testing::RunProcess("chmod -R u+w " + ShellQuote(copy)).exit_code, 0);
@@ -96,7 +97,7 @@ TEST_F(AvailabilityCliTest, NoLakeIsMadeByAccident) {
   const std::string cwd = tmp_.Path("cwd");
   fs::create_directories(cwd);
   for (const std::string uri : {"mysql://x", "sqlit://x/c.db", "postgress://localhost/x"}) {
-    testing::ProcessResult r = testing::RunProcess("cd " + ShellQuote(cwd) + " && " + std::string(SKADE_CLI_PATH) +
+    testing::ProcessResult r = testing::RunProcess("cd " + ShellQuote(cwd) + " && " + std::string(skade::testing::CliPath()) +
                                                    " --warehouse " + ShellQuote(warehouse_) + " --catalog " +
                                                    ShellQuote(uri) + " ns create x");
     EXPECT_EQ(r.exit_code, 1) << uri;
@@ -122,7 +123,7 @@ TEST_F(AvailabilityCliTest, NoLakeIsMadeByAccident) {
 TEST_F(AvailabilityCliTest, CompactAndGcBesideExpiryAndAppendsNeverFail) {
   CreateDemoRows();
   SkadeOk("props demo.t --set commit.retry.num-retries=200");
-  const std::string skade = std::string(SKADE_CLI_PATH) + " --warehouse " + ShellQuote(warehouse_) + " ";
+  const std::string skade = std::string(skade::testing::CliPath()) + " --warehouse " + ShellQuote(warehouse_) + " ";
   const std::string stop = tmp_.Path("stop");
   const std::string appended = tmp_.Path("appended");
   // Background: 12 appends, and expiry in a loop until they are done.
@@ -216,20 +217,20 @@ TEST_F(AvailabilityCliTest, KeyedWritesReportTheRowsTheyRemove) {
 // Global options are accepted after the subcommand too; ingest --create makes the table.
 TEST_F(AvailabilityCliTest, GlobalOptionsAfterTheSubcommandAndIngestCreate) {
   const std::string elsewhere = tmp_.Path("elsewhere");
-  testing::ProcessResult r = testing::RunProcess(std::string(SKADE_CLI_PATH) + " ns create demo --warehouse " +
+  testing::ProcessResult r = testing::RunProcess(std::string(skade::testing::CliPath()) + " ns create demo --warehouse " +
                                                  ShellQuote(elsewhere) + " --quiet");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(fs::exists(elsewhere + "/catalog.db"));
   std::string csv = File("in.csv", "id,name,score\n1,a,1.5\n2,b,2.5\n");
-  r = testing::RunProcess(std::string(SKADE_CLI_PATH) + " ingest demo.fresh " + ShellQuote(csv) + " --create --warehouse " +
+  r = testing::RunProcess(std::string(skade::testing::CliPath()) + " ingest demo.fresh " + ShellQuote(csv) + " --create --warehouse " +
                           ShellQuote(elsewhere));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("created table demo.fresh"));
-  r = testing::RunProcess(std::string(SKADE_CLI_PATH) + " scan demo.fresh --count --warehouse " + ShellQuote(elsewhere));
+  r = testing::RunProcess(std::string(skade::testing::CliPath()) + " scan demo.fresh --count --warehouse " + ShellQuote(elsewhere));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(Lines(r.out).back(), "2");
   // Without --create a missing table is an error.
-  r = testing::RunProcess(std::string(SKADE_CLI_PATH) + " --warehouse " + ShellQuote(elsewhere) + " ingest demo.other " +
+  r = testing::RunProcess(std::string(skade::testing::CliPath()) + " --warehouse " + ShellQuote(elsewhere) + " ingest demo.other " +
                           ShellQuote(csv));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("NotFound"));

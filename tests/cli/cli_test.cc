@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/testing/build_paths.h"
 #include "tests/testing/temp_dir.h"
 
 namespace skade::cli {
@@ -28,7 +29,7 @@ struct RunResult {
 RunResult Skade(const std::string& args) {
   testing::TempDir tmp;
   std::string err_file = tmp.Path("stderr");
-  std::string cmd = std::string(SKADE_CLI_PATH) + " " + args + " 2>" + err_file;
+  std::string cmd = std::string(skade::testing::CliPath()) + " " + args + " 2>" + err_file;
   RunResult r;
   FILE* p = ::popen(cmd.c_str(), "r");
   if (p == nullptr) return r;

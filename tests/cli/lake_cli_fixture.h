@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "tests/testing/build_paths.h"
 #include "tests/testing/run_process.h"
 #include "tests/testing/temp_dir.h"
 
@@ -24,7 +25,7 @@ class LakeCliTest : public ::testing::Test {
 
   // Runs skade on this test's warehouse; `args` are shell words, quoted where needed.
   testing::ProcessResult Skade(const std::string& args) {
-    return testing::RunProcess(std::string(SKADE_CLI_PATH) + " --warehouse " +
+    return testing::RunProcess(std::string(skade::testing::CliPath()) + " --warehouse " +
                                testing::ShellQuote(warehouse_) + " " + args);
   }
 

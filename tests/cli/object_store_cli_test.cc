@@ -17,6 +17,7 @@
 #include "skade/iceberg/table_metadata.h"
 #include "skade/io/location_map.h"
 #include "skade/io/s3_file_io.h"
+#include "tests/testing/build_paths.h"
 #include "tests/testing/foreign_table.h"
 #include "tests/testing/run_process.h"
 #include "tests/testing/s3rver.h"
@@ -52,7 +53,7 @@ std::vector<std::string> SortedLines(const std::string& text) {
 }
 
 // A fixture table (equality deletes, written by another engine).
-const std::string kFixture = std::string(SKADE_FIXTURES_DIR) + "/iceberg/equality_deletes_mytable";
+const std::string kFixture = std::string(skade::testing::FixturesDir()) + "/iceberg/equality_deletes_mytable";
 
 // Copies kFixture with every location spelled under `root` (s3://bucket/<prefix>/t), staged in
 // `staging` (its metadata/v1.metadata.json), and uploads it.
@@ -82,7 +83,7 @@ TEST(ObjectStoreCliTest, ScanAndInspectReadATableOnS3) {
 
   const std::string env = S3Environment(server);
   auto skade = [&](const std::string& args) {
-    return RunProcess(env + ShellQuote(SKADE_CLI_PATH) + " --warehouse " + ShellQuote(tmp.Path("lake")) + " " + args);
+    return RunProcess(env + ShellQuote(skade::testing::CliPath()) + " --warehouse " + ShellQuote(tmp.Path("lake")) + " " + args);
   };
   auto local = skade("scan " + ShellQuote(dir) + " --format csv");
   ASSERT_EQ(local.exit_code, 0) << local.err;
@@ -111,7 +112,7 @@ TEST(ObjectStoreCliTest, WarehouseOnS3TakesEveryWrite) {
   const std::string wh = std::string("s3://") + testing::kS3rverBucket + "/wh-" + Uuid::NewV7().ToString();
   const std::string catalog = "sqlite://" + tmp.Path("catalog.db");
   auto skade_in = [&](const std::string& lake, const std::string& args) {
-    auto r = RunProcess("cd " + ShellQuote(tmp.path()) + " && " + S3Environment(server) + ShellQuote(SKADE_CLI_PATH) +
+    auto r = RunProcess("cd " + ShellQuote(tmp.path()) + " && " + S3Environment(server) + ShellQuote(skade::testing::CliPath()) +
                         " " + lake + " " + args);
     return r;
   };
@@ -235,10 +236,10 @@ TEST(ObjectStoreCliTest, RestCatalogVendedCredentialsReachTheTable) {
       "env -u AWS_ENDPOINT_URL -u AWS_ENDPOINT_URL_S3 -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u "
       "AWS_SESSION_TOKEN AWS_PROFILE= AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null ";
   auto skade = [&](const std::string& args) {
-    return RunProcess(no_aws + ShellQuote(SKADE_CLI_PATH) + " --warehouse " + ShellQuote(tmp.Path("lake")) +
+    return RunProcess(no_aws + ShellQuote(skade::testing::CliPath()) + " --warehouse " + ShellQuote(tmp.Path("lake")) +
                       " --catalog rest+http://127.0.0.1:" + std::to_string(port) + " " + args);
   };
-  auto local = RunProcess(no_aws + ShellQuote(SKADE_CLI_PATH) + " scan " + ShellQuote(dir) + " --format csv");
+  auto local = RunProcess(no_aws + ShellQuote(skade::testing::CliPath()) + " scan " + ShellQuote(dir) + " --format csv");
   ASSERT_EQ(local.exit_code, 0) << local.err;
   auto good = skade("scan db.good --format csv");
   ASSERT_EQ(good.exit_code, 0) << good.err;

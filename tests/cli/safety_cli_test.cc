@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tests/cli/lake_cli_fixture.h"
+#include "tests/testing/build_paths.h"
 
 namespace skade::cli {
 namespace {
@@ -128,7 +129,7 @@ TEST_F(SafetyCliTest, KilledCommitIsInvisibleToFolderAndCatalogReaders) {
   if (const char* r = std::getenv("SKADE_CRASH_ROUNDS")) kRounds = std::max(10, std::atoi(r));
   for (int round = 0; round < kRounds; ++round) {
     testing::ProcessResult killed = testing::RunProcess(
-        "SKADE_CRASH_POINT=commit.after_metadata_write " + std::string(SKADE_CLI_PATH) + " --warehouse " +
+        "SKADE_CRASH_POINT=commit.after_metadata_write " + std::string(skade::testing::CliPath()) + " --warehouse " +
         ShellQuote(warehouse_) + " " + insert);
     ASSERT_NE(killed.exit_code, 0) << "round " << round << ": the crash point did not fire\n" << killed.out;
     // The folder reader follows the hint to the committed version, never the newest file.
@@ -158,7 +159,7 @@ TEST_F(SafetyCliTest, FolderReadsDuringCommitsNeverFail) {
   const std::string folder = warehouse_ + "/demo/t";
   std::string loop;
   for (int i = 0; i < 15; ++i) {
-    loop += std::string(SKADE_CLI_PATH) + " --warehouse " + ShellQuote(warehouse_) + " ingest demo.t --sql " +
+    loop += std::string(skade::testing::CliPath()) + " --warehouse " + ShellQuote(warehouse_) + " ingest demo.t --sql " +
             ShellQuote("SELECT " + std::to_string(100 + i) + " AS id, 'x' AS s, 1.0 AS amount, DATE '2024-01-01' AS day") +
             "; ";
   }

@@ -22,6 +22,7 @@
 #include "skade/events/commit_client.h"
 #include "skade/events/watcher.h"
 #include "tests/events/events_test_util.h"
+#include "tests/testing/build_paths.h"
 #include "tests/testing/child_process.h"
 #include "tests/testing/run_process.h"
 #include "tests/testing/temp_dir.h"
@@ -202,7 +203,7 @@ TEST_F(CommitServiceTest, ShutdownEndsStreamsWithUnavailable) {
 using Child = skade::testing::ChildProcess;
 
 std::string Skade(const std::string& warehouse, const std::string& args) {
-  return skade::testing::ShellQuote(SKADE_CLI_PATH) + " --warehouse " +
+  return skade::testing::ShellQuote(skade::testing::CliPath()) + " --warehouse " +
          skade::testing::ShellQuote(warehouse) + " " + args;
 }
 
@@ -213,8 +214,8 @@ enum class Host { kEventsServe, kServe };
 // Starts the server on port 0 and returns it with its port (0 on failure).
 std::unique_ptr<Child> StartServer(const std::string& warehouse, int* port, Host host = Host::kEventsServe) {
   auto server = host == Host::kEventsServe
-                    ? Child::Start({SKADE_CLI_PATH, "--warehouse", warehouse, "events-serve", "--port", "0"})
-                    : Child::Start({SKADE_CLI_PATH, "--warehouse", warehouse, "serve", "--flight-port", "0"});
+                    ? Child::Start({skade::testing::CliPath(), "--warehouse", warehouse, "events-serve", "--port", "0"})
+                    : Child::Start({skade::testing::CliPath(), "--warehouse", warehouse, "serve", "--flight-port", "0"});
   *port = 0;
   if (!server) return nullptr;
   std::string line = server->ReadLine(15s);
@@ -244,8 +245,8 @@ void FollowIngestAcrossServerRestart(Host host) {
   ASSERT_NE(port, 0);
   std::string port_file = dir.Path("server.addr");
   WritePortFile(port_file, port);
-  std::string proto = std::string(SKADE_SOURCE_DIR) + "/src/skade/events/commits.proto";
-  std::string node_dir = std::string(SKADE_SOURCE_DIR) + "/tests/interop";
+  std::string proto = std::string(skade::testing::SourceDir()) + "/src/skade/events/commits.proto";
+  std::string node_dir = std::string(skade::testing::SourceDir()) + "/tests/interop";
   auto client = Child::Start({"node", node_dir + "/commits_client.mjs", "--proto", proto,
                               "--port-file", port_file, "--after", "1", "--count", "4",
                               "--table", "db.t", "--timeout-ms", "35000"});
@@ -306,7 +307,7 @@ TEST(CommitStreamProcessTest, WatchPrintsReplayAndCrossProcessCommits) {
     auto r = skade::testing::RunProcess(Skade(warehouse, setup));
     ASSERT_EQ(r.exit_code, 0) << setup << ": " << r.err;
   }
-  auto watch = Child::Start({SKADE_CLI_PATH, "--warehouse", warehouse, "watch", "--after", "1",
+  auto watch = Child::Start({skade::testing::CliPath(), "--warehouse", warehouse, "watch", "--after", "1",
                              "--json", "--count", "3"});
   ASSERT_NE(watch, nullptr);
   std::string first = watch->ReadLine(15s);  // replayed: the ingest above (seq 2)

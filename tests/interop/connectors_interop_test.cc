@@ -19,10 +19,11 @@
 #include "skade/catalog/sql_catalog.h"
 #include "skade/engine/database.h"
 #include "skade/io/s3_file_io.h"
+#include "tests/testing/build_paths.h"
 #include "tests/testing/child_process.h"
 #include "tests/testing/foreign_table.h"
-#include "tests/testing/s3rver.h"
 #include "tests/testing/run_process.h"
+#include "tests/testing/s3rver.h"
 #include "tests/testing/temp_dir.h"
 
 namespace skade {
@@ -36,7 +37,7 @@ using testing::RunProcess;
 using testing::ShellQuote;
 using Child = testing::ChildProcess;
 
-const std::string kInteropDir = std::string(SKADE_SOURCE_DIR) + "/tests/interop";
+const std::string kInteropDir = std::string(skade::testing::SourceDir()) + "/tests/interop";
 
 class ConnectorsInteropTest : public ::testing::Test {
  protected:
@@ -56,7 +57,7 @@ class ConnectorsInteropTest : public ::testing::Test {
 
   // The lake's own CLI (the SQLite catalog in the warehouse).
   void Lake(const std::string& args) {
-    ProcessResult r = RunProcess(ShellQuote(SKADE_CLI_PATH) + " --warehouse " + ShellQuote(warehouse_) + " " + args);
+    ProcessResult r = RunProcess(ShellQuote(skade::testing::CliPath()) + " --warehouse " + ShellQuote(warehouse_) + " " + args);
     ASSERT_EQ(r.exit_code, 0) << args << "\n" << r.out << r.err;
   }
 
@@ -110,7 +111,7 @@ class ConnectorsInteropTest : public ::testing::Test {
 
   // Starts `skade <args> serve …` and returns {flight port, rest port (0 if none)}.
   std::pair<int, int> Serve(const std::string& name, std::vector<std::string> args, bool rest) {
-    std::vector<std::string> argv = {SKADE_CLI_PATH};
+    std::vector<std::string> argv = {skade::testing::CliPath()};
     argv.insert(argv.end(), args.begin(), args.end());
     for (const char* a : {"serve", "--flight-port", "0", "--query-memory", "512MB"}) argv.push_back(a);
     if (rest) {
@@ -140,7 +141,7 @@ class ConnectorsInteropTest : public ::testing::Test {
   Json Query(int port, const std::string& sql, bool expect_ok = true, bool update = false) {
     ProcessResult r = RunProcess("node " + ShellQuote(kInteropDir + "/flightsql_query.mjs") + " --address 127.0.0.1:" +
                                  std::to_string(port) + " --proto-dir " +
-                                 ShellQuote(std::string(SKADE_SOURCE_DIR) + "/src/skade/flightsql") + " --sql " +
+                                 ShellQuote(std::string(skade::testing::SourceDir()) + "/src/skade/flightsql") + " --sql " +
                                  ShellQuote(sql) + (update ? " --update 1" : ""));
     if (!expect_ok) return Json(r.exit_code == 0 ? "succeeded" : r.err);
     EXPECT_EQ(r.exit_code, 0) << sql << "\n" << r.err;
@@ -210,7 +211,7 @@ TEST_F(ConnectorsInteropTest, EveryConnectorServesTheSameRowsAndCommitEvents) {
   // streamed by the file server (the REST insert above has been polled by then: 0.1 s polls).
   std::this_thread::sleep_for(500ms);
   std::unique_ptr<Child> watch = Child::Start(
-      {SKADE_CLI_PATH, "watch", "--server", "127.0.0.1:" + std::to_string(file_server.first), "--json", "--count", "1"},
+      {skade::testing::CliPath(), "watch", "--server", "127.0.0.1:" + std::to_string(file_server.first), "--json", "--count", "1"},
       tmp_.Path("watch.err"));
   ASSERT_NE(watch, nullptr);
   std::this_thread::sleep_for(700ms);

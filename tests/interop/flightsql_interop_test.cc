@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/testing/build_paths.h"
 #include "tests/testing/run_process.h"
 #include "tests/testing/temp_dir.h"
 
@@ -22,7 +23,8 @@ using testing::ProcessResult;
 using testing::RunProcess;
 using testing::ShellQuote;
 
-const std::string kInteropDir = std::string(SKADE_SOURCE_DIR) + "/tests/interop";
+const std::string kInteropDir = std::string(skade::testing::SourceDir()) + "/tests/interop";
+const std::string kProtoDir = std::string(skade::testing::SourceDir()) + "/src/skade/flightsql";
 
 class FlightSqlInteropTest : public ::testing::Test {
  protected:
@@ -34,12 +36,12 @@ class FlightSqlInteropTest : public ::testing::Test {
           << pkg << " is missing from " << kInteropDir << "/node_modules (run scripts/setup.sh)";
     }
     for (const char* proto : {"flight.proto", "flight_sql.proto"}) {
-      ASSERT_TRUE(fs::exists(std::string(SKADE_FLIGHTSQL_PROTO_DIR) + "/" + proto)) << proto;
+      ASSERT_TRUE(fs::exists(kProtoDir + "/" + proto)) << proto;
     }
   }
 
   void SkadeOk(const std::string& args) {
-    ProcessResult r = RunProcess(std::string(SKADE_CLI_PATH) + " --warehouse " +
+    ProcessResult r = RunProcess(std::string(skade::testing::CliPath()) + " --warehouse " +
                                  ShellQuote(warehouse_) + " " + args);
     ASSERT_EQ(r.exit_code, 0) << "skade " << args << "\n" << r.out << r.err;
   }
@@ -92,9 +94,9 @@ class FlightSqlInteropTest : public ::testing::Test {
       warehouse_ = tmp_.Path(std::string("lake-") + mode);
       ASSERT_NO_FATAL_FAILURE(PrepareLake());
       std::string cmd = "node " + ShellQuote(kInteropDir + "/flightsql_test.mjs") + " --skade " +
-                        ShellQuote(SKADE_CLI_PATH) + " --proto-dir " + ShellQuote(SKADE_FLIGHTSQL_PROTO_DIR) +
+                        ShellQuote(skade::testing::CliPath()) + " --proto-dir " + ShellQuote(kProtoDir) +
                         " --warehouse " + ShellQuote(warehouse_) + " --tmp " + ShellQuote(tmp_.path()) +
-                        " --fixtures " + ShellQuote(SKADE_FIXTURES_DIR) + " --group " + ShellQuote(group) +
+                        " --fixtures " + ShellQuote(skade::testing::FixturesDir()) + " --group " + ShellQuote(group) +
                         " --mode " + mode;
       ProcessResult r = RunProcess(cmd);
       int ok = 0;

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/testing/build_paths.h"
 #include "tests/testing/run_process.h"
 #include "tests/testing/temp_dir.h"
 
@@ -27,7 +28,7 @@ using testing::ProcessResult;
 using testing::RunProcess;
 using testing::ShellQuote;
 
-const std::string kInteropDir = std::string(SKADE_SOURCE_DIR) + "/tests/interop";
+const std::string kInteropDir = std::string(skade::testing::SourceDir()) + "/tests/interop";
 
 // Parses the JSON a tool printed; fails the test (and returns null) if it isn't JSON.
 Json ParseOutput(const ProcessResult& r, const std::string& what) {
@@ -163,7 +164,7 @@ class LakeInteropTest : public ::testing::Test {
 
   // Runs skade on the test's warehouse.
   ProcessResult Skade(const std::string& args) {
-    return RunProcess(std::string(SKADE_CLI_PATH) + " --warehouse " + ShellQuote(warehouse_) + " " +
+    return RunProcess(std::string(skade::testing::CliPath()) + " --warehouse " + ShellQuote(warehouse_) + " " +
                       args);
   }
 

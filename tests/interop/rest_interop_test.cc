@@ -33,9 +33,10 @@
 #include "skade/iceberg/table_metadata.h"
 #include "skade/io/file_io.h"
 #include "skade/table/table.h"
-#include "tests/testing/query_rows.h"
 #include "tests/testing/append_commit.h"
+#include "tests/testing/build_paths.h"
 #include "tests/testing/child_process.h"
+#include "tests/testing/query_rows.h"
 #include "tests/testing/run_process.h"
 #include "tests/testing/temp_dir.h"
 
@@ -52,9 +53,9 @@ using testing::ProcessResult;
 using testing::RunProcess;
 using testing::ShellQuote;
 
-const std::string kInteropDir = std::string(SKADE_SOURCE_DIR) + "/tests/interop";
+const std::string kInteropDir = std::string(skade::testing::SourceDir()) + "/tests/interop";
 const std::string kSpec =
-    std::string(SKADE_FIXTURES_DIR) + "/openapi/iceberg-rest-catalog-open-api.yaml";
+    std::string(skade::testing::FixturesDir()) + "/openapi/iceberg-rest-catalog-open-api.yaml";
 constexpr const char* kToken = "interop-token-7f3a";
 
 using Child = skade::testing::ChildProcess;
@@ -99,7 +100,7 @@ class RestInteropTest : public ::testing::Test {
 
   // `skade serve` with Flight SQL and the REST catalog on port 0; fills the two ports.
   void StartServer() {
-    server_ = Child::Start({SKADE_CLI_PATH, "--warehouse", warehouse_, "serve", "--flight-port",
+    server_ = Child::Start({skade::testing::CliPath(), "--warehouse", warehouse_, "serve", "--flight-port",
                             "0", "--rest-port", "0", "--rest-auth", "bearer", "--rest-tokens-file",
                             tmp_.Path("tokens"), "--rest-threads", "4", "--query-memory", "1GB",
                             // Small plans page and large ones go to the background, so the
@@ -124,7 +125,7 @@ class RestInteropTest : public ::testing::Test {
   std::string Uri() const { return "http://127.0.0.1:" + std::to_string(rest_port_); }
 
   ProcessResult Skade(const std::string& args) {
-    return RunProcess(ShellQuote(SKADE_CLI_PATH) + " --warehouse " + ShellQuote(warehouse_) + " " +
+    return RunProcess(ShellQuote(skade::testing::CliPath()) + " --warehouse " + ShellQuote(warehouse_) + " " +
                       args);
   }
   void SkadeOk(const std::string& args) {
@@ -299,7 +300,7 @@ TEST_F(RestInteropTest, IcebergJsAgreesWithTheLibraryTheCliAndTheCommitStream) {
   // A commit-stream subscriber from here on: it replays what follows the first create (commit 1)
   // and then gets the rest live.
   std::unique_ptr<Child> watch =
-      Child::Start({SKADE_CLI_PATH, "--warehouse", warehouse_, "watch", "--server",
+      Child::Start({skade::testing::CliPath(), "--warehouse", warehouse_, "watch", "--server",
                     "127.0.0.1:" + std::to_string(flight_port_), "--after", "1", "--json"},
                    tmp_.Path("watch.err"));
   ASSERT_NE(watch, nullptr);
@@ -493,7 +494,7 @@ TEST_F(RestInteropTest, OtherSkadeProcessesUseTheLakeThroughTheRestCatalog) {
   ASSERT_NO_FATAL_FAILURE(StartServer());
   const std::string remote = "rest+" + Uri() + "?token=" + kToken;
   auto cli = [&](const std::string& args) {
-    return RunProcess(ShellQuote(SKADE_CLI_PATH) + " --catalog " + ShellQuote(remote) + " " + args);
+    return RunProcess(ShellQuote(skade::testing::CliPath()) + " --catalog " + ShellQuote(remote) + " " + args);
   };
   for (const std::string& args : {std::string("ns create remote"),
                                   std::string("create remote.t --schema 'id BIGINT NOT NULL, region VARCHAR'"),
@@ -514,14 +515,14 @@ TEST_F(RestInteropTest, OtherSkadeProcessesUseTheLakeThroughTheRestCatalog) {
   ASSERT_NE(state.metadata, nullptr);
   EXPECT_EQ(state.metadata->snapshots.size(), 2u);
   // A bad token is refused with the server's answer.
-  ProcessResult refused = RunProcess(ShellQuote(SKADE_CLI_PATH) + " --catalog " +
+  ProcessResult refused = RunProcess(ShellQuote(skade::testing::CliPath()) + " --catalog " +
                                      ShellQuote("rest+" + Uri() + "?token=nope") + " tables");
   EXPECT_NE(refused.exit_code, 0);
   EXPECT_THAT(refused.err, ::testing::HasSubstr("401"));
 
   // A second server over the REST catalog.
   std::unique_ptr<Child> second = Child::Start(
-      {SKADE_CLI_PATH, "--catalog", remote, "serve", "--flight-port", "0", "--query-memory", "512MB"},
+      {skade::testing::CliPath(), "--catalog", remote, "serve", "--flight-port", "0", "--query-memory", "512MB"},
       tmp_.Path("second.err"));
   ASSERT_NE(second, nullptr);
   int port = 0;
@@ -535,7 +536,7 @@ TEST_F(RestInteropTest, OtherSkadeProcessesUseTheLakeThroughTheRestCatalog) {
   auto query = [&](const std::string& sql) {
     ProcessResult r = RunProcess("node " + ShellQuote(kInteropDir + "/flightsql_query.mjs") + " --address 127.0.0.1:" +
                                  std::to_string(port) + " --proto-dir " +
-                                 ShellQuote(std::string(SKADE_SOURCE_DIR) + "/src/skade/flightsql") + " --sql " +
+                                 ShellQuote(std::string(skade::testing::SourceDir()) + "/src/skade/flightsql") + " --sql " +
                                  ShellQuote(sql));
     EXPECT_EQ(r.exit_code, 0) << sql << "\n" << r.err << testing::ReadFileOrDie(tmp_.Path("second.err"));
     return Json::parse(r.out, nullptr, false);
@@ -544,7 +545,7 @@ TEST_F(RestInteropTest, OtherSkadeProcessesUseTheLakeThroughTheRestCatalog) {
             Json::parse(R"([["eu","25"],["us","5"]])"));
   // The second server's commit stream follows commits made on the first.
   std::unique_ptr<Child> watch = Child::Start(
-      {SKADE_CLI_PATH, "watch", "--server", "127.0.0.1:" + std::to_string(port), "--json"}, tmp_.Path("watch2.err"));
+      {skade::testing::CliPath(), "watch", "--server", "127.0.0.1:" + std::to_string(port), "--json"}, tmp_.Path("watch2.err"));
   ASSERT_NE(watch, nullptr);
   std::this_thread::sleep_for(500ms);
   ProcessResult more = cli("ingest remote.t --sql \"SELECT 200 AS id, 'ap' AS region\"");

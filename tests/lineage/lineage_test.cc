@@ -16,16 +16,17 @@
 #include <set>
 #include <thread>
 
+#include "skade/arrow/builder.h"
 #include "skade/catalog/open_catalog.h"
 #include "skade/engine/database.h"
 #include "skade/events/watcher.h"
 #include "skade/io/routing_file_io.h"
 #include "skade/lineage/emitter.h"
 #include "skade/lineage/transport.h"
-#include "skade/arrow/builder.h"
 #include "skade/table/failed_write_spool.h"
 #include "skade/table/table.h"
 #include "skade/table/transform_run.h"
+#include "tests/testing/build_paths.h"
 #include "tests/testing/run_process.h"
 #include "tests/testing/temp_dir.h"
 
@@ -37,12 +38,12 @@ using namespace std::chrono_literals;
 using testing::RunProcess;
 using testing::ShellQuote;
 
-const std::string kInteropDir = std::string(SKADE_SOURCE_DIR) + "/tests/interop";
+const std::string kInteropDir = std::string(skade::testing::SourceDir()) + "/tests/interop";
 
 // Runs the Node validator over a JSON-lines file; "" when every event is valid, else its report.
 std::string Validate(const std::string& path) {
   auto r = RunProcess("cd " + ShellQuote(kInteropDir) + " && node openlineage_validate.mjs --fixtures " +
-                      ShellQuote(std::string(SKADE_FIXTURES_DIR) + "/openlineage") + " --events " + ShellQuote(path) +
+                      ShellQuote(std::string(skade::testing::FixturesDir()) + "/openlineage") + " --events " + ShellQuote(path) +
                       " --min-events 1");
   return r.exit_code == 0 ? "" : r.out + r.err;
 }
@@ -118,7 +119,7 @@ class LineageTest : public ::testing::Test {
   }
 
   std::string Cli(const std::string& args) {
-    auto r = RunProcess(ShellQuote(SKADE_CLI_PATH) + " --warehouse " + ShellQuote(warehouse_) + " " + args);
+    auto r = RunProcess(ShellQuote(skade::testing::CliPath()) + " --warehouse " + ShellQuote(warehouse_) + " " + args);
     EXPECT_EQ(r.exit_code, 0) << args << ": " << r.err;
     return r.out;
   }
@@ -388,7 +389,7 @@ TEST_F(LineageTest, ATransformCopyNamesItsInputAndColumnLineage) {
 TEST_F(LineageTest, AFailedWriteBecomesStartAndFail) {
   testing::WriteFileOrDie(tmp_.Path("bad.csv"), "id,region\nnot-a-number,eu\n");
   // Nobody follows the lake yet: a failing write leaves no spool behind.
-  auto r = RunProcess(ShellQuote(SKADE_CLI_PATH) + " --warehouse " + ShellQuote(warehouse_) + " ingest sales.orders " +
+  auto r = RunProcess(ShellQuote(skade::testing::CliPath()) + " --warehouse " + ShellQuote(warehouse_) + " ingest sales.orders " +
                       ShellQuote(tmp_.Path("bad.csv")));
   ASSERT_NE(r.exit_code, 0);
   EXPECT_FALSE(std::filesystem::exists(SpoolPath()));
@@ -399,7 +400,7 @@ TEST_F(LineageTest, AFailedWriteBecomesStartAndFail) {
   ASSERT_NE(emitter, nullptr);
   ASSERT_TRUE(std::filesystem::exists(SpoolPath())) << "the emitter enables the spool";
   // Another process's failed append, and a good one beside it.
-  r = RunProcess(ShellQuote(SKADE_CLI_PATH) + " --warehouse " + ShellQuote(warehouse_) + " ingest sales.orders " +
+  r = RunProcess(ShellQuote(skade::testing::CliPath()) + " --warehouse " + ShellQuote(warehouse_) + " ingest sales.orders " +
                  ShellQuote(tmp_.Path("bad.csv")));
   ASSERT_NE(r.exit_code, 0);
   testing::WriteFileOrDie(tmp_.Path("good.csv"), "id,region\n1,eu\n");

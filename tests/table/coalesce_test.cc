@@ -29,10 +29,11 @@
 #include "skade/events/bus.h"
 #include "skade/events/watcher.h"
 #include "skade/iceberg/scan.h"
-#include "skade/io/location.h"
 #include "skade/io/delegating_file_io.h"
+#include "skade/io/location.h"
 #include "skade/table/commit_stream.h"
 #include "skade/table/table.h"
+#include "tests/testing/build_paths.h"
 #include "tests/testing/child_process.h"
 #include "tests/testing/lake_test.h"
 
@@ -591,7 +592,7 @@ void CoalesceTest::KillWhileAppending() {
     SCOPED_TRACE("round " + std::to_string(round) + " " + crash_points[round]);
     const int first_writer = static_cast<int>(round) * 100;
     const std::string ack_path = tmp_.Path("acks-" + std::to_string(round));
-    std::vector<std::string> argv = {APPEND_WRITER_PATH, tmp_.Path("catalog.db"), tmp_.Path("warehouse"),
+    std::vector<std::string> argv = {skade::testing::AppendWriterPath(), tmp_.Path("catalog.db"), tmp_.Path("warehouse"),
                                      "db.t", std::to_string(kThreads), std::to_string(first_writer), ack_path};
     if (!crash_points[round].empty()) argv.push_back(crash_points[round]);
     auto child = testing::ChildProcess::Start(argv, tmp_.Path("writer-" + std::to_string(round) + ".err"));

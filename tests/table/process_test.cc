@@ -34,6 +34,7 @@
 #include "skade/iceberg/manifest.h"
 #include "skade/iceberg/scan.h"
 #include "skade/table/table.h"
+#include "tests/testing/build_paths.h"
 #include "tests/testing/run_process.h"
 #include "tests/testing/temp_dir.h"
 
@@ -54,7 +55,7 @@ constexpr milliseconds kChildTimeout{120'000};
 // SIGKILL and reaped when destroyed while still running. Not thread-safe.
 class Child {
  public:
-  // Starts SKADE_CLI_PATH with `args`; nullptr (and a test failure) if posix_spawn fails.
+  // Starts the skade binary with `args`; nullptr (and a test failure) if posix_spawn fails.
   static std::unique_ptr<Child> Start(const std::vector<std::string>& args,
                                       const std::string& out_path, const std::string& err_path) {
     auto child = std::make_unique<Child>(out_path, err_path);
@@ -64,12 +65,12 @@ class Child {
                                      0644);
     posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
                                      0644);
-    std::vector<std::string> argv_storage = {SKADE_CLI_PATH};
+    std::vector<std::string> argv_storage = {skade::testing::CliPath()};
     argv_storage.insert(argv_storage.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& a : argv_storage) argv.push_back(a.data());
     argv.push_back(nullptr);
-    int rc = posix_spawn(&child->pid_, SKADE_CLI_PATH, &actions, nullptr, argv.data(), environ);
+    int rc = posix_spawn(&child->pid_, skade::testing::CliPath(), &actions, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
     if (rc != 0) {
       ADD_FAILURE() << "posix_spawn failed: " << rc;

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/testing/build_paths.h"
+
 namespace skade::testing {
 
 TempDir::TempDir() {
@@ -26,7 +28,7 @@ TempDir::~TempDir() {
 std::string TempDir::Path(std::string_view name) const { return path_ + "/" + std::string(name); }
 
 std::string FixturePath(std::string_view relative) {
-  return std::string(SKADE_FIXTURES_DIR) + "/" + std::string(relative);
+  return std::string(skade::testing::FixturesDir()) + "/" + std::string(relative);
 }
 
 std::string ReadFileOrDie(const std::string& path) {
