@@ -1,6 +1,7 @@
 // JSON serde for table metadata (spec "Table Metadata Fields", Appendix C "JSON
 // serialization"). Parsing never throws: every member is type-checked before use, and
 // problems come back as kInvalidArgument naming the member.
+#include <charconv>
 #include <set>
 #include <string>
 
@@ -630,15 +631,13 @@ namespace {
 
 // Appends `text` as a JSON string, exactly as Dump would write it.
 void AppendString(std::string* out, std::string_view text) {
-  bool plain = true;
+  // Without an early exit, so that the compiler vectorises the scan (the strings are short).
+  bool special = false;
   for (char c : text) {
     const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u >= 0x80 || c == '"' || c == '\\') {
-      plain = false;
-      break;
-    }
+    special |= (u < 0x20) | (u >= 0x80) | (c == '"') | (c == '\\');
   }
-  if (!plain) {
+  if (special) {
     // Escapes and UTF-8 (invalid sequences replaced) as nlohmann does it.
     *out += Dump(Json(std::string(text)));
     return;
@@ -654,7 +653,13 @@ class ObjectWriter {
  public:
   explicit ObjectWriter(std::string* out) : out_(*out) {}
   void Member(std::string_view key, const Json& value) { Raw(key, Dump(value)); }
-  void Member(std::string_view key, int64_t value) { Raw(key, std::to_string(value)); }
+  void Member(std::string_view key, int64_t value) {
+    // Snapshot ids have 19 digits: std::to_string would allocate for each.
+    char digits[24];
+    auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), value);
+    (void)ec;  // 24 bytes hold every int64_t
+    Raw(key, std::string_view(digits, static_cast<size_t>(end - digits)));
+  }
   void String(std::string_view key, std::string_view value) {
     Key(key);
     AppendString(&out_, value);
@@ -686,9 +691,16 @@ void AppendSnapshot(std::string* out, const Snapshot& s, int format_version) {
   if (s.parent_snapshot_id) w.Member("parent-snapshot-id", *s.parent_snapshot_id);
   w.Member("timestamp-ms", s.timestamp_ms);
   // A key given twice keeps its first place and its last value, as the JSON object does.
-  std::set<std::string_view> keys;
   bool repeated = false;
-  for (const auto& [k, v] : s.summary) repeated = repeated || !keys.insert(k).second;
+  if (s.summary.size() <= 64) {
+    // Without allocating: this runs for every snapshot of every commit.
+    for (size_t i = 1; i < s.summary.size() && !repeated; ++i) {
+      for (size_t j = 0; j < i && !repeated; ++j) repeated = s.summary[i].first == s.summary[j].first;
+    }
+  } else {
+    std::set<std::string_view> keys;
+    for (const auto& [k, v] : s.summary) repeated = repeated || !keys.insert(k).second;
+  }
   if (repeated) {
     Json summary = Json::object();
     for (const auto& [k, v] : s.summary) summary[k] = v;
