@@ -43,9 +43,12 @@ std::vector<std::vector<QueuedAppend*>> SnapshotsOf(const std::vector<QueuedAppe
   std::vector<std::vector<QueuedAppend*>> groups;
   auto shares = [](const QueuedAppend* a) { return a->manifest.manifest_path.empty(); };
   for (QueuedAppend* a : pending) {
-    auto same = std::find_if(groups.begin(), groups.end(), [&](const std::vector<QueuedAppend*>& g) {
-      return shares(a) && shares(g.front()) && g.front()->extra_summary == a->extra_summary;
-    });
+    auto same = groups.end();
+    if (shares(a)) {
+      same = std::find_if(groups.begin(), groups.end(), [&](const std::vector<QueuedAppend*>& g) {
+        return shares(g.front()) && g.front()->extra_summary == a->extra_summary;
+      });
+    }
     if (same != groups.end()) {
       same->push_back(a);
     } else {
