@@ -14,8 +14,8 @@
 #include "bench/bench_util.h"
 #include "skade/engine/database.h"
 #include "skade/io/s3_file_io.h"
-#include "tests/testing/build_paths.h"
 #include "tests/testing/child_process.h"
+#include "tests/testing/temp_dir.h"
 
 namespace skade::bench {
 namespace {
@@ -63,7 +63,7 @@ int Main(int argc, char** argv) {
   std::filesystem::create_directories(dir + "/s3");
 
   auto server = testing::ChildProcess::Start(
-      {"node", "--openssl-legacy-provider", std::string(skade::testing::SourceDir()) + "/tests/interop/s3rver.mjs", dir + "/s3",
+      {"node", "--openssl-legacy-provider", skade::testing::SourcePath("tests/interop/s3rver.mjs"), dir + "/s3",
        "bench"},
       dir + "/s3rver.err");
   if (!server) return Fail(Status::Unavailable("cannot start node"));

@@ -20,7 +20,6 @@
 
 #include "skade/engine/database.h"
 #include "tests/arrow/ipc_message_builder.h"
-#include "tests/testing/build_paths.h"
 #include "tests/testing/run_process.h"
 #include "tests/testing/temp_dir.h"
 
@@ -30,7 +29,7 @@ namespace {
 using Json = nlohmann::json;
 namespace fs = std::filesystem;
 
-const std::string kFixtures = std::string(skade::testing::FixturesDir()) + "/arrow-ipc";
+const std::string kFixtures = skade::testing::FixturePath("arrow-ipc");
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -635,7 +634,7 @@ TEST(StreamEncoderTest, ApacheArrowJsReadsEncodedDuckDbTypes) {
     out << *bytes;
   }
   testing::ProcessResult r = testing::RunProcess(
-      "node " + testing::ShellQuote(std::string(skade::testing::SourceDir()) + "/tests/interop/arrow_read.mjs") + " " +
+      "node " + testing::ShellQuote(skade::testing::SourcePath("tests/interop/arrow_read.mjs")) + " " +
       testing::ShellQuote(path));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Json got = Json::parse(r.out, nullptr, false);

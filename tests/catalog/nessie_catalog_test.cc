@@ -21,8 +21,8 @@
 #include "skade/base/log.h"
 #include "skade/catalog/open_catalog.h"
 #include "tests/io/test_servers.h"
-#include "tests/testing/build_paths.h"
 #include "tests/testing/lake_test.h"
+#include "tests/testing/temp_dir.h"
 
 namespace skade::catalog {
 namespace {
@@ -131,7 +131,7 @@ class NessieReplay {
       res.set_content(error.dump(), "application/json");
       return;
     }
-    std::ifstream in(std::string(skade::testing::SourceDir()) + "/tests/catalog/nessie/" + it->second.file,
+    std::ifstream in(skade::testing::SourcePath("tests/catalog/nessie/") + it->second.file,
                      std::ios::binary);
     std::stringstream text;
     text << in.rdbuf();

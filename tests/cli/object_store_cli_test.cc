@@ -53,7 +53,7 @@ std::vector<std::string> SortedLines(const std::string& text) {
 }
 
 // A fixture table (equality deletes, written by another engine).
-const std::string kFixture = std::string(skade::testing::FixturesDir()) + "/iceberg/equality_deletes_mytable";
+const std::string kFixture = skade::testing::FixturePath("iceberg/equality_deletes_mytable");
 
 // Copies kFixture with every location spelled under `root` (s3://bucket/<prefix>/t), staged in
 // `staging` (its metadata/v1.metadata.json), and uploads it.

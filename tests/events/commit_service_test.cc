@@ -245,8 +245,8 @@ void FollowIngestAcrossServerRestart(Host host) {
   ASSERT_NE(port, 0);
   std::string port_file = dir.Path("server.addr");
   WritePortFile(port_file, port);
-  std::string proto = std::string(skade::testing::SourceDir()) + "/src/skade/events/commits.proto";
-  std::string node_dir = std::string(skade::testing::SourceDir()) + "/tests/interop";
+  std::string proto = skade::testing::SourcePath("src/skade/events/commits.proto");
+  std::string node_dir = skade::testing::SourcePath("tests/interop");
   auto client = Child::Start({"node", node_dir + "/commits_client.mjs", "--proto", proto,
                               "--port-file", port_file, "--after", "1", "--count", "4",
                               "--table", "db.t", "--timeout-ms", "35000"});

@@ -7,7 +7,6 @@
 
 #include "skade/iceberg/manifest.h"
 #include "skade/iceberg/table_metadata.h"
-#include "tests/testing/build_paths.h"
 #include "tests/testing/temp_dir.h"
 
 namespace skade::iceberg {
@@ -17,7 +16,7 @@ using Json = nlohmann::json;
 
 // Runs the Node reader on `path`; fails the test if it can't.
 Json ReadWithAvsc(const std::string& path) {
-  std::string cmd = "node " + std::string(skade::testing::SourceDir()) + "/tests/interop/avro_dump.mjs '" + path + "' 2>&1";
+  std::string cmd = "node " + skade::testing::SourcePath("tests/interop/avro_dump.mjs") + " '" + path + "' 2>&1";
   FILE* p = ::popen(cmd.c_str(), "r");
   EXPECT_NE(p, nullptr);
   std::string out;

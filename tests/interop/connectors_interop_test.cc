@@ -37,7 +37,7 @@ using testing::RunProcess;
 using testing::ShellQuote;
 using Child = testing::ChildProcess;
 
-const std::string kInteropDir = std::string(skade::testing::SourceDir()) + "/tests/interop";
+const std::string kInteropDir = skade::testing::SourcePath("tests/interop");
 
 class ConnectorsInteropTest : public ::testing::Test {
  protected:
@@ -141,7 +141,7 @@ class ConnectorsInteropTest : public ::testing::Test {
   Json Query(int port, const std::string& sql, bool expect_ok = true, bool update = false) {
     ProcessResult r = RunProcess("node " + ShellQuote(kInteropDir + "/flightsql_query.mjs") + " --address 127.0.0.1:" +
                                  std::to_string(port) + " --proto-dir " +
-                                 ShellQuote(std::string(skade::testing::SourceDir()) + "/src/skade/flightsql") + " --sql " +
+                                 ShellQuote(skade::testing::SourcePath("src/skade/flightsql")) + " --sql " +
                                  ShellQuote(sql) + (update ? " --update 1" : ""));
     if (!expect_ok) return Json(r.exit_code == 0 ? "succeeded" : r.err);
     EXPECT_EQ(r.exit_code, 0) << sql << "\n" << r.err;

@@ -23,8 +23,8 @@ using testing::ProcessResult;
 using testing::RunProcess;
 using testing::ShellQuote;
 
-const std::string kInteropDir = std::string(skade::testing::SourceDir()) + "/tests/interop";
-const std::string kProtoDir = std::string(skade::testing::SourceDir()) + "/src/skade/flightsql";
+const std::string kInteropDir = skade::testing::SourcePath("tests/interop");
+const std::string kProtoDir = skade::testing::SourcePath("src/skade/flightsql");
 
 class FlightSqlInteropTest : public ::testing::Test {
  protected:

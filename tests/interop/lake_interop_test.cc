@@ -28,7 +28,7 @@ using testing::ProcessResult;
 using testing::RunProcess;
 using testing::ShellQuote;
 
-const std::string kInteropDir = std::string(skade::testing::SourceDir()) + "/tests/interop";
+const std::string kInteropDir = skade::testing::SourcePath("tests/interop");
 
 // Parses the JSON a tool printed; fails the test (and returns null) if it isn't JSON.
 Json ParseOutput(const ProcessResult& r, const std::string& what) {

@@ -53,9 +53,9 @@ using testing::ProcessResult;
 using testing::RunProcess;
 using testing::ShellQuote;
 
-const std::string kInteropDir = std::string(skade::testing::SourceDir()) + "/tests/interop";
+const std::string kInteropDir = skade::testing::SourcePath("tests/interop");
 const std::string kSpec =
-    std::string(skade::testing::FixturesDir()) + "/openapi/iceberg-rest-catalog-open-api.yaml";
+    skade::testing::FixturePath("openapi/iceberg-rest-catalog-open-api.yaml");
 constexpr const char* kToken = "interop-token-7f3a";
 
 using Child = skade::testing::ChildProcess;
@@ -536,7 +536,7 @@ TEST_F(RestInteropTest, OtherSkadeProcessesUseTheLakeThroughTheRestCatalog) {
   auto query = [&](const std::string& sql) {
     ProcessResult r = RunProcess("node " + ShellQuote(kInteropDir + "/flightsql_query.mjs") + " --address 127.0.0.1:" +
                                  std::to_string(port) + " --proto-dir " +
-                                 ShellQuote(std::string(skade::testing::SourceDir()) + "/src/skade/flightsql") + " --sql " +
+                                 ShellQuote(skade::testing::SourcePath("src/skade/flightsql")) + " --sql " +
                                  ShellQuote(sql));
     EXPECT_EQ(r.exit_code, 0) << sql << "\n" << r.err << testing::ReadFileOrDie(tmp_.Path("second.err"));
     return Json::parse(r.out, nullptr, false);

@@ -12,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "tests/testing/build_paths.h"
 #include "tests/testing/run_process.h"
 #include "tests/testing/temp_dir.h"
 
@@ -337,7 +336,7 @@ TEST(SigV4Test, MatchesBotocore) {
   }
   testing::TempDir tmp;
   testing::WriteFileOrDie(tmp.Path("cases.json"), in.dump());
-  const std::string script = std::string(skade::testing::SourceDir()) + "/tests/io/botocore_sign.py";
+  const std::string script = skade::testing::SourcePath("tests/io/botocore_sign.py");
   testing::ProcessResult run =
       testing::RunProcess("/usr/bin/python3 " + testing::ShellQuote(script) + " " +
                           testing::ShellQuote(tmp.Path("cases.json")));

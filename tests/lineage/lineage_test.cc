@@ -38,12 +38,12 @@ using namespace std::chrono_literals;
 using testing::RunProcess;
 using testing::ShellQuote;
 
-const std::string kInteropDir = std::string(skade::testing::SourceDir()) + "/tests/interop";
+const std::string kInteropDir = skade::testing::SourcePath("tests/interop");
 
 // Runs the Node validator over a JSON-lines file; "" when every event is valid, else its report.
 std::string Validate(const std::string& path) {
   auto r = RunProcess("cd " + ShellQuote(kInteropDir) + " && node openlineage_validate.mjs --fixtures " +
-                      ShellQuote(std::string(skade::testing::FixturesDir()) + "/openlineage") + " --events " + ShellQuote(path) +
+                      ShellQuote(skade::testing::FixturePath("openlineage")) + " --events " + ShellQuote(path) +
                       " --min-events 1");
   return r.exit_code == 0 ? "" : r.out + r.err;
 }

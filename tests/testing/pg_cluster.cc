@@ -15,15 +15,16 @@
 #include <string>
 
 #include "tests/testing/build_paths.h"
+#include "tests/testing/temp_dir.h"
 
 namespace skade::testing {
 namespace {
 
-std::string ScriptPath() { return std::string(skade::testing::SourceDir()) + "/tests/testing/pg_cluster.sh"; }
+std::string ScriptPath() { return SourcePath("tests/testing/pg_cluster.sh"); }
 
 // Runs the cluster script; on failure returns its combined output as the error.
 Status RunScript(const std::string& args, const std::string& log_path) {
-  std::string command = "SKADE_PG_TEMPLATE='" + std::string(skade::testing::BinaryDir()) +
+  std::string command = "SKADE_PG_TEMPLATE='" + std::string(BinaryDir()) +
                         "/pg-test-template/data' timeout 120 '" + ScriptPath() + "' " + args +
                         " >'" + log_path + "' 2>&1";
   int rc = std::system(command.c_str());

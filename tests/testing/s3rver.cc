@@ -7,14 +7,14 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "tests/testing/build_paths.h"
+#include "tests/testing/temp_dir.h"
 
 namespace skade::testing {
 namespace {
 
 using namespace std::chrono_literals;
 
-const std::string kInteropDir = std::string(skade::testing::SourceDir()) + "/tests/interop";
+const std::string kInteropDir = SourcePath("tests/interop");
 
 // Created on first use, never destroyed (the environment stops the process at the end).
 S3rver* shared = nullptr;

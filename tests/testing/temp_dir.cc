@@ -27,9 +27,9 @@ TempDir::~TempDir() {
 
 std::string TempDir::Path(std::string_view name) const { return path_ + "/" + std::string(name); }
 
-std::string FixturePath(std::string_view relative) {
-  return std::string(skade::testing::FixturesDir()) + "/" + std::string(relative);
-}
+std::string FixturePath(std::string_view relative) { return std::string(FixturesDir()) + "/" + std::string(relative); }
+
+std::string SourcePath(std::string_view relative) { return std::string(SourceDir()) + "/" + std::string(relative); }
 
 std::string ReadFileOrDie(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -1,4 +1,4 @@
-// Test helpers: a per-test temporary folder removed on destruction, and fixture paths.
+// Test helpers: a per-test temporary folder removed on destruction, and fixture and source paths.
 #pragma once
 
 #include <string>
@@ -24,6 +24,8 @@ class TempDir {
 
 // Absolute path of a file or folder under ../shared/fixtures.
 std::string FixturePath(std::string_view relative);
+// Absolute path of a file or folder of this repository (tests/interop, a .proto, a script).
+std::string SourcePath(std::string_view relative);
 // Reads a whole file; aborts the test binary if it can't (tests only).
 std::string ReadFileOrDie(const std::string& path);
 // Writes a whole file, creating parent folders; aborts on failure (tests only).
