@@ -4,6 +4,9 @@
 #include "skade/iceberg/table_metadata.h"
 
 #include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -154,7 +157,9 @@ TEST(TableMetadataTest, UnknownFieldsSurviveRoundTrip) {
 TEST(TableMetadataTest, WritesEscapedAndUnusualTextExactly) {
   TableMetadata m = ParseFixture("metadata/table/TableMetadataV2Valid.json");
   ASSERT_FALSE(m.snapshots.empty());
-  Snapshot& s = m.snapshots.back();
+  // Snapshots are immutable in their list: the changed copy replaces the last one.
+  Snapshot s = m.snapshots.back();
+  m.snapshots.EraseIf([&](const Snapshot& x) { return x.snapshot_id == s.snapshot_id; });
   s.summary.emplace_back("quote\"back\\slash", "tab\tnew\nline\x01ctl");
   s.summary.emplace_back("unicode", "bl\xc3\xa5" "b\xc3\xa6r \xe2\x82\xac");
   s.summary.emplace_back("broken", std::string("a\xff\xfe", 3));
@@ -162,6 +167,7 @@ TEST(TableMetadataTest, WritesEscapedAndUnusualTextExactly) {
   s.manifest_list = "s3://bucket/t/metadata/snap \"1\".avro";
   s.unknown.emplace_back("x-note", "{\"k\":[1,2]}");
   m.properties["comment"] = "line1\nline2 \"quoted\" \xc3\xa9";
+  m.snapshots.push_back(s);
   m.location = "/data/\xc3\xa5r/t";
   ExpectRoundTrip(m, "unusual text");
   auto back = ParseTableMetadata(TableMetadataToJson(m));
@@ -246,6 +252,81 @@ TEST(TableMetadataTest, SchemaAndTypeJsonRoundTrip) {
   EXPECT_FALSE(ParseSchemaJson(R"({"type":"struct","fields":[{"id":1,"name":"a","required":true,"type":"int"},{"id":1,"name":"b","required":true,"type":"int"}]})").ok());
   EXPECT_FALSE(ParseSchemaJson(R"({"type":"struct","identifier-field-ids":[2],"fields":[{"id":1,"name":"a","required":true,"type":"int"}]})").ok());
   EXPECT_FALSE(ParseSchemaJson(R"({"type":"struct","fields":[{"id":1,"name":"a","required":true,"type":"varchar"}]})").ok());
+}
+
+// The same metadata with its own, never-rendered copy of every snapshot.
+TableMetadata WithFreshSnapshots(const TableMetadata& m) {
+  TableMetadata fresh = m;
+  fresh.snapshots.clear();
+  for (const Snapshot& s : m.snapshots) fresh.snapshots.push_back(s);
+  return fresh;
+}
+
+// Metadata versions share their snapshots (a commit copies pointers, not its history), and a
+// snapshot's text is rendered once and reused by every version that keeps it.
+TEST(TableMetadataTest, CopiesShareSnapshotsAndTheirRenderedText) {
+  TableMetadata m = ParseFixture("metadata/table/TableMetadataV2Valid.json");
+  ASSERT_EQ(m.snapshots.size(), 2u);
+  const std::string json = TableMetadataToJson(m);
+  TableMetadata next = m;
+  EXPECT_EQ(&next.snapshots[0], &m.snapshots[0]);
+  EXPECT_EQ(next.snapshots.Json(1, 2).data(), m.snapshots.Json(1, 2).data());
+  EXPECT_EQ(next.snapshots.Json(1, 2), SnapshotToJson(m.snapshots[1], 2));
+  EXPECT_EQ(TableMetadataToJson(next), json);
+
+  // Changing a copy's list leaves the original's alone.
+  Snapshot added = m.snapshots.back();
+  added.snapshot_id = 42;
+  added.parent_snapshot_id = m.snapshots.back().snapshot_id;
+  next.snapshots.push_back(added);
+  size_t removed = next.snapshots.EraseIf([&](const Snapshot& s) { return s.snapshot_id == m.snapshots[0].snapshot_id; });
+  EXPECT_EQ(removed, 1u);
+  ASSERT_EQ(next.snapshots.size(), 2u);
+  EXPECT_EQ(next.snapshots.back().snapshot_id, 42);
+  EXPECT_EQ(m.snapshots.size(), 2u);
+  EXPECT_EQ(TableMetadataToJson(m), json);
+  EXPECT_EQ(TableMetadataToJson(next), TableMetadataToJson(WithFreshSnapshots(next)));
+}
+
+// A snapshot keeps a rendering per format version: after an upgrade (or in a v1 document) the
+// snapshots are written in that version's layout, never the one rendered first.
+TEST(TableMetadataTest, RendersSharedSnapshotsInEachFormatVersionsLayout) {
+  TableMetadata m = ParseFixture("metadata/table/TableMetadataV2Valid.json");
+  ASSERT_FALSE(m.snapshots.empty());
+  TableMetadataToJson(m);  // renders the v2 text
+  for (int version : {1, 3, 2}) {
+    TableMetadata other = m;
+    other.format_version = version;
+    EXPECT_EQ(TableMetadataToJson(other), TableMetadataToJson(WithFreshSnapshots(other))) << "v" << version;
+    EXPECT_EQ(other.snapshots.Json(0, version).find("\"sequence-number\"") != std::string_view::npos, version >= 2)
+        << "v" << version;
+  }
+}
+
+// Threads writing metadata that share never-rendered snapshots all write the same bytes.
+TEST(TableMetadataTest, SharedSnapshotsRenderOnceUnderConcurrentWriters) {
+  TableMetadata base = ParseFixture("metadata/table/TableMetadataV2Valid.json");
+  ASSERT_FALSE(base.snapshots.empty());
+  for (int i = 0; i < 200; ++i) {
+    Snapshot s = base.snapshots.back();
+    s.parent_snapshot_id = s.snapshot_id;
+    s.snapshot_id += 1000 + i;
+    s.summary.emplace_back("n", std::to_string(i));
+    base.snapshots.push_back(s);
+  }
+  const std::string expected = TableMetadataToJson(WithFreshSnapshots(base));
+  const TableMetadata shared = WithFreshSnapshots(base);
+  constexpr int kThreads = 8;
+  std::vector<std::string> written(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      TableMetadata own = shared;  // another metadata version holding the same snapshots
+      written[t] = TableMetadataToJson(own);
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(written[t], expected) << "thread " << t;
 }
 
 }  // namespace

@@ -3,9 +3,14 @@
 // doesn't act on kept as raw JSON). Unknown fields and all properties survive a round trip.
 #pragma once
 
+#include <compare>
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <iterator>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,6 +49,83 @@ struct Snapshot {
   std::optional<int64_t> SummaryLong(std::string_view key) const;
 };
 
+// A table's snapshots, oldest first. A snapshot is immutable once it joins the list and is
+// shared, not copied, by every metadata version that keeps it: copying a TableMetadata copies
+// pointers, and each snapshot renders its JSON once per format version (Json), so a commit
+// writes its table's history as bytes it already has. Changes go only through push_back and
+// EraseIf (to change a snapshot, erase it and push the changed copy).
+class SnapshotList {
+  struct Node {
+    explicit Node(Snapshot s) : snapshot(std::move(s)) {}
+    Snapshot snapshot;
+    // The JSON per format version 1-3, rendered under its once_flag.
+    mutable std::once_flag rendered[3];
+    mutable std::string json[3];
+  };
+  using Nodes = std::vector<std::shared_ptr<const Node>>;
+
+ public:
+  class const_iterator {
+   public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = Snapshot;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const Snapshot*;
+    using reference = const Snapshot&;
+
+    const_iterator() = default;
+    reference operator*() const { return (*it_)->snapshot; }
+    pointer operator->() const { return &**this; }
+    reference operator[](difference_type n) const { return *(*this + n); }
+    const_iterator& operator++() { ++it_; return *this; }
+    const_iterator operator++(int) { return const_iterator(it_++); }
+    const_iterator& operator--() { --it_; return *this; }
+    const_iterator operator--(int) { return const_iterator(it_--); }
+    const_iterator& operator+=(difference_type n) { it_ += n; return *this; }
+    const_iterator& operator-=(difference_type n) { it_ -= n; return *this; }
+    friend const_iterator operator+(const_iterator a, difference_type n) { return a += n; }
+    friend const_iterator operator+(difference_type n, const_iterator a) { return a += n; }
+    friend const_iterator operator-(const_iterator a, difference_type n) { return a -= n; }
+    friend difference_type operator-(const const_iterator& a, const const_iterator& b) { return a.it_ - b.it_; }
+    friend bool operator==(const const_iterator& a, const const_iterator& b) { return a.it_ == b.it_; }
+    friend auto operator<=>(const const_iterator& a, const const_iterator& b) { return a.it_ <=> b.it_; }
+
+   private:
+    friend class SnapshotList;
+    explicit const_iterator(Nodes::const_iterator it) : it_(it) {}
+    Nodes::const_iterator it_;
+  };
+  using iterator = const_iterator;
+  using value_type = Snapshot;
+
+  SnapshotList() = default;
+  SnapshotList(std::initializer_list<Snapshot> snapshots);
+
+  const_iterator begin() const { return const_iterator(nodes_.begin()); }
+  const_iterator end() const { return const_iterator(nodes_.end()); }
+  size_t size() const { return nodes_.size(); }
+  bool empty() const { return nodes_.empty(); }
+  const Snapshot& operator[](size_t i) const { return *(begin() + static_cast<std::ptrdiff_t>(i)); }
+  const Snapshot& front() const { return *begin(); }
+  const Snapshot& back() const { return *(end() - 1); }
+
+  void push_back(Snapshot snapshot);
+  void reserve(size_t n) { nodes_.reserve(n); }
+  void clear() { nodes_.clear(); }
+  // Removes the snapshots `remove` holds true for; returns how many.
+  template <typename Pred>
+  size_t EraseIf(Pred remove) {
+    return std::erase_if(nodes_, [&](const std::shared_ptr<const Node>& n) { return remove(n->snapshot); });
+  }
+
+  // The i-th snapshot as a metadata file of `format_version` (1-3) writes it (SnapshotToJson),
+  // rendered on first use and kept with the snapshot. Safe to call from several threads.
+  std::string_view Json(size_t i, int format_version) const;
+
+ private:
+  Nodes nodes_;
+};
+
 enum class RefType { kBranch, kTag };
 
 struct SnapshotRef {
@@ -78,7 +160,7 @@ struct TableMetadata {
   int last_partition_id = 999;
   std::map<std::string, std::string> properties;
   std::optional<int64_t> current_snapshot_id;
-  std::vector<Snapshot> snapshots;
+  SnapshotList snapshots;
   std::vector<SnapshotLogEntry> snapshot_log;
   std::vector<MetadataLogEntry> metadata_log;
   std::vector<SortOrder> sort_orders;

@@ -375,10 +375,7 @@ Status SetSnapshotRef(Builder& b, const TableUpdate& u) {
 
 Status RemoveSnapshots(Builder& b, const TableUpdate& u) {
   const std::set<int64_t> ids(u.snapshot_ids.begin(), u.snapshot_ids.end());
-  auto& snaps = b.m.snapshots;
-  snaps.erase(std::remove_if(snaps.begin(), snaps.end(),
-                             [&](const Snapshot& s) { return ids.count(s.snapshot_id) > 0; }),
-              snaps.end());
+  b.m.snapshots.EraseIf([&](const Snapshot& s) { return ids.count(s.snapshot_id) > 0; });
   // A ref cannot outlive its snapshot.
   for (auto it = b.m.refs.begin(); it != b.m.refs.end();) {
     if (ids.count(it->second.snapshot_id)) {

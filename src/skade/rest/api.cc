@@ -204,7 +204,7 @@ Response TableResponse(const catalog::TableState& state, const std::string& snap
     filtered = *m;
     std::set<int64_t> referenced;
     for (const auto& [name, ref] : filtered.refs) referenced.insert(ref.snapshot_id);
-    std::erase_if(filtered.snapshots, [&](const iceberg::Snapshot& s) { return !referenced.count(s.snapshot_id); });
+    filtered.snapshots.EraseIf([&](const iceberg::Snapshot& s) { return !referenced.count(s.snapshot_id); });
     m = &filtered;
   }
   Response r;
