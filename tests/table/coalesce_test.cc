@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -21,6 +20,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include <signal.h>
@@ -31,6 +31,7 @@
 #include "skade/iceberg/scan.h"
 #include "skade/io/delegating_file_io.h"
 #include "skade/io/location.h"
+#include "skade/table/append_queue.h"
 #include "skade/table/commit_stream.h"
 #include "skade/table/table.h"
 #include "tests/testing/build_paths.h"
@@ -43,19 +44,17 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-// Forwards to a local FileIO. It can hold the first manifest-list write until `hold_until`
-// manifests of appends were created, or until a folder holds that many files (then the appends
-// that arrived meanwhile queue up behind the batch being committed), fail the next
-// manifest-list write or file sync, and records the files synced.
+// Forwards to a local FileIO. It can hold the first manifest-list write until a condition holds
+// (CoalesceTest::Entered: every append has entered the table's queue, so those not in the batch
+// being committed wait behind it), fail the next manifest-list write or file sync, and records
+// the files synced.
 class GateFileIO final : public io::DelegatingFileIO {
  public:
   explicit GateFileIO(io::FileIO& base) : base_(base) {}
 
-  void HoldFirstListUntil(int manifests) { hold_until_ = manifests; }
-  // For appends that write no manifest of their own: until `folder` holds `files` files.
-  void HoldFirstListUntilFilesIn(const std::string& folder, int files) {
-    hold_folder_ = folder;
-    hold_until_ = files;
+  void HoldFirstListUntil(std::function<bool()> ready) {
+    std::lock_guard<std::mutex> lock(mu_);
+    hold_until_ = std::move(ready);
   }
   void FailNextListWrites() { fail_lists_ = true; }
   void FailNextSyncFiles() { fail_syncs_ = true; }
@@ -87,40 +86,25 @@ class GateFileIO final : public io::DelegatingFileIO {
     const std::string name = fs::path(std::string(l)).filename().string();
     if (name.starts_with("snap-")) {
       ++list_writes_;
-      std::unique_lock<std::mutex> lock(mu_);
-      if (hold_until_ > 0) {
+      std::function<bool()> ready;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        ready = std::exchange(hold_until_, nullptr);
+      }
+      if (ready) {
+        // Polled: the condition is the queue's, which signals nobody. A test whose condition
+        // never holds fails on its own expectations after the deadline.
         const auto deadline = std::chrono::steady_clock::now() + 20s;
-        while (Held() < hold_until_ && std::chrono::steady_clock::now() < deadline) cv_.wait_for(lock, 5ms);
-        hold_until_ = 0;
-        lock.unlock();
-        std::this_thread::sleep_for(100ms);  // the last ones reach the queue
+        while (!ready() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(2ms);
       }
       if (fail_lists_.exchange(false)) return Status::IoError("injected failure writing " + name);
-    } else if (name.ends_with("-m0.avro")) {
-      Status st = create();
-      std::lock_guard<std::mutex> lock(mu_);
-      ++manifests_;
-      cv_.notify_all();
-      return st;
     }
     return create();
   }
 
-  // What the first list waits for (under mu_): manifests, or files in hold_folder_ (polled).
-  int Held() {
-    if (hold_folder_.empty()) return manifests_;
-    int files = 0;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(hold_folder_, ec)) files += e.is_regular_file() ? 1 : 0;
-    return files;
-  }
-
   io::FileIO& base_;
   std::mutex mu_;
-  std::condition_variable cv_;
-  int manifests_ = 0;
-  int hold_until_ = 0;
-  std::string hold_folder_;
+  std::function<bool()> hold_until_;
   std::set<std::string> synced_files_;
   std::atomic<bool> fail_lists_{false};
   std::atomic<bool> fail_syncs_{false};
@@ -179,6 +163,13 @@ class CoalesceTest : public testing::LakeTest {
     return out;
   }
 
+  // True once `appends` appends have entered the queue of `ident`'s table (the one the
+  // fixture's Table objects share).
+  std::function<bool()> Entered(const catalog::TableIdent& ident, uint64_t appends) {
+    std::shared_ptr<AppendQueue> queue = AppendQueue::For(*catalog_, *gate_, ident);
+    return [queue, appends] { return queue->entered() >= appends; };
+  }
+
   // Kills writer processes appending to table "t" (the test's body below).
   void KillWhileAppending();
 
@@ -197,7 +188,7 @@ TEST_F(CoalesceTest, ConcurrentAppendsShareCommitsEachWithItsOwnSnapshotAndCommi
   ASSERT_TRUE(stream.ok()) << stream.status().ToString();
 
   constexpr int kWriters = 8, kEach = 6, kTotal = kWriters * kEach;
-  gate_->HoldFirstListUntil(kWriters);  // the first batch waits until every writer has queued
+  gate_->HoldFirstListUntil(Entered(Ident("t"), kWriters));  // the first batch waits until every writer has queued
   std::vector<Appended> appended = AppendConcurrently(Ident("t"), kWriters, kEach);
 
   std::map<int64_t, const Appended*> by_seq;
@@ -289,8 +280,8 @@ TEST_F(CoalesceTest, WithSnapshotPerBatchTheAppendsOfABatchShareOneSnapshotAndMa
   auto after = catalog_->LatestCommitSeq();
   ASSERT_TRUE(after.ok());
   constexpr int kWriters = 8, kEach = 6, kTotal = kWriters * kEach;
-  // The first batch waits until every writer has written its data file (and so queued).
-  gate_->HoldFirstListUntilFilesIn(io::JoinLocation(io::LocalPath(created->metadata().location), "data"), kWriters);
+  // The first batch waits until every writer has queued.
+  gate_->HoldFirstListUntil(Entered(Ident("t"), kWriters));
   std::vector<Appended> appended = AppendConcurrently(Ident("t"), kWriters, kEach);
 
   std::map<int64_t, std::vector<const Appended*>> by_snapshot;
@@ -382,7 +373,7 @@ TEST_F(CoalesceTest, WithSnapshotPerBatchAppendsOfDifferentLineageKeepSnapshotsA
       CreateTable("t", "w INTEGER, c INTEGER", "", {{Table::kSnapshotPerBatchProperty, "true"}});
   ASSERT_TRUE(created);
   constexpr int kWriters = 6;
-  gate_->HoldFirstListUntilFilesIn(io::JoinLocation(io::LocalPath(created->metadata().location), "data"), kWriters);
+  gate_->HoldFirstListUntil(Entered(Ident("t"), kWriters));
   std::vector<std::unique_ptr<Table>> tables;
   for (int w = 0; w < kWriters; ++w) {
     tables.push_back(Load(Ident("t")));
@@ -463,12 +454,15 @@ TEST_F(CoalesceTest, AnAppendWrittenForAnOlderSchemaFailsAloneInItsBatch) {
   }
   std::unique_ptr<Table> blocker = Load(Ident("t"));
   std::unique_ptr<Table> current = Load(Ident("t"));
-  // The blocker's batch waits until all three have written their manifests, so the other two
+  // The blocker's append queues first; its batch waits until the other two have queued, so they
   // queue together behind it.
-  gate_->HoldFirstListUntil(3);
+  gate_->HoldFirstListUntil(Entered(Ident("t"), 3));
   Result<CommitOutcome> first = Status::Internal(""), stale = Status::Internal(""), fresh = Status::Internal("");
   std::thread a([&] { first = blocker->Append({"SELECT 1 AS w, 1 AS c, 'x' AS note", nullptr}); });
-  std::this_thread::sleep_for(50ms);
+  const std::function<bool()> a_queued = Entered(Ident("t"), 1);
+  for (auto deadline = std::chrono::steady_clock::now() + 20s; !a_queued() && std::chrono::steady_clock::now() < deadline;) {
+    std::this_thread::sleep_for(1ms);
+  }
   std::thread b([&] { stale = old_schema->Append({"SELECT 2 AS w, 2 AS c", nullptr}); });
   std::thread c([&] { fresh = current->Append({"SELECT 3 AS w, 3 AS c, 'y' AS note", nullptr}); });
   a.join();

@@ -95,6 +95,7 @@ std::shared_ptr<AppendQueue> AppendQueue::For(catalog::Catalog& catalog, io::Fil
 Result<CommitOutcome> AppendQueue::Commit(QueuedAppend& append) {
   std::unique_lock<std::mutex> lock(mu_);
   waiting_.push_back(&append);
+  entered_.fetch_add(1);
   while (!append.done) {
     if (committing_) {
       cv_.wait(lock);

@@ -9,6 +9,7 @@
 // batch commit. Conflicts with other processes rebuild the batch on the new metadata.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -64,6 +65,9 @@ class AppendQueue {
   // Upper bound on appends one catalog commit takes.
   static constexpr size_t kMaxBatch = 64;
 
+  // How many appends have entered this queue so far (waiting, in a batch or done).
+  uint64_t entered() const { return entered_.load(); }
+
  private:
   AppendQueue(catalog::Catalog& catalog, io::FileIO& io, catalog::TableIdent ident)
       : catalog_(catalog), io_(io), ident_(std::move(ident)) {}
@@ -85,6 +89,7 @@ class AppendQueue {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<QueuedAppend*> waiting_;
+  std::atomic<uint64_t> entered_{0};
   bool committing_ = false;  // a caller is running a batch
 
   // Touched only by the caller running a batch.
