@@ -21,7 +21,7 @@ COMMITS=${COMMITS:-50}
 CAS_COMMITS=${CAS_COMMITS:-200}
 
 cmake -S "$SRC" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-ninja -C "$BUILD_DIR" -j"$JOBS" skade skade_gen_table scan_bench plan_bench ingest_bench
+ninja -C "$BUILD_DIR" -j"$JOBS" skade skade_gen_table scan_bench plan_bench ingest_bench metadata_bench
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/skade-bench.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
@@ -49,3 +49,6 @@ time "$SKADE" scan "$TMP/plan" --count -v
 echo "== c) ingest: $INGEST_ROWS rows bulk (median of $INGEST_REPEAT); $WRITERS writers x $COMMITS one-row appends; catalog CAS"
 TMPDIR="$TMP" "$BIN/ingest_bench" --rows "$INGEST_ROWS" --repeat "$INGEST_REPEAT" --writers "$WRITERS" \
   --commits "$COMMITS" --cas-commits "$CAS_COMMITS"
+
+echo "== d) a commit's metadata work against the table's history (shared vs unshared snapshots, write+fsync)"
+"$BIN/metadata_bench" --repeat 21 --dir "$TMP"
