@@ -44,6 +44,17 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
+// Polls `ready` until it holds or 20 s have passed (a test whose condition never holds fails on
+// its own expectations after that); returns whether it held.
+bool PollUntil(const std::function<bool()>& ready) {
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (!ready()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
 // Forwards to a local FileIO. It can hold the first manifest-list write until a condition holds
 // (CoalesceTest::Entered: every append has entered the table's queue, so those not in the batch
 // being committed wait behind it), fail the next manifest-list write or file sync, and records
@@ -91,12 +102,7 @@ class GateFileIO final : public io::DelegatingFileIO {
         std::lock_guard<std::mutex> lock(mu_);
         ready = std::exchange(hold_until_, nullptr);
       }
-      if (ready) {
-        // Polled: the condition is the queue's, which signals nobody. A test whose condition
-        // never holds fails on its own expectations after the deadline.
-        const auto deadline = std::chrono::steady_clock::now() + 20s;
-        while (!ready() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(2ms);
-      }
+      if (ready) PollUntil(ready);  // the condition is the queue's, which signals nobody
       if (fail_lists_.exchange(false)) return Status::IoError("injected failure writing " + name);
     }
     return create();
@@ -459,10 +465,7 @@ TEST_F(CoalesceTest, AnAppendWrittenForAnOlderSchemaFailsAloneInItsBatch) {
   gate_->HoldFirstListUntil(Entered(Ident("t"), 3));
   Result<CommitOutcome> first = Status::Internal(""), stale = Status::Internal(""), fresh = Status::Internal("");
   std::thread a([&] { first = blocker->Append({"SELECT 1 AS w, 1 AS c, 'x' AS note", nullptr}); });
-  const std::function<bool()> a_queued = Entered(Ident("t"), 1);
-  for (auto deadline = std::chrono::steady_clock::now() + 20s; !a_queued() && std::chrono::steady_clock::now() < deadline;) {
-    std::this_thread::sleep_for(1ms);
-  }
+  EXPECT_TRUE(PollUntil(Entered(Ident("t"), 1))) << "the blocker's append never queued";
   std::thread b([&] { stale = old_schema->Append({"SELECT 2 AS w, 2 AS c", nullptr}); });
   std::thread c([&] { fresh = current->Append({"SELECT 3 AS w, 3 AS c, 'y' AS note", nullptr}); });
   a.join();
