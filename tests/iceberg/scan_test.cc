@@ -211,5 +211,49 @@ TEST(ScanPlannerTest, ParallelManifestReadsKeepTheOrderAndReportTheFirstError) {
   }
 }
 
+TEST(ScanPlannerTest, PlanAllHoldsWhatPlanFilesStreamsInItsOrderWithTheSameStats) {
+  const std::string table = "generated_spec2_0_001/pyspark_iceberg_table";
+  auto f = Load(table, "data/iceberg/" + table, "v9.metadata.json");
+  const Snapshot& snapshot = *f->metadata.CurrentSnapshot();
+  const Schema& schema = *f->metadata.CurrentSchema();
+  auto describe = [](const FileScanTask& t) {
+    std::string d = t.file.file_path + " seq " + std::to_string(t.sequence_number) + " rows " +
+                    std::to_string(t.file.record_count) + " partition " + std::to_string(t.file.partition.size());
+    for (const DeleteFileTaskPtr& del : t.deletes) d += " delete " + del->file.file_path;
+    return d;
+  };
+  auto stats = [](const PlanStats& s) {
+    return std::vector<int64_t>{s.manifests_total, s.manifests_skipped, s.data_files_total,
+                                s.data_files_skipped, s.delete_files, s.record_count};
+  };
+  bool some_deletes = false;
+  for (const ExprPtr& filter : {ExprPtr(), Predicate(Operation::kNotNull, "l_suppkey_long", {})}) {
+    for (int threads : {1, 4}) {
+      ScanPlanner streaming(*f->io, f->metadata);
+      streaming.set_threads(threads);
+      std::vector<std::string> streamed;
+      Status planned = streaming.PlanFiles(snapshot, schema, filter, [&](FileScanTask t) {
+        streamed.push_back(describe(t));
+        return Status::Ok();
+      });
+      ASSERT_TRUE(planned.ok()) << planned.ToString();
+      ScanPlanner all(*f->io, f->metadata);
+      all.set_threads(threads);
+      auto tasks = all.PlanAll(snapshot, schema, filter);
+      ASSERT_TRUE(tasks.ok()) << tasks.status().ToString();
+      std::vector<std::string> held;
+      for (const FileScanTask& t : *tasks) {
+        held.push_back(describe(t));
+        some_deletes = some_deletes || !t.deletes.empty();
+      }
+      ASSERT_GE(held.size(), 3u);
+      EXPECT_EQ(held, streamed) << threads << " threads";
+      EXPECT_EQ(stats(all.stats()), stats(streaming.stats())) << threads << " threads";
+      EXPECT_EQ(all.stats().data_files_total - all.stats().data_files_skipped, static_cast<int64_t>(held.size()));
+    }
+  }
+  EXPECT_TRUE(some_deletes) << "the table is meant to have tasks with delete files";
+}
+
 }  // namespace
 }  // namespace skade::iceberg

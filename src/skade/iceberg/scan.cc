@@ -1,6 +1,7 @@
 #include "skade/iceberg/scan.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <thread>
 #include <unordered_map>
@@ -10,6 +11,9 @@
 
 namespace skade::iceberg {
 namespace {
+
+// The most tasks a manifest's reading makes room for up front (from the list's counts).
+constexpr int64_t kMaxTasksReserved = 1 << 16;
 
 // Identifies a partition: spec id plus the binary form of each value (nulls marked).
 std::string PartitionKey(const DataFile& f) {
@@ -177,11 +181,13 @@ DataFile CopyForTask(const DataFile& f, const std::set<int>& keep) {
 
 // The data file of a data task for a live `entry`: moved out of `owned` (an entry decoded for
 // this plan alone) or copied from the cache's, either way with only the metrics of `keep`.
-DataFile TaskFileOf(const ManifestEntry& entry, ManifestEntry* owned, const std::set<int>& keep) {
-  if (owned == nullptr) return CopyForTask(entry.data_file, keep);
-  DataFile f = std::move(owned->data_file);
-  ClearStatsExcept(&f, keep);
-  return f;
+void TaskFileOf(const ManifestEntry& entry, ManifestEntry* owned, const std::set<int>& keep, DataFile* out) {
+  if (owned == nullptr) {
+    *out = CopyForTask(entry.data_file, keep);
+    return;
+  }
+  *out = std::move(owned->data_file);
+  ClearStatsExcept(out, keep);
 }
 
 // The field ids the predicates of a bound expression refer to.
@@ -331,6 +337,14 @@ Result<std::vector<ManifestFile>> ScanPlanner::LoadManifests(const Snapshot& sna
 Status ScanPlanner::PlanFiles(const Snapshot& snapshot, const Schema& schema,
                               const ExprPtr& filter,
                               const std::function<Status(FileScanTask)>& sink) {
+  return PlanBatches(snapshot, schema, filter, [&](std::vector<FileScanTask>& tasks) -> Status {
+    for (FileScanTask& task : tasks) SKADE_RETURN_IF_ERROR(sink(std::move(task)));
+    return Status::Ok();
+  });
+}
+
+Status ScanPlanner::PlanBatches(const Snapshot& snapshot, const Schema& schema, const ExprPtr& filter,
+                                const std::function<Status(std::vector<FileScanTask>&)>& batch) {
   stats_ = PlanStats{};
   SKADE_ASSIGN_OR_RETURN(FilePruner pruner, FilePruner::Make(metadata_, schema, filter));
   SKADE_ASSIGN_OR_RETURN(std::vector<ManifestFile> manifests, LoadManifests(snapshot));
@@ -394,17 +408,22 @@ Status ScanPlanner::PlanFiles(const Snapshot& snapshot, const Schema& schema,
     Read out;
     const ManifestFile& m = *to_read[i].manifest;
     const SpecFilter& sf = *to_read[i].spec;
+    // Tasks are built in place (a task is ~600 bytes: each move costs), room made up front when
+    // the list says how many files the manifest holds; a count that lies costs only growth.
+    if (m.added_files_count && m.existing_files_count) {
+      const int64_t live = *m.added_files_count + *m.existing_files_count;
+      if (live > 0) out.tasks.reserve(static_cast<size_t>(std::min<int64_t>(live, kMaxTasksReserved)));
+    }
     out.status = ForEachLive(m, options, [&](const ManifestEntry& entry, ManifestEntry* owned) -> Status {
       if (entry.data_file.content != DataFileContent::kData) {
         return Status::Corruption("data manifest '" + m.manifest_path + "' lists a delete file");
       }
       ++out.files;
       if (!pruner.KeepFile(sf, entry.data_file)) return Status::Ok();
-      FileScanTask task;
+      FileScanTask& task = out.tasks.emplace_back();
       task.sequence_number = entry.sequence_number.value_or(0);
-      task.file = TaskFileOf(entry, owned, kept_stats_);
+      TaskFileOf(entry, owned, kept_stats_, &task.file);
       if (!deletes.empty()) task.deletes = deletes.For(task.file, task.sequence_number);
-      out.tasks.push_back(std::move(task));
       return Status::Ok();
     });
     return out;
@@ -413,11 +432,8 @@ Status ScanPlanner::PlanFiles(const Snapshot& snapshot, const Schema& schema,
     SKADE_RETURN_IF_ERROR(r.status);
     stats_.data_files_total += r.files;
     stats_.data_files_skipped += r.files - static_cast<int64_t>(r.tasks.size());
-    for (FileScanTask& task : r.tasks) {
-      stats_.record_count += task.file.record_count;
-      SKADE_RETURN_IF_ERROR(sink(std::move(task)));
-    }
-    return Status::Ok();
+    for (const FileScanTask& task : r.tasks) stats_.record_count += task.file.record_count;
+    return batch(r.tasks);
   };
   return OrderedParallel<Read>(to_read.size(), threads_, static_cast<size_t>(threads_) + 1, read, hand_on);
 }
@@ -459,7 +475,7 @@ Status ScanPlanner::PlanAppends(int64_t from_exclusive, const Snapshot& to, cons
         }
         FileScanTask task;
         task.sequence_number = entry.sequence_number.value_or(0);
-        task.file = TaskFileOf(entry, owned, kept_stats_);
+        TaskFileOf(entry, owned, kept_stats_, &task.file);
         stats_.record_count += task.file.record_count;
         return sink(std::move(task));
       }));
@@ -494,11 +510,21 @@ Result<std::vector<const Snapshot*>> SnapshotsBetween(const TableMetadata& m, in
 Result<std::vector<FileScanTask>> ScanPlanner::PlanAll(const Snapshot& snapshot,
                                                        const Schema& schema,
                                                        const ExprPtr& filter) {
-  std::vector<FileScanTask> out;
-  SKADE_RETURN_IF_ERROR(PlanFiles(snapshot, schema, filter, [&](FileScanTask t) {
-    out.push_back(std::move(t));
+  // Each manifest's tasks are kept as read, then moved once into a vector of the exact size:
+  // no task moves through the growth of one large vector.
+  std::vector<std::vector<FileScanTask>> batches;
+  size_t total = 0;
+  SKADE_RETURN_IF_ERROR(PlanBatches(snapshot, schema, filter, [&](std::vector<FileScanTask>& tasks) {
+    total += tasks.size();
+    if (!tasks.empty()) batches.push_back(std::move(tasks));
     return Status::Ok();
   }));
+  std::vector<FileScanTask> out;
+  out.reserve(total);
+  for (std::vector<FileScanTask>& tasks : batches) {
+    std::move(tasks.begin(), tasks.end(), std::back_inserter(out));
+    std::vector<FileScanTask>().swap(tasks);
+  }
   return out;
 }
 

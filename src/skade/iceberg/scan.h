@@ -87,7 +87,7 @@ class ScanPlanner {
   // since an append adds none. Range errors as SnapshotsBetween.
   Status PlanAppends(int64_t from_exclusive, const Snapshot& to, const Schema& schema, const ExprPtr& filter,
                      const std::function<Status(FileScanTask)>& sink);
-  // All tasks at once.
+  // All tasks at once, in PlanFiles' order.
   Result<std::vector<FileScanTask>> PlanAll(const Snapshot& snapshot, const Schema& schema,
                                             const ExprPtr& filter);
 
@@ -118,6 +118,10 @@ class ScanPlanner {
   void set_cache(ManifestCache* cache) { cache_ = cache != nullptr && cache->capacity_bytes() > 0 ? cache : nullptr; }
 
  private:
+  // PlanFiles, handing on each read data manifest's tasks together (in manifest order, the
+  // planner's stats already counting them): `batch` may move the tasks out.
+  Status PlanBatches(const Snapshot& snapshot, const Schema& schema, const ExprPtr& filter,
+                     const std::function<Status(std::vector<FileScanTask>&)>& batch);
   // Calls fn(entry, owned) for each live entry of `m`: from the cache when one is set (owned is
   // null: copy what is kept), else decoded with `options` (owned is the entry: move from it).
   Status ForEachLive(const ManifestFile& m, const ManifestReadOptions& options,
