@@ -24,6 +24,7 @@
 #include "tests/events/events_test_util.h"
 #include "tests/testing/build_paths.h"
 #include "tests/testing/child_process.h"
+#include "tests/testing/poll_until.h"
 #include "tests/testing/run_process.h"
 #include "tests/testing/temp_dir.h"
 
@@ -176,10 +177,7 @@ TEST_F(CommitServiceTest, ClientThatNeverReadsKeepsServerMemoryBounded) {
   EXPECT_LT(stats.events_sent, kCommits);   // flow control holds the writer back
   // Disconnecting frees the stream.
   stream.reset();
-  auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (server_->service().stats().active_streams > 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(20ms);
-  }
+  skade::testing::PollUntil([&] { return server_->service().stats().active_streams == 0; }, 5s, 20ms);
   EXPECT_EQ(server_->service().stats().active_streams, 0);
   EXPECT_EQ(server_->service().stats().buffered_events, 0);
 }

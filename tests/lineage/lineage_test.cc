@@ -27,6 +27,7 @@
 #include "skade/table/table.h"
 #include "skade/table/transform_run.h"
 #include "tests/testing/build_paths.h"
+#include "tests/testing/poll_until.h"
 #include "tests/testing/run_process.h"
 #include "tests/testing/temp_dir.h"
 
@@ -405,10 +406,7 @@ TEST_F(LineageTest, AFailedWriteBecomesStartAndFail) {
   ASSERT_NE(r.exit_code, 0);
   testing::WriteFileOrDie(tmp_.Path("good.csv"), "id,region\n1,eu\n");
   Cli("ingest sales.orders " + ShellQuote(tmp_.Path("good.csv")));
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (emitter->stats().failed_writes_sent < 1 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(10ms);
-  }
+  testing::PollUntil([&] { return emitter->stats().failed_writes_sent >= 1; }, 30s, 10ms);
   ASSERT_EQ(emitter->stats().failed_writes_sent, 1);
   auto latest = catalog_->LatestCommitSeq();
   ASSERT_TRUE(latest.ok());

@@ -37,6 +37,7 @@
 #include "tests/testing/build_paths.h"
 #include "tests/testing/child_process.h"
 #include "tests/testing/lake_test.h"
+#include "tests/testing/poll_until.h"
 
 namespace skade::table {
 namespace {
@@ -44,16 +45,7 @@ namespace {
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
-// Polls `ready` until it holds or 20 s have passed (a test whose condition never holds fails on
-// its own expectations after that); returns whether it held.
-bool PollUntil(const std::function<bool()>& ready) {
-  const auto deadline = std::chrono::steady_clock::now() + 20s;
-  while (!ready()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
-}
+using testing::PollUntil;
 
 // Forwards to a local FileIO. It can hold the first manifest-list write until a condition holds
 // (CoalesceTest::Entered: every append has entered the table's queue, so those not in the batch
