@@ -1,7 +1,6 @@
 #include "skade/iceberg/avro.h"
 
 #include <libdeflate.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cstring>
@@ -28,6 +27,9 @@ constexpr char kMagic[4] = {'O', 'b', 'j', '\x01'};
 constexpr size_t kSyncSize = 16;
 // Flush a block once this many encoded bytes are buffered.
 constexpr size_t kBlockTargetBytes = 64 * 1024;
+// The deflate level of written blocks (zlib's default).
+constexpr int kDeflateLevel = 6;
+
 // Upper bound for one inflated block (a guard against decompression bombs).
 constexpr size_t kMaxBlockBytes = size_t{1} << 30;
 constexpr int kMaxSchemaDepth = 128;
@@ -561,26 +563,23 @@ Result<size_t> Inflate(std::string_view compressed, std::string* out) {
   }
 }
 
+// Deflating goes through libdeflate too, with one compressor per thread kept for its next
+// block: zlib's deflateInit allocated and cleared its state for every block, which cost more
+// than compressing a manifest list.
+struct Compressor {
+  libdeflate_compressor* c = libdeflate_alloc_compressor(kDeflateLevel);
+  ~Compressor() {
+    if (c != nullptr) libdeflate_free_compressor(c);
+  }
+};
+
 Result<std::string> Deflate(std::string_view raw) {
-  z_stream stream;
-  std::memset(&stream, 0, sizeof(stream));
-  if (deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) !=
-      Z_OK) {
-    return Status::Internal("deflateInit2 failed");
-  }
-  std::string out;
-  out.resize(deflateBound(&stream, static_cast<uLong>(raw.size())));
-  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(raw.data()));
-  stream.avail_in = static_cast<uInt>(raw.size());
-  stream.next_out = reinterpret_cast<Bytef*>(out.data());
-  stream.avail_out = static_cast<uInt>(out.size());
-  int rc = deflate(&stream, Z_FINISH);
-  if (rc != Z_STREAM_END) {
-    deflateEnd(&stream);
-    return Status::Internal("deflate failed");
-  }
-  out.resize(stream.total_out);
-  deflateEnd(&stream);
+  thread_local Compressor compressor;
+  if (compressor.c == nullptr) return Status::ResourceExhausted("cannot allocate a deflate compressor");
+  std::string out(libdeflate_deflate_compress_bound(compressor.c, raw.size()), '\0');
+  const size_t n = libdeflate_deflate_compress(compressor.c, raw.data(), raw.size(), out.data(), out.size());
+  if (n == 0) return Status::Internal("deflate failed");
+  out.resize(n);
   return out;
 }
 
