@@ -426,6 +426,9 @@ Status ScanPlanner::PlanBatches(const Snapshot& snapshot, const Schema& schema, 
       if (!deletes.empty()) task.deletes = deletes.For(task.file, task.sequence_number);
       return Status::Ok();
     });
+    // A filter that kept few of many files leaves the room unused: PlanAll holds every
+    // manifest's tasks until the end, so give it back.
+    if (out.tasks.capacity() > 2 * out.tasks.size() + 16) out.tasks.shrink_to_fit();
     return out;
   };
   std::function<Status(size_t, Read&)> hand_on = [&](size_t, Read& r) -> Status {
