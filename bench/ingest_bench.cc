@@ -6,6 +6,9 @@
 //     without it); beside them two baselines: DuckDB alone writing the same one-row Parquet
 //     files (with fsync), and the raw catalog compare-and-swap rate (CommitTable with a
 //     trivial set-properties update).
+//  c) arrow (--only arrow): one thread writing one-row Arrow batches as data files
+//     (WriteDataFiles, no commit, no fsync), the batches' schema seen before against a schema
+//     new to the database each time, beside DuckDB alone copying the same batch to a file.
 // Prints per-repetition times, medians and ratios; see bench/RESULTS.md.
 //   ingest_bench [--rows 10000000] [--repeat 3] [--writers 8] [--commits 50] [--cas-commits 200]
 #include <CLI/CLI.hpp>
@@ -30,6 +33,7 @@
 #include "skade/engine/database.h"
 #include "skade/engine/schema_convert.h"
 #include "skade/io/file_io.h"
+#include "skade/arrow/builder.h"
 #include "skade/table/table.h"
 
 namespace skade::bench {
@@ -351,6 +355,75 @@ void PrintSmall(const std::string& label, const SmallResult& r) {
             << (r.committed > 0 ? r.cpu_seconds * 1e3 / static_cast<double>(r.committed) : 0) << " ms/commit\n";
 }
 
+// A one-row batch (w INTEGER, c BIGINT); `tag`, when not empty, goes into the metadata of w,
+// which DuckDB ignores but which makes the schema one the database has not seen.
+arrow::StreamHandle OneRowBatch(int64_t c, const std::string& tag) {
+  std::vector<arrow::ArrayBuilder> cols;
+  cols.emplace_back("w", "i", true);
+  if (!tag.empty()) cols.back().set_metadata({{"bench.tag", tag}});
+  cols.emplace_back("c", "l", true);
+  arrow::ArrayBuilder b = arrow::RecordBatchBuilder(std::move(cols));
+  b.AppendStruct();
+  b.child(0).AppendInt(1);
+  b.child(1).AppendInt(c);
+  arrow::SchemaHandle schema;
+  arrow::ArrayHandle batch;
+  if (!b.Finish(schema.get(), batch.get()).ok()) return {};
+  std::vector<arrow::ArrayHandle> batches;
+  batches.push_back(std::move(batch));
+  return arrow::MakeBatchStream(std::move(schema), std::move(batches));
+}
+
+// `ops` rounds; each round writes one file each way, in turn: the schema seen before, a new
+// schema, and DuckDB's COPY of the same batch. Medians of CPU and wall time per file.
+int RunArrow(engine::Database& db, const std::string& dir, int ops) {
+  auto schema = engine::SchemaFromColumnDefinitions("w INTEGER, c BIGINT");
+  auto spec = schema.ok() ? iceberg::ParsePartitionSpec("", **schema, 0) : Result<iceberg::PartitionSpecPtr>(schema.status());
+  if (!spec.ok()) {
+    std::cerr << "ingest_bench: " << spec.status().ToString() << "\n";
+    return 1;
+  }
+  engine::WriteOptions options;
+  options.data_location = dir + "/arrow";
+  options.compression = "zstd";
+  options.sync = engine::WriteOptions::Sync::kByCaller;
+  std::error_code ec;
+  fs::create_directories(dir + "/duckdb-arrow", ec);
+  const char* names[] = {"WriteDataFiles, schema seen before", "WriteDataFiles, schema new each time",
+                         "baseline: DuckDB COPY of the batch to a file"};
+  std::vector<double> cpu[3], wall[3];
+  for (int i = -1; i < ops; ++i) {  // round -1 warms up (the seen schema is seen there first)
+    for (int way = 0; way < 3; ++way) {
+      arrow::StreamHandle batch = OneRowBatch(i, way == 1 ? "r" + std::to_string(i) : "");
+      const double c0 = ProcessCpuSeconds(), t0 = NowSeconds();
+      Status st;
+      if (way < 2) {
+        st = engine::WriteDataFiles(db, {"SELECT * FROM __skade_input", batch.get()}, **schema, **spec, options).status();
+      } else {
+        const std::string path = dir + "/duckdb-arrow/f-" + std::to_string(i) + ".parquet";
+        st = db.QueryRowsWithArrow("__skade_input", batch.get(),
+                                   "COPY (SELECT * FROM __skade_input) TO '" + path + "' (FORMAT parquet, COMPRESSION zstd)")
+                 .status();
+      }
+      const double c1 = ProcessCpuSeconds(), t1 = NowSeconds();
+      if (!st.ok()) {
+        std::cerr << "ingest_bench: " << names[way] << ": " << st.ToString() << "\n";
+        return 1;
+      }
+      if (i < 0) continue;
+      cpu[way].push_back(c1 - c0);
+      wall[way].push_back(t1 - t0);
+    }
+  }
+  for (int way = 0; way < 3; ++way) {
+    const double c = Percentile(cpu[way], 0.5), w = Percentile(wall[way], 0.5);
+    std::cout << names[way] << ", " << ops << " one-row files: median " << w * 1e6 << " us wall, " << c * 1e6
+              << " us CPU per file; " << w / Percentile(wall[2], 0.5) << "x the baseline's wall, "
+              << c / Percentile(cpu[2], 0.5) << "x its CPU\n";
+  }
+  return 0;
+}
+
 // `coalesced_only`: the baseline and the coalescing runs, without the slower runs beside them.
 int RunSmall(engine::Database& db, const std::string& dir, int writers, int commits,
              int cas_commits, bool coalesced_only) {
@@ -424,8 +497,10 @@ int Main(int argc, char** argv) {
   app.add_option("--cas-commits", cas_commits, "catalog commits per thread")->capture_default_str();
   app.add_option("--dir", dir,
                  "work folder (default: a new folder under $TMPDIR, removed at exit)");
-  app.add_option("--only", only, "bulk | small | coalesced (the baseline and coalesced small appends; default bulk and small)")
-      ->check(CLI::IsMember({"bulk", "small", "coalesced"}));
+  app.add_option("--only", only,
+                 "bulk | small | coalesced (the baseline and coalesced small appends) | arrow (one-row Arrow "
+                 "batches written as files, --commits of them); default bulk and small")
+      ->check(CLI::IsMember({"bulk", "small", "coalesced", "arrow"}));
   CLI11_PARSE(app, argc, argv);
 
   bool own_dir = dir.empty();
@@ -447,6 +522,7 @@ int Main(int argc, char** argv) {
   }
   int rc = 0;
   if (only.empty() || only == "bulk") rc = RunBulk(**db, dir, rows, repeat);
+  if (only == "arrow") rc = RunArrow(**db, dir, commits);
   if (rc == 0 && (only.empty() || only == "small" || only == "coalesced"))
     rc = RunSmall(**db, dir, writers, commits, cas_commits, only == "coalesced");
   std::error_code ec;

@@ -1,4 +1,5 @@
-// ArrayBuilder, CopySchema and MakeBatchStream, checked through the IPC encoder and decoder.
+// ArrayBuilder, CopySchema and MakeBatchStream, checked through the IPC encoder and decoder;
+// SchemaKey.
 #include "skade/arrow/builder.h"
 
 #include <gtest/gtest.h>
@@ -119,6 +120,70 @@ TEST(CopySchemaTest, KeepsDictionariesAndReplacesChildMetadata) {
   EXPECT_EQ(MetadataOf(*owned->children[0]), meta[0]);
   EXPECT_TRUE(MetadataOf(*owned->children[1]).empty());
   EXPECT_STREQ(owned->children[1]->name, "n");
+}
+
+// A struct schema (id l, tags +l of u), with the metadata of "id" when given.
+SchemaHandle KeyTestSchema(std::vector<std::pair<std::string, std::string>> id_metadata = {}) {
+  std::vector<ArrayBuilder> cols;
+  cols.emplace_back("id", "l", false);
+  cols.back().set_metadata(std::move(id_metadata));
+  cols.emplace_back("tags", "+l", true, std::vector<ArrayBuilder>{ArrayBuilder("item", "u", true)});
+  ArrayBuilder b = RecordBatchBuilder(std::move(cols));
+  SchemaHandle schema;
+  ArrayHandle array;
+  EXPECT_TRUE(b.Finish(schema.get(), array.get()).ok());
+  return schema;
+}
+
+TEST(SchemaKeyTest, TwoSchemasShareAKeyExactlyWhenTheirTreesAreEqual) {
+  SchemaHandle base = KeyTestSchema();
+  const std::string key = SchemaKey(*base.get());
+  ArrowSchema copy;
+  CopySchema(*base.get(), &copy);
+  SchemaHandle copied(&copy);
+  EXPECT_EQ(SchemaKey(*copied.get()), key);
+  EXPECT_EQ(SchemaKey(*KeyTestSchema().get()), key);
+
+  std::vector<std::string> keys = {key};
+  auto differs = [&](const ArrowSchema& s, const char* what) {
+    const std::string k = SchemaKey(s);
+    for (const std::string& other : keys) EXPECT_NE(k, other) << what;
+    keys.push_back(k);
+  };
+  SchemaHandle with_meta = KeyTestSchema({{"ARROW:extension:name", "arrow.uuid"}});
+  differs(*with_meta.get(), "metadata");
+  differs(*KeyTestSchema({{"ARROW:extension:name", "arrow.json"}}).get(), "metadata value");
+  differs(*KeyTestSchema({{"ARROW:extension:name", "arrow.uuid"}, {"k", ""}}).get(), "an empty metadata value");
+
+  SchemaHandle renamed = KeyTestSchema();
+  renamed->children[1]->children[0]->name = "element";
+  differs(*renamed.get(), "a nested name");
+  SchemaHandle retyped = KeyTestSchema();
+  retyped->children[0]->format = "i";
+  differs(*retyped.get(), "a format");
+  SchemaHandle nullable = KeyTestSchema();
+  nullable->children[0]->flags |= ARROW_FLAG_NULLABLE;
+  differs(*nullable.get(), "flags");
+  // Names and formats that run into each other stay apart ("ab" + "c" against "a" + "bc").
+  SchemaHandle shifted = KeyTestSchema();
+  shifted->children[0]->name = "idl";
+  shifted->children[0]->format = "";
+  differs(*shifted.get(), "a name running into the format");
+
+  // A dictionary counts; malformed metadata has a key of its own, not that of no metadata.
+  ArrayBuilder dict("", "u", false);
+  SchemaHandle dict_schema;
+  ArrayHandle unused;
+  ASSERT_TRUE(dict.Finish(dict_schema.get(), unused.get()).ok());
+  SchemaHandle encoded = KeyTestSchema();
+  encoded->children[0]->dictionary = dict_schema.get();
+  differs(*encoded.get(), "a dictionary");
+  encoded->children[0]->dictionary = nullptr;  // borrowed
+  const std::string bad_metadata("\xff\xff\xff\xff", 4);  // a negative count
+  SchemaHandle malformed = KeyTestSchema();
+  malformed->children[0]->metadata = bad_metadata.data();
+  differs(*malformed.get(), "malformed metadata");
+  malformed->children[0]->metadata = nullptr;  // not the builder's to free
 }
 
 }  // namespace

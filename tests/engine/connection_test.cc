@@ -151,5 +151,67 @@ TEST(ConnectionTest, LockedDownDatabaseReadsOnlyAllowedDirectories) {
   EXPECT_TRUE((*con)->Execute("USE s").ok());
 }
 
+// DESCRIBE of a stream of `schema`, as DuckDB reads it: the oracle of ArrowInputColumns.
+std::vector<std::string> Described(Database& db, const ArrowSchema& schema) {
+  ArrowSchema copy;
+  arrow::CopySchema(schema, &copy);
+  arrow::StreamHandle empty = arrow::MakeBatchStream(arrow::SchemaHandle(&copy), {});
+  auto rows = db.QueryRowsWithArrow("d", empty.get(), "DESCRIBE SELECT * FROM d");
+  EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+  std::vector<std::string> out;
+  for (const auto& r : rows.ok() ? *rows : std::vector<TextRow>{}) out.push_back(r[0].value_or("?") + " " + r[1].value_or("?"));
+  return out;
+}
+
+std::vector<std::string> InputColumns(Database& db, const ArrowSchema& schema) {
+  auto columns = db.ArrowInputColumns(schema);
+  EXPECT_TRUE(columns.ok()) << columns.status().ToString();
+  std::vector<std::string> out;
+  for (const ColumnType& c : columns.ok() ? *columns : std::vector<ColumnType>{}) out.push_back(c.name + " " + c.type);
+  return out;
+}
+
+// A struct schema: id (l), tags (+l of u), u (w:16, an arrow.uuid when `uuid`).
+arrow::SchemaHandle InputSchema(bool uuid) {
+  std::vector<arrow::ArrayBuilder> cols;
+  cols.emplace_back("id", "l", false);
+  cols.emplace_back("tags", "+l", true, std::vector<arrow::ArrayBuilder>{arrow::ArrayBuilder("item", "u", true)});
+  cols.emplace_back("u", "w:16", true);
+  if (uuid) cols.back().set_metadata({{"ARROW:extension:name", "arrow.uuid"}});
+  arrow::ArrayBuilder b = arrow::RecordBatchBuilder(std::move(cols));
+  arrow::SchemaHandle schema;
+  arrow::ArrayHandle array;
+  EXPECT_TRUE(b.Finish(schema.get(), array.get()).ok());
+  return schema;
+}
+
+TEST(ArrowInputColumnsTest, TypesEachSchemaAsDuckDbReadsItAndKeepsSchemasApartByTheirMetadata) {
+  auto db = OpenDb();
+  arrow::SchemaHandle plain = InputSchema(false);
+  arrow::SchemaHandle uuid = InputSchema(true);
+  const std::vector<std::string> plain_types = {"id BIGINT", "tags VARCHAR[]", "u BLOB"};
+  const std::vector<std::string> uuid_types = {"id BIGINT", "tags VARCHAR[]", "u UUID"};
+  ASSERT_EQ(Described(*db, *plain.get()), plain_types);
+  ASSERT_EQ(Described(*db, *uuid.get()), uuid_types);
+  // First sight and every later one (remembered), in either order: each schema its own types.
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_EQ(InputColumns(*db, *plain.get()), plain_types) << round;
+    EXPECT_EQ(InputColumns(*db, *uuid.get()), uuid_types) << round;
+    EXPECT_EQ(InputColumns(*db, *InputSchema(false).get()), plain_types) << round;
+  }
+  // More schemas than it remembers: still each one's own types.
+  for (size_t i = 0; i < Database::kArrowSchemasRemembered + 3; ++i) {
+    std::vector<arrow::ArrayBuilder> cols;
+    cols.emplace_back("c" + std::to_string(i), i % 2 ? "i" : "u", true);
+    arrow::ArrayBuilder b = arrow::RecordBatchBuilder(std::move(cols));
+    arrow::SchemaHandle s;
+    arrow::ArrayHandle a;
+    ASSERT_TRUE(b.Finish(s.get(), a.get()).ok());
+    ASSERT_EQ(InputColumns(*db, *s.get()),
+              std::vector<std::string>{"c" + std::to_string(i) + (i % 2 ? " INTEGER" : " VARCHAR")});
+  }
+  EXPECT_EQ(InputColumns(*db, *uuid.get()), uuid_types);
+}
+
 }  // namespace
 }  // namespace skade::engine

@@ -292,6 +292,42 @@ void BatchRelease(ArrowArrayStream* s) {
 
 }  // namespace
 
+namespace {
+
+void AppendSchemaKey(const ArrowSchema& s, std::string& key) {
+  auto put_size = [&key](uint64_t n) { key.append(reinterpret_cast<const char*>(&n), sizeof n); };
+  auto put = [&](std::string_view text) {
+    put_size(text.size());
+    key.append(text);
+  };
+  put(s.format ? s.format : "");
+  put(s.name ? s.name : "");
+  put_size(static_cast<uint64_t>(s.flags));
+  auto metadata = DecodeMetadata(s.metadata);
+  if (!metadata.ok()) {
+    key.push_back('!');
+  } else {
+    key.push_back('m');
+    put_size(metadata->size());
+    for (const auto& [k, v] : *metadata) {
+      put(k);
+      put(v);
+    }
+  }
+  put_size(static_cast<uint64_t>(s.n_children));
+  for (int64_t i = 0; i < s.n_children; ++i) AppendSchemaKey(*s.children[i], key);
+  key.push_back(s.dictionary != nullptr ? 'd' : '-');
+  if (s.dictionary != nullptr) AppendSchemaKey(*s.dictionary, key);
+}
+
+}  // namespace
+
+std::string SchemaKey(const ArrowSchema& schema) {
+  std::string key;
+  AppendSchemaKey(schema, key);
+  return key;
+}
+
 void CopySchema(const ArrowSchema& from, ArrowSchema* to,
                 const std::vector<std::vector<std::pair<std::string, std::string>>>* child_metadata) {
   auto owner = std::make_unique<SchemaPrivate>(

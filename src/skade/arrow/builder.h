@@ -69,6 +69,11 @@ ArrayBuilder RecordBatchBuilder(std::vector<ArrayBuilder> columns);
 void CopySchema(const ArrowSchema& from, ArrowSchema* to,
                 const std::vector<std::vector<std::pair<std::string, std::string>>>* child_metadata = nullptr);
 
+// A byte string equal for two schemas exactly when their trees are: formats, names, flags,
+// metadata (decoded; malformed metadata gives a key of its own) and dictionaries, child by
+// child. For caching what is derived from a schema alone (e.g. how DuckDB types its columns).
+std::string SchemaKey(const ArrowSchema& schema);
+
 // C Data Interface metadata bytes (int32 count, then length-prefixed keys and values).
 std::string EncodeMetadata(const std::vector<std::pair<std::string, std::string>>& kv);
 // The key/value pairs of C Data Interface metadata (none for nullptr). kInvalidArgument for a

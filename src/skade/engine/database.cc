@@ -10,10 +10,12 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 
 #include "duckdb.h"
 #include <functional>
 #include <nlohmann/json.hpp>
+#include "skade/arrow/builder.h"
 #include "skade/engine/deletion_vectors_internal.h"
 #include "skade/engine/functions_internal.h"
 #include "skade/engine/object_store_fs_internal.h"
@@ -355,6 +357,9 @@ struct Database::Impl {
   io::FileIO* object_store = nullptr;
   std::shared_ptr<ScanSources> scans = std::make_shared<ScanSources>();
   ProgressSlot progress;
+  // ArrowInputColumns: schema key → columns; emptied when full (schemas seen are few).
+  std::mutex described_mu;
+  std::unordered_map<std::string, std::vector<ColumnType>> described;
   ~Impl() {
     if (db) duckdb_close(&db);
   }
@@ -660,6 +665,29 @@ Result<std::vector<TextRow>> Database::QueryRowsWithArrow(std::string_view view_
         return Status::Ok();
       }));
   return rows;
+}
+
+Result<std::vector<ColumnType>> Database::ArrowInputColumns(const ArrowSchema& schema) {
+  std::string key = arrow::SchemaKey(schema);
+  {
+    std::lock_guard<std::mutex> lock(impl_->described_mu);
+    if (auto it = impl_->described.find(key); it != impl_->described.end()) return it->second;
+  }
+  // DuckDB describes an empty stream of a copy of the schema (the caller's stream is not read).
+  ArrowSchema copy;
+  arrow::CopySchema(schema, &copy);
+  arrow::StreamHandle empty = arrow::MakeBatchStream(arrow::SchemaHandle(&copy), {});
+  SKADE_ASSIGN_OR_RETURN(std::vector<TextRow> rows,
+                         QueryRowsWithArrow("__skade_described", empty.get(), "DESCRIBE SELECT * FROM __skade_described"));
+  std::vector<ColumnType> columns;
+  for (const TextRow& r : rows) {
+    if (r.size() < 2 || !r[0] || !r[1]) return Status::Internal("DESCRIBE returned no column name or type");
+    columns.push_back(ColumnType{*r[0], *r[1]});
+  }
+  std::lock_guard<std::mutex> lock(impl_->described_mu);
+  if (impl_->described.size() >= kArrowSchemasRemembered) impl_->described.clear();
+  impl_->described.emplace(std::move(key), columns);
+  return columns;
 }
 
 Result<std::vector<std::vector<std::string>>> Database::ReferencedTables(std::string_view sql) {

@@ -109,6 +109,12 @@ struct QueryProgress {
   double seconds = 0;          // since the statement started
 };
 
+// A column of a relation with the type DuckDB gives it (its SQL spelling, e.g. "INTEGER[]").
+struct ColumnType {
+  std::string name;
+  std::string type;
+};
+
 // Thread-safe: every call uses its own DuckDB connection.
 class Database {
  public:
@@ -151,6 +157,13 @@ class Database {
   // QueryRows returns them.
   Result<std::vector<TextRow>> QueryRowsWithArrow(std::string_view view_name, ArrowArrayStream* input,
                                                   std::string_view sql);
+
+  // The columns DuckDB reads from an Arrow stream of `schema` (a struct schema), as its own
+  // Arrow type mapping types them. Remembered per schema (arrow::SchemaKey) for the life of
+  // the Database, at most kArrowSchemasRemembered of them: a stream of a schema seen before
+  // costs no statement. kInvalidArgument when DuckDB cannot read such a stream.
+  Result<std::vector<ColumnType>> ArrowInputColumns(const ArrowSchema& schema);
+  static constexpr size_t kArrowSchemasRemembered = 256;
 
   // DatabaseOptions::object_store (null when none): where writers that produce object-store
   // files through DuckDB remove them again.

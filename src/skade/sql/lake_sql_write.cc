@@ -1,7 +1,7 @@
 // LakeSql's write side: SQL write statements and bulk ingest as Iceberg commits.
 #include <set>
 
-#include "skade/arrow/builder.h"
+#include "skade/arrow/c_data.h"
 #include "skade/base/log.h"
 #include "skade/engine/schema_convert.h"
 #include "skade/sql/lake_sql.h"
@@ -27,15 +27,10 @@ std::string QuotedList(const std::vector<std::string>& names) {
 
 // The Iceberg schema of an Arrow schema, via DuckDB's own Arrow type mapping.
 Result<iceberg::SchemaPtr> SchemaOfArrow(engine::Database& db, const ArrowSchema& schema) {
-  ArrowSchema copy;
-  arrow::CopySchema(schema, &copy);
-  arrow::StreamHandle empty = arrow::MakeBatchStream(arrow::SchemaHandle(&copy), {});
-  SKADE_ASSIGN_OR_RETURN(auto rows, db.QueryRowsWithArrow("__skade_ingest_schema", empty.get(),
-                                                          "DESCRIBE SELECT * FROM __skade_ingest_schema"));
+  SKADE_ASSIGN_OR_RETURN(std::vector<engine::ColumnType> columns, db.ArrowInputColumns(schema));
   engine::TableDefinition definition;
-  for (const auto& row : rows) {
-    if (row.size() < 2 || !row[0] || !row[1]) return Status::Internal("unexpected DESCRIBE output");
-    definition.columns.push_back(engine::ColumnDefinition{*row[0], *row[1], false});
+  for (engine::ColumnType& c : columns) {
+    definition.columns.push_back(engine::ColumnDefinition{std::move(c.name), std::move(c.type), false});
   }
   if (definition.columns.empty()) return Status::InvalidArgument("the ingested stream has no columns");
   return engine::SchemaFromDefinition(definition);

@@ -1,0 +1,358 @@
+#include "skade/engine/copy_stats_internal.h"
+
+#include <nlohmann/json.hpp>
+
+#include "skade/base/hex.h"
+#include "skade/base/uuid.h"
+#include "skade/iceberg/literal.h"
+
+namespace skade::engine {
+namespace {
+
+using iceberg::Literal;
+using iceberg::NestedField;
+using iceberg::TypeId;
+using Json = nlohmann::json;
+
+std::optional<__int128> ParseInt128(std::string_view s) {
+  bool neg = !s.empty() && s[0] == '-';
+  if (neg) s.remove_prefix(1);
+  if (s.empty() || s.size() > 39) return std::nullopt;
+  __int128 v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return neg ? -v : v;
+}
+
+// "123.45" at `scale` → unscaled 12345; nullopt if the digits after the point exceed the scale.
+std::optional<__int128> ParseDecimal(std::string_view s, int scale) {
+  bool neg = !s.empty() && s[0] == '-';
+  if (neg) s.remove_prefix(1);
+  size_t dot = s.find('.');
+  std::string digits(s.substr(0, dot));
+  std::string frac = dot == std::string_view::npos ? "" : std::string(s.substr(dot + 1));
+  if (static_cast<int>(frac.size()) > scale) return std::nullopt;
+  frac.append(static_cast<size_t>(scale) - frac.size(), '0');
+  auto v = ParseInt128(digits + frac);
+  if (!v) return std::nullopt;
+  return neg ? -*v : *v;
+}
+
+// Parses "YYYY-MM-DD" into days since the epoch.
+std::optional<int64_t> ParseDate(std::string_view s) {
+  if (s.size() != 10 || s[4] != '-' || s[7] != '-') return std::nullopt;
+  auto y = ParseInt<int>(s.substr(0, 4));
+  auto m = ParseInt<unsigned>(s.substr(5, 2));
+  auto d = ParseInt<unsigned>(s.substr(8, 2));
+  if (!y || !m || !d || *m < 1 || *m > 12 || *d < 1 || *d > 31) return std::nullopt;
+  return iceberg::DaysFromCivil(*y, *m, *d);
+}
+
+// Parses "HH:MM:SS[.fffffffff]" into units of 10^-digits seconds (digits = 6 or 9).
+std::optional<int64_t> ParseTime(std::string_view s, int digits) {
+  if (s.size() < 8 || s[2] != ':' || s[5] != ':') return std::nullopt;
+  auto h = ParseInt<int64_t>(s.substr(0, 2));
+  auto m = ParseInt<int64_t>(s.substr(3, 2));
+  auto sec = ParseInt<int64_t>(s.substr(6, 2));
+  if (!h || !m || !sec) return std::nullopt;
+  int64_t frac = 0;
+  if (s.size() > 8) {
+    if (s[8] != '.') return std::nullopt;
+    std::string f(s.substr(9));
+    if (f.empty() || static_cast<int>(f.size()) > digits) return std::nullopt;
+    f.append(static_cast<size_t>(digits) - f.size(), '0');
+    auto fv = ParseInt<int64_t>(f);
+    if (!fv) return std::nullopt;
+    frac = *fv;
+  }
+  int64_t unit = digits == 9 ? 1000000000 : 1000000;
+  return ((*h * 60 + *m) * 60 + *sec) * unit + frac;
+}
+
+// Parses DuckDB's rendering of timestamps: "YYYY-MM-DD HH:MM:SS[.f][+00]".
+std::optional<int64_t> ParseTimestamp(std::string_view s, int digits) {
+  if (s.ends_with("+00")) s.remove_suffix(3);
+  if (s.size() < 19 || (s[10] != ' ' && s[10] != 'T')) return std::nullopt;
+  auto days = ParseDate(s.substr(0, 10));
+  auto t = ParseTime(s.substr(11), digits);
+  if (!days || !t) return std::nullopt;
+  int64_t per_day = 86400LL * (digits == 9 ? 1000000000 : 1000000);
+  return *days * per_day + *t;
+}
+
+// A literal of `type` from DuckDB's text rendering of a value of the matching DuckDB type
+// (statistics) — nullopt when the text can't be read exactly.
+std::optional<Literal> LiteralFromDuckText(const iceberg::TypePtr& type, const std::string& text) {
+  switch (type->id()) {
+    case TypeId::kBoolean:
+      if (text == "true" || text == "false") return Literal::Boolean(text == "true");
+      return std::nullopt;
+    case TypeId::kInt: {
+      auto v = ParseInt<int32_t>(text);
+      return v ? std::optional<Literal>(Literal::Int(*v)) : std::nullopt;
+    }
+    case TypeId::kLong: {
+      auto v = ParseInt<int64_t>(text);
+      return v ? std::optional<Literal>(Literal::Long(*v)) : std::nullopt;
+    }
+    case TypeId::kFloat:
+    case TypeId::kDouble: {
+      char* end = nullptr;
+      double v = std::strtod(text.c_str(), &end);
+      if (text.empty() || end != text.c_str() + text.size() || v != v) return std::nullopt;
+      return type->id() == TypeId::kFloat ? Literal::Float(static_cast<float>(v)) : Literal::Double(v);
+    }
+    case TypeId::kDecimal: {
+      auto v = ParseDecimal(text, type->scale());
+      if (!v) return std::nullopt;
+      return Literal::Decimal(*v, type->precision(), type->scale());
+    }
+    case TypeId::kDate: {
+      auto v = ParseDate(text);
+      return v ? std::optional<Literal>(Literal::Date(static_cast<int32_t>(*v))) : std::nullopt;
+    }
+    case TypeId::kTime: {
+      auto v = ParseTime(text, 6);
+      return v ? std::optional<Literal>(Literal::Time(*v)) : std::nullopt;
+    }
+    case TypeId::kTimestamp:
+    case TypeId::kTimestampTz: {
+      auto v = ParseTimestamp(text, 6);
+      if (!v) return std::nullopt;
+      return type->id() == TypeId::kTimestamp ? Literal::Timestamp(*v) : Literal::TimestampTz(*v);
+    }
+    case TypeId::kTimestampNs:
+    case TypeId::kTimestampTzNs: {
+      auto v = ParseTimestamp(text, 9);
+      if (!v) return std::nullopt;
+      return type->id() == TypeId::kTimestampNs ? Literal::TimestampNs(*v) : Literal::TimestampTzNs(*v);
+    }
+    case TypeId::kString:
+      return Literal::String(text);
+    case TypeId::kUuid: {
+      auto u = Uuid::Parse(text);
+      if (!u.ok()) return std::nullopt;
+      return Literal::Uuid(std::string(u->bytes.begin(), u->bytes.end()));
+    }
+    case TypeId::kBinary:
+    case TypeId::kFixed: {
+      auto raw = HexDecode(text);
+      if (!raw) return std::nullopt;
+      return type->id() == TypeId::kBinary ? Literal::Binary(*raw) : Literal::Fixed(*raw);
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+// Spec "Metrics" truncation: a lower bound may be a prefix; an upper bound must stay above
+// every value, so its last kept code point is incremented. nullopt = no valid upper bound.
+std::string TruncateUtf8(const std::string& s, int length) {
+  size_t i = 0;
+  int count = 0;
+  while (i < s.size() && count < length) {
+    ++i;
+    while (i < s.size() && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) ++i;
+    ++count;
+  }
+  return s.substr(0, i);
+}
+
+std::optional<std::string> TruncateUpperUtf8(const std::string& s, int length) {
+  std::string t = TruncateUtf8(s, length);
+  if (t.size() == s.size()) return t;
+  // Increment the last code point (skipping surrogates); drop it and carry if it overflows.
+  while (!t.empty()) {
+    size_t start = t.size() - 1;
+    while (start > 0 && (static_cast<unsigned char>(t[start]) & 0xC0) == 0x80) --start;
+    std::string cp = t.substr(start);
+    t.resize(start);
+    uint32_t code = 0;
+    unsigned char b0 = static_cast<unsigned char>(cp[0]);
+    if (b0 < 0x80) {
+      code = b0;
+    } else if ((b0 & 0xE0) == 0xC0) {
+      code = b0 & 0x1F;
+    } else if ((b0 & 0xF0) == 0xE0) {
+      code = b0 & 0x0F;
+    } else {
+      code = b0 & 0x07;
+    }
+    for (size_t k = 1; k < cp.size(); ++k) code = (code << 6) | (static_cast<unsigned char>(cp[k]) & 0x3F);
+    ++code;
+    if (code >= 0xD800 && code <= 0xDFFF) code = 0xE000;
+    if (code > 0x10FFFF) continue;  // carry into the previous code point
+    if (code < 0x80) {
+      t.push_back(static_cast<char>(code));
+    } else if (code < 0x800) {
+      t.push_back(static_cast<char>(0xC0 | (code >> 6)));
+      t.push_back(static_cast<char>(0x80 | (code & 0x3F)));
+    } else if (code < 0x10000) {
+      t.push_back(static_cast<char>(0xE0 | (code >> 12)));
+      t.push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3F)));
+      t.push_back(static_cast<char>(0x80 | (code & 0x3F)));
+    } else {
+      t.push_back(static_cast<char>(0xF0 | (code >> 18)));
+      t.push_back(static_cast<char>(0x80 | ((code >> 12) & 0x3F)));
+      t.push_back(static_cast<char>(0x80 | ((code >> 6) & 0x3F)));
+      t.push_back(static_cast<char>(0x80 | (code & 0x3F)));
+    }
+    return t;
+  }
+  return std::nullopt;
+}
+
+// Leaf columns with metrics: DuckDB's statistics key ("\"a\".\"b\"") → field.
+void CollectLeaves(const std::vector<NestedField>& fields, const std::string& prefix, bool repeated,
+                   std::map<std::string, std::pair<const NestedField*, bool>>* out) {
+  for (const NestedField& f : fields) {
+    std::string key = (prefix.empty() ? "" : prefix + ".") + QuoteIdentifier(f.name);
+    if (f.type->is_primitive()) {
+      (*out)[key] = {&f, repeated};
+    } else {
+      bool inner_repeated = repeated || f.type->id() != TypeId::kStruct;
+      CollectLeaves(f.type->fields(), key, inner_repeated, out);
+    }
+  }
+}
+
+// The partition column holds an encoding of the value that parses back exactly: integers for
+// int-like values (days, micros, unscaled decimals), text otherwise.
+Result<std::optional<Literal>> PartitionLiteral(const iceberg::TypePtr& type, const Json& value) {
+  if (value.is_null()) return std::optional<Literal>();
+  if (!value.is_string()) return Status::Internal("unexpected partition key value");
+  const std::string text = value.get<std::string>();
+  auto bad = [&]() { return Status::Internal("cannot read partition value '" + text + "' as " + type->ToString()); };
+  switch (type->id()) {
+    case TypeId::kInt: {
+      auto v = ParseInt<int32_t>(text);
+      if (!v) return bad();
+      return std::optional<Literal>(Literal::Int(*v));
+    }
+    case TypeId::kDate: {
+      auto v = ParseInt<int32_t>(text);
+      if (!v) return bad();
+      return std::optional<Literal>(Literal::Date(*v));
+    }
+    case TypeId::kLong:
+    case TypeId::kTime:
+    case TypeId::kTimestamp:
+    case TypeId::kTimestampTz:
+    case TypeId::kTimestampNs:
+    case TypeId::kTimestampTzNs: {
+      auto v = ParseInt<int64_t>(text);
+      if (!v) return bad();
+      switch (type->id()) {
+        case TypeId::kLong: return std::optional<Literal>(Literal::Long(*v));
+        case TypeId::kTime: return std::optional<Literal>(Literal::Time(*v));
+        case TypeId::kTimestamp: return std::optional<Literal>(Literal::Timestamp(*v));
+        case TypeId::kTimestampTz: return std::optional<Literal>(Literal::TimestampTz(*v));
+        case TypeId::kTimestampNs: return std::optional<Literal>(Literal::TimestampNs(*v));
+        default: return std::optional<Literal>(Literal::TimestampTzNs(*v));
+      }
+    }
+    case TypeId::kDecimal: {
+      auto v = ParseInt128(text);
+      if (!v) return bad();
+      return std::optional<Literal>(Literal::Decimal(*v, type->precision(), type->scale()));
+    }
+    default: {
+      auto lit = LiteralFromDuckText(type, text);
+      if (!lit) return bad();
+      return std::optional<Literal>(*lit);
+    }
+  }
+}
+
+}  // namespace
+
+CopyStatsReader::CopyStatsReader(const iceberg::Schema& schema, const iceberg::PartitionSpec& spec,
+                                 std::vector<std::string> partition_columns,
+                                 std::vector<iceberg::TypePtr> partition_types, int metrics_truncate_length)
+    : spec_id_(spec.spec_id()),
+      partition_columns_(std::move(partition_columns)),
+      partition_types_(std::move(partition_types)),
+      metrics_truncate_length_(metrics_truncate_length) {
+  CollectLeaves(schema.fields(), "", false, &leaves_);
+}
+
+Result<iceberg::DataFile> CopyStatsReader::Read(const TextRow& r) const {
+  if (r.size() < 6 || !r[0] || !r[1] || !r[2]) return Status::Internal("unexpected COPY RETURN_STATS row");
+  iceberg::DataFile df;
+  df.content = iceberg::DataFileContent::kData;
+  df.file_path = *r[0];
+  df.file_format = iceberg::FileFormat::kParquet;
+  df.spec_id = spec_id_;
+  auto count = ParseInt<int64_t>(*r[1]);
+  auto size = ParseInt<int64_t>(*r[2]);
+  if (!count || !size) return Status::Internal("unexpected COPY RETURN_STATS counts");
+  df.record_count = *count;
+  df.file_size_in_bytes = *size;
+  if (df.record_count == 0) return df;  // the caller removes it
+  // Partition values.
+  Json keys = r[5] ? Json::parse(*r[5], nullptr, false) : Json::object();
+  for (size_t i = 0; i < partition_columns_.size(); ++i) {
+    if (partition_columns_[i].empty()) {
+      df.partition.emplace_back();
+      continue;
+    }
+    Json v = keys.is_object() && keys.contains(partition_columns_[i]) ? keys[partition_columns_[i]] : Json();
+    SKADE_ASSIGN_OR_RETURN(auto lit, PartitionLiteral(partition_types_[i], v));
+    df.partition.push_back(std::move(lit));
+  }
+  // Metrics (spec "Manifests": value/null/NaN counts, bounds in Appendix D binary form).
+  Json stats = r[4] ? Json::parse(*r[4], nullptr, false) : Json::object();
+  if (stats.is_object()) {
+    for (auto it = stats.begin(); it != stats.end(); ++it) {
+      auto leaf = leaves_.find(it.key());
+      if (leaf == leaves_.end() || !it->is_object()) continue;
+      const NestedField* f = leaf->second.first;
+      const bool repeated = leaf->second.second;
+      const Json& st = *it;
+      auto str = [&](const char* k) -> std::optional<std::string> {
+        auto s = st.find(k);
+        if (s == st.end() || !s->is_string()) return std::nullopt;
+        return s->get<std::string>();
+      };
+      if (auto v = str("column_size_bytes")) {
+        if (auto n = ParseInt<int64_t>(*v)) df.column_sizes[f->id] = *n;
+      }
+      if (!repeated) {
+        df.value_counts[f->id] = df.record_count;
+        if (auto v = str("null_count")) {
+          if (auto n = ParseInt<int64_t>(*v)) df.null_value_counts[f->id] = *n;
+        }
+      }
+      bool has_nan = str("has_nan").value_or("false") == "true";
+      if (f->type->id() == TypeId::kFloat || f->type->id() == TypeId::kDouble) {
+        if (!has_nan && !repeated) df.nan_value_counts[f->id] = 0;
+        if (has_nan) continue;  // DuckDB's min/max may then include NaN: keep no bounds
+      }
+      auto lo = str("min");
+      auto hi = str("max");
+      if (!lo || !hi) continue;
+      auto lo_lit = LiteralFromDuckText(f->type, *lo);
+      auto hi_lit = LiteralFromDuckText(f->type, *hi);
+      if (!lo_lit || !hi_lit) continue;
+      if (f->type->id() == TypeId::kString) {
+        df.lower_bounds[f->id] = TruncateUtf8(*lo, metrics_truncate_length_);
+        if (auto up = TruncateUpperUtf8(*hi, metrics_truncate_length_)) df.upper_bounds[f->id] = *up;
+      } else if (f->type->id() == TypeId::kBinary || f->type->id() == TypeId::kFixed) {
+        // Binary bounds are kept only when short enough to be exact.
+        if (lo_lit->as_bytes().size() <= static_cast<size_t>(metrics_truncate_length_) &&
+            hi_lit->as_bytes().size() <= static_cast<size_t>(metrics_truncate_length_)) {
+          df.lower_bounds[f->id] = lo_lit->ToBinary();
+          df.upper_bounds[f->id] = hi_lit->ToBinary();
+        }
+      } else {
+        df.lower_bounds[f->id] = lo_lit->ToBinary();
+        df.upper_bounds[f->id] = hi_lit->ToBinary();
+      }
+    }
+  }
+  return df;
+}
+
+}  // namespace skade::engine
