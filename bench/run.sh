@@ -49,6 +49,8 @@ time "$SKADE" scan "$TMP/plan" --count -v
 echo "== c) ingest: $INGEST_ROWS rows bulk (median of $INGEST_REPEAT); $WRITERS writers x $COMMITS one-row appends; catalog CAS"
 TMPDIR="$TMP" "$BIN/ingest_bench" --rows "$INGEST_ROWS" --repeat "$INGEST_REPEAT" --writers "$WRITERS" \
   --commits "$COMMITS" --cas-commits "$CAS_COMMITS"
+echo "== c') one-row Arrow batches written as files: schema seen before vs new vs DuckDB's COPY"
+TMPDIR="$TMP" "$BIN/ingest_bench" --only arrow --commits 400
 
 echo "== d) a commit's metadata work against the table's history (shared vs unshared snapshots, write+fsync)"
 "$BIN/metadata_bench" --repeat 21 --dir "$TMP"
