@@ -2,8 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "skade/base/hex.h"
-#include "skade/base/uuid.h"
+#include "skade/engine/duck_text_internal.h"
 #include "skade/iceberg/literal.h"
 
 namespace skade::engine {
@@ -13,139 +12,6 @@ using iceberg::Literal;
 using iceberg::NestedField;
 using iceberg::TypeId;
 using Json = nlohmann::json;
-
-std::optional<__int128> ParseInt128(std::string_view s) {
-  bool neg = !s.empty() && s[0] == '-';
-  if (neg) s.remove_prefix(1);
-  if (s.empty() || s.size() > 39) return std::nullopt;
-  __int128 v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + (c - '0');
-  }
-  return neg ? -v : v;
-}
-
-// "123.45" at `scale` → unscaled 12345; nullopt if the digits after the point exceed the scale.
-std::optional<__int128> ParseDecimal(std::string_view s, int scale) {
-  bool neg = !s.empty() && s[0] == '-';
-  if (neg) s.remove_prefix(1);
-  size_t dot = s.find('.');
-  std::string digits(s.substr(0, dot));
-  std::string frac = dot == std::string_view::npos ? "" : std::string(s.substr(dot + 1));
-  if (static_cast<int>(frac.size()) > scale) return std::nullopt;
-  frac.append(static_cast<size_t>(scale) - frac.size(), '0');
-  auto v = ParseInt128(digits + frac);
-  if (!v) return std::nullopt;
-  return neg ? -*v : *v;
-}
-
-// Parses "YYYY-MM-DD" into days since the epoch.
-std::optional<int64_t> ParseDate(std::string_view s) {
-  if (s.size() != 10 || s[4] != '-' || s[7] != '-') return std::nullopt;
-  auto y = ParseInt<int>(s.substr(0, 4));
-  auto m = ParseInt<unsigned>(s.substr(5, 2));
-  auto d = ParseInt<unsigned>(s.substr(8, 2));
-  if (!y || !m || !d || *m < 1 || *m > 12 || *d < 1 || *d > 31) return std::nullopt;
-  return iceberg::DaysFromCivil(*y, *m, *d);
-}
-
-// Parses "HH:MM:SS[.fffffffff]" into units of 10^-digits seconds (digits = 6 or 9).
-std::optional<int64_t> ParseTime(std::string_view s, int digits) {
-  if (s.size() < 8 || s[2] != ':' || s[5] != ':') return std::nullopt;
-  auto h = ParseInt<int64_t>(s.substr(0, 2));
-  auto m = ParseInt<int64_t>(s.substr(3, 2));
-  auto sec = ParseInt<int64_t>(s.substr(6, 2));
-  if (!h || !m || !sec) return std::nullopt;
-  int64_t frac = 0;
-  if (s.size() > 8) {
-    if (s[8] != '.') return std::nullopt;
-    std::string f(s.substr(9));
-    if (f.empty() || static_cast<int>(f.size()) > digits) return std::nullopt;
-    f.append(static_cast<size_t>(digits) - f.size(), '0');
-    auto fv = ParseInt<int64_t>(f);
-    if (!fv) return std::nullopt;
-    frac = *fv;
-  }
-  int64_t unit = digits == 9 ? 1000000000 : 1000000;
-  return ((*h * 60 + *m) * 60 + *sec) * unit + frac;
-}
-
-// Parses DuckDB's rendering of timestamps: "YYYY-MM-DD HH:MM:SS[.f][+00]".
-std::optional<int64_t> ParseTimestamp(std::string_view s, int digits) {
-  if (s.ends_with("+00")) s.remove_suffix(3);
-  if (s.size() < 19 || (s[10] != ' ' && s[10] != 'T')) return std::nullopt;
-  auto days = ParseDate(s.substr(0, 10));
-  auto t = ParseTime(s.substr(11), digits);
-  if (!days || !t) return std::nullopt;
-  int64_t per_day = 86400LL * (digits == 9 ? 1000000000 : 1000000);
-  return *days * per_day + *t;
-}
-
-// A literal of `type` from DuckDB's text rendering of a value of the matching DuckDB type
-// (statistics) — nullopt when the text can't be read exactly.
-std::optional<Literal> LiteralFromDuckText(const iceberg::TypePtr& type, const std::string& text) {
-  switch (type->id()) {
-    case TypeId::kBoolean:
-      if (text == "true" || text == "false") return Literal::Boolean(text == "true");
-      return std::nullopt;
-    case TypeId::kInt: {
-      auto v = ParseInt<int32_t>(text);
-      return v ? std::optional<Literal>(Literal::Int(*v)) : std::nullopt;
-    }
-    case TypeId::kLong: {
-      auto v = ParseInt<int64_t>(text);
-      return v ? std::optional<Literal>(Literal::Long(*v)) : std::nullopt;
-    }
-    case TypeId::kFloat:
-    case TypeId::kDouble: {
-      char* end = nullptr;
-      double v = std::strtod(text.c_str(), &end);
-      if (text.empty() || end != text.c_str() + text.size() || v != v) return std::nullopt;
-      return type->id() == TypeId::kFloat ? Literal::Float(static_cast<float>(v)) : Literal::Double(v);
-    }
-    case TypeId::kDecimal: {
-      auto v = ParseDecimal(text, type->scale());
-      if (!v) return std::nullopt;
-      return Literal::Decimal(*v, type->precision(), type->scale());
-    }
-    case TypeId::kDate: {
-      auto v = ParseDate(text);
-      return v ? std::optional<Literal>(Literal::Date(static_cast<int32_t>(*v))) : std::nullopt;
-    }
-    case TypeId::kTime: {
-      auto v = ParseTime(text, 6);
-      return v ? std::optional<Literal>(Literal::Time(*v)) : std::nullopt;
-    }
-    case TypeId::kTimestamp:
-    case TypeId::kTimestampTz: {
-      auto v = ParseTimestamp(text, 6);
-      if (!v) return std::nullopt;
-      return type->id() == TypeId::kTimestamp ? Literal::Timestamp(*v) : Literal::TimestampTz(*v);
-    }
-    case TypeId::kTimestampNs:
-    case TypeId::kTimestampTzNs: {
-      auto v = ParseTimestamp(text, 9);
-      if (!v) return std::nullopt;
-      return type->id() == TypeId::kTimestampNs ? Literal::TimestampNs(*v) : Literal::TimestampTzNs(*v);
-    }
-    case TypeId::kString:
-      return Literal::String(text);
-    case TypeId::kUuid: {
-      auto u = Uuid::Parse(text);
-      if (!u.ok()) return std::nullopt;
-      return Literal::Uuid(std::string(u->bytes.begin(), u->bytes.end()));
-    }
-    case TypeId::kBinary:
-    case TypeId::kFixed: {
-      auto raw = HexDecode(text);
-      if (!raw) return std::nullopt;
-      return type->id() == TypeId::kBinary ? Literal::Binary(*raw) : Literal::Fixed(*raw);
-    }
-    default:
-      return std::nullopt;
-  }
-}
 
 // Spec "Metrics" truncation: a lower bound may be a prefix; an upper bound must stay above
 // every value, so its last kept code point is incremented. nullopt = no valid upper bound.
@@ -224,46 +90,16 @@ Result<std::optional<Literal>> PartitionLiteral(const iceberg::TypePtr& type, co
   if (value.is_null()) return std::optional<Literal>();
   if (!value.is_string()) return Status::Internal("unexpected partition key value");
   const std::string text = value.get<std::string>();
-  auto bad = [&]() { return Status::Internal("cannot read partition value '" + text + "' as " + type->ToString()); };
-  switch (type->id()) {
-    case TypeId::kInt: {
-      auto v = ParseInt<int32_t>(text);
-      if (!v) return bad();
-      return std::optional<Literal>(Literal::Int(*v));
-    }
-    case TypeId::kDate: {
-      auto v = ParseInt<int32_t>(text);
-      if (!v) return bad();
-      return std::optional<Literal>(Literal::Date(*v));
-    }
-    case TypeId::kLong:
-    case TypeId::kTime:
-    case TypeId::kTimestamp:
-    case TypeId::kTimestampTz:
-    case TypeId::kTimestampNs:
-    case TypeId::kTimestampTzNs: {
-      auto v = ParseInt<int64_t>(text);
-      if (!v) return bad();
-      switch (type->id()) {
-        case TypeId::kLong: return std::optional<Literal>(Literal::Long(*v));
-        case TypeId::kTime: return std::optional<Literal>(Literal::Time(*v));
-        case TypeId::kTimestamp: return std::optional<Literal>(Literal::Timestamp(*v));
-        case TypeId::kTimestampTz: return std::optional<Literal>(Literal::TimestampTz(*v));
-        case TypeId::kTimestampNs: return std::optional<Literal>(Literal::TimestampNs(*v));
-        default: return std::optional<Literal>(Literal::TimestampTzNs(*v));
-      }
-    }
-    case TypeId::kDecimal: {
-      auto v = ParseInt128(text);
-      if (!v) return bad();
-      return std::optional<Literal>(Literal::Decimal(*v, type->precision(), type->scale()));
-    }
-    default: {
-      auto lit = LiteralFromDuckText(type, text);
-      if (!lit) return bad();
-      return std::optional<Literal>(*lit);
-    }
+  std::optional<Literal> lit;
+  if (IsIntegerEncoded(type->id())) {
+    lit = LiteralFromEncodedInteger(type, text);
+  } else if (type->id() == TypeId::kDecimal) {
+    if (auto v = ParseInt128(text)) lit = Literal::Decimal(*v, type->precision(), type->scale());
+  } else {
+    lit = LiteralFromDuckText(type, text);
   }
+  if (!lit) return Status::Internal("cannot read partition value '" + text + "' as " + type->ToString());
+  return std::optional<Literal>(std::move(*lit));
 }
 
 }  // namespace

@@ -4,12 +4,10 @@
 // single-value binary form (Appendix D), truncated as "Metrics" allows.
 #pragma once
 
-#include <charconv>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -20,16 +18,6 @@
 #include "skade/iceberg/schema.h"
 
 namespace skade::engine {
-
-// The whole of `s` as an integer of type T.
-template <typename T>
-std::optional<T> ParseInt(std::string_view s) {
-  T v{};
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
 
 class CopyStatsReader {
  public:

@@ -16,6 +16,7 @@
 #include "skade/arrow/c_data.h"
 #include "skade/engine/iceberg_scan.h"
 #include "skade/engine/copy_stats_internal.h"
+#include "skade/engine/duck_text_internal.h"
 #include "skade/engine/input_check.h"
 #include "skade/engine/lossless_cast.h"
 #include "skade/io/file_io.h"
@@ -314,11 +315,7 @@ Result<WriteResult> WriteDataFiles(Database& db, const WriteSource& source, cons
     if (std::string_view(s->format) != "+s") return Status::InvalidArgument("the input Arrow stream is not a struct stream");
     SKADE_ASSIGN_OR_RETURN(described, db.ArrowInputColumns(*s.get()));
   } else {
-    SKADE_ASSIGN_OR_RETURN(std::vector<TextRow> rows, db.QueryRows("DESCRIBE (" + source.sql + "\n)"));
-    for (const auto& r : rows) {
-      if (r.size() < 2 || !r[0] || !r[1]) return Status::Internal("DESCRIBE returned no column name or type");
-      described.push_back(ColumnType{*r[0], *r[1]});
-    }
+    SKADE_ASSIGN_OR_RETURN(described, db.QueryColumns(source.sql));
   }
   std::vector<std::string> source_columns;
   std::map<std::string, std::string> source_types;  // name → DuckDB type

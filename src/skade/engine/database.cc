@@ -667,6 +667,25 @@ Result<std::vector<TextRow>> Database::QueryRowsWithArrow(std::string_view view_
   return rows;
 }
 
+namespace {
+
+// DESCRIBE's rows (column_name, column_type, …) as columns.
+Result<std::vector<ColumnType>> ColumnsOfDescribe(const std::vector<TextRow>& rows) {
+  std::vector<ColumnType> columns;
+  for (const TextRow& r : rows) {
+    if (r.size() < 2 || !r[0] || !r[1]) return Status::Internal("DESCRIBE returned no column name or type");
+    columns.push_back(ColumnType{*r[0], *r[1]});
+  }
+  return columns;
+}
+
+}  // namespace
+
+Result<std::vector<ColumnType>> Database::QueryColumns(std::string_view query) {
+  SKADE_ASSIGN_OR_RETURN(std::vector<TextRow> rows, QueryRows("DESCRIBE (" + std::string(query) + "\n)"));
+  return ColumnsOfDescribe(rows);
+}
+
 Result<std::vector<ColumnType>> Database::ArrowInputColumns(const ArrowSchema& schema) {
   std::string key = arrow::SchemaKey(schema);
   {
@@ -679,11 +698,7 @@ Result<std::vector<ColumnType>> Database::ArrowInputColumns(const ArrowSchema& s
   arrow::StreamHandle empty = arrow::MakeBatchStream(arrow::SchemaHandle(&copy), {});
   SKADE_ASSIGN_OR_RETURN(std::vector<TextRow> rows,
                          QueryRowsWithArrow("__skade_described", empty.get(), "DESCRIBE SELECT * FROM __skade_described"));
-  std::vector<ColumnType> columns;
-  for (const TextRow& r : rows) {
-    if (r.size() < 2 || !r[0] || !r[1]) return Status::Internal("DESCRIBE returned no column name or type");
-    columns.push_back(ColumnType{*r[0], *r[1]});
-  }
+  SKADE_ASSIGN_OR_RETURN(std::vector<ColumnType> columns, ColumnsOfDescribe(rows));
   std::lock_guard<std::mutex> lock(impl_->described_mu);
   if (impl_->described.size() >= kArrowSchemasRemembered) impl_->described.clear();
   impl_->described.emplace(std::move(key), columns);

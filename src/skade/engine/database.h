@@ -158,6 +158,10 @@ class Database {
   Result<std::vector<TextRow>> QueryRowsWithArrow(std::string_view view_name, ArrowArrayStream* input,
                                                   std::string_view sql);
 
+  // The columns of `query` as DuckDB types them (DESCRIBE; the query is not run).
+  // kInvalidArgument for SQL errors.
+  Result<std::vector<ColumnType>> QueryColumns(std::string_view query);
+
   // The columns DuckDB reads from an Arrow stream of `schema` (a struct schema), as its own
   // Arrow type mapping types them. Remembered per schema (arrow::SchemaKey) for the life of
   // the Database, at most kArrowSchemasRemembered of them: a stream of a schema seen before

@@ -1,11 +1,10 @@
 #include "skade/engine/sql_filter.h"
 
-#include <charconv>
+#include <cstdlib>
 
 #include <nlohmann/json.hpp>
 
-#include "skade/base/hex.h"
-#include "skade/base/uuid.h"
+#include "skade/engine/duck_text_internal.h"
 #include "skade/iceberg/literal.h"
 
 namespace skade::engine {
@@ -242,44 +241,11 @@ std::string ConversionSql(const std::string& e, const iceberg::Type& t) {
   }
 }
 
-template <typename T>
-bool ParseNumber(const std::string& s, T* out) {
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return ec == std::errc() && p == s.data() + s.size();
-}
-
-
 // Builds the literal of type `t` from the text ConversionSql produced.
 std::optional<Literal> ToLiteral(const std::string& text, const iceberg::TypePtr& t) {
+  if (IsIntegerEncoded(t->id())) return LiteralFromEncodedInteger(t, text);
   switch (t->id()) {
     case TypeId::kBoolean: return Literal::Boolean(text == "true");
-    case TypeId::kInt: {
-      int32_t v;
-      if (!ParseNumber(text, &v)) return std::nullopt;
-      return Literal::Int(v);
-    }
-    case TypeId::kDate: {
-      int32_t v;
-      if (!ParseNumber(text, &v)) return std::nullopt;
-      return Literal::Date(v);
-    }
-    case TypeId::kLong:
-    case TypeId::kTime:
-    case TypeId::kTimestamp:
-    case TypeId::kTimestampTz:
-    case TypeId::kTimestampNs:
-    case TypeId::kTimestampTzNs: {
-      int64_t v;
-      if (!ParseNumber(text, &v)) return std::nullopt;
-      switch (t->id()) {
-        case TypeId::kLong: return Literal::Long(v);
-        case TypeId::kTime: return Literal::Time(v);
-        case TypeId::kTimestamp: return Literal::Timestamp(v);
-        case TypeId::kTimestampTz: return Literal::TimestampTz(v);
-        case TypeId::kTimestampNs: return Literal::TimestampNs(v);
-        default: return Literal::TimestampTzNs(v);
-      }
-    }
     case TypeId::kFloat:
     case TypeId::kDouble: {
       char* end = nullptr;
@@ -305,19 +271,7 @@ std::optional<Literal> ToLiteral(const std::string& text, const iceberg::TypePtr
       for (char c : digits) v = v * 10 + (c - '0');
       return Literal::Decimal(negative ? -v : v, t->precision(), t->scale());
     }
-    case TypeId::kString: return Literal::String(text);
-    case TypeId::kUuid: {
-      auto u = Uuid::Parse(text);
-      if (!u.ok()) return std::nullopt;
-      return Literal::Uuid(std::string(u->bytes.begin(), u->bytes.end()));
-    }
-    case TypeId::kBinary:
-    case TypeId::kFixed: {
-      auto raw = HexDecode(text);
-      if (!raw) return std::nullopt;
-      return t->id() == TypeId::kFixed ? Literal::Fixed(*raw) : Literal::Binary(*raw);
-    }
-    default: return std::nullopt;
+    default: return LiteralFromDuckText(t, text);  // strings, UUIDs, hex of binary as DuckDB prints them
   }
 }
 

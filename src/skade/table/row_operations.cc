@@ -389,11 +389,9 @@ Result<CommitOutcome> Table::WriteKeyed(const engine::WriteSource& source_in, st
     }
   } drop_stage{db_, staged};
 
-  SKADE_ASSIGN_OR_RETURN(auto described, db_.QueryRows("DESCRIBE (" + source.sql + "\n)"));
+  SKADE_ASSIGN_OR_RETURN(std::vector<engine::ColumnType> described, db_.QueryColumns(source.sql));
   std::set<std::string> source_cols;
-  for (const auto& r : described) {
-    if (r[0]) source_cols.insert(*r[0]);
-  }
+  for (const engine::ColumnType& c : described) source_cols.insert(c.name);
   std::string key_list;
   for (const auto* f : keys) {
     if (!source_cols.count(f->name)) return Status::InvalidArgument("the input has no key column '" + f->name + "'");
