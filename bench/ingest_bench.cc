@@ -297,7 +297,7 @@ Result<SmallResult> RunDuckDbFiles(engine::Database& db, const std::string& dir,
         return Worker([&db, &dir, w](int c) {
           const std::string path = dir + "/f-" + std::to_string(w) + "-" + std::to_string(c) + ".parquet";
           Status st = db.Execute("COPY (SELECT " + std::to_string(w) + "::INTEGER AS w, " + std::to_string(c) +
-                                 "::BIGINT AS c) TO '" + path + "' (FORMAT PARQUET, COMPRESSION ZSTD)");
+                                 "::BIGINT AS c) TO " + engine::QuoteString(path) + " (FORMAT PARQUET, COMPRESSION ZSTD)");
           if (st.ok()) st = engine::SyncFiles({path});
           return Op{st, 0};
         });
@@ -402,7 +402,8 @@ int RunArrow(engine::Database& db, const std::string& dir, int ops) {
       } else {
         const std::string path = dir + "/duckdb-arrow/f-" + std::to_string(i) + ".parquet";
         st = db.QueryRowsWithArrow("__skade_input", batch.get(),
-                                   "COPY (SELECT * FROM __skade_input) TO '" + path + "' (FORMAT parquet, COMPRESSION zstd)")
+                                   "COPY (SELECT * FROM __skade_input) TO " + engine::QuoteString(path) +
+                                       " (FORMAT parquet, COMPRESSION zstd)")
                  .status();
       }
       const double c1 = ProcessCpuSeconds(), t1 = NowSeconds();
