@@ -87,9 +87,10 @@ TEST(RegistryTest, PendingTicketsAndPreparedStatementsAreBoundedPerPrincipal) {
   EXPECT_TRUE(r.FindPrepared(p3, "alice").ok());
 }
 
-TEST(RegistryTest, IdleEntriesAreReapedAndCancelDropsAPendingTicket) {
+TEST(RegistryTest, IdleEntriesAreReapedAndCancelStopsAPendingTicket) {
   RegistryLimits limits;
-  limits.idle_lifetime = std::chrono::seconds(1);
+  // Long enough that the first Reap below never comes after it on a loaded machine.
+  limits.idle_lifetime = std::chrono::seconds(3);
   Registry r(limits);
   auto s = r.CreateSession("");
   std::string q = r.AddQuery(PendingQuery{"", "SELECT 1", ""});
@@ -97,19 +98,47 @@ TEST(RegistryTest, IdleEntriesAreReapedAndCancelDropsAPendingTicket) {
   std::string cancelled = r.AddQuery(PendingQuery{"", "SELECT 3", ""});
   EXPECT_EQ(r.Cancel(cancelled, "someone else"), CancelOutcome::kNotCancellable);
   EXPECT_EQ(r.Cancel(cancelled, ""), CancelOutcome::kCancelled);
-  EXPECT_FALSE(r.FindQuery(cancelled, "").ok());
-  EXPECT_EQ(r.Cancel(cancelled, ""), CancelOutcome::kNotCancellable);  // gone
+  EXPECT_EQ(r.FindQuery(cancelled, "").status().code(), StatusCode::kCancelled);
+  EXPECT_EQ(r.Cancel(cancelled, ""), CancelOutcome::kCancelled) << "cancelling twice is no error";
+  EXPECT_EQ(r.FindQuery(cancelled, "someone else").status().code(), StatusCode::kNotFound);
   std::string fetched = r.AddQuery(PendingQuery{"", "SELECT 4", ""});
   r.MarkFetched(fetched);
   EXPECT_EQ(r.Cancel(fetched, ""), CancelOutcome::kNotCancellable);  // finished
   EXPECT_TRUE(r.FindQuery(fetched, "").ok());
   r.Reap(std::chrono::seconds(0));
   EXPECT_TRUE(r.FindSession(s->id, "").ok());
-  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  std::this_thread::sleep_for(std::chrono::milliseconds(3200));
   r.Reap(std::chrono::seconds(0));
   EXPECT_FALSE(r.FindSession(s->id, "").ok());
   EXPECT_FALSE(r.FindQuery(q, "").ok());
   EXPECT_FALSE(r.FindPrepared(p, "").ok());
+  EXPECT_EQ(r.FindQuery(cancelled, "").status().code(), StatusCode::kNotFound) << "reaped when idle";
+}
+
+// A DoGet registers its run before it looks up its ticket and opens its connection: a cancel
+// arriving in between is kept and reported when the connection is attached, never lost (the
+// statement would otherwise run to the end after the client was told it was cancelled).
+TEST(RegistryTest, ACancelBeforeTheRunExecutesIsReportedWhenItAttaches) {
+  Registry r(RegistryLimits{});
+  std::string q = r.AddQuery(PendingQuery{"", "SELECT 1", ""});
+  {
+    std::unique_ptr<Registry::Run> run = r.StartRun(q, "");
+    ASSERT_TRUE(r.FindQuery(q, "").ok());
+    EXPECT_EQ(r.Cancel(q, "someone else"), CancelOutcome::kNotCancellable);
+    EXPECT_EQ(r.Cancel(q, ""), CancelOutcome::kCancelled);
+    EXPECT_EQ(run->Attach(nullptr), Registry::Run::Stop::kCancelled);
+    EXPECT_EQ(run->stop(), Registry::Run::Stop::kCancelled);
+  }
+  // The run ended without fetching the result; the ticket itself was not marked (the run
+  // took the cancel), so a new DoGet may still run it.
+  EXPECT_TRUE(r.FindQuery(q, "").ok());
+  std::unique_ptr<Registry::Run> again = r.StartRun(q, "");
+  EXPECT_EQ(again->Attach(nullptr), Registry::Run::Stop::kNone);
+  // A timeout interrupts a run that has not attached yet just the same.
+  std::unique_ptr<Registry::Run> slow = r.StartRun("prepared-handle", "");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  r.Reap(std::chrono::seconds(1));
+  EXPECT_EQ(slow->Attach(nullptr), Registry::Run::Stop::kTimedOut);
 }
 
 }  // namespace

@@ -120,8 +120,8 @@ class Backend {
   // nullability of `required`; otherwise (metadata commands) sent as it is.
   GStatus FillInfo(const pb::FlightDescriptor& desc, const ArrowSchema& schema, const std::string& ticket,
                    pb::FlightInfo* out, bool annotate, const std::vector<bool>& required = {});
-  // Runs `sql` (with `params`: once per parameter row) and streams the result.
-  GStatus StreamQuery(const Caller& caller, const std::string& handle, const std::string& schema,
+  // Runs `sql` (with `params`: once per parameter row) as `run` and streams the result.
+  GStatus StreamQuery(const Caller& caller, Registry::Run& run, const std::string& schema,
                       const std::string& sql, const ParamSet* params, DataWriter* writer);
   GStatus SendBatches(const Caller& caller, Registry::Run& run, ArrowArrayStream& stream,
                       arrow::ipc::StreamEncoder& encoder, DataWriter* writer);

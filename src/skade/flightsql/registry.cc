@@ -27,14 +27,14 @@ int64_t ParamSet::rows() const {
 struct Registry::Run::Entry {
   std::string handle;
   std::string principal;
-  engine::Connection* connection;
   int64_t started_ns;
-  Run::Stop stop = Run::Stop::kNone;  // guarded by Registry::Impl::mu
+  engine::Connection* connection = nullptr;  // guarded by Registry::Impl::mu; set by Attach
+  Run::Stop stop = Run::Stop::kNone;         // guarded by Registry::Impl::mu
 
-  // Records why (the first reason wins) and interrupts the statement.
+  // Records why (the first reason wins) and interrupts the statement if it executes yet.
   void Interrupt(Run::Stop why) {
     if (stop == Run::Stop::kNone) stop = why;
-    connection->Interrupt();
+    if (connection != nullptr) connection->Interrupt();
   }
 };
 
@@ -131,8 +131,9 @@ Result<PendingQuery> Registry::FindQuery(const std::string& handle, const std::s
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto it = impl_->queries.find(handle);
   if (it == impl_->queries.end() || it->second.principal != principal) {
-    return Status::NotFound("unknown, expired, cancelled or closed statement ticket");
+    return Status::NotFound("unknown, expired or closed statement ticket");
   }
+  if (it->second.value.cancelled) return Status::Cancelled("the statement was cancelled");
   it->second.last_used_ns = MonotonicNanos();
   return it->second.value;
 }
@@ -190,9 +191,8 @@ Status Registry::ClosePrepared(const std::string& handle, const std::string& pri
   return Status::Ok();
 }
 
-std::unique_ptr<Registry::Run> Registry::StartRun(const std::string& handle, const std::string& principal,
-                                                  engine::Connection* connection) {
-  auto entry = std::make_shared<Run::Entry>(Run::Entry{handle, principal, connection, MonotonicNanos()});
+std::unique_ptr<Registry::Run> Registry::StartRun(const std::string& handle, const std::string& principal) {
+  auto entry = std::make_shared<Run::Entry>(Run::Entry{handle, principal, MonotonicNanos()});
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->running.emplace(handle, entry);
   return std::unique_ptr<Run>(new Run(this, std::move(entry)));
@@ -215,6 +215,12 @@ Registry::Run::Stop Registry::Run::stop() const {
   return entry_->stop;
 }
 
+Registry::Run::Stop Registry::Run::Attach(engine::Connection* connection) {
+  std::lock_guard<std::mutex> lock(registry_->impl_->mu);
+  entry_->connection = connection;
+  return entry_->stop;
+}
+
 void Registry::Run::Cancel() {
   std::lock_guard<std::mutex> lock(registry_->impl_->mu);
   entry_->Interrupt(Stop::kCancelled);
@@ -231,7 +237,8 @@ CancelOutcome Registry::Cancel(const std::string& handle, const std::string& pri
   }
   auto q = impl_->queries.find(handle);
   if (!cancelled && q != impl_->queries.end() && q->second.principal == principal && !q->second.value.fetched) {
-    impl_->queries.erase(q);
+    // Kept (until idle) so that a DoGet of it says it was cancelled rather than unknown.
+    q->second.value.cancelled = true;
     cancelled = true;
   }
   return cancelled ? CancelOutcome::kCancelled : CancelOutcome::kNotCancellable;

@@ -64,6 +64,7 @@ struct PendingQuery {
   std::string sql;
   std::string schema;
   bool fetched = false;  // a DoGet streamed its whole result (cancelling it then does nothing)
+  bool cancelled = false;  // cancelled before a DoGet ran it: a DoGet now answers CANCELLED
 };
 
 struct RegistryLimits {
@@ -102,7 +103,9 @@ class Registry {
   Status ClosePrepared(const std::string& handle, const std::string& principal);
 
   // ---- running statements
-  // Registers `connection` as running the statement `handle` until the returned object dies.
+  // The statement `handle` running until the object dies. It is registered before its ticket
+  // is looked up and its connection opened, so a cancel arriving meanwhile is recorded (and
+  // Attach reports it) instead of being lost.
   class Run {
    public:
     ~Run();
@@ -112,6 +115,9 @@ class Registry {
     // DuckDB's message says.
     enum class Stop { kNone, kTimedOut, kCancelled };
     Stop stop() const;
+    // Gives the run the connection that executes it (interrupted from now on by a cancel or
+    // a timeout); returns why the run was stopped before, kNone if it was not: then execute.
+    Stop Attach(engine::Connection* connection);
     // Interrupts the run as cancelled (its client went away).
     void Cancel();
 
@@ -122,10 +128,10 @@ class Registry {
     Registry* registry_;
     std::shared_ptr<Entry> entry_;
   };
-  std::unique_ptr<Run> StartRun(const std::string& handle, const std::string& principal,
-                                engine::Connection* connection);
-  // Interrupts the runs of `handle`, or drops its ticket if never fetched; kNotCancellable when
-  // the statement is finished (fetched, not running), unknown or another principal's.
+  std::unique_ptr<Run> StartRun(const std::string& handle, const std::string& principal);
+  // Interrupts the runs of `handle`, or marks its ticket cancelled if never fetched (a DoGet
+  // of it then fails with kCancelled); kNotCancellable when the statement is finished
+  // (fetched, not running), unknown or another principal's.
   CancelOutcome Cancel(const std::string& handle, const std::string& principal);
   void InterruptAll();
 

@@ -256,9 +256,11 @@ GStatus Backend::GetMetadata(const Caller& caller, const google::protobuf::Any& 
 }
 
 GStatus Backend::GetStatement(const Caller& caller, const pbsql::TicketStatementQuery& ticket, DataWriter* writer) {
+  // Running before the ticket is looked up: a cancel from now on stops this DoGet.
+  std::unique_ptr<Registry::Run> run = registry_.StartRun(ticket.statement_handle(), caller.principal);
   auto query = registry_.FindQuery(ticket.statement_handle(), caller.principal);
   if (!query.ok()) return ToGrpc(query.status());
-  GStatus st = StreamQuery(caller, ticket.statement_handle(), query->schema, query->sql, nullptr, writer);
+  GStatus st = StreamQuery(caller, *run, query->schema, query->sql, nullptr, writer);
   if (st.ok()) registry_.MarkFetched(ticket.statement_handle());
   return st;
 }
@@ -266,6 +268,7 @@ GStatus Backend::GetStatement(const Caller& caller, const pbsql::TicketStatement
 GStatus Backend::GetPrepared(const Caller& caller, const pbsql::CommandPreparedStatementQuery& command,
                              DataWriter* writer) {
   const std::string& handle = command.prepared_statement_handle();
+  std::unique_ptr<Registry::Run> run = registry_.StartRun(handle, caller.principal);
   auto prepared = registry_.FindPrepared(handle, caller.principal);
   if (!prepared.ok()) return ToGrpc(prepared.status());
   if ((*prepared)->write) return GStatus(GCode::INVALID_ARGUMENT, "the prepared statement is an update, not a query");
@@ -273,21 +276,29 @@ GStatus Backend::GetPrepared(const Caller& caller, const pbsql::CommandPreparedS
   if ((*prepared)->parameter_count > 0 && !params) {
     return GStatus(GCode::INVALID_ARGUMENT, "the prepared statement has parameters; bind them with DoPut first");
   }
-  return StreamQuery(caller, handle, (*prepared)->schema, (*prepared)->sql, params.get(), writer);
+  return StreamQuery(caller, *run, (*prepared)->schema, (*prepared)->sql, params.get(), writer);
 }
 
-GStatus Backend::StreamQuery(const Caller& caller, const std::string& handle, const std::string& schema,
+GStatus Backend::StreamQuery(const Caller& caller, Registry::Run& run, const std::string& schema,
                              const std::string& sql, const ParamSet* params, DataWriter* writer) {
   auto con = Connect(caller, schema, sql);
   if (!con.ok()) return ToGrpc(con.status());
   auto stmt = PrepareQuery(schema, **con, sql);
   if (!stmt.ok()) return ToGrpc(stmt.status());
-  std::unique_ptr<Registry::Run> run = registry_.StartRun(handle, caller.principal, con->get());
+  if (run.Attach(con->get()) != Registry::Run::Stop::kNone) {
+    run.Attach(nullptr);
+    return QueryFailure(run, Status::Cancelled("stopped before it ran"));
+  }
+  // The run outlives this connection: it must not interrupt it once it is closed.
+  struct Detach {
+    Registry::Run& run;
+    ~Detach() { run.Attach(nullptr); }
+  } detach{run};
   // The client leaving, its deadline passing or its stalling interrupts the query within the
   // monitor's period (gRPC would only tell a blocked writer, and a query computing an
   // aggregate writes nothing for a long time).
   std::unique_ptr<ActiveStream::Watch> watch;
-  if (caller.stream != nullptr) watch = caller.stream->OnEnd([&run] { run->Cancel(); });
+  if (caller.stream != nullptr) watch = caller.stream->OnEnd([&run] { run.Cancel(); });
   std::unique_ptr<arrow::ipc::StreamEncoder> encoder;
   // The stream's schema message, from the first result (or the prepared statement's schema).
   auto start = [&](const ArrowSchema& result_schema) -> GStatus {
@@ -318,7 +329,7 @@ GStatus Backend::StreamQuery(const Caller& caller, const std::string& handle, co
       if (!st.ok()) return ToGrpc(st);
     }
     auto stream = (*stmt)->ExecuteArrow();
-    if (!stream.ok()) return QueryFailure(*run, stream.status());
+    if (!stream.ok()) return QueryFailure(run, stream.status());
     if (!encoder) {
       arrow::SchemaHandle result_schema;
       if ((*stream)->get_schema(stream->get(), result_schema.get()) != 0) {
@@ -326,7 +337,7 @@ GStatus Backend::StreamQuery(const Caller& caller, const std::string& handle, co
       }
       if (GStatus st = start(*result_schema.get()); !st.ok()) return st;
     }
-    GStatus sent = SendBatches(caller, *run, *stream->get(), *encoder, writer);
+    GStatus sent = SendBatches(caller, run, *stream->get(), *encoder, writer);
     if (!sent.ok()) return sent;
   }
   if (!encoder) {  // zero parameter rows: an empty result of the statement's schema
