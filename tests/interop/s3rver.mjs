@@ -4,10 +4,54 @@
 // only through the legacy provider; without the flag a paginated listing fails with 500)
 // listens on 127.0.0.1 with a free port, creates the buckets, prints "port <n>" on stdout and
 // runs until SIGTERM or SIGINT. Virtual-host requests work for "<bucket>.s3.localhost:<port>".
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import path from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { once } from 'node:events';
 
 const require = createRequire(import.meta.url);
 const S3rver = require('s3rver');
+const FilesystemStore = require('s3rver/lib/stores/filesystem');
+
+// s3rver's own putObject answers before the object's bytes are in its file (it ends the
+// file's write stream without waiting), so a GET right after a PUT could read an empty or
+// partial object, and two PUTs of one key wrote into the same file. Here a PUT writes a file
+// of its own, waits until it is closed and renames it over the object: a reader sees the old
+// object or the whole new one.
+let partials = 0;
+FilesystemStore.prototype.putObject = async function putObject(object) {
+  const objectPath = this.getResourcePath(object.bucket, object.key, 'object');
+  await fsp.mkdir(path.dirname(objectPath), { recursive: true });
+  const partial = `${objectPath}.${process.pid}-${++partials}.partial`;
+  const md5 = crypto.createHash('md5');
+  let size = 0;
+  const count = new Transform({
+    transform(chunk, encoding, callback) {
+      md5.update(chunk);
+      size += chunk.length;
+      callback(null, chunk);
+    },
+  });
+  const source = Buffer.isBuffer(object.content) ? Readable.from([object.content]) : object.content;
+  const out = fs.createWriteStream(partial);
+  const closed = once(out, 'close');
+  closed.catch(() => {});
+  try {
+    await pipeline(source, count, out);
+    await closed;
+    await fsp.rename(partial, objectPath);
+  } catch (err) {
+    await fsp.rm(partial, { force: true });
+    throw err;
+  }
+  const digest = md5.digest('hex');
+  await this.putMetadata(object.bucket, object.key, object.metadata, digest);
+  return { size, md5: digest };
+};
 
 const [directory, ...buckets] = process.argv.slice(2);
 if (!directory) {

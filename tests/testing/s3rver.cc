@@ -16,13 +16,16 @@ using namespace std::chrono_literals;
 
 const std::string kInteropDir = SourcePath("tests/interop");
 
-// Created on first use, never destroyed (the environment stops the process at the end).
+// Created on first use; the environment stops it and removes its folder when the tests end.
 S3rver* shared = nullptr;
 
 class S3rverEnvironment : public ::testing::Environment {
  public:
   void TearDown() override {
-    if (shared != nullptr) shared->Stop();
+    if (shared == nullptr) return;
+    shared->Stop();
+    delete shared;  // its TempDir goes with it
+    shared = nullptr;
   }
 };
 [[maybe_unused]] ::testing::Environment* const kS3rverEnvironment =
