@@ -11,6 +11,7 @@
 #include "skade/catalog/sql_catalog.h"
 #include "tests/testing/schemas.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/testing/poll_until.h"
 
 namespace skade::catalog {
 namespace {
@@ -61,10 +62,10 @@ TEST_F(FileCatalogTest, NamespacesAndTablesFollowTheFolders) {
   ASSERT_TRUE(writer_->CommitTable(TableCommit{orders, {}, {iceberg::TableUpdate::SetProperties({{"k", "v"}})}, {}}).ok());
   const std::string want = writer_->LoadTable(orders).value().metadata_location;
   Result<TableState> loaded = files->LoadTable(orders);
-  for (int i = 0; i < 200 && loaded.ok() && loaded->metadata_location != want; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  skade::testing::PollUntil([&] {
     loaded = files->LoadTable(orders);
-  }
+    return !loaded.ok() || loaded->metadata_location == want;
+  }, std::chrono::seconds(20), std::chrono::milliseconds(10));
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   EXPECT_EQ(loaded->metadata_location, want);
   EXPECT_EQ(loaded->metadata->properties.count("k"), 1u);

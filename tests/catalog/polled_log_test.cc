@@ -16,6 +16,7 @@
 #include "skade/catalog/sql_catalog.h"
 #include "tests/testing/schemas.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/testing/poll_until.h"
 
 namespace skade::catalog {
 namespace {
@@ -72,9 +73,8 @@ class PolledLogTest : public ::testing::Test {
   }
 
   static void WaitFor(Catalog& c, int64_t seq) {
-    for (int i = 0; i < 500 && c.LatestCommitSeq().ValueOr(-1) < seq; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    skade::testing::PollUntil([&] { return c.LatestCommitSeq().ValueOr(-1) >= seq; }, std::chrono::seconds(20),
+                              std::chrono::milliseconds(10));
     ASSERT_EQ(c.LatestCommitSeq().ValueOr(-1), seq);
   }
 
@@ -141,7 +141,7 @@ TEST_F(PolledLogTest, ChangesOfAForeignCatalogBecomeADenseDurableLog) {
     return heard.size();
   };
   // The listener hears an entry just after the log has it.
-  for (int i = 0; i < 200 && heard_count() < 4; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  skade::testing::PollUntil([&] { return heard_count() >= 4; }, std::chrono::seconds(20), std::chrono::milliseconds(5));
   {
     std::lock_guard<std::mutex> lock(heard_mu);
     EXPECT_EQ(heard, (std::vector<int64_t>{1, 2, 3, 4}));

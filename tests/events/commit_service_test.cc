@@ -167,17 +167,21 @@ TEST_F(CommitServiceTest, ClientThatNeverReadsKeepsServerMemoryBounded) {
   Result<std::unique_ptr<CommitClientStream>> opened = (*small_window)->Subscribe(1, {}, 30s);
   ASSERT_TRUE(opened.ok());
   std::unique_ptr<CommitClientStream> stream = std::move(opened).value();  // never read
-  std::this_thread::sleep_for(1500ms);
+  ASSERT_TRUE(skade::testing::PollUntil([&] {
+    CommitServiceStats s = server_->service().stats();
+    return s.active_streams == 1 && s.events_sent > 0;
+  }, 20s, 10ms));
+  std::this_thread::sleep_for(1000ms);  // time to fill the client's window, and no more
   CommitServiceStats stats = server_->service().stats();
   std::printf("[ bounded ] sent=%lld buffered=%lld streams=%lld\n",
               static_cast<long long>(stats.events_sent), static_cast<long long>(stats.buffered_events),
               static_cast<long long>(stats.active_streams));
   EXPECT_EQ(stats.active_streams, 1);
   EXPECT_LE(stats.buffered_events, 1024);  // one replay batch
-  EXPECT_LT(stats.events_sent, kCommits);   // flow control holds the writer back
+  EXPECT_LT(stats.events_sent, kCommits / 2);  // flow control holds the writer back (~440 here)
   // Disconnecting frees the stream.
   stream.reset();
-  skade::testing::PollUntil([&] { return server_->service().stats().active_streams == 0; }, 5s, 20ms);
+  skade::testing::PollUntil([&] { return server_->service().stats().active_streams == 0; }, 20s, 20ms);
   EXPECT_EQ(server_->service().stats().active_streams, 0);
   EXPECT_EQ(server_->service().stats().buffered_events, 0);
 }
@@ -192,7 +196,7 @@ TEST_F(CommitServiceTest, ShutdownEndsStreamsWithUnavailable) {
   EXPECT_EQ((*first)->commit_seq, 3);
   auto start = std::chrono::steady_clock::now();
   server_->Shutdown();
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);  // its deadline is 2 s; the stream's 20 s
   EXPECT_EQ(stream->Next().status().code(), StatusCode::kUnavailable);
 }
 

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <sqlite3.h>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "tests/testing/build_paths.h"
 #include "tests/testing/child_process.h"
 #include "tests/testing/foreign_table.h"
+#include "tests/testing/poll_until.h"
 #include "tests/testing/run_process.h"
 #include "tests/testing/s3rver.h"
 #include "tests/testing/temp_dir.h"
@@ -53,6 +55,23 @@ class ConnectorsInteropTest : public ::testing::Test {
   std::string Log(const std::string& name) const {
     std::error_code ec;
     return fs::exists(tmp_.Path(name + ".err"), ec) ? testing::ReadFileOrDie(tmp_.Path(name + ".err")) : "";
+  }
+
+  // The last commit_seq of a polled commit log (its SQLite state file), -1 if unreadable.
+  static int64_t PolledHead(const std::string& state) {
+    sqlite3* db = nullptr;
+    int64_t head = -1;
+    if (sqlite3_open_v2(state.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+      sqlite3_busy_timeout(db, 10000);
+      sqlite3_stmt* stmt = nullptr;
+      if (sqlite3_prepare_v2(db, "SELECT COALESCE(MAX(commit_seq), 0) FROM polled_log", -1, &stmt, nullptr) == SQLITE_OK &&
+          sqlite3_step(stmt) == SQLITE_ROW) {
+        head = sqlite3_column_int64(stmt, 0);
+      }
+      sqlite3_finalize(stmt);
+    }
+    sqlite3_close(db);
+    return head;
   }
 
   // The lake's own CLI (the SQLite catalog in the warehouse).
@@ -208,13 +227,18 @@ TEST_F(ConnectorsInteropTest, EveryConnectorServesTheSameRowsAndCommitEvents) {
             Json::parse(R"([["1"]])"));
 
   // Commit events over the folder: a commit made beside it (the lake's CLI) is polled and
-  // streamed by the file server (the REST insert above has been polled by then: 0.1 s polls).
-  std::this_thread::sleep_for(500ms);
+  // streamed by the file server. Its polled log starts from what it first saw, so the REST
+  // insert above is its first entry; the watch replays after it (a watch "from now" could
+  // connect after the poll saw the ingest) and follows only the table ingested.
+  int64_t head = 0;
+  ASSERT_TRUE(skade::testing::PollUntil([&] { return (head = PolledHead(tmp_.Path("file-poll.db"))) >= 1; },
+                                        20s, 20ms))
+      << "the file server never polled the REST insert: head " << head;
   std::unique_ptr<Child> watch = Child::Start(
-      {skade::testing::CliPath(), "watch", "--server", "127.0.0.1:" + std::to_string(file_server.first), "--json", "--count", "1"},
+      {skade::testing::CliPath(), "watch", "--server", "127.0.0.1:" + std::to_string(file_server.first), "--json",
+       "--count", "1", "--after", std::to_string(head), "--table", "sales.eu.orders"},
       tmp_.Path("watch.err"));
   ASSERT_NE(watch, nullptr);
-  std::this_thread::sleep_for(700ms);
   Lake("ingest sales.eu.orders --sql \"SELECT 1000 + range AS id, 0.0 AS amount, 'west' AS region FROM range(3)\"");
   Json event = Json::parse(watch->ReadLine(20s), nullptr, false);
   ASSERT_TRUE(event.is_object()) << testing::ReadFileOrDie(tmp_.Path("watch.err")) << Log("file");

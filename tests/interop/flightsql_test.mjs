@@ -1228,7 +1228,7 @@ groups.cancel = async () => {
     const info = await c.getFlightInfo('CommandStatementQuery', { query: 'SELECT * FROM range(10)' });
     const status = await c.cancelFlightInfo(info);
     check([1, 2].includes(status), `CancelFlightInfoResult.status ${status} (want CANCELLED or CANCELLING)`);
-    await expectStatus(c.doGet(info.endpoint[0].ticket.ticket), [Status.CANCELLED, Status.NOT_FOUND],
+    await expectStatus(c.doGet(info.endpoint[0].ticket.ticket), Status.CANCELLED,
       'DoGet of the cancelled ticket');
     await expectAlive(c);
   });
@@ -1237,10 +1237,16 @@ groups.cancel = async () => {
     const info = await c.getFlightInfo('CommandStatementQuery', { query: 'SELECT * FROM range(10)' });
     const result = await c.cancelQuery(info);
     check([1, 2].includes(result), `ActionCancelQueryResult.result ${result} (want CANCELLED or CANCELLING)`);
-    await expectStatus(c.doGet(info.endpoint[0].ticket.ticket), [Status.CANCELLED, Status.NOT_FOUND],
+    await expectStatus(c.doGet(info.endpoint[0].ticket.ticket), Status.CANCELLED,
       'DoGet of the cancelled ticket');
   });
 
+  // CPU seconds the server process has used so far (utime + stime, /proc/PID/stat).
+  const cpuSeconds = () => {
+    const stat = fs.readFileSync(`/proc/${server.child.pid}/stat`, 'utf8');
+    const fieldsAfterName = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fieldsAfterName[11]) + Number(fieldsAfterName[12])) / 100;
+  };
   // Starts the long query, cancels it with `cancel(info)` once DoGet runs, and checks DoGet ends
   // CANCELLED quickly.
   async function cancelRunning(cancel) {
@@ -1250,9 +1256,11 @@ groups.cancel = async () => {
       new Promise((_, reject) => setTimeout(() => reject(slow), 5000)),
     ]);
     const started = Date.now();
+    const cpuAtStart = cpuSeconds();
     const get = c.doGet(info.endpoint[0].ticket.ticket);
     get.catch(() => {});
-    await new Promise((r) => setTimeout(r, 500));
+    // Running: the server has computed for a while (a cancel that comes first is the case above).
+    for (let i = 0; i < 200 && cpuSeconds() - cpuAtStart < 0.2; i++) await new Promise((r) => setTimeout(r, 50));
     const result = await cancel(info);
     check([1, 2].includes(result), `cancel result ${result} (want CANCELLED or CANCELLING)`);
     await expectStatus(get, Status.CANCELLED, 'DoGet of the running query');
@@ -1261,14 +1269,8 @@ groups.cancel = async () => {
     await expectAlive(c);
   }
 
-  // CPU seconds the server process has used so far (utime + stime, /proc/PID/stat).
-  const cpuSeconds = () => {
-    const stat = fs.readFileSync(`/proc/${server.child.pid}/stat`, 'utf8');
-    const fieldsAfterName = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fieldsAfterName[11]) + Number(fieldsAfterName[12])) / 100;
-  };
   // Starts the long query with DoGet, lets it run, then ends the call from the client side with
-  // `end(call)`; the server must stop computing: under 0.3 CPU seconds in the next second.
+  // `end(call)`; the server must stop computing: a quiet half second within the next 5 s.
   async function stopsWhenTheClientLeaves(what, end, deadlineMs = 20000) {
     const info = await c.getFlightInfo('CommandStatementQuery', { query: longQuery });
     const call = c.stub.DoGet({ ticket: info.endpoint[0].ticket.ticket }, c.metadata(),
@@ -1279,12 +1281,18 @@ groups.cancel = async () => {
     const busy = cpuSeconds();
     end(call);
     await ended;
-    await new Promise((r) => setTimeout(r, 300));
-    const before = cpuSeconds();
-    await new Promise((r) => setTimeout(r, 1000));
-    const used = cpuSeconds() - before;
-    check(before - busy >= 0, 'cpu clock went backwards');
-    check(used < 0.3, `${what}: the server used ${used.toFixed(2)} CPU s in the second after`);
+    // A query still running keeps a core busy; a stopped one leaves the server idle. Within
+    // 5 s (a loaded machine delays the interrupt's check) one half second must be quiet.
+    const windows = [];
+    for (let i = 0; i < 10; i++) {
+      const before = cpuSeconds();
+      check(before - busy >= 0, 'cpu clock went backwards');
+      await new Promise((r) => setTimeout(r, 500));
+      windows.push(cpuSeconds() - before);
+      if (windows[windows.length - 1] < 0.1) break;
+    }
+    check(windows[windows.length - 1] < 0.1,
+      `${what}: the server kept computing (CPU s per half second after: ${windows.map((u) => u.toFixed(2)).join(', ')})`);
     await expectAlive(c);
   }
 
@@ -1582,12 +1590,12 @@ groups.auth = async () => {
 
   await stopServer(server);
 
-  const short = await Server.start('short-tokens', ['--auth', 'basic', '--users-file', users, '--token-lifetime', '1']);
-  await run('--token-lifetime 1: a token expires, a new handshake renews', async () => {
+  const short = await Server.start('short-tokens', ['--auth', 'basic', '--users-file', users, '--token-lifetime', '3']);
+  await run('--token-lifetime 3: a token expires, a new handshake renews', async () => {
     const alice = short.client();
     await alice.handshake('alice', 's3cret');
     await expectAlive(alice);
-    await new Promise((r) => setTimeout(r, 1600));
+    await new Promise((r) => setTimeout(r, 3600));
     await expectStatus(alice.query('CommandStatementQuery', { query: 'SELECT 1 AS one' }), Status.UNAUTHENTICATED,
       'the expired token');
     await alice.handshake('alice', 's3cret');

@@ -543,11 +543,19 @@ TEST_F(RestInteropTest, OtherSkadeProcessesUseTheLakeThroughTheRestCatalog) {
   };
   EXPECT_EQ(query("SELECT region, count(*) AS n FROM remote.t GROUP BY region ORDER BY region"),
             Json::parse(R"([["eu","25"],["us","5"]])"));
-  // The second server's commit stream follows commits made on the first.
+  // The second server's commit stream follows commits made on the first. The watch starts at
+  // the log's head as it is now (its commit_seq is the REST catalog's), not "from now": a watch
+  // that connected after the server had seen the ingest would wait for it forever.
+  ProcessResult log = cli("log --json");
+  ASSERT_EQ(log.exit_code, 0) << log.err;
+  Json entries = Json::parse(log.out, nullptr, false);
+  ASSERT_TRUE(entries.is_array() && !entries.empty()) << log.out;
+  const int64_t head = entries.back()["commit_seq"].get<int64_t>();
   std::unique_ptr<Child> watch = Child::Start(
-      {skade::testing::CliPath(), "watch", "--server", "127.0.0.1:" + std::to_string(port), "--json"}, tmp_.Path("watch2.err"));
+      {skade::testing::CliPath(), "watch", "--server", "127.0.0.1:" + std::to_string(port), "--json", "--after",
+       std::to_string(head)},
+      tmp_.Path("watch2.err"));
   ASSERT_NE(watch, nullptr);
-  std::this_thread::sleep_for(500ms);
   ProcessResult more = cli("ingest remote.t --sql \"SELECT 200 AS id, 'ap' AS region\"");
   ASSERT_EQ(more.exit_code, 0) << more.err;
   Json event = Json::parse(watch->ReadLine(20s), nullptr, false);

@@ -460,7 +460,7 @@ try {
     const planId = plan.body?.['plan-id'];
     check('plan table scan', typeof planId === 'string', 'a plan id');
     let result = plan;
-    for (let i = 0; i < 200 && result.body?.status === 'submitted'; i++) {
+    for (let i = 0; i < 1000 && result.body?.status === 'submitted'; i++) {
       await new Promise((r) => setTimeout(r, 20));
       result = await call('fetch planning result', 'fetchPlanningResult', { params: { ...params, 'plan-id': planId }, expect: 200 });
     }

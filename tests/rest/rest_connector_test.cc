@@ -10,6 +10,7 @@
 #include "skade/events/bus.h"
 #include "skade/events/watcher.h"
 #include "tests/rest/rest_fixture.h"
+#include "tests/testing/poll_until.h"
 
 namespace skade::rest {
 namespace {
@@ -101,11 +102,11 @@ TEST_F(RestConnectorTest, NamespacesAndTablesThroughTheConnectorAreTheServersCat
   httplib::Client plain("127.0.0.1", server_->port());
   // The server counts a request once its response is written: poll briefly.
   std::string metrics;
-  for (int i = 0; i < 100; ++i) {
-    metrics = plain.Get("/metrics")->body;
-    if (metrics.find("status=\"304\"") != std::string::npos) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  skade::testing::PollUntil([&] {
+    auto got = plain.Get("/metrics");
+    metrics = got ? got->body : "";
+    return metrics.find("status=\"304\"") != std::string::npos;
+  }, std::chrono::seconds(20), std::chrono::milliseconds(10));
   EXPECT_THAT(metrics, HasSubstr("status=\"304\"")) << "the repeated load was a 304";
 
   // Transactions, rename, register, drop.

@@ -10,6 +10,7 @@
 #include "skade/events/commit_event.h"
 #include "skade/iceberg/scan.h"
 #include "tests/rest/rest_fixture.h"
+#include "tests/testing/poll_until.h"
 
 namespace skade::rest {
 namespace {
@@ -131,12 +132,11 @@ TEST_F(RestPlansEventsTest, PlansOverManyManifestsRunInTheBackground) {
   EXPECT_FALSE(submitted.body.contains("file-scan-tasks")) << "no tasks with a submitted status";
   const std::string id = submitted.body["plan-id"];
   Reply result;
-  for (int i = 0; i < 400; ++i) {
+  skade::testing::PollUntil([&] {
     result = Get(plan + "/" + id);
-    ASSERT_EQ(result.status, 200) << result.body.dump();
-    if (result.body["status"] != "submitted") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+    return result.status != 200 || result.body["status"] != "submitted";
+  }, std::chrono::seconds(20), std::chrono::milliseconds(10));
+  ASSERT_EQ(result.status, 200) << result.body.dump();
   ASSERT_EQ(result.body["status"], "completed") << result.body.dump();
   EXPECT_FALSE(result.body.contains("plan-id"));
   std::map<std::string, std::set<std::string>> planned;
@@ -280,14 +280,18 @@ class SseReader {
       auto r = client.Get(path.c_str(), headers, [&](const char* data, size_t len) {
         std::lock_guard<std::mutex> lock(mu_);
         text_.append(data, len);
-        return Ids(text_).size() < frames;
+        return !stop_ && Ids(text_).size() < frames;
       });
       std::lock_guard<std::mutex> lock(mu_);
       status_ = r ? r->status : 0;
       done_ = true;
     });
   }
-  ~SseReader() { thread_.join(); }
+  // A reader still waiting (a failed test) hangs up at the server's next heartbeat.
+  ~SseReader() {
+    stop_ = true;
+    thread_.join();
+  }
   bool WaitDone(std::chrono::seconds timeout) {
     const auto end = std::chrono::steady_clock::now() + timeout;
     while (std::chrono::steady_clock::now() < end) {
@@ -309,6 +313,7 @@ class SseReader {
   std::string text_;
   int status_ = 0;
   bool done_ = false;
+  std::atomic<bool> stop_{false};
   std::thread thread_;
 };
 
@@ -340,16 +345,18 @@ TEST_F(RestPlansEventsTest, TheServerSentEventsStreamReplaysThenTailsLive) {
   }
   // The server notices the readers above went away (at its next heartbeat) and frees their
   // streams; past the limit a stream is refused with 503; a bad cursor is 400.
-  for (int i = 0; i < 500 && server_->stats().event_streams > 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  ASSERT_EQ(server_->stats().event_streams, 0);
+  ASSERT_TRUE(skade::testing::PollUntil([&] { return server_->stats().event_streams == 0; },
+                                         std::chrono::seconds(20), std::chrono::milliseconds(10)));
   {
-    SseReader one(server_->port(), "/v1/events/stream", Headers(), 1);
-    SseReader two(server_->port(), "/v1/events/stream", Headers(), 1);
-    for (int i = 0; i < 500 && server_->stats().event_streams < 2; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    // From the head as it is now: a stream "from now" counts itself before it reads the head,
+    // so the commit below could land before a slow one's start and never reach it.
+    Result<int64_t> head = catalog_->LatestCommitSeq();
+    ASSERT_TRUE(head.ok());
+    const std::string from_head = "/v1/events/stream?after=" + std::to_string(*head);
+    SseReader one(server_->port(), from_head, Headers(), 1);
+    SseReader two(server_->port(), from_head, Headers(), 1);
+    ASSERT_TRUE(skade::testing::PollUntil([&] { return server_->stats().event_streams == 2; },
+                                          std::chrono::seconds(20), std::chrono::milliseconds(10)));
     EXPECT_EQ(ErrorType(Get("/v1/events/stream")), "ServiceUnavailableException");
     EXPECT_EQ(Post("/v1/namespaces", Json{{"namespace", {"more"}}}).status, 200)
         << "catalog calls are still served while streams are open";

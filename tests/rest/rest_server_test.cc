@@ -10,6 +10,7 @@
 #include "skade/iceberg/manifest.h"
 #include "skade/iceberg/table_metadata.h"
 #include "tests/rest/rest_fixture.h"
+#include "tests/testing/poll_until.h"
 #include "tests/testing/run_process.h"
 
 namespace skade::rest {
@@ -366,7 +367,8 @@ TEST_F(RestServerTest, OAuth2ClientCredentialsIssueExpiringTokens) {
   RestOptions options;
   options.clients = {{"spark", "s3cret"}};
   options.static_tokens = {"static-token"};
-  options.token_lifetime = std::chrono::seconds(1);
+  // Long enough that issuing and first using a token never outlasts it on a loaded machine.
+  options.token_lifetime = std::chrono::seconds(3);
   Start(options);
   EXPECT_EQ(ErrorType(Get("/v1/config")), "NotAuthorizedException");
   EXPECT_EQ(Get("/healthz").status, 200);
@@ -381,10 +383,10 @@ TEST_F(RestServerTest, OAuth2ClientCredentialsIssueExpiringTokens) {
   ASSERT_EQ(token->status, 200) << token->body;
   Json issued = Json::parse(token->body);
   EXPECT_EQ(issued["token_type"], "bearer");
-  EXPECT_EQ(issued["expires_in"], 1);
+  EXPECT_EQ(issued["expires_in"], 3);
   token_ = issued["access_token"];
   EXPECT_EQ(Get("/v1/config").status, 200);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  std::this_thread::sleep_for(std::chrono::milliseconds(3200));
   EXPECT_EQ(ErrorType(Get("/v1/config")), "NotAuthorizedException") << "expired";
   token_ = "static-token";
   EXPECT_EQ(Get("/v1/config").status, 200);
@@ -402,10 +404,16 @@ TEST_F(RestServerTest, ReadOnlyRefusesEveryMutationAndMetricsCount) {
   EXPECT_EQ(ErrorType(CreateTable("base", "t")), "ForbiddenException");
   EXPECT_EQ(ErrorType(Delete("/v1/namespaces/base")), "ForbiddenException");
   EXPECT_EQ(Get("/v1/namespaces").status, 200);
-  auto metrics = client_->Get("/metrics");
-  ASSERT_TRUE(metrics);
-  EXPECT_THAT(metrics->body, HasSubstr("skade_rest_requests_total{method=\"POST\",status=\"403\"} 2"));
-  EXPECT_THAT(metrics->body, HasSubstr("skade_rest_request_duration_seconds_count"));
+  // A request is counted once its response is written (the server's logger), so the last
+  // ones may show a moment later.
+  std::string body;
+  EXPECT_TRUE(skade::testing::PollUntil([&] {
+    auto metrics = client_->Get("/metrics");
+    body = metrics ? metrics->body : "";
+    return body.find("skade_rest_requests_total{method=\"POST\",status=\"403\"} 2") != std::string::npos &&
+           body.find("skade_rest_requests_total{method=\"DELETE\",status=\"403\"} 1") != std::string::npos;
+  }, std::chrono::seconds(20), std::chrono::milliseconds(10))) << body;
+  EXPECT_THAT(body, HasSubstr("skade_rest_request_duration_seconds_count"));
 }
 
 // A catalog without views: none listed, none found, none created — never a 404 "no route".
