@@ -39,7 +39,7 @@ constexpr const char* kForeignSchema = R"({"type": "record", "name": "manifest_e
     {"name": "null_value_counts", "field-id": 110, "type": ["null", {"type": "map", "values": "long"}]},
     {"name": "lower_bounds", "field-id": 125, "type": ["null", {"type": "array", "items":
       {"type": "record", "name": "k126_v127", "fields": [
-        {"name": "key", "type": "int"}, {"name": "value", "type": "bytes"}]}}]},
+        {"name": "value", "type": "bytes"}, {"name": "key", "type": "int"}]}}]},
     {"name": "upper_bounds", "field-id": 128, "type": ["null", {"type": "array", "items":
       {"type": "record", "name": "k129_v130", "fields": [
         {"name": "key", "type": "int"}, {"name": "note", "type": ["null", "string"]},
@@ -66,7 +66,7 @@ AvroValue ForeignEntry(int i) {
   AvroValue extra_map = AvroValue::Map({{"k", AvroValue::List({AvroValue::Float(1), AvroValue::Float(2)})}});
   AvroValue value_counts = AvroValue::List({Kv(1, AvroValue::Long(10 + i), true), Kv(2, AvroValue::Long(20 + i), true)});
   AvroValue null_counts = AvroValue::Map({{"1", AvroValue::Long(i)}, {"2", AvroValue::Long(0)}});
-  AvroValue lower = AvroValue::List({Kv(1, AvroValue::Bytes("lo1"), false), Kv(2, AvroValue::Bytes("lo2"), false)});
+  AvroValue lower = AvroValue::List({Kv(1, AvroValue::Bytes("lo1"), true), Kv(2, AvroValue::Bytes("lo2"), true)});
   AvroValue upper = AvroValue::List(
       {AvroValue::List({AvroValue::Long(1), AvroValue::Bytes("why"), AvroValue::Bytes("hi1")}),
        AvroValue::List({AvroValue::Long(2), AvroValue::Null(), AvroValue::Bytes("hi2")})});

@@ -132,6 +132,9 @@ class ManifestReader {
   // The next entry, or nullopt at the end. kCorruption naming the file and field for a
   // malformed entry (and every call after it).
   Result<std::optional<ManifestEntry>> Next();
+  // The same into `*entry`, which is overwritten (a loop over many entries reuses one instead
+  // of moving each out); false at the end.
+  Result<bool> NextInto(ManifestEntry* entry);
 
  private:
   struct Impl;

@@ -110,9 +110,8 @@ Status FieldError(const Step& step, std::string_view what) {
   return true;
 }
 
-// The branch a value of `node` takes (itself unless a union); nullptr for null.
-Result<const AvroNode*> Branch(const AvroNode& node, std::string_view* in) {
-  if (node.kind != AvroKind::kUnion) return node.kind == AvroKind::kNull ? nullptr : &node;
+// Branch (below) for a multi-byte or bad index.
+Result<const AvroNode*> BranchSlow(const AvroNode& node, std::string_view* in) {
   int64_t index = 0;
   Status error = Status::Ok();
   if (!Varint(in, &index, &error)) return error;
@@ -121,6 +120,22 @@ Result<const AvroNode*> Branch(const AvroNode& node, std::string_view* in) {
   }
   const AvroNode* b = node.branches[static_cast<size_t>(index)].get();
   return b->kind == AvroKind::kNull ? nullptr : b;
+}
+
+// The branch a value of `node` takes (itself unless a union); nullptr for null. Inline for the
+// one-byte index every optional field has; the rest (and errors) go the long way.
+[[gnu::always_inline]] inline Result<const AvroNode*> Branch(const AvroNode& node, std::string_view* in) {
+  if (node.kind != AvroKind::kUnion) return node.kind == AvroKind::kNull ? nullptr : &node;
+  if (!in->empty()) {
+    const auto byte = static_cast<uint8_t>((*in)[0]);
+    const size_t index = byte >> 1;  // zig-zag of a non-negative one-byte varint
+    if (byte < 0x80 && (byte & 1) == 0 && index < node.branches.size()) {
+      in->remove_prefix(1);
+      const AvroNode* b = node.branches[index].get();
+      return b->kind == AvroKind::kNull ? nullptr : b;
+    }
+  }
+  return BranchSlow(node, in);
 }
 
 // An int or long value of `node` (nullopt for null).
@@ -272,6 +287,42 @@ Status ReadMetricMap(const AvroNode& node, std::string_view* in, const IdFilter&
   }
 }
 
+// Steps over `count` entries of a metric map in the common layout whose values are longs:
+// 2 * count varints, found by their last bytes (below 0x80) without decoding them. A varint
+// longer than 10 bytes or input that ends first is corruption.
+Status SkipVarints(int64_t varints, std::string_view* in) {
+  const auto* p = reinterpret_cast<const uint8_t*>(in->data());
+  const size_t n = in->size();
+  size_t run = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (p[i] >= 0x80) {
+      if (++run >= 10) return Status::Corruption("varint longer than 10 bytes");
+      continue;
+    }
+    run = 0;
+    if (--varints == 0) {
+      in->remove_prefix(i + 1);
+      return Status::Ok();
+    }
+  }
+  return Status::Corruption("truncated map entry");
+}
+
+// Steps over `count` entries of a metric map in the common layout (none is wanted).
+Status SkipSimpleMapEntries(const MapLayout& l, int64_t count, std::string_view* in) {
+  if (!l.bytes_value) return SkipVarints(2 * count, in);
+  Status error = Status::Ok();
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t length = 0;
+    if (l.key_first && !Varint(in, &length, &error)) return error;  // the key, not kept
+    if (!Varint(in, &length, &error)) return error;
+    if (length < 0 || static_cast<uint64_t>(length) > in->size()) return Status::Corruption("truncated map entry");
+    in->remove_prefix(static_cast<size_t>(length));
+    if (!l.key_first && !Varint(in, &length, &error)) return error;  // the key, not kept
+  }
+  return Status::Ok();
+}
+
 // A metric map in the common layout (see MapLayout), `*in` just past the union branch.
 template <typename V>
 Status ReadSimpleMap(const MapLayout& l, std::string_view* in, const IdFilter& filter, std::map<int, V>* out) {
@@ -282,14 +333,18 @@ Status ReadSimpleMap(const MapLayout& l, std::string_view* in, const IdFilter& f
     int64_t byte_size = -1;
     SKADE_ASSIGN_OR_RETURN(int64_t count, avro::ReadBlockCount(l.item_size, in, &total, &byte_size));
     if (count == 0) return Status::Ok();
-    if (byte_size >= 0 && filter.none()) {
-      in->remove_prefix(static_cast<size_t>(byte_size));  // checked by ReadBlockCount
-      continue;
-    }
     // The value type is the layout's, the same for every entry (the general path checks it
     // entry by entry, wanted or not).
     if (l.bytes_value != std::is_same_v<V, std::string>) {
       return Status::Corruption(l.bytes_value ? "map value is not a long" : "map value is not bytes");
+    }
+    if (filter.none()) {
+      if (byte_size >= 0) {
+        in->remove_prefix(static_cast<size_t>(byte_size));  // checked by ReadBlockCount
+      } else {
+        SKADE_RETURN_IF_ERROR(SkipSimpleMapEntries(l, count, in));
+      }
+      continue;
     }
     for (int64_t i = 0; i < count; ++i) {
       int64_t key = 0, number = 0, length = 0;
@@ -369,7 +424,8 @@ struct ManifestReader::Impl {
     bool data_file = false, path = false, format = false, count = false, size = false;
   };
   Status DecodeDataFile(std::string_view* in, DataFile* f, Present* present);
-  Result<ManifestEntry> Decode(std::string_view* in);
+  // Overwrites `*out` with the entry at `*in`.
+  Status Decode(std::string_view* in, ManifestEntry* out);
 };
 
 namespace {
@@ -591,8 +647,9 @@ Status ManifestReader::Impl::DecodeDataFile(std::string_view* in, DataFile* f, P
   return Status::Ok();
 }
 
-Result<ManifestEntry> ManifestReader::Impl::Decode(std::string_view* in) {
-  ManifestEntry entry;
+Status ManifestReader::Impl::Decode(std::string_view* in, ManifestEntry* out) {
+  ManifestEntry& entry = *out;
+  entry = ManifestEntry();
   std::optional<int> status;
   Present present;
   for (const Step& step : entry_steps) {
@@ -678,7 +735,7 @@ Result<ManifestEntry> ManifestReader::Impl::Decode(std::string_view* in) {
     f.first_row_id = *next_row_id;
     *next_row_id += f.record_count;
   }
-  return entry;
+  return Status::Ok();
 }
 
 ManifestReader::ManifestReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -710,7 +767,7 @@ int ManifestReader::format_version() const { return impl_->format_version; }
 
 const TypePtr& ManifestReader::partition_type() const { return impl_->partition_type; }
 
-Result<std::optional<ManifestEntry>> ManifestReader::Next() {
+Result<bool> ManifestReader::NextInto(ManifestEntry* entry) {
   Impl& r = *impl_;
   if (!r.failed.ok()) return r.failed;
   if (r.left == 0) {
@@ -719,26 +776,34 @@ Result<std::optional<ManifestEntry>> ManifestReader::Next() {
       r.failed = count.status();
       return r.failed;
     }
-    if (*count == 0) return std::optional<ManifestEntry>();
+    if (*count == 0) return false;
     r.left = *count;
   }
-  auto entry = r.Decode(r.cursor);
-  if (!entry.ok()) {
-    r.failed = Status::Corruption(r.name + ": " + entry.status().message());
+  Status decoded = r.Decode(r.cursor, entry);
+  if (!decoded.ok()) {
+    r.failed = Status::Corruption(r.name + ": " + decoded.message());
     return r.failed;
   }
   --r.left;
-  return std::optional<ManifestEntry>(std::move(entry).value());
+  return true;
+}
+
+Result<std::optional<ManifestEntry>> ManifestReader::Next() {
+  std::optional<ManifestEntry> entry(std::in_place);
+  SKADE_ASSIGN_OR_RETURN(bool more, NextInto(&*entry));
+  if (!more) entry.reset();
+  return entry;
 }
 
 Status ForEachLiveEntry(io::FileIO& io, const ManifestFile& manifest,
                         const std::function<Status(ManifestEntry&)>& fn, const ManifestReadOptions& options) {
   SKADE_ASSIGN_OR_RETURN(auto reader, ManifestReader::Open(io, manifest.manifest_path, manifest, options));
+  ManifestEntry entry;
   while (true) {
-    SKADE_ASSIGN_OR_RETURN(auto entry, reader->Next());
-    if (!entry) return Status::Ok();
-    if (entry->status == ManifestEntryStatus::kDeleted) continue;
-    SKADE_RETURN_IF_ERROR(fn(*entry));
+    SKADE_ASSIGN_OR_RETURN(bool more, reader->NextInto(&entry));
+    if (!more) return Status::Ok();
+    if (entry.status == ManifestEntryStatus::kDeleted) continue;
+    SKADE_RETURN_IF_ERROR(fn(entry));
   }
 }
 
