@@ -6,16 +6,15 @@
 // Avro value in between: column metrics the caller did not ask for are never built.
 
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <string>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "skade/base/status.h"
 #include "skade/iceberg/avro.h"
 #include "skade/iceberg/manifest.h"
+#include "skade/iceberg/manifest_fields_internal.h"
 #include "skade/iceberg/manifest_internal.h"
 
 namespace skade::iceberg {
@@ -23,6 +22,16 @@ namespace {
 
 using avro::AvroKind;
 using avro::AvroNode;
+using manifest_fields::Branch;
+using manifest_fields::IdFilter;
+using manifest_fields::MapLayout;
+using manifest_fields::ReadByteString;
+using manifest_fields::ReadInt32;
+using manifest_fields::ReadInteger;
+using manifest_fields::ReadIntegerList;
+using manifest_fields::ReadMetricMap;
+using manifest_fields::ReadSimpleMap;
+using manifest_fields::SimpleMapLayout;
 using manifest_internal::FindField;
 using manifest_internal::ParseFileFormat;
 using manifest_internal::ParseFormatVersion;
@@ -43,15 +52,6 @@ enum class Target : uint8_t {
   kContentOffset, kContentSize,
 };
 
-// A metric map written the way Iceberg writers do: an array of {key: int, value: long|bytes}
-// records with no unions inside. Decoded by a tight loop instead of the general one.
-struct MapLayout {
-  const AvroNode* array = nullptr;  // the array node (the union's branch if optional)
-  bool key_first = true;
-  bool bytes_value = false;
-  size_t item_size = 0;
-};
-
 struct Step {
   Target target = Target::kSkip;
   const AvroNode* type = nullptr;  // the field's type as written
@@ -59,340 +59,9 @@ struct Step {
   std::optional<MapLayout> map_layout;  // metric maps in the common layout
 };
 
-
-std::optional<MapLayout> SimpleMapLayout(const AvroNode& field_type) {
-  const AvroNode* array = UnwrapOptional(field_type);
-  if (array->kind != AvroKind::kArray || array->items->kind != AvroKind::kRecord) return std::nullopt;
-  const AvroNode& item = *array->items;
-  if (item.fields.size() != 2) return std::nullopt;
-  const int key = item.FieldIndex("key"), value = item.FieldIndex("value");
-  if (key < 0 || value < 0) return std::nullopt;
-  const AvroKind key_kind = item.fields[static_cast<size_t>(key)].type->kind;
-  const AvroKind value_kind = item.fields[static_cast<size_t>(value)].type->kind;
-  if (key_kind != AvroKind::kInt && key_kind != AvroKind::kLong) return std::nullopt;
-  MapLayout l;
-  l.array = array;
-  l.key_first = key == 0;
-  if (value_kind == AvroKind::kBytes || value_kind == AvroKind::kString) {
-    l.bytes_value = true;
-  } else if (value_kind != AvroKind::kInt && value_kind != AvroKind::kLong) {
-    return std::nullopt;
-  }
-  l.item_size = avro::MinEncodedSize(item);
-  return l;
-}
-
 // Marks an error as being about one field.
 Status FieldError(const Step& step, std::string_view what) {
   return Status::Corruption("field '" + *step.name + "': " + std::string(what));
-}
-
-// A zig-zag varint decoded inline (up to 9 bytes, 63 bits; longer ones, and malformed input,
-// go through avro::ReadLong); false (and *error set) when malformed.
-[[gnu::always_inline]] inline bool Varint(std::string_view* in, int64_t* out, Status* error) {
-  const size_t n = std::min<size_t>(in->size(), 9);
-  uint64_t raw = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const auto b = static_cast<uint8_t>((*in)[i]);
-    raw |= static_cast<uint64_t>(b & 0x7f) << (7 * i);
-    if (b < 0x80) {
-      *out = static_cast<int64_t>(raw >> 1) ^ -static_cast<int64_t>(raw & 1);
-      in->remove_prefix(i + 1);
-      return true;
-    }
-  }
-  auto v = avro::ReadLong(in);
-  if (!v.ok()) {
-    *error = v.status();
-    return false;
-  }
-  *out = *v;
-  return true;
-}
-
-// Branch (below) for a multi-byte or bad index.
-Result<const AvroNode*> BranchSlow(const AvroNode& node, std::string_view* in) {
-  int64_t index = 0;
-  Status error = Status::Ok();
-  if (!Varint(in, &index, &error)) return error;
-  if (index < 0 || static_cast<uint64_t>(index) >= node.branches.size()) {
-    return Status::Corruption("union branch " + std::to_string(index) + " out of range");
-  }
-  const AvroNode* b = node.branches[static_cast<size_t>(index)].get();
-  return b->kind == AvroKind::kNull ? nullptr : b;
-}
-
-// The branch a value of `node` takes (itself unless a union); nullptr for null. Inline for the
-// one-byte index every optional field has; the rest (and errors) go the long way.
-[[gnu::always_inline]] inline Result<const AvroNode*> Branch(const AvroNode& node, std::string_view* in) {
-  if (node.kind != AvroKind::kUnion) return node.kind == AvroKind::kNull ? nullptr : &node;
-  if (!in->empty()) {
-    const auto byte = static_cast<uint8_t>((*in)[0]);
-    const size_t index = byte >> 1;  // zig-zag of a non-negative one-byte varint
-    if (byte < 0x80 && (byte & 1) == 0 && index < node.branches.size()) {
-      in->remove_prefix(1);
-      const AvroNode* b = node.branches[index].get();
-      return b->kind == AvroKind::kNull ? nullptr : b;
-    }
-  }
-  return BranchSlow(node, in);
-}
-
-// An int or long value of `node` (nullopt for null).
-Result<std::optional<int64_t>> ReadInteger(const AvroNode& node, std::string_view* in) {
-  SKADE_ASSIGN_OR_RETURN(const AvroNode* b, Branch(node, in));
-  if (b == nullptr) return std::optional<int64_t>();
-  if (b->kind != AvroKind::kLong && b->kind != AvroKind::kInt) return Status::Corruption("expected an integer");
-  int64_t v = 0;
-  Status error = Status::Ok();
-  if (!Varint(in, &v, &error)) return error;
-  if (b->kind == AvroKind::kInt && (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())) {
-    return Status::Corruption("int value out of 32-bit range");
-  }
-  return std::optional<int64_t>(v);
-}
-
-Result<std::optional<int>> ReadInt32(const AvroNode& node, std::string_view* in) {
-  SKADE_ASSIGN_OR_RETURN(std::optional<int64_t> v, ReadInteger(node, in));
-  if (!v) return std::optional<int>();
-  if (*v < std::numeric_limits<int>::min() || *v > std::numeric_limits<int>::max()) {
-    return Status::Corruption("value out of int range");
-  }
-  return std::optional<int>(static_cast<int>(*v));
-}
-
-// A bytes, string or fixed value of `node` as a view into the input (nullopt for null).
-Result<std::optional<std::string_view>> ReadByteString(const AvroNode& node, std::string_view* in) {
-  SKADE_ASSIGN_OR_RETURN(const AvroNode* b, Branch(node, in));
-  if (b == nullptr) return std::optional<std::string_view>();
-  if (b->kind == AvroKind::kFixed) {
-    const auto size = static_cast<size_t>(b->size);
-    if (in->size() < size) return Status::Corruption("truncated input reading a fixed");
-    std::string_view v = in->substr(0, size);
-    in->remove_prefix(size);
-    return std::optional<std::string_view>(v);
-  }
-  if (b->kind != AvroKind::kBytes && b->kind != AvroKind::kString) return Status::Corruption("expected bytes");
-  SKADE_ASSIGN_OR_RETURN(std::string_view v, avro::ReadBytes(in));
-  return std::optional<std::string_view>(v);
-}
-
-// Which metrics to keep: all, or a sorted list of field ids.
-class IdFilter {
- public:
-  explicit IdFilter(const std::optional<std::vector<int>>& ids) : all_(!ids) {
-    if (ids) {
-      ids_ = *ids;
-      std::sort(ids_.begin(), ids_.end());
-    }
-  }
-  // `id` is within int range (checked by the caller).
-  bool Wants(int64_t id) const {
-    if (all_) return true;
-    if (ids_.empty()) return false;
-    return std::binary_search(ids_.begin(), ids_.end(), static_cast<int>(id));
-  }
-  bool none() const { return !all_ && ids_.empty(); }
-
- private:
-  bool all_;
-  std::vector<int> ids_;
-};
-
-// Stores one metric value; `value_type` is its Avro type.
-Status StoreMetric(const AvroNode& value_type, std::string_view* in, int64_t key, bool keep,
-                   std::map<int, int64_t>* out) {
-  SKADE_ASSIGN_OR_RETURN(std::optional<int64_t> v, ReadInteger(value_type, in));
-  if (!v) return Status::Corruption("map value is not a long");
-  if (keep) (*out)[static_cast<int>(key)] = *v;
-  return Status::Ok();
-}
-Status StoreMetric(const AvroNode& value_type, std::string_view* in, int64_t key, bool keep,
-                   std::map<int, std::string>* out) {
-  SKADE_ASSIGN_OR_RETURN(std::optional<std::string_view> v, ReadByteString(value_type, in));
-  if (!v) return Status::Corruption("map value is not bytes");
-  if (keep) (*out)[static_cast<int>(key)].assign(*v);
-  return Status::Ok();
-}
-
-// Metric map keys are field ids: ints.
-bool IntKey(int64_t key) { return key >= std::numeric_limits<int>::min() && key <= std::numeric_limits<int>::max(); }
-
-Status CheckKey(int64_t key) { return IntKey(key) ? Status::Ok() : Status::Corruption("map key out of int range"); }
-
-// A map<int, long|bytes> written as an array of {key, value} records (logicalType "map"), or
-// as an Avro map with decimal string keys; only the ids `filter` wants are stored.
-template <typename V>
-Status ReadMetricMap(const AvroNode& node, std::string_view* in, const IdFilter& filter, std::map<int, V>* out) {
-  SKADE_ASSIGN_OR_RETURN(const AvroNode* b, Branch(node, in));
-  if (b == nullptr) return Status::Ok();
-  const bool map = b->kind == AvroKind::kMap;
-  if (!map && (b->kind != AvroKind::kArray || b->items->kind != AvroKind::kRecord)) {
-    return Status::Corruption(b->kind == AvroKind::kArray ? "map entries must be {key: int, value} records"
-                                                          : "expected a map");
-  }
-  const AvroNode& item = map ? *b->values : *b->items;
-  int key_field = -1, value_field = -1;
-  if (!map) {
-    key_field = item.FieldIndex("key");
-    value_field = item.FieldIndex("value");
-    if (item.fields.size() == 2 && key_field < 0 && value_field < 0) key_field = 0, value_field = 1;
-    if (key_field < 0 || value_field < 0) return Status::Corruption("map entries must be {key: int, value} records");
-  }
-  const size_t item_size = map ? 1 + avro::MinEncodedSize(item) : avro::MinEncodedSize(item);
-  int64_t total = 0;
-  while (true) {
-    int64_t byte_size = -1;
-    SKADE_ASSIGN_OR_RETURN(int64_t count, avro::ReadBlockCount(item_size, in, &total, &byte_size));
-    if (count == 0) return Status::Ok();
-    if (byte_size >= 0 && filter.none()) {
-      in->remove_prefix(static_cast<size_t>(byte_size));  // checked by ReadBlockCount
-      continue;
-    }
-    for (int64_t i = 0; i < count; ++i) {
-      if (map) {
-        SKADE_ASSIGN_OR_RETURN(std::string_view text, avro::ReadBytes(in));
-        int64_t key = 0;
-        bool negative = !text.empty() && text[0] == '-';
-        size_t digits = negative ? 1 : 0;
-        if (text.size() == digits || text.size() - digits > 10) return Status::Corruption("non-numeric map key");
-        for (size_t k = digits; k < text.size(); ++k) {
-          if (text[k] < '0' || text[k] > '9') return Status::Corruption("non-numeric map key");
-          key = key * 10 + (text[k] - '0');
-        }
-        if (negative) key = -key;
-        SKADE_RETURN_IF_ERROR(CheckKey(key));
-        SKADE_RETURN_IF_ERROR(StoreMetric(item, in, key, filter.Wants(key), out));
-        continue;
-      }
-      // The key may follow the value in the writer's order: read the value first as a view.
-      std::optional<int64_t> key;
-      std::string_view value_at;
-      for (size_t f = 0; f < item.fields.size(); ++f) {
-        const AvroNode& type = *item.fields[f].type;
-        if (static_cast<int>(f) == key_field) {
-          SKADE_ASSIGN_OR_RETURN(key, ReadInteger(type, in));
-          if (!key) return Status::Corruption("map entries must be {key: int, value} records");
-          SKADE_RETURN_IF_ERROR(CheckKey(*key));
-        } else if (static_cast<int>(f) == value_field) {
-          value_at = *in;
-          SKADE_RETURN_IF_ERROR(avro::SkipValue(type, in));
-        } else {
-          SKADE_RETURN_IF_ERROR(avro::SkipValue(type, in));
-        }
-      }
-      SKADE_RETURN_IF_ERROR(StoreMetric(*item.fields[static_cast<size_t>(value_field)].type, &value_at, *key,
-                                        filter.Wants(*key), out));
-    }
-  }
-}
-
-// Steps over `count` entries of a metric map in the common layout whose values are longs:
-// 2 * count varints, found by their last bytes (below 0x80) without decoding them. A varint
-// longer than 10 bytes or input that ends first is corruption.
-Status SkipVarints(int64_t varints, std::string_view* in) {
-  const auto* p = reinterpret_cast<const uint8_t*>(in->data());
-  const size_t n = in->size();
-  size_t run = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (p[i] >= 0x80) {
-      if (++run >= 10) return Status::Corruption("varint longer than 10 bytes");
-      continue;
-    }
-    run = 0;
-    if (--varints == 0) {
-      in->remove_prefix(i + 1);
-      return Status::Ok();
-    }
-  }
-  return Status::Corruption("truncated map entry");
-}
-
-// Steps over `count` entries of a metric map in the common layout (none is wanted).
-Status SkipSimpleMapEntries(const MapLayout& l, int64_t count, std::string_view* in) {
-  if (!l.bytes_value) return SkipVarints(2 * count, in);
-  Status error = Status::Ok();
-  for (int64_t i = 0; i < count; ++i) {
-    int64_t length = 0;
-    if (l.key_first && !Varint(in, &length, &error)) return error;  // the key, not kept
-    if (!Varint(in, &length, &error)) return error;
-    if (length < 0 || static_cast<uint64_t>(length) > in->size()) return Status::Corruption("truncated map entry");
-    in->remove_prefix(static_cast<size_t>(length));
-    if (!l.key_first && !Varint(in, &length, &error)) return error;  // the key, not kept
-  }
-  return Status::Ok();
-}
-
-// A metric map in the common layout (see MapLayout), `*in` just past the union branch.
-template <typename V>
-Status ReadSimpleMap(const MapLayout& l, std::string_view* in, const IdFilter& filter, std::map<int, V>* out) {
-  int64_t total = 0;
-  Status error = Status::Ok();
-  auto bad = [&](const char* what) { return error.ok() ? Status::Corruption(what) : error; };
-  while (true) {
-    int64_t byte_size = -1;
-    SKADE_ASSIGN_OR_RETURN(int64_t count, avro::ReadBlockCount(l.item_size, in, &total, &byte_size));
-    if (count == 0) return Status::Ok();
-    // The value type is the layout's, the same for every entry (the general path checks it
-    // entry by entry, wanted or not).
-    if (l.bytes_value != std::is_same_v<V, std::string>) {
-      return Status::Corruption(l.bytes_value ? "map value is not a long" : "map value is not bytes");
-    }
-    if (filter.none()) {
-      if (byte_size >= 0) {
-        in->remove_prefix(static_cast<size_t>(byte_size));  // checked by ReadBlockCount
-      } else {
-        SKADE_RETURN_IF_ERROR(SkipSimpleMapEntries(l, count, in));
-      }
-      continue;
-    }
-    for (int64_t i = 0; i < count; ++i) {
-      int64_t key = 0, number = 0, length = 0;
-      std::string_view bytes;
-      auto value = [&]() -> bool {
-        if (!l.bytes_value) return Varint(in, &number, &error);
-        if (!Varint(in, &length, &error)) return false;
-        if (length < 0 || static_cast<uint64_t>(length) > in->size()) return false;
-        bytes = in->substr(0, static_cast<size_t>(length));
-        in->remove_prefix(static_cast<size_t>(length));
-        return true;
-      };
-      if (l.key_first) {
-        if (!Varint(in, &key, &error) || !value()) return bad("truncated map entry");
-      } else {
-        if (!value() || !Varint(in, &key, &error)) return bad("truncated map entry");
-      }
-      if (!IntKey(key)) return Status::Corruption("map key out of int range");
-      if (!filter.Wants(key)) continue;
-      if constexpr (std::is_same_v<V, int64_t>) {
-        (*out)[static_cast<int>(key)] = number;
-      } else {
-        (*out)[static_cast<int>(key)].assign(bytes);
-      }
-    }
-  }
-}
-
-// An array of ints or longs.
-template <typename T>
-Status ReadIntegerList(const AvroNode& node, std::string_view* in, std::vector<T>* out) {
-  SKADE_ASSIGN_OR_RETURN(const AvroNode* b, Branch(node, in));
-  if (b == nullptr) return Status::Ok();
-  if (b->kind != AvroKind::kArray) return Status::Corruption("expected a list");
-  int64_t total = 0;
-  const size_t item_size = avro::MinEncodedSize(*b->items);
-  while (true) {
-    SKADE_ASSIGN_OR_RETURN(int64_t count, avro::ReadBlockCount(item_size, in, &total));
-    if (count == 0) return Status::Ok();
-    for (int64_t i = 0; i < count; ++i) {
-      auto v = ReadInteger(*b->items, in);
-      if (!v.ok() || !*v) return Status::Corruption("list element is not an integer");
-      if (**v < std::numeric_limits<T>::min() || **v > std::numeric_limits<T>::max()) {
-        return Status::Corruption("list element out of range");
-      }
-      out->push_back(static_cast<T>(**v));
-    }
-  }
 }
 
 }  // namespace
