@@ -544,22 +544,25 @@ struct Decompressor {
   }
 };
 
-// Inflates raw deflate data into `*out`, whose size is kept as spare room between calls (it only
-// grows); returns the number of bytes produced.
-Result<size_t> Inflate(std::string_view compressed, std::string* out) {
+// Inflates raw deflate data into `*out` (`*capacity` bytes, kept as room between calls: it only
+// grows, and is never cleared first since inflating overwrites it); returns the number of
+// bytes produced.
+Result<size_t> Inflate(std::string_view compressed, std::unique_ptr<char[]>* out, size_t* capacity) {
   thread_local Decompressor decompressor;
   if (decompressor.d == nullptr) return Status::ResourceExhausted("cannot allocate a deflate decompressor");
-  if (out->size() < std::max<size_t>(compressed.size() * 4, 1024)) {
-    out->resize(std::max<size_t>(compressed.size() * 4, 1024));
-  }
+  auto grow = [&](size_t size) {
+    *out = std::make_unique_for_overwrite<char[]>(size);
+    *capacity = size;
+  };
+  if (*capacity < std::max<size_t>(compressed.size() * 4, 1024)) grow(std::max<size_t>(compressed.size() * 4, 1024));
   while (true) {
     size_t produced = 0;
     const libdeflate_result rc = libdeflate_deflate_decompress(decompressor.d, compressed.data(), compressed.size(),
-                                                               out->data(), out->size(), &produced);
+                                                               out->get(), *capacity, &produced);
     if (rc == LIBDEFLATE_SUCCESS) return produced;
     if (rc != LIBDEFLATE_INSUFFICIENT_SPACE) return Status::Corruption("invalid or truncated deflate data");
-    if (out->size() >= kMaxBlockBytes) return Status::Corruption("deflate block inflates beyond the size limit");
-    out->resize(std::min(out->size() * 2, kMaxBlockBytes));
+    if (*capacity >= kMaxBlockBytes) return Status::Corruption("deflate block inflates beyond the size limit");
+    grow(std::min(*capacity * 2, kMaxBlockBytes));
   }
 }
 
@@ -775,11 +778,10 @@ Status FileReader::LoadBlock() {
   in.remove_prefix(kSyncSize);
 
   if (codec_ == Codec::kDeflate) {
-    auto inflated = Inflate(payload, &block_);
+    auto inflated = Inflate(payload, &block_, &block_capacity_);
     if (!inflated.ok()) return corrupt(inflated.status().message());
-    block_rest_ = std::string_view(block_.data(), *inflated);
+    block_rest_ = std::string_view(block_.get(), *inflated);
   } else {
-    block_.clear();
     block_rest_ = payload;
   }
   size_t min_size = MinEncodedSize(*schema_);

@@ -160,7 +160,9 @@ class FileReader {
   AvroNodePtr schema_;
   std::string schema_json_;
   std::map<std::string, std::string> metadata_;
-  std::string block_;
+  // The inflated block: room kept between blocks, never cleared (inflating overwrites it).
+  std::unique_ptr<char[]> block_;
+  size_t block_capacity_ = 0;
   std::string_view block_rest_;
   int64_t block_remaining_ = 0;
 };
