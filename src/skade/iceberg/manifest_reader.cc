@@ -6,6 +6,8 @@
 // Avro value in between: column metrics the caller did not ask for are never built.
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <utility>
@@ -58,6 +60,41 @@ struct Step {
   const std::string* name = nullptr;
   std::optional<MapLayout> map_layout;  // metric maps in the common layout
 };
+
+// A partition tuple's value of field `field`, written as `written` (a union if optional). The
+// integer and string types of identity, date and bucket partitions are read straight from the
+// bytes; the others through a generic Avro value and PartitionLiteral, whose rules both follow.
+Result<std::optional<Literal>> PartitionValue(const AvroNode& written, const NestedField& field, std::string_view* in) {
+  SKADE_ASSIGN_OR_RETURN(const AvroNode* b, Branch(written, in));
+  if (b == nullptr) return std::optional<Literal>();
+  const TypeId id = field.type->id();
+  auto mismatch = [&] {
+    return Status::Corruption(field.name + ": partition value does not match type " + field.type->ToString());
+  };
+  if (b->kind == AvroKind::kInt || b->kind == AvroKind::kLong) {
+    const bool int32 = id == TypeId::kInt || id == TypeId::kDate;
+    const bool int64 = id == TypeId::kLong || id == TypeId::kTime || id == TypeId::kTimestamp ||
+                       id == TypeId::kTimestampTz || id == TypeId::kTimestampNs || id == TypeId::kTimestampTzNs;
+    if (int32 || int64) {
+      int64_t v = 0;
+      Status error = Status::Ok();
+      if (!manifest_fields::Varint(in, &v, &error)) return Status::Corruption(field.name + ": " + error.message());
+      const bool fits32 = v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
+      if (b->kind == AvroKind::kInt && !fits32) return Status::Corruption(field.name + ": int value out of 32-bit range");
+      if (int64) return std::optional<Literal>(Literal(field.type, v));
+      if (!fits32) return mismatch();
+      return std::optional<Literal>(Literal(field.type, static_cast<int32_t>(v)));
+    }
+  } else if ((b->kind == AvroKind::kString || b->kind == AvroKind::kBytes) &&
+             (id == TypeId::kString || id == TypeId::kBinary)) {
+    SKADE_ASSIGN_OR_RETURN(std::string_view bytes, avro::ReadBytes(in));
+    return std::optional<Literal>(Literal(field.type, std::string(bytes)));
+  }
+  SKADE_ASSIGN_OR_RETURN(avro::AvroValue value, avro::DecodeValue(*b, in));
+  auto lit = PartitionLiteral(field.type, value);
+  if (!lit.ok()) return Status::Corruption(field.name + ": " + lit.status().message());
+  return lit;
+}
 
 // Marks an error as being about one field.
 Status FieldError(const Step& step, std::string_view what) {
@@ -248,10 +285,8 @@ Status ManifestReader::Impl::DecodeDataFile(std::string_view* in, DataFile* f, P
           const auto& types = partition_type->fields();
           f->partition.reserve(types.size());
           for (size_t i = 0; i < types.size(); ++i) {
-            SKADE_ASSIGN_OR_RETURN(avro::AvroValue value, avro::DecodeValue(*b->fields[i].type, in));
-            auto lit = PartitionLiteral(types[i].type, value);
-            if (!lit.ok()) return Status::Corruption(types[i].name + ": " + lit.status().message());
-            f->partition.push_back(std::move(lit).value());
+            SKADE_ASSIGN_OR_RETURN(std::optional<Literal> lit, PartitionValue(*b->fields[i].type, types[i], in));
+            f->partition.push_back(std::move(lit));
           }
           return Status::Ok();
         }
