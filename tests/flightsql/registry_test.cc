@@ -129,11 +129,15 @@ TEST(RegistryTest, ACancelBeforeTheRunExecutesIsReportedWhenItAttaches) {
     EXPECT_EQ(run->Attach(nullptr), Registry::Run::Stop::kCancelled);
     EXPECT_EQ(run->stop(), Registry::Run::Stop::kCancelled);
   }
-  // The run ended without fetching the result; the ticket itself was not marked (the run
-  // took the cancel), so a new DoGet may still run it.
-  EXPECT_TRUE(r.FindQuery(q, "").ok());
-  std::unique_ptr<Registry::Run> again = r.StartRun(q, "");
+  // The ticket is dead too: a retried DoGet does not run it again.
+  EXPECT_EQ(r.FindQuery(q, "").status().code(), StatusCode::kCancelled);
+  // A run that attached and is then cancelled records it (the statement checks the record
+  // after DuckDB starts executing, which clears the connection's interrupt).
+  std::string p = r.AddQuery(PendingQuery{"", "SELECT 2", ""});
+  std::unique_ptr<Registry::Run> again = r.StartRun(p, "");
   EXPECT_EQ(again->Attach(nullptr), Registry::Run::Stop::kNone);
+  EXPECT_EQ(r.Cancel(p, ""), CancelOutcome::kCancelled);
+  EXPECT_EQ(again->stop(), Registry::Run::Stop::kCancelled);
   // A timeout interrupts a run that has not attached yet just the same.
   std::unique_ptr<Registry::Run> slow = r.StartRun("prepared-handle", "");
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));

@@ -236,8 +236,9 @@ CancelOutcome Registry::Cancel(const std::string& handle, const std::string& pri
     cancelled = true;
   }
   auto q = impl_->queries.find(handle);
-  if (!cancelled && q != impl_->queries.end() && q->second.principal == principal && !q->second.value.fetched) {
-    // Kept (until idle) so that a DoGet of it says it was cancelled rather than unknown.
+  if (q != impl_->queries.end() && q->second.principal == principal && !q->second.value.fetched) {
+    // Running or not, the ticket is dead: kept (until idle) so that a DoGet of it, a retry
+    // included, says it was cancelled rather than unknown or runs it again.
     q->second.value.cancelled = true;
     cancelled = true;
   }

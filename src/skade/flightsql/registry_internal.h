@@ -64,7 +64,7 @@ struct PendingQuery {
   std::string sql;
   std::string schema;
   bool fetched = false;  // a DoGet streamed its whole result (cancelling it then does nothing)
-  bool cancelled = false;  // cancelled before a DoGet ran it: a DoGet now answers CANCELLED
+  bool cancelled = false;  // cancelled before its result was fetched: a DoGet now answers CANCELLED
 };
 
 struct RegistryLimits {
@@ -129,9 +129,9 @@ class Registry {
     std::shared_ptr<Entry> entry_;
   };
   std::unique_ptr<Run> StartRun(const std::string& handle, const std::string& principal);
-  // Interrupts the runs of `handle`, or marks its ticket cancelled if never fetched (a DoGet
-  // of it then fails with kCancelled); kNotCancellable when the statement is finished
-  // (fetched, not running), unknown or another principal's.
+  // Interrupts the runs of `handle` and marks its ticket cancelled if not fetched (a DoGet of
+  // it then fails with kCancelled); kNotCancellable when the statement is finished (fetched,
+  // not running), unknown or another principal's.
   CancelOutcome Cancel(const std::string& handle, const std::string& principal);
   void InterruptAll();
 

@@ -330,6 +330,9 @@ GStatus Backend::StreamQuery(const Caller& caller, Registry::Run& run, const std
     }
     auto stream = (*stmt)->ExecuteArrow();
     if (!stream.ok()) return QueryFailure(run, stream.status());
+    // DuckDB clears a connection's interrupt when a statement starts: a cancel or timeout that
+    // came since Attach (or between parameter rows) is only in the run's record.
+    if (run.stop() != Registry::Run::Stop::kNone) return QueryFailure(run, Status::Cancelled("stopped before it ran"));
     if (!encoder) {
       arrow::SchemaHandle result_schema;
       if ((*stream)->get_schema(stream->get(), result_schema.get()) != 0) {
