@@ -17,11 +17,65 @@ const require = createRequire(import.meta.url);
 const S3rver = require('s3rver');
 const FilesystemStore = require('s3rver/lib/stores/filesystem');
 
-// s3rver's own putObject answers before the object's bytes are in its file (it ends the
-// file's write stream without waiting), so a GET right after a PUT could read an empty or
-// partial object, and two PUTs of one key wrote into the same file. Here a PUT writes a file
-// of its own, waits until it is closed and renames it over the object: a reader sees the old
-// object or the whole new one.
+// s3rver's file store is not safe for a GET or HEAD beside a PUT of the same key: its
+// putObject answers before the object's bytes are in the file (it ends the file's write
+// stream without waiting) and writes overlapping PUTs into one file; its getObject reads the
+// size and the ETag, then opens the file by name; its ETag and metadata files are rewritten
+// in place after the object. Here, per object:
+// - a PUT writes a file of its own and waits until it is closed;
+// - renaming it over the object and writing its ETag and metadata, reading the ETag, size and
+//   metadata, and opening the object for a GET take turns (one lock per object path);
+// - a GET reads the inode it opened, whatever is renamed over the name afterwards.
+// So a reader sees the old object with its ETag or the whole new one with its own.
+const S3Object = require('s3rver/lib/models/object');
+const unlockedGetMetadata = FilesystemStore.prototype.getMetadata;
+const turns = new Map();  // object path → the promise of its last turn
+
+async function inTurn(objectPath, fn) {
+  const previous = turns.get(objectPath) ?? Promise.resolve();
+  let done;
+  const mine = new Promise((resolve) => {
+    done = resolve;
+  });
+  turns.set(objectPath, mine);
+  await previous;
+  try {
+    return await fn();
+  } finally {
+    done();
+    if (turns.get(objectPath) === mine) turns.delete(objectPath);
+  }
+}
+
+FilesystemStore.prototype.getMetadata = function getMetadata(bucket, key) {
+  return inTurn(this.getResourcePath(bucket, key, 'object'), () => unlockedGetMetadata.call(this, bucket, key));
+};
+
+FilesystemStore.prototype.getObject = function getObject(bucket, key, options) {
+  const objectPath = this.getResourcePath(bucket, key, 'object');
+  return inTurn(objectPath, async () => {
+    let metadata;
+    try {
+      metadata = await unlockedGetMetadata.call(this, bucket, key);
+    } catch (err) {
+      if (err.code === 'ENOENT') return null;
+      throw err;
+    }
+    const ranged = options !== undefined && (options.start !== undefined || options.end !== undefined);
+    const lastByte = Math.max(0, Number(metadata['content-length']) - 1);
+    const range = { start: options?.start ?? 0, end: Math.min(options?.end ?? Infinity, lastByte) };
+    let content = null;
+    if (range.start >= 0 && range.start <= range.end) {
+      content = await new Promise((resolve, reject) => {
+        const stream = fs.createReadStream(objectPath, range).on('error', reject).on('open', () => resolve(stream));
+      });
+    }
+    const object = new S3Object(bucket, key, content, metadata);
+    if (ranged) object.range = range;
+    return object;
+  });
+};
+
 let partials = 0;
 FilesystemStore.prototype.putObject = async function putObject(object) {
   const objectPath = this.getResourcePath(object.bucket, object.key, 'object');
@@ -43,13 +97,20 @@ FilesystemStore.prototype.putObject = async function putObject(object) {
   try {
     await pipeline(source, count, out);
     await closed;
-    await fsp.rename(partial, objectPath);
   } catch (err) {
     await fsp.rm(partial, { force: true });
     throw err;
   }
   const digest = md5.digest('hex');
-  await this.putMetadata(object.bucket, object.key, object.metadata, digest);
+  await inTurn(objectPath, async () => {
+    try {
+      await fsp.rename(partial, objectPath);
+    } catch (err) {
+      await fsp.rm(partial, { force: true });
+      throw err;
+    }
+    await this.putMetadata(object.bucket, object.key, object.metadata, digest);
+  });
   return { size, md5: digest };
 };
 
