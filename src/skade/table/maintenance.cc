@@ -431,25 +431,28 @@ Result<ExpireResult> Table::ExpireSnapshots(const ExpireOptions& options) {
 
 Result<OrphanResult> Table::RemoveOrphanFiles(int64_t older_than_ms, OrphanMode mode, OrphanScope scope) {
   SKADE_RETURN_IF_ERROR(Refresh());
-  const TableMetadata& m = metadata();
-  if (m.location.empty()) return Status::InvalidArgument("table has no location");
+  // Held, not referenced through metadata(): the retries below refresh the table, which
+  // replaces (and frees) the metadata it had.
+  std::shared_ptr<const TableMetadata> m = state_.metadata;
+  if (m->location.empty()) return Status::InvalidArgument("table has no location");
   const std::string& warehouse = catalog_.warehouse();
-  if (scope == OrphanScope::kWarehouse && (warehouse.empty() || !io::IsWithin(m.location, warehouse))) {
-    return Status::PermissionDenied("table " + state_.ident.ToString() + " lives at " + m.location +
+  if (scope == OrphanScope::kWarehouse && (warehouse.empty() || !io::IsWithin(m->location, warehouse))) {
+    return Status::PermissionDenied("table " + state_.ident.ToString() + " lives at " + m->location +
                                     ", outside the warehouse " + warehouse +
                                     ": removing its unreferenced files needs --force");
   }
   // Everything the metadata references, at any snapshot; a read failure aborts the sweep so
   // nothing referenced can be mistaken for an orphan. A file that vanished belonged to a
   // snapshot a concurrent expiry removed: the walk starts again on the new metadata.
-  auto referenced = iceberg::ReferencedFiles(io_, state_.metadata_location, m);
+  auto referenced = iceberg::ReferencedFiles(io_, state_.metadata_location, *m);
   for (int attempt = 1; !referenced.ok() && referenced.status().code() == StatusCode::kNotFound && attempt < 5;
        ++attempt) {
     SKADE_RETURN_IF_ERROR(Refresh());
-    referenced = iceberg::ReferencedFiles(io_, state_.metadata_location, metadata());
+    m = state_.metadata;
+    referenced = iceberg::ReferencedFiles(io_, state_.metadata_location, *m);
   }
   SKADE_RETURN_IF_ERROR(referenced);
-  SKADE_ASSIGN_OR_RETURN(auto listing, io_.List(io::JoinLocation(m.location, "")));
+  SKADE_ASSIGN_OR_RETURN(auto listing, io_.List(io::JoinLocation(m->location, "")));
   std::vector<std::string> candidates;
   const int64_t now_ms = NowMillis();
   for (const io::FileInfo& f : listing) {
@@ -464,7 +467,7 @@ Result<OrphanResult> Table::RemoveOrphanFiles(int64_t older_than_ms, OrphanMode 
   OrphanResult result;
   // Never a file inside another table's folder or one another table references.
   if (!candidates.empty()) {
-    SKADE_ASSIGN_OR_RETURN(auto guard, catalog::DeletionGuard::Open(catalog_, io_, state_.ident, m.location));
+    SKADE_ASSIGN_OR_RETURN(auto guard, catalog::DeletionGuard::Open(catalog_, io_, state_.ident, m->location));
     SKADE_ASSIGN_OR_RETURN(result.orphans, guard->Filter(candidates));
   }
   std::sort(result.orphans.begin(), result.orphans.end());
