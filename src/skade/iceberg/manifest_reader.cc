@@ -61,36 +61,28 @@ struct Step {
   std::optional<MapLayout> map_layout;  // metric maps in the common layout
 };
 
-// A partition tuple's value of field `field`, written as `written` (a union if optional). The
-// integer and string types of identity, date and bucket partitions are read straight from the
-// bytes; the others through a generic Avro value and PartitionLiteral, whose rules both follow.
+// A partition tuple's value of field `field`, written as `written` (a union if optional),
+// by PartitionLiteral's rules. Integers and strings (identity, date, hour and bucket
+// partitions) are read straight from the bytes into the value those rules take, instead of
+// through the generic decoder.
 Result<std::optional<Literal>> PartitionValue(const AvroNode& written, const NestedField& field, std::string_view* in) {
   SKADE_ASSIGN_OR_RETURN(const AvroNode* b, Branch(written, in));
   if (b == nullptr) return std::optional<Literal>();
-  const TypeId id = field.type->id();
-  auto mismatch = [&] {
-    return Status::Corruption(field.name + ": partition value does not match type " + field.type->ToString());
-  };
+  avro::AvroValue value;
   if (b->kind == AvroKind::kInt || b->kind == AvroKind::kLong) {
-    const bool int32 = id == TypeId::kInt || id == TypeId::kDate;
-    const bool int64 = id == TypeId::kLong || id == TypeId::kTime || id == TypeId::kTimestamp ||
-                       id == TypeId::kTimestampTz || id == TypeId::kTimestampNs || id == TypeId::kTimestampTzNs;
-    if (int32 || int64) {
-      int64_t v = 0;
-      Status error = Status::Ok();
-      if (!manifest_fields::Varint(in, &v, &error)) return Status::Corruption(field.name + ": " + error.message());
-      const bool fits32 = v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
-      if (b->kind == AvroKind::kInt && !fits32) return Status::Corruption(field.name + ": int value out of 32-bit range");
-      if (int64) return std::optional<Literal>(Literal(field.type, v));
-      if (!fits32) return mismatch();
-      return std::optional<Literal>(Literal(field.type, static_cast<int32_t>(v)));
+    int64_t v = 0;
+    Status error = Status::Ok();
+    if (!manifest_fields::Varint(in, &v, &error)) return Status::Corruption(field.name + ": " + error.message());
+    if (b->kind == AvroKind::kInt && (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())) {
+      return Status::Corruption(field.name + ": int value out of 32-bit range");
     }
-  } else if ((b->kind == AvroKind::kString || b->kind == AvroKind::kBytes) &&
-             (id == TypeId::kString || id == TypeId::kBinary)) {
+    value = avro::AvroValue::Long(v);
+  } else if (b->kind == AvroKind::kString || b->kind == AvroKind::kBytes) {
     SKADE_ASSIGN_OR_RETURN(std::string_view bytes, avro::ReadBytes(in));
-    return std::optional<Literal>(Literal(field.type, std::string(bytes)));
+    value = avro::AvroValue::Bytes(std::string(bytes));
+  } else {
+    SKADE_ASSIGN_OR_RETURN(value, avro::DecodeValue(*b, in));
   }
-  SKADE_ASSIGN_OR_RETURN(avro::AvroValue value, avro::DecodeValue(*b, in));
   auto lit = PartitionLiteral(field.type, value);
   if (!lit.ok()) return Status::Corruption(field.name + ": " + lit.status().message());
   return lit;
