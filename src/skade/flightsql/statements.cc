@@ -285,15 +285,13 @@ GStatus Backend::StreamQuery(const Caller& caller, Registry::Run& run, const std
   if (!con.ok()) return ToGrpc(con.status());
   auto stmt = PrepareQuery(schema, **con, sql);
   if (!stmt.ok()) return ToGrpc(stmt.status());
-  if (run.Attach(con->get()) != Registry::Run::Stop::kNone) {
-    run.Attach(nullptr);
-    return QueryFailure(run, Status::Cancelled("stopped before it ran"));
-  }
+  const Registry::Run::Stop stopped_before = run.Attach(con->get());
   // The run outlives this connection: it must not interrupt it once it is closed.
   struct Detach {
     Registry::Run& run;
     ~Detach() { run.Attach(nullptr); }
   } detach{run};
+  if (stopped_before != Registry::Run::Stop::kNone) return QueryFailure(run, Status::Cancelled("stopped before it ran"));
   // The client leaving, its deadline passing or its stalling interrupts the query within the
   // monitor's period (gRPC would only tell a blocked writer, and a query computing an
   // aggregate writes nothing for a long time).
