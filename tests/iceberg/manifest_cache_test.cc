@@ -16,6 +16,7 @@
 
 #include "skade/iceberg/relocation.h"
 #include "skade/iceberg/scan.h"
+#include "skade/io/delegating_file_io.h"
 #include "skade/io/location_map.h"
 #include "tests/testing/temp_dir.h"
 
@@ -25,7 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Counts whole-file reads (manifest lists and manifests are read whole).
-class CountingFileIO final : public io::FileIO {
+class CountingFileIO final : public io::DelegatingFileIO {
  public:
   explicit CountingFileIO(io::FileIO& base) : base_(base) {}
   int reads() const { return reads_; }
@@ -37,19 +38,10 @@ class CountingFileIO final : public io::FileIO {
     ++reads_;
     return base_.ReadRange(l, o, n);
   }
-  Result<io::FileInfo> Stat(std::string_view l) override { return base_.Stat(l); }
-  Status CreateExclusive(std::string_view l, std::string_view d) override {
-    return base_.CreateExclusive(l, d);
-  }
-  Status Overwrite(std::string_view l, std::string_view d) override {
-    return base_.Overwrite(l, d);
-  }
-  Status Update(std::string_view l, const Change& c) override { return base_.Update(l, c); }
-  Result<std::vector<io::FileInfo>> List(std::string_view p) override { return base_.List(p); }
-  Status Delete(std::string_view l) override { return base_.Delete(l); }
-  std::string ResolvedLocation(std::string_view l) override { return base_.ResolvedLocation(l); }
 
  private:
+  Result<Target> Route(std::string_view l) override { return Target{&base_, std::string(l), nullptr}; }
+
   io::FileIO& base_;
   std::atomic<int> reads_{0};
 };

@@ -13,6 +13,7 @@
 #include "skade/base/clock.h"
 #include "skade/catalog/sql_catalog.h"
 #include "skade/engine/schema_convert.h"
+#include "skade/io/delegating_file_io.h"
 #include "skade/table/table.h"
 #include "tests/testing/lake_test.h"
 
@@ -231,7 +232,7 @@ TEST_F(TableMaintenanceTest, ExpireDeletesOnlyFilesNoRetainedSnapshotUses) {
 
 // A file store whose first read of a manifest list says it is gone, as when an expiry
 // removed the snapshot between the sweep's reading of the metadata and its walk.
-class ListGoneOnceFileIO final : public io::FileIO {
+class ListGoneOnceFileIO final : public io::DelegatingFileIO {
  public:
   // `meanwhile` runs when the read fails (another writer's commit).
   ListGoneOnceFileIO(io::FileIO& base, std::function<void()> meanwhile) : base_(base), meanwhile_(std::move(meanwhile)) {}
@@ -244,16 +245,10 @@ class ListGoneOnceFileIO final : public io::FileIO {
     }
     return base_.Read(l);
   }
-  Result<std::string> ReadRange(std::string_view l, int64_t o, int64_t n) override { return base_.ReadRange(l, o, n); }
-  Result<io::FileInfo> Stat(std::string_view l) override { return base_.Stat(l); }
-  Status CreateExclusive(std::string_view l, std::string_view d) override { return base_.CreateExclusive(l, d); }
-  Status Overwrite(std::string_view l, std::string_view d) override { return base_.Overwrite(l, d); }
-  Status Update(std::string_view l, const Change& c) override { return base_.Update(l, c); }
-  Result<std::vector<io::FileInfo>> List(std::string_view p) override { return base_.List(p); }
-  Status Delete(std::string_view l) override { return base_.Delete(l); }
-  std::string ResolvedLocation(std::string_view l) override { return base_.ResolvedLocation(l); }
 
  private:
+  Result<Target> Route(std::string_view l) override { return Target{&base_, std::string(l), nullptr}; }
+
   io::FileIO& base_;
   std::function<void()> meanwhile_;
   bool failed_ = false;
