@@ -1,5 +1,6 @@
 #include "skade/catalog/hint_writer_internal.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -8,7 +9,8 @@
 
 namespace skade::catalog::internal {
 
-HintWriter::HintWriter(io::FileIO& io) : io_(io), thread_([this] { Run(); }) {}
+HintWriter::HintWriter(io::FileIO& io, std::chrono::milliseconds min_interval)
+    : io_(io), min_interval_(min_interval), thread_([this] { Run(); }) {}
 
 HintWriter::~HintWriter() {
   {
@@ -34,17 +36,43 @@ void HintWriter::Advance(const std::string& table, const std::string& metadata_l
 
 void HintWriter::Drain() {
   std::unique_lock<std::mutex> lock(mu_);
+  ++drains_;
+  cv_.notify_one();
   idle_.wait(lock, [this] { return pending_.empty() && !writing_; });
+  --drains_;
+}
+
+HintWriter::Clock::time_point HintWriter::TakeDue(Clock::time_point now, bool hurry, Pending& batch) {
+  Clock::time_point next_due = Clock::time_point::max();
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    auto last = last_written_.find(it->first);
+    const Clock::time_point due = last == last_written_.end() ? now : last->second + min_interval_;
+    if (hurry || due <= now) {
+      batch.insert(std::move(*it));
+      it = pending_.erase(it);
+    } else {
+      next_due = std::min(next_due, due);
+      ++it;
+    }
+  }
+  return next_due;
 }
 
 void HintWriter::Run() {
   while (true) {
-    std::map<std::string, std::pair<std::string, std::string>> batch;
+    Pending batch;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !pending_.empty(); });
-      if (pending_.empty() && stopping_) return;
-      batch.swap(pending_);
+      while (true) {
+        if (pending_.empty()) {
+          if (stopping_) return;
+          cv_.wait(lock);
+          continue;
+        }
+        const Clock::time_point next_due = TakeDue(Clock::now(), stopping_ || drains_ > 0, batch);
+        if (!batch.empty()) break;
+        cv_.wait_until(lock, next_due);
+      }
       writing_ = true;
     }
     for (const auto& [folder, entry] : batch) {
@@ -57,6 +85,10 @@ void HintWriter::Run() {
     }
     {
       std::lock_guard<std::mutex> lock(mu_);
+      const Clock::time_point now = Clock::now();
+      // Folders not written within min_interval_ write their next hint at once: forget them.
+      std::erase_if(last_written_, [&](const auto& e) { return e.second + min_interval_ <= now; });
+      for (const auto& entry : batch) last_written_[entry.first] = now;
       writing_ = false;
     }
     idle_.notify_all();
