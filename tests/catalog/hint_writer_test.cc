@@ -1,7 +1,5 @@
 // HintWriter: version-hint.text follows a table's commits, at most once per interval while they
 // keep coming, and Drain and the destructor write what is pending at once.
-#include "skade/catalog/hint_writer_internal.h"
-
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -10,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "skade/catalog/hint_writer_internal.h"
 #include "skade/io/delegating_file_io.h"
 #include "tests/testing/poll_until.h"
 #include "tests/testing/temp_dir.h"
@@ -30,7 +29,9 @@ class CountingFileIO final : public io::DelegatingFileIO {
   }
 
  private:
-  Result<Target> Route(std::string_view l) override { return Target{&base_, std::string(l), nullptr}; }
+  Result<Target> Route(std::string_view l) override {
+    return Target{&base_, std::string(l), nullptr};
+  }
 
   io::FileIO& base_;
   std::atomic<int> updates_{0};
@@ -114,7 +115,8 @@ TEST_F(HintWriterTest, TablesArePacedEachOnItsOwn) {
   // Another table's first hint is not held back by t's interval.
   const std::string other = tmp_.Path("u/metadata/00001-0192.metadata.json");
   hints.Advance("u", other);
-  ASSERT_TRUE(testing::PollUntil([&] { return local_->Read(tmp_.Path("u/metadata/version-hint.text")).ok(); }));
+  ASSERT_TRUE(testing::PollUntil(
+      [&] { return local_->Read(tmp_.Path("u/metadata/version-hint.text")).ok(); }));
 }
 
 }  // namespace

@@ -1,10 +1,9 @@
-#include "skade/catalog/hint_writer_internal.h"
-
 #include <algorithm>
 #include <utility>
 #include <vector>
 
 #include "skade/base/log.h"
+#include "skade/catalog/hint_writer_internal.h"
 #include "skade/iceberg/version_hint.h"
 
 namespace skade::catalog::internal {
@@ -42,7 +41,8 @@ void HintWriter::Drain() {
   --drains_;
 }
 
-HintWriter::Clock::time_point HintWriter::TakeDue(Clock::time_point now, bool hurry, Pending& batch) {
+HintWriter::Clock::time_point HintWriter::TakeDue(Clock::time_point now, bool hurry,
+                                                  Pending& batch) {
   Clock::time_point next_due = Clock::time_point::max();
   for (auto it = pending_.begin(); it != pending_.end();) {
     auto last = last_written_.find(it->first);
@@ -80,7 +80,8 @@ void HintWriter::Run() {
       // version, never an uncommitted one.
       Status hinted = iceberg::AdvanceVersionHint(io_, entry.second);
       if (!hinted.ok()) {
-        SKADE_LOG_WARN("table {}: could not update version-hint.text: {}", entry.first, hinted.ToString());
+        SKADE_LOG_WARN("table {}: could not update version-hint.text: {}", entry.first,
+                       hinted.ToString());
       }
     }
     {

@@ -3,11 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <filesystem>
 #include <functional>
-#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -24,11 +21,11 @@
 #include "skade/base/clock.h"
 #include "skade/base/crash_point.h"
 #include "skade/base/log.h"
-#include "skade/base/uuid.h"
 #include "skade/catalog/deletion_guard.h"
 #include "skade/catalog/hint_writer_internal.h"
 #include "skade/catalog/placement.h"
 #include "skade/catalog/sql_catalog_internal.h"
+#include "skade/catalog/sql_writer_internal.h"
 #include "skade/iceberg/table_update.h"
 #include "skade/iceberg/version_hint.h"
 
@@ -64,8 +61,6 @@ constexpr int64_t kSchemaVersion = 1;
 // Retries while the commit's requirements still hold: each lost race means another commit
 // landed, so the system as a whole progresses; backoff spreads the contenders out.
 constexpr int kMaxCommitAttempts = 100;
-// Upper bound on units one group-commit transaction takes.
-constexpr size_t kMaxBatchUnits = 512;
 constexpr size_t kMaxIdleReaders = 4;
 constexpr size_t kMetadataCacheEntries = 256;
 // Any constant; serialises schema creation between processes opening one PostgreSQL database.
@@ -202,12 +197,11 @@ std::vector<CommitLogEntry> LogEntriesFor(const PreparedCommit& p) {
   return entries;
 }
 
-// Thread-safe. Writes go through one writer connection: with group commit, a writer thread
-// drains a queue of units into shared transactions; without it, callers take turns under
-// write_mu_. Reads use a small pool of separate connections.
+// Thread-safe. Writes go through one writer connection (internal::SqlWriter: group commit);
+// reads use a small pool of separate connections.
 class SqlCatalog final : public Catalog {
  public:
-  using WriteFn = std::function<Result<std::vector<CommitLogEntry>>(SqlConnection&)>;
+  using WriteFn = internal::SqlWriter::WriteFn;
 
   using Opener = std::function<Result<std::unique_ptr<SqlConnection>>()>;
 
@@ -220,21 +214,19 @@ class SqlCatalog final : public Catalog {
         dialect_(dialect),
         open_(std::move(open)),
         io_(io),
-        writer_conn_(std::move(writer)),
         has_log_(has_log) {
-    if (options_.group_commit && writer_conn_) writer_thread_ = std::thread([this] { WriterLoop(); });
-  }
-
-  ~SqlCatalog() override {
-    if (writer_thread_.joinable()) {
-      {
-        std::lock_guard<std::mutex> lock(queue_mu_);
-        stopping_ = true;
-      }
-      queue_cv_.notify_all();
-      writer_thread_.join();
+    if (writer) {
+      writer_ = std::make_unique<internal::SqlWriter>(
+          options_.catalog_name, dialect_, std::move(writer), options_.group_commit,
+          [this](const CommitLogEntry& entry) {
+            std::lock_guard<std::mutex> lock(listener_mu_);
+            if (listener_) listener_(entry);
+          });
     }
   }
+
+  // The queued writes run before the catalog goes.
+  ~SqlCatalog() override { writer_.reset(); }
 
   const std::string& name() const override { return options_.catalog_name; }
   const std::string& warehouse() const override { return options_.warehouse; }
@@ -734,15 +726,6 @@ class SqlCatalog final : public Catalog {
   }
 
  private:
-  // One writer-side unit: a function run inside the shared transaction (in its own savepoint)
-  // and the promise its caller waits on.
-  struct WriteUnit {
-    WriteFn fn;
-    std::string txn_id;
-    Result<std::vector<CommitLogEntry>> result = Status::Internal("write unit did not run");
-    std::promise<void> done;
-  };
-
   // ---- placement (placement.h) ----
 
   Result<std::vector<TableLocation>> LocationsOn(SqlConnection& conn, Backfill backfill) {
@@ -855,187 +838,16 @@ class SqlCatalog final : public Catalog {
 
   // ---- writes ----
 
-  // Runs `fn` in a write transaction: queued to the writer thread (group commit) or run alone.
-  // Returns the unit's log entries with commit_seq, committed_at_us and txn_id filled in.
   Status Writable() const {
-    if (!writer_conn_) return Status::PermissionDenied("catalog " + name() + " is open read-only");
+    if (!writer_) return Status::PermissionDenied("catalog " + name() + " is open read-only");
     return Status::Ok();
   }
 
+  // Runs `fn` in a write transaction (sql_writer_internal.h): its log entries come back with
+  // commit_seq, committed_at_us and txn_id filled in.
   Result<std::vector<CommitLogEntry>> Write(WriteFn fn) {
     SKADE_RETURN_IF_ERROR(Writable());
-    WriteUnit unit;
-    unit.fn = std::move(fn);
-    unit.txn_id = Uuid::NewV7().ToString();
-    if (!options_.group_commit) {
-      std::lock_guard<std::mutex> lock(write_mu_);
-      std::vector<WriteUnit*> batch = {&unit};
-      RunBatch(batch);
-      return std::move(unit.result);
-    }
-    std::future<void> done = unit.done.get_future();
-    {
-      std::lock_guard<std::mutex> lock(queue_mu_);
-      if (stopping_) return Status::Unavailable("catalog is closing");
-      queue_.push_back(&unit);
-    }
-    queue_cv_.notify_one();
-    done.wait();
-    return std::move(unit.result);
-  }
-
-  void WriterLoop() {
-    while (true) {
-      std::vector<WriteUnit*> batch;
-      {
-        std::unique_lock<std::mutex> lock(queue_mu_);
-        queue_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-        if (queue_.empty()) return;  // stopping and drained
-        while (!queue_.empty() && batch.size() < kMaxBatchUnits) {
-          batch.push_back(queue_.front());
-          queue_.pop_front();
-        }
-      }
-      std::lock_guard<std::mutex> lock(write_mu_);
-      RunBatch(batch);
-      // A unit lives on its caller's stack: after set_value it may be gone.
-      for (WriteUnit* unit : batch) unit->done.set_value();
-    }
-  }
-
-  // One transaction for all `units` (group commit, DESIGN §4): the commit-log sequence is read
-  // (PostgreSQL: and locked) once, each unit runs in a savepoint so its failure leaves the
-  // others intact, and one COMMIT makes them all durable with one fsync.
-  void RunBatch(const std::vector<WriteUnit*>& units) {
-    SqlConnection& conn = *writer_conn_;
-    auto fail_all = [&](const Status& status) {
-      for (WriteUnit* unit : units) {
-        if (unit->result.ok()) unit->result = status;
-      }
-    };
-    for (WriteUnit* unit : units) unit->result = Status::Internal("write unit did not run");
-    Status begun = conn.BeginWrite();
-    if (!begun.ok()) {
-      for (WriteUnit* unit : units) unit->result = begun.WithContext("begin catalog transaction");
-      return;
-    }
-    // PostgreSQL: the row lock on last_commit_seq serialises committers across processes for
-    // the rest of the transaction, so commit_seq is dense and in commit order (a sequence
-    // would leave gaps and could reorder). SQLite's IMMEDIATE lock already does this.
-    std::string select_seq = "SELECT value FROM skade_meta WHERE key = 'last_commit_seq'";
-    if (dialect_ == Dialect::kPostgres) select_seq += " FOR UPDATE";
-    Result<SqlResult> seq_row = conn.Exec(select_seq, {});
-    Result<int64_t> last =
-        seq_row.ok()
-            ? (seq_row->rows.empty()
-                   ? Result<int64_t>(Status::Corruption("skade_meta has no last_commit_seq"))
-                   : internal::ParseInt64(seq_row->rows[0][0], "last_commit_seq"))
-            : Result<int64_t>(seq_row.status());
-    if (!last.ok()) {
-      RollbackQuietly(conn);
-      for (WriteUnit* unit : units) unit->result = last.status();
-      return;
-    }
-    int64_t seq = *last;
-    const int64_t now_us = NowMicros();
-    for (WriteUnit* unit : units) {
-      if (!conn.InTransaction()) {
-        unit->result = Status::Unavailable("catalog transaction was rolled back");
-        continue;
-      }
-      Status saved = conn.Exec("SAVEPOINT skade_unit", {}).status();
-      if (!saved.ok()) {
-        unit->result = saved;
-        continue;
-      }
-      Result<std::vector<CommitLogEntry>> entries = unit->fn(conn);
-      int64_t unit_seq = seq;
-      if (entries.ok()) {
-        Status appended;
-        for (CommitLogEntry& entry : *entries) {
-          entry.commit_seq = ++unit_seq;
-          entry.committed_at_us = now_us;
-          entry.txn_id = unit->txn_id;
-          appended = AppendLog(conn, entry);
-          if (!appended.ok()) break;
-        }
-        if (!appended.ok()) entries = appended;
-      }
-      if (entries.ok()) {
-        Status released = conn.Exec("RELEASE SAVEPOINT skade_unit", {}).status();
-        if (released.ok()) {
-          seq = unit_seq;
-          unit->result = std::move(entries);
-          continue;
-        }
-        entries = released;
-      }
-      if (conn.InTransaction()) {
-        (void)conn.Exec("ROLLBACK TO SAVEPOINT skade_unit", {});
-        (void)conn.Exec("RELEASE SAVEPOINT skade_unit", {});
-      }
-      unit->result = entries.status();
-    }
-    if (!conn.InTransaction()) {
-      fail_all(Status::Unavailable("catalog transaction was rolled back"));
-      return;
-    }
-    if (seq != *last) {
-      Status bumped = conn.Exec("UPDATE skade_meta SET value = ? WHERE key = 'last_commit_seq'",
-                                {Text(std::to_string(seq))})
-                          .status();
-      if (bumped.ok() && dialect_ == Dialect::kPostgres) {
-        // A hint for listeners in other processes (DESIGN §4); delivered only on COMMIT.
-        bumped =
-            conn.Exec("SELECT pg_notify('skade_commits', ?)", {Text(std::to_string(seq))}).status();
-      }
-      if (!bumped.ok()) {
-        RollbackQuietly(conn);
-        fail_all(bumped);
-        return;
-      }
-    }
-    Status committed = conn.Exec("COMMIT", {}).status();
-    if (!committed.ok()) {
-      if (conn.InTransaction()) {
-        // The COMMIT did not happen (SQLite keeps the transaction open on some errors).
-        RollbackQuietly(conn);
-        fail_all(Status::Unavailable("catalog commit failed: " + committed.message()));
-      } else if (dialect_ == Dialect::kPostgres && committed.code() == StatusCode::kUnavailable) {
-        // The connection broke while COMMIT was in flight: it may or may not have happened.
-        fail_all(Status::CommitUnknown("catalog commit outcome unknown: " + committed.message()));
-      } else {
-        fail_all(Status::Unavailable("catalog commit failed: " + committed.message()));
-      }
-      return;
-    }
-    // Callers hold write_mu_, so listeners see this process's commits in commit_seq order.
-    std::lock_guard<std::mutex> lock(listener_mu_);
-    if (!listener_) return;
-    for (WriteUnit* unit : units) {
-      if (!unit->result.ok()) continue;
-      for (const CommitLogEntry& entry : *unit->result) listener_(entry);
-    }
-  }
-
-  static void RollbackQuietly(SqlConnection& conn) {
-    if (conn.InTransaction()) (void)conn.Exec("ROLLBACK", {});
-  }
-
-  Status AppendLog(SqlConnection& conn, const CommitLogEntry& entry) {
-    SqlParam snapshot = entry.snapshot_id ? SqlParam(*entry.snapshot_id) : SqlParam();
-    return conn
-        .Exec(
-            "INSERT INTO skade_commit_log (commit_seq, catalog_name, table_namespace, "
-            "table_name, snapshot_id, metadata_location, previous_metadata_location, "
-            "operation, added_records, deleted_records, committed_at_us, txn_id) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            {SqlParam(entry.commit_seq), Text(name()), Text(entry.table.ns.ToString()),
-             Text(entry.table.name), snapshot, Text(entry.metadata_location),
-             Text(entry.previous_metadata_location), Text(entry.operation),
-             SqlParam(entry.added_records), SqlParam(entry.deleted_records),
-             SqlParam(entry.committed_at_us), Text(entry.txn_id)})
-        .status();
+    return writer_->Write(std::move(fn));
   }
 
   Status InsertTable(SqlConnection& conn, const TableIdent& ident,
@@ -1169,16 +981,7 @@ class SqlCatalog final : public Catalog {
   const Opener open_;  // a new connection (read-only ones for a read-only catalog)
   io::FileIO& io_;
 
-  // Held by whoever runs a write transaction on writer_conn_.
-  std::mutex write_mu_;
-  std::unique_ptr<SqlConnection> writer_conn_;
   const bool has_log_ = true;
-
-  std::mutex queue_mu_;
-  std::condition_variable queue_cv_;
-  std::deque<WriteUnit*> queue_;
-  bool stopping_ = false;
-  std::thread writer_thread_;
 
   internal::HintWriter hints_{io_};
 
@@ -1191,6 +994,9 @@ class SqlCatalog final : public Catalog {
   // Held while the listener runs, so removing it waits for a call in progress.
   std::mutex listener_mu_;
   CommitListener listener_;
+
+  // Null for a read-only catalog. Last, and reset first: its thread tells the listener.
+  std::unique_ptr<internal::SqlWriter> writer_;
 };
 
 // A catalog written by a newer skade may use tables this build does not know.
