@@ -54,8 +54,6 @@ using internal::SqlConnection;
 using internal::SqlParam;
 using internal::SqlResult;
 
-// skade_meta schema_version this build writes and understands.
-constexpr int64_t kSchemaVersion = 1;
 // A commit whose compare-and-swap lost to a concurrent commit is re-prepared on the new
 // metadata (requirements checked again) at most this many times.
 // Retries while the commit's requirements still hold: each lost race means another commit
@@ -63,48 +61,11 @@ constexpr int64_t kSchemaVersion = 1;
 constexpr int kMaxCommitAttempts = 100;
 constexpr size_t kMaxIdleReaders = 4;
 constexpr size_t kMetadataCacheEntries = 256;
-// Any constant; serialises schema creation between processes opening one PostgreSQL database.
-constexpr int64_t kSchemaLockKey = 0x736b616465;  // "skade"
 // Serialises the placement check and the insert of a table location between PostgreSQL
 // transactions (SQLite's write lock already does).
 constexpr int64_t kPlacementLockKey = 0x736b616466;
 // A create whose location a concurrent create took first is placed again at most this often.
 constexpr int kMaxPlacementAttempts = 3;
-
-constexpr std::string_view kCreateTablesSql =
-    "CREATE TABLE IF NOT EXISTS iceberg_tables ("
-    "catalog_name VARCHAR(255) NOT NULL, "
-    "table_namespace VARCHAR(255) NOT NULL, "
-    "table_name VARCHAR(255) NOT NULL, "
-    "metadata_location VARCHAR(1000), "
-    "previous_metadata_location VARCHAR(1000), "
-    "iceberg_type VARCHAR(5), "
-    "PRIMARY KEY (catalog_name, table_namespace, table_name))";
-constexpr std::string_view kCreateNamespacePropertiesSql =
-    "CREATE TABLE IF NOT EXISTS iceberg_namespace_properties ("
-    "catalog_name VARCHAR(255) NOT NULL, "
-    "namespace VARCHAR(255) NOT NULL, "
-    "property_key VARCHAR(255) NOT NULL, "
-    "property_value VARCHAR(1000), "
-    "PRIMARY KEY (catalog_name, namespace, property_key))";
-constexpr std::string_view kCreateCommitLogSql =
-    "CREATE TABLE IF NOT EXISTS skade_commit_log ("
-    "commit_seq BIGINT NOT NULL PRIMARY KEY, "
-    "catalog_name VARCHAR(255) NOT NULL, "
-    "table_namespace VARCHAR(255) NOT NULL, "
-    "table_name VARCHAR(255) NOT NULL, "
-    "snapshot_id BIGINT, "
-    "metadata_location VARCHAR(1000), "
-    "previous_metadata_location VARCHAR(1000), "
-    "operation VARCHAR(64) NOT NULL, "
-    "added_records BIGINT NOT NULL, "
-    "deleted_records BIGINT NOT NULL, "
-    "committed_at_us BIGINT NOT NULL, "
-    "txn_id VARCHAR(64) NOT NULL)";
-constexpr std::string_view kCreateMetaSql =
-    "CREATE TABLE IF NOT EXISTS skade_meta ("
-    "key VARCHAR(255) NOT NULL PRIMARY KEY, "
-    "value VARCHAR(1000))";
 
 // Rows whose iceberg_type is NULL predate the JDBC catalog's V1 schema and are tables.
 constexpr std::string_view kIsTable = "(iceberg_type = 'TABLE' OR iceberg_type IS NULL)";
@@ -999,97 +960,6 @@ class SqlCatalog final : public Catalog {
   std::unique_ptr<internal::SqlWriter> writer_;
 };
 
-// A catalog written by a newer skade may use tables this build does not know.
-Status CheckVersion(const std::map<std::string, std::string>& meta) {
-  auto it = meta.find("schema_version");
-  if (it == meta.end()) return Status::Ok();
-  SKADE_ASSIGN_OR_RETURN(int64_t version, internal::ParseInt64(it->second, "skade_meta schema_version"));
-  if (version > kSchemaVersion) {
-    return Status::Corruption("catalog schema version " + std::to_string(version) + " is newer than this build (" +
-                              std::to_string(kSchemaVersion) + ")");
-  }
-  return Status::Ok();
-}
-
-// Read-only open: checks without writing. A database without the JDBC catalog tables is no
-// catalog; one without skade's tables (written by another JDBC catalog) reads, without a log.
-// `has_log`: whether skade's commit log is there (a foreign Iceberg SQL catalog has none).
-Status CheckSchema(SqlConnection& conn, bool* has_log) {
-  std::string tables = conn.dialect() == Dialect::kSqlite
-                           ? "SELECT name FROM sqlite_master WHERE type = 'table'"
-                           : "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()";
-  SKADE_ASSIGN_OR_RETURN(SqlResult rows, conn.Exec(tables, {}));
-  std::set<std::string> names;
-  for (const auto& row : rows.rows) {
-    if (row[0]) names.insert(*row[0]);
-  }
-  if (!names.count("iceberg_tables")) return Status::NotFound("the database holds no Iceberg catalog");
-  *has_log = names.count("skade_meta") && names.count("skade_commit_log");
-  if (!names.count("skade_meta")) return Status::Ok();
-  SKADE_ASSIGN_OR_RETURN(SqlResult meta, conn.Exec("SELECT key, value FROM skade_meta", {}));
-  std::map<std::string, std::string> values;
-  for (const auto& row : meta.rows) {
-    if (row[0]) values[*row[0]] = row[1].value_or("");
-  }
-  return CheckVersion(values);
-}
-
-// Creates the tables if missing and checks skade_meta, in one transaction.
-Status SetUpSchema(SqlConnection& conn) {
-  SKADE_RETURN_IF_ERROR(conn.BeginWrite());
-  auto run = [&]() -> Status {
-    if (conn.dialect() == Dialect::kPostgres) {
-      // Concurrent CREATE TABLE IF NOT EXISTS can fail in PostgreSQL; serialise openers.
-      SKADE_RETURN_IF_ERROR(
-          conn.Exec("SELECT pg_advisory_xact_lock(?)", {SqlParam(kSchemaLockKey)}));
-    }
-    for (std::string_view ddl :
-         {kCreateTablesSql, kCreateNamespacePropertiesSql, kCreateCommitLogSql, kCreateMetaSql,
-          internal::kCreateTableLocationsSql}) {
-      SKADE_RETURN_IF_ERROR(conn.Exec(ddl, {}));
-    }
-    // JDBC catalogs created before the V1 schema have no iceberg_type column; add it as
-    // JdbcCatalog's migration does.
-    std::string has_type =
-        conn.dialect() == Dialect::kSqlite
-            ? "SELECT COUNT(*) FROM pragma_table_info('iceberg_tables') WHERE name = 'iceberg_type'"
-            : "SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = "
-              "current_schema() AND table_name = 'iceberg_tables' AND column_name = 'iceberg_type'";
-    SKADE_ASSIGN_OR_RETURN(SqlResult columns, conn.Exec(has_type, {}));
-    SKADE_ASSIGN_OR_RETURN(int64_t count, internal::ParseInt64(columns.rows.at(0)[0], "count"));
-    if (count == 0) {
-      SKADE_RETURN_IF_ERROR(
-          conn.Exec("ALTER TABLE iceberg_tables ADD COLUMN iceberg_type VARCHAR(5)", {}));
-    }
-    SKADE_ASSIGN_OR_RETURN(SqlResult meta, conn.Exec("SELECT key, value FROM skade_meta", {}));
-    std::map<std::string, std::string> values;
-    for (const auto& row : meta.rows) {
-      if (row[0]) values[*row[0]] = row[1].value_or("");
-    }
-    SKADE_RETURN_IF_ERROR(CheckVersion(values));
-    if (!values.count("schema_version")) {
-      SKADE_RETURN_IF_ERROR(
-          conn.Exec("INSERT INTO skade_meta (key, value) VALUES ('schema_version', ?)",
-                    {Text(std::to_string(kSchemaVersion))}));
-    }
-    if (!values.count("last_commit_seq")) {
-      SKADE_ASSIGN_OR_RETURN(SqlResult max_seq,
-                             conn.Exec("SELECT MAX(commit_seq) FROM skade_commit_log", {}));
-      int64_t last = 0;
-      if (!max_seq.rows.empty() && max_seq.rows[0][0]) {
-        SKADE_ASSIGN_OR_RETURN(last, internal::ParseInt64(max_seq.rows[0][0], "max commit_seq"));
-      }
-      SKADE_RETURN_IF_ERROR(
-          conn.Exec("INSERT INTO skade_meta (key, value) VALUES ('last_commit_seq', ?)",
-                    {Text(std::to_string(last))}));
-    }
-    return conn.Exec("COMMIT", {}).status();
-  };
-  Status status = run();
-  if (!status.ok() && conn.InTransaction()) (void)conn.Exec("ROLLBACK", {});
-  return status;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<Catalog>> OpenSqlCatalog(const SqlCatalogOptions& options, io::FileIO& io) {
@@ -1137,10 +1007,10 @@ Result<std::unique_ptr<Catalog>> OpenSqlCatalog(const SqlCatalogOptions& options
   SKADE_ASSIGN_OR_RETURN(std::unique_ptr<SqlConnection> first, open());
   bool has_log = true;
   if (read_only) {
-    SKADE_RETURN_IF_ERROR(CheckSchema(*first, &has_log).WithContext("open catalog"));
+    SKADE_RETURN_IF_ERROR(internal::CheckSchema(*first, &has_log).WithContext("open catalog"));
     first.reset();  // readers come from the pool; there is no writer
   } else {
-    SKADE_RETURN_IF_ERROR(SetUpSchema(*first).WithContext("open catalog"));
+    SKADE_RETURN_IF_ERROR(internal::SetUpSchema(*first).WithContext("open catalog"));
   }
   return std::unique_ptr<Catalog>(
       std::make_unique<SqlCatalog>(options, dialect, std::move(open), io, std::move(first), has_log));

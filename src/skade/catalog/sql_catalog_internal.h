@@ -64,6 +64,17 @@ enum class Access { kReadWrite, kReadOnly };
 Result<std::unique_ptr<SqlConnection>> OpenPostgresConnection(const std::string& conninfo,
                                                               Access access = Access::kReadWrite);
 
+// ---- The catalog's tables (sql_catalog_schema.cc) ----
+
+// Creates the catalog's tables where missing, adds iceberg_type to a JDBC catalog older than
+// its V1 schema, and records the schema version and the commit-log sequence, in one
+// transaction. kCorruption for a catalog of a newer schema version.
+Status SetUpSchema(SqlConnection& conn);
+// A read-only open's check, which writes nothing: kNotFound for a database without
+// iceberg_tables, kCorruption for a newer schema version. `has_log`: whether skade's commit log
+// is there (a foreign Iceberg SQL catalog has none).
+Status CheckSchema(SqlConnection& conn, bool* has_log);
+
 // Parses a decimal int64 column value; kCorruption naming `what` otherwise.
 Result<int64_t> ParseInt64(const std::optional<std::string>& text, std::string_view what);
 
