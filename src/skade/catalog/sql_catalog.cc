@@ -603,77 +603,31 @@ class SqlCatalog final : public Catalog {
   Result<std::vector<CommitLogEntry>> CommitsSince(int64_t after_seq, int64_t limit) override {
     SKADE_RETURN_IF_ERROR(RequireLog());
     if (limit <= 0) return std::vector<CommitLogEntry>();
-    SKADE_ASSIGN_OR_RETURN(
-        SqlResult result, Read<SqlResult>([&](SqlConnection& conn) {
-          return conn.Exec(
-              "SELECT commit_seq, table_namespace, table_name, snapshot_id, metadata_location, "
-              "previous_metadata_location, operation, added_records, deleted_records, "
-              "committed_at_us, txn_id FROM skade_commit_log WHERE catalog_name = ? AND "
-              "commit_seq > ? ORDER BY commit_seq LIMIT ?",
-              {Text(name()), SqlParam(after_seq), SqlParam(limit)});
-        }));
-    std::vector<CommitLogEntry> out;
-    out.reserve(result.rows.size());
-    for (const auto& row : result.rows) {
-      CommitLogEntry entry;
-      SKADE_ASSIGN_OR_RETURN(entry.commit_seq, internal::ParseInt64(row[0], "commit_seq"));
-      Result<Namespace> ns = Namespace::Parse(row[1].value_or(""));
-      if (!ns.ok()) return ns.status().WithContext("commit log");
-      entry.table = TableIdent{std::move(ns).value(), row[2].value_or("")};
-      if (row[3]) {
-        SKADE_ASSIGN_OR_RETURN(int64_t id, internal::ParseInt64(row[3], "snapshot_id"));
-        entry.snapshot_id = id;
-      }
-      entry.metadata_location = row[4].value_or("");
-      entry.previous_metadata_location = row[5].value_or("");
-      entry.operation = row[6].value_or("");
-      SKADE_ASSIGN_OR_RETURN(entry.added_records, internal::ParseInt64(row[7], "added_records"));
-      SKADE_ASSIGN_OR_RETURN(entry.deleted_records,
-                             internal::ParseInt64(row[8], "deleted_records"));
-      SKADE_ASSIGN_OR_RETURN(entry.committed_at_us,
-                             internal::ParseInt64(row[9], "committed_at_us"));
-      entry.txn_id = row[10].value_or("");
-      out.push_back(std::move(entry));
-    }
-    return out;
+    return Read<std::vector<CommitLogEntry>>(
+        [&](SqlConnection& conn) { return internal::SelectCommitsSince(conn, name(), after_seq, limit); });
   }
 
   Result<int64_t> LatestCommitSeq() override {
     SKADE_RETURN_IF_ERROR(RequireLog());
-    SKADE_ASSIGN_OR_RETURN(SqlResult result, Read<SqlResult>([&](SqlConnection& conn) {
-                             return conn.Exec(
-                                 "SELECT value FROM skade_meta WHERE key = 'last_commit_seq'", {});
-                           }));
-    if (result.rows.empty()) return Status::Corruption("skade_meta has no last_commit_seq");
-    return internal::ParseInt64(result.rows[0][0], "skade_meta last_commit_seq");
+    return Read<int64_t>(
+        [&](SqlConnection& conn) { return internal::SelectLastCommitSeq(conn, internal::LockRow::kNo); });
   }
 
-  // Cursors are skade_meta rows "consumer_cursor:<consumer>" (no schema change).
   Result<std::optional<int64_t>> LoadConsumerCursor(const std::string& consumer) override {
     SKADE_RETURN_IF_ERROR(RequireLog());
-    SKADE_ASSIGN_OR_RETURN(SqlResult result, Read<SqlResult>([&](SqlConnection& conn) {
-                             return conn.Exec("SELECT value FROM skade_meta WHERE key = ?",
-                                              {Text(CursorKey(consumer))});
-                           }));
-    if (result.rows.empty() || !result.rows[0][0]) return std::optional<int64_t>();
-    SKADE_ASSIGN_OR_RETURN(int64_t seq, internal::ParseInt64(result.rows[0][0], "skade_meta " + CursorKey(consumer)));
-    return std::optional<int64_t>(seq);
+    return Read<std::optional<int64_t>>(
+        [&](SqlConnection& conn) { return internal::SelectConsumerCursor(conn, consumer); });
   }
 
   Status StoreConsumerCursor(const std::string& consumer, int64_t commit_seq) override {
     SKADE_RETURN_IF_ERROR(RequireLog());
     if (consumer.empty() || consumer.size() > 200) return Status::InvalidArgument("a consumer name has 1 to 200 characters");
     return Write([&](SqlConnection& conn) -> Result<std::vector<CommitLogEntry>> {
-             // ON CONFLICT … DO UPDATE: SQLite ≥ 3.24 and PostgreSQL ≥ 9.5 both have it.
-             SKADE_RETURN_IF_ERROR(conn.Exec("INSERT INTO skade_meta (key, value) VALUES (?, ?) "
-                                             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                                             {Text(CursorKey(consumer)), Text(std::to_string(commit_seq))}));
+             SKADE_RETURN_IF_ERROR(internal::PutConsumerCursor(conn, consumer, commit_seq));
              return std::vector<CommitLogEntry>();
            })
         .status();
   }
-
-  static std::string CursorKey(const std::string& consumer) { return "consumer_cursor:" + consumer; }
 
   Status RequireLog() const {
     if (has_log_) return Status::Ok();

@@ -75,6 +75,29 @@ Status SetUpSchema(SqlConnection& conn);
 // is there (a foreign Iceberg SQL catalog has none).
 Status CheckSchema(SqlConnection& conn, bool* has_log);
 
+// ---- The commit log and the consumer cursors (sql_commit_log.cc) ----
+// skade_commit_log holds one row per logged commit (CommitLogEntry); skade_meta holds
+// last_commit_seq and one "consumer_cursor:<consumer>" row per consumer.
+
+// Appends `entry` (its commit_seq, committed_at_us and txn_id already set) for `catalog`.
+Status InsertCommitLogEntry(SqlConnection& conn, const std::string& catalog,
+                            const CommitLogEntry& entry);
+// The entries of `catalog` after `after_seq`, in commit_seq order, at most `limit`.
+Result<std::vector<CommitLogEntry>> SelectCommitsSince(SqlConnection& conn,
+                                                       const std::string& catalog,
+                                                       int64_t after_seq, int64_t limit);
+// kYes (inside a write transaction): PostgreSQL locks the row, which serialises committers
+// across processes until the transaction ends.
+enum class LockRow { kNo, kYes };
+// The last commit_seq given; kCorruption if the row is missing.
+Result<int64_t> SelectLastCommitSeq(SqlConnection& conn, LockRow lock);
+Status UpdateLastCommitSeq(SqlConnection& conn, int64_t seq);
+// The cursor stored for `consumer`, nullopt if none.
+Result<std::optional<int64_t>> SelectConsumerCursor(SqlConnection& conn,
+                                                    const std::string& consumer);
+// Inserts or replaces the cursor of `consumer`.
+Status PutConsumerCursor(SqlConnection& conn, const std::string& consumer, int64_t commit_seq);
+
 // Parses a decimal int64 column value; kCorruption naming `what` otherwise.
 Result<int64_t> ParseInt64(const std::optional<std::string>& text, std::string_view what);
 

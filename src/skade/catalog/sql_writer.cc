@@ -108,14 +108,7 @@ void SqlWriter::RunBatch(const std::vector<Unit*>& units) {
   // PostgreSQL: the row lock on last_commit_seq serialises committers across processes for
   // the rest of the transaction, so commit_seq is dense and in commit order (a sequence
   // would leave gaps and could reorder). SQLite's IMMEDIATE lock already does this.
-  std::string select_seq = "SELECT value FROM skade_meta WHERE key = 'last_commit_seq'";
-  if (dialect_ == Dialect::kPostgres) select_seq += " FOR UPDATE";
-  Result<SqlResult> seq_row = conn.Exec(select_seq, {});
-  Result<int64_t> last =
-      seq_row.ok() ? (seq_row->rows.empty()
-                          ? Result<int64_t>(Status::Corruption("skade_meta has no last_commit_seq"))
-                          : ParseInt64(seq_row->rows[0][0], "last_commit_seq"))
-                   : Result<int64_t>(seq_row.status());
+  Result<int64_t> last = SelectLastCommitSeq(conn, LockRow::kYes);
   if (!last.ok()) {
     RollbackQuietly(conn);
     for (Unit* unit : units) unit->result = last.status();
@@ -141,7 +134,7 @@ void SqlWriter::RunBatch(const std::vector<Unit*>& units) {
         entry.commit_seq = ++unit_seq;
         entry.committed_at_us = now_us;
         entry.txn_id = unit->txn_id;
-        appended = AppendLog(conn, entry);
+        appended = InsertCommitLogEntry(conn, catalog_name_, entry);
         if (!appended.ok()) break;
       }
       if (!appended.ok()) entries = appended;
@@ -166,9 +159,7 @@ void SqlWriter::RunBatch(const std::vector<Unit*>& units) {
     return;
   }
   if (seq != *last) {
-    Status bumped = conn.Exec("UPDATE skade_meta SET value = ? WHERE key = 'last_commit_seq'",
-                              {Text(std::to_string(seq))})
-                        .status();
+    Status bumped = UpdateLastCommitSeq(conn, seq);
     if (bumped.ok() && dialect_ == Dialect::kPostgres) {
       // A hint for listeners in other processes (DESIGN §4); delivered only on COMMIT.
       bumped =
@@ -200,30 +191,6 @@ void SqlWriter::RunBatch(const std::vector<Unit*>& units) {
     if (!unit->result.ok()) continue;
     for (const CommitLogEntry& entry : *unit->result) on_committed_(entry);
   }
-}
-
-Status SqlWriter::AppendLog(SqlConnection& conn, const CommitLogEntry& entry) {
-  std::vector<SqlParam> params = {SqlParam(entry.commit_seq),
-                                  Text(catalog_name_),
-                                  Text(entry.table.ns.ToString()),
-                                  Text(entry.table.name),
-                                  SqlParam(),
-                                  Text(entry.metadata_location),
-                                  Text(entry.previous_metadata_location),
-                                  Text(entry.operation),
-                                  SqlParam(entry.added_records),
-                                  SqlParam(entry.deleted_records),
-                                  SqlParam(entry.committed_at_us),
-                                  Text(entry.txn_id)};
-  if (entry.snapshot_id) params[4] = *entry.snapshot_id;
-  return conn
-      .Exec(
-          "INSERT INTO skade_commit_log (commit_seq, catalog_name, table_namespace, "
-          "table_name, snapshot_id, metadata_location, previous_metadata_location, "
-          "operation, added_records, deleted_records, committed_at_us, txn_id) "
-          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-          params)
-      .status();
 }
 
 }  // namespace skade::catalog::internal

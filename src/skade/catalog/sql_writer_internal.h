@@ -50,7 +50,6 @@ class SqlWriter {
 
   void Loop();
   void RunBatch(const std::vector<Unit*>& units);
-  Status AppendLog(SqlConnection& conn, const CommitLogEntry& entry);
 
   const std::string catalog_name_;
   const Dialect dialect_;
