@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <future>
 #include <string>
 #include <thread>
 
@@ -77,7 +78,7 @@ TEST_F(HintWriterTest, AStreamOfCommitsIsHintedOncePerIntervalAndEndsOnTheLast) 
     std::this_thread::sleep_for(milliseconds(2));
   }
   const auto elapsed = std::chrono::steady_clock::now() - start;
-  ASSERT_GT(version, 50);
+  ASSERT_GE(version, 10);
   // The last one is written within the interval, without a Drain.
   ASSERT_TRUE(testing::PollUntil([&] { return Hint() == HintOf(version); }));
   // At most one write per interval of the stream, plus the first and the last.
@@ -87,14 +88,22 @@ TEST_F(HintWriterTest, AStreamOfCommitsIsHintedOncePerIntervalAndEndsOnTheLast) 
 }
 
 TEST_F(HintWriterTest, DrainWritesWhatIsPendingWithoutWaitingForTheInterval) {
-  HintWriter hints(counting_, std::chrono::hours(1));
-  hints.Advance("t", Metadata(1));
+  // Shared with the thread that drains, so that a Drain that waits for the interval fails the
+  // test instead of hanging it.
+  auto hints = std::make_shared<HintWriter>(counting_, std::chrono::hours(1));
+  hints->Advance("t", Metadata(1));
   ASSERT_TRUE(testing::PollUntil([&] { return Hint() == HintOf(1); }));
-  hints.Advance("t", Metadata(2));
-  const auto start = std::chrono::steady_clock::now();
-  hints.Drain();
+  hints->Advance("t", Metadata(2));
+  // Within the hour's interval: only Drain's hurry writes it.
+  auto done = std::make_shared<std::promise<void>>();
+  std::future<void> drained = done->get_future();
+  std::thread([hints, done] {
+    hints->Drain();
+    done->set_value();
+  }).detach();
+  ASSERT_EQ(drained.wait_for(std::chrono::seconds(20)), std::future_status::ready)
+      << "Drain waited for the interval";
   EXPECT_EQ(Hint(), HintOf(2));
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
 }
 
 TEST_F(HintWriterTest, TheDestructorWritesWhatIsPending) {

@@ -179,9 +179,11 @@ class SqlCatalog final : public Catalog {
     if (writer) {
       writer_ = std::make_unique<internal::SqlWriter>(
           options_.catalog_name, dialect_, std::move(writer), options_.group_commit,
-          [this](const CommitLogEntry& entry) {
+          [this](const std::vector<const CommitLogEntry*>& entries) {
+            // One hold for the transaction: a listener set meanwhile gets none of it or all.
             std::lock_guard<std::mutex> lock(listener_mu_);
-            if (listener_) listener_(entry);
+            if (!listener_) return;
+            for (const CommitLogEntry* entry : entries) listener_(*entry);
           });
     }
   }
@@ -539,8 +541,6 @@ class SqlCatalog final : public Catalog {
       for (size_t i = 0; i < commits.size() && status.ok(); ++i) {
         if (commits[i].before_swap) status = commits[i].before_swap();
       }
-      // So are the folder entries of the new metadata files (Prepare: CreateUnpublished).
-      if (status.ok()) status = io_.SyncFolders(written);
       if (!status.ok()) {
         DiscardUnlessUnknown(status, written);
         return status;
@@ -851,11 +851,10 @@ class SqlCatalog final : public Catalog {
     prepared.metadata = std::make_shared<const iceberg::TableMetadata>(std::move(next).value());
     prepared.new_location = io::JoinLocation(MetadataFolder(*prepared.metadata),
                                              iceberg::NextMetadataFileName(base.metadata_location));
-    // No reader looks for this file before the pointer names it, and Commit makes its folder
-    // entry durable before that: one name and one fsync instead of a temporary file, a link and
-    // an unlink (a freed inode per commit, which ext4 without a journal walks past for minutes).
-    Status written = io_.CreateUnpublished(prepared.new_location,
-                                           iceberg::TableMetadataToJson(*prepared.metadata));
+    // Published whole (CreateExclusive): readers without a version hint take the highest
+    // version in the folder, and must never find a half-written file under a metadata name.
+    Status written = io_.CreateExclusive(prepared.new_location,
+                                         iceberg::TableMetadataToJson(*prepared.metadata));
     if (written.code() == StatusCode::kAlreadyExists) {
       // Someone else holds this metadata file name: another committer is ahead of us.
       return Status::Conflict("commit " + commit.ident.ToString() + ": " + written.message());

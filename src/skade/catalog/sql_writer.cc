@@ -187,10 +187,12 @@ void SqlWriter::RunBatch(const std::vector<Unit*>& units) {
   }
   // Callers hold write_mu_, so this process's commits are told in commit_seq order.
   if (!on_committed_) return;
+  std::vector<const CommitLogEntry*> entries;
   for (Unit* unit : units) {
     if (!unit->result.ok()) continue;
-    for (const CommitLogEntry& entry : *unit->result) on_committed_(entry);
+    for (const CommitLogEntry& entry : *unit->result) entries.push_back(&entry);
   }
+  if (!entries.empty()) on_committed_(entries);
 }
 
 }  // namespace skade::catalog::internal

@@ -28,9 +28,9 @@ class SqlWriter {
   // Runs on the writer connection inside the transaction; returns the commit-log entries to
   // append (commit_seq, committed_at_us and txn_id are filled in by the writer).
   using WriteFn = std::function<Result<std::vector<CommitLogEntry>>(SqlConnection&)>;
-  // Called with each entry once its transaction committed, in commit_seq order: before the
-  // next transaction starts, so never concurrently.
-  using OnCommitted = std::function<void(const CommitLogEntry&)>;
+  // Called once per committed transaction with its entries in commit_seq order, before the
+  // next transaction starts (so never concurrently).
+  using OnCommitted = std::function<void(const std::vector<const CommitLogEntry*>&)>;
 
   // `catalog_name` is the catalog_name column of the log rows written.
   SqlWriter(std::string catalog_name, Dialect dialect, std::unique_ptr<SqlConnection> conn,
