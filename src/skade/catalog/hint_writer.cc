@@ -1,9 +1,10 @@
+#include "skade/catalog/hint_writer_internal.h"
+
 #include <algorithm>
 #include <utility>
 #include <vector>
 
 #include "skade/base/log.h"
-#include "skade/catalog/hint_writer_internal.h"
 #include "skade/iceberg/version_hint.h"
 
 namespace skade::catalog::internal {

@@ -53,6 +53,7 @@ using internal::Dialect;
 using internal::SqlConnection;
 using internal::SqlParam;
 using internal::SqlResult;
+using internal::Text;
 
 // A commit whose compare-and-swap lost to a concurrent commit is re-prepared on the new
 // metadata (requirements checked again) at most this many times.
@@ -69,8 +70,6 @@ constexpr int kMaxPlacementAttempts = 3;
 
 // Rows whose iceberg_type is NULL predate the JDBC catalog's V1 schema and are tables.
 constexpr std::string_view kIsTable = "(iceberg_type = 'TABLE' OR iceberg_type IS NULL)";
-
-SqlParam Text(std::string value) { return SqlParam(std::move(value)); }
 
 // Number of UTF-8 code points: SQL substr() counts characters in both dialects.
 int64_t CharCount(std::string_view text) {

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -97,6 +98,13 @@ Result<std::optional<int64_t>> SelectConsumerCursor(SqlConnection& conn,
                                                     const std::string& consumer);
 // Inserts or replaces the cursor of `consumer`.
 Status PutConsumerCursor(SqlConnection& conn, const std::string& consumer, int64_t commit_seq);
+
+// A text parameter.
+inline SqlParam Text(std::string value) { return SqlParam(std::move(value)); }
+// Ends the open transaction, if any, ignoring errors (the caller reports its own).
+inline void RollbackQuietly(SqlConnection& conn) {
+  if (conn.InTransaction()) (void)conn.Exec("ROLLBACK", {});
+}
 
 // Parses a decimal int64 column value; kCorruption naming `what` otherwise.
 Result<int64_t> ParseInt64(const std::optional<std::string>& text, std::string_view what);

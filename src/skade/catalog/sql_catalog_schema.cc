@@ -54,7 +54,15 @@ constexpr std::string_view kCreateMetaSql =
     "key VARCHAR(255) NOT NULL PRIMARY KEY, "
     "value VARCHAR(1000))";
 
-SqlParam Text(std::string value) { return SqlParam(std::move(value)); }
+// skade_meta's rows, key → value.
+Result<std::map<std::string, std::string>> ReadMeta(SqlConnection& conn) {
+  SKADE_ASSIGN_OR_RETURN(SqlResult meta, conn.Exec("SELECT key, value FROM skade_meta", {}));
+  std::map<std::string, std::string> values;
+  for (const auto& row : meta.rows) {
+    if (row[0]) values[*row[0]] = row[1].value_or("");
+  }
+  return values;
+}
 
 // A catalog written by a newer skade may use tables this build does not know.
 Status CheckVersion(const std::map<std::string, std::string>& meta) {
@@ -87,11 +95,7 @@ Status CheckSchema(SqlConnection& conn, bool* has_log) {
     return Status::NotFound("the database holds no Iceberg catalog");
   *has_log = names.count("skade_meta") && names.count("skade_commit_log");
   if (!names.count("skade_meta")) return Status::Ok();
-  SKADE_ASSIGN_OR_RETURN(SqlResult meta, conn.Exec("SELECT key, value FROM skade_meta", {}));
-  std::map<std::string, std::string> values;
-  for (const auto& row : meta.rows) {
-    if (row[0]) values[*row[0]] = row[1].value_or("");
-  }
+  SKADE_ASSIGN_OR_RETURN(auto values, ReadMeta(conn));
   return CheckVersion(values);
 }
 
@@ -121,11 +125,7 @@ Status SetUpSchema(SqlConnection& conn) {
       SKADE_RETURN_IF_ERROR(
           conn.Exec("ALTER TABLE iceberg_tables ADD COLUMN iceberg_type VARCHAR(5)", {}));
     }
-    SKADE_ASSIGN_OR_RETURN(SqlResult meta, conn.Exec("SELECT key, value FROM skade_meta", {}));
-    std::map<std::string, std::string> values;
-    for (const auto& row : meta.rows) {
-      if (row[0]) values[*row[0]] = row[1].value_or("");
-    }
+    SKADE_ASSIGN_OR_RETURN(auto values, ReadMeta(conn));
     SKADE_RETURN_IF_ERROR(CheckVersion(values));
     if (!values.count("schema_version")) {
       SKADE_RETURN_IF_ERROR(
@@ -146,7 +146,7 @@ Status SetUpSchema(SqlConnection& conn) {
     return conn.Exec("COMMIT", {}).status();
   };
   Status status = run();
-  if (!status.ok() && conn.InTransaction()) (void)conn.Exec("ROLLBACK", {});
+  if (!status.ok()) RollbackQuietly(conn);
   return status;
 }
 

@@ -11,8 +11,6 @@ namespace skade::catalog::internal {
 
 namespace {
 
-SqlParam Text(std::string value) { return SqlParam(std::move(value)); }
-
 std::string CursorKey(const std::string& consumer) { return "consumer_cursor:" + consumer; }
 
 }  // namespace

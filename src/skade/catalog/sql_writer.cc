@@ -1,9 +1,10 @@
+#include "skade/catalog/sql_writer_internal.h"
+
 #include <future>
 #include <utility>
 
 #include "skade/base/clock.h"
 #include "skade/base/uuid.h"
-#include "skade/catalog/sql_writer_internal.h"
 
 namespace skade::catalog::internal {
 
@@ -11,12 +12,6 @@ namespace {
 
 // Upper bound on the writes one group-commit transaction takes.
 constexpr size_t kMaxBatchUnits = 512;
-
-SqlParam Text(std::string value) { return SqlParam(std::move(value)); }
-
-void RollbackQuietly(SqlConnection& conn) {
-  if (conn.InTransaction()) (void)conn.Exec("ROLLBACK", {});
-}
 
 }  // namespace
 
