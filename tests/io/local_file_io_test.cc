@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "skade/io/file_io.h"
+#include "skade/io/local_folders.h"
 #include "skade/io/location_map.h"
 #include "tests/testing/temp_dir.h"
 
@@ -62,6 +63,67 @@ TEST(LocalFileIOTest, CreateUnsyncedWritesOnceAndSyncFilesNamesWhatFails) {
   Status missing = io->SyncFiles({a, tmp.Path("t/data/gone.parquet")});
   EXPECT_EQ(missing.code(), StatusCode::kNotFound);
   EXPECT_NE(missing.message().find("gone.parquet"), std::string::npos) << missing.ToString();
+}
+
+// Each folder made gets its entry synced in its parent, shallowest first; existing folders
+// cost nothing.
+TEST(LocalFoldersTest, CreateFoldersDurablySyncsTheParentOfEachFolderItMakes) {
+  testing::TempDir tmp;
+  std::vector<std::string> synced;
+  auto record = [&](const std::string& folder) {
+    synced.push_back(folder);
+    return SyncFolder(folder);
+  };
+  ASSERT_TRUE(CreateFoldersDurably(tmp.Path("a/b/c"), record).ok());
+  EXPECT_TRUE(std::filesystem::is_directory(tmp.Path("a/b/c")));
+  EXPECT_EQ(synced, (std::vector<std::string>{tmp.path(), tmp.Path("a"), tmp.Path("a/b")}));
+  synced.clear();
+  ASSERT_TRUE(CreateFoldersDurably(tmp.Path("a/b/c/"), record).ok());
+  ASSERT_TRUE(CreateFoldersDurably("file://" + tmp.Path("a/b"), record).ok());
+  EXPECT_TRUE(synced.empty());
+  ASSERT_TRUE(CreateFoldersDurably(tmp.Path("a/x"), record).ok());
+  EXPECT_EQ(synced, (std::vector<std::string>{tmp.Path("a")}));
+
+  // A file in the way is an error naming it; a failed sync fails the call.
+  ASSERT_TRUE(MakeLocalFileIO()->CreateExclusive(tmp.Path("f"), "x").ok());
+  Status blocked = CreateFoldersDurably(tmp.Path("f/g"), record);
+  EXPECT_EQ(blocked.code(), StatusCode::kIoError);
+  EXPECT_NE(blocked.message().find(tmp.Path("f")), std::string::npos) << blocked.ToString();
+  Status failed = CreateFoldersDurably(tmp.Path("y"), [](const std::string& f) { return Status::IoError("no sync of " + f); });
+  EXPECT_EQ(failed.code(), StatusCode::kIoError);
+}
+
+// Racing creators of one tree all succeed: a level another made first is no error.
+TEST(LocalFoldersTest, ConcurrentCreatorsOfOneTreeAllSucceed) {
+  testing::TempDir tmp;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      if (!CreateFoldersDurably(tmp.Path("r/s/" + std::to_string(t % 2))).ok()) ++failures;
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_TRUE(std::filesystem::is_directory(tmp.Path("r/s/0")));
+  EXPECT_TRUE(std::filesystem::is_directory(tmp.Path("r/s/1")));
+}
+
+TEST(LocalFoldersTest, FoldersBetweenARootAndItsFilesParentsFirst) {
+  EXPECT_EQ(FoldersBetween("/t/data/", {"/t/data/k=a/n=1/f1.parquet", "/t/data/k=a/n=2/f2.parquet",
+                                       "/t/data/k=b/f3.parquet", "/t/data/f4.parquet",
+                                       "/t/database/x/f5.parquet", "/elsewhere/y/f6.parquet"}),
+            (std::vector<std::string>{"/t/data/k=a", "/t/data/k=a/n=1", "/t/data/k=a/n=2", "/t/data/k=b"}));
+  EXPECT_TRUE(FoldersBetween("/t/data", {"/t/data", "/t/data/"}).empty());
+}
+
+TEST(LocalFoldersTest, SyncFolderEntriesSyncsEachParentAndNamesAMissingOne) {
+  testing::TempDir tmp;
+  ASSERT_TRUE(CreateFoldersDurably(tmp.Path("a/b")).ok());
+  EXPECT_TRUE(SyncFolderEntries({tmp.Path("a/b"), tmp.Path("a/b/file"), "file://" + tmp.Path("a/other")}).ok());
+  Status missing = SyncFolderEntries({tmp.Path("gone/file")});
+  EXPECT_EQ(missing.code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.message().find(tmp.Path("gone")), std::string::npos) << missing.ToString();
 }
 
 TEST(LocalFileIOTest, TemporaryWriteNames) {

@@ -66,6 +66,11 @@ class GateFileIO final : public io::DelegatingFileIO {
     std::lock_guard<std::mutex> lock(mu_);
     return synced_files_;
   }
+  // The locations whose entries in their folders were made durable (SyncFolders).
+  std::set<std::string> synced_entries() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return synced_entries_;
+  }
 
   Status CreateUnpublished(std::string_view l, std::string_view d) override {
     return Create(l, d, [&] { return base_.CreateUnpublished(l, d); });
@@ -78,6 +83,12 @@ class GateFileIO final : public io::DelegatingFileIO {
     SKADE_RETURN_IF_ERROR(base_.SyncFiles(l));
     std::lock_guard<std::mutex> lock(mu_);
     synced_files_.insert(l.begin(), l.end());
+    return Status::Ok();
+  }
+  Status SyncFolders(const std::vector<std::string>& l) override {
+    SKADE_RETURN_IF_ERROR(base_.SyncFolders(l));
+    std::lock_guard<std::mutex> lock(mu_);
+    synced_entries_.insert(l.begin(), l.end());
     return Status::Ok();
   }
 
@@ -104,6 +115,7 @@ class GateFileIO final : public io::DelegatingFileIO {
   std::mutex mu_;
   std::function<bool()> hold_until_;
   std::set<std::string> synced_files_;
+  std::set<std::string> synced_entries_;
   std::atomic<bool> fail_lists_{false};
   std::atomic<bool> fail_syncs_{false};
   std::atomic<int> list_writes_{0};
@@ -534,6 +546,36 @@ TEST_F(CoalesceTest, AnAppendsFilesAreSyncedBeforeItsCommitAndAFailedSyncCommits
   std::unique_ptr<Table> last = Load(Ident("t"));
   EXPECT_EQ(Rows(*last, "SELECT string_agg(w::VARCHAR, ',' ORDER BY w) FROM t"),
             (std::vector<std::vector<std::string>>{{"1,3"}}));
+}
+
+// DuckDB makes the partition folders of a partitioned append; their entries in their parents
+// are made durable by the batch with the files', before the commit names anything under them.
+TEST_F(CoalesceTest, ThePartitionFoldersAnAppendMadeAreSyncedInTheirParentsBeforeItsCommit) {
+  std::unique_ptr<Table> t = CreateTable("p", "k VARCHAR, n INTEGER, c INTEGER", "k, n");
+  ASSERT_TRUE(t);
+  std::unique_ptr<Table> writer = Load(Ident("p"));
+  auto ok = writer->Append({"SELECT * FROM (VALUES ('a', 1, 1), ('a', 2, 2), ('b', 1, 3)) v(k, n, c)", nullptr});
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  ASSERT_EQ(ok->added_files, 3);
+  const std::string data = io::JoinLocation(io::LocalPath(t->metadata().location), "data");
+  const std::set<std::string> entries = gate_->synced_entries();
+  std::set<std::string> data_files;
+  for (const std::string& f : FilesOf(*Load(Ident("p")))) {
+    if (f.starts_with(data + "/")) data_files.insert(f);
+  }
+  ASSERT_EQ(data_files.size(), 3u);
+  for (const std::string& f : data_files) {
+    EXPECT_TRUE(entries.count(f)) << f << "'s entry was not synced";
+    // Every folder between data/ and the file: "data/k=a" and "data/k=a/n=1".
+    const std::string below = f.substr(data.size() + 1);
+    for (size_t slash = below.find('/'); slash != std::string::npos; slash = below.find('/', slash + 1)) {
+      const std::string folder = data + "/" + below.substr(0, slash);
+      EXPECT_TRUE(entries.count(folder)) << folder << "'s entry was not synced";
+    }
+    EXPECT_EQ(std::count(below.begin(), below.end(), '/'), 2) << f;
+  }
+  EXPECT_EQ(Rows(*Load(Ident("p")), "SELECT string_agg(c::VARCHAR, ',' ORDER BY c) FROM t"),
+            (std::vector<std::vector<std::string>>{{"1,2,3"}}));
 }
 
 TEST_F(CoalesceTest, AMissingManifestListOfTheCurrentSnapshotFailsTheAppendAtOnce) {

@@ -8,6 +8,7 @@
 #include "skade/catalog/open_catalog.h"
 #include "skade/engine/database.h"
 #include "skade/io/location.h"
+#include "skade/io/local_folders.h"
 #include "skade/io/routing_file_io.h"
 #include "skade/table/failed_write_spool.h"
 #include "skade/table/table.h"
@@ -82,9 +83,8 @@ int skade_open(const char* warehouse, const char* catalog_uri, skade_lake** out)
     options.uri = *uri;
   }
   if (!skade::io::IsObjectStoreLocation(lake->warehouse)) {
-    std::error_code ec;
-    std::filesystem::create_directories(lake->warehouse, ec);
-    if (ec) return Report(skade::Status::IoError("cannot create warehouse '" + lake->warehouse + "': " + ec.message()));
+    skade::Status created = skade::io::CreateFoldersDurably(lake->warehouse);
+    if (!created.ok()) return Report(created.WithContext("create the warehouse"));
   }
   lake->io = skade::io::MakeEnvironmentFileIO();
   skade::engine::DatabaseOptions db_options;

@@ -14,6 +14,7 @@
 #include "skade/base/clock.h"
 #include "skade/base/hash.h"
 #include "skade/base/log.h"
+#include "skade/io/local_folders.h"
 
 namespace skade::catalog {
 namespace {
@@ -463,9 +464,8 @@ class PolledLogCatalog final : public Catalog {
 }  // namespace
 
 Result<std::unique_ptr<Catalog>> WithPolledCommitLog(std::unique_ptr<Catalog> inner, PolledLogOptions options) {
-  std::error_code ec;
   const std::filesystem::path parent = std::filesystem::path(options.state_path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  if (!parent.empty()) SKADE_RETURN_IF_ERROR(io::CreateFoldersDurably(parent.string()));
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(options.state_path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
                       nullptr) != SQLITE_OK) {

@@ -12,6 +12,7 @@
 #include "skade/base/log.h"
 #include "skade/catalog/open_catalog.h"
 #include "skade/io/location.h"
+#include "skade/io/local_folders.h"
 #include "skade/io/routing_file_io.h"
 #include "skade/cli/lake.h"
 #include "skade/sql/lake_sql.h"
@@ -109,8 +110,7 @@ Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& open_options)
   // Catalogs that name their own warehouse (a service's, or the folder of tables itself).
   const bool remote = lake.kind != catalog::CatalogKind::kSql;
   if (open_options.use == Use::kCreate && !remote && !object_store) {
-    fs::create_directories(lake.warehouse, ec);
-    if (ec) return Status::IoError("cannot create warehouse '" + lake.warehouse + "': " + ec.message());
+    SKADE_RETURN_IF_ERROR(io::CreateFoldersDurably(lake.warehouse).WithContext("create the warehouse"));
   } else if (default_catalog && !fs::exists(io::JoinLocation(lake.warehouse, "catalog.db"), ec)) {
     // Only commands that create something make a lake; the others say there is none.
     return Status::NotFound("no lake at " + lake.warehouse + " (no catalog.db there); `skade ns create NS` or "

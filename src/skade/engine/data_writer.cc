@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <map>
 
+#include "skade/base/fd.h"
 #include "skade/base/log.h"
 #include "skade/base/uuid.h"
 #include "skade/arrow/c_data.h"
@@ -20,6 +21,7 @@
 #include "skade/engine/input_check.h"
 #include "skade/engine/lossless_cast.h"
 #include "skade/io/file_io.h"
+#include "skade/io/local_folders.h"
 #include "skade/io/location.h"
 
 namespace skade::engine {
@@ -94,27 +96,20 @@ void DeleteFile(Database& db, const std::string& path) {
 
 }  // namespace
 
-Status SyncFiles(const std::vector<std::string>& paths) {
-  std::set<std::string> folders;
-  auto sync = [](const std::string& path, int flags) -> Status {
-    int fd = ::open(path.c_str(), flags | O_CLOEXEC);
-    if (fd < 0) return Status::IoError("open '" + path + "' to sync: " + std::strerror(errno));
-    int rc = ::fsync(fd);
-    int err = errno;
-    ::close(fd);
-    if (rc != 0) return Status::IoError("fsync '" + path + "': " + std::strerror(err));
-    return Status::Ok();
-  };
+Status SyncFiles(const std::vector<std::string>& paths, const std::vector<std::string>& folders) {
+  std::vector<std::string> entries;
   for (const std::string& p : paths) {
     // An object exists only once its upload completed: nothing to flush.
     if (io::IsObjectStoreLocation(p)) continue;
-    SKADE_RETURN_IF_ERROR(sync(p, O_RDONLY));
-    folders.insert(fs::path(p).parent_path().string());
+    Fd fd(::open(p.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) return Status::IoError("open '" + p + "' to sync: " + std::strerror(errno));
+    if (::fsync(fd.get()) != 0) return Status::IoError("fsync '" + p + "': " + std::strerror(errno));
+    entries.push_back(p);
   }
   for (const std::string& f : folders) {
-    if (!f.empty()) SKADE_RETURN_IF_ERROR(sync(f, O_RDONLY | O_DIRECTORY));
+    if (!io::IsObjectStoreLocation(f)) entries.push_back(f);
   }
-  return Status::Ok();
+  return io::SyncFolderEntries(entries);
 }
 
 WriteOptions WriteOptionsFromProperties(const std::map<std::string, std::string>& properties,
@@ -394,10 +389,8 @@ Result<WriteResult> WriteDataFiles(Database& db, const WriteSource& source, cons
   }
   if (!part_select.empty()) select = "SELECT *" + part_select + " FROM (" + select + ") __skade_rows";
 
-  std::error_code ec;
   if (!io::IsObjectStoreLocation(options.data_location)) {
-    fs::create_directories(options.data_location, ec);
-    if (ec) return Status::IoError("create '" + options.data_location + "': " + ec.message());
+    SKADE_RETURN_IF_ERROR(io::CreateFoldersDurably(options.data_location));
   }
   const std::string prefix = options.file_prefix.empty() ? Uuid::NewV7().ToString() + "-" : options.file_prefix;
   std::string copy = "COPY (" + select + "\n) TO " + QuoteString(options.data_location) +
@@ -454,8 +447,11 @@ Result<WriteResult> WriteDataFiles(Database& db, const WriteSource& source, cons
   }
   std::vector<std::string> paths;
   for (const auto& f : result.files) paths.push_back(f.file_path);
+  if (!partition_by.empty() && !io::IsObjectStoreLocation(options.data_location)) {
+    result.folders = io::FoldersBetween(options.data_location, paths);
+  }
   if (options.sync == WriteOptions::Sync::kNow) {
-    Status synced = SyncFiles(paths);
+    Status synced = SyncFiles(paths, result.folders);
     if (!synced.ok()) return fail(synced);
   }
   return result;

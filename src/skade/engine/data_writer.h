@@ -59,6 +59,11 @@ struct WriteResult {
   std::vector<iceberg::DataFile> files;
   int64_t records = 0;
   int64_t bytes = 0;
+  // Local folders under options.data_location the write may have created for its files
+  // (partition folders, parents first). With Sync::kByCaller, the caller makes their entries
+  // durable with the files' (FileIO::SyncFolders); options.data_location itself is created
+  // durable before the write (local_folders.h).
+  std::vector<std::string> folders;
 };
 
 // Writes the source into new data files under options.data_location. Errors, with nothing
@@ -69,9 +74,11 @@ struct WriteResult {
 Result<WriteResult> WriteDataFiles(Database& db, const WriteSource& source, const iceberg::Schema& schema,
                                    const iceberg::PartitionSpec& spec, const WriteOptions& options);
 
-// Flushes written files and their folders to stable storage (fsync), so that a commit never
-// references data that a power loss could take away. kIoError naming the file.
-Status SyncFiles(const std::vector<std::string>& paths);
+// Flushes written files, their entries in their folders, and the entries of the `folders` made
+// for them (WriteResult::folders) to stable storage (fsync), so that a commit never references
+// data that a power loss could take away. Object-store locations need nothing. kIoError naming
+// the file.
+Status SyncFiles(const std::vector<std::string>& paths, const std::vector<std::string>& folders = {});
 
 // The SQL expression computing partition field `field` from `column_sql` (a column of the
 // source type), and the partition value type; used by writers and by tests.

@@ -34,7 +34,8 @@ class FileIO {
   // Size and modification time. kNotFound if absent.
   virtual Result<FileInfo> Stat(std::string_view location) = 0;
   // Writes `data` to a new file atomically: readers see the whole file or nothing, and an
-  // existing file is never replaced (kAlreadyExists). Parent folders are created.
+  // existing file is never replaced (kAlreadyExists). Parent folders are created (local: each
+  // new folder's entry made durable, local_folders.h).
   virtual Status CreateExclusive(std::string_view location, std::string_view data) = 0;
   // Writes `data` to a new file that no reader looks for until a later commit names it (a
   // manifest or manifest list with a name of its own): like CreateExclusive (kAlreadyExists
@@ -59,9 +60,11 @@ class FileIO {
     (void)locations;
     return Status::Ok();
   }
-  // Makes the folder entries of files created by CreateUnpublished under the folders of
-  // `locations` durable (local: one fsync per distinct folder), before a commit names them.
-  // The default does nothing (CreateExclusive already did it).
+  // Makes the entries of `locations` in their folders durable (local: one fsync per distinct
+  // parent folder), before a commit names them: files created by CreateUnpublished or
+  // CreateUnsynced, and folders another program created for them (local_folders.h). Folders
+  // this FileIO creates are durable when it returns. The default does nothing (CreateExclusive
+  // already did it).
   virtual Status SyncFolders(const std::vector<std::string>& locations) {
     (void)locations;
     return Status::Ok();

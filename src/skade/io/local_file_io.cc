@@ -7,12 +7,12 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <set>
 #include <string>
 
 #include "skade/base/fd.h"
 #include "skade/base/uuid.h"
 #include "skade/io/file_io.h"
+#include "skade/io/local_folders.h"
 
 namespace skade::io {
 namespace {
@@ -30,10 +30,7 @@ Status ErrnoStatus(std::string_view what, const std::string& path, int err) {
 Status EnsureParent(const std::string& path) {
   fs::path parent = fs::path(path).parent_path();
   if (parent.empty()) return Status::Ok();
-  std::error_code ec;
-  fs::create_directories(parent, ec);
-  if (ec) return Status::IoError("create folder '" + parent.string() + "': " + ec.message());
-  return Status::Ok();
+  return CreateFoldersDurably(parent.string());
 }
 
 // Writes `data` to a unique temporary file beside `path`, fsyncs it and returns its name.
@@ -123,19 +120,7 @@ class LocalFileIO final : public FileIO {
     return Status::Ok();
   }
 
-  Status SyncFolders(const std::vector<std::string>& locations) override {
-    std::set<std::string> folders;
-    for (const std::string& location : locations) {
-      fs::path parent = fs::path(LocalPath(location)).parent_path();
-      folders.insert(parent.empty() ? "." : parent.string());
-    }
-    for (const std::string& folder : folders) {
-      Fd dir(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-      if (dir.get() < 0) return ErrnoStatus("open folder", folder, errno);
-      if (::fsync(dir.get()) != 0) return ErrnoStatus("fsync folder", folder, errno);
-    }
-    return Status::Ok();
-  }
+  Status SyncFolders(const std::vector<std::string>& locations) override { return SyncFolderEntries(locations); }
 
   Status Overwrite(std::string_view location, std::string_view data) override {
     std::string path = LocalPath(location);

@@ -298,6 +298,7 @@ void AppendQueue::CommitBatch(const std::vector<QueuedAppend*>& batch) {
       std::vector<std::string> created = written;
       created.insert(created.end(), unsynced.begin(), unsynced.end());
       created.insert(created.end(), attempt_files.begin(), attempt_files.end());
+      for (const QueuedAppend* a : pending) created.insert(created.end(), a->folders.begin(), a->folders.end());
       return io_.SyncFolders(created);
     });
     auto discard = [&] {

@@ -42,6 +42,9 @@ struct QueuedAppend {
   // Files of the append whose bytes and folder entries the batch makes durable before its
   // commit (FileIO::SyncFiles, SyncFolders): data files and the manifest (when it wrote one).
   std::vector<std::string> unsynced;
+  // Folders the append's data writer may have created (engine::WriteResult::folders), whose
+  // entries the batch makes durable with the files' (SyncFolders).
+  std::vector<std::string> folders;
 
   // Set by the batch that took it.
   std::optional<Result<CommitOutcome>> outcome;

@@ -15,6 +15,7 @@
 #include "skade/base/fd.h"
 #include "skade/base/log.h"
 #include "skade/catalog/polled_log.h"
+#include "skade/io/local_folders.h"
 
 namespace skade::table {
 namespace {
@@ -106,13 +107,12 @@ void FailedWriteSpool::OnWriteFailed(const FailedWrite& write) {
 }
 
 Status FailedWriteSpool::Enable() {
-  std::error_code ec;
   const std::filesystem::path parent = std::filesystem::path(path_).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  if (ec) return Status::IoError("create folder '" + parent.string() + "': " + ec.message());
+  if (!parent.empty()) SKADE_RETURN_IF_ERROR(io::CreateFoldersDurably(parent.string()));
   Fd fd(::open(path_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
   if (!fd.ok()) return Errno("create", path_);
-  return Status::Ok();
+  // A record is synced with fdatasync, which does not sync the file's entry.
+  return io::SyncFolderEntries({path_});
 }
 
 Result<std::vector<FailedWrite>> FailedWriteSpool::TakePending() {
@@ -130,6 +130,7 @@ Result<std::vector<FailedWrite>> FailedWriteSpool::TakePending() {
         if (!out.ok()) return Errno("open", sending);
         SKADE_RETURN_IF_ERROR(WriteAll(out.get(), taken, "write '" + sending + "'"));
         if (::fdatasync(out.get()) != 0) return Errno("sync", sending);
+        SKADE_RETURN_IF_ERROR(io::SyncFolderEntries({sending}));
         if (::ftruncate(spool.get(), 0) != 0) return Errno("truncate", path_);
       }
     }

@@ -13,6 +13,7 @@
 #include "skade/iceberg/manifest.h"
 #include "skade/iceberg/puffin.h"
 #include "skade/io/location.h"
+#include "skade/io/local_folders.h"
 #include "skade/table/commit_internal.h"
 #include "skade/table/table.h"
 
@@ -229,8 +230,7 @@ Result<CommitOutcome> Table::OverwriteWhereUnobserved(const engine::Predicate& w
                                                io::JoinLocation(data_dir, prefix + "deletes.puffin"), p));
       return p;
     }
-    std::error_code ec;
-    if (!io::IsObjectStoreLocation(data_dir)) std::filesystem::create_directories(data_dir, ec);
+    if (!io::IsObjectStoreLocation(data_dir)) SKADE_RETURN_IF_ERROR(io::CreateFoldersDurably(data_dir));
     int n = 0;
     for (const std::string& target : partial) {
       const iceberg::FileScanTask* task = by_path[target];

@@ -197,7 +197,7 @@ Result<CommitOutcome> Table::WriteAndCommit(const engine::WriteSource& source, M
   SKADE_ASSIGN_OR_RETURN(engine::WriteResult written, engine::WriteDataFiles(db_, source, *schema, *spec, wopts));
   std::vector<std::string> paths;
   for (const auto& f : written.files) paths.push_back(f.file_path);
-  if (coalesce && !written.files.empty()) return CommitAppend(written.files, schema, spec);
+  if (coalesce && !written.files.empty()) return CommitAppend(written, schema, spec);
   const int schema_id = schema->schema_id();
   const int spec_id = spec->spec_id();
   // The data is written once; each attempt only rebuilds metadata (appends and full replaces
@@ -218,8 +218,9 @@ Result<CommitOutcome> Table::WriteAndCommit(const engine::WriteSource& source, M
   });
 }
 
-Result<CommitOutcome> Table::CommitAppend(const std::vector<DataFile>& files, const iceberg::SchemaPtr& schema,
+Result<CommitOutcome> Table::CommitAppend(const engine::WriteResult& written, const iceberg::SchemaPtr& schema,
                                          const iceberg::PartitionSpecPtr& spec) {
+  const std::vector<DataFile>& files = written.files;
   std::vector<std::string> operation_files;
   for (const DataFile& f : files) operation_files.push_back(f.file_path);
   auto delete_all = [&] {
@@ -231,6 +232,7 @@ Result<CommitOutcome> Table::CommitAppend(const std::vector<DataFile>& files, co
   append.spec_id = spec->spec_id();
   append.format_version = std::max(2, metadata().format_version);
   append.files = files;
+  append.folders = written.folders;
   if (!lineage_.empty()) append.extra_summary.emplace_back(kSnapshotLineageKey, EncodeSnapshotLineage(lineage_));
   if (metadata().Property(kSnapshotPerBatchProperty) == "true") {
     // The batch writes one manifest for the appends sharing its snapshot.

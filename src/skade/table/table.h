@@ -287,8 +287,9 @@ class Table : public IcebergSource, public IcebergSink {
   enum class KeyedWrite { kDeleteOnly, kUpsert };
   Result<CommitOutcome> WriteKeyed(const engine::WriteSource& source, std::vector<std::string> key_columns,
                                    KeyedWrite kind);
-  // Commits written data files as a fast append through the table's AppendQueue.
-  Result<CommitOutcome> CommitAppend(const std::vector<iceberg::DataFile>& files, const iceberg::SchemaPtr& schema,
+  // Commits data files written unsynced as a fast append through the table's AppendQueue,
+  // which makes them durable (and the folders the write made for them).
+  Result<CommitOutcome> CommitAppend(const engine::WriteResult& written, const iceberg::SchemaPtr& schema,
                                      const iceberg::PartitionSpecPtr& spec);
   // Commits `append` through the queue; deletes `own_files` when it surely did not commit.
   Result<CommitOutcome> CommitQueued(QueuedAppend& append, const std::vector<std::string>& own_files);

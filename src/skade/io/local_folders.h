@@ -1,0 +1,38 @@
+// Local folders whose entries survive a crash. A file is durable only when its bytes, its entry
+// in its folder, and that folder's entry in its parent (and so on up) are all on stable storage;
+// fsync(2) of a file or a folder promises only the first or the second. So every local writer
+// follows one rule: a folder it creates has its entry made durable (its parent fsynced) before
+// anything under it is named by a commit. Writers that create folders themselves use
+// CreateFoldersDurably; writers whose folders another program creates (DuckDB's partition
+// folders) name them to SyncFolderEntries with the files' folders.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "skade/base/status.h"
+
+namespace skade::io {
+
+// Fsyncs one folder; kNotFound when it is absent, kIoError otherwise.
+Status SyncFolder(const std::string& folder);
+
+// Creates `folder` and whichever of its parents are missing. The parent of each level this call
+// created, or found created by a concurrent writer, is synced (`sync_folder`) before the call
+// returns, deepest level last. An existing `folder` costs one stat and syncs nothing.
+// kIoError naming the level that could not be made (e.g. a file in the way).
+Status CreateFoldersDurably(const std::string& folder,
+                            const std::function<Status(const std::string&)>& sync_folder = SyncFolder);
+
+// Makes the entries of `locations` (files or folders) in their parents durable: one fsync per
+// distinct parent folder. `file:` locations are accepted.
+Status SyncFolderEntries(const std::vector<std::string>& locations);
+
+// The folders strictly between `root` and each of `files` under it ("root/a=1/b=2/f" gives
+// "root/a=1" and "root/a=1/b=2"), each once, parents before children: the folders a writer
+// that was given `root` may have created for `files`. Files not under `root` add nothing.
+std::vector<std::string> FoldersBetween(std::string_view root, const std::vector<std::string>& files);
+
+}  // namespace skade::io
