@@ -1,5 +1,7 @@
 #include <atomic>
 #include <filesystem>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -89,24 +91,45 @@ TEST(LocalFoldersTest, CreateFoldersDurablySyncsTheParentOfEachFolderItMakes) {
   Status blocked = CreateFoldersDurably(tmp.Path("f/g"), record);
   EXPECT_EQ(blocked.code(), StatusCode::kIoError);
   EXPECT_NE(blocked.message().find(tmp.Path("f")), std::string::npos) << blocked.ToString();
-  Status failed = CreateFoldersDurably(tmp.Path("y"), [](const std::string& f) { return Status::IoError("no sync of " + f); });
+
+  // A failed sync removes what the call made, so the next call makes and syncs it again.
+  synced.clear();
+  Status failed = CreateFoldersDurably(tmp.Path("y/z"), [&](const std::string& f) {
+    synced.push_back(f);
+    return synced.size() == 2 ? Status::IoError("no sync of " + f) : SyncFolder(f);
+  });
   EXPECT_EQ(failed.code(), StatusCode::kIoError);
+  EXPECT_FALSE(std::filesystem::exists(tmp.Path("y")));
+  synced.clear();
+  ASSERT_TRUE(CreateFoldersDurably(tmp.Path("y/z"), record).ok());
+  EXPECT_EQ(synced, (std::vector<std::string>{tmp.path(), tmp.Path("y")}));
 }
 
-// Racing creators of one tree all succeed: a level another made first is no error.
+// Racing creators of one tree all succeed (a level another made first is no error), and the
+// parent of every level made is synced by one of them.
 TEST(LocalFoldersTest, ConcurrentCreatorsOfOneTreeAllSucceed) {
   testing::TempDir tmp;
   std::atomic<int> failures{0};
+  std::mutex mu;
+  std::set<std::string> synced;
+  auto record = [&](const std::string& folder) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      synced.insert(folder);
+    }
+    return SyncFolder(folder);
+  };
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&, t] {
-      if (!CreateFoldersDurably(tmp.Path("r/s/" + std::to_string(t % 2))).ok()) ++failures;
+      if (!CreateFoldersDurably(tmp.Path("r/s/" + std::to_string(t % 2)), record).ok()) ++failures;
     });
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(failures.load(), 0);
   EXPECT_TRUE(std::filesystem::is_directory(tmp.Path("r/s/0")));
   EXPECT_TRUE(std::filesystem::is_directory(tmp.Path("r/s/1")));
+  EXPECT_EQ(synced, (std::set<std::string>{tmp.path(), tmp.Path("r"), tmp.Path("r/s")}));
 }
 
 TEST(LocalFoldersTest, FoldersBetweenARootAndItsFilesParentsFirst) {
@@ -115,6 +138,11 @@ TEST(LocalFoldersTest, FoldersBetweenARootAndItsFilesParentsFirst) {
                                        "/t/database/x/f5.parquet", "/elsewhere/y/f6.parquet"}),
             (std::vector<std::string>{"/t/data/k=a", "/t/data/k=a/n=1", "/t/data/k=a/n=2", "/t/data/k=b"}));
   EXPECT_TRUE(FoldersBetween("/t/data", {"/t/data", "/t/data/"}).empty());
+  // One normalisation before comparing: doubled slashes, "./", file: forms, the root "/".
+  EXPECT_EQ(FoldersBetween("file:///t/./data", {"/t/data//k=a/f", "file:/t/data/k=b/./f"}),
+            (std::vector<std::string>{"/t/data/k=a", "/t/data/k=b"}));
+  EXPECT_EQ(FoldersBetween("/", {"/a/b/f"}), (std::vector<std::string>{"/a", "/a/b"}));
+  EXPECT_EQ(FoldersBetween("t/data", {"t/data/k=a/f", "/t/data/k=b/f"}), (std::vector<std::string>{"t/data/k=a"}));
 }
 
 TEST(LocalFoldersTest, SyncFolderEntriesSyncsEachParentAndNamesAMissingOne) {

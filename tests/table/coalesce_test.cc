@@ -549,8 +549,8 @@ TEST_F(CoalesceTest, AnAppendsFilesAreSyncedBeforeItsCommitAndAFailedSyncCommits
 }
 
 // DuckDB makes the partition folders of a partitioned append; their entries in their parents
-// are made durable by the batch with the files', before the commit names anything under them.
-TEST_F(CoalesceTest, ThePartitionFoldersAnAppendMadeAreSyncedInTheirParentsBeforeItsCommit) {
+// are made durable by the batch with the files' (the batch's durable work, which the swap waits for).
+TEST_F(CoalesceTest, ThePartitionFoldersAnAppendMadeAreSyncedInTheirParentsWithItsFiles) {
   std::unique_ptr<Table> t = CreateTable("p", "k VARCHAR, n INTEGER, c INTEGER", "k, n");
   ASSERT_TRUE(t);
   std::unique_ptr<Table> writer = Load(Ident("p"));

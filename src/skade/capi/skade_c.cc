@@ -7,8 +7,8 @@
 
 #include "skade/catalog/open_catalog.h"
 #include "skade/engine/database.h"
-#include "skade/io/location.h"
 #include "skade/io/local_folders.h"
+#include "skade/io/location.h"
 #include "skade/io/routing_file_io.h"
 #include "skade/table/failed_write_spool.h"
 #include "skade/table/table.h"

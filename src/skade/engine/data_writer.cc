@@ -449,6 +449,12 @@ Result<WriteResult> WriteDataFiles(Database& db, const WriteSource& source, cons
   for (const auto& f : result.files) paths.push_back(f.file_path);
   if (!partition_by.empty() && !io::IsObjectStoreLocation(options.data_location)) {
     result.folders = io::FoldersBetween(options.data_location, paths);
+    if (result.folders.empty() && !paths.empty()) {
+      // DuckDB wrote partition files outside the folders it was given: their folders'
+      // entries would go unsynced.
+      return fail(Status::Internal("partitioned write put its files outside " + options.data_location + ": " +
+                                   paths.front()));
+    }
   }
   if (options.sync == WriteOptions::Sync::kNow) {
     Status synced = SyncFiles(paths, result.folders);

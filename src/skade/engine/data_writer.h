@@ -26,8 +26,9 @@ struct WriteOptions {
   int metrics_truncate_length = 16;              // write.metadata.metrics.default truncate(16)
   std::string file_prefix;                       // prefix of file names (e.g. a write id)
   // kNow: the files and their folder are fsynced before WriteDataFiles returns. kByCaller:
-  // the caller makes them durable before a commit names them (FileIO::SyncFiles and
-  // SyncFolders), e.g. together with the other files of that commit.
+  // the caller makes them durable before a commit names them (FileIO::SyncFiles, and
+  // SyncFolders of the files and of WriteResult::folders), e.g. together with the other files
+  // of that commit.
   enum class Sync { kNow, kByCaller };
   Sync sync = Sync::kNow;
 };
@@ -60,9 +61,10 @@ struct WriteResult {
   int64_t records = 0;
   int64_t bytes = 0;
   // Local folders under options.data_location the write may have created for its files
-  // (partition folders, parents first). With Sync::kByCaller, the caller makes their entries
-  // durable with the files' (FileIO::SyncFolders); options.data_location itself is created
-  // durable before the write (local_folders.h).
+  // (partition folders, parents first; DuckDB makes them, so whether they existed before is
+  // not known and their entries are synced on every partitioned write). With Sync::kByCaller,
+  // the caller makes their entries durable with the files' (FileIO::SyncFolders). A missing
+  // options.data_location is created durable before the write (local_folders.h).
   std::vector<std::string> folders;
 };
 
@@ -77,7 +79,7 @@ Result<WriteResult> WriteDataFiles(Database& db, const WriteSource& source, cons
 // Flushes written files, their entries in their folders, and the entries of the `folders` made
 // for them (WriteResult::folders) to stable storage (fsync), so that a commit never references
 // data that a power loss could take away. Object-store locations need nothing. kIoError naming
-// the file.
+// the file or folder that failed, kNotFound for a folder that is gone.
 Status SyncFiles(const std::vector<std::string>& paths, const std::vector<std::string>& folders = {});
 
 // The SQL expression computing partition field `field` from `column_sql` (a column of the

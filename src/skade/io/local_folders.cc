@@ -66,13 +66,25 @@ Status CreateFoldersDurably(const std::string& folder,
     missing.push_back(level);
     if (level == "/" || level == "." || ParentOf(level) == level) break;
   }
+  // Levels this call made whose entries are not known durable yet: removed again when a sync
+  // fails, deepest first, so that the next call makes (and syncs) them again instead of
+  // finding them and syncing nothing.
+  std::vector<std::string> made;
+  auto undo = [&](Status failed) {
+    for (auto it = made.rbegin(); it != made.rend(); ++it) ::rmdir(it->c_str());  // fails if no longer empty
+    return failed;
+  };
   for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
-    if (::mkdir(it->c_str(), 0755) != 0) {
+    // 0777: the umask decides, as for any folder a program makes.
+    if (::mkdir(it->c_str(), 0777) == 0) {
+      made.push_back(*it);
+    } else {
       const int err = errno;
       // Made by a concurrent writer, which may not have synced its entry yet: sync it here too.
-      if (err != EEXIST || FolderState(*it) != 1) return FolderError("create folder", *it, err);
+      if (err != EEXIST || FolderState(*it) != 1) return undo(FolderError("create folder", *it, err));
     }
-    SKADE_RETURN_IF_ERROR(sync_folder(ParentOf(*it)));
+    Status synced = sync_folder(ParentOf(*it));
+    if (!synced.ok()) return undo(std::move(synced));
   }
   return Status::Ok();
 }
@@ -85,16 +97,18 @@ Status SyncFolderEntries(const std::vector<std::string>& locations) {
 }
 
 std::vector<std::string> FoldersBetween(std::string_view root, const std::vector<std::string>& files) {
-  while (root.size() > 1 && root.back() == '/') root.remove_suffix(1);
+  // Compared after one normalisation: "a//b", "./a" and "a/" name the folders they mean.
+  fs::path base = fs::path(LocalPath(root)).lexically_normal();
+  if (!base.has_filename() && base != base.root_path()) base = base.parent_path();  // "a/" is "a"
   std::vector<std::string> out;
-  std::set<std::string, std::less<>> seen;
+  std::set<std::string> seen;
   for (const std::string& file : files) {
-    if (file.size() <= root.size() + 1 || file.compare(0, root.size(), root) != 0 || file[root.size()] != '/') continue;
-    for (size_t slash = file.find('/', root.size() + 1); slash != std::string::npos; slash = file.find('/', slash + 1)) {
-      std::string_view folder = std::string_view(file).substr(0, slash);
-      if (folder.back() == '/' || seen.count(folder)) continue;  // "a//b": one folder
-      seen.emplace(folder);
-      out.emplace_back(folder);
+    const fs::path relative = fs::path(LocalPath(file)).lexically_normal().lexically_relative(base);
+    if (relative.empty() || *relative.begin() == ".." || *relative.begin() == ".") continue;
+    fs::path folder = base;
+    for (const fs::path& part : relative.parent_path()) {
+      folder /= part;
+      if (seen.insert(folder.string()).second) out.push_back(folder.string());
     }
   }
   return out;

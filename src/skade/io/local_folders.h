@@ -21,18 +21,24 @@ Status SyncFolder(const std::string& folder);
 
 // Creates `folder` and whichever of its parents are missing. The parent of each level this call
 // created, or found created by a concurrent writer, is synced (`sync_folder`) before the call
-// returns, deepest level last. An existing `folder` costs one stat and syncs nothing.
-// kIoError naming the level that could not be made (e.g. a file in the way).
+// returns, shallowest level first; when a sync fails, the levels this call made are removed
+// again (those still empty), so a later call makes and syncs them anew. An existing `folder`
+// costs one stat and syncs nothing. Known limit: a folder another writer has just made, but
+// whose entry it has not yet synced, counts as existing, so a commit of this caller may name a
+// file under it up to that one fsync early. kIoError naming the level that could not be made
+// (e.g. a file in the way) or synced; kNotFound when a parent vanished meanwhile.
 Status CreateFoldersDurably(const std::string& folder,
                             const std::function<Status(const std::string&)>& sync_folder = SyncFolder);
 
 // Makes the entries of `locations` (files or folders) in their parents durable: one fsync per
-// distinct parent folder. `file:` locations are accepted.
+// distinct parent folder. `file:` locations are accepted. kNotFound naming a parent that does
+// not exist, kIoError for a failed sync.
 Status SyncFolderEntries(const std::vector<std::string>& locations);
 
 // The folders strictly between `root` and each of `files` under it ("root/a=1/b=2/f" gives
-// "root/a=1" and "root/a=1/b=2"), each once, parents before children: the folders a writer
-// that was given `root` may have created for `files`. Files not under `root` add nothing.
+// "root/a=1" and "root/a=1/b=2"), each once, parents before children, compared and returned
+// lexically normalised: the folders a writer that was given `root` may have created for
+// `files`. Files not under `root` add nothing.
 std::vector<std::string> FoldersBetween(std::string_view root, const std::vector<std::string>& files);
 
 }  // namespace skade::io

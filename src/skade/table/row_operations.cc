@@ -12,8 +12,8 @@
 #include "skade/iceberg/deletion_vector.h"
 #include "skade/iceberg/manifest.h"
 #include "skade/iceberg/puffin.h"
-#include "skade/io/location.h"
 #include "skade/io/local_folders.h"
+#include "skade/io/location.h"
 #include "skade/table/commit_internal.h"
 #include "skade/table/table.h"
 
