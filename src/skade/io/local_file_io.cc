@@ -48,11 +48,8 @@ Result<std::string> WriteTemp(const std::string& path, std::string_view data) {
   return tmp;
 }
 
-void SyncParent(const std::string& path) {
-  fs::path parent = fs::path(path).parent_path();
-  Fd dir(::open(parent.empty() ? "." : parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dir.get() >= 0) ::fsync(dir.get());
-}
+// Best effort: the file is already in place under its name.
+void SyncParent(const std::string& path) { (void)SyncFolderEntries({path}); }
 
 class LocalFileIO final : public FileIO {
  public:
