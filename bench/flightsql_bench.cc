@@ -827,6 +827,7 @@ int Main(int argc, char** argv) {
     // As `skade serve` opens it: SQLite catalog in the warehouse, DuckDB locked down to the
     // warehouse with the SQL catalog attached first.
     cli::LakeOpenOptions open;
+    open.use = cli::LakeOpenOptions::Use::kCreate;  // a new folder becomes a lake, as for serve
     open.lock_down = true;
     open.attach_in_memory = {kCatalogName};
     cli::LakeArgs lake_args;

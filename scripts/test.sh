@@ -9,6 +9,8 @@ START=$(date +%s)
 # Prints each phase's start with the seconds since the start (CI keeps no timings of its own).
 phase() { echo "== $* (at $(( $(date +%s) - START )) s)"; }
 "$ROOT/scripts/setup.sh"
+# The real engines the interop suites drive (Spark, PyIceberg, drivers), pinned and cached.
+"$ROOT/scripts/setup_interop.sh"
 
 JOBS="${SKADE_JOBS:-$(nproc)}"
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"

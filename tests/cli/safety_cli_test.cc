@@ -235,5 +235,40 @@ TEST_F(SafetyCliTest, OverlappingNamesGetDisjointLocationsAndGcKeepsOtherTablesW
   for (size_t i = 0; i < tables.size(); ++i) EXPECT_EQ(Lines(SkadeOk("scan " + ShellQuote(tables[i]) + " --count")).back(), std::to_string(5 * (i + 1)));
 }
 
+// A filter that forgot its comparison ("amount" for "amount < 0") matched every row DuckDB
+// casts to true, and a delete lost the table. Filters must be conditions, on every command.
+TEST_F(SafetyCliTest, FiltersThatAreNotConditionsAreRefused) {
+  CreateDemoRows();
+  for (const char* where : {"amount", "id", "1", "'yes'", "s", "day", "NULL", "id + 1"}) {
+    SCOPED_TRACE(where);
+    ExpectRefused("delete demo.t --where " + ShellQuote(where), "InvalidArgument", "not BOOLEAN");
+    ExpectRefused("scan demo.t --count --where " + ShellQuote(where), "InvalidArgument", "not BOOLEAN");
+    ExpectRefused("sql " + ShellQuote(std::string("DELETE FROM demo.t WHERE ") + where), "InvalidArgument", "not BOOLEAN");
+  }
+  ExpectRefused("sql " + ShellQuote("UPDATE demo.t SET amount = 0 WHERE 0"), "InvalidArgument", "not BOOLEAN");
+  EXPECT_EQ(Count(), "10");
+  // Conditions still work, including ones DuckDB types as BOOLEAN through functions.
+  SkadeOk("delete demo.t --where " + ShellQuote("amount < 3 AND starts_with(s, 's')"));
+  EXPECT_EQ(Count(), "8");
+  SkadeOk("delete demo.t --where " + ShellQuote("coalesce(id = 9, false)"));
+  EXPECT_EQ(Count(), "7");
+}
+
+// A maintenance command with nothing to do says so and names no commit (no "commit_seq 0").
+TEST_F(SafetyCliTest, MaintenanceWithNothingToDoReportsNoCommit) {
+  CreateDemoRows();
+  SkadeOk("compact demo.t --small-file-bytes 1000000000");  // one file: nothing to merge after this
+  const std::string log_before = SkadeOk("log --json");
+  const std::string text = SkadeOk("compact demo.t --small-file-bytes 1000000000");
+  EXPECT_THAT(text, HasSubstr("nothing to commit on demo.t"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("commit 0")));
+  Json j = Json::parse(SkadeOk("compact demo.t --small-file-bytes 1000000000 --json"));
+  EXPECT_EQ(j["committed"], false);
+  EXPECT_TRUE(j["commit_seq"].is_null());
+  Json expired = Json::parse(SkadeOk("expire demo.t --retain-last 100 --json"));
+  EXPECT_TRUE(expired["commit_seq"].is_null()) << expired.dump();
+  EXPECT_EQ(SkadeOk("log --json"), log_before);
+}
+
 }  // namespace
 }  // namespace skade::cli

@@ -240,6 +240,23 @@ TEST_F(ObjectStoreFileSystemTest, FailedCopyLeavesNoObject) {
   EXPECT_EQ(s3_->Stat(csv).status().code(), StatusCode::kNotFound);
 }
 
+// An object store that cannot be reached makes a write (and a read) fail as unavailable —
+// the store's fault, to retry later — never as a bad request.
+TEST_F(ObjectStoreFileSystemTest, AnUnreachableStoreIsUnavailableForWritesAndReads) {
+  io::S3Options o = S3rverOptions(1);  // nothing listens on port 1
+  o.retry.max_attempts = 2;
+  auto down = io::S3FileIO::Open(o);
+  ASSERT_TRUE(down.ok()) << down.status().ToString();
+  DatabaseOptions options;
+  options.object_store = down->get();
+  auto db = Database::Open(options);
+  ASSERT_TRUE(db.ok());
+  Status copied = (*db)->Execute("COPY (SELECT 1 AS v) TO " + QuoteString(Loc("down.parquet")) + " (FORMAT parquet)");
+  EXPECT_EQ(copied.code(), StatusCode::kUnavailable) << copied.ToString();
+  Status read = Run(**db, "SELECT * FROM read_parquet(" + QuoteString(Loc("down.parquet")) + ")");
+  EXPECT_EQ(read.code(), StatusCode::kUnavailable) << read.ToString();
+}
+
 TEST_F(ObjectStoreFileSystemTest, PartitionedCopyWritesObjectsUnderThePrefix) {
   const std::string out = Loc("parts");
   Status copied = db_->Execute("COPY (SELECT range AS v, range % 3 AS k FROM range(30)) TO " +

@@ -88,6 +88,17 @@ TEST_F(SqlFilterTest, ConvertsConnectivesAndSpecialForms) {
   Convert("NOT (n BETWEEN 1 AND 3) AND name NOT IN ('a') AND name NOT LIKE 'x%'");
 }
 
+// DuckDB would cast a WHERE clause to BOOLEAN; a filter must be a condition.
+TEST_F(SqlFilterTest, RefusesPredicatesThatAreNotBoolean) {
+  for (const char* sql : {"n", "1", "'yes'", "name", "n + 1", "NULL"}) {
+    auto e = SqlToIcebergFilter(*db_, testing::Where(sql), *schema_);
+    EXPECT_EQ(e.status().code(), StatusCode::kInvalidArgument) << sql;
+  }
+  for (const char* sql : {"n > 1", "name IS NULL", "starts_with(name, 'a')", "NOT (n = 1)", "true"}) {
+    EXPECT_TRUE(SqlToIcebergFilter(*db_, testing::Where(sql), *schema_).ok()) << sql;
+  }
+}
+
 TEST_F(SqlFilterTest, LeavesOutWhatItCannotExpress) {
   auto expect_true = [&](const std::string& sql) {
     auto e = SqlToIcebergFilter(*db_, testing::Where(sql), *schema_);
@@ -102,7 +113,8 @@ TEST_F(SqlFilterTest, LeavesOutWhatItCannotExpress) {
   expect_true("n > 3 OR upper(name) = 'A'"); // one unknown branch makes the OR unknown
   expect_true("s.a = 1");                    // nested columns are not pruned on yet
   expect_true("n > 3000000000");             // out of the int range
-  expect_true("nope = 1");                   // unknown column: DuckDB reports it when run
+  // An unknown column is an error at once (the predicate is bound before it is converted).
+  EXPECT_EQ(SqlToIcebergFilter(*db_, testing::Where("nope = 1"), *schema_).status().code(), StatusCode::kInvalidArgument);
   // An AND keeps its convertible part.
   auto e = SqlToIcebergFilter(*db_, testing::Where("n > 3 AND upper(name) = 'A'"), *schema_);
   ASSERT_TRUE(e.ok());

@@ -249,6 +249,18 @@ TEST(StatementTest, MalformedOrStackedStatementsAreErrors) {
   }
 }
 
+// DuckDB reads C strings: text after a NUL would vanish and the rest would run.
+TEST(StatementTest, TextWithANulByteIsRefusedEverywhere) {
+  const std::string nul = std::string("DELETE FROM t WHERE id = 1") + '\0' + " AND id = 2";
+  EXPECT_EQ(ParseStatement(nul).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Predicate::Parse(std::string("id = 1") + '\0' + " AND id = 2").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Query::Parse(std::string("SELECT 1") + '\0' + " WHERE false").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseTableDefinition(std::string("a INT") + '\0' + ", b INT").status().code(), StatusCode::kInvalidArgument);
+  auto db = std::move(Database::Open({})).value();
+  EXPECT_EQ(db->QueryRows(std::string("SELECT 1") + '\0' + " WHERE false").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(db->Execute(std::string("SELECT 1") + '\0').code(), StatusCode::kInvalidArgument);
+}
+
 TEST(StatementTest, ParameterMarkersBindInTheTree) {
   const std::string sql = "INSERT INTO t VALUES (?, '?', \"?\", ?) -- ?";
   auto unbound = ParseStatement(sql);

@@ -184,6 +184,30 @@ class Client {
     return put;
   }
 
+  // A DoPut of CommandStatementUpdate: the number of rows the statement changed.
+  Result<int64_t> Update(const std::string& sql, const std::string& data_header = "") {
+    pbsql::CommandStatementUpdate update;
+    update.set_query(sql);
+    google::protobuf::Any any;
+    any.PackFrom(update);
+    grpc::ClientContext ctx;
+    Prepare(ctx);
+    auto stream = stub_->DoPut(&ctx);
+    pb::FlightData first;
+    first.mutable_flight_descriptor()->set_type(pb::FlightDescriptor::CMD);
+    first.mutable_flight_descriptor()->set_cmd(any.SerializeAsString());
+    first.set_data_header(data_header);
+    stream->Write(first);
+    stream->WritesDone();
+    pb::PutResult result;
+    const bool answered = stream->Read(&result);
+    grpc::Status st = stream->Finish();
+    if (!st.ok()) return Failed("DoPut", st);
+    pbsql::DoPutUpdateResult count;
+    if (!answered || !count.ParseFromString(result.app_metadata())) return Status::Internal("DoPut: no update result");
+    return count.record_count();
+  }
+
  private:
   Status Failed(const char* call, const grpc::Status& st) {
     last_code_ = st.error_code();

@@ -612,6 +612,36 @@ TEST(TableUpdateTest, SetAndRemoveStatistics) {
             StatusCode::kInvalidArgument);
 }
 
+// REST's set-partition-statistics / remove-partition-statistics (Spark sends them after
+// compute_partition_stats): one file per snapshot, kept through a metadata round trip.
+TEST(TableUpdateTest, SetAndRemovePartitionStatistics) {
+  TableMetadata m = TableWithSnapshot();
+  auto set = ParseTableUpdate(
+      R"({"action":"set-partition-statistics","partition-statistics":{"snapshot-id":1001,)"
+      R"("statistics-path":"s3://b/t/p1.parquet","file-size-in-bytes":7}})");
+  ASSERT_TRUE(set.ok()) << set.status().ToString();
+  auto r = ApplyUpdates(m, "", {*set}, 3000);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_NE(r->partition_statistics_json.find("p1.parquet"), std::string::npos);
+  auto again = ParseTableUpdate(TableUpdateToJson(*set));
+  ASSERT_TRUE(again.ok()) << TableUpdateToJson(*set);
+  auto replaced = ParseTableUpdate(
+      R"({"action":"set-partition-statistics","partition-statistics":{"snapshot-id":1001,)"
+      R"("statistics-path":"s3://b/t/p2.parquet","file-size-in-bytes":8}})");
+  r = ApplyUpdates(*r, "", {*replaced}, 3001);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->partition_statistics_json.find("p1.parquet"), std::string::npos);
+  auto parsed = ParseTableMetadata(TableMetadataToJson(*r));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->partition_statistics_json, r->partition_statistics_json);
+  auto remove = ParseTableUpdate(R"({"action":"remove-partition-statistics","snapshot-id":1001})");
+  ASSERT_TRUE(remove.ok());
+  r = ApplyUpdates(*r, "", {*remove}, 3002);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->partition_statistics_json, "[]");
+  EXPECT_FALSE(ParseTableUpdate(R"({"action":"set-partition-statistics","partition-statistics":{"statistics-path":"p"}})").ok());
+}
+
 TEST(TableUpdateTest, SchemaIdsAndLastColumnId) {
   TableMetadata m = NewTable();
   // -1 without an added schema is an error.

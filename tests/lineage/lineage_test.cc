@@ -143,7 +143,7 @@ class LineageTest : public ::testing::Test {
   }
 
   std::unique_ptr<Emitter> StartEmitter(int port, const std::string& consumer = "openlineage",
-                                        const std::string& spool = "") {
+                                        const std::string& spool = "", bool from_beginning = true) {
     HttpTransportOptions h;
     h.url = "http://127.0.0.1:" + std::to_string(port);
     h.api_key = "secret-token";
@@ -154,7 +154,7 @@ class LineageTest : public ::testing::Test {
     EXPECT_TRUE(cursor.ok()) << cursor.status().ToString();
     EmitterOptions options;
     options.naming.warehouse = warehouse_;
-    options.start_at_beginning = true;
+    options.start_at_beginning = from_beginning;
     options.initial_backoff = 5ms;
     options.max_backoff = 50ms;
     options.failure_spool = spool;
@@ -293,6 +293,36 @@ TEST_F(LineageTest, AnOutageAndARestartLoseNothing) {
   for (const auto& [run, types] : by_run) EXPECT_EQ(types, (std::set<std::string>{"START", "COMPLETE"})) << run;
   // In commit order: run ids are time-ordered UUIDv7 of the commit times.
   EXPECT_TRUE(std::is_sorted(first_seen.begin(), first_seen.end()));
+}
+
+// An emitter that starts at the log's head and stops before its first delivery resumed at the
+// head of the log on restart, skipping every commit in between; its cursor now exists from the
+// moment it starts.
+TEST_F(LineageTest, AnEmitterStoppedBeforeItsFirstDeliveryResumesWhereItStarted) {
+  int port;
+  {
+    Receiver probe;
+    port = probe.Start();
+    ASSERT_GT(port, 0);
+  }
+  auto t = table::Table::Load(*catalog_, *io_, *db_, *catalog::TableIdent::Parse("sales.orders"));
+  ASSERT_TRUE(t.ok());
+  Append(**t, 1);  // before the emitter: not its business
+  auto emitter = StartEmitter(port, "fresh", "", /*from_beginning=*/false);
+  ASSERT_NE(emitter, nullptr);
+  std::vector<int64_t> seqs;
+  for (int i = 0; i < 5; ++i) seqs.push_back(Append(**t, 1));
+  emitter->Stop();  // nothing delivered: the receiver is down
+  emitter.reset();
+  for (int i = 0; i < 5; ++i) seqs.push_back(Append(**t, 1));
+  Receiver receiver;
+  ASSERT_EQ(receiver.Start(port), port);
+  emitter = StartEmitter(port, "fresh", "", /*from_beginning=*/false);
+  ASSERT_NE(emitter, nullptr);
+  ASSERT_TRUE(emitter->WaitDelivered(seqs.back(), 60s)) << emitter->stats().delivered_seq;
+  std::set<std::string> runs;
+  for (const Json& e : receiver.events()) runs.insert(e["run"]["runId"].get<std::string>());
+  EXPECT_EQ(runs.size(), 10u) << "every commit after the first start, none before";
 }
 
 // A transform from sales.orders (id, region) to sales.labels (key, label): key = id,

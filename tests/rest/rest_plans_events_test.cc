@@ -151,6 +151,36 @@ TEST_F(RestPlansEventsTest, PlansOverManyManifestsRunInTheBackground) {
   EXPECT_EQ(Post("/v1/namespaces/base/tables/small/plan", Json::object()).body["status"], "completed");
 }
 
+// A plan id is its owner's capability (like a Flight SQL handle), and one client that never
+// fetches its plans fills only its own share of the store, never everyone's.
+TEST_F(RestPlansEventsTest, PlansBelongToTheirPrincipalAndOneClientCannotFillTheStore) {
+  RestOptions options;
+  options.plan_page_tasks = 1;
+  options.plan_async_manifests = 0;
+  options.static_tokens = {"token-a", "token-b"};
+  Start(options);
+  token_ = "token-a";
+  MakeTable("paged", 3, false);
+  const std::string plan = "/v1/namespaces/base/tables/paged/plan";
+  Reply mine = Post(plan, Json::object());
+  ASSERT_EQ(mine.status, 200) << mine.body.dump();
+  const std::string id = mine.body["plan-id"];
+  const Json task = mine.body["plan-tasks"][0];
+  // Client A fills its share with plans it never fetches.
+  int refused = 0;
+  for (int i = 0; i < 40; ++i) refused += Post(plan, Json::object()).status == 503 ? 1 : 0;
+  EXPECT_GT(refused, 0) << "one client's plans are bounded";
+  token_ = "token-b";
+  EXPECT_EQ(ErrorType(Get(plan + "/" + id)), "NoSuchPlanIdException");
+  EXPECT_EQ(ErrorType(FetchTasks("paged", task)), "NoSuchPlanTaskException");
+  EXPECT_EQ(ErrorType(Delete(plan + "/" + id)), "NoSuchPlanIdException");
+  Reply theirs = Post(plan, Json::object());
+  EXPECT_EQ(theirs.status, 200) << "another client still plans: " << theirs.body.dump();
+  token_ = "token-a";
+  EXPECT_EQ(FetchTasks("paged", task).status, 200);
+  EXPECT_EQ(Delete(plan + "/" + id).status, 204);
+}
+
 TEST_F(RestPlansEventsTest, IncrementalPlansListTheFilesAppendedInTheRange) {
   Start();
   MakeTable("inc", 4, false);

@@ -460,5 +460,119 @@ TEST_F(RestServerTest, TlsServesHttps) {
   EXPECT_EQ(RestServer::Start(*catalog_, *io_, options).status().code(), StatusCode::kInvalidArgument);
 }
 
+// A body nested 100,000 levels crashed the server (a stack overflow after parsing) in every
+// operation that walks its tree; each is now a 400 and the server answers the next request.
+TEST_F(RestServerTest, DeeplyNestedBodiesAreRefusedAndTheServerLives) {
+  Start();
+  ASSERT_EQ(CreateTable("base", "t").status, 200);
+  const std::string before = Get("/v1/namespaces/base/tables/t").body["metadata-location"];
+  const std::string deep_array = std::string(100000, '[') + std::string(100000, ']');
+  std::string deep_object;
+  for (int i = 0; i < 100000; ++i) deep_object += "{\"a\":";
+  deep_object += "1" + std::string(100000, '}');
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"/v1/namespaces/base/tables/t", R"({"requirements":)" + deep_array + R"(,"updates":[]})"},
+      {"/v1/namespaces/base/tables/t",
+       R"({"requirements":[],"updates":[{"action":"set-properties","updates":{"k":)" + deep_object + "}}]}"},
+      {"/v1/transactions/commit", R"({"table-changes":)" + deep_array + "}"},
+      {"/v1/namespaces/base/tables", R"({"name":"n","schema":)" + deep_object + "}"},
+      {"/v1/namespaces/base/tables/t/plan", R"({"filter":)" + deep_object + "}"},
+      {"/v1/events", R"({"catalog-objects-by-name":)" + deep_array + "}"},
+      {"/v1/namespaces", R"({"namespace":["n"],"properties":)" + deep_object + "}"},
+      {"/v1/namespaces/base/register", R"({"name":"r","metadata-location":)" + deep_array + "}"},
+  };
+  for (const auto& [path, body] : cases) {
+    SCOPED_TRACE(path);
+    Reply r = Post(path, body);
+    EXPECT_EQ(r.status, 400) << r.body.dump();
+    EXPECT_EQ(ErrorType(r), "BadRequestException");
+    ASSERT_EQ(Get("/v1/config").status, 200);
+  }
+  EXPECT_EQ(Get("/v1/namespaces/base/tables/t").body["metadata-location"], before);
+}
+
+// NUL characters would be cut wherever a value becomes a C string (SQL, paths, PostgreSQL).
+TEST_F(RestServerTest, NulCharactersInRequestsAreRefused) {
+  Start();
+  ASSERT_EQ(CreateTable("base", "t").status, 200);
+  const std::string before = Get("/v1/namespaces/base/tables/t").body["metadata-location"];
+  EXPECT_EQ(ErrorType(Post("/v1/namespaces/base/tables/t",
+                           std::string(R"({"requirements":[],"updates":[{"action":"set-properties","updates":{"k":"a\u0000b"}}]})"))),
+            "BadRequestException");
+  EXPECT_EQ(ErrorType(Post("/v1/namespaces", std::string(R"({"namespace":["x"],"properties":{"a\u0000":"v"}})"))),
+            "BadRequestException");
+  EXPECT_EQ(Head("/v1/namespaces/x").status, 404);
+  EXPECT_EQ(Get("/v1/namespaces/base/tables/t").body["metadata-location"], before);
+  // An escaped backslash before "u0000" is not a NUL.
+  Reply ok = Post("/v1/namespaces/base/tables/t",
+                  std::string(R"({"requirements":[],"updates":[{"action":"set-properties","updates":{"k":"a\\u0000b"}}]})"));
+  ASSERT_EQ(ok.status, 200) << ok.body.dump();
+  EXPECT_EQ(ok.body["metadata"]["properties"]["k"], "a\\u0000b");
+}
+
+// 300,000 properties in one 4 MB request pinned a core for minutes (ordered objects built by
+// a linear search per key); they now commit like any other request.
+TEST_F(RestServerTest, ManyPropertiesCommitInLinearTime) {
+  RestOptions options;
+  options.max_body_bytes = 32 << 20;
+  Start(options);
+  ASSERT_EQ(CreateTable("base", "t").status, 200);
+  std::string updates;
+  for (int i = 0; i < 300000; ++i) updates += (i ? ",\"p" : "\"p") + std::to_string(i) + "\":\"v\"";
+  Reply r = Post("/v1/namespaces/base/tables/t",
+                 R"({"requirements":[],"updates":[{"action":"set-properties","updates":{)" + updates + "}}]}");
+  ASSERT_EQ(r.status, 200) << r.body.dump().substr(0, 300);
+  EXPECT_GE(r.body["metadata"]["properties"].size(), 300000u);
+  EXPECT_EQ(r.body["metadata"]["properties"]["p299999"], "v");
+}
+
+// Locations inside what a client sends — a registered file's own location, a snapshot's
+// manifest list — obey the same rule as the locations of the request itself.
+TEST_F(RestServerTest, LocationsInsideMetadataAndSnapshotsObeyTheLocationRule) {
+  Start();
+  ASSERT_EQ(CreateTable("base", "t").status, 200);
+  Reply loaded = Get("/v1/namespaces/base/tables/t");
+  const std::string before = loaded.body["metadata-location"];
+  // A metadata file inside the warehouse whose table location is elsewhere.
+  testing::TempDir elsewhere;
+  Json metadata = loaded.body["metadata"];
+  metadata["location"] = elsewhere.path() + "/victim";
+  const std::string planted = tmp_.Path("warehouse") + "/base/planted/metadata/v1.metadata.json";
+  testing::WriteFileOrDie(planted, metadata.dump());
+  EXPECT_EQ(ErrorType(Post("/v1/namespaces/base/register", Json{{"name", "planted"}, {"metadata-location", planted}})),
+            "BadRequestException");
+  EXPECT_EQ(Head("/v1/namespaces/base/tables/planted").status, 404);
+  // A snapshot whose manifest list is any file of the machine, or another table's.
+  for (const std::string& list : {std::string("/etc/passwd"), elsewhere.path() + "/snap.avro",
+                                  tmp_.Path("warehouse") + "/../outside/snap.avro"}) {
+    SCOPED_TRACE(list);
+    Json snapshot{{"snapshot-id", 42},
+                  {"sequence-number", 1},
+                  {"timestamp-ms", 1},
+                  {"manifest-list", list},
+                  {"summary", {{"operation", "append"}}}};
+    Json commit{{"requirements", Json::array()},
+                {"updates", Json::array({Json{{"action", "add-snapshot"}, {"snapshot", snapshot}},
+                                         Json{{"action", "set-snapshot-ref"}, {"ref-name", "main"}, {"type", "branch"},
+                                              {"snapshot-id", 42}}})}};
+    EXPECT_EQ(ErrorType(Post("/v1/namespaces/base/tables/t", commit)), "BadRequestException");
+    Json txn{{"table-changes", Json::array({Json{{"identifier", {{"namespace", {"base"}}, {"name", "t"}}},
+                                               {"requirements", commit["requirements"]},
+                                               {"updates", commit["updates"]}}})}};
+    EXPECT_EQ(ErrorType(Post("/v1/transactions/commit", txn)), "BadRequestException");
+  }
+  EXPECT_EQ(Get("/v1/namespaces/base/tables/t").body["metadata-location"], before);
+}
+
+TEST_F(RestServerTest, APortInUseFailsToBind) {
+  Start();
+  RestOptions second;
+  second.port = server_->port();
+  auto again = RestServer::Start(*catalog_, *io_, second);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(Get("/v1/config").status, 200);
+}
+
 }  // namespace
 }  // namespace skade::rest

@@ -354,6 +354,30 @@ TEST_F(TableEvolutionTest, PartitionSpecEvolutionReadsAndPrunesFilesOfBothSpecs)
   EXPECT_EQ(LatestSeq(), seq);
 }
 
+// A new field of another width on the same column is another field id: it needs a name of its
+// own across all specs, or Spark's `files` table (all specs' fields by id) refuses the table.
+TEST_F(TableEvolutionTest, NewPartitionFieldsGetNamesNoOtherFieldIdHad) {
+  auto t = Create("named", "id BIGINT, s VARCHAR", "bucket(16, id), truncate(4, s)");
+  ASSERT_TRUE(t->UpdatePartitionSpec("bucket(4, id), truncate(2, s)").ok());
+  const auto& evolved = t->metadata().DefaultSpec()->fields();
+  ASSERT_EQ(evolved.size(), 2u);
+  EXPECT_EQ(evolved[0].name, "id_bucket_4");
+  EXPECT_EQ(evolved[1].name, "s_trunc_2");
+  ASSERT_TRUE(t->UpdatePartitionSpec("bucket(8, id)").ok());
+  EXPECT_EQ(t->metadata().DefaultSpec()->fields()[0].name, "id_bucket_8");
+  // Back to an earlier field: its id and name return.
+  ASSERT_TRUE(t->UpdatePartitionSpec("bucket(16, id)").ok());
+  EXPECT_EQ(t->metadata().DefaultSpec()->fields()[0].name, "id_bucket");
+  EXPECT_EQ(t->metadata().DefaultSpec()->fields()[0].field_id, 1000);
+  std::map<std::string, int> id_of_name;
+  for (const auto& spec : t->metadata().partition_specs) {
+    for (const auto& f : spec->fields()) {
+      auto [it, added] = id_of_name.emplace(f.name, f.field_id);
+      EXPECT_EQ(it->second, f.field_id) << f.name << " names two field ids";
+    }
+  }
+}
+
 TEST_F(TableEvolutionTest, SortOrders) {
   auto t = Create("sorted", "id BIGINT, ts TIMESTAMPTZ, name VARCHAR", "");
   auto o = t->UpdateSortOrder("id DESC, day(ts), bucket(8, name) ASC NULLS LAST");

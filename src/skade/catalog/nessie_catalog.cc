@@ -13,6 +13,7 @@
 #include "skade/catalog/read_only_internal.h"
 #include "skade/iceberg/table_metadata.h"
 #include "skade/io/sigv4.h"
+#include "skade/base/json_parse_internal.h"
 
 namespace skade::catalog {
 namespace {
@@ -108,7 +109,7 @@ struct NessieError {
 NessieError ErrorBody(const io::HttpResponse& r) {
   NessieError e;
   e.status = r.status;
-  Json body = Json::parse(r.body, nullptr, false);
+  Json body = ParseOrderedJson(r.body, "Nessie's error").ValueOr(Json());
   e.code = StringMember(body, "errorCode");
   e.message = StringMember(body, "message");
   if (e.message.empty()) e.message = StringMember(body, "reason");
@@ -482,8 +483,10 @@ class NessieCatalog final : public internal::ReadOnlyCatalogBase {
   }
 
   static Result<Json> ParseBody(const io::HttpResponse& r, const std::string& what) {
-    Json body = Json::parse(r.body, nullptr, false);
-    if (body.is_discarded() || !body.is_object())
+    auto parsed = ParseOrderedJson(r.body, what + ": Nessie's answer");
+    if (!parsed.ok()) return Status::Corruption(parsed.status().message());
+    Json body = std::move(parsed).value();
+    if (!body.is_object())
       return Status::Corruption(what + ": Nessie's answer is not a JSON object");
     return body;
   }

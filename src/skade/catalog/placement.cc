@@ -3,6 +3,7 @@
 #include "skade/base/uuid.h"
 #include "skade/io/file_io.h"
 #include "skade/io/location.h"
+#include "skade/io/reserved_files.h"
 
 namespace skade::catalog {
 
@@ -13,6 +14,19 @@ std::string NamespaceFolder(std::string_view warehouse, const Namespace& ns) {
 }
 
 Status CheckLocationFree(const PlacementInputs& inputs, const TableIdent& self, std::string_view location) {
+  // The catalog's own files are no folder for a table (io/reserved_files.h), at any depth.
+  for (std::string at = io::NormalizeLocation(location); !at.empty();) {
+    if (io::IsReservedFile(at)) {
+      return Status::InvalidArgument("location " + std::string(location) + " is, or lies inside, the catalog's own file " + at);
+    }
+    const size_t slash = at.rfind('/');
+    if (slash == std::string::npos || slash == 0 || io::IsObjectStoreLocation(at)) break;
+    at.resize(slash);
+  }
+  if (!inputs.warehouse.empty() && io::IsWithin(inputs.warehouse, location)) {
+    return Status::InvalidArgument("location " + std::string(location) + " holds the whole warehouse (" +
+                                   inputs.warehouse + ")");
+  }
   for (const TableLocation& t : inputs.tables) {
     if (t.ident == self || t.location.empty()) continue;
     if (io::Overlaps(location, t.location)) {

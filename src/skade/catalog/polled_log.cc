@@ -15,6 +15,7 @@
 #include "skade/base/hash.h"
 #include "skade/base/log.h"
 #include "skade/io/local_folders.h"
+#include "skade/io/reserved_files.h"
 
 namespace skade::catalog {
 namespace {
@@ -466,6 +467,7 @@ class PolledLogCatalog final : public Catalog {
 Result<std::unique_ptr<Catalog>> WithPolledCommitLog(std::unique_ptr<Catalog> inner, PolledLogOptions options) {
   const std::filesystem::path parent = std::filesystem::path(options.state_path).parent_path();
   if (!parent.empty()) SKADE_RETURN_IF_ERROR(io::CreateFoldersDurably(parent.string()));
+  io::ReserveSqliteDatabase(options.state_path);
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(options.state_path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
                       nullptr) != SQLITE_OK) {

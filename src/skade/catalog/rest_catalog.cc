@@ -13,6 +13,7 @@
 #include "skade/iceberg/table_metadata.h"
 #include "skade/iceberg/table_update.h"
 #include "skade/io/sigv4.h"
+#include "skade/base/json_parse_internal.h"
 
 namespace skade::catalog {
 namespace {
@@ -35,7 +36,7 @@ Json IdentJson(const TableIdent& t) { return Json{{"namespace", t.ns.levels}, {"
 // catalog, so an answer that does not say whether it happened is kCommitUnknown.
 Status ErrorOf(const io::HttpResponse& r, const std::string& what, bool commit) {
   std::string type, message;
-  Json body = Json::parse(r.body, nullptr, false);
+  Json body = ParseOrderedJson(r.body, what).ValueOr(Json());
   if (const Json* e = Member(body, "error")) {
     type = internal::StringMember(*e, "type");
     message = internal::StringMember(*e, "message");
@@ -187,9 +188,9 @@ class RestCatalog final : public Catalog {
     Json body;
     body["name"] = ident.name;
     if (request.location) body["location"] = *request.location;
-    body["schema"] = Json::parse(iceberg::SchemaToJson(*request.schema));
-    if (request.spec) body["partition-spec"] = Json::parse(iceberg::PartitionSpecToJson(*request.spec));
-    body["write-order"] = Json::parse(iceberg::SortOrderToJson(request.sort_order));
+    body["schema"] = ParseOrderedJson(iceberg::SchemaToJson(*request.schema), "a request part").ValueOr(Json());
+    if (request.spec) body["partition-spec"] = ParseOrderedJson(iceberg::PartitionSpecToJson(*request.spec), "a request part").ValueOr(Json());
+    body["write-order"] = ParseOrderedJson(iceberg::SortOrderToJson(request.sort_order), "a request part").ValueOr(Json());
     body["stage-create"] = false;
     body["properties"] = Json::object();
     for (const auto& [k, v] : request.properties) body["properties"][k] = v;
@@ -342,8 +343,8 @@ class RestCatalog final : public Catalog {
 
   static Json CommitJson(const TableCommit& c) {
     Json j{{"identifier", IdentJson(c.ident)}, {"requirements", Json::array()}, {"updates", Json::array()}};
-    for (const auto& r : c.requirements) j["requirements"].push_back(Json::parse(iceberg::TableRequirementToJson(r)));
-    for (const auto& u : c.updates) j["updates"].push_back(Json::parse(iceberg::TableUpdateToJson(u)));
+    for (const auto& r : c.requirements) j["requirements"].push_back(ParseOrderedJson(iceberg::TableRequirementToJson(r), "a request part").ValueOr(Json()));
+    for (const auto& u : c.updates) j["updates"].push_back(ParseOrderedJson(iceberg::TableUpdateToJson(u), "a request part").ValueOr(Json()));
     return j;
   }
 
@@ -431,8 +432,8 @@ class RestCatalog final : public Catalog {
 
   static Result<Json> ParseBody(const io::HttpResponse& r, const std::string& what) {
     if (r.body.empty()) return Json();
-    Json body = Json::parse(r.body, nullptr, false);
-    if (body.is_discarded()) return Status::Corruption(what + ": the answer is not JSON");
+    auto body = ParseOrderedJson(r.body, what + ": the answer");
+    if (!body.ok()) return Status::Corruption(body.status().message());
     return body;
   }
 
@@ -531,7 +532,7 @@ class RestCatalog final : public Catalog {
     req.headers.Set("Content-Type", "application/x-www-form-urlencoded");
     auto r = http_->Send(req);
     if (!r.ok()) return r.status().WithContext("get an OAuth2 token from " + io::RedactUrl(req.url));
-    Json body = Json::parse(r->body, nullptr, false);
+    Json body = ParseOrderedJson(r->body, "the token answer").ValueOr(Json());
     if (r->status != 200) {
       std::string error = body.is_object() ? body.value("error", "") + " " + body.value("error_description", "") : r->body;
       return Status(r->status == 400 || r->status == 401 ? StatusCode::kUnauthorized : StatusCode::kUnavailable,

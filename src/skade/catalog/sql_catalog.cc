@@ -405,12 +405,20 @@ class SqlCatalog final : public Catalog {
   Status DropTable(const TableIdent& ident, DropMode mode) override {
     SKADE_RETURN_IF_ERROR(ValidateIdent(ident));
     std::optional<std::string> purge_root;
-    std::unique_ptr<DeletionGuard> guard;
+    std::vector<std::string> deletable;
     if (mode == DropMode::kPurge) {
       SKADE_ASSIGN_OR_RETURN(TableState state, LoadTable(ident));
       purge_root = state.metadata->location;
-      // Read the other tables' locations while this one is still listed among them.
-      SKADE_ASSIGN_OR_RETURN(guard, DeletionGuard::Open(*this, io_, ident, *purge_root));
+      // Everything that can refuse the purge is asked before the table is dropped: a purge
+      // that cannot start leaves the table as it was. The other tables' locations are read
+      // while this one is still listed among them; the hints of its last commits go first.
+      SKADE_ASSIGN_OR_RETURN(std::unique_ptr<DeletionGuard> guard, DeletionGuard::Open(*this, io_, ident, *purge_root));
+      hints_.Drain();
+      SKADE_ASSIGN_OR_RETURN(std::vector<io::FileInfo> files,
+                             io_.List(io::JoinLocation(*purge_root, "")).WithContext("purge " + ident.ToString()));
+      std::vector<std::string> candidates;
+      for (const io::FileInfo& file : files) candidates.push_back(file.location);
+      SKADE_ASSIGN_OR_RETURN(deletable, guard->Filter(candidates).WithContext("purge " + ident.ToString()));
     }
     SKADE_RETURN_IF_ERROR(
         Write([&](SqlConnection& conn) -> Result<std::vector<CommitLogEntry>> {
@@ -429,19 +437,19 @@ class SqlCatalog final : public Catalog {
           entry.operation = "drop";
           return std::vector<CommitLogEntry>{std::move(entry)};
         }).WithContext("drop table " + ident.ToString()));
-    if (purge_root) {
-      // The table is gone from the catalog; now remove what lies under its location, except
-      // what belongs to another table (DeletionGuard). Hints of its last commits first.
-      hints_.Drain();
-      SKADE_ASSIGN_OR_RETURN(std::vector<io::FileInfo> files,
-                             io_.List(io::JoinLocation(*purge_root, "")));
-      std::vector<std::string> candidates;
-      for (const io::FileInfo& file : files) candidates.push_back(file.location);
-      SKADE_ASSIGN_OR_RETURN(std::vector<std::string> deletable,
-                             guard->Filter(candidates).WithContext("purge " + ident.ToString()));
-      for (const std::string& file : deletable) {
-        SKADE_RETURN_IF_ERROR(io_.Delete(file).WithContext("purge " + ident.ToString()));
-      }
+    // The table is gone from the catalog; now remove what lies under its location, except what
+    // belongs to another table (DeletionGuard). A file that cannot be removed does not stop the
+    // others; the error names how many stayed (orphans now, for `skade gc` or by hand).
+    Status first_failure;
+    size_t failed = 0;
+    for (const std::string& file : deletable) {
+      Status st = io_.Delete(file);
+      if (st.ok()) continue;
+      if (failed++ == 0) first_failure = st;
+    }
+    if (failed > 0) {
+      return Status(first_failure.code(), "table " + ident.ToString() + " was dropped, but " + std::to_string(failed) +
+                                              " of its files could not be removed (first: " + first_failure.message() + ")");
     }
     return Status::Ok();
   }
@@ -848,6 +856,13 @@ class SqlCatalog final : public Catalog {
       }
     }
     prepared.metadata = std::make_shared<const iceberg::TableMetadata>(std::move(next).value());
+    if (prepared.metadata->location != prepared.base_table_location) {
+      // set-location: checked before the metadata file makes folders there (checked again in
+      // the swap's transaction, which decides a race), so a refused one leaves nothing behind.
+      SKADE_ASSIGN_OR_RETURN(PlacementInputs inputs, ReadPlacementInputs());
+      SKADE_RETURN_IF_ERROR(CheckLocationFree(inputs, commit.ident, prepared.metadata->location)
+                                .WithContext("commit " + commit.ident.ToString()));
+    }
     prepared.new_location = io::JoinLocation(MetadataFolder(*prepared.metadata),
                                              iceberg::NextMetadataFileName(base.metadata_location));
     // Published whole (CreateExclusive): readers without a version hint take the highest

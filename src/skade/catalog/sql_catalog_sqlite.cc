@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "skade/catalog/sql_catalog_internal.h"
+#include "skade/io/reserved_files.h"
 
 namespace skade::catalog::internal {
 namespace {
@@ -144,6 +145,8 @@ class SqliteConnection final : public SqlConnection {
 }  // namespace
 
 Result<std::unique_ptr<SqlConnection>> OpenSqliteConnection(const std::string& path) {
+  // From now on nothing else in the process opens these files (io/reserved_files.h).
+  io::ReserveSqliteDatabase(path);
   sqlite3* raw = nullptr;
   int rc =
       sqlite3_open_v2(path.c_str(), &raw,
@@ -186,6 +189,7 @@ std::string FileUri(const std::string& path, std::string_view query) {
 }
 
 Result<std::unique_ptr<SqliteConnection>> OpenReadOnly(const std::string& uri, const std::string& path) {
+  io::ReserveSqliteDatabase(path);
   sqlite3* raw = nullptr;
   int rc = sqlite3_open_v2(uri.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
   SqliteHandle db(raw);

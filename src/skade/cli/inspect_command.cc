@@ -11,6 +11,7 @@
 #include "skade/iceberg/scan.h"
 #include "skade/io/location_map.h"
 #include "skade/io/routing_file_io.h"
+#include "skade/base/json_parse_internal.h"
 
 namespace skade::cli {
 namespace {
@@ -21,7 +22,7 @@ std::string Dump(const Json& j, int indent) {
   return j.dump(indent, ' ', false, Json::error_handler_t::replace);
 }
 
-Json ParseRaw(const std::string& text) { return Json::parse(text, nullptr, false); }
+Json ParseRaw(const std::string& text) { return ParseOrderedJson(text, "JSON").ValueOr(Json()); }
 
 std::string ContentName(iceberg::DataFileContent c) {
   switch (c) {

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <iostream>
 #include <ostream>
 #include <set>
 
@@ -17,6 +18,7 @@
 #include "skade/cli/lake.h"
 #include "skade/sql/lake_sql.h"
 #include "skade/table/failed_write_spool.h"
+#include "skade/io/confined_file_io.h"
 #include "skade/cli/table_location.h"
 #include "skade/cli/output.h"
 #include "skade/cli/progress.h"
@@ -117,6 +119,18 @@ Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& open_options)
                             "`skade serve` creates one, --warehouse/--catalog point elsewhere");
   }
   lake.io = open_options.io ? open_options.io : std::shared_ptr<io::FileIO>(io::MakeEnvironmentFileIO());
+  // A server's files: only below the warehouse and the allowed directories, whatever a request
+  // or a metadata file names (DESIGN §11, one location rule for every source).
+  std::shared_ptr<io::ConfinedFileIO> confined;
+  if (open_options.lock_down) {
+    std::vector<std::string> roots;
+    if (!remote || !args.warehouse.empty()) roots.push_back(lake.warehouse);
+    // A folder of tables (file://, s3://) is its own warehouse, read before it names it.
+    if (lake.kind == catalog::CatalogKind::kFile) roots.push_back(io::NormalizeLocation(args.catalog_uri));
+    for (const std::string& dir : open_options.allowed_directories) roots.push_back(io::NormalizeLocation(dir));
+    confined = std::make_shared<io::ConfinedFileIO>(lake.io, std::move(roots));
+    lake.io = confined;
+  }
   catalog::SqlCatalogOptions options;
   options.uri = catalog_uri;
   lake.catalog_uri = catalog_uri;
@@ -134,6 +148,13 @@ Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& open_options)
   if (remote && !lake.catalog->warehouse().empty()) {
     lake.warehouse = io::LocalPath(lake.catalog->warehouse());
     while (lake.warehouse.size() > 1 && lake.warehouse.back() == '/') lake.warehouse.pop_back();
+    if (confined && args.warehouse.empty()) confined->AddRoot(lake.catalog->warehouse());
+  } else if (confined && remote && args.warehouse.empty() && open_options.allowed_directories.empty()) {
+    // A catalog that names no warehouse (Nessie) and no --allow-dir: nothing to confine to.
+    std::cerr << "skade: the catalog names no warehouse; pass --allow-dir for the folders or prefixes of its "
+                 "tables to confine what the server reads"
+              << std::endl;
+    confined->AddRoot("/");
   }
 
   engine::DatabaseOptions db_options;
@@ -302,8 +323,10 @@ void PrintOutcome(std::ostream& out, const catalog::TableIdent& ident, const tab
   if (json) {
     Json j = Json::object();
     j["table"] = ident.ToString();
+    // Nothing to do (a compaction of compacted files, say) commits nothing: no commit_seq.
+    j["committed"] = o.commit_seq > 0;
     j["snapshot_id"] = o.snapshot_id;
-    j["commit_seq"] = o.commit_seq;
+    j["commit_seq"] = o.commit_seq > 0 ? Json(o.commit_seq) : Json(nullptr);
     j["operation"] = o.operation;
     j["added_records"] = o.added_records;
     j["added_files"] = o.added_files;
@@ -315,7 +338,7 @@ void PrintOutcome(std::ostream& out, const catalog::TableIdent& ident, const tab
     out << Dump(j) << "\n";
     return;
   }
-  if (o.snapshot_id == 0) {
+  if (o.snapshot_id == 0 || o.commit_seq == 0) {
     out << "nothing to commit on " << ident.ToString() << "\n";
     return;
   }

@@ -268,7 +268,7 @@ int RunExpire(const LakeArgs& lake, const ExpireArgs& a, std::ostream& out, std:
     j["table"] = a.table;
     j["dry_run"] = a.dry_run;
     j["expired_snapshot_ids"] = r->expired_snapshot_ids;
-    j["commit_seq"] = r->commit_seq;
+    j["commit_seq"] = r->commit_seq > 0 ? Json(r->commit_seq) : Json(nullptr);
     j["deleted_data_files"] = r->deleted_data_files;
     j["deleted_delete_files"] = r->deleted_delete_files;
     j["deleted_manifests"] = r->deleted_manifests;

@@ -17,12 +17,23 @@
 #include <nlohmann/json.hpp>
 #include "skade/arrow/builder.h"
 #include "skade/engine/deletion_vectors_internal.h"
+#include "skade/engine/file_guard_internal.h"
 #include "skade/engine/functions_internal.h"
 #include "skade/engine/object_store_fs_internal.h"
 #include "skade/engine/pushdown_scan_internal.h"
 
 namespace skade::engine {
 namespace {
+
+// SQL text for DuckDB's C API, which reads C strings: with an embedded NUL it would prepare
+// only the text before it, so such text is refused (DESIGN §11), never cut.
+Result<std::string> CText(std::string_view sql) {
+  if (sql.find('\0') != std::string_view::npos) {
+    return Status::InvalidArgument("the SQL text contains a NUL byte");
+  }
+  return std::string(sql);
+}
+
 
 // Long lines of DuckDB messages are cut (a CSV error quotes the offending line, which may be
 // 50 MB long), and so is the whole message; the lines after a cut one (the reason) stay.
@@ -53,6 +64,8 @@ Status DuckError(const char* message, const char* fallback) {
     text = Cut(lines, kMaxErrorBytes);
   }
   if (text.rfind("Permission Error", 0) == 0) return Status::PermissionDenied(std::move(text));
+  // An object store that could not be reached (engine/object_store_fs.cc throws these).
+  if (text.rfind("Connection Error", 0) == 0) return Status::Unavailable(std::move(text));
   return Status::InvalidArgument(std::move(text));
 }
 
@@ -154,7 +167,7 @@ struct StreamingQuery {
   }
 
   Status Run(duckdb_connection con, std::string_view sql) {
-    std::string text(sql);
+    SKADE_ASSIGN_OR_RETURN(std::string text, CText(sql));
     if (duckdb_prepare(con, text.c_str(), &stmt.stmt) != DuckDBSuccess) {
       return DuckError(duckdb_prepare_error(stmt.stmt), "cannot prepare the statement");
     }
@@ -464,6 +477,8 @@ Result<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& options)
     SKADE_RETURN_IF_ERROR(
         RegisterObjectStoreFileSystem(db->impl_->db, *options.object_store, options.temp_directory));
   }
+  // Before any query: no statement may open the catalog's own files (io/reserved_files.h).
+  SKADE_RETURN_IF_ERROR(RegisterReservedFileGuard(db->impl_->db));
   SKADE_RETURN_IF_ERROR(RegisterPushdownScanFunction(db->impl_->db, db->impl_->scans));
   // Timestamps with time zone render and compare in UTC unless a caller changes it.
   SKADE_RETURN_IF_ERROR(db->Execute("SET GLOBAL TimeZone = 'UTC'"));
@@ -495,7 +510,7 @@ namespace {
 // refuses to prepare more than one statement, so no text can smuggle a second one in.
 Status ExecuteOn(duckdb_connection con, std::string_view sql) {
   RawPrepared stmt;
-  std::string text(sql);
+  SKADE_ASSIGN_OR_RETURN(std::string text, CText(sql));
   if (duckdb_prepare(con, text.c_str(), &stmt.stmt) != DuckDBSuccess) {
     return DuckError(duckdb_prepare_error(stmt.stmt), "cannot prepare the statement");
   }
@@ -550,7 +565,7 @@ Status QueryTextOn(duckdb_connection connection, std::string_view sql,
                    const std::function<Status(const TextRow&)>& on_row) {
   {
     RawPrepared stmt;
-    std::string text(sql);
+    SKADE_ASSIGN_OR_RETURN(std::string text, CText(sql));
     if (duckdb_prepare(connection, text.c_str(), &stmt.stmt) != DuckDBSuccess) {
       return DuckError(duckdb_prepare_error(stmt.stmt), "cannot prepare the statement");
     }
@@ -713,7 +728,7 @@ Result<std::vector<std::vector<std::string>>> Database::ReferencedTables(std::st
   // Parse first, so that syntax errors come back as errors rather than as an empty list.
   {
     RawPrepared stmt;
-    std::string text(sql);
+    SKADE_ASSIGN_OR_RETURN(std::string text, CText(sql));
     duckdb_extracted_statements extracted = nullptr;
     idx_t n = duckdb_extract_statements(con.con, text.c_str(), &extracted);
     std::string error = n == 0 ? std::string(duckdb_extract_statements_error(extracted)) : "";
@@ -881,7 +896,7 @@ Status Connection::Execute(std::string_view sql) { return ExecuteOn(impl_->con, 
 Result<std::unique_ptr<PreparedStatement>> Connection::Prepare(std::string_view sql) {
   auto impl = std::make_unique<PreparedStatement::Impl>();
   impl->con = impl_->con;
-  std::string text(sql);
+  SKADE_ASSIGN_OR_RETURN(std::string text, CText(sql));
   if (duckdb_prepare(impl_->con, text.c_str(), &impl->stmt) != DuckDBSuccess) {
     const char* err = duckdb_prepare_error(impl->stmt);
     return DuckError(err, "cannot prepare the statement");

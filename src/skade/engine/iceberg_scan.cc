@@ -8,6 +8,7 @@
 #include "skade/base/hex.h"
 #include "skade/base/log.h"
 #include "skade/engine/deletion_vectors_internal.h"
+#include "skade/engine/sql_filter.h"
 #include "skade/iceberg/literal.h"
 #include "skade/io/location.h"
 
@@ -765,6 +766,7 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan, RowOrig
 }
 
 Result<std::string> BuildScanSql(Database& db, const IcebergScan& scan, const ScanQuery& query) {
+  if (query.where && scan.schema) SKADE_RETURN_IF_ERROR(CheckBooleanPredicate(db, *query.where, *scan.schema));
   std::string projection;
   RowLineage lineage = scan.row_lineage;
   if (query.columns.empty()) {
@@ -795,6 +797,7 @@ Result<arrow::StreamHandle> ScanToArrow(Database& db, const IcebergScan& scan, c
 }
 
 Result<int64_t> CountRows(Database& db, const IcebergScan& scan, const std::optional<Predicate>& where) {
+  if (where && scan.schema) SKADE_RETURN_IF_ERROR(CheckBooleanPredicate(db, *where, *scan.schema));
   SKADE_ASSIGN_OR_RETURN(std::string table, BuildTableSql(db, scan));
   std::string sql = "SELECT count(*) FROM (" + table + "\n) __skade_t";
   if (where) sql += " WHERE " + where->sql();

@@ -10,6 +10,8 @@
 #include <memory>
 #include <vector>
 
+#include "skade/io/reserved_files.h"
+
 namespace skade::engine {
 namespace {
 
@@ -22,6 +24,7 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 // Feeds the file's decompressed bytes to `consume` chunk by chunk; `consume` returning false
 // stops early.
 Status ForEachChunk(const std::string& path, const std::function<bool(const char*, size_t)>& consume) {
+  SKADE_RETURN_IF_ERROR(io::CheckNotReserved(path, "input file"));
   if (EndsWith(path, ".zst")) {
     std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), std::fclose);
     if (!file) return Status::IoError("open '" + path + "': " + std::strerror(errno));

@@ -26,8 +26,13 @@ using duckdb::idx_t;
 using duckdb::optional_ptr;
 
 // A FileIO error as the exception DuckDB expects from a file system. The message is skade's
-// (location, S3's Code and Message), which never carries credentials.
-[[noreturn]] void ThrowIo(const Status& status) { throw duckdb::IOException(status.message()); }
+// (location, S3's Code and Message), which never carries credentials. An unreachable store is
+// a connection error, so that the statement's error says "unavailable" (Database maps it back
+// to kUnavailable) rather than a problem of the request.
+[[noreturn]] void ThrowIo(const Status& status) {
+  if (status.code() == StatusCode::kUnavailable) throw duckdb::ConnectionException(status.message());
+  throw duckdb::IOException(status.message());
+}
 
 // ---- glob matching ------------------------------------------------------------------------
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "skade/engine/duck_text_internal.h"
+#include "skade/engine/iceberg_scan.h"
 #include "skade/iceberg/literal.h"
 
 namespace skade::engine {
@@ -318,7 +319,33 @@ ExprPtr Build(const Node& n, const std::vector<std::optional<Literal>>& values) 
 
 }  // namespace
 
+Status CheckBooleanPredicate(Database& db, const Predicate& where, const iceberg::Schema& schema) {
+  // The predicate over an empty relation of the schema's columns, typed but never read: DuckDB
+  // binds it (names resolve, functions pick their overloads) and DESCRIBE tells its type.
+  std::string columns;
+  bool row_id = false, sequence_number = false;
+  for (const iceberg::NestedField& f : schema.fields()) {
+    SKADE_ASSIGN_OR_RETURN(std::string type, DuckTypeName(*f.type).WithContext("column '" + f.name + "'"));
+    columns += (columns.empty() ? "" : ", ") + std::string("CAST(NULL AS ") + type + ") AS " + QuoteIdentifier(f.name);
+    row_id = row_id || f.name == kRowIdColumn;
+    sequence_number = sequence_number || f.name == kLastUpdatedSequenceNumberColumn;
+  }
+  if (!row_id) columns += (columns.empty() ? "" : ", ") + std::string("CAST(NULL AS BIGINT) AS ") + QuoteIdentifier(kRowIdColumn);
+  if (!sequence_number) {
+    columns += ", CAST(NULL AS BIGINT) AS " + QuoteIdentifier(kLastUpdatedSequenceNumberColumn);
+  }
+  SKADE_ASSIGN_OR_RETURN(auto rows, db.QueryRows("DESCRIBE SELECT " + where.sql() + " AS __skade_predicate FROM (SELECT " +
+                                                 columns + ") __skade_t"));
+  if (rows.empty() || rows[0].size() < 2 || !rows[0][1]) return Status::Internal("DESCRIBE of a predicate returned nothing");
+  if (*rows[0][1] != "BOOLEAN") {
+    return Status::InvalidArgument("the filter " + where.sql() + " is of type " + *rows[0][1] +
+                                   ", not BOOLEAN: a filter is a condition such as \"amount < 0\"");
+  }
+  return Status::Ok();
+}
+
 Result<ExprPtr> SqlToIcebergFilter(Database& db, const Predicate& where, const iceberg::Schema& schema) {
+  SKADE_RETURN_IF_ERROR(CheckBooleanPredicate(db, where, schema));
   std::string statement = "SELECT 1 WHERE " + where.sql();
   SKADE_ASSIGN_OR_RETURN(auto rows, db.QueryRows("SELECT json_serialize_sql(" + QuoteString(statement) + ")"));
   if (rows.size() != 1 || !rows[0][0]) return Status::Internal("json_serialize_sql returned nothing");

@@ -15,7 +15,13 @@
 
 namespace skade::engine {
 
-// Returns an expression bound to `schema` (AlwaysTrue when nothing is convertible).
+// kInvalidArgument unless `where` is a boolean expression over `schema`'s columns (and the
+// row-lineage columns): DuckDB would cast anything to BOOLEAN in a WHERE clause — a column
+// `amount`, `1`, `'yes'` — so a predicate missing its comparison would match every row.
+Status CheckBooleanPredicate(Database& db, const Predicate& where, const iceberg::Schema& schema);
+
+// Returns an expression bound to `schema` (AlwaysTrue when nothing is convertible); first
+// checks that `where` is boolean (CheckBooleanPredicate).
 Result<iceberg::ExprPtr> SqlToIcebergFilter(Database& db, const Predicate& where,
                                             const iceberg::Schema& schema);
 

@@ -64,6 +64,11 @@ Status ParseError(const std::exception& e, std::string_view what) {
 }
 
 Result<duckdb::vector<duckdb::unique_ptr<SQLStatement>>> ParseAll(const std::string& sql, std::string_view what) {
+  // DuckDB's parser reads a C string: it would see only the text before a NUL, and what runs
+  // would not be what was sent (DESIGN §11: text with an embedded NUL is refused everywhere).
+  if (sql.find('\0') != std::string::npos) {
+    return Status::InvalidArgument(std::string(what) + ": the text contains a NUL byte");
+  }
   try {
     duckdb::Parser parser;
     parser.ParseQuery(sql);

@@ -196,6 +196,7 @@ Result<std::unique_ptr<CommitServer>> CommitServer::Start(catalog::Catalog& cata
   grpc::ServerBuilder builder;
   builder.AddListeningPort(host + ":" + std::to_string(port), grpc::InsecureServerCredentials(),
                            &bound_port);
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);  // a port in use fails to bind
   builder.RegisterService(service->grpc_service());
   holder->server = builder.BuildAndStart();
   if (!holder->server || bound_port == 0) {

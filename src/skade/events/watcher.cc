@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "skade/base/log.h"
+#include "skade/io/reserved_files.h"
 
 namespace skade::events {
 
@@ -33,6 +34,7 @@ constexpr int64_t kCatchUpBatch = 1024;
 class SqliteHint final : public Watcher::Hint {
  public:
   static Result<std::unique_ptr<SqliteHint>> Open(const std::string& path) {
+    io::ReserveSqliteDatabase(path);
     sqlite3* db = nullptr;
     int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
                              nullptr);

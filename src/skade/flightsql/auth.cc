@@ -5,6 +5,7 @@
 
 #include "skade/base/base64.h"
 #include "skade/base/clock.h"
+#include "skade/base/auth_header.h"
 #include "skade/base/random.h"
 
 namespace skade::flightsql {
@@ -25,8 +26,8 @@ Result<std::string> Authenticator::CheckBasic(std::string_view user_colon_passwo
 
 Result<std::string> Authenticator::Check(std::string_view authorization) {
   if (!enabled()) return std::string();
-  if (authorization.starts_with("Bearer ")) {
-    std::string token(authorization.substr(7));
+  if (const auto bearer = AuthCredentials(authorization, "Bearer")) {
+    std::string token(*bearer);
     std::lock_guard<std::mutex> lock(mu_);
     auto it = tokens_.find(token);
     if (it == tokens_.end()) return Status::Unauthorized("invalid or expired bearer token; handshake again");
@@ -37,7 +38,7 @@ Result<std::string> Authenticator::Check(std::string_view authorization) {
     }
     return it->second.principal;
   }
-  if (authorization.starts_with("Basic ")) return CheckBasic(DecodeBase64(authorization.substr(6)));
+  if (const auto basic = AuthCredentials(authorization, "Basic")) return CheckBasic(DecodeBase64(*basic));
   return Status::Unauthorized("authentication required: handshake with basic auth, then send the bearer token");
 }
 

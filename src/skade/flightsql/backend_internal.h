@@ -87,7 +87,9 @@ class Backend {
   GStatus GetPrepared(const Caller& caller, const pbsql::CommandPreparedStatementQuery& command, DataWriter* writer);
 
   // ---- do_put.cc (`first` is the stream's first message, already read)
-  GStatus PutStatementUpdate(const Caller& caller, const pbsql::CommandStatementUpdate& command, PutStream* stream);
+  // The first message may carry an empty schema, nothing else (INVALID_ARGUMENT otherwise).
+  GStatus PutStatementUpdate(const Caller& caller, const pbsql::CommandStatementUpdate& command,
+                             const pb::FlightData& first, PutStream* stream);
   GStatus PutPreparedQuery(const Caller& caller, const std::string& handle, const pb::FlightData& first,
                            PutStream* stream);
   GStatus PutPreparedUpdate(const Caller& caller, const std::string& handle, const pb::FlightData& first,

@@ -137,8 +137,22 @@ Result<int64_t> Backend::RunUpdate(const std::string& schema, const std::string&
 }
 
 GStatus Backend::PutStatementUpdate(const Caller& caller, const pbsql::CommandStatementUpdate& command,
-                                    PutStream* stream) {
+                                    const pb::FlightData& first, PutStream* stream) {
   if (command.has_transaction_id()) return GStatus(GCode::INVALID_ARGUMENT, "transactions are not supported");
+  // The statement carries no data: at most an empty schema (as some drivers send). Anything
+  // else in the first message — a batch, a header that does not decode — is a malformed
+  // request, refused before the statement runs.
+  if (!first.data_header().empty() || !first.data_body().empty()) {
+    arrow::ipc::MessageDecoder decoder;
+    auto decoded = decoder.Decode(first.data_header(), first.data_body());
+    if (!decoded.ok()) {
+      return GStatus(GCode::INVALID_ARGUMENT, "CommandStatementUpdate: the message is not Arrow IPC: " +
+                                                  decoded.status().message());
+    }
+    if (decoded->has_value() || !decoder.has_schema()) {
+      return GStatus(GCode::INVALID_ARGUMENT, "CommandStatementUpdate carries no data; the client sent a record batch");
+    }
+  }
   auto n = RunUpdate(caller.schema(), command.query());
   if (!n.ok()) return ToGrpc(n.status());
   return UpdateResult(stream, *n);

@@ -10,6 +10,7 @@
 #include "skade/arrow/builder.h"
 #include "skade/arrow/ipc.h"
 #include "skade/sql/like.h"
+#include "skade/base/json_parse_internal.h"
 
 namespace skade::flightsql {
 
@@ -497,7 +498,7 @@ std::string ExtensionTypeOf(const ArrowSchema& column) {
     if (k == "ARROW:extension:metadata") extension_metadata = v;
   }
   if (name != "arrow.opaque") return name;
-  auto parsed = nlohmann::json::parse(extension_metadata, nullptr, false);
+  auto parsed = ParseJson(extension_metadata, "extension metadata").ValueOr(nlohmann::json());
   if (parsed.is_object() && parsed.contains("type_name") && parsed["type_name"].is_string()) {
     return parsed["type_name"].get<std::string>();
   }

@@ -228,10 +228,22 @@ struct FlightSqlServer::Impl final : public grpc::Service {
   GStatus Redact(GStatus st) const {
     if (st.ok() || options.private_paths.empty()) return st;
     std::string message = st.error_message();
+    // Where a path ends in a message: at a quote, a space or punctuation around it.
+    auto token_end = [&](size_t from) {
+      const size_t end = message.find_first_of(" \t\n'\"`,;()[]{}", from);
+      return end == std::string::npos ? message.size() : end;
+    };
     for (const auto& [path, name] : options.private_paths) {
       if (path.empty()) continue;
-      for (size_t pos = message.find(path); pos != std::string::npos; pos = message.find(path, pos + name.size())) {
-        message.replace(pos, path.size(), name);
+      for (size_t pos = message.find(path); pos != std::string::npos;) {
+        const size_t after = pos + path.size();
+        // Inside the folder ("<folder>/x") or the folder itself: its name stands in. A longer
+        // name that merely starts the same ("<folder>2/x", a sibling) is a private path too,
+        // and goes whole (a plain prefix replacement would show "<warehouse>2/x").
+        const bool boundary = after == message.size() || message[after] == '/' || token_end(after) == after;
+        const std::string stand_in = boundary ? name : "<private path>";
+        message.replace(pos, boundary ? path.size() : token_end(after) - pos, stand_in);
+        pos = message.find(path, pos + stand_in.size());
       }
     }
     return GStatus(st.error_code(), message);
@@ -327,7 +339,7 @@ struct FlightSqlServer::Impl final : public grpc::Service {
     if (IsFlightSqlCommand(cmd, "CommandStatementUpdate")) {
       pbsql::CommandStatementUpdate u;
       if (!cmd.UnpackTo(&u)) return Malformed("CommandStatementUpdate");
-      return backend.PutStatementUpdate(*caller, u, stream);
+      return backend.PutStatementUpdate(*caller, u, first, stream);
     }
     if (IsFlightSqlCommand(cmd, "CommandPreparedStatementQuery")) {
       pbsql::CommandPreparedStatementQuery q;
@@ -498,6 +510,9 @@ Result<std::unique_ptr<FlightSqlServer>> FlightSqlServer::Start(sql::LakeSql& la
   }
   builder.AddListeningPort(impl->options.host + ":" + std::to_string(impl->options.port), creds, &impl->port);
   builder.SetMaxReceiveMessageSize(64 << 20);
+  // gRPC sets SO_REUSEPORT by default: a second server on a port in use would then "listen"
+  // too, and the kernel would split clients between two lakes. Binding must fail instead.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
 
   builder.RegisterService(impl.get());
   for (grpc::Service* s : impl->options.extra_services) builder.RegisterService(s);

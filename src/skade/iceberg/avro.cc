@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "skade/base/status.h"
+#include "skade/base/json_parse_internal.h"
 
 // Avro 1.11 specification: "Schema Declaration", "Binary Encoding" and "Object Container
 // Files". Every read goes through a bounds-checked cursor so that garbled input yields
@@ -639,8 +640,7 @@ int AvroNode::NonNullBranch() const {
 }
 
 Result<AvroNodePtr> ParseSchema(std::string_view json) {
-  Json doc = Json::parse(json.begin(), json.end(), nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return Status::InvalidArgument("avro schema: malformed JSON");
+  SKADE_ASSIGN_OR_RETURN(Json doc, ParseJson(json, "avro schema"));
   SchemaParser parser;
   return parser.Parse(doc, "", 0);
 }

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "skade/base/hex.h"
+#include "skade/base/json_parse_internal.h"
 
 namespace skade::iceberg {
 namespace {
@@ -647,8 +648,9 @@ Result<Literal> Literal::FromJson(const TypePtr& type, std::string_view json_tex
       return Literal(type, special);
     }
   }
-  nlohmann::json j = nlohmann::json::parse(trimmed, nullptr, false);
-  if (j.is_discarded()) return bad();
+  auto tree = ParseJson(trimmed, "a value");
+  if (!tree.ok()) return bad();
+  nlohmann::json j = std::move(tree).value();
   switch (type->id()) {
     case TypeId::kBoolean:
       if (!j.is_boolean()) return bad();

@@ -468,7 +468,11 @@ Result<Json> AvroTypeFor(const Type& type, const std::string& unique) {
 Result<AvroValue> PartitionAvroValue(const Type& type, const std::optional<Literal>& literal) {
   if (!literal) return AvroValue::Null();
   const Literal& v = *literal;
-  if (v.type_id() != type.id()) {
+  // The day transform's result is days from 1970-01-01: the spec types it int, Java and
+  // PyIceberg write it as Avro int with logicalType date. Both are the same value, so a
+  // manifest written either way is rewritten as the spec being written says.
+  const auto days = [](TypeId id) { return id == TypeId::kInt || id == TypeId::kDate; };
+  if (v.type_id() != type.id() && !(days(v.type_id()) && days(type.id()))) {
     return Status::InvalidArgument("partition value of type " + v.type()->ToString() +
                                    " for a field of type " + type.ToString());
   }

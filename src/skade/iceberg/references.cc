@@ -5,6 +5,7 @@
 #include "skade/iceberg/manifest.h"
 #include "skade/iceberg/scan.h"
 #include "skade/io/location.h"
+#include "skade/base/json_parse_internal.h"
 
 namespace skade::iceberg {
 
@@ -12,7 +13,7 @@ std::vector<std::pair<int64_t, std::string>> StatisticsFiles(const TableMetadata
   std::vector<std::pair<int64_t, std::string>> out;
   for (const std::string* raw : {&metadata.statistics_json, &metadata.partition_statistics_json}) {
     if (raw->empty()) continue;
-    nlohmann::json arr = nlohmann::json::parse(*raw, nullptr, /*allow_exceptions=*/false);
+    nlohmann::json arr = ParseJson(*raw, "statistics").ValueOr(nlohmann::json());
     if (!arr.is_array()) continue;
     for (const auto& e : arr) {
       if (!e.is_object()) continue;

@@ -1,4 +1,5 @@
 #include "skade/iceberg/schema.h"
+#include "skade/base/json_parse_internal.h"
 
 #include <algorithm>
 #include <cctype>
@@ -144,8 +145,8 @@ MappedField MapField(const NestedField& f) {
 }  // namespace
 
 Result<NameMapping> NameMapping::Parse(std::string_view json) {
-  nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_array()) {
+  SKADE_ASSIGN_OR_RETURN(nlohmann::json j, ParseJson(json, "name mapping"));
+  if (!j.is_array()) {
     return Status::InvalidArgument("name mapping is not a JSON array");
   }
   NameMapping mapping;

@@ -11,6 +11,7 @@
 
 #include "skade/iceberg/json_internal.h"
 #include "skade/iceberg/table_metadata.h"
+#include "skade/base/json_parse_internal.h"
 
 namespace skade::iceberg {
 namespace json_internal {
@@ -23,9 +24,7 @@ std::string Dump(const Json& j, int indent) {
 Status Bad(std::string_view what) { return Status::InvalidArgument(std::string(what)); }
 
 Result<Json> ParseJson(std::string_view text, std::string_view what) {
-  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Bad(std::string(what) + " is not valid JSON");
-  return j;
+  return ParseOrderedJson(text, what);
 }
 
 const Json* Find(const Json& obj, std::string_view key) {
@@ -152,8 +151,8 @@ Json FieldJson(const NestedField& f) {
   j["required"] = f.required;
   j["type"] = TypeJson(*f.type);
   if (!f.doc.empty()) j["doc"] = f.doc;
-  if (f.initial_default_json) j["initial-default"] = Json::parse(*f.initial_default_json, nullptr, false);
-  if (f.write_default_json) j["write-default"] = Json::parse(*f.write_default_json, nullptr, false);
+  if (f.initial_default_json) j["initial-default"] = ParseOrderedJson(*f.initial_default_json, "stored JSON").ValueOr(Json());
+  if (f.write_default_json) j["write-default"] = ParseOrderedJson(*f.write_default_json, "stored JSON").ValueOr(Json());
   return j;
 }
 
@@ -386,7 +385,7 @@ Json SnapshotJson(const Snapshot& s, int format_version) {
   if (s.first_row_id) j["first-row-id"] = *s.first_row_id;
   if (s.added_rows) j["added-rows"] = *s.added_rows;
   if (s.key_id) j["key-id"] = *s.key_id;
-  for (const auto& [k, raw] : s.unknown) j[k] = Json::parse(raw, nullptr, false);
+  for (const auto& [k, raw] : s.unknown) j[k] = ParseOrderedJson(raw, "stored JSON").ValueOr(Json());
   return j;
 }
 
@@ -721,7 +720,7 @@ void AppendSnapshot(std::string* out, const Snapshot& s, int format_version) {
   if (s.first_row_id) w.Member("first-row-id", *s.first_row_id);
   if (s.added_rows) w.Member("added-rows", *s.added_rows);
   if (s.key_id) w.String("key-id", *s.key_id);
-  for (const auto& [k, raw] : s.unknown) w.Member(k, Json::parse(raw, nullptr, false));
+  for (const auto& [k, raw] : s.unknown) w.Member(k, ParseOrderedJson(raw, "stored JSON").ValueOr(Json()));
   w.Finish();
 }
 
@@ -792,9 +791,9 @@ std::string TableMetadataToJson(const TableMetadata& m) {
     out += m.snapshots.Json(i, m.format_version);
   }
   out += ']';
-  if (!m.statistics_json.empty()) w.Member("statistics", Json::parse(m.statistics_json, nullptr, false));
+  if (!m.statistics_json.empty()) w.Member("statistics", ParseOrderedJson(m.statistics_json, "stored JSON").ValueOr(Json()));
   if (!m.partition_statistics_json.empty()) {
-    w.Member("partition-statistics", Json::parse(m.partition_statistics_json, nullptr, false));
+    w.Member("partition-statistics", ParseOrderedJson(m.partition_statistics_json, "stored JSON").ValueOr(Json()));
   }
   w.Key("snapshot-log");
   AppendArray(&out, m.snapshot_log, [&](const SnapshotLogEntry& e) {
@@ -812,9 +811,9 @@ std::string TableMetadataToJson(const TableMetadata& m) {
   });
   if (m.next_row_id) w.Member("next-row-id", *m.next_row_id);
   if (!m.encryption_keys_json.empty()) {
-    w.Member("encryption-keys", Json::parse(m.encryption_keys_json, nullptr, false));
+    w.Member("encryption-keys", ParseOrderedJson(m.encryption_keys_json, "stored JSON").ValueOr(Json()));
   }
-  for (const auto& [k, raw] : m.unknown) w.Member(k, Json::parse(raw, nullptr, false));
+  for (const auto& [k, raw] : m.unknown) w.Member(k, ParseOrderedJson(raw, "stored JSON").ValueOr(Json()));
   w.Finish();
   return out;
 }

@@ -13,6 +13,7 @@
 
 #include "skade/base/uuid.h"
 #include "skade/iceberg/json_internal.h"
+#include "skade/base/json_parse_internal.h"
 
 namespace skade::iceberg {
 
@@ -99,12 +100,13 @@ constexpr UpdateInfo kUpdates[] = {
     {TableUpdate::Kind::kRemoveProperties, "remove-properties"},
     {TableUpdate::Kind::kSetStatistics, "set-statistics"},
     {TableUpdate::Kind::kRemoveStatistics, "remove-statistics"},
+    {TableUpdate::Kind::kSetPartitionStatistics, "set-partition-statistics"},
+    {TableUpdate::Kind::kRemovePartitionStatistics, "remove-partition-statistics"},
 };
 
 // Table updates the REST spec defines but skade does not apply yet.
 constexpr std::string_view kUnsupportedTableActions[] = {
-    "set-partition-statistics", "remove-partition-statistics", "remove-partition-specs",
-    "remove-schemas",           "add-encryption-key",          "remove-encryption-key",
+    "remove-partition-specs", "remove-schemas", "add-encryption-key", "remove-encryption-key",
 };
 
 std::string_view ActionOf(TableUpdate::Kind kind) {
@@ -431,6 +433,22 @@ Status UpgradeFormatVersion(Builder& b, const TableUpdate& u) {
   return Status::Ok();
 }
 
+// Spec "Partition Statistics": one file per snapshot, replaced by a new one for the same snapshot.
+Status SetPartitionStatistics(Builder& b, const TableUpdate& u) {
+  SKADE_ASSIGN_OR_RETURN(Json stats, ParseJson(u.raw_json, "set-partition-statistics partition-statistics"));
+  if (!stats.is_object()) return Bad("set-partition-statistics: partition-statistics is not an object");
+  const std::optional<int64_t> snapshot_id = StatisticsSnapshotId(stats);
+  if (!snapshot_id) return Bad("set-partition-statistics: partition-statistics has no snapshot-id");
+  SKADE_ASSIGN_OR_RETURN(Json arr, StatisticsArray(b.m.partition_statistics_json, "partition-statistics"));
+  Json out = Json::array();
+  for (const Json& entry : arr) {
+    if (StatisticsSnapshotId(entry) != snapshot_id) out.push_back(entry);
+  }
+  out.push_back(std::move(stats));
+  b.m.partition_statistics_json = Dump(out);
+  return Status::Ok();
+}
+
 Status SetStatistics(Builder& b, const TableUpdate& u) {
   SKADE_ASSIGN_OR_RETURN(Json stats, ParseJson(u.raw_json, "set-statistics statistics"));
   if (!stats.is_object()) return Bad("set-statistics: statistics is not an object");
@@ -488,6 +506,10 @@ Status Apply(Builder& b, const TableUpdate& u) {
       return SetStatistics(b, u);
     case TableUpdate::Kind::kRemoveStatistics:
       return DropStatistics(b.m.statistics_json, {u.snapshot_id}, "statistics").status();
+    case TableUpdate::Kind::kSetPartitionStatistics:
+      return SetPartitionStatistics(b, u);
+    case TableUpdate::Kind::kRemovePartitionStatistics:
+      return DropStatistics(b.m.partition_statistics_json, {u.snapshot_id}, "partition-statistics").status();
   }
   return Bad("unknown table update kind");
 }
@@ -688,6 +710,18 @@ Result<TableUpdate> ParseUpdateObject(const Json& j) {
       break;
     }
     case TableUpdate::Kind::kRemoveStatistics: {
+      SKADE_ASSIGN_OR_RETURN(u.snapshot_id, GetLong(j, "snapshot-id", ctx));
+      break;
+    }
+    case TableUpdate::Kind::kSetPartitionStatistics: {
+      const Json* stats = GetObject(j, "partition-statistics");
+      if (stats == nullptr) return Bad(ctx + ": missing or non-object 'partition-statistics'");
+      SKADE_ASSIGN_OR_RETURN(u.snapshot_id, GetLong(*stats, "snapshot-id", ctx + " partition-statistics"));
+      SKADE_RETURN_IF_ERROR(GetString(*stats, "statistics-path", ctx + " partition-statistics").status());
+      u.raw_json = Dump(*stats);
+      break;
+    }
+    case TableUpdate::Kind::kRemovePartitionStatistics: {
       SKADE_ASSIGN_OR_RETURN(u.snapshot_id, GetLong(j, "snapshot-id", ctx));
       break;
     }
@@ -1147,14 +1181,18 @@ std::string TableUpdateToJson(const TableUpdate& u) {
     case TableUpdate::Kind::kSetStatistics: {
       // snapshot-id is deprecated but still written for servers that require it.
       j["snapshot-id"] = u.snapshot_id;
-      Json stats = Json::parse(u.raw_json, nullptr, false);
+      Json stats = ParseOrderedJson(u.raw_json, "statistics").ValueOr(Json());
       if (stats.is_discarded() || !stats.is_object()) stats = Json::object();
       if (Find(stats, "snapshot-id") == nullptr) stats["snapshot-id"] = u.snapshot_id;
       j["statistics"] = std::move(stats);
       break;
     }
     case TableUpdate::Kind::kRemoveStatistics:
+    case TableUpdate::Kind::kRemovePartitionStatistics:
       j["snapshot-id"] = u.snapshot_id;
+      break;
+    case TableUpdate::Kind::kSetPartitionStatistics:
+      j["partition-statistics"] = ParseOrderedJson(u.raw_json, "partition statistics").ValueOr(Json::object());
       break;
   }
   return Dump(j);

@@ -67,6 +67,8 @@ struct TableUpdate {
     kRemoveProperties,      // removals
     kSetStatistics,         // snapshot_id + raw_json (a statistics-file object)
     kRemoveStatistics,      // snapshot_id
+    kSetPartitionStatistics,     // snapshot_id + raw_json (a partition-statistics-file object)
+    kRemovePartitionStatistics,  // snapshot_id
   };
   Kind kind = Kind::kSetProperties;
   std::string uuid;

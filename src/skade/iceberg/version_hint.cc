@@ -1,5 +1,6 @@
 #include "skade/iceberg/version_hint.h"
 
+#include <algorithm>
 #include <charconv>
 #include <vector>
 
@@ -73,7 +74,12 @@ Status AdvanceVersionHint(io::FileIO& io, std::string_view metadata_location) {
 Result<std::string> ResolveMetadataFile(io::FileIO& io, std::string_view table_path) {
   std::string dir = io::JoinLocation(table_path, "metadata");
   auto hint = io.Read(io::JoinLocation(dir, kHintFile));
-  if (hint.ok()) {
+  // A hint with control characters (NUL bytes from a torn write, say) is no hint: the folder
+  // listing decides, as for a missing one.
+  const bool printable = hint.ok() && std::all_of(hint->begin(), hint->end(), [](char c) {
+    return static_cast<unsigned char>(c) >= 0x20 || c == '\n' || c == '\r';
+  });
+  if (hint.ok() && printable) {
     std::string text = Trim(*hint);
     std::vector<std::string> candidates;
     if (EndsWith(text, kSuffix)) {

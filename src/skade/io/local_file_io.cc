@@ -13,6 +13,7 @@
 #include "skade/base/uuid.h"
 #include "skade/io/file_io.h"
 #include "skade/io/local_folders.h"
+#include "skade/io/reserved_files.h"
 
 namespace skade::io {
 namespace {
@@ -48,12 +49,22 @@ Result<std::string> WriteTemp(const std::string& path, std::string_view data) {
   return tmp;
 }
 
+// Every location a LocalFileIO call opens passes here: a NUL would cut the path short at the
+// system call (another file than the one named), and the catalog's own files are its alone.
+Status Admit(std::string_view location, std::string_view what) {
+  if (location.find('\0') != std::string_view::npos) {
+    return Status::InvalidArgument(std::string(what) + " a location with a NUL byte");
+  }
+  return CheckNotReserved(location, what);
+}
+
 // Best effort: the file is already in place under its name.
 void SyncParent(const std::string& path) { (void)SyncFolderEntries({path}); }
 
 class LocalFileIO final : public FileIO {
  public:
   Result<std::string> Read(std::string_view location) override {
+    SKADE_RETURN_IF_ERROR(Admit(location, "read of"));
     std::string path = LocalPath(location);
     Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (fd.get() < 0) return ErrnoStatus("open", path, errno);
@@ -66,6 +77,7 @@ class LocalFileIO final : public FileIO {
   Result<std::string> ReadRange(std::string_view location, int64_t offset,
                                 int64_t length) override {
     if (offset < 0 || length < 0) return Status::InvalidArgument("negative read range");
+    SKADE_RETURN_IF_ERROR(Admit(location, "read of"));
     std::string path = LocalPath(location);
     Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (fd.get() < 0) return ErrnoStatus("open", path, errno);
@@ -73,6 +85,7 @@ class LocalFileIO final : public FileIO {
   }
 
   Result<FileInfo> Stat(std::string_view location) override {
+    if (location.find('\0') != std::string_view::npos) return Status::InvalidArgument("stat of a location with a NUL byte");
     std::string path = LocalPath(location);
     struct stat st;
     if (::stat(path.c_str(), &st) != 0) return ErrnoStatus("stat", path, errno);
@@ -81,6 +94,7 @@ class LocalFileIO final : public FileIO {
   }
 
   Status CreateExclusive(std::string_view location, std::string_view data) override {
+    SKADE_RETURN_IF_ERROR(Admit(location, "write of"));
     std::string path = LocalPath(location);
     SKADE_ASSIGN_OR_RETURN(std::string tmp, WriteTemp(path, data));
     // link(2) fails with EEXIST if the target exists: an atomic create-if-absent that also
@@ -107,6 +121,7 @@ class LocalFileIO final : public FileIO {
 
   Status SyncFiles(const std::vector<std::string>& locations) override {
     for (const std::string& location : locations) {
+      SKADE_RETURN_IF_ERROR(Admit(location, "sync of"));
       const std::string path = LocalPath(location);
       // fsync(2) flushes the file's data whichever descriptor asks; a write-back error not yet
       // reported to anyone is reported to a descriptor opened after it (Linux ≥ 4.16).
@@ -120,6 +135,7 @@ class LocalFileIO final : public FileIO {
   Status SyncFolders(const std::vector<std::string>& locations) override { return SyncFolderEntries(locations); }
 
   Status Overwrite(std::string_view location, std::string_view data) override {
+    SKADE_RETURN_IF_ERROR(Admit(location, "write of"));
     std::string path = LocalPath(location);
     SKADE_ASSIGN_OR_RETURN(std::string tmp, WriteTemp(path, data));
     if (::rename(tmp.c_str(), path.c_str()) != 0) {
@@ -132,6 +148,7 @@ class LocalFileIO final : public FileIO {
   }
 
   Status Update(std::string_view location, const Change& change) override {
+    SKADE_RETURN_IF_ERROR(Admit(location, "write of"));
     std::string path = LocalPath(location);
     SKADE_RETURN_IF_ERROR(EnsureParent(path));
     // flock(2) on the parent folder serialises updaters across processes and is released by
@@ -159,6 +176,7 @@ class LocalFileIO final : public FileIO {
   }
 
   Result<std::vector<FileInfo>> List(std::string_view prefix) override {
+    if (prefix.find('\0') != std::string_view::npos) return Status::InvalidArgument("list of a location with a NUL byte");
     std::string path = LocalPath(prefix);
     std::vector<FileInfo> out;
     struct stat st;
@@ -172,6 +190,7 @@ class LocalFileIO final : public FileIO {
   }
 
   Status Delete(std::string_view location) override {
+    SKADE_RETURN_IF_ERROR(Admit(location, "delete of"));
     std::string path = LocalPath(location);
     if (::unlink(path.c_str()) != 0 && errno != ENOENT) return ErrnoStatus("delete", path, errno);
     return Status::Ok();
@@ -181,6 +200,7 @@ class LocalFileIO final : public FileIO {
   // A new file at `location` (O_EXCL: kAlreadyExists if there is one), its bytes fsynced when
   // `sync`; a failed write leaves nothing behind (the name was ours alone).
   static Status CreateNew(std::string_view location, std::string_view data, bool sync) {
+    SKADE_RETURN_IF_ERROR(Admit(location, "write of"));
     std::string path = LocalPath(location);
     SKADE_RETURN_IF_ERROR(EnsureParent(path));
     Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));

@@ -90,6 +90,12 @@ Result<std::unique_ptr<Emitter>> Emitter::Start(catalog::Catalog& catalog, io::F
   } else if (!options.start_at_beginning) {
     SKADE_ASSIGN_OR_RETURN(start, catalog.LatestCommitSeq());
   }
+  if (!stored) {
+    // The cursor exists from the moment the emitter follows the catalog: stopped before its
+    // first delivery (receiver down, kill -9, a clean stop), it resumes here on restart instead
+    // of at the log's head then, which would skip every commit in between.
+    SKADE_RETURN_IF_ERROR(cursor->Store(start).WithContext("store the first lineage cursor"));
+  }
   SKADE_LOG_INFO("openlineage: sending to {} after commit {} (cursor in {})", transport->Describe(), start,
                  cursor->Describe());
   std::unique_ptr<table::FailedWriteSpool> spool;

@@ -12,6 +12,7 @@
 
 #include "skade/base/fd.h"
 #include "skade/io/http_client.h"
+#include "skade/io/reserved_files.h"
 
 namespace skade::lineage {
 namespace {
@@ -63,6 +64,7 @@ class FileTransport final : public Transport {
   }
 
   Status Open() {
+    SKADE_RETURN_IF_ERROR(io::CheckNotReserved(options_.path, "lineage file"));
     fd_ = ::open(options_.path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd_ < 0) return Status::IoError("open lineage file '" + options_.path + "': " + std::strerror(errno));
     size_ = ::lseek(fd_, 0, SEEK_END);

@@ -33,6 +33,9 @@ struct Request {
   std::map<std::string, std::string> query;   // decoded query parameters
   std::map<std::string, std::string> headers;  // names in lower case
   std::string body;
+  // Who asks: the authenticated principal, or "address:<client address>" without
+  // authentication. Server-held state (scan plans) belongs to it.
+  std::string principal;
   // Whether the query has `key` (pagination differs for an absent and an empty pageToken).
   bool has(const std::string& key) const { return query.count(key) > 0; }
   std::string header(const std::string& lower_name) const;
@@ -149,7 +152,13 @@ class CatalogApi {
   Response Refused() const;  // a mutation on a read-only server
   // kInvalidArgument unless `location` lies in the warehouse or an allowed directory.
   Status CheckLocation(std::string_view location, std::string_view what) const;
+  // Every location a commit's updates name (set-location, an added snapshot's manifest list
+  // and v1 manifests, statistics files) passes CheckLocation.
   Status CheckCommitLocations(const catalog::TableCommit& commit) const;
+  // The locations metadata names directly (its location, manifest lists, metadata log,
+  // statistics files), for a registered file.
+  Status CheckMetadataLocations(const iceberg::TableMetadata& m) const;
+  Status CheckSnapshotLocations(const iceberg::Snapshot& s) const;
   Response CommitFailure(const Status& st);
 
   catalog::Catalog& catalog_;

@@ -1,5 +1,6 @@
 #include "skade/rest/auth_internal.h"
 
+#include "skade/base/auth_header.h"
 #include "skade/base/random.h"
 
 namespace skade::rest {
@@ -35,13 +36,14 @@ Result<TokenAuthority::Issued> TokenAuthority::Issue(const std::string& client_i
 }
 
 Result<std::string> TokenAuthority::Check(const std::string& authorization) {
-  constexpr std::string_view kBearer = "Bearer ";
-  if (authorization.size() <= kBearer.size() || authorization.compare(0, kBearer.size(), kBearer) != 0) {
-    return Status::Unauthorized("a bearer token is required (Authorization: Bearer …)");
-  }
-  const std::string token = authorization.substr(kBearer.size());
+  const std::optional<std::string_view> credentials = AuthCredentials(authorization, "Bearer");
+  if (!credentials) return Status::Unauthorized("a bearer token is required (Authorization: Bearer …)");
+  const std::string token(*credentials);
+  size_t n = 0;
   for (const std::string& t : static_tokens_) {
-    if (ConstantTimeEquals(t, token)) return std::string("static");
+    // Each static token is a principal of its own (numbered in the tokens' sorted order).
+    ++n;
+    if (ConstantTimeEquals(t, token)) return "static-token-" + std::to_string(n);
   }
   const auto now = std::chrono::steady_clock::now();
   std::lock_guard<std::mutex> lock(mu_);

@@ -10,6 +10,7 @@
 #include "skade/base/log.h"
 #include "skade/iceberg/table_metadata.h"
 #include "skade/rest/api_internal.h"
+#include "skade/base/json_parse_internal.h"
 
 namespace skade::rest {
 namespace {
@@ -81,7 +82,7 @@ std::optional<CatalogApi::TableDetail> CatalogApi::DetailOf(const std::string& m
   TableDetail d;
   d.table_uuid = parsed->table_uuid;
   if (const iceberg::Snapshot* added = snapshot_id ? parsed->SnapshotById(*snapshot_id) : nullptr) {
-    d.snapshot = Json::parse(iceberg::SnapshotToJson(*added, parsed->format_version));
+    d.snapshot = ParseOrderedJson(iceberg::SnapshotToJson(*added, parsed->format_version), "a snapshot").ValueOr(Json());
   }
   std::lock_guard<std::mutex> lock(details_mu_);
   if (details_.size() >= 4096) details_.clear();
@@ -90,8 +91,11 @@ std::optional<CatalogApi::TableDetail> CatalogApi::DetailOf(const std::string& m
 }
 
 Response CatalogApi::QueryEvents(const Request& r) {
-  Json body = r.body.empty() ? Json::object() : Json::parse(r.body, nullptr, false);
-  if (body.is_discarded() || !body.is_object()) {
+  if (Status nul = CheckJsonHasNoNul(r.body, "the request body"); !nul.ok()) return ErrorResponse(nul);
+  auto parsed = r.body.empty() ? Result<Json>(Json::object()) : ParseOrderedJson(r.body, "the request body");
+  if (!parsed.ok()) return ErrorResponse(parsed.status());
+  Json body = std::move(parsed).value();
+  if (!body.is_object()) {
     return ErrorResponse(400, "BadRequestException", "the request body must be a JSON object");
   }
   auto bad = [](const std::string& m) { return ErrorResponse(400, "BadRequestException", m); };

@@ -8,6 +8,7 @@ namespace skade::rest {
 
 struct PlanStore::Plan {
   std::string id;
+  std::string owner;
   std::string table;
   PlanView::State state = PlanView::State::kSubmitted;
   Status error;
@@ -71,14 +72,26 @@ void PlanStore::ExpireLocked(std::chrono::steady_clock::time_point now) {
   }
 }
 
-Status PlanStore::ReserveLocked() {
+Status PlanStore::ReserveLocked(const std::string& owner) {
   ExpireLocked(std::chrono::steady_clock::now());
+  size_t mine = 0;
+  for (const auto& [id, plan] : plans_) mine += plan->owner == owner ? 1 : 0;
+  if (mine >= options_.max_plans_per_owner) {
+    return Status(StatusCode::kResourceExhausted,
+                  "you hold " + std::to_string(mine) + " scan plans; fetch or cancel earlier plans, or retry later");
+  }
   if (plans_.size() >= options_.max_plans) {
     return Status(StatusCode::kResourceExhausted,
                   "the server holds " + std::to_string(plans_.size()) +
                       " scan plans; fetch or cancel earlier plans, or retry later");
   }
   return Status::Ok();
+}
+
+PlanStore::Plan* PlanStore::FindLocked(const std::string& id, const std::string& owner, const std::string& table) {
+  auto it = plans_.find(id);
+  if (it == plans_.end() || it->second->owner != owner || it->second->table != table) return nullptr;
+  return it->second.get();
 }
 
 PlanView PlanStore::ViewLocked(const Plan& plan) const {
@@ -92,13 +105,15 @@ PlanView PlanStore::ViewLocked(const Plan& plan) const {
   return v;
 }
 
-Result<PlanView> PlanStore::PlanNow(const std::string& plan_id, const std::string& table, const Job& job) {
+Result<PlanView> PlanStore::PlanNow(const std::string& plan_id, const std::string& owner, const std::string& table,
+                                    const Job& job) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    SKADE_RETURN_IF_ERROR(ReserveLocked());
+    SKADE_RETURN_IF_ERROR(ReserveLocked(owner));
   }
   auto plan = std::make_shared<Plan>();
   plan->id = plan_id;
+  plan->owner = owner;
   plan->table = table;
   Sink sink(*this, *plan);
   Status st = job(sink);
@@ -120,11 +135,12 @@ Result<PlanView> PlanStore::PlanNow(const std::string& plan_id, const std::strin
   return v;
 }
 
-Status PlanStore::Submit(const std::string& plan_id, const std::string& table, Job job) {
+Status PlanStore::Submit(const std::string& plan_id, const std::string& owner, const std::string& table, Job job) {
   std::lock_guard<std::mutex> lock(mu_);
-  SKADE_RETURN_IF_ERROR(ReserveLocked());
+  SKADE_RETURN_IF_ERROR(ReserveLocked(owner));
   auto plan = std::make_shared<Plan>();
   plan->id = plan_id;
+  plan->owner = owner;
   plan->table = table;
   plans_[plan_id] = plan;
   queue_.emplace_back(std::move(plan), std::move(job));
@@ -161,26 +177,20 @@ void PlanStore::Work() {
   }
 }
 
-Result<PlanView> PlanStore::View(const std::string& plan_id, const std::string& table) {
+Result<PlanView> PlanStore::View(const std::string& plan_id, const std::string& owner, const std::string& table) {
   std::lock_guard<std::mutex> lock(mu_);
   ExpireLocked(std::chrono::steady_clock::now());
-  auto it = plans_.find(plan_id);
-  if (it == plans_.end() || it->second->table != table) {
-    return Status::NotFound("scan plan '" + plan_id + "' does not exist (it may have expired)");
-  }
-  if (it->second->state != PlanView::State::kSubmitted) {
-    it->second->expires_at = std::chrono::steady_clock::now() + options_.ttl;
-  }
-  return ViewLocked(*it->second);
+  Plan* plan = FindLocked(plan_id, owner, table);
+  if (plan == nullptr) return Status::NotFound("scan plan '" + plan_id + "' does not exist (it may have expired)");
+  if (plan->state != PlanView::State::kSubmitted) plan->expires_at = std::chrono::steady_clock::now() + options_.ttl;
+  return ViewLocked(*plan);
 }
 
-Status PlanStore::Cancel(const std::string& plan_id, const std::string& table) {
+Status PlanStore::Cancel(const std::string& plan_id, const std::string& owner, const std::string& table) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = plans_.find(plan_id);
-  if (it == plans_.end() || it->second->table != table) {
-    return Status::NotFound("scan plan '" + plan_id + "' does not exist (it may have expired)");
-  }
-  Plan& p = *it->second;
+  Plan* plan = FindLocked(plan_id, owner, table);
+  if (plan == nullptr) return Status::NotFound("scan plan '" + plan_id + "' does not exist (it may have expired)");
+  Plan& p = *plan;
   p.cancelled = true;
   p.state = PlanView::State::kCancelled;
   bytes_ -= p.bytes;
@@ -191,7 +201,7 @@ Status PlanStore::Cancel(const std::string& plan_id, const std::string& table) {
   return Status::Ok();
 }
 
-Result<PlanPage> PlanStore::Fetch(const std::string& plan_task, const std::string& table) {
+Result<PlanPage> PlanStore::Fetch(const std::string& plan_task, const std::string& owner, const std::string& table) {
   const size_t colon = plan_task.rfind(':');
   auto unknown = [&] { return Status::NotFound("plan task '" + plan_task + "' does not exist (its plan may have expired)"); };
   if (colon == std::string::npos || colon + 1 >= plan_task.size()) return unknown();
@@ -203,9 +213,9 @@ Result<PlanPage> PlanStore::Fetch(const std::string& plan_task, const std::strin
   }
   std::lock_guard<std::mutex> lock(mu_);
   ExpireLocked(std::chrono::steady_clock::now());
-  auto it = plans_.find(plan_task.substr(0, colon));
-  if (it == plans_.end() || it->second->table != table) return unknown();
-  Plan& p = *it->second;
+  Plan* plan = FindLocked(plan_task.substr(0, colon), owner, table);
+  if (plan == nullptr) return unknown();
+  Plan& p = *plan;
   if (p.state != PlanView::State::kCompleted || page == 0 || page >= p.pages.size()) return unknown();
   const auto now = std::chrono::steady_clock::now();
   p.expires_at = now + options_.ttl;

@@ -26,6 +26,9 @@ namespace skade::rest {
 struct PlanStoreOptions {
   std::chrono::seconds ttl{600};  // since the plan was last touched
   size_t max_plans = 256;
+  // Plans one owner (a principal, or a client address without authentication) may hold: past
+  // it that owner's new plans are refused, so no client fills the store for the others.
+  size_t max_plans_per_owner = 32;
   size_t max_bytes = size_t{256} << 20;  // serialized pages held
 };
 
@@ -60,20 +63,22 @@ class PlanStore {
   using Job = std::function<Status(PlanSink& sink)>;
 
   // Runs `job` now, on the caller's thread, for the plan of `table` (any stable string naming
-  // it); the result is held only when it has more than one page. kResourceExhausted when the
-  // store is full.
-  Result<PlanView> PlanNow(const std::string& plan_id, const std::string& table, const Job& job);
+  // it) made by `owner`; the result is held only when it has more than one page.
+  // kResourceExhausted when the owner holds max_plans_per_owner plans or the store is full.
+  Result<PlanView> PlanNow(const std::string& plan_id, const std::string& owner, const std::string& table,
+                           const Job& job);
   // Queues `job` for the worker; the plan is "submitted" until it finishes.
-  Status Submit(const std::string& plan_id, const std::string& table, Job job);
+  Status Submit(const std::string& plan_id, const std::string& owner, const std::string& table, Job job);
 
-  // kNotFound unless `plan_id` is a held plan of `table`.
-  Result<PlanView> View(const std::string& plan_id, const std::string& table);
+  // kNotFound unless `plan_id` is a held plan of `table` made by `owner`: a plan id is a
+  // capability of its owner only, like a Flight SQL handle.
+  Result<PlanView> View(const std::string& plan_id, const std::string& owner, const std::string& table);
   // Cancels a plan (a running job stops at its next page) and frees its pages; the plan then
   // reports "cancelled" until it expires. kNotFound as View.
-  Status Cancel(const std::string& plan_id, const std::string& table);
-  // The page a plan task names. kNotFound when the task is unknown, of another table,
-  // or of a cancelled or expired plan.
-  Result<PlanPage> Fetch(const std::string& plan_task, const std::string& table);
+  Status Cancel(const std::string& plan_id, const std::string& owner, const std::string& table);
+  // The page a plan task names. kNotFound when the task is unknown, of another owner or
+  // table, or of a cancelled or expired plan.
+  Result<PlanPage> Fetch(const std::string& plan_task, const std::string& owner, const std::string& table);
 
   size_t plans() const;
   size_t bytes() const;
@@ -84,7 +89,9 @@ class PlanStore {
   void Work();
   void ExpireLocked(std::chrono::steady_clock::time_point now);
   PlanView ViewLocked(const Plan& plan) const;
-  Status ReserveLocked();
+  Status ReserveLocked(const std::string& owner);
+  // The plan `id` when it is `owner`'s plan of `table`, else nullptr.
+  Plan* FindLocked(const std::string& id, const std::string& owner, const std::string& table);
 
   const PlanStoreOptions options_;
   mutable std::mutex mu_;

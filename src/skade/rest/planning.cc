@@ -13,6 +13,7 @@
 #include "skade/iceberg/expression.h"
 #include "skade/iceberg/scan.h"
 #include "skade/rest/api_internal.h"
+#include "skade/base/json_parse_internal.h"
 
 namespace skade::rest {
 namespace {
@@ -166,7 +167,7 @@ std::string FormatName(iceberg::FileFormat f) {
 }
 
 Json LiteralJson(const iceberg::Literal& lit) {
-  Json j = Json::parse(lit.ToJson(), nullptr, false);
+  Json j = ParseOrderedJson(lit.ToJson(), "a literal").ValueOr(Json());
   return j.is_discarded() ? Json(nullptr) : j;
 }
 
@@ -240,12 +241,21 @@ namespace {
 // lists the delete files its tasks reference, once, by index.
 class PageBuilder {
  public:
-  PageBuilder(PlanSink& sink, size_t tasks_per_page, const std::set<int>& stats_fields, const iceberg::Schema& schema)
-      : sink_(sink), per_page_(std::max<size_t>(tasks_per_page, 1)), stats_fields_(stats_fields), schema_(schema) {}
+  PageBuilder(PlanSink& sink, size_t tasks_per_page, const std::set<int>& stats_fields, const iceberg::Schema& schema,
+              const Json& residual)
+      : sink_(sink),
+        per_page_(std::max<size_t>(tasks_per_page, 1)),
+        stats_fields_(stats_fields),
+        schema_(schema),
+        residual_(residual) {}
 
   Status Add(const iceberg::FileScanTask& task) {
     Json t;
     t["data-file"] = ContentFileJson(task.file, stats_fields_, schema_);
+    // What the reader must still apply to the file's rows. Optional in the spec, but Iceberg's
+    // Java client (Spark, Trino) builds a residual evaluator from it and fails without one.
+    // The whole filter is always a correct residual (pruning only dropped files).
+    t["residual-filter"] = residual_;
     if (!task.deletes.empty()) {
       // A Puffin file holds many vectors: its path and offset name one.
       Json refs = Json::array();
@@ -278,6 +288,7 @@ class PageBuilder {
   const size_t per_page_;
   const std::set<int>& stats_fields_;
   const iceberg::Schema& schema_;
+  const Json& residual_;
   Json tasks_ = Json::array();
   Json deletes_ = Json::array();
   std::map<std::string, size_t> delete_index_;
@@ -292,6 +303,7 @@ struct ScanRequest {
   std::optional<int64_t> start_snapshot_id;     // incremental (exclusive)
   iceberg::SchemaPtr schema;
   iceberg::ExprPtr filter;
+  Json residual = true;  // the request's filter as sent (expression JSON), or true
   std::set<int> stats_fields;
   std::optional<int64_t> min_rows;
 };
@@ -318,8 +330,11 @@ Response CompletedResponse(const PlanView& view, const std::string* plan_id) {
 Response CatalogApi::PlanTableScan(const Request& r, const std::string& segment, const std::string& table) {
   auto ident = IdentFromPath(segment, table);
   if (!ident.ok()) return ErrorResponse(ident.status());
-  Json body = r.body.empty() ? Json::object() : Json::parse(r.body, nullptr, false);
-  if (body.is_discarded() || !body.is_object()) {
+  if (Status nul = CheckJsonHasNoNul(r.body, "the request body"); !nul.ok()) return ErrorResponse(nul);
+  auto parsed = r.body.empty() ? Result<Json>(Json::object()) : ParseOrderedJson(r.body, "the request body");
+  if (!parsed.ok()) return ErrorResponse(parsed.status());
+  Json body = std::move(parsed).value();
+  if (!body.is_object()) {
     return ErrorResponse(400, "BadRequestException", "the request body must be a JSON object");
   }
   auto bad = [](const std::string& message) { return ErrorResponse(400, "BadRequestException", message); };
@@ -382,6 +397,7 @@ Response CatalogApi::PlanTableScan(const Request& r, const std::string& segment,
     auto parsed = ParseRestPredicate(*f, *req.schema, case_sensitive);
     if (!parsed.ok()) return ErrorResponse(parsed.status());
     req.filter = *parsed;
+    req.residual = *f;
   }
   if (const Json* fields = Member(body, "stats-fields")) {
     if (!fields->is_array()) return bad("'stats-fields' must be an array of names");
@@ -398,8 +414,8 @@ Response CatalogApi::PlanTableScan(const Request& r, const std::string& segment,
 
   const size_t per_page = options_.plan_page_tasks;
   auto job = [this, req, per_page](PlanSink& sink) -> Status {
-    if (req.snapshot == nullptr) return PageBuilder(sink, per_page, req.stats_fields, *req.schema).Finish();
-    PageBuilder pages(sink, per_page, req.stats_fields, *req.schema);
+    if (req.snapshot == nullptr) return PageBuilder(sink, per_page, req.stats_fields, *req.schema, req.residual).Finish();
+    PageBuilder pages(sink, per_page, req.stats_fields, *req.schema, req.residual);
     const iceberg::TableMetadata& meta = *req.state.metadata;
     iceberg::ScanPlanner planner(io_, meta);
     planner.set_cache(&manifests_);
@@ -435,20 +451,20 @@ Response CatalogApi::PlanTableScan(const Request& r, const std::string& segment,
     background = manifests->size() >= options_.plan_async_manifests;
   }
   if (background) {
-    Status submitted = plans_.Submit(plan_id, table_key, std::move(job));
+    Status submitted = plans_.Submit(plan_id, r.principal, table_key, std::move(job));
     if (!submitted.ok()) return ErrorResponse(submitted);
     return JsonResponse(Json{{"status", "submitted"}, {"plan-id", plan_id}});
   }
-  auto view = plans_.PlanNow(plan_id, table_key, job);
+  auto view = plans_.PlanNow(plan_id, r.principal, table_key, job);
   if (!view.ok()) return ErrorResponse(view.status());
   return CompletedResponse(*view, &plan_id);
 }
 
-Response CatalogApi::FetchPlanningResult(const Request&, const std::string& segment, const std::string& table,
+Response CatalogApi::FetchPlanningResult(const Request& r, const std::string& segment, const std::string& table,
                                          const std::string& plan_id) {
   auto ident = IdentFromPath(segment, table);
   if (!ident.ok()) return ErrorResponse(ident.status());
-  auto view = plans_.View(plan_id, ident->ToString());
+  auto view = plans_.View(plan_id, r.principal, ident->ToString());
   if (!view.ok()) return ErrorResponse(view.status(), "NoSuchPlanIdException");
   switch (view->state) {
     case PlanView::State::kSubmitted: return JsonResponse(Json{{"status", "submitted"}});
@@ -458,7 +474,7 @@ Response CatalogApi::FetchPlanningResult(const Request&, const std::string& segm
   }
   // FailedPlanningResult: the error model plus the status.
   Response failed = ErrorResponse(view->error, "NoSuchTableException");
-  Json error = Json::parse(failed.body, nullptr, false);
+  Json error = ParseOrderedJson(failed.body, "an error").ValueOr(Json());
   if (error.is_object()) {
     error["status"] = "failed";
     failed.body = error.dump(-1, ' ', false, Json::error_handler_t::replace);
@@ -466,26 +482,29 @@ Response CatalogApi::FetchPlanningResult(const Request&, const std::string& segm
   return failed;
 }
 
-Response CatalogApi::CancelPlanning(const Request&, const std::string& segment, const std::string& table,
+Response CatalogApi::CancelPlanning(const Request& r, const std::string& segment, const std::string& table,
                                     const std::string& plan_id) {
   auto ident = IdentFromPath(segment, table);
   if (!ident.ok()) return ErrorResponse(ident.status());
-  Status st = plans_.Cancel(plan_id, ident->ToString());
+  Status st = plans_.Cancel(plan_id, r.principal, ident->ToString());
   if (!st.ok()) return ErrorResponse(st, "NoSuchPlanIdException");
-  Response r;
-  r.status = 204;
-  return r;
+  Response done;
+  done.status = 204;
+  return done;
 }
 
 Response CatalogApi::FetchScanTasks(const Request& r, const std::string& segment, const std::string& table) {
   auto ident = IdentFromPath(segment, table);
   if (!ident.ok()) return ErrorResponse(ident.status());
-  Json body = Json::parse(r.body, nullptr, false);
+  if (Status nul = CheckJsonHasNoNul(r.body, "the request body"); !nul.ok()) return ErrorResponse(nul);
+  auto parsed = ParseOrderedJson(r.body, "the request body");
+  if (!parsed.ok()) return ErrorResponse(parsed.status());
+  Json body = std::move(parsed).value();
   const Json* task = body.is_object() ? Member(body, "plan-task") : nullptr;
   if (task == nullptr || !task->is_string()) {
     return ErrorResponse(400, "BadRequestException", "the request body must be {\"plan-task\": \"…\"}");
   }
-  auto page = plans_.Fetch(task->get<std::string>(), ident->ToString());
+  auto page = plans_.Fetch(task->get<std::string>(), r.principal, ident->ToString());
   if (!page.ok()) return ErrorResponse(page.status(), "NoSuchPlanTaskException");
   Response out;
   out.body = std::move(*page);

@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include "skade/base/auth_header.h"
 #include "skade/base/base64.h"
 #include "skade/base/clock.h"
 #include "skade/base/log.h"
@@ -159,9 +160,10 @@ struct RestServer::Impl {
     }
     std::string id = fields["client_id"], secret = fields["client_secret"];
     // RFC 6749 §2.3.1: the credentials may come as HTTP Basic instead.
-    const std::string basic = req.get_header_value("Authorization");
-    if (id.empty() && basic.rfind("Basic ", 0) == 0) {
-      const std::string decoded = DecodeBase64(std::string_view(basic).substr(6));
+    const std::string header = req.get_header_value("Authorization");
+    const std::optional<std::string_view> basic = AuthCredentials(header, "Basic");
+    if (id.empty() && basic) {
+      const std::string decoded = DecodeBase64(*basic);
       size_t colon = decoded.find(':');
       if (colon != std::string::npos) {
         id = decoded.substr(0, colon);
@@ -256,13 +258,25 @@ struct RestServer::Impl {
         [this](bool) { event_streams.fetch_sub(1); });
   }
 
+  // Who sends `req` (authentication already passed): the token's principal, or the client's
+  // address on a server without authentication.
+  std::string Principal(const httplib::Request& req) {
+    if (!tokens.enabled()) return "address:" + req.remote_addr;
+    auto who = tokens.Check(req.get_header_value("Authorization"));
+    return who.ok() ? *who : "address:" + req.remote_addr;
+  }
+
   void Route() {
     httplib::Server& s = *http;
     const std::string base = "/v1" + (options.prefix.empty() ? std::string() : "/" + EscapeRegex(options.prefix));
     const std::string ns = base + "/namespaces/([^/]+)";
     const std::string table = ns + "/tables/([^/]+)";
-    auto handle = [](auto fn) {
-      return [fn](const httplib::Request& req, httplib::Response& res) { ToHttp(fn(FromHttp(req), req), res); };
+    auto handle = [this](auto fn) {
+      return [this, fn](const httplib::Request& req, httplib::Response& res) {
+        Request r = FromHttp(req);
+        r.principal = Principal(req);
+        ToHttp(fn(r, req), res);
+      };
     };
     s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("{\"status\":\"ok\"}", "application/json"); });
     s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
@@ -417,6 +431,13 @@ Result<std::unique_ptr<RestServer>> RestServer::Start(catalog::Catalog& catalog,
   s.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
   // TOOLCHAIN.md §7: without TCP_NODELAY keep-alive requests wait on delayed ACKs (~44 ms).
   s.set_tcp_nodelay(true);
+  // httplib's default options add SO_REUSEPORT, with which a second server on a port in use
+  // binds too and the kernel splits clients between them: SO_REUSEADDR only (restarts still
+  // bind while old connections are in TIME_WAIT), so a port in use fails to bind.
+  s.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof(yes));
+  });
   s.set_keep_alive_max_count(10000);
   s.set_payload_max_length(o.max_body_bytes);
   s.set_read_timeout(30, 0);

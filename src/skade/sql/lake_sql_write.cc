@@ -3,6 +3,7 @@
 
 #include "skade/arrow/c_data.h"
 #include "skade/base/log.h"
+#include "skade/engine/sql_filter.h"
 #include "skade/engine/schema_convert.h"
 #include "skade/sql/lake_sql.h"
 
@@ -109,6 +110,10 @@ Result<int64_t> LakeSql::ExecuteWrite(const engine::Statement& w, const std::str
   std::string where = w.where ? w.where->sql() : "true";
   // Subqueries in the predicate may read other tables.
   SKADE_RETURN_IF_ERROR(SyncViews("SELECT * FROM " + ViewName(ident) + " WHERE " + where, default_schema));
+  // Before anything counts or runs: DuckDB would take `WHERE x` as `WHERE x::BOOLEAN`.
+  if (w.where && t->metadata().CurrentSchema()) {
+    SKADE_RETURN_IF_ERROR(engine::CheckBooleanPredicate(db_, *w.where, *t->metadata().CurrentSchema()));
+  }
   // The rows the predicate matches in the snapshot being changed: what DELETE and UPDATE
   // report (the operations' own counters also count rows of rewritten files).
   SKADE_ASSIGN_OR_RETURN(auto counted, db_.QueryRows("SELECT count(*) FROM " + ViewName(ident) + " WHERE " + where));

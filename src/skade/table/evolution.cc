@@ -552,6 +552,36 @@ Result<CommitOutcome> Table::UpdateSchema(const std::vector<SchemaChange>& chang
   });
 }
 
+namespace {
+
+// The name of a new partition field: one no field of any spec of the table has had under
+// another field id. Engines see all specs' fields at once (Spark's `files` and `_partition`
+// union the partition types of every spec, by field id) and refuse a name that two field ids
+// share. As Iceberg's own evolution names them, a bucket or truncate field carries its width
+// ("id_bucket_4", "s_trunc_3"); a name still taken gets "_2", "_3", ….
+std::string UnusedPartitionName(const TableMetadata& base, const PartitionField& f) {
+  auto taken = [&](const std::string& name) {
+    for (const PartitionSpecPtr& spec : base.partition_specs) {
+      for (const PartitionField& other : spec->fields()) {
+        if (other.name == name && other.field_id != f.field_id) return true;
+      }
+    }
+    return false;
+  };
+  if (!taken(f.name)) return f.name;
+  std::string name = f.name;
+  const iceberg::TransformKind kind = f.transform.kind();
+  if (kind == iceberg::TransformKind::kBucket || kind == iceberg::TransformKind::kTruncate) {
+    name += "_" + std::to_string(f.transform.param());
+    if (!taken(name)) return name;
+  }
+  for (int n = 2;; ++n) {
+    if (!taken(name + "_" + std::to_string(n))) return name + "_" + std::to_string(n);
+  }
+}
+
+}  // namespace
+
 Result<CommitOutcome> Table::UpdatePartitionSpec(const std::string& partition_by) {
   return CommitMetadata(
       "update-partition-spec", [&](const TableMetadata& base) -> Result<MetadataCommit> {
@@ -580,7 +610,7 @@ Result<CommitOutcome> Table::UpdatePartitionSpec(const std::string& partition_by
           if (match == nullptr && base.format_version >= 2) {
             for (const PartitionSpecPtr& old : base.partition_specs) {
               for (const PartitionField& of : old->fields()) {
-                if (match == nullptr && same(of, pf) && of.name == pf.name) match = &of;
+                if (match == nullptr && same(of, pf)) match = &of;
               }
             }
           }
@@ -589,6 +619,7 @@ Result<CommitOutcome> Table::UpdatePartitionSpec(const std::string& partition_by
             f.name = match->name;
           } else {
             f.field_id = next_field_id++;
+            f.name = UnusedPartitionName(base, f);
           }
           kept_or_new.push_back(std::move(f));
         }

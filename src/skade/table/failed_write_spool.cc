@@ -16,6 +16,7 @@
 #include "skade/base/log.h"
 #include "skade/catalog/polled_log.h"
 #include "skade/io/local_folders.h"
+#include "skade/base/json_parse_internal.h"
 
 namespace skade::table {
 namespace {
@@ -59,7 +60,7 @@ std::string EncodeFailedWrite(const FailedWrite& write) {
 }
 
 Result<FailedWrite> DecodeFailedWrite(const std::string& line) {
-  const Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+  SKADE_ASSIGN_OR_RETURN(const Json j, ParseJson(line, "a spool line"));
   const auto is = [&](const char* key, bool (Json::*check)() const noexcept) {
     return j.contains(key) && (j[key].*check)();
   };

@@ -1,4 +1,5 @@
 #include "skade/table/snapshot_lineage.h"
+#include "skade/base/json_parse_internal.h"
 
 #include <nlohmann/json.hpp>
 
@@ -23,7 +24,7 @@ std::string EncodeSnapshotLineage(const SnapshotLineage& lineage) {
 }
 
 Result<SnapshotLineage> DecodeSnapshotLineage(std::string_view json) {
-  const Json doc = Json::parse(json, nullptr, /*allow_exceptions=*/false);
+  SKADE_ASSIGN_OR_RETURN(const Json doc, ParseJson(json, "snapshot lineage"));
   auto bad = [](const std::string& why) { return Status::InvalidArgument("snapshot lineage: " + why); };
   if (!doc.is_object() || !doc.contains("inputs") || !doc["inputs"].is_array()) return bad("not a lineage object");
   SnapshotLineage out;

@@ -1,0 +1,18 @@
+# The Python interop suite: PyIceberg (REST catalog and SqlCatalog on catalog.db), the ADBC Flight
+# SQL driver with pyarrow, and schemathesis fuzzing of the REST API, each against `skade serve` on
+# loopback. The clients are pinned in requirements.txt and installed by scripts/setup_interop.sh.
+# Three ctest cases so that `ctest -j2` runs them side by side.
+set(SKADE_PY_INTEROP_DIR ${CMAKE_CURRENT_LIST_DIR})
+foreach(part IN ITEMS pyiceberg adbc schemathesis)
+  if(part STREQUAL "pyiceberg")
+    set(files test_pyiceberg_rest.py test_pyiceberg_sqlcatalog.py)
+  else()
+    set(files test_${part}.py)
+  endif()
+  add_test(NAME engines_python_${part}
+           COMMAND ${CMAKE_COMMAND} -E env SKADE_BIN=$<TARGET_FILE:skade>
+                   ${SKADE_PY_INTEROP_DIR}/run_pytest.sh ${files})
+  set_tests_properties(engines_python_${part} PROPERTIES
+    LABELS "engines;engines_python;engines_python_${part}"
+    TIMEOUT 300)
+endforeach()
