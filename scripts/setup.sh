@@ -11,7 +11,7 @@ APT_PACKAGES=(
   libflatbuffers-dev flatbuffers-compiler
   libavro-dev avro-bin zlib1g-dev libdeflate-dev libzstd-dev liblz4-dev
   libsqlite3-dev libpq-dev postgresql
-  nlohmann-json3-dev libsimdjson-dev libcpp-httplib-dev libcurl4-openssl-dev libssl-dev
+  nlohmann-json3-dev libsimdjson-dev libcpp-httplib-dev libmicrohttpd-dev libcurl4-openssl-dev libssl-dev
   libcli11-dev libspdlog-dev libfmt-dev uuid-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev

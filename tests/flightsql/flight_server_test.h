@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -28,6 +29,13 @@ namespace skade::flightsql::testing {
 namespace pb = ::arrow::flight::protocol;
 namespace pbsql = ::arrow::flight::protocol::sql;
 using Clock = std::chrono::steady_clock;
+
+// An IPC-encoded schema message and one record batch message (flatbuffers and body).
+struct EncodedBatchView {
+  std::string_view schema;
+  std::string_view header;
+  std::string_view body;
+};
 
 // A FlightService client with basic credentials on every call.
 class Client {
@@ -137,6 +145,114 @@ class Client {
 
   grpc::StatusCode code_of_last_failure() const { return last_code_; }
 
+  // ---- statement commands one call at a time (as ADBC's DB-API execute() makes them)
+
+  // GetFlightInfo of `command` (packed into a CMD descriptor).
+  Result<pb::FlightInfo> InfoFor(const google::protobuf::Message& command) {
+    grpc::ClientContext ctx;
+    Prepare(ctx);
+    pb::FlightInfo info;
+    grpc::Status st = stub_->GetFlightInfo(&ctx, Descriptor(command), &info);
+    if (!st.ok()) return Failed("GetFlightInfo", st);
+    return info;
+  }
+
+  // GetSchema of `command`: the IPC-encapsulated schema.
+  Result<std::string> SchemaFor(const google::protobuf::Message& command) {
+    grpc::ClientContext ctx;
+    Prepare(ctx);
+    pb::SchemaResult result;
+    grpc::Status st = stub_->GetSchema(&ctx, Descriptor(command), &result);
+    if (!st.ok()) return Failed("GetSchema", st);
+    return result.schema();
+  }
+
+  // DoAction of `action`: the body of its first result.
+  Result<std::string> DoActionResult(const pb::Action& action) {
+    grpc::ClientContext ctx;
+    Prepare(ctx);
+    auto reader = stub_->DoAction(&ctx, action);
+    pb::Result first;
+    const bool answered = reader->Read(&first);
+    pb::Result rest;
+    while (reader->Read(&rest)) {
+    }
+    grpc::Status st = reader->Finish();
+    if (!st.ok()) return Failed("DoAction", st);
+    if (!answered) return Status::Internal("DoAction: no result");
+    return first.body();
+  }
+
+  // ActionCreatePreparedStatement of `sql`.
+  Result<pbsql::ActionCreatePreparedStatementResult> CreatePrepared(const std::string& sql) {
+    pbsql::ActionCreatePreparedStatementRequest request;
+    request.set_query(sql);
+    google::protobuf::Any any;
+    any.PackFrom(request);
+    pb::Action action;
+    action.set_type("CreatePreparedStatement");
+    action.set_body(any.SerializeAsString());
+    SKADE_ASSIGN_OR_RETURN(std::string body, DoActionResult(action));
+    google::protobuf::Any packed;
+    pbsql::ActionCreatePreparedStatementResult out;
+    if (!packed.ParseFromString(body) || !packed.UnpackTo(&out)) {
+      return Status::Internal("CreatePreparedStatement: malformed result");
+    }
+    return out;
+  }
+
+  // DoPut of CommandPreparedStatementQuery `handle` binding the rows of `params`.
+  Status BindPrepared(const std::string& handle, const EncodedBatchView& params) {
+    pbsql::CommandPreparedStatementQuery command;
+    command.set_prepared_statement_handle(handle);
+    grpc::ClientContext ctx;
+    Prepare(ctx);
+    auto stream = stub_->DoPut(&ctx);
+    pb::FlightData first;
+    *first.mutable_flight_descriptor() = Descriptor(command);
+    first.set_data_header(std::string(params.schema));
+    stream->Write(first);
+    pb::FlightData batch;
+    batch.set_data_header(std::string(params.header));
+    batch.set_data_body(std::string(params.body));
+    stream->Write(batch);
+    stream->WritesDone();
+    pb::PutResult result;
+    while (stream->Read(&result)) {
+    }
+    grpc::Status st = stream->Finish();
+    if (!st.ok()) return Failed("DoPut", st);
+    return Status::Ok();
+  }
+
+  // What a DoGet streamed: the schema message's schema and the batches.
+  struct Fetched {
+    arrow::SchemaHandle schema;
+    std::vector<arrow::ArrayHandle> batches;
+  };
+  Result<Fetched> Get(const pb::Ticket& ticket) {
+    grpc::ClientContext ctx;
+    Prepare(ctx);
+    auto reader = stub_->DoGet(&ctx, ticket);
+    arrow::ipc::MessageDecoder decoder;
+    pb::FlightData data;
+    Fetched out;
+    Status failure;
+    while (reader->Read(&data)) {
+      auto batch = decoder.Decode(data.data_header(), data.data_body());
+      if (!batch.ok()) {
+        failure = batch.status();
+      } else if (*batch) {
+        out.batches.push_back(std::move(**batch));
+      }
+    }
+    grpc::Status st = reader->Finish();
+    if (!st.ok()) return Failed("DoGet", st);
+    SKADE_RETURN_IF_ERROR(failure);
+    SKADE_ASSIGN_OR_RETURN(out.schema, decoder.ExportSchema());
+    return out;
+  }
+
   // A DoGet that is started and never read: its server-side writes stall on flow control.
   struct StalledGet {
     grpc::ClientContext ctx;
@@ -208,6 +324,15 @@ class Client {
     return count.record_count();
   }
 
+  static pb::FlightDescriptor Descriptor(const google::protobuf::Message& command) {
+    google::protobuf::Any any;
+    any.PackFrom(command);
+    pb::FlightDescriptor desc;
+    desc.set_type(pb::FlightDescriptor::CMD);
+    desc.set_cmd(any.SerializeAsString());
+    return desc;
+  }
+
  private:
   Status Failed(const char* call, const grpc::Status& st) {
     last_code_ = st.error_code();
@@ -248,6 +373,25 @@ inline EncodedBatch Zeros(int64_t rows, arrow::ipc::Compression compression) {
   for (const auto& s : m.body) out.body.append(reinterpret_cast<const char*>(s.data), s.size);
   return out;
 }
+
+// `builder` (a RecordBatchBuilder with its rows appended) IPC-encoded.
+inline EncodedBatch Encode(arrow::ArrayBuilder builder) {
+  arrow::SchemaHandle schema;
+  arrow::ArrayHandle batch;
+  EXPECT_TRUE(builder.Finish(schema.get(), batch.get()).ok());
+  auto encoder = arrow::ipc::StreamEncoder::Make(*schema.get());
+  EXPECT_TRUE(encoder.ok());
+  EncodedBatch out;
+  out.schema = std::string((*encoder)->SchemaMessage().flatbuffer());
+  auto messages = (*encoder)->EncodeBatch(std::move(batch));
+  EXPECT_TRUE(messages.ok() && messages->size() == 1);
+  const auto& m = messages->back();
+  out.header = std::string(m.flatbuffer());
+  for (const auto& s : m.body) out.body.append(reinterpret_cast<const char*>(s.data), s.size);
+  return out;
+}
+
+inline EncodedBatchView View(const EncodedBatch& b) { return {b.schema, b.header, b.body}; }
 
 inline pb::FlightData BatchMessage(const EncodedBatch& b) {
   pb::FlightData d;

@@ -564,6 +564,32 @@ TEST_F(RestServerTest, LocationsInsideMetadataAndSnapshotsObeyTheLocationRule) {
   EXPECT_EQ(Get("/v1/namespaces/base/tables/t").body["metadata-location"], before);
 }
 
+// write.metadata.path moves where the server writes metadata files and the version hint: only
+// into a folder of the table's own location, never another table's metadata folder.
+TEST_F(RestServerTest, MetadataPathsStayInsideTheirTable) {
+  Start();
+  ASSERT_EQ(CreateTable("base", "t").status, 200);
+  ASSERT_EQ(CreateTable("base", "victim").status, 200);
+  const std::string victim = Get("/v1/namespaces/base/tables/victim").body["metadata"]["location"];
+  const std::string before = Get("/v1/namespaces/base/tables/t").body["metadata-location"];
+  for (const std::string& path : {victim + "/metadata", std::string("/tmp"), tmp_.Path("warehouse")}) {
+    SCOPED_TRACE(path);
+    Reply r = Post("/v1/namespaces/base/tables/t",
+                   Json{{"requirements", Json::array()},
+                        {"updates", Json::array({Json{{"action", "set-properties"},
+                                                      {"updates", {{"write.metadata.path", path}}}}})}});
+    EXPECT_EQ(r.status, 400) << r.body.dump();
+  }
+  EXPECT_EQ(Get("/v1/namespaces/base/tables/t").body["metadata-location"], before);
+  Json inside = Json{{"requirements", Json::array()},
+                     {"updates", Json::array({Json{{"action", "set-properties"},
+                                                   {"updates", {{"write.metadata.path",
+                                                                 Get("/v1/namespaces/base/tables/t").body["metadata"]["location"].get<std::string>() + "/meta2"}}}}})}};
+  Reply ok = Post("/v1/namespaces/base/tables/t", inside);
+  ASSERT_EQ(ok.status, 200) << ok.body.dump();
+  EXPECT_NE(ok.body["metadata-location"].get<std::string>().find("/meta2/"), std::string::npos);
+}
+
 TEST_F(RestServerTest, APortInUseFailsToBind) {
   Start();
   RestOptions second;

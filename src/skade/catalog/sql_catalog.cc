@@ -28,6 +28,7 @@
 #include "skade/catalog/sql_writer_internal.h"
 #include "skade/iceberg/table_update.h"
 #include "skade/iceberg/version_hint.h"
+#include "skade/io/location.h"
 
 namespace skade::catalog {
 
@@ -405,10 +406,12 @@ class SqlCatalog final : public Catalog {
   Status DropTable(const TableIdent& ident, DropMode mode) override {
     SKADE_RETURN_IF_ERROR(ValidateIdent(ident));
     std::optional<std::string> purge_root;
+    std::optional<std::string> purged_metadata;
     std::vector<std::string> deletable;
     if (mode == DropMode::kPurge) {
       SKADE_ASSIGN_OR_RETURN(TableState state, LoadTable(ident));
       purge_root = state.metadata->location;
+      purged_metadata = state.metadata_location;
       // Everything that can refuse the purge is asked before the table is dropped: a purge
       // that cannot start leaves the table as it was. The other tables' locations are read
       // while this one is still listed among them; the hints of its last commits go first.
@@ -426,6 +429,12 @@ class SqlCatalog final : public Catalog {
           if (!row || !row->is_table) {
             return Status::NotFound("table " + ident.ToString() + " does not exist");
           }
+          // The files listed for the purge are those of the metadata read above: a commit in
+          // between (a set-location, say) makes the purge start over rather than delete by a
+          // stale location.
+          if (purged_metadata && row->metadata_location != purged_metadata) {
+            return Status::Conflict("table " + ident.ToString() + " changed while its purge was prepared; retry");
+          }
           SKADE_RETURN_IF_ERROR(
               conn.Exec("DELETE FROM iceberg_tables WHERE catalog_name = ? AND "
                         "table_namespace = ? AND table_name = ?",
@@ -438,8 +447,9 @@ class SqlCatalog final : public Catalog {
           return std::vector<CommitLogEntry>{std::move(entry)};
         }).WithContext("drop table " + ident.ToString()));
     // The table is gone from the catalog; now remove what lies under its location, except what
-    // belongs to another table (DeletionGuard). A file that cannot be removed does not stop the
-    // others; the error names how many stayed (orphans now, for `skade gc` or by hand).
+    // belongs to another table (DeletionGuard). The drop has happened and is the answer: a file
+    // that cannot be removed does not stop the others and is logged (an orphan now, for
+    // `skade gc` or by hand), as Iceberg's own catalogs purge.
     Status first_failure;
     size_t failed = 0;
     for (const std::string& file : deletable) {
@@ -448,8 +458,8 @@ class SqlCatalog final : public Catalog {
       if (failed++ == 0) first_failure = st;
     }
     if (failed > 0) {
-      return Status(first_failure.code(), "table " + ident.ToString() + " was dropped, but " + std::to_string(failed) +
-                                              " of its files could not be removed (first: " + first_failure.message() + ")");
+      SKADE_LOG_WARN("purge {}: the table was dropped, but {} of its files could not be removed (first: {})",
+                     ident.ToString(), failed, first_failure.ToString());
     }
     return Status::Ok();
   }
@@ -697,8 +707,9 @@ class SqlCatalog final : public Catalog {
         iceberg::NewTableMetadata(request.schema, request.spec, request.sort_order, location,
                                   request.properties, NowMillis()));
     auto metadata = std::make_shared<const iceberg::TableMetadata>(std::move(created));
-    std::string metadata_location =
-        io::JoinLocation(MetadataFolder(*metadata), iceberg::NextMetadataFileName(""));
+    SKADE_ASSIGN_OR_RETURN(std::string metadata_folder,
+                           MetadataFolder(*metadata).WithContext("create table " + ident.ToString()));
+    std::string metadata_location = io::JoinLocation(metadata_folder, iceberg::NextMetadataFileName(""));
     SKADE_RETURN_IF_ERROR(
         io_.CreateExclusive(metadata_location, iceberg::TableMetadataToJson(*metadata)));
     Result<std::vector<CommitLogEntry>> logged =
@@ -822,10 +833,16 @@ class SqlCatalog final : public Catalog {
 
   // `write.metadata.path` relocates metadata files (Iceberg table property); default
   // <location>/metadata.
-  static std::string MetadataFolder(const iceberg::TableMetadata& metadata) {
+  // The folder must lie within the table's own location: elsewhere (another table's metadata
+  // folder, say) its files and version hint would be another table's to read, gc or overwrite.
+  static Result<std::string> MetadataFolder(const iceberg::TableMetadata& metadata) {
     std::string folder = metadata.Property("write.metadata.path");
-    if (!folder.empty()) return folder;
-    return io::JoinLocation(metadata.location, "metadata");
+    if (folder.empty()) return io::JoinLocation(metadata.location, "metadata");
+    if (!io::IsWithin(folder, metadata.location) || io::NormalizeLocation(folder) == io::NormalizeLocation(metadata.location)) {
+      return Status::InvalidArgument("write.metadata.path '" + folder + "' must be a folder inside the table's location " +
+                                     metadata.location);
+    }
+    return folder;
   }
 
   // Loads the current metadata, checks the requirements, applies the updates and writes the
@@ -863,7 +880,9 @@ class SqlCatalog final : public Catalog {
       SKADE_RETURN_IF_ERROR(CheckLocationFree(inputs, commit.ident, prepared.metadata->location)
                                 .WithContext("commit " + commit.ident.ToString()));
     }
-    prepared.new_location = io::JoinLocation(MetadataFolder(*prepared.metadata),
+    SKADE_ASSIGN_OR_RETURN(std::string metadata_folder,
+                           MetadataFolder(*prepared.metadata).WithContext("commit " + commit.ident.ToString()));
+    prepared.new_location = io::JoinLocation(metadata_folder,
                                              iceberg::NextMetadataFileName(base.metadata_location));
     // Published whole (CreateExclusive): readers without a version hint take the highest
     // version in the folder, and must never find a half-written file under a metadata name.

@@ -148,13 +148,20 @@ Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& open_options)
   if (remote && !lake.catalog->warehouse().empty()) {
     lake.warehouse = io::LocalPath(lake.catalog->warehouse());
     while (lake.warehouse.size() > 1 && lake.warehouse.back() == '/') lake.warehouse.pop_back();
-    if (confined && args.warehouse.empty()) confined->AddRoot(lake.catalog->warehouse());
-  } else if (confined && remote && args.warehouse.empty() && open_options.allowed_directories.empty()) {
-    // A catalog that names no warehouse (Nessie) and no --allow-dir: nothing to confine to.
-    std::cerr << "skade: the catalog names no warehouse; pass --allow-dir for the folders or prefixes of its "
-                 "tables to confine what the server reads"
-              << std::endl;
-    confined->AddRoot("/");
+  }
+  if (confined && remote && args.warehouse.empty()) {
+    // A REST catalog's warehouse may be a name ("prod") rather than a location: only a location
+    // (a scheme, or an absolute path) is a root. With no root at all (Nessie, or a named
+    // warehouse) and no --allow-dir, there is nothing to confine to.
+    const std::string named = lake.catalog->warehouse();
+    const bool location = !named.empty() && (!io::LocationScheme(named).empty() || named.front() == '/');
+    if (location) {
+      confined->AddRoot(named);
+    } else if (lake.kind != catalog::CatalogKind::kFile && open_options.allowed_directories.empty()) {
+      SKADE_LOG_WARN("the catalog names no warehouse location; files are read wherever its metadata points: pass "
+                     "--allow-dir for the folders or prefixes of its tables to confine them");
+      confined->AllowEverything();
+    }
   }
 
   engine::DatabaseOptions db_options;

@@ -18,7 +18,13 @@ namespace skade::engine {
 // kInvalidArgument unless `where` is a boolean expression over `schema`'s columns (and the
 // row-lineage columns): DuckDB would cast anything to BOOLEAN in a WHERE clause — a column
 // `amount`, `1`, `'yes'` — so a predicate missing its comparison would match every row.
+// A predicate this relation cannot bind (a name qualified by the table, a correlated subquery)
+// passes: it is bound, and fails if it must, where it runs.
 Status CheckBooleanPredicate(Database& db, const Predicate& where, const iceberg::Schema& schema);
+
+// The same over the SQL relation `relation` (a view or table name, or a parenthesised query),
+// strictly: a predicate that does not bind is an error too.
+Status CheckBooleanOver(Database& db, const Predicate& where, const std::string& relation);
 
 // Returns an expression bound to `schema` (AlwaysTrue when nothing is convertible); first
 // checks that `where` is boolean (CheckBooleanPredicate).

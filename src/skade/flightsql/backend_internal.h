@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -57,6 +58,10 @@ struct PreparedQuery {
   engine::PreparedStatement& operator*() const { return *stmt; }
 };
 
+// What a call asks of a statement command's FlightInfo: GetFlightInfo and PollFlightInfo execute
+// the statement (a write runs then); GetSchema wants its result schema only and runs nothing.
+enum class InfoUse { kExecute, kSchemaOnly };
+
 // Who makes a call: the authenticated principal and, when the call sends a session cookie, the
 // session (null otherwise).
 struct Caller {
@@ -78,10 +83,14 @@ class Backend {
 
   // ---- statements.cc
   GStatus MetadataInfo(const google::protobuf::Any& command, const pb::FlightDescriptor& desc, pb::FlightInfo* out);
+  // A query's FlightInfo announces its result schema (for a prepared statement with bound
+  // parameters, the schema of the statement with them bound: its stream's). A write statement
+  // sent as a query runs here, once, through the update path; its ticket then streams the rows
+  // it changed (WriteInfo).
   GStatus StatementInfo(const Caller& caller, const pbsql::CommandStatementQuery& command,
-                        const pb::FlightDescriptor& desc, pb::FlightInfo* out);
+                        const pb::FlightDescriptor& desc, InfoUse use, pb::FlightInfo* out);
   GStatus PreparedInfo(const Caller& caller, const pbsql::CommandPreparedStatementQuery& command,
-                       const pb::FlightDescriptor& desc, pb::FlightInfo* out);
+                       const pb::FlightDescriptor& desc, InfoUse use, pb::FlightInfo* out);
   GStatus GetMetadata(const Caller& caller, const google::protobuf::Any& command, DataWriter* writer);
   GStatus GetStatement(const Caller& caller, const pbsql::TicketStatementQuery& ticket, DataWriter* writer);
   GStatus GetPrepared(const Caller& caller, const pbsql::CommandPreparedStatementQuery& command, DataWriter* writer);
@@ -118,6 +127,18 @@ class Backend {
   // The NOT NULL columns `statement` passes through from its one table (PreparedQuery::required)
   // for a result of `columns` columns; empty when they cannot be told.
   std::vector<bool> RequiredColumns(const engine::Statement& statement, const std::string& schema, int64_t columns);
+  // The result schema of `sql` (prepared on `con` as `stmt`) with the first row of `params`
+  // bound: the schema its stream will have. kInvalidArgument when DuckDB cannot describe it.
+  Result<arrow::SchemaHandle> BoundResultSchema(engine::Connection& con, const engine::PreparedStatement& stmt,
+                                                const std::string& sql, const ParamSet& params);
+  // The FlightInfo of a write statement sent as a query that changed `changed` rows (already
+  // run and committed; nullopt for kSchemaOnly, which runs nothing): the schema of
+  // ChangedRowsResult and a ticket of its own for the caller that streams it, however often
+  // it is fetched.
+  GStatus WriteInfo(const Caller& caller, const std::string& schema, std::optional<int64_t> changed,
+                    const pb::FlightDescriptor& desc, pb::FlightInfo* out);
+  // DoGet of a write's ticket: the one row of ChangedRowsResult.
+  GStatus SendChangedRows(const Caller& caller, int64_t changed, DataWriter* writer);
   // `annotate`: the result schema of a query, given the Flight SQL column metadata and the
   // nullability of `required`; otherwise (metadata commands) sent as it is.
   GStatus FillInfo(const pb::FlightDescriptor& desc, const ArrowSchema& schema, const std::string& ticket,
@@ -145,6 +166,9 @@ class Backend {
   // Runs an update statement; `parameters` (SQL literals) replace its markers in the parse tree.
   Result<int64_t> RunUpdate(const std::string& schema, const std::string& sql,
                             std::span<const std::string> parameters = {});
+  // Runs the prepared update statement `prepared`: once without parameters, once per row of
+  // `params` with them (not at all for zero rows). The rows changed in all.
+  Result<int64_t> RunPreparedUpdate(const PreparedStatement& prepared, const ParamSet* params);
 
   sql::LakeSql& lake_;
   const ServerOptions& options_;

@@ -198,11 +198,14 @@ GStatus Backend::PutPreparedQuery(const Caller& caller, const std::string& handl
                                   PutStream* stream) {
   auto prepared = registry_.FindPrepared(handle, caller.principal);
   if (!prepared.ok()) return ToGrpc(prepared.status());
-  if ((*prepared)->write) return GStatus(GCode::INVALID_ARGUMENT, "the prepared statement is an update, not a query");
+  // An update statement may be executed as a query too (ADBC's DB-API execute() sends every
+  // statement so): its parameters are kept like a query's and the statement runs, with them,
+  // at GetFlightInfo (PreparedInfo). Read-only servers refuse it as PutPreparedUpdate does.
+  if ((*prepared)->write && options_.read_only) return ToGrpc(ReadOnlyRefusal());
   auto params = ReadParamsFor(caller, **prepared, first, stream);
   if (!params.ok()) return ToGrpc(params.status());
-  // Check every row binds now, so a wrong parameter type fails here, not in DoGet.
-  if (*params && !(*params)->batches.empty()) {
+  // Check every row of a query binds now, so a wrong parameter type fails here, not in DoGet.
+  if (!(*prepared)->write && *params && !(*params)->batches.empty()) {
     auto con = Connect(caller, (*prepared)->schema, (*prepared)->sql);
     if (!con.ok()) return ToGrpc(con.status());
     auto stmt = PrepareQuery((*prepared)->schema, **con, (*prepared)->sql);
@@ -229,20 +232,23 @@ GStatus Backend::PutPreparedUpdate(const Caller& caller, const std::string& hand
   if (options_.read_only) return ToGrpc(ReadOnlyRefusal());
   auto params = ReadParamsFor(caller, **prepared, first, stream);
   if (!params.ok()) return ToGrpc(params.status());
+  auto changed = RunPreparedUpdate(**prepared, params->get());
+  if (!changed.ok()) return ToGrpc(changed.status());
+  return UpdateResult(stream, *changed);
+}
+
+Result<int64_t> Backend::RunPreparedUpdate(const PreparedStatement& prepared, const ParamSet* params) {
   // Without parameters the statement runs exactly once; with them once per row (none for none).
   std::vector<std::vector<std::string>> rows = {{}};
-  if (*params) {
-    auto literals = ParamLiterals(**params);
-    if (!literals.ok()) return ToGrpc(literals.status());
-    rows = std::move(*literals);
+  if (params != nullptr) {
+    SKADE_ASSIGN_OR_RETURN(rows, ParamLiterals(*params));
   }
   int64_t total = 0;
   for (const auto& row : rows) {
-    auto n = RunUpdate((*prepared)->schema, (*prepared)->sql, row);
-    if (!n.ok()) return ToGrpc(n.status());
-    total += *n;
+    SKADE_ASSIGN_OR_RETURN(int64_t n, RunUpdate(prepared.schema, prepared.sql, row));
+    total += n;
   }
-  return UpdateResult(stream, total);
+  return total;
 }
 
 GStatus Backend::PutIngest(const Caller& caller, const pbsql::CommandStatementIngest& command,

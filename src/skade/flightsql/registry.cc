@@ -236,7 +236,8 @@ CancelOutcome Registry::Cancel(const std::string& handle, const std::string& pri
     cancelled = true;
   }
   auto q = impl_->queries.find(handle);
-  if (q != impl_->queries.end() && q->second.principal == principal && !q->second.value.fetched) {
+  if (q != impl_->queries.end() && q->second.principal == principal && !q->second.value.fetched &&
+      !q->second.value.changed_rows) {
     // Running or not, the ticket is dead: kept (until idle) so that a DoGet of it, a retry
     // included, says it was cancelled rather than unknown or runs it again.
     q->second.value.cancelled = true;

@@ -65,6 +65,10 @@ struct PendingQuery {
   std::string schema;
   bool fetched = false;  // a DoGet streamed its whole result (cancelling it then does nothing)
   bool cancelled = false;  // cancelled before its result was fetched: a DoGet now answers CANCELLED
+  // Set for a write statement sent as a query, which ran (and committed) when its FlightInfo
+  // was made: the rows it changed. A DoGet of the ticket, a retried one included, streams this
+  // count and runs nothing; there is nothing left to cancel.
+  std::optional<int64_t> changed_rows = std::nullopt;
 };
 
 struct RegistryLimits {

@@ -112,14 +112,14 @@ struct FlightSqlServer::Impl final : public grpc::Service {
         new grpc::internal::RpcMethodHandler<Self, pb::FlightDescriptor, pb::FlightInfo, google::protobuf::MessageLite,
                                              google::protobuf::MessageLite>(
             [](Self* s, ServerContext* c, const pb::FlightDescriptor* d, pb::FlightInfo* out) {
-              return s->GetFlightInfo(c, *d, out);
+              return s->GetFlightInfo(c, *d, InfoUse::kExecute, out);
             },
             this));
     add("/arrow.flight.protocol.FlightService/PollFlightInfo", RpcMethod::NORMAL_RPC,
         new grpc::internal::RpcMethodHandler<Self, pb::FlightDescriptor, pb::PollInfo, google::protobuf::MessageLite,
                                              google::protobuf::MessageLite>(
             [](Self* s, ServerContext* c, const pb::FlightDescriptor* d, pb::PollInfo* out) {
-              GStatus st = s->GetFlightInfo(c, *d, out->mutable_info());
+              GStatus st = s->GetFlightInfo(c, *d, InfoUse::kExecute, out->mutable_info());
               if (st.ok()) out->set_progress(1.0);  // complete: no flight_descriptor to poll again
               return st;
             },
@@ -129,7 +129,8 @@ struct FlightSqlServer::Impl final : public grpc::Service {
                                              google::protobuf::MessageLite, google::protobuf::MessageLite>(
             [](Self* s, ServerContext* c, const pb::FlightDescriptor* d, pb::SchemaResult* out) {
               pb::FlightInfo info;
-              GStatus st = s->GetFlightInfo(c, *d, &info);
+              // The schema alone: a write statement's schema does not run it.
+              GStatus st = s->GetFlightInfo(c, *d, InfoUse::kSchemaOnly, &info);
               if (st.ok()) out->set_schema(info.schema());
               return st;
             },
@@ -249,11 +250,12 @@ struct FlightSqlServer::Impl final : public grpc::Service {
     return GStatus(st.error_code(), message);
   }
 
-  GStatus GetFlightInfo(ServerContext* ctx, const pb::FlightDescriptor& desc, pb::FlightInfo* out) {
-    return Redact(DispatchGetFlightInfo(ctx, desc, out));
+  GStatus GetFlightInfo(ServerContext* ctx, const pb::FlightDescriptor& desc, InfoUse use, pb::FlightInfo* out) {
+    return Redact(DispatchGetFlightInfo(ctx, desc, use, out));
   }
 
-  GStatus DispatchGetFlightInfo(ServerContext* ctx, const pb::FlightDescriptor& desc, pb::FlightInfo* out) {
+  GStatus DispatchGetFlightInfo(ServerContext* ctx, const pb::FlightDescriptor& desc, InfoUse use,
+                                pb::FlightInfo* out) {
     auto caller = CallerFor(ctx);
     if (!caller.ok()) return ToGrpc(caller.status());
     if (desc.type() != pb::FlightDescriptor::CMD) {
@@ -265,12 +267,12 @@ struct FlightSqlServer::Impl final : public grpc::Service {
     if (IsFlightSqlCommand(cmd, "CommandStatementQuery")) {
       pbsql::CommandStatementQuery q;
       if (!cmd.UnpackTo(&q)) return Malformed("CommandStatementQuery");
-      return backend.StatementInfo(*caller, q, desc, out);
+      return backend.StatementInfo(*caller, q, desc, use, out);
     }
     if (IsFlightSqlCommand(cmd, "CommandPreparedStatementQuery")) {
       pbsql::CommandPreparedStatementQuery q;
       if (!cmd.UnpackTo(&q)) return Malformed("CommandPreparedStatementQuery");
-      return backend.PreparedInfo(*caller, q, desc, out);
+      return backend.PreparedInfo(*caller, q, desc, use, out);
     }
     if (IsFlightSqlCommand(cmd, "CommandStatementSubstraitPlan")) {
       return GStatus(GCode::UNIMPLEMENTED, "Substrait plans are not supported; send SQL");

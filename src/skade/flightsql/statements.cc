@@ -5,6 +5,9 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <thread>
 
 #include "skade/arrow/builder.h"
@@ -14,6 +17,48 @@
 namespace skade::flightsql {
 
 namespace {
+
+// The result of a write statement sent as a query: one row of one BIGINT column "Count", the
+// rows it changed. That is DuckDB's own answer to INSERT, UPDATE and DELETE (and so what the
+// Flight SQL servers built on DuckDB send), and it gives clients that run every statement as a
+// query (ADBC's DB-API execute()) a result set to read.
+Status ChangedRowsResult(int64_t changed, ArrowSchema* schema, ArrowArray* batch) {
+  std::vector<arrow::ArrayBuilder> columns;
+  columns.emplace_back("Count", "l", false);
+  auto b = arrow::RecordBatchBuilder(std::move(columns));
+  b.AppendStruct();
+  b.child(0).AppendInt(changed);
+  return b.Finish(schema, batch);
+}
+
+// The value of row `i` of a utf8 or large utf8 array; nullopt for a null or another type.
+std::optional<std::string> TextAt(const ArrowSchema& field, const ArrowArray& a, int64_t i) {
+  const std::string_view format = field.format;
+  if (format != "u" && format != "U") return std::nullopt;
+  const int64_t at = a.offset + i;
+  if (a.null_count != 0 && a.buffers[0] != nullptr &&
+      !((static_cast<const uint8_t*>(a.buffers[0])[at / 8] >> (at % 8)) & 1)) {
+    return std::nullopt;
+  }
+  int64_t begin = 0, end = 0;
+  if (format == "u") {
+    begin = static_cast<const int32_t*>(a.buffers[1])[at];
+    end = static_cast<const int32_t*>(a.buffers[1])[at + 1];
+  } else {
+    begin = static_cast<const int64_t*>(a.buffers[1])[at];
+    end = static_cast<const int64_t*>(a.buffers[1])[at + 1];
+  }
+  return std::string(static_cast<const char*>(a.buffers[2]) + begin, static_cast<size_t>(end - begin));
+}
+
+// Whether any column of `schema` has the null type: DuckDB's stand-in for a column whose type
+// it can only tell once the parameters are bound.
+bool HasUntypedColumn(const ArrowSchema& schema) {
+  for (int64_t i = 0; i < schema.n_children; ++i) {
+    if (std::string_view(schema.children[i]->format) == "n") return true;
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -192,9 +237,24 @@ GStatus Backend::MetadataInfo(const google::protobuf::Any& command, const pb::Fl
 }
 
 GStatus Backend::StatementInfo(const Caller& caller, const pbsql::CommandStatementQuery& command,
-                               const pb::FlightDescriptor& desc, pb::FlightInfo* out) {
+                               const pb::FlightDescriptor& desc, InfoUse use, pb::FlightInfo* out) {
   if (command.has_transaction_id()) return GStatus(GCode::INVALID_ARGUMENT, "transactions are not supported");
   const std::string schema_name = caller.schema();
+  if (Status size = CheckSqlSize(command.query()); !size.ok()) return ToGrpc(size);
+  auto statement = engine::ParseStatement(command.query());
+  if (!statement.ok()) return ToGrpc(statement.status());
+  if (statement->is_write()) {
+    if (use == InfoUse::kSchemaOnly) {
+      // The same refusals as running it would meet, without running it.
+      if (Status refused = RefuseConfigurationReads(*statement); !refused.ok()) return ToGrpc(refused);
+      if (options_.read_only) return ToGrpc(ReadOnlyRefusal());
+      return WriteInfo(caller, schema_name, std::nullopt, desc, out);
+    }
+    // Executing the command runs the write, once, as CommandStatementUpdate would.
+    auto changed = RunUpdate(schema_name, command.query());
+    if (!changed.ok()) return ToGrpc(changed.status());
+    return WriteInfo(caller, schema_name, *changed, desc, out);
+  }
   auto con = Connect(caller, schema_name, command.query());
   if (!con.ok()) return ToGrpc(con.status());
   auto stmt = PrepareQuery(schema_name, **con, command.query());
@@ -208,17 +268,135 @@ GStatus Backend::StatementInfo(const Caller& caller, const pbsql::CommandStateme
 }
 
 GStatus Backend::PreparedInfo(const Caller& caller, const pbsql::CommandPreparedStatementQuery& command,
-                              const pb::FlightDescriptor& desc, pb::FlightInfo* out) {
-  auto prepared = registry_.FindPrepared(command.prepared_statement_handle(), caller.principal);
+                              const pb::FlightDescriptor& desc, InfoUse use, pb::FlightInfo* out) {
+  const std::string& handle = command.prepared_statement_handle();
+  auto prepared = registry_.FindPrepared(handle, caller.principal);
   if (!prepared.ok()) return ToGrpc(prepared.status());
-  if ((*prepared)->write) return GStatus(GCode::INVALID_ARGUMENT, "the prepared statement is an update, not a query");
+  std::shared_ptr<const ParamSet> params = registry_.Params(handle);
+  if ((*prepared)->write) {
+    // An update executed as a query: it runs now, with the parameters bound by DoPut (once per
+    // row), through the update path (CommandPreparedStatementUpdate's); the ticket fetches its
+    // count and never runs it again.
+    if (use == InfoUse::kSchemaOnly) return WriteInfo(caller, (*prepared)->schema, std::nullopt, desc, out);
+    if ((*prepared)->parameter_count > 0 && !params) {
+      return GStatus(GCode::INVALID_ARGUMENT, "the prepared statement has parameters; bind them with DoPut first");
+    }
+    auto changed = RunPreparedUpdate(**prepared, params.get());
+    if (!changed.ok()) return ToGrpc(changed.status());
+    return WriteInfo(caller, (*prepared)->schema, *changed, desc, out);
+  }
   auto con = Connect(caller, (*prepared)->schema, (*prepared)->sql);
   if (!con.ok()) return ToGrpc(con.status());
   auto stmt = PrepareQuery((*prepared)->schema, **con, (*prepared)->sql);
   if (!stmt.ok()) return ToGrpc(stmt.status());
   auto schema = ResultSchemaOrEmpty(**stmt);
   if (!schema.ok()) return ToGrpc(schema.status());
+  // The stream (StreamQuery) runs the statement with the first parameter row bound and sends
+  // the schema of that result. DuckDB types a parameter from the value bound to it and re-plans
+  // the statement then, so a result column that depends on one (SELECT ? AS v, coalesce(?, 1))
+  // may have another type, or before binding none at all (one column "unknown" of the null
+  // type). Clients compare this schema with the stream's (ADBC refuses the result when they
+  // differ), so it is the one of the statement as bound.
+  if (params && (*stmt)->parameter_count() > 0 && params->rows() > 0) {
+    auto bound = BoundResultSchema(**con, **stmt, (*prepared)->sql, *params);
+    if (bound.ok()) return FillInfo(desc, *bound->get(), desc.cmd(), out, true, stmt->required);
+    if (HasUntypedColumn(*schema->get())) {
+      // DuckDB cannot describe it (a statement DESCRIBE does not take, such as EXPLAIN): no
+      // schema rather than a wrong one; clients then take the stream's.
+      GStatus filled = FillInfo(desc, *schema->get(), desc.cmd(), out, true, stmt->required);
+      out->clear_schema();
+      return filled;
+    }
+  }
   return FillInfo(desc, *schema->get(), desc.cmd(), out, true, stmt->required);
+}
+
+Result<arrow::SchemaHandle> Backend::BoundResultSchema(engine::Connection& con, const engine::PreparedStatement& stmt,
+                                                       const std::string& sql, const ParamSet& params) {
+  // DESCRIBE of the statement with the same values bound binds it as running it would, and
+  // runs nothing of it; its column types become an Arrow schema through DuckDB's own Arrow
+  // conversion (the stream's) of an empty SELECT of typed NULLs.
+  SKADE_ASSIGN_OR_RETURN(auto describe, con.Prepare("DESCRIBE " + sql));
+  if (describe->parameter_count() != stmt.parameter_count() || params.batches.empty()) {
+    return Status::InvalidArgument("the statement cannot be described with its parameters");
+  }
+  SKADE_RETURN_IF_ERROR(describe->BindRow(*params.schema.get(), *params.batches.front().get(), 0));
+  std::string select;
+  {
+    // Read to its end before the connection prepares anything else (that would end it).
+    SKADE_ASSIGN_OR_RETURN(arrow::StreamHandle rows, describe->ExecuteArrow());
+    arrow::SchemaHandle row_schema;
+    if (rows->get_schema(rows.get(), row_schema.get()) != 0 || row_schema->n_children < 2) {
+      return Status::InvalidArgument("DESCRIBE gave no column names and types");
+    }
+    while (true) {
+      arrow::ArrayHandle batch;
+      if (rows->get_next(rows.get(), batch.get()) != 0) {
+        const char* err = rows->get_last_error(rows.get());
+        return Status::InvalidArgument(std::string("DESCRIBE failed: ") + (err ? err : "no message"));
+      }
+      if (!batch.valid()) break;
+      for (int64_t i = 0; i < batch->length; ++i) {
+        auto name = TextAt(*row_schema->children[0], *batch->children[0], i);
+        auto type = TextAt(*row_schema->children[1], *batch->children[1], i);
+        if (!name || !type) return Status::InvalidArgument("DESCRIBE gave a column without a name or type");
+        select += (select.empty() ? "SELECT " : ", ") + ("CAST(NULL AS " + *type + ") AS ") +
+                  engine::QuoteIdentifier(*name);
+      }
+    }
+  }
+  if (select.empty()) return Status::InvalidArgument("DESCRIBE gave no columns");
+  // The type names are DuckDB's renderings (a struct's field names quoted): the text is one
+  // query of constants, which is checked before anything prepares it.
+  SKADE_ASSIGN_OR_RETURN(engine::Statement typed, engine::ParseStatement(select));
+  if (typed.kind != engine::Statement::Kind::kQuery || !typed.reads_configuration.empty() ||
+      typed.parameter_count != 0) {
+    return Status::InvalidArgument("DESCRIBE gave type names that do not render as a query of constants");
+  }
+  SKADE_ASSIGN_OR_RETURN(auto typed_stmt, con.Prepare(select));
+  return typed_stmt->ResultSchema();
+}
+
+GStatus Backend::WriteInfo(const Caller& caller, const std::string& schema, std::optional<int64_t> changed,
+                           const pb::FlightDescriptor& desc, pb::FlightInfo* out) {
+  arrow::SchemaHandle result_schema;
+  arrow::ArrayHandle unused;
+  if (Status built = ChangedRowsResult(changed.value_or(0), result_schema.get(), unused.get()); !built.ok()) {
+    return ToGrpc(built);
+  }
+  if (!changed) return FillInfo(desc, *result_schema.get(), "", out, true);  // GetSchema: no ticket
+  PendingQuery ran{caller.principal, "", schema};
+  ran.changed_rows = *changed;
+  pbsql::TicketStatementQuery ticket;
+  ticket.set_statement_handle(registry_.AddQuery(std::move(ran)));
+  GStatus filled = FillInfo(desc, *result_schema.get(), PackAny(ticket), out, true);
+  // ADBC reports FlightInfo.total_records as the rows a statement affected (DB-API's
+  // cursor.rowcount after execute()); for a write that is the count, not the result's one row.
+  out->set_total_records(*changed);
+  return filled;
+}
+
+GStatus Backend::SendChangedRows(const Caller& caller, int64_t changed, DataWriter* writer) {
+  arrow::SchemaHandle schema;
+  arrow::ArrayHandle batch;
+  if (Status built = ChangedRowsResult(changed, schema.get(), batch.get()); !built.ok()) return ToGrpc(built);
+  // Annotated as FillInfo annotates the announced schema, so the two are the same.
+  ArrowSchema annotated;
+  AnnotateResultSchema(*schema.get(), &annotated);
+  arrow::SchemaHandle owned(&annotated);
+  auto encoder = arrow::ipc::StreamEncoder::Make(*owned.get());
+  if (!encoder.ok()) return ToGrpc(encoder.status());
+  if (!WriteToClient(caller, writer, RawFlightData{(*encoder)->SchemaMessage(), "", false})) {
+    return GStatus(GCode::CANCELLED, "client went away");
+  }
+  auto messages = (*encoder)->EncodeBatch(std::move(batch));
+  if (!messages.ok()) return ToGrpc(messages.status());
+  for (auto& m : *messages) {
+    if (!WriteToClient(caller, writer, RawFlightData{std::move(m), "", false})) {
+      return GStatus(GCode::CANCELLED, "client went away");
+    }
+  }
+  return GStatus::OK;
 }
 
 bool Backend::WriteToClient(const Caller& caller, DataWriter* writer, RawFlightData data, grpc::WriteOptions options) {
@@ -260,7 +438,8 @@ GStatus Backend::GetStatement(const Caller& caller, const pbsql::TicketStatement
   std::unique_ptr<Registry::Run> run = registry_.StartRun(ticket.statement_handle(), caller.principal);
   auto query = registry_.FindQuery(ticket.statement_handle(), caller.principal);
   if (!query.ok()) return ToGrpc(query.status());
-  GStatus st = StreamQuery(caller, *run, query->schema, query->sql, nullptr, writer);
+  GStatus st = query->changed_rows ? SendChangedRows(caller, *query->changed_rows, writer)
+                                   : StreamQuery(caller, *run, query->schema, query->sql, nullptr, writer);
   if (st.ok()) registry_.MarkFetched(ticket.statement_handle());
   return st;
 }
@@ -271,7 +450,12 @@ GStatus Backend::GetPrepared(const Caller& caller, const pbsql::CommandPreparedS
   std::unique_ptr<Registry::Run> run = registry_.StartRun(handle, caller.principal);
   auto prepared = registry_.FindPrepared(handle, caller.principal);
   if (!prepared.ok()) return ToGrpc(prepared.status());
-  if ((*prepared)->write) return GStatus(GCode::INVALID_ARGUMENT, "the prepared statement is an update, not a query");
+  if ((*prepared)->write) {
+    // Its GetFlightInfo runs it and answers a ticket of its own; this one would run it again.
+    return GStatus(GCode::INVALID_ARGUMENT,
+                   "the prepared statement is an update: GetFlightInfo runs it, and its FlightInfo's ticket fetches "
+                   "the result");
+  }
   std::shared_ptr<const ParamSet> params = registry_.Params(handle);
   if ((*prepared)->parameter_count > 0 && !params) {
     return GStatus(GCode::INVALID_ARGUMENT, "the prepared statement has parameters; bind them with DoPut first");

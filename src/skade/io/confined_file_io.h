@@ -26,6 +26,9 @@ class ConfinedFileIO final : public DelegatingFileIO {
 
   // Adds a root (e.g. the warehouse a remote catalog names once it is opened).
   void AddRoot(std::string root);
+  // Lifts the confinement: every location is forwarded (a catalog that names no warehouse and
+  // no allowed directory was given; the caller says so to the operator).
+  void AllowEverything();
 
  protected:
   Result<Target> Route(std::string_view location) override;
@@ -34,6 +37,7 @@ class ConfinedFileIO final : public DelegatingFileIO {
   const std::shared_ptr<FileIO> inner_;
   std::mutex mu_;
   std::vector<std::string> roots_;
+  bool everything_ = false;
 };
 
 }  // namespace skade::io

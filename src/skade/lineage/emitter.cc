@@ -94,7 +94,12 @@ Result<std::unique_ptr<Emitter>> Emitter::Start(catalog::Catalog& catalog, io::F
     // The cursor exists from the moment the emitter follows the catalog: stopped before its
     // first delivery (receiver down, kill -9, a clean stop), it resumes here on restart instead
     // of at the log's head then, which would skip every commit in between.
-    SKADE_RETURN_IF_ERROR(cursor->Store(start).WithContext("store the first lineage cursor"));
+    // A cursor that cannot be stored (a read-only catalog) is what it was before: the emitter
+    // still sends, and says that a restart will start at the head again.
+    if (Status stored_now = cursor->Store(start); !stored_now.ok()) {
+      SKADE_LOG_WARN("openlineage: cannot store the first cursor ({}) in {}: {}; a restart starts at the log's head",
+                     start, cursor->Describe(), stored_now.ToString());
+    }
   }
   SKADE_LOG_INFO("openlineage: sending to {} after commit {} (cursor in {})", transport->Describe(), start,
                  cursor->Describe());

@@ -1,5 +1,5 @@
 // Private to skade/rest: the REST catalog operations as functions of a parsed request, apart
-// from HTTP transport (server.cc routes cpp-httplib requests here), so they can be driven and
+// from HTTP transport (server.cc routes the requests of http_server here), so they can be driven and
 // tested without sockets. Responses carry the spec's bodies: JSON objects, or the error model
 // {"error": {"message", "type", "code"}}.
 #pragma once
@@ -157,7 +157,7 @@ class CatalogApi {
   Status CheckCommitLocations(const catalog::TableCommit& commit) const;
   // The locations metadata names directly (its location, manifest lists, metadata log,
   // statistics files), for a registered file.
-  Status CheckMetadataLocations(const iceberg::TableMetadata& m) const;
+  Status CheckMetadataLocations(const iceberg::TableMetadata& m, const std::string& metadata_location) const;
   Status CheckSnapshotLocations(const iceberg::Snapshot& s) const;
   Response CommitFailure(const Status& st);
 

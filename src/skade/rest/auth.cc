@@ -7,7 +7,7 @@ namespace skade::rest {
 TokenAuthority::TokenAuthority(std::map<std::string, std::string> clients, std::vector<std::string> static_tokens,
                                std::chrono::seconds lifetime)
     : clients_(std::move(clients)),
-      static_tokens_(static_tokens.begin(), static_tokens.end()),
+      static_tokens_(std::move(static_tokens)),
       lifetime_(lifetime) {}
 
 void TokenAuthority::DropExpiredLocked(std::chrono::steady_clock::time_point now) {
@@ -36,14 +36,18 @@ Result<TokenAuthority::Issued> TokenAuthority::Issue(const std::string& client_i
 }
 
 Result<std::string> TokenAuthority::Check(const std::string& authorization) {
+  SKADE_ASSIGN_OR_RETURN(Identity who, Authenticate(authorization));
+  return who.principal;
+}
+
+Result<TokenAuthority::Identity> TokenAuthority::Authenticate(const std::string& authorization) {
   const std::optional<std::string_view> credentials = AuthCredentials(authorization, "Bearer");
   if (!credentials) return Status::Unauthorized("a bearer token is required (Authorization: Bearer …)");
   const std::string token(*credentials);
-  size_t n = 0;
-  for (const std::string& t : static_tokens_) {
-    // Each static token is a principal of its own (numbered in the tokens' sorted order).
-    ++n;
-    if (ConstantTimeEquals(t, token)) return "static-token-" + std::to_string(n);
+  for (size_t i = 0; i < static_tokens_.size(); ++i) {
+    if (ConstantTimeEquals(static_tokens_[i], token)) {
+      return Identity{"static", "static:" + std::to_string(i), std::nullopt};
+    }
   }
   const auto now = std::chrono::steady_clock::now();
   std::lock_guard<std::mutex> lock(mu_);
@@ -53,7 +57,7 @@ Result<std::string> TokenAuthority::Check(const std::string& authorization) {
     tokens_.erase(it);
     return Status::Unauthorized("the token expired; request a new one");
   }
-  return it->second.client;
+  return Identity{it->second.client, "client:" + it->second.client, it->second.expires};
 }
 
 }  // namespace skade::rest

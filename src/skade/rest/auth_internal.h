@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -34,6 +35,16 @@ class TokenAuthority {
   // or kUnauthorized (missing, malformed, unknown or expired).
   Result<std::string> Check(const std::string& authorization);
 
+  // Who an Authorization header names, for what is counted per client and what must end with
+  // the token (a Server-Sent Events stream).
+  struct Identity {
+    std::string principal;  // the client id, or "static"
+    std::string client;     // "client:<id>", or "static:<n>" for the n-th static token
+    std::optional<std::chrono::steady_clock::time_point> expires;  // none for static tokens
+  };
+  // Like Check, with the identity.
+  Result<Identity> Authenticate(const std::string& authorization);
+
   static constexpr size_t kMaxTokens = 100000;
 
  private:
@@ -44,7 +55,7 @@ class TokenAuthority {
   void DropExpiredLocked(std::chrono::steady_clock::time_point now);
 
   const std::map<std::string, std::string> clients_;
-  const std::set<std::string> static_tokens_;
+  const std::vector<std::string> static_tokens_;
   const std::chrono::seconds lifetime_;
   std::mutex mu_;
   std::map<std::string, Entry> tokens_;

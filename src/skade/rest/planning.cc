@@ -412,7 +412,13 @@ Response CatalogApi::PlanTableScan(const Request& r, const std::string& segment,
     }
   }
 
-  const size_t per_page = options_.plan_page_tasks;
+  // Every task carries the residual: a large filter (16 MB of IN values, say) would make one page
+  // of 1000 tasks 16 GB. Pages hold fewer tasks as the residual grows, so one page stays within
+  // a few megabytes (the plan store's byte bound then applies to the whole plan).
+  constexpr size_t kPageBytesForResiduals = size_t{4} << 20;
+  const size_t residual_bytes = req.residual.dump().size();
+  const size_t per_page =
+      std::max<size_t>(1, std::min(options_.plan_page_tasks, kPageBytesForResiduals / std::max<size_t>(residual_bytes, 1)));
   auto job = [this, req, per_page](PlanSink& sink) -> Status {
     if (req.snapshot == nullptr) return PageBuilder(sink, per_page, req.stats_fields, *req.schema, req.residual).Finish();
     PageBuilder pages(sink, per_page, req.stats_fields, *req.schema, req.residual);

@@ -1,16 +1,17 @@
-// HTTP transport of the REST catalog on cpp-httplib: routes, authentication, the OAuth2 token
-// endpoint, request size limit, access log, /healthz and /metrics; what each route does is in
-// CatalogApi (api.cc).
+// The REST catalog's routes, authentication, the OAuth2 token endpoint, access log, /healthz,
+// /metrics and the Server-Sent Events change feed, over the event-driven HTTP transport
+// (http_server.cc); what each route does is in CatalogApi (api.cc).
 #include "skade/rest/server.h"
-
-#include <httplib.h>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <condition_variable>
+#include <fstream>
+#include <functional>
 #include <mutex>
-#include <regex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "skade/base/auth_header.h"
@@ -21,6 +22,7 @@
 #include "skade/events/replay.h"
 #include "skade/rest/api_internal.h"
 #include "skade/rest/auth_internal.h"
+#include "skade/rest/http_server_internal.h"
 
 namespace skade::rest {
 namespace {
@@ -69,6 +71,12 @@ class Metrics {
     out += "# HELP skade_rest_commit_conflicts_total Commits refused because a requirement failed.\n";
     out += "# TYPE skade_rest_commit_conflicts_total counter\n";
     out += "skade_rest_commit_conflicts_total " + std::to_string(s.conflicts) + "\n";
+    out += "# HELP skade_rest_connections Open HTTP connections.\n";
+    out += "# TYPE skade_rest_connections gauge\n";
+    out += "skade_rest_connections " + std::to_string(s.connections) + "\n";
+    out += "# HELP skade_rest_event_streams Open change-feed streams.\n";
+    out += "# TYPE skade_rest_event_streams gauge\n";
+    out += "skade_rest_event_streams " + std::to_string(s.event_streams) + "\n";
     return out;
   }
 
@@ -85,30 +93,27 @@ class Metrics {
   double sum_ = 0;
 };
 
-Request FromHttp(const httplib::Request& in) {
-  Request r;
-  r.method = in.method;
-  for (const auto& [k, v] : in.params) r.query.emplace(k, v);
-  for (const auto& [k, v] : in.headers) {
-    std::string lower = k;
-    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    r.headers.emplace(std::move(lower), v);
-  }
-  r.body = in.body;
-  return r;
-}
-
-void ToHttp(const Response& from, httplib::Response& to) {
+HttpResponse ToHttp(Response from) {
+  HttpResponse to;
   to.status = from.status;
-  std::string type = "application/json";
-  for (const auto& [k, v] : from.headers) {
+  for (auto& [k, v] : from.headers) {
     if (k == "Content-Type") {
-      type = v;
+      to.content_type = std::move(v);
     } else {
-      to.set_header(k, v);
+      to.headers.emplace_back(std::move(k), std::move(v));
     }
   }
-  if (!from.body.empty()) to.set_content(from.body, type.c_str());
+  to.body = std::move(from.body);
+  return to;
+}
+
+// The error model for what the transport refuses itself (and for routes that do not exist).
+HttpResponse TransportError(int status, std::string message) {
+  std::string_view type = "BadRequestException";
+  if (status == 404) type = "NotFoundException";
+  if (status == 503) type = "ServiceUnavailableException";
+  if (status >= 500 && status != 503) type = "ServerErrorException";
+  return ToHttp(ErrorResponse(status, type, std::move(message)));
 }
 
 // application/x-www-form-urlencoded fields (the OAuth2 token request).
@@ -123,12 +128,192 @@ Response OAuthError(int status, const std::string& error, const std::string& des
   return JsonResponse(Json{{"error", error}, {"error_description", description}}, status);
 }
 
-std::string EscapeRegex(const std::string& s) {
-  static const std::regex special(R"([.^$|()\[\]{}*+?\\])");
-  return std::regex_replace(s, special, R"(\$&)");
+Result<std::string> ReadPem(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  if (!in || !(text << in.rdbuf())) return Status::InvalidArgument("cannot load the TLS certificate or key " + path);
+  return text.str();
 }
 
-thread_local int64_t request_started_ns = 0;
+using Clock = std::chrono::steady_clock;
+
+// The change-feed streams (Server-Sent Events): one thread pulls every stream's commit events
+// (replayed from the log, then live from the bus) into its connection's sink, so a stream holds
+// no thread, and a quiet stream's connection is parked. Counted per client. Thread-safe.
+class EventStreams {
+ public:
+  EventStreams(int per_client, int total) : per_client_(std::max(1, per_client)), total_(std::max(1, total)) {
+    pump_ = std::thread([this] { Pump(); });
+  }
+  ~EventStreams() { Stop(); }
+
+  // A place for one more stream of `client`; kUnavailable past its limit or the server's.
+  Status Reserve(const std::string& client) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_) return Status::Unavailable("the server is shutting down");
+    if (open_ >= total_) {
+      return Status::Unavailable("too many change-feed streams are open (" + std::to_string(total_) + "); retry later");
+    }
+    int& mine = per_client_open_[client];
+    if (mine >= per_client_) {
+      return Status::Unavailable("this client has " + std::to_string(mine) +
+                                 " change-feed streams open, the most it may; close one or retry later");
+    }
+    ++mine;
+    ++open_;
+    return Status::Ok();
+  }
+  void Unreserve(const std::string& client) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ReleaseLocked(client);
+  }
+
+  // Starts feeding a reserved stream; its sink is the response body.
+  std::shared_ptr<StreamSink> Add(std::unique_ptr<events::ReplayThenTail> feed, std::set<std::string> tables,
+                                  std::string client, std::optional<Clock::time_point> expires) {
+    auto s = std::make_shared<Stream>();
+    s->feed = std::move(feed);
+    s->tables = std::move(tables);
+    s->client = std::move(client);
+    s->expires = expires;
+    s->sink = std::make_shared<StreamSink>();
+    s->last_write_ns = MonotonicNanos();
+    std::lock_guard<std::mutex> lock(mu_);
+    streams_.push_back(s);
+    cv_.notify_all();
+    return s->sink;
+  }
+
+  int64_t open() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return open_;
+  }
+
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopped_) return;
+      stopped_ = true;
+    }
+    cv_.notify_all();
+    if (pump_.joinable()) pump_.join();
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& s : streams_) {
+      s->sink->End();
+      ReleaseLocked(s->client);
+    }
+    streams_.clear();
+  }
+
+ private:
+  // A stream's queue is topped up to this many bytes per round; a client reading slower than
+  // the feed leaves events in the log, not in memory.
+  static constexpr size_t kQueueBytes = 64 << 10;
+  static constexpr int64_t kHeartbeatNs = 1'000'000'000;
+
+  struct Stream {
+    std::unique_ptr<events::ReplayThenTail> feed;  // only the pump thread uses it
+    std::set<std::string> tables;
+    std::string client;
+    std::optional<Clock::time_point> expires;
+    std::shared_ptr<StreamSink> sink;
+    int64_t last_write_ns = 0;
+  };
+
+  void ReleaseLocked(const std::string& client) {
+    auto it = per_client_open_.find(client);
+    if (it != per_client_open_.end() && --it->second <= 0) per_client_open_.erase(it);
+    --open_;
+  }
+
+  // Whether the stream goes on after this round.
+  bool Feed(Stream& s) {
+    if (s.sink->closed()) return false;  // the client went away (noticed at a write)
+    if (s.expires && Clock::now() >= *s.expires) {
+      s.sink->End();  // the token expired: the client reconnects with a new one
+      return false;
+    }
+    while (s.sink->queued() < kQueueBytes) {
+      auto next = s.feed->Next(std::chrono::nanoseconds(0));
+      if (!next.ok()) {
+        if (s.feed->closed()) {
+          s.sink->End();
+          return false;
+        }
+        SKADE_LOG_WARN("rest: events stream: {}", next.status().ToString());  // retried next round
+        break;
+      }
+      if (!*next) break;
+      if (s.tables.empty() || s.tables.count((*next)->table_name())) {
+        if (!s.sink->Write(SseFrame(**next))) return false;
+        s.last_write_ns = MonotonicNanos();
+      }
+    }
+    if (MonotonicNanos() - s.last_write_ns > kHeartbeatNs) {
+      // Keeps proxies from closing an idle stream; a write to a client that went away fails and
+      // frees the stream.
+      s.last_write_ns = MonotonicNanos();
+      if (!s.sink->Write(": keep-alive\n\n")) return false;
+    }
+    return true;
+  }
+
+  void Pump() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stopped_) {
+      cv_.wait_for(lock, std::chrono::milliseconds(50));
+      if (stopped_) break;
+      std::vector<std::shared_ptr<Stream>> round = streams_;
+      lock.unlock();
+      std::vector<Stream*> finished;
+      for (const auto& s : round) {
+        if (!Feed(*s)) finished.push_back(s.get());
+      }
+      lock.lock();
+      if (!finished.empty()) {
+        std::erase_if(streams_, [&](const std::shared_ptr<Stream>& s) {
+          if (std::find(finished.begin(), finished.end(), s.get()) == finished.end()) return false;
+          ReleaseLocked(s->client);
+          return true;
+        });
+      }
+    }
+  }
+
+  const int per_client_;
+  const int total_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopped_ = false;
+  int64_t open_ = 0;
+  std::map<std::string, int> per_client_open_;
+  std::vector<std::shared_ptr<Stream>> streams_;
+  std::thread pump_;
+};
+
+// The path's parameters of a matched route, decoded.
+using Params = std::vector<std::string>;
+
+// A route: a method and path segments, "*" standing for one non-empty segment (a parameter;
+// a decoded "%2F" splits a segment, so it matches no route, as before).
+struct RouteEntry {
+  std::string method;
+  std::vector<std::string> segments;
+  std::function<HttpResponse(Request&, const HttpRequest&, const Params&)> run;
+};
+
+std::vector<std::string> Segments(std::string_view path) {
+  std::vector<std::string> out;
+  if (path.empty() || path[0] != '/') return {"\x01"};  // matches nothing
+  size_t pos = 1;
+  while (true) {
+    const size_t slash = path.find('/', pos);
+    out.emplace_back(path.substr(pos, slash == std::string_view::npos ? std::string_view::npos : slash - pos));
+    if (slash == std::string_view::npos) break;
+    pos = slash + 1;
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -139,28 +324,40 @@ struct RestServer::Impl {
   CatalogApi api;
   TokenAuthority tokens;
   Metrics metrics;
-  std::unique_ptr<httplib::Server> http;
-  std::thread loop;
-  int port = 0;
+  EventStreams streams;
+  std::vector<RouteEntry> routes;
+  std::unique_ptr<HttpServer> http;
+  std::atomic<HttpServer*> serving{nullptr};  // `http` once started (read by /metrics)
   std::once_flag stopped;
-  std::atomic<bool> stopping{false};
-  std::atomic<int> event_streams{0};
 
   Impl(catalog::Catalog& c, io::FileIO& io, RestOptions o, events::Bus* b)
       : catalog(c),
         bus(b),
         options(std::move(o)),
         api(catalog, io, options),
-        tokens(options.clients, options.static_tokens, options.token_lifetime) {}
+        tokens(options.clients, options.static_tokens, options.token_lifetime),
+        streams(options.max_event_streams, options.max_event_streams_total) {}
 
-  Response Token(const httplib::Request& req) {
+  // Who sends `h` (authentication already passed): the token's identity, or the client's
+  // address on a server without authentication.
+  TokenAuthority::Identity Who(const HttpRequest& h) {
+    if (tokens.enabled()) {
+      auto it = h.headers.find("authorization");
+      auto who = tokens.Authenticate(it == h.headers.end() ? std::string() : it->second);
+      if (who.ok()) return std::move(who).value();
+    }
+    const std::string address = "address:" + h.client_address;
+    return TokenAuthority::Identity{address, address, std::nullopt};
+  }
+
+  Response Token(const Request& req) {
     auto fields = FormFields(req.body);
     if (fields["grant_type"] != "client_credentials") {
       return OAuthError(400, "unsupported_grant_type", "only grant_type=client_credentials is supported");
     }
     std::string id = fields["client_id"], secret = fields["client_secret"];
     // RFC 6749 §2.3.1: the credentials may come as HTTP Basic instead.
-    const std::string header = req.get_header_value("Authorization");
+    const std::string header = req.header("authorization");
     const std::optional<std::string_view> basic = AuthCredentials(header, "Basic");
     if (id.empty() && basic) {
       const std::string decoded = DecodeBase64(*basic);
@@ -181,215 +378,175 @@ struct RestServer::Impl {
 
   // GET …/events/stream: commit events as Server-Sent Events, replayed from the durable log
   // after the cursor (Last-Event-ID, which an EventSource sends when it reconnects, or
-  // ?after=SEQ; none = from now on) and then live, optionally only of ?tables=a.b,c.d. A
-  // comment line every second keeps proxies from closing an idle stream and finds clients
-  // that went away (the write after the peer's reset fails).
-  void EventStream(const httplib::Request& req, httplib::Response& res) {
+  // ?after=SEQ; none = from now on) and then live, optionally only of ?tables=a.b,c.d.
+  HttpResponse EventStream(const Request& req, const HttpRequest& h) {
     if (bus == nullptr) {
-      ToHttp(ErrorResponse(406, "UnsupportedOperationException", "this server has no live commit feed"), res);
-      return;
+      return ToHttp(ErrorResponse(406, "UnsupportedOperationException", "this server has no live commit feed"));
     }
     std::optional<int64_t> after;
-    const std::string cursor = req.has_header("Last-Event-ID") ? req.get_header_value("Last-Event-ID")
-                                                                : req.get_param_value("after");
+    const std::string cursor = req.headers.count("last-event-id") ? req.header("last-event-id")
+                                                                    : (req.has("after") ? req.query.at("after") : "");
     if (!cursor.empty()) {
       after = ParseCommitSeq(cursor);
-      if (!after) {
-        ToHttp(ErrorResponse(400, "BadRequestException", "the cursor must be a commit_seq, not '" + cursor + "'"), res);
-        return;
-      }
+      if (!after) return ToHttp(ErrorResponse(400, "BadRequestException", "the cursor must be a commit_seq, not '" + cursor + "'"));
     }
-    auto tables = std::make_shared<std::set<std::string>>();
-    const std::string list = req.get_param_value("tables");
+    std::set<std::string> tables;
+    const std::string list = req.has("tables") ? req.query.at("tables") : "";
     for (size_t pos = 0; pos < list.size();) {
       size_t comma = std::min(list.find(',', pos), list.size());
       auto ident = catalog::TableIdent::Parse(std::string_view(list).substr(pos, comma - pos));
-      if (!ident.ok()) {
-        ToHttp(ErrorResponse(ident.status()), res);
-        return;
-      }
-      tables->insert(ident->ToString());
+      if (!ident.ok()) return ToHttp(ErrorResponse(ident.status()));
+      tables.insert(ident->ToString());
       pos = comma + 1;
     }
-    const int limit = options.max_event_streams > 0 ? options.max_event_streams : std::max(1, options.threads / 2);
-    if (event_streams.fetch_add(1) >= limit) {
-      event_streams.fetch_sub(1);
-      ToHttp(ErrorResponse(503, "ServiceUnavailableException",
-                           "too many change-feed streams are open (" + std::to_string(limit) + "); retry later"),
-             res);
-      return;
+    TokenAuthority::Identity who = Who(h);
+    // Counted per client before the log's head is read (so a stream from now cannot miss a
+    // commit made after it was counted).
+    if (Status reserved = streams.Reserve(who.client); !reserved.ok()) {
+      return ToHttp(ErrorResponse(503, "ServiceUnavailableException", reserved.message()));
     }
     auto opened = events::ReplayThenTail::Open(catalog, *bus, after, {});
     if (!opened.ok()) {
-      event_streams.fetch_sub(1);
-      ToHttp(ErrorResponse(opened.status()), res);
-      return;
+      streams.Unreserve(who.client);
+      return ToHttp(ErrorResponse(opened.status()));
     }
-    std::shared_ptr<events::ReplayThenTail> stream = std::move(*opened);
-    auto last_write = std::make_shared<int64_t>(MonotonicNanos());
-    res.set_header("Cache-Control", "no-cache");
-    res.set_header("X-Accel-Buffering", "no");
-    res.set_chunked_content_provider(
-        "text/event-stream",
-        [this, stream, tables, last_write](size_t, httplib::DataSink& sink) {
-          if (stopping) {
-            sink.done();
-            return true;
-          }
-          auto next = stream->Next(std::chrono::milliseconds(250));
-          if (!next.ok()) {
-            if (stream->closed()) {
-              sink.done();
-              return true;
-            }
-            SKADE_LOG_WARN("rest: events stream: {}", next.status().ToString());  // retried on the next call
-          } else if (*next && (tables->empty() || tables->count((*next)->table_name()))) {
-            const std::string frame = SseFrame(**next);
-            *last_write = MonotonicNanos();
-            return sink.write(frame.data(), frame.size());
-          }
-          if (MonotonicNanos() - *last_write > 1'000'000'000LL) {
-            *last_write = MonotonicNanos();
-            static constexpr char kBeat[] = ": keep-alive\n\n";
-            return sink.write(kBeat, sizeof(kBeat) - 1);
-          }
-          return true;
-        },
-        [this](bool) { event_streams.fetch_sub(1); });
+    HttpResponse res;
+    res.status = 200;
+    res.content_type = "text/event-stream";
+    res.headers = {{"Cache-Control", "no-cache"}, {"X-Accel-Buffering", "no"}};
+    res.stream = streams.Add(std::move(*opened), std::move(tables), who.client, who.expires);
+    return res;
   }
 
-  // Who sends `req` (authentication already passed): the token's principal, or the client's
-  // address on a server without authentication.
-  std::string Principal(const httplib::Request& req) {
-    if (!tokens.enabled()) return "address:" + req.remote_addr;
-    auto who = tokens.Check(req.get_header_value("Authorization"));
-    return who.ok() ? *who : "address:" + req.remote_addr;
+  // Before the body: /healthz (never authenticated), authentication, /metrics — answered in the
+  // I/O thread, so health checks and refusals never wait for a worker.
+  std::optional<HttpResponse> Screen(const HttpRequest& h) {
+    const bool get = h.method == "GET" || h.method == "HEAD";
+    if (h.path == "/healthz" && get) {
+      HttpResponse ok;
+      ok.body = "{\"status\":\"ok\"}";
+      return ok;
+    }
+    if (tokens.enabled() && h.path != "/v1/oauth/tokens" && h.path != "/healthz") {
+      auto it = h.headers.find("authorization");
+      auto who = tokens.Check(it == h.headers.end() ? std::string() : it->second);
+      if (!who.ok()) {
+        HttpResponse refused = ToHttp(ErrorResponse(who.status()));
+        refused.headers.emplace_back("WWW-Authenticate", "Bearer");
+        return refused;
+      }
+    }
+    if (h.path == "/metrics" && get) {
+      HttpResponse text;
+      text.body = metrics.Text(Stats());
+      text.content_type = "text/plain; version=0.0.4";
+      return text;
+    }
+    return std::nullopt;
+  }
+
+  HttpResponse Handle(HttpRequest& h) {
+    // HEAD runs the GET route (whose responses to HEAD have no body).
+    const std::string method = h.method == "HEAD" ? std::string("GET") : h.method;
+    const std::vector<std::string> segments = Segments(h.path);
+    for (const RouteEntry& route : routes) {
+      if (route.method != method || route.segments.size() != segments.size()) continue;
+      Params params;
+      bool match = true;
+      for (size_t i = 0; i < segments.size() && match; ++i) {
+        if (route.segments[i] == "*") {
+          match = !segments[i].empty();
+          params.push_back(segments[i]);
+        } else {
+          match = route.segments[i] == segments[i];
+        }
+      }
+      if (!match) continue;
+      Request r;
+      r.method = h.method;
+      r.query = h.query;
+      r.headers = h.headers;
+      r.body = std::move(h.body);
+      // Server-held state (scan plans) belongs to the client: each static token, each OAuth2
+      // client, or each address without authentication.
+      r.principal = Who(h).client;
+      try {
+        return route.run(r, h, params);
+      } catch (const std::exception& e) {
+        return ToHttp(ErrorResponse(500, "ServerErrorException", e.what()));
+      }
+    }
+    return TransportError(404, "no route for " + h.method + " " + h.path);
+  }
+
+  RestStats Stats() const {
+    RestStats s = api.stats();
+    s.requests = metrics.total();
+    s.event_streams = streams.open();
+    HttpServer* server = serving.load();
+    s.connections = server != nullptr ? server->connections() : 0;
+    return s;
   }
 
   void Route() {
-    httplib::Server& s = *http;
-    const std::string base = "/v1" + (options.prefix.empty() ? std::string() : "/" + EscapeRegex(options.prefix));
-    const std::string ns = base + "/namespaces/([^/]+)";
-    const std::string table = ns + "/tables/([^/]+)";
-    auto handle = [this](auto fn) {
-      return [this, fn](const httplib::Request& req, httplib::Response& res) {
-        Request r = FromHttp(req);
-        r.principal = Principal(req);
-        ToHttp(fn(r, req), res);
-      };
+    const std::string base = "/v1" + (options.prefix.empty() ? std::string() : "/" + options.prefix);
+    const std::string ns = base + "/namespaces/*";
+    const std::string table = ns + "/tables/*";
+    auto add = [this](std::string method, const std::string& path,
+                      std::function<Response(const Request&, const Params&)> fn) {
+      routes.push_back(RouteEntry{std::move(method), Segments(path),
+                             [fn](Request& r, const HttpRequest&, const Params& p) { return ToHttp(fn(r, p)); }});
     };
-    s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("{\"status\":\"ok\"}", "application/json"); });
-    s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-      res.set_content(metrics.Text(api.stats()), "text/plain; version=0.0.4");
+    add("POST", "/v1/oauth/tokens", [this](const Request& r, const Params&) { return Token(r); });
+    add("GET", "/v1/config", [this](const Request& r, const Params&) { return api.Config(r); });
+    add("GET", base + "/namespaces", [this](const Request& r, const Params&) { return api.ListNamespaces(r); });
+    add("POST", base + "/namespaces", [this](const Request& r, const Params&) { return api.CreateNamespace(r); });
+    add("GET", ns, [this](const Request& r, const Params& p) { return api.LoadNamespace(r, p[0]); });
+    add("DELETE", ns, [this](const Request& r, const Params& p) { return api.DropNamespace(r, p[0]); });
+    add("POST", ns + "/properties",
+        [this](const Request& r, const Params& p) { return api.UpdateNamespaceProperties(r, p[0]); });
+    add("GET", ns + "/tables", [this](const Request& r, const Params& p) { return api.ListTables(r, p[0]); });
+    add("POST", ns + "/tables", [this](const Request& r, const Params& p) { return api.CreateTable(r, p[0]); });
+    add("POST", ns + "/register", [this](const Request& r, const Params& p) { return api.RegisterTable(r, p[0]); });
+    add("GET", table, [this](const Request& r, const Params& p) { return api.LoadTable(r, p[0], p[1]); });
+    add("POST", table, [this](const Request& r, const Params& p) { return api.CommitTable(r, p[0], p[1]); });
+    add("DELETE", table, [this](const Request& r, const Params& p) { return api.DropTable(r, p[0], p[1]); });
+    add("POST", table + "/metrics", [this](const Request& r, const Params& p) { return api.ReportMetrics(r, p[0], p[1]); });
+    add("POST", table + "/plan", [this](const Request& r, const Params& p) { return api.PlanTableScan(r, p[0], p[1]); });
+    add("GET", table + "/plan/*",
+        [this](const Request& r, const Params& p) { return api.FetchPlanningResult(r, p[0], p[1], p[2]); });
+    add("DELETE", table + "/plan/*",
+        [this](const Request& r, const Params& p) { return api.CancelPlanning(r, p[0], p[1], p[2]); });
+    add("POST", table + "/tasks", [this](const Request& r, const Params& p) { return api.FetchScanTasks(r, p[0], p[1]); });
+    add("POST", base + "/events", [this](const Request& r, const Params&) { return api.QueryEvents(r); });
+    routes.push_back(RouteEntry{"GET", Segments(base + "/events/stream"),
+                           [this](Request& r, const HttpRequest& h, const Params&) { return EventStream(r, h); }});
+    auto views = [this](const Request& r, const Params& p) { return api.Views(r, p[0], nullptr); };
+    auto one_view = [this](const Request& r, const Params& p) { return api.Views(r, p[0], &p[1]); };
+    add("GET", ns + "/views", views);
+    add("POST", ns + "/views", views);
+    add("GET", ns + "/views/*", one_view);
+    add("POST", ns + "/views/*", one_view);
+    add("DELETE", ns + "/views/*", one_view);
+    add("POST", base + "/views/rename", [](const Request&, const Params&) {
+      return ErrorResponse(406, "UnsupportedOperationException", "this catalog does not support views");
     });
-    s.Post("/v1/oauth/tokens", handle([this](const Request&, const httplib::Request& req) { return Token(req); }));
-    s.Get("/v1/config", handle([this](const Request& r, const httplib::Request&) { return api.Config(r); }));
-    s.Get(base + "/namespaces", handle([this](const Request& r, const httplib::Request&) { return api.ListNamespaces(r); }));
-    s.Post(base + "/namespaces", handle([this](const Request& r, const httplib::Request&) { return api.CreateNamespace(r); }));
-    s.Get(ns, handle([this](const Request& r, const httplib::Request& q) { return api.LoadNamespace(r, q.matches[1]); }));
-    s.Delete(ns, handle([this](const Request& r, const httplib::Request& q) { return api.DropNamespace(r, q.matches[1]); }));
-    s.Post(ns + "/properties", handle([this](const Request& r, const httplib::Request& q) {
-             return api.UpdateNamespaceProperties(r, q.matches[1]);
-           }));
-    s.Get(ns + "/tables", handle([this](const Request& r, const httplib::Request& q) { return api.ListTables(r, q.matches[1]); }));
-    s.Post(ns + "/tables", handle([this](const Request& r, const httplib::Request& q) { return api.CreateTable(r, q.matches[1]); }));
-    s.Post(ns + "/register", handle([this](const Request& r, const httplib::Request& q) { return api.RegisterTable(r, q.matches[1]); }));
-    s.Get(table, handle([this](const Request& r, const httplib::Request& q) {
-            return api.LoadTable(r, q.matches[1], q.matches[2]);
-          }));
-    s.Post(table, handle([this](const Request& r, const httplib::Request& q) {
-             return api.CommitTable(r, q.matches[1], q.matches[2]);
-           }));
-    s.Delete(table, handle([this](const Request& r, const httplib::Request& q) {
-               return api.DropTable(r, q.matches[1], q.matches[2]);
-             }));
-    s.Post(table + "/metrics", handle([this](const Request& r, const httplib::Request& q) {
-             return api.ReportMetrics(r, q.matches[1], q.matches[2]);
-           }));
-    s.Post(table + "/plan", handle([this](const Request& r, const httplib::Request& q) {
-             return api.PlanTableScan(r, q.matches[1], q.matches[2]);
-           }));
-    s.Get(table + "/plan/([^/]+)", handle([this](const Request& r, const httplib::Request& q) {
-            return api.FetchPlanningResult(r, q.matches[1], q.matches[2], q.matches[3]);
-          }));
-    s.Delete(table + "/plan/([^/]+)", handle([this](const Request& r, const httplib::Request& q) {
-               return api.CancelPlanning(r, q.matches[1], q.matches[2], q.matches[3]);
-             }));
-    s.Post(table + "/tasks", handle([this](const Request& r, const httplib::Request& q) {
-             return api.FetchScanTasks(r, q.matches[1], q.matches[2]);
-           }));
-    s.Post(base + "/events", handle([this](const Request& r, const httplib::Request&) { return api.QueryEvents(r); }));
-    s.Get(base + "/events/stream", [this](const httplib::Request& req, httplib::Response& res) { EventStream(req, res); });
-    const std::string view = ns + "/views/([^/]+)";
-    auto views = handle([this](const Request& r, const httplib::Request& q) { return api.Views(r, q.matches[1], nullptr); });
-    auto one_view = handle([this](const Request& r, const httplib::Request& q) {
-      const std::string name = q.matches[2];
-      return api.Views(r, q.matches[1], &name);
-    });
-    s.Get(ns + "/views", views);
-    s.Post(ns + "/views", views);
-    s.Get(view, one_view);
-    s.Post(view, one_view);
-    s.Delete(view, one_view);
-    s.Post(base + "/views/rename", handle([this](const Request&, const httplib::Request&) {
-             return ErrorResponse(406, "UnsupportedOperationException", "this catalog does not support views");
-           }));
-    s.Post(base + "/tables/rename", handle([this](const Request& r, const httplib::Request&) { return api.RenameTable(r); }));
-    s.Post(base + "/transactions/commit",
-           handle([this](const Request& r, const httplib::Request&) { return api.CommitTransaction(r); }));
+    add("POST", base + "/tables/rename", [this](const Request& r, const Params&) { return api.RenameTable(r); });
+    add("POST", base + "/transactions/commit", [this](const Request& r, const Params&) { return api.CommitTransaction(r); });
+  }
 
-    // Authentication before routing: everything but the token endpoint and health checks.
-    s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-      request_started_ns = MonotonicNanos();
-      if (!tokens.enabled() || req.path == "/v1/oauth/tokens" || req.path == "/healthz") {
-        return httplib::Server::HandlerResponse::Unhandled;
-      }
-      auto who = tokens.Check(req.get_header_value("Authorization"));
-      if (who.ok()) return httplib::Server::HandlerResponse::Unhandled;
-      ToHttp(ErrorResponse(who.status()), res);
-      res.set_header("WWW-Authenticate", "Bearer");
-      return httplib::Server::HandlerResponse::Handled;
-    });
-    // Errors httplib produces itself (no route, a body past the limit) in the error model.
-    s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-      if (!res.body.empty()) return;
-      switch (res.status) {
-        case 404:
-          ToHttp(ErrorResponse(404, "NotFoundException", "no route for " + req.method + " " + req.path), res);
-          break;
-        case 413:
-          ToHttp(ErrorResponse(413, "BadRequestException", "the request body is too large"), res);
-          break;
-        default:
-          ToHttp(ErrorResponse(res.status, res.status >= 500 ? "ServerErrorException" : "BadRequestException",
-                               "request failed with HTTP status " + std::to_string(res.status)),
-                 res);
-      }
-    });
-    s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-      std::string what = "internal error";
-      try {
-        if (ep) std::rethrow_exception(ep);
-      } catch (const std::exception& e) {
-        what = e.what();
-      } catch (...) {
-      }
-      ToHttp(ErrorResponse(500, "ServerErrorException", what), res);
-    });
-    s.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
-      const double seconds = static_cast<double>(MonotonicNanos() - request_started_ns) / 1e9;
-      metrics.Record(req.method, res.status, seconds);
-      if (options.access_log) {
-        SKADE_LOG_INFO("rest: {} {} {} {} us", req.method, req.path, res.status, static_cast<int64_t>(seconds * 1e6));
-      }
-    });
+  void Completed(const HttpRequest& h, int status, double seconds) {
+    metrics.Record(h.method, status, seconds);
+    if (options.access_log) {
+      SKADE_LOG_INFO("rest: {} {} {} {} us", h.method, h.path, status, static_cast<int64_t>(seconds * 1e6));
+    }
   }
 
   void Stop() {
     std::call_once(stopped, [this] {
-      stopping = true;
-      if (http) http->stop();
-      if (loop.joinable()) loop.join();
+      // The feed first (its streams end), then the transport (handlers in flight finish).
+      streams.Stop();
+      if (http) http->Shutdown();
     });
   }
 };
@@ -397,14 +554,9 @@ struct RestServer::Impl {
 RestServer::RestServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 RestServer::~RestServer() { Shutdown(); }
 
-int RestServer::port() const { return impl_->port; }
+int RestServer::port() const { return impl_->http->port(); }
 
-RestStats RestServer::stats() const {
-  RestStats s = impl_->api.stats();
-  s.requests = impl_->metrics.total();
-  s.event_streams = impl_->event_streams.load();
-  return s;
-}
+RestStats RestServer::stats() const { return impl_->Stats(); }
 
 void RestServer::Shutdown() { impl_->Stop(); }
 
@@ -417,43 +569,34 @@ Result<std::unique_ptr<RestServer>> RestServer::Start(catalog::Catalog& catalog,
     return Status::InvalidArgument("TLS needs both a certificate and a key");
   }
   if (options.threads <= 0) return Status::InvalidArgument("the REST server needs at least one thread");
+  HttpOptions http;
+  http.host = options.host;
+  http.port = options.port;
+  http.workers = options.threads;
+  http.io_threads = std::max(1, options.io_threads);
+  http.max_body_bytes = options.max_body_bytes;
+  http.request_timeout = std::max(std::chrono::seconds(1), options.request_timeout);
+  http.max_connections = options.max_connections;
+  http.max_connections_per_client = options.max_connections_per_client;
+  if (!options.tls_cert_file.empty()) {
+    SKADE_ASSIGN_OR_RETURN(http.tls_cert_pem, ReadPem(options.tls_cert_file));
+    SKADE_ASSIGN_OR_RETURN(http.tls_key_pem, ReadPem(options.tls_key_file));
+  }
   auto impl = std::make_unique<Impl>(catalog, io, std::move(options), bus);
-  const RestOptions& o = impl->options;
-  if (!o.tls_cert_file.empty()) {
-    auto ssl = std::make_unique<httplib::SSLServer>(o.tls_cert_file.c_str(), o.tls_key_file.c_str());
-    if (!ssl->is_valid()) return Status::InvalidArgument("cannot load the TLS certificate or key");
-    impl->http = std::move(ssl);
-  } else {
-    impl->http = std::make_unique<httplib::Server>();
-  }
-  httplib::Server& s = *impl->http;
-  const int threads = o.threads;
-  s.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
-  // TOOLCHAIN.md §7: without TCP_NODELAY keep-alive requests wait on delayed ACKs (~44 ms).
-  s.set_tcp_nodelay(true);
-  // httplib's default options add SO_REUSEPORT, with which a second server on a port in use
-  // binds too and the kernel splits clients between them: SO_REUSEADDR only (restarts still
-  // bind while old connections are in TIME_WAIT), so a port in use fails to bind.
-  s.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof(yes));
-  });
-  s.set_keep_alive_max_count(10000);
-  s.set_payload_max_length(o.max_body_bytes);
-  s.set_read_timeout(30, 0);
-  s.set_write_timeout(30, 0);
   impl->Route();
-  if (o.port == 0) {
-    impl->port = s.bind_to_any_port(o.host);
-    if (impl->port <= 0) return Status::Unavailable("cannot listen on " + o.host);
-  } else {
-    if (!s.bind_to_port(o.host, o.port)) {
-      return Status::Unavailable("cannot listen on " + o.host + ":" + std::to_string(o.port));
-    }
-    impl->port = o.port;
-  }
   Impl* raw = impl.get();
-  impl->loop = std::thread([raw] { raw->http->listen_after_bind(); });
+  HttpCallbacks callbacks;
+  callbacks.screen = [raw](const HttpRequest& h) { return raw->Screen(h); };
+  callbacks.handler = [raw](HttpRequest& h) { return raw->Handle(h); };
+  callbacks.error = [](int status, std::string message) { return TransportError(status, std::move(message)); };
+  callbacks.completed = [raw](const HttpRequest& h, int status, double seconds) { raw->Completed(h, status, seconds); };
+  auto started = HttpServer::Start(std::move(http), std::move(callbacks));
+  if (!started.ok()) {
+    impl->streams.Stop();
+    return started.status();
+  }
+  impl->http = std::move(*started);
+  impl->serving = impl->http.get();
   return std::unique_ptr<RestServer>(new RestServer(std::move(impl)));
 }
 

@@ -41,7 +41,18 @@ struct RestOptions {
   std::vector<std::string> static_tokens;
   std::chrono::seconds token_lifetime{3600};
   size_t max_body_bytes = 16 << 20;  // larger requests: 413
+  // Threads running requests. Connections hold none: `io_threads` event loops read and write
+  // all of them, and a request goes to a thread only once it has arrived whole.
   int threads = 8;
+  int io_threads = 2;
+  // A request must arrive whole (headers and body) within this long after its connection opened
+  // or its previous response was sent (slow senders are cut off); a keep-alive connection idle
+  // this long, or a client not reading its response for this long, is closed.
+  std::chrono::seconds request_timeout{30};
+  // Connections open at once, in all and from one client address (past either, a new
+  // connection is closed at once). Iceberg's Java client pools up to 100 per host.
+  int max_connections = 1024;
+  int max_connections_per_client = 128;
   std::string tls_cert_file;  // both set = HTTPS
   std::string tls_key_file;
   // Server-side scan planning: a plan of more file scan tasks than plan_page_tasks answers
@@ -54,11 +65,14 @@ struct RestOptions {
   // Decoded manifest lists and manifests kept across plans (iceberg/manifest_cache.h), about
   // this many bytes: a plan after a commit reads only what the commit added.
   int64_t plan_manifest_cache_bytes = int64_t{256} << 20;
-  // Concurrent change-feed streams (GET /v1/{prefix}/events/stream, Server-Sent Events) at
-  // most; each holds one of the server's threads. 0 = half of `threads`. A comment line every
-// second keeps proxies from closing an idle stream and lets the server notice a client that
-// went away (its stream is freed within two seconds).
-  int max_event_streams = 0;
+  // Change-feed streams (GET /v1/{prefix}/events/stream, Server-Sent Events) open at once per
+  // client (its principal; without authentication, its address) — past it 503 for that client
+  // only — and in all. A stream holds no thread: one thread feeds every stream. A comment line
+  // every second keeps proxies from closing an idle stream and lets the server notice a client
+  // that went away (its stream is freed within seconds); a stream ends when its bearer token
+  // expires (the client reconnects with a new one and Last-Event-ID).
+  int max_event_streams = 4;
+  int max_event_streams_total = 256;
   // Access log lines (method, path, status, microseconds) at info level.
   bool access_log = false;
 };
@@ -69,6 +83,7 @@ struct RestStats {
   int64_t commits = 0;    // successful table commits (single and in transactions)
   int64_t conflicts = 0;  // commits refused with 409 CommitFailedException
   int64_t event_streams = 0;  // change-feed streams open now
+  int64_t connections = 0;    // HTTP connections open now
 };
 
 // Thread-safe.
@@ -85,7 +100,8 @@ class RestServer {
 
   int port() const;
   RestStats stats() const;
-  // Stops accepting, finishes requests in flight and stops; idempotent.
+  // Stops accepting, lets running requests finish (queued ones get 503), ends change-feed
+  // streams and closes every connection without waiting for slow clients; idempotent.
   void Shutdown();
 
   struct Impl;

@@ -111,9 +111,7 @@ Result<int64_t> LakeSql::ExecuteWrite(const engine::Statement& w, const std::str
   // Subqueries in the predicate may read other tables.
   SKADE_RETURN_IF_ERROR(SyncViews("SELECT * FROM " + ViewName(ident) + " WHERE " + where, default_schema));
   // Before anything counts or runs: DuckDB would take `WHERE x` as `WHERE x::BOOLEAN`.
-  if (w.where && t->metadata().CurrentSchema()) {
-    SKADE_RETURN_IF_ERROR(engine::CheckBooleanPredicate(db_, *w.where, *t->metadata().CurrentSchema()));
-  }
+  if (w.where) SKADE_RETURN_IF_ERROR(engine::CheckBooleanOver(db_, *w.where, ViewName(ident)));
   // The rows the predicate matches in the snapshot being changed: what DELETE and UPDATE
   // report (the operations' own counters also count rows of rewritten files).
   SKADE_ASSIGN_OR_RETURN(auto counted, db_.QueryRows("SELECT count(*) FROM " + ViewName(ident) + " WHERE " + where));

@@ -215,10 +215,6 @@ def test_execute_update_rowcounts(conn, lake):
         (2, "u"), (3, "u"), (7, "bound"), (8, "")]
 
 
-@pytest.mark.xfail(strict=True, raises=adbc_driver_manager.ProgrammingError,
-                   reason="skade incompatibility: DB-API cursor.execute() of INSERT/UPDATE/DELETE (the ADBC driver "
-                          "sends every execute() as a query) is refused: 'the prepared statement is an update, not "
-                          "a query'")
 def test_dbapi_execute_of_dml(conn):
     t = '"sales.eu".empty'
     with conn.cursor() as cur:
@@ -230,10 +226,6 @@ def test_dbapi_execute_of_dml(conn):
         assert cur.fetchall() == [(1, "a"), (2, "z")]
 
 
-@pytest.mark.xfail(strict=True, raises=adbc_driver_manager.OperationalError,
-                   reason="skade bug: a prepared query whose result type depends on a parameter (SELECT ? AS v, "
-                          "SELECT ? IS NULL) reports the schema 'unknown: null' in its FlightInfo, so the driver "
-                          "refuses the stream's real schema as inconsistent")
 def test_parameter_typed_result_columns(conn):
     with conn.cursor() as cur:
         cur.execute("SELECT ? AS v, ? IS NULL AS n", (5, None))
