@@ -319,6 +319,24 @@ ExprPtr Build(const Node& n, const std::vector<std::optional<Literal>>& values) 
 
 }  // namespace
 
+namespace {
+
+// DuckDB's type of `where` over `relation` (DESCRIBE binds it without reading a row).
+Result<std::string> PredicateType(Database& db, const Predicate& where, const std::string& relation) {
+  SKADE_ASSIGN_OR_RETURN(auto rows,
+                         db.QueryRows("DESCRIBE SELECT " + where.sql() + " AS __skade_predicate FROM " + relation));
+  if (rows.empty() || rows[0].size() < 2 || !rows[0][1]) return Status::Internal("DESCRIBE of a predicate returned nothing");
+  return *rows[0][1];
+}
+
+Status RequireBoolean(const Predicate& where, const std::string& type) {
+  if (type == "BOOLEAN") return Status::Ok();
+  return Status::InvalidArgument("the filter " + where.sql() + " is of type " + type +
+                                 ", not BOOLEAN: a filter is a condition such as \"amount < 0\"");
+}
+
+}  // namespace
+
 Status CheckBooleanPredicate(Database& db, const Predicate& where, const iceberg::Schema& schema) {
   // The predicate over an empty relation of the schema's columns, typed but never read: DuckDB
   // binds it (names resolve, functions pick their overloads) and DESCRIBE tells its type.
@@ -334,21 +352,15 @@ Status CheckBooleanPredicate(Database& db, const Predicate& where, const iceberg
   if (!sequence_number) {
     columns += ", CAST(NULL AS BIGINT) AS " + QuoteIdentifier(kLastUpdatedSequenceNumberColumn);
   }
-  Status checked = CheckBooleanOver(db, where, "(SELECT " + columns + ")");
-  // Unbound names are for the statement that runs the predicate to report.
-  if (!checked.ok() && checked.message().find("not BOOLEAN") == std::string::npos) return Status::Ok();
-  return checked;
+  Result<std::string> type = PredicateType(db, where, "(SELECT " + columns + ")");
+  // Names this relation cannot bind are for the statement that runs the predicate to report.
+  if (!type.ok()) return Status::Ok();
+  return RequireBoolean(where, *type);
 }
 
 Status CheckBooleanOver(Database& db, const Predicate& where, const std::string& relation) {
-  SKADE_ASSIGN_OR_RETURN(auto rows,
-                         db.QueryRows("DESCRIBE SELECT " + where.sql() + " AS __skade_predicate FROM " + relation));
-  if (rows.empty() || rows[0].size() < 2 || !rows[0][1]) return Status::Internal("DESCRIBE of a predicate returned nothing");
-  if (*rows[0][1] != "BOOLEAN") {
-    return Status::InvalidArgument("the filter " + where.sql() + " is of type " + *rows[0][1] +
-                                   ", not BOOLEAN: a filter is a condition such as \"amount < 0\"");
-  }
-  return Status::Ok();
+  SKADE_ASSIGN_OR_RETURN(std::string type, PredicateType(db, where, relation));
+  return RequireBoolean(where, type);
 }
 
 Result<ExprPtr> SqlToIcebergFilter(Database& db, const Predicate& where, const iceberg::Schema& schema) {

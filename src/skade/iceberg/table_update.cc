@@ -433,20 +433,25 @@ Status UpgradeFormatVersion(Builder& b, const TableUpdate& u) {
   return Status::Ok();
 }
 
-// Spec "Partition Statistics": one file per snapshot, replaced by a new one for the same snapshot.
-Status SetPartitionStatistics(Builder& b, const TableUpdate& u) {
-  SKADE_ASSIGN_OR_RETURN(Json stats, ParseJson(u.raw_json, "set-partition-statistics partition-statistics"));
-  if (!stats.is_object()) return Bad("set-partition-statistics: partition-statistics is not an object");
-  const std::optional<int64_t> snapshot_id = StatisticsSnapshotId(stats);
-  if (!snapshot_id) return Bad("set-partition-statistics: partition-statistics has no snapshot-id");
-  SKADE_ASSIGN_OR_RETURN(Json arr, StatisticsArray(b.m.partition_statistics_json, "partition-statistics"));
+// Spec "Table Statistics" and "Partition Statistics": one file per snapshot in the list `raw`
+// (statistics or partition-statistics), a new one replacing that of the same snapshot.
+Status ReplaceStatisticsFile(std::string& raw, Json stats, int64_t snapshot_id, std::string_view what) {
+  SKADE_ASSIGN_OR_RETURN(Json arr, StatisticsArray(raw, what));
   Json out = Json::array();
   for (const Json& entry : arr) {
     if (StatisticsSnapshotId(entry) != snapshot_id) out.push_back(entry);
   }
   out.push_back(std::move(stats));
-  b.m.partition_statistics_json = Dump(out);
+  raw = Dump(out);
   return Status::Ok();
+}
+
+Status SetPartitionStatistics(Builder& b, const TableUpdate& u) {
+  SKADE_ASSIGN_OR_RETURN(Json stats, ParseJson(u.raw_json, "set-partition-statistics partition-statistics"));
+  if (!stats.is_object()) return Bad("set-partition-statistics: partition-statistics is not an object");
+  const std::optional<int64_t> snapshot_id = StatisticsSnapshotId(stats);
+  if (!snapshot_id) return Bad("set-partition-statistics: partition-statistics has no snapshot-id");
+  return ReplaceStatisticsFile(b.m.partition_statistics_json, std::move(stats), *snapshot_id, "partition-statistics");
 }
 
 Status SetStatistics(Builder& b, const TableUpdate& u) {
@@ -456,14 +461,7 @@ Status SetStatistics(Builder& b, const TableUpdate& u) {
   // duplicate (REST spec SetStatisticsUpdate).
   int64_t snapshot_id = StatisticsSnapshotId(stats).value_or(u.snapshot_id);
   if (Find(stats, "snapshot-id") == nullptr) stats["snapshot-id"] = snapshot_id;
-  SKADE_ASSIGN_OR_RETURN(Json arr, StatisticsArray(b.m.statistics_json, "statistics"));
-  Json out = Json::array();
-  for (const Json& entry : arr) {
-    if (StatisticsSnapshotId(entry) != snapshot_id) out.push_back(entry);
-  }
-  out.push_back(std::move(stats));
-  b.m.statistics_json = Dump(out);
-  return Status::Ok();
+  return ReplaceStatisticsFile(b.m.statistics_json, std::move(stats), snapshot_id, "statistics");
 }
 
 Status Apply(Builder& b, const TableUpdate& u) {
@@ -1182,7 +1180,7 @@ std::string TableUpdateToJson(const TableUpdate& u) {
       // snapshot-id is deprecated but still written for servers that require it.
       j["snapshot-id"] = u.snapshot_id;
       Json stats = ParseOrderedJson(u.raw_json, "statistics").ValueOr(Json());
-      if (stats.is_discarded() || !stats.is_object()) stats = Json::object();
+      if (!stats.is_object()) stats = Json::object();
       if (Find(stats, "snapshot-id") == nullptr) stats["snapshot-id"] = u.snapshot_id;
       j["statistics"] = std::move(stats);
       break;

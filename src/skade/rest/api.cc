@@ -315,21 +315,15 @@ Status CatalogApi::CheckSnapshotLocations(const iceberg::Snapshot& s) const {
   return Status::Ok();
 }
 
-Status CatalogApi::CheckMetadataLocations(const iceberg::TableMetadata& m, const std::string& metadata_location) const {
+Status CatalogApi::CheckMetadataLocations(const iceberg::TableMetadata& m) const {
   // The paths as recorded: REST clients (Spark, Trino, PyIceberg) read and write where the
   // metadata says, and a purge deletes below the recorded location, so a copied table whose
   // metadata still names another place is refused here (skade's own readers can relocate such
   // a table: `skade register` from the CLI). The metadata log is history, never read.
-  (void)metadata_location;
-  auto check = [&](const std::string& path, const std::string& what) { return CheckLocation(path, what); };
-  SKADE_RETURN_IF_ERROR(check(m.location, "the metadata's location"));
-  for (const iceberg::Snapshot& s : m.snapshots) {
-    const std::string what = "snapshot " + std::to_string(s.snapshot_id);
-    if (!s.manifest_list.empty()) SKADE_RETURN_IF_ERROR(check(s.manifest_list, what + ": manifest-list"));
-    for (const std::string& manifest : s.manifests) SKADE_RETURN_IF_ERROR(check(manifest, what + ": manifest"));
-  }
+  SKADE_RETURN_IF_ERROR(CheckLocation(m.location, "the metadata's location"));
+  for (const iceberg::Snapshot& s : m.snapshots) SKADE_RETURN_IF_ERROR(CheckSnapshotLocations(s));
   for (const auto& [id, path] : iceberg::StatisticsFiles(m)) {
-    SKADE_RETURN_IF_ERROR(check(path, "statistics of snapshot " + std::to_string(id)));
+    SKADE_RETURN_IF_ERROR(CheckLocation(path, "statistics of snapshot " + std::to_string(id)));
   }
   return Status::Ok();
 }
@@ -623,7 +617,7 @@ Response CatalogApi::RegisterTable(const Request& r, const std::string& segment)
                                               : bytes.status());
     auto metadata = iceberg::ParseTableMetadataFile(*bytes);
     if (!metadata.ok()) return ErrorResponse(Status::InvalidArgument(metadata.status().message()));
-    if (Status st = CheckMetadataLocations(*metadata, *location); !st.ok()) return ErrorResponse(st);
+    if (Status st = CheckMetadataLocations(*metadata); !st.ok()) return ErrorResponse(st);
   }
   if (*overwrite && catalog_.LoadTable(ident).ok()) {
     // Replacing a registered table's pointer would have to be one atomic step; it is not yet.

@@ -157,7 +157,7 @@ class CatalogApi {
   Status CheckCommitLocations(const catalog::TableCommit& commit) const;
   // The locations metadata names directly (its location, manifest lists, metadata log,
   // statistics files), for a registered file.
-  Status CheckMetadataLocations(const iceberg::TableMetadata& m, const std::string& metadata_location) const;
+  Status CheckMetadataLocations(const iceberg::TableMetadata& m) const;
   Status CheckSnapshotLocations(const iceberg::Snapshot& s) const;
   Response CommitFailure(const Status& st);
 
