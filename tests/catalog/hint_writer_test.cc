@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <future>
 #include <string>
 #include <thread>
@@ -43,7 +44,10 @@ class HintWriterTest : public ::testing::Test {
   std::string Metadata(int version) const {
     char name[16];
     std::snprintf(name, sizeof name, "%05d", version);
-    return tmp_.Path("t/metadata/" + std::string(name) + "-0192.metadata.json");
+    // The file exists, as a committed one does (a missing one moves no hint).
+    const std::string location = tmp_.Path("t/metadata/" + std::string(name) + "-0192.metadata.json");
+    testing::WriteFileOrDie(location, "{}");
+    return location;
   }
   std::string Hint() const {
     Result<std::string> text = local_->Read(tmp_.Path("t/metadata/version-hint.text"));
@@ -123,9 +127,20 @@ TEST_F(HintWriterTest, TablesArePacedEachOnItsOwn) {
   ASSERT_TRUE(testing::PollUntil([&] { return Hint() == HintOf(1); }));
   // Another table's first hint is not held back by t's interval.
   const std::string other = tmp_.Path("u/metadata/00001-0192.metadata.json");
+  testing::WriteFileOrDie(other, "{}");
   hints.Advance("u", other);
   ASSERT_TRUE(testing::PollUntil(
       [&] { return local_->Read(tmp_.Path("u/metadata/version-hint.text")).ok(); }));
+}
+
+// A hint asked for after its metadata file was deleted (a table dropped with purge while a
+// follower of the log was late) is not written: it would bring back the purged folder.
+TEST_F(HintWriterTest, AMetadataFileThatIsGoneMovesNoHint) {
+  HintWriter hints(counting_, std::chrono::hours(1));
+  hints.Advance("gone", tmp_.Path("gone/metadata/00002-0192.metadata.json"));
+  hints.Drain();
+  EXPECT_FALSE(std::filesystem::exists(tmp_.Path("gone")));
+  EXPECT_EQ(counting_.updates(), 0);
 }
 
 }  // namespace

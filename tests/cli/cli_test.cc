@@ -71,6 +71,7 @@ std::string CopyTable(const testing::TempDir& tmp, const std::string& name, cons
 }
 
 TEST(CliTest, CountsFromMetadataForRelocatedTable) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   RunResult r = Skade("scan " + Table("lineitem_iceberg") + " --count");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(LastLine(r.out), "51793");
@@ -82,6 +83,7 @@ TEST(CliTest, CountsFromMetadataForRelocatedTable) {
 }
 
 TEST(CliTest, CountWithoutFilterOpensNoDataFile) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   testing::TempDir tmp;
   std::string dir = CopyTable(tmp, "iceberg_partitioned");
   fs::remove_all(dir + "/data");
@@ -96,6 +98,7 @@ TEST(CliTest, CountWithoutFilterOpensNoDataFile) {
 }
 
 TEST(CliTest, CountAppliesDeletes) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   RunResult r = Skade("scan " + Table("generated_spec2_0_001/pyspark_iceberg_table") + " --count");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(LastLine(r.out), "6592");
@@ -105,6 +108,7 @@ TEST(CliTest, CountAppliesDeletes) {
 }
 
 TEST(CliTest, FiltersProjectsAndFormats) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   RunResult r = Skade("scan " + Table("iceberg_partitioned") +
                       " --columns id,action --where \"event_time > TIMESTAMPTZ '2020-01-01 09:00:00+00'\""
                       " --format csv");
@@ -148,6 +152,7 @@ TEST(CliTest, FiltersProjectsAndFormats) {
 }
 
 TEST(CliTest, TimeTravelByRefAndTime) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   const std::string t = Table("equality_deletes_mytable");
   RunResult r = Skade("scan " + t + " --ref main --count");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -177,6 +182,7 @@ TEST(CliTest, TimeTravelByRefAndTime) {
 }
 
 TEST(CliTest, ReadsAMetadataFileAndExplicitRelocation) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   const std::string dir = testing::FixturePath("iceberg/generated_spec2_0_001/pyspark_iceberg_table");
   RunResult r = Skade("scan " + Quote(dir + "/metadata/v8.metadata.json") + " --count");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -188,6 +194,7 @@ TEST(CliTest, ReadsAMetadataFileAndExplicitRelocation) {
 }
 
 TEST(CliTest, ReadsGzipCompressedMetadata) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   testing::TempDir tmp;
   std::string dir = CopyTable(tmp, "equality_deletes_mytable");
   std::string meta = dir + "/metadata/v7.metadata.json";
@@ -206,6 +213,7 @@ TEST(CliTest, ReadsGzipCompressedMetadata) {
 }
 
 TEST(CliTest, InspectShowsEverything) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   RunResult r = Skade("inspect " + Table("iceberg_partitioned"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("event_time_hour = hour(event_time)"));
@@ -227,6 +235,7 @@ TEST(CliTest, InspectShowsEverything) {
 }
 
 TEST(CliTest, BadInputGivesClearErrors) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   testing::TempDir tmp;
   RunResult r = Skade("scan " + Quote(tmp.Path("nope")) + " --count");
   EXPECT_EQ(r.exit_code, 1);

@@ -71,6 +71,7 @@ void UploadFixture(io::FileIO& s3, const std::string& staging, const std::string
 }
 
 TEST(ObjectStoreCliTest, ScanAndInspectReadATableOnS3) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   auto& server = testing::S3rver::Shared();
   ASSERT_GT(server.port(), 0) << server.error();
   auto s3 = OpenS3(server);
@@ -194,6 +195,7 @@ TEST(ObjectStoreCliTest, WarehouseOnS3TakesEveryWrite) {
 // of its own and reaches the table only with what was vended; a vended key the store refuses
 // fails with that refusal.
 TEST(ObjectStoreCliTest, RestCatalogVendedCredentialsReachTheTable) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   auto& server = testing::S3rver::Shared();
   ASSERT_GT(server.port(), 0) << server.error();
   auto s3 = OpenS3(server);

@@ -13,6 +13,10 @@
 #include <thread>
 #include <vector>
 
+#include "skade/catalog/sql_catalog.h"
+#include "skade/events/bus.h"
+#include "skade/events/watcher.h"
+#include "skade/io/file_io.h"
 #include "tests/cli/lake_cli_fixture.h"
 #include "tests/testing/build_paths.h"
 
@@ -151,6 +155,50 @@ TEST_F(SafetyCliTest, KilledCommitIsInvisibleToFolderAndCatalogReaders) {
   SkadeOk(insert);
   EXPECT_EQ(Lines(SkadeOk("scan " + ShellQuote(folder) + " --count")).back(), "11");
   EXPECT_EQ(Count(), "11");
+}
+
+// A writer killed after its commit but before it moved version-hint.text leaves folder readers
+// one version behind; a running follower of the log (`serve`'s commit watcher) moves the hint.
+TEST_F(SafetyCliTest, AFollowerMovesTheHintAWriterKilledAfterItsCommitLeftBehind) {
+  CreateDemoRows();
+  const std::string folder = warehouse_ + "/demo/t";
+  const std::string hint = folder + "/metadata/version-hint.text";
+  auto killed_insert = [&](int id) {
+    testing::ProcessResult killed = testing::RunProcess(
+        "SKADE_CRASH_POINT=commit.after_log " + std::string(skade::testing::CliPath()) + " --warehouse " +
+        ShellQuote(warehouse_) + " ingest demo.t --sql " +
+        ShellQuote("SELECT " + std::to_string(id) + " AS id, 'x' AS s, 1.0 AS amount, DATE '2024-01-01' AS day"));
+    ASSERT_NE(killed.exit_code, 0) << "the crash point did not fire\n" << killed.out;
+  };
+  // Alone, the killed writer's commit is in the catalog but not in the hint.
+  const std::string before = testing::ReadFileOrDie(hint);
+  ASSERT_NO_FATAL_FAILURE(killed_insert(100));
+  EXPECT_EQ(Count(), "11");
+  EXPECT_EQ(testing::ReadFileOrDie(hint), before) << "the crash point fired after the hint";
+  EXPECT_EQ(Lines(SkadeOk("scan " + ShellQuote(folder) + " --count")).back(), "10");
+
+  // With a follower: the next killed writer's commit reaches the hint.
+  std::unique_ptr<io::FileIO> io = io::MakeLocalFileIO();
+  catalog::SqlCatalogOptions options;
+  options.uri = warehouse_ + "/catalog.db";
+  options.warehouse = warehouse_;
+  auto cat = catalog::OpenSqlCatalog(options, *io);
+  ASSERT_TRUE(cat.ok()) << cat.status().ToString();
+  events::Bus bus;
+  auto watcher = events::Watcher::Start(**cat, options.uri, bus);
+  ASSERT_TRUE(watcher.ok()) << watcher.status().ToString();
+  ASSERT_NO_FATAL_FAILURE(killed_insert(101));
+  auto current = (*cat)->LoadTable(*catalog::TableIdent::Parse("demo.t"));
+  ASSERT_TRUE(current.ok());
+  // The hint names the file by its stem (version-hint.h).
+  std::string name = current->metadata_location.substr(current->metadata_location.rfind('/') + 1);
+  name = name.substr(0, name.find(".metadata.json"));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (testing::ReadFileOrDie(hint).find(name) == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_THAT(testing::ReadFileOrDie(hint), HasSubstr(name));
+  EXPECT_EQ(Lines(SkadeOk("scan " + ShellQuote(folder) + " --count")).back(), "12");
 }
 
 // Folder reads while another process commits never fail and never go backwards.

@@ -95,6 +95,7 @@ class IcebergScanTest : public ::testing::Test {
 };
 
 TEST_F(IcebergScanTest, LineitemCurrentAndOlderSnapshot) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   FixtureTable t = Load("lineitem_iceberg", "lineitem_iceberg", "v2.metadata.json");
   std::string current = TableSql(t);
   EXPECT_EQ(One(current, "SELECT count(*) FROM t"), "51793");
@@ -114,6 +115,7 @@ TEST_F(IcebergScanTest, LineitemCurrentAndOlderSnapshot) {
 }
 
 TEST_F(IcebergScanTest, ImpalaHourAndIdentityPartitionsV1) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   FixtureTable t = Load("iceberg_partitioned", "/test-warehouse/iceberg_test/iceberg_partitioned",
                         "v2.metadata.json");
   EXPECT_EQ(t.metadata.format_version, 1);
@@ -139,6 +141,7 @@ TEST_F(IcebergScanTest, ImpalaHourAndIdentityPartitionsV1) {
 }
 
 TEST_F(IcebergScanTest, BucketPartitionedTable) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   FixtureTable t = Load("partition_bucket_test", "data/persistent/partition_bucket_test",
                         "v2.metadata.json");
   std::string sql = TableSql(t);
@@ -164,6 +167,7 @@ TEST_F(IcebergScanTest, BucketPartitionedTable) {
 }
 
 TEST_F(IcebergScanTest, PositionDeletesAndSchemaEvolutionMatchSpark) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   const std::string prefix = "data/iceberg/generated_spec2_0_001/pyspark_iceberg_table";
   FixtureTable t = Load("generated_spec2_0_001/pyspark_iceberg_table", prefix, "v9.metadata.json");
   std::string sql = TableSql(t);
@@ -198,6 +202,7 @@ TEST_F(IcebergScanTest, PositionDeletesAndSchemaEvolutionMatchSpark) {
 }
 
 TEST_F(IcebergScanTest, EqualityDeletesRespectSequenceNumbers) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   FixtureTable t = Load("equality_deletes_mytable", "data/persistent/equality_deletes/warehouse/mydb/mytable",
                         "v7.metadata.json");
   std::string sql = TableSql(t);
@@ -220,6 +225,7 @@ TEST_F(IcebergScanTest, EqualityDeletesRespectSequenceNumbers) {
 }
 
 TEST_F(IcebergScanTest, ScanStreamsArrowBatches) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   FixtureTable t = Load("lineitem_iceberg", "lineitem_iceberg", "v2.metadata.json");
   auto local_io = io::MakeLocalFileIO();
   auto table_io = io::MakeRelocatingFileIO(*local_io, t.locations);
@@ -256,6 +262,7 @@ TEST_F(IcebergScanTest, ScanStreamsArrowBatches) {
 }
 
 TEST_F(IcebergScanTest, MissingDataFileIsNamed) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   testing::TempDir tmp;
   FixtureTable t = Load("partition_bucket_test", "data/persistent/partition_bucket_test",
                         "v2.metadata.json");

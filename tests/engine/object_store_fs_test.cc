@@ -393,6 +393,7 @@ TEST_F(ObjectStoreFileSystemTest, LockDownAllowsOnlyTheAllowedPrefix) {
 // same rows as the fixture table on disk; the manifests are planned from S3 through the routing
 // FileIO.
 TEST_F(ObjectStoreFileSystemTest, IcebergTableOnS3ReadsLikeTheLocalTable) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   const std::string dir = testing::FixturePath("iceberg/equality_deletes_mytable");
   auto parsed =
       iceberg::ParseTableMetadata(testing::ReadFileOrDie(dir + "/metadata/v7.metadata.json"));

@@ -111,6 +111,7 @@ std::vector<Table> FixtureTables(io::FileIO& local) {
 }
 
 TEST(ManifestCacheTest, PlansLikeTheFilesOnEverySnapshotOfEveryFixture) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   auto local = io::MakeLocalFileIO();
   ManifestCache cache(int64_t{64} << 20);
   int snapshots = 0;
@@ -136,6 +137,7 @@ TEST(ManifestCacheTest, PlansLikeTheFilesOnEverySnapshotOfEveryFixture) {
 }
 
 TEST(ManifestCacheTest, RelocatedCopiesOfOneTableAreKeptApart) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   // Two copies of one table record the same paths and are read from two folders. In copy b the
   // current snapshot's list file holds an older snapshot's list, so the two plans differ.
   testing::TempDir tmp;
@@ -177,6 +179,7 @@ TEST(ManifestCacheTest, RelocatedCopiesOfOneTableAreKeptApart) {
 }
 
 TEST(ManifestCacheTest, EvictsLeastRecentlyUsedWithinItsBoundAndKeepsNoErrors) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   auto local = io::MakeLocalFileIO();
   std::vector<Table> tables = FixtureTables(*local);
   ASSERT_FALSE(tables.empty());
@@ -214,6 +217,7 @@ TEST(ManifestCacheTest, EvictsLeastRecentlyUsedWithinItsBoundAndKeepsNoErrors) {
 // A cache of 0 bytes is none: the planner reads the files itself (streaming, nothing decoded
 // kept) and plans what it plans without a cache.
 TEST(ManifestCacheTest, AZeroByteCacheIsNone) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   auto local = io::MakeLocalFileIO();
   std::vector<Table> tables = FixtureTables(*local);
   ASSERT_FALSE(tables.empty());

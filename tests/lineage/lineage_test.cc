@@ -174,6 +174,7 @@ class LineageTest : public ::testing::Test {
 };
 
 TEST_F(LineageTest, EveryKindOfCommitValidatesAgainstTheSchemas) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   Cli("create sales.parts --schema 'id bigint, ts timestamp, tags varchar[], addr struct(city varchar, zip int)' "
       "--partition-by 'day(ts)'");
   testing::WriteFileOrDie(tmp_.Path("in.csv"), "id,region\n1,eu\n2,us\n3,us\n");
@@ -375,6 +376,7 @@ class LabelTransform final : public table::Transform {
 };
 
 TEST_F(LineageTest, ATransformCopyNamesItsInputAndColumnLineage) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   Cli("create sales.labels --schema 'key bigint, label varchar'");
   auto orders = table::Table::Load(*catalog_, *io_, *db_, *catalog::TableIdent::Parse("sales.orders"));
   auto labels = table::Table::Load(*catalog_, *io_, *db_, *catalog::TableIdent::Parse("sales.labels"));
@@ -419,6 +421,7 @@ TEST_F(LineageTest, ATransformCopyNamesItsInputAndColumnLineage) {
 }
 
 TEST_F(LineageTest, AFailedWriteBecomesStartAndFail) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   testing::WriteFileOrDie(tmp_.Path("bad.csv"), "id,region\nnot-a-number,eu\n");
   // Nobody follows the lake yet: a failing write leaves no spool behind.
   auto r = RunProcess(ShellQuote(skade::testing::CliPath()) + " --warehouse " + ShellQuote(warehouse_) + " ingest sales.orders " +

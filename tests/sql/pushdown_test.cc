@@ -116,6 +116,7 @@ class PushdownTest : public testing::LakeTest {
 };
 
 TEST_F(PushdownTest, FixtureTablesGiveTheSameRowsWithAndWithoutPushdown) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   Register("lineitem", "lineitem_iceberg/metadata/v2.metadata.json");
   Register("impala", "iceberg_partitioned/metadata/v2.metadata.json");
   Register("bucket", "partition_bucket_test/metadata/v2.metadata.json");

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "skade/engine/data_writer.h"
 #include "tests/testing/lake_test.h"
 
 namespace skade::table {
@@ -69,7 +70,13 @@ TEST_F(LosslessIngestTest, NumbersConvertOnlyExactly) {
 TEST_F(LosslessIngestTest, TextMustSpellAValueOfTheColumn) {
   Run({
       {"BIGINT", "'1.7'", ""},
-      {"BIGINT", "' 7 '", "7"},
+      {"BIGINT", "' 7 '", ""},  // a cast would skip the spaces
+      {"BIGINT", "'7 '", ""},
+      {"BIGINT", "'0x10'", ""},
+      {"DOUBLE", "'0x10'", ""},
+      {"DOUBLE", "' 1.5'", ""},
+      {"DATE", "' 2024-01-01'", ""},
+      {"DOUBLE", "'-inf'", "-inf"},
       {"BIGINT", "'007'", "7"},
       {"BIGINT", "'1e3'", ""},
       {"BIGINT", "'12345678901234567890'", ""},
@@ -97,6 +104,62 @@ TEST_F(LosslessIngestTest, TimesKeepTheirMeaning) {
       {"DATE", "TIMESTAMP '2024-01-01 00:00:00'", "2024-01-01"},
       {"TIMESTAMP", "DATE '2024-01-01'", "2024-01-01 00:00:00"},
   });
+}
+
+// Input files convert as they spell their values: a CSV field is text (no sniffed number
+// type decides for it), a JSON value keeps its kind (a string is not a number, a boolean not a
+// string).
+TEST_F(LosslessIngestTest, FileValuesConvertAsTheFileSpellsThem) {
+  struct FileCase {
+    std::string columns;  // the table
+    std::string name;     // the file name (its extension picks the reader)
+    std::string text;     // the file
+    std::string refused;  // empty: accepted; else a word of the refusal
+  };
+  const std::vector<FileCase> cases = {
+      {"n BIGINT", "hex.csv", "n\n0x10\n", "0x10"},
+      {"n BIGINT", "padded.csv", "n\n 7 \n", " 7 "},
+      {"n DOUBLE", "hexd.csv", "n\n0x1p4\n", "0x1p4"},
+      {"n BIGINT", "ok.csv", "n\n7\n-12\n", ""},
+      {"s VARCHAR", "text.csv", "s\n 7 \n", ""},  // text stays text, spaces and all
+      {"n BIGINT", "string.ndjson", "{\"n\": \"12\"}\n", "\"12\""},
+      {"s VARCHAR", "bool.ndjson", "{\"s\": true}\n", "true"},
+      {"s VARCHAR", "number.ndjson", "{\"s\": 12}\n", "12"},
+      {"b BOOLEAN", "boolstr.ndjson", "{\"b\": \"true\"}\n", "\"true\""},
+      {"n BIGINT, s VARCHAR, b BOOLEAN, d DATE, x DOUBLE", "kinds.ndjson",
+       "{\"n\": 12, \"s\": \"12\", \"b\": false, \"d\": \"2024-01-05\", \"x\": 3}\n{\"n\": null}\n", ""},
+      {"n DECIMAL(5,2)", "dec.json", "[{\"n\": 99.99}, {\"n\": 1}]", ""},
+      {"n DECIMAL(5,2)", "dec3.json", "[{\"n\": 99.999}]", "99.999"},
+  };
+  int i = 0;
+  for (const FileCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto t = CreateTable("f" + std::to_string(i++), c.columns);
+    ASSERT_TRUE(t);
+    const std::string path = tmp_.Path(c.name);
+    testing::WriteFileOrDie(path, c.text);
+    auto ingested = t->IngestFiles({path});
+    if (c.refused.empty()) {
+      EXPECT_TRUE(ingested.ok()) << ingested.status().ToString();
+      continue;
+    }
+    ASSERT_FALSE(ingested.ok()) << "accepted: " << Rows(*t, "SELECT * FROM t")[0][0];
+    EXPECT_EQ(ingested.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(ingested.status().message(), HasSubstr("value " + c.refused + " is not exactly representable"));
+  }
+  // What was accepted reads back as written.
+  auto kinds = LoadTable(Ident("f9"));
+  ASSERT_TRUE(kinds);
+  EXPECT_EQ(Rows(*kinds, "SELECT n, s, b, d, x FROM t ORDER BY n NULLS LAST"),
+            (std::vector<std::vector<std::string>>{{"12", "12", "false", "2024-01-05", "3.0"},
+                                                   {"NULL", "NULL", "NULL", "NULL", "NULL"}}));
+  auto text = LoadTable(Ident("f4"));
+  ASSERT_TRUE(text);
+  EXPECT_EQ(Rows(*text, "SELECT s FROM t"), (std::vector<std::vector<std::string>>{{" 7 "}}));
+  auto dec = LoadTable(Ident("f10"));
+  ASSERT_TRUE(dec);
+  EXPECT_EQ(Rows(*dec, "SELECT n::VARCHAR FROM t ORDER BY n"),
+            (std::vector<std::vector<std::string>>{{"1.00"}, {"99.99"}}));
 }
 
 TEST_F(LosslessIngestTest, TheRefusalNamesTheRowAndLenientOptsOut) {

@@ -673,6 +673,7 @@ class ReadOracleTest : public testing::LakeTest {
 // Fixture tables (counts quoted from their sources, fixtures/README.md).
 
 TEST_F(ReadOracleTest, LineitemMatchesTheOracleAtBothSnapshots) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   Fixture f = LoadFixture("lineitem_iceberg", "lineitem_iceberg", "v2.metadata.json");
   const auto& schema = *f.metadata.CurrentSchema();
   EXPECT_EQ(ExpectSameRows(SkadeSql(f), OracleSql(f), schema), 51793);
@@ -689,6 +690,7 @@ TEST_F(ReadOracleTest, LineitemMatchesTheOracleAtBothSnapshots) {
 }
 
 TEST_F(ReadOracleTest, ImpalaHourAndIdentityPartitionedV1MatchesTheOracle) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   Fixture f = LoadFixture("iceberg_partitioned", "/test-warehouse/iceberg_test/iceberg_partitioned",
                           "v2.metadata.json");
   const auto& schema = *f.metadata.CurrentSchema();
@@ -702,6 +704,7 @@ TEST_F(ReadOracleTest, ImpalaHourAndIdentityPartitionedV1MatchesTheOracle) {
 }
 
 TEST_F(ReadOracleTest, BucketPartitionedMatchesTheOracle) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   Fixture f = LoadFixture("partition_bucket_test", "data/persistent/partition_bucket_test",
                           "v2.metadata.json");
   const auto& schema = *f.metadata.CurrentSchema();
@@ -712,6 +715,7 @@ TEST_F(ReadOracleTest, BucketPartitionedMatchesTheOracle) {
 }
 
 TEST_F(ReadOracleTest, SparkPositionDeletesAndSchemaEvolutionMatchTheOracleAtEverySnapshot) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   Fixture f =
       LoadFixture("generated_spec2_0_001/pyspark_iceberg_table",
                   "data/iceberg/generated_spec2_0_001/pyspark_iceberg_table", "v9.metadata.json");
@@ -747,6 +751,7 @@ TEST_F(ReadOracleTest, SparkPositionDeletesAndSchemaEvolutionMatchTheOracleAtEve
 }
 
 TEST_F(ReadOracleTest, JavaEqualityDeletesMatchTheOracleAtEverySnapshot) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   Fixture f =
       LoadFixture("equality_deletes_mytable",
                   "data/persistent/equality_deletes/warehouse/mydb/mytable", "v7.metadata.json");
@@ -1197,6 +1202,7 @@ TEST_F(ForeignCopyTest, DeletionVectorsApplyInForeignCopies) {
 }
 
 TEST_F(ForeignCopyTest, SparkPositionDeletesApplyInForeignCopies) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
   Fixture f =
       LoadFixture("generated_spec2_0_001/pyspark_iceberg_table",
                   "data/iceberg/generated_spec2_0_001/pyspark_iceberg_table", "v9.metadata.json");

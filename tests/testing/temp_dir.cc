@@ -29,6 +29,11 @@ std::string TempDir::Path(std::string_view name) const { return path_ + "/" + st
 
 std::string FixturePath(std::string_view relative) { return std::string(FixturesDir()) + "/" + std::string(relative); }
 
+bool HaveFixtures() {
+  std::error_code ec;
+  return std::filesystem::is_directory(FixturesDir(), ec);
+}
+
 std::string SourcePath(std::string_view relative) { return std::string(SourceDir()) + "/" + std::string(relative); }
 
 std::string ReadFileOrDie(const std::string& path) {

@@ -24,6 +24,15 @@ class TempDir {
 
 // Absolute path of a file or folder under ../shared/fixtures.
 std::string FixturePath(std::string_view relative);
+// Whether ../shared/fixtures is there (a clone of the repository alone has none).
+bool HaveFixtures();
+
+// First statement of a test that reads ../shared/fixtures: without them the test is skipped,
+// and says so (ctest lists it as skipped, not passed).
+#define SKADE_SKIP_WITHOUT_FIXTURES()                                                           \
+  if (!::skade::testing::HaveFixtures())                                                        \
+  GTEST_SKIP() << "skipped: this test reads ../shared/fixtures, which this checkout does not have (" \
+               << ::skade::testing::FixturePath("") << ")"
 // Absolute path of a file or folder of this repository (tests/interop, a .proto, a script).
 std::string SourcePath(std::string_view relative);
 // Reads a whole file; aborts the test binary if it can't (tests only).

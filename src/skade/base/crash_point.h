@@ -8,7 +8,8 @@
 
 namespace skade {
 
-// Named points: "commit.after_metadata_write" (metadata file written, catalog not yet swapped).
+// Named points: "commit.after_metadata_write" (metadata file written, catalog not yet swapped),
+// "commit.after_log" (a table commit logged, its version-hint.text not yet asked for).
 void CrashPoint(std::string_view name);
 
 }  // namespace skade

@@ -188,6 +188,12 @@ class Catalog {
   using CommitListener = std::function<void(const CommitLogEntry&)>;
   virtual void SetCommitListener(CommitListener listener) { (void)listener; }
 
+  // A commit another process made, as a follower of the log (the commit watcher of `serve` and
+  // `watch`) read it: a catalog that keeps metadata/version-hint.text for folder readers moves
+  // it to the entry's metadata (forward only), in case the committer died before it did.
+  // Quick: the hint is written off the caller's thread. Other catalogs ignore it.
+  virtual void FollowCommit(const CommitLogEntry& entry) { (void)entry; }
+
   // Durable positions of the commit log's consumers (the lineage emitter's last delivered
   // commit_seq), kept beside the log so that every machine sharing the catalog sees them.
   // LoadConsumerCursor is nullopt for a consumer never stored. kNotImplemented for catalogs

@@ -77,6 +77,9 @@ void HintWriter::Run() {
       writing_ = true;
     }
     for (const auto& [folder, entry] : batch) {
+      // A metadata file gone since its commit (the table dropped and purged, a follower late)
+      // moves no hint: writing one would bring back the purged folder.
+      if (io_.Stat(entry.second).status().code() == StatusCode::kNotFound) continue;
       // A failure leaves the hint on an older committed version: folder readers then see that
       // version, never an uncommitted one.
       Status hinted = iceberg::AdvanceVersionHint(io_, entry.second);

@@ -594,6 +594,7 @@ class SqlCatalog final : public Catalog {
             return entries;
           });
       if (logged.ok()) {
+        CrashPoint("commit.after_log");
         std::vector<CommitResult> results;
         size_t next_entry = 0;
         for (size_t i = 0; i < prepared.size(); ++i) {
@@ -741,6 +742,13 @@ class SqlCatalog final : public Catalog {
   // (written by hints_ off the commit's path).
   void AdvanceVersionHint(const TableIdent& ident, const std::string& metadata_location) {
     hints_.Advance(ident.ToString(), metadata_location);
+  }
+
+  void FollowCommit(const CommitLogEntry& entry) override {
+    // A reader writes nothing; a dropped table keeps no hint (its folder may be purged).
+    if (options_.access == SqlCatalogOptions::Access::kReadOnly) return;
+    if (entry.operation == "drop" || entry.metadata_location.empty()) return;
+    hints_.Advance(entry.table.ToString(), entry.metadata_location);
   }
 
   // ---- connections ----

@@ -283,7 +283,7 @@ int RunCreate(const LakeArgs& lake_args, const CreateArgs& args, std::ostream& o
   auto lake = OpenLakeFor(lake_args, LakeOpenOptions::Use::kCreate);
   if (!lake.ok()) return Fail(err, lake.status());
   if (args.schema.empty()) {
-    auto source = engine::FileSourceSql({args.like});
+    auto source = engine::FileSourceSql({args.like}, engine::FileValues::kSniffed);
     if (!source.ok()) return Fail(err, source.status());
     schema = engine::SchemaFromQuery(*lake->db, *source + " LIMIT 0");
     if (!schema.ok()) return Fail(err, engine::ExplainInputFailure({args.like}, schema.status()));
@@ -389,8 +389,15 @@ int RunIngest(const LakeArgs& lake_args, const IngestArgs& args, std::ostream& o
   source.cast = args.cast == "lenient" ? engine::CastPolicy::kLenient : engine::CastPolicy::kStrict;
   auto table = LoadLakeTable(*lake, *ident);
   if (!table.ok() && table.status().code() == StatusCode::kNotFound && args.create) {
-    // --create: the table takes the input's columns and types.
-    auto schema = engine::SchemaFromQuery(*lake->db, "SELECT * FROM (" + source.sql + "\n) LIMIT 0");
+    // --create: the table takes the input's columns and types (for files, as DuckDB sniffs
+    // them; the values then convert to those types exactly, as into any table).
+    std::string typed = source.sql;
+    if (!args.files.empty()) {
+      auto sniffed = engine::FileSourceSql(args.files, engine::FileValues::kSniffed);
+      if (!sniffed.ok()) return Fail(err, sniffed.status());
+      typed = *sniffed;
+    }
+    auto schema = engine::SchemaFromQuery(*lake->db, "SELECT * FROM (" + typed + "\n) LIMIT 0");
     if (!schema.ok()) return Fail(err, engine::ExplainInputFailure(args.files, schema.status()));
     catalog::CreateTableRequest req;
     req.schema = *schema;

@@ -136,7 +136,7 @@ WriteOptions WriteOptionsFromProperties(const std::map<std::string, std::string>
   return o;
 }
 
-Result<std::string> FileSourceSql(const std::vector<std::string>& paths) {
+Result<std::string> FileSourceSql(const std::vector<std::string>& paths, FileValues values) {
   if (paths.empty()) return Status::InvalidArgument("no input files");
   std::string kind;
   for (const std::string& p : paths) {
@@ -170,11 +170,14 @@ Result<std::string> FileSourceSql(const std::vector<std::string>& paths) {
   if (kind == "parquet") return "SELECT * FROM read_parquet(" + list + ", union_by_name = true)";
   // RFC 4180, strictly: DuckDB's sniffer would otherwise guess another dialect for a file with
   // ragged rows or an unterminated quote (reading a quote as data, or skipping leading rows).
+  const bool as_written = values == FileValues::kAsWritten;
   if (kind == "csv" || kind == "tsv") {
     return "SELECT * FROM read_csv(" + list + ", union_by_name = true, header = true, delim = " +
-           std::string(kind == "csv" ? "','" : "'\t'") + ", quote = '\"', escape = '\"', strict_mode = true, skip = 0)";
+           std::string(kind == "csv" ? "','" : "'\t'") + ", quote = '\"', escape = '\"', strict_mode = true, skip = 0" +
+           (as_written ? ", all_varchar = true)" : ")");
   }
-  return "SELECT * FROM read_json(" + list + ", union_by_name = true)";
+  // maximum_depth = 1: the members of each record are columns, their values JSON.
+  return "SELECT * FROM read_json(" + list + ", union_by_name = true" + (as_written ? ", maximum_depth = 1)" : ")");
 }
 
 Status ExplainInputFailure(const std::vector<std::string>& paths, const Status& failure) {

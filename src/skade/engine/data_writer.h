@@ -46,11 +46,20 @@ struct WriteSource {
   CastPolicy cast = CastPolicy::kStrict;  // how values convert to the columns' types
 };
 
+// How the values of text input files (CSV, JSON) reach the lossless conversion (lossless_cast.h).
+enum class FileValues {
+  // As the file spells them: every CSV field is text (VARCHAR), every JSON member a JSON value
+  // (DuckDB's JSON type, its kind kept: "12" stays a string, true a boolean). For writes.
+  kAsWritten,
+  // Typed by DuckDB's sniffer (numbers, dates, nested types): to make a schema from a file.
+  kSniffed,
+};
+
 // The SQL source for files: Parquet, CSV, JSON / NDJSON by extension (".parquet", ".csv",
 // ".tsv", ".json", ".ndjson", ".jsonl"; ".gz"/".zst" compression suffixes allowed). CSV is read
 // as RFC 4180 with a header (',' or tab, '"' quotes), strictly. kInvalidArgument for other
 // extensions, mixed formats, empty files, folders, or JSON nested deeper than kMaxJsonDepth.
-Result<std::string> FileSourceSql(const std::vector<std::string>& paths);
+Result<std::string> FileSourceSql(const std::vector<std::string>& paths, FileValues values = FileValues::kAsWritten);
 
 // When reading `paths` failed with `failure`: for CSV files DuckDB could not make sense of, the
 // line that breaks them (input_check.h); otherwise `failure` itself.

@@ -97,56 +97,101 @@ bool AlwaysExact(const std::string& source, const std::string& target) {
 
 bool IsText(const std::string& t) { return t == "VARCHAR" || t.rfind("VARCHAR(", 0) == 0; }
 
+bool IsNumber(const std::string& t) {
+  return IntegerRank(t) > 0 || IntegerDigits(t) || ParseDecimal(t) || t == "DOUBLE" || t == "FLOAT";
+}
+
+bool IsNested(const std::string& t) {
+  return t.rfind("STRUCT(", 0) == 0 || t.rfind("MAP(", 0) == 0 || t.rfind("UNION(", 0) == 0 ||
+         (!t.empty() && t.back() == ']');
+}
+
+// The condition under which the (non-null) text `text` spells a value of `target` exactly:
+// nothing around it (no space a cast would skip), an integer for integer types, at most the
+// scale's fraction digits for decimals, no overflow to infinity, true/false/t/f/1/0 for
+// booleans, a date without a time, a timestamp without a zone.
+std::string ExactText(const std::string& text, const std::string& target, const std::string& try_cast) {
+  const std::string unpadded = "NOT regexp_matches(" + text + ", '^\\s|\\s$')";
+  if (IntegerRank(target) > 0 || IntegerDigits(target)) {
+    return unpadded + " AND " + try_cast + " IS NOT NULL AND regexp_full_match(" + text + ", '[+-]?[0-9]+(\\.0*)?')";
+  }
+  if (auto d = ParseDecimal(target)) {
+    // At most `scale` fraction digits once trailing zeros are dropped.
+    return unpadded + " AND " + try_cast + " IS NOT NULL AND regexp_full_match(" + text +
+           ", '[+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)') AND " + "length(regexp_extract(" + text +
+           ", '\\.([0-9]*[1-9])?0*$', 1)) <= " + std::to_string(d->scale);
+  }
+  if (target == "DOUBLE" || target == "FLOAT") {
+    // Decimal text has no exact binary value; what must not happen is overflow to infinity,
+    // or a spelling that is not a number (hexadecimal, say).
+    return unpadded + " AND " + try_cast + " IS NOT NULL AND ((regexp_full_match(" + text +
+           ", '[+-]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?') AND isfinite(" + try_cast +
+           ")) OR regexp_full_match(lower(" + text + "), '[+-]?(inf|infinity|nan)'))";
+  }
+  if (target == "BOOLEAN") return "lower(" + text + ") IN ('true', 'false', 't', 'f', '1', '0')";
+  if (target == "DATE") {
+    return unpadded + " AND " + try_cast + " IS NOT NULL AND (TRY_CAST(" + text + " AS TIMESTAMP) IS NULL OR TRY_CAST(" +
+           text + " AS TIMESTAMP) = CAST(" + try_cast + " AS TIMESTAMP))";
+  }
+  if (target == "TIMESTAMP" || target == "TIMESTAMP_NS") {
+    // A zone offset in the text would be dropped: the text must name the same instant read
+    // as a wall-clock time in UTC and as an instant.
+    return unpadded + " AND " + try_cast + " IS NOT NULL AND (TRY_CAST(" + text +
+           " AS TIMESTAMP WITH TIME ZONE) IS NULL OR TRY_CAST(" + text + " AS TIMESTAMP WITH TIME ZONE) = CAST(" +
+           try_cast + " AS TIMESTAMP WITH TIME ZONE))";
+  }
+  if (IsText(target) || IsNested(target) || target == "BLOB") return try_cast + " IS NOT NULL";
+  return unpadded + " AND " + try_cast + " IS NOT NULL";
+}
+
+// The JSON kinds (json_type) a value may have to convert to `target`: a string only to text
+// and to types JSON spells as strings (dates, times, UUIDs, binary), a number only to numbers,
+// a boolean only to BOOLEAN, an object or array only to nested types.
+std::string JsonKinds(const std::string& target) {
+  if (IsNumber(target)) return "'BIGINT', 'UBIGINT', 'DOUBLE'";
+  if (target == "BOOLEAN") return "'BOOLEAN'";
+  if (IsNested(target)) return "'OBJECT', 'ARRAY'";
+  return "'VARCHAR'";
+}
+
 }  // namespace
 
 LosslessCast LosslessCastSql(const std::string& column_sql, std::string_view source_type, std::string_view target_type,
                              std::string_view column_name, CastPolicy policy) {
   const std::string source = Canonical(source_type);
   const std::string target = Canonical(target_type);
-  const std::string cast = "CAST(" + column_sql + " AS " + std::string(target_type) + ")";
-  if (policy == CastPolicy::kLenient || AlwaysExact(source, target)) return LosslessCast{cast, std::nullopt};
-  const std::string try_cast = "TRY_CAST(" + column_sql + " AS " + std::string(target_type) + ")";
+  const std::string target_sql(target_type);
+  // A JSON value converts from its text: a string's contents, a number's digits.
+  std::string from = column_sql;
+  if (source == "JSON") {
+    from = JsonKinds(target) == "'VARCHAR'" ? "json_extract_string(" + column_sql + ", '$')"
+           : IsNested(target)               ? column_sql
+                                            : "CAST(" + column_sql + " AS VARCHAR)";
+  }
+  const std::string cast = "CAST(" + from + " AS " + target_sql + ")";
+  if (policy == CastPolicy::kLenient || (source != "JSON" && AlwaysExact(source, target))) {
+    return LosslessCast{cast, std::nullopt};
+  }
+  const std::string try_cast = "TRY_CAST(" + from + " AS " + target_sql + ")";
   // The condition under which a (non-null) value converts exactly.
   std::string exact;
-  if (source == "TIMESTAMP WITH TIME ZONE" && (target == "TIMESTAMP" || target == "TIMESTAMP_NS")) {
+  if (source == "JSON") {
+    exact = "json_type(" + column_sql + ") IN (" + JsonKinds(target) + ") AND " + ExactText(from, target, try_cast);
+  } else if (source == "TIMESTAMP WITH TIME ZONE" && (target == "TIMESTAMP" || target == "TIMESTAMP_NS")) {
     exact = "false";
   } else if (IsText(source)) {
-    const std::string text = "trim(" + column_sql + ")";
-    if (IntegerRank(target) > 0 || IntegerDigits(target)) {
-      exact = try_cast + " IS NOT NULL AND regexp_full_match(" + text + ", '[+-]?[0-9]+(\\.0*)?')";
-    } else if (auto d = ParseDecimal(target)) {
-      // At most `scale` fraction digits once trailing zeros are dropped.
-      exact = try_cast + " IS NOT NULL AND regexp_full_match(" + text + ", '[+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)') AND " +
-              "length(regexp_extract(" + text + ", '\\.([0-9]*[1-9])?0*$', 1)) <= " + std::to_string(d->scale);
-    } else if (target == "DOUBLE" || target == "FLOAT") {
-      // Decimal text has no exact binary value; what must not happen is overflow to infinity.
-      exact = try_cast + " IS NOT NULL AND (isfinite(" + try_cast + ") OR NOT regexp_full_match(" + text +
-              ", '[+-]?[0-9.]+([eE][+-]?[0-9]+)?'))";
-    } else if (target == "BOOLEAN") {
-      exact = "lower(" + text + ") IN ('true', 'false', 't', 'f', '1', '0')";
-    } else if (target == "DATE") {
-      exact = try_cast + " IS NOT NULL AND (TRY_CAST(" + column_sql + " AS TIMESTAMP) IS NULL OR TRY_CAST(" +
-              column_sql + " AS TIMESTAMP) = CAST(" + try_cast + " AS TIMESTAMP))";
-    } else if (target == "TIMESTAMP" || target == "TIMESTAMP_NS") {
-      // A zone offset in the text would be dropped: the text must name the same instant read
-      // as a wall-clock time in UTC and as an instant.
-      exact = try_cast + " IS NOT NULL AND (TRY_CAST(" + column_sql +
-              " AS TIMESTAMP WITH TIME ZONE) IS NULL OR TRY_CAST(" + column_sql +
-              " AS TIMESTAMP WITH TIME ZONE) = CAST(" + try_cast + " AS TIMESTAMP WITH TIME ZONE))";
-    } else {
-      exact = try_cast + " IS NOT NULL";
-    }
+    exact = ExactText(column_sql, target, try_cast);
   } else {
     // Any other type: the value must come back unchanged from the target type.
     exact = try_cast + " IS NOT NULL AND TRY_CAST(" + try_cast + " AS " + std::string(source_type) +
             ") IS NOT DISTINCT FROM " + column_sql;
   }
+  std::string why;
+  if (source == "TIMESTAMP WITH TIME ZONE") why = " (a point in time is not a wall-clock time)";
+  if (source == "JSON") why = " (a JSON value converts only to a column of its kind: a string to text, a number to a number)";
   const std::string message = QuoteString("column '" + std::string(column_name) + "': value ") + " || " +
                               "left(CAST(" + column_sql + " AS VARCHAR), 100) || " +
-                              QuoteString(" " + std::string(kLossyConversion) + " " + std::string(target_type) +
-                                          (source == "TIMESTAMP WITH TIME ZONE"
-                                               ? " (a point in time is not a wall-clock time)"
-                                               : "") +
+                              QuoteString(" " + std::string(kLossyConversion) + " " + target_sql + why +
                                           " (cast it in the query, or use --cast lenient)");
   return LosslessCast{
       "CASE WHEN " + column_sql + " IS NULL THEN NULL WHEN " + exact + " THEN " + cast + " ELSE error(" + message + ") END",

@@ -30,9 +30,12 @@ struct LosslessCast {
 //  - else an expression that raises an error naming `column_name`, the value (at most 100
 //    characters of it) and `target` for any value the conversion would change: values of a
 //    non-text type must round-trip (target and back compare equal); text must spell a value
-//    of the target exactly (an integer for integer types, at most `scale` fraction digits for
-//    decimals, true/false/t/f/1/0 for booleans, a date without a time for DATE, a timestamp
-//    without a zone for TIMESTAMP). TIMESTAMPTZ never converts to TIMESTAMP silently (an
+//    of the target exactly, with no space around it (an integer in decimal digits for integer
+//    types, at most `scale` fraction digits for decimals, true/false/t/f/1/0 for booleans, a
+//    date without a time for DATE, a timestamp without a zone for TIMESTAMP); a JSON value
+//    (`source` JSON) must be of the target's kind (a string for text, dates, times, UUIDs and
+//    binary; a number for numbers; a boolean for BOOLEAN; an object or array for nested types)
+//    and then convert as its text would. TIMESTAMPTZ never converts to TIMESTAMP silently (an
 //    instant is not a wall-clock time).
 LosslessCast LosslessCastSql(const std::string& column_sql, std::string_view source, std::string_view target,
                              std::string_view column_name, CastPolicy policy);

@@ -241,6 +241,7 @@ void Watcher::CatchUp() {
       return;
     }
     if (entries->empty()) return;
+    std::vector<const catalog::CommitLogEntry*> found;  // commits this process did not announce
     {
       std::lock_guard<std::mutex> lock(publish_mu_);
       for (const catalog::CommitLogEntry& entry : *entries) {
@@ -248,8 +249,11 @@ void Watcher::CatchUp() {
         if (entry.commit_seq <= last_published_) continue;
         bus_.Publish(CommitEvent::FromLogEntry(entry));
         last_published_ = entry.commit_seq;
+        found.push_back(&entry);
       }
     }
+    // Their committers may have died before moving the folder readers' hints.
+    for (const catalog::CommitLogEntry* entry : found) catalog_.FollowCommit(*entry);
     if (static_cast<int64_t>(entries->size()) < kCatchUpBatch) return;
   }
 }
