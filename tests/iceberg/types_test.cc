@@ -1,7 +1,9 @@
 // Types, schemas and name mappings.
 #include <gtest/gtest.h>
 
+#include "skade/base/json_parse_internal.h"
 #include "skade/iceberg/schema.h"
+#include "skade/iceberg/table_metadata.h"
 #include "skade/iceberg/types.h"
 
 namespace skade::iceberg {
@@ -87,6 +89,34 @@ TEST(SchemaTest, ValidateRejectsBadSchemas) {
   EXPECT_EQ(Schema(0, {a}, {2}).Validate().code(), StatusCode::kInvalidArgument);
   NestedField d{2, "d", true, Type::Primitive(TypeId::kDouble), "", {}, {}};
   EXPECT_EQ(Schema(0, {a, d}, {2}).Validate().code(), StatusCode::kInvalidArgument);
+}
+
+// A schema nesting `levels` types: a struct holding a list of the next level, and so on.
+Schema NestedLevels(int levels) {
+  int next_id = 1;
+  TypePtr inner = Type::Primitive(TypeId::kInt);
+  for (int i = 0; i < levels; ++i) {
+    if (i % 2 == 0) {
+      inner = Type::List(next_id++, inner, false);
+    } else {
+      inner = Type::Struct({NestedField{next_id++, "f", false, inner, "", {}, {}}});
+    }
+  }
+  return Schema(0, {NestedField{next_id, "top", false, inner, "", {}, {}}});
+}
+
+// Every schema skade accepts writes metadata its own bounded JSON parser reads back: nesting
+// deeper than the limit is refused where schemas enter (creation, add-schema, evolution).
+TEST(SchemaTest, TypesNestAtMostTheLimit) {
+  const Schema deepest = NestedLevels(Schema::kMaxTypeNesting);
+  ASSERT_TRUE(deepest.Validate().ok()) << deepest.Validate().ToString();
+  auto parsed = ParseJson(SchemaToJson(deepest), "schema");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  // Inside a metadata file the schema sits four levels down (document, schemas, schema).
+  EXPECT_LT(3 * Schema::kMaxTypeNesting + 8, static_cast<int>(kMaxJsonNesting));
+  const Status deeper = NestedLevels(Schema::kMaxTypeNesting + 1).Validate();
+  EXPECT_EQ(deeper.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(deeper.message().find("nest more than 64"), std::string::npos) << deeper.ToString();
 }
 
 TEST(NameMappingTest, ParsesAndRoundTrips) {

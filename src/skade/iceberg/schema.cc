@@ -68,19 +68,23 @@ Status Schema::Validate() const {
   std::set<int> seen;
   struct Walker {
     std::set<int>* seen;
-    Status Walk(const std::vector<NestedField>& fields) {
+    Status Walk(const std::vector<NestedField>& fields, int depth) {
       for (const NestedField& f : fields) {
         if (f.id < 0) return Status::InvalidArgument("field '" + f.name + "' has a negative id");
         if (!f.type) return Status::InvalidArgument("field '" + f.name + "' has no type");
         if (!seen->insert(f.id).second) {
           return Status::InvalidArgument("duplicate field id " + std::to_string(f.id));
         }
-        SKADE_RETURN_IF_ERROR(Walk(f.type->fields()));
+        if (!f.type->fields().empty() && depth >= kMaxTypeNesting) {
+          return Status::InvalidArgument("field '" + f.name + "': types nest more than " +
+                                         std::to_string(kMaxTypeNesting) + " levels deep");
+        }
+        SKADE_RETURN_IF_ERROR(Walk(f.type->fields(), depth + 1));
       }
       return Status::Ok();
     }
   };
-  SKADE_RETURN_IF_ERROR(Walker{&seen}.Walk(fields()));
+  SKADE_RETURN_IF_ERROR(Walker{&seen}.Walk(fields(), 0));
   for (int id : identifier_field_ids_) {
     const NestedField* f = FindField(id);
     if (f == nullptr) {

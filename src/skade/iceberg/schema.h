@@ -34,7 +34,12 @@ class Schema {
   // Highest field id used anywhere (0 for an empty schema).
   int HighestFieldId() const;
 
-  // Checks ids are unique and positive, identifier fields exist and are required primitives.
+  // Types nest at most this deep (a struct in a list in a map … counts each): deeper schemas
+  // would write metadata JSON beyond the nesting every reader of it accepts (256 levels here).
+  static constexpr int kMaxTypeNesting = 64;
+
+  // Checks ids are unique and positive, identifier fields exist and are required primitives,
+  // and types nest at most kMaxTypeNesting deep.
   Status Validate() const;
 
  private:
