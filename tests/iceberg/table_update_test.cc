@@ -502,6 +502,32 @@ TEST(TableUpdateTest, RejectsSequenceNumberViolations) {
   EXPECT_EQ(ok->current_snapshot_id, kS1);
 }
 
+TEST(TableUpdateTest, AReplacesFirstSnapshotMayReuseASequenceNumberThatLandedMeanwhile) {
+  // A replace transaction began at last-sequence-number 1 and numbered its new, parentless
+  // snapshot 2; an append (kS2, number 2) committed first. The replace still applies (Java's
+  // TableMetadata.Builder.addSnapshot exempts snapshots without a parent), and the table's
+  // last-sequence-number does not go back.
+  auto appended = ApplyUpdates(TableWithSnapshot(), "",
+                               {TableUpdate::AddSnapshot(MakeSnapshot(kS2, kS1, 2, 3000)),
+                                TableUpdate::SetBranch("main", kS2)},
+                               3001);
+  ASSERT_TRUE(appended.ok()) << appended.status().ToString();
+  const Snapshot replacing = MakeSnapshot(kS3, std::nullopt, 2, 3002);
+  auto replaced = ApplyUpdates(
+      *appended, "", {TableUpdate::AddSnapshot(replacing), TableUpdate::SetBranch("main", kS3)},
+      3003);
+  ASSERT_TRUE(replaced.ok()) << replaced.status().ToString();
+  EXPECT_EQ(replaced->current_snapshot_id, kS3);
+  EXPECT_EQ(replaced->last_sequence_number, 2);
+  const Snapshot older_number = MakeSnapshot(kS3 + 1, std::nullopt, 1, 3004);
+  auto older = ApplyUpdates(*replaced, "", {TableUpdate::AddSnapshot(older_number)}, 3005);
+  ASSERT_TRUE(older.ok()) << older.status().ToString();
+  EXPECT_EQ(older->last_sequence_number, 2);
+  // A snapshot with a parent still needs a number above the table's last one.
+  EXPECT_EQ(ApplyCode(*replaced, {TableUpdate::AddSnapshot(MakeSnapshot(kS3 + 2, kS3, 2, 3006))}),
+            StatusCode::kInvalidArgument);
+}
+
 TEST(TableUpdateTest, V1IgnoresSequenceNumbers) {
   SKADE_SKIP_WITHOUT_FIXTURES();
   TableMetadata v1 = ParseFixture("metadata/table/TableMetadataV1Valid.json");

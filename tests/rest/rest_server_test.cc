@@ -246,6 +246,64 @@ TEST_F(RestServerTest, StagedCreateCommitsWithAssertCreate) {
   EXPECT_EQ(ErrorType(Post("/v1/namespaces/base/tables/staged", commit)), "CommitFailedException");
 }
 
+TEST_F(RestServerTest, CreatedTablesGetTheCatalogsColumnIds) {
+  Start();
+  // Ids as a client may send them; the table numbers its columns from 1, each struct's fields
+  // before their children (as Java's TableMetadata.newTableMetadata does), and the spec, the
+  // order and the identifier fields follow their columns.
+  Json schema = Json::parse(R"({"type": "struct", "schema-id": 7, "identifier-field-ids": [3],
+    "fields": [
+      {"id": 3, "name": "id", "required": true, "type": "long"},
+      {"id": 20, "name": "region", "required": false, "type": "string", "doc": "where"},
+      {"id": 10, "name": "s", "required": false, "type": {"type": "struct", "fields": [
+        {"id": 11, "name": "a", "required": false,
+         "type": {"type": "list", "element-id": 12, "element": "string", "element-required": false}}]}},
+      {"id": 4, "name": "m", "required": false, "type": {"type": "map", "key-id": 5, "key": "string",
+        "value-id": 6, "value": "long", "value-required": true}}]})");
+  Json spec = Json::parse(R"({"spec-id": 3, "fields": [
+    {"source-id": 20, "field-id": 1005, "name": "region", "transform": "identity"},
+    {"source-id": 3, "field-id": 1009, "name": "id_bucket", "transform": "bucket[16]"}]})");
+  Json order = Json::parse(R"({"order-id": 4, "fields": [
+    {"source-id": 20, "transform": "identity", "direction": "desc", "null-order": "nulls-last"}]})");
+  Json fresh = Json::parse(R"([
+    {"id": 1, "name": "id", "required": true, "type": "long"},
+    {"id": 2, "name": "region", "required": false, "type": "string", "doc": "where"},
+    {"id": 3, "name": "s", "required": false, "type": {"type": "struct", "fields": [
+      {"id": 5, "name": "a", "required": false,
+       "type": {"type": "list", "element-id": 6, "element": "string", "element-required": false}}]}},
+    {"id": 4, "name": "m", "required": false, "type": {"type": "map", "key-id": 7, "key": "string",
+      "value-id": 8, "value": "long", "value-required": true}}])");
+  for (bool staged : {true, false}) {
+    SCOPED_TRACE(staged ? "staged" : "created");
+    Json body{{"name", staged ? "ids_staged" : "ids"}, {"schema", schema}, {"partition-spec", spec},
+              {"write-order", order}, {"stage-create", staged}};
+    Reply r = Post("/v1/namespaces/base/tables", body);
+    ASSERT_EQ(r.status, 200) << r.body.dump();
+    const Json& m = r.body["metadata"];
+    EXPECT_EQ(m["last-column-id"], 8);
+    ASSERT_EQ(m["schemas"].size(), 1u);
+    EXPECT_EQ(m["schemas"][0]["schema-id"], 0);
+    EXPECT_EQ(m["schemas"][0]["fields"], fresh);
+    EXPECT_EQ(m["schemas"][0]["identifier-field-ids"], Json::parse("[1]"));
+    EXPECT_EQ(m["partition-specs"][0]["fields"], Json::parse(R"([
+      {"source-id": 2, "field-id": 1000, "name": "region", "transform": "identity"},
+      {"source-id": 1, "field-id": 1001, "name": "id_bucket", "transform": "bucket[16]"}])"));
+    EXPECT_EQ(m["last-partition-id"], 1001);
+    const int order_id = m["default-sort-order-id"].get<int>();
+    for (const Json& o : m["sort-orders"]) {
+      if (o["order-id"] == order_id) {
+        EXPECT_EQ(o["fields"][0]["source-id"], 2) << o.dump();
+      }
+    }
+  }
+  // A spec naming a column the schema lacks is the client's error, and creates nothing.
+  spec["fields"][0]["source-id"] = 99;
+  Reply bad = Post("/v1/namespaces/base/tables",
+                   Json{{"name", "ids_bad"}, {"schema", schema}, {"partition-spec", spec}});
+  EXPECT_EQ(bad.status, 400) << bad.body.dump();
+  EXPECT_EQ(Head("/v1/namespaces/base/tables/ids_bad").status, 404);
+}
+
 TEST_F(RestServerTest, TransactionsCommitAllTablesOrNone) {
   Start();
   ASSERT_EQ(CreateTable("base", "a").status, 200);
@@ -560,6 +618,33 @@ TEST_F(RestServerTest, LocationsInsideMetadataAndSnapshotsObeyTheLocationRule) {
                                                {"requirements", commit["requirements"]},
                                                {"updates", commit["updates"]}}})}};
     EXPECT_EQ(ErrorType(Post("/v1/transactions/commit", txn)), "BadRequestException");
+  }
+  // A manifest list inside the table that names manifests outside it, or that is no list: the
+  // manifests enter with the commit and are checked there, not when a reader opens them.
+  const std::string table_location = loaded.body["metadata"]["location"];
+  iceberg::ManifestFile stray;
+  stray.manifest_path = elsewhere.path() + "/m.avro";
+  stray.manifest_length = 100;
+  stray.added_snapshot_id = 43;
+  stray.added_files_count = stray.existing_files_count = stray.deleted_files_count = 0;
+  stray.added_rows_count = stray.existing_rows_count = stray.deleted_rows_count = 0;
+  auto list_bytes = iceberg::WriteManifestList(2, 43, std::nullopt, 1, {stray});
+  ASSERT_TRUE(list_bytes.ok()) << list_bytes.status().ToString();
+  const std::string stray_list = table_location + "/metadata/snap-43.avro";
+  const std::string not_a_list = table_location + "/metadata/snap-44.avro";
+  testing::WriteFileOrDie(stray_list, *list_bytes);
+  testing::WriteFileOrDie(not_a_list, "not avro");
+  for (const auto& [id, list] : {std::pair<int, std::string>{43, stray_list}, {44, not_a_list}}) {
+    SCOPED_TRACE(list);
+    Json snapshot{{"snapshot-id", id},
+                  {"sequence-number", 1},
+                  {"timestamp-ms", 1},
+                  {"manifest-list", list},
+                  {"summary", {{"operation", "append"}}}};
+    Reply r = Post("/v1/namespaces/base/tables/t",
+                   Json{{"requirements", Json::array()},
+                        {"updates", Json::array({Json{{"action", "add-snapshot"}, {"snapshot", snapshot}}})}});
+    EXPECT_EQ(r.status, 400) << r.body.dump();
   }
   EXPECT_EQ(Get("/v1/namespaces/base/tables/t").body["metadata-location"], before);
 }

@@ -130,6 +130,8 @@ TEST_F(LosslessIngestTest, FileValuesConvertAsTheFileSpellsThem) {
        "{\"n\": 12, \"s\": \"12\", \"b\": false, \"d\": \"2024-01-05\", \"x\": 3}\n{\"n\": null}\n", ""},
       {"n DECIMAL(5,2)", "dec.json", "[{\"n\": 99.99}, {\"n\": 1}]", ""},
       {"n DECIMAL(5,2)", "dec3.json", "[{\"n\": 99.999}]", "99.999"},
+      {"n DECIMAL(5,2)", "decstr.ndjson", "{\"n\": \"12.50\"}\n{\"n\": \"0\"}\n", ""},  // digits kept in a string
+      {"n DECIMAL(5,2)", "decstr3.ndjson", "{\"n\": \"1.005\"}\n", "\"1.005\""},
   };
   int i = 0;
   for (const FileCase& c : cases) {

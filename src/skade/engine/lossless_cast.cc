@@ -145,9 +145,11 @@ std::string ExactText(const std::string& text, const std::string& target, const 
 }
 
 // The JSON kinds (json_type) a value may have to convert to `target`: a string only to text
-// and to types JSON spells as strings (dates, times, UUIDs, binary), a number only to numbers,
-// a boolean only to BOOLEAN, an object or array only to nested types.
+// and to types JSON spells as strings (dates, times, UUIDs, binary, and decimals, which writers
+// put in strings to keep their digits), a number only to numbers, a boolean only to BOOLEAN, an
+// object or array only to nested types.
 std::string JsonKinds(const std::string& target) {
+  if (ParseDecimal(target)) return "'BIGINT', 'UBIGINT', 'DOUBLE', 'VARCHAR'";
   if (IsNumber(target)) return "'BIGINT', 'UBIGINT', 'DOUBLE'";
   if (target == "BOOLEAN") return "'BOOLEAN'";
   if (IsNested(target)) return "'OBJECT', 'ARRAY'";
@@ -163,11 +165,7 @@ LosslessCast LosslessCastSql(const std::string& column_sql, std::string_view sou
   const std::string target_sql(target_type);
   // A JSON value converts from its text: a string's contents, a number's digits.
   std::string from = column_sql;
-  if (source == "JSON") {
-    from = JsonKinds(target) == "'VARCHAR'" ? "json_extract_string(" + column_sql + ", '$')"
-           : IsNested(target)               ? column_sql
-                                            : "CAST(" + column_sql + " AS VARCHAR)";
-  }
+  if (source == "JSON") from = IsNested(target) ? column_sql : "json_extract_string(" + column_sql + ", '$')";
   const std::string cast = "CAST(" + from + " AS " + target_sql + ")";
   if (policy == CastPolicy::kLenient || (source != "JSON" && AlwaysExact(source, target))) {
     return LosslessCast{cast, std::nullopt};

@@ -34,7 +34,8 @@ struct LosslessCast {
 //    types, at most `scale` fraction digits for decimals, true/false/t/f/1/0 for booleans, a
 //    date without a time for DATE, a timestamp without a zone for TIMESTAMP); a JSON value
 //    (`source` JSON) must be of the target's kind (a string for text, dates, times, UUIDs and
-//    binary; a number for numbers; a boolean for BOOLEAN; an object or array for nested types)
+//    binary; a number for numbers, or a string for decimals; a boolean for BOOLEAN; an object
+//    or array for nested types)
 //    and then convert as its text would. TIMESTAMPTZ never converts to TIMESTAMP silently (an
 //    instant is not a wall-clock time).
 LosslessCast LosslessCastSql(const std::string& column_sql, std::string_view source, std::string_view target,

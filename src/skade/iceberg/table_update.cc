@@ -328,12 +328,16 @@ Status AddSnapshot(Builder& b, const TableUpdate& u) {
   }
   if (b.m.format_version >= 2) {
     // Spec "Sequence Numbers": each new snapshot gets a sequence number higher than the
-    // table's last-sequence-number, which then becomes it.
-    if (s.sequence_number <= b.m.last_sequence_number) {
+    // table's last-sequence-number, which then becomes it. A snapshot without a parent starts
+    // a new history (a replace transaction: REPLACE TABLE, CREATE OR REPLACE): it was numbered
+    // against the table the replace began from, and keeps no file of the commits that landed
+    // since, so it is exempt, as in Java's TableMetadata.Builder.addSnapshot, PyIceberg and
+    // iceberg-rust. last-sequence-number never goes back.
+    if (s.parent_snapshot_id && s.sequence_number <= b.m.last_sequence_number) {
       return Bad(ctx + ": sequence number " + std::to_string(s.sequence_number) +
                  " is not above last-sequence-number " + std::to_string(b.m.last_sequence_number));
     }
-    b.m.last_sequence_number = s.sequence_number;
+    b.m.last_sequence_number = std::max(b.m.last_sequence_number, s.sequence_number);
   }
   if (b.m.format_version >= 3 && s.first_row_id) {
     // Spec "Row Lineage": a snapshot's first-row-id starts at the table's next-row-id, which

@@ -3,6 +3,8 @@
 #include "skade/rest/api_internal.h"
 
 #include <algorithm>
+#include <map>
+#include <memory>
 #include <set>
 
 #include "skade/base/clock.h"
@@ -11,6 +13,7 @@
 #include "skade/base/log.h"
 #include "skade/base/uuid.h"
 #include "skade/catalog/placement.h"
+#include "skade/iceberg/manifest.h"
 #include "skade/iceberg/references.h"
 #include "skade/io/location.h"
 #include "skade/base/json_parse_internal.h"
@@ -216,6 +219,96 @@ Response TableResponse(const catalog::TableState& state, const std::string& snap
   return r;
 }
 
+// ---- new tables
+
+// The column ids of a table created through the REST catalog are the catalog's choice, not the
+// request's, as in the reference implementations (Java's TableMetadata.newTableMetadata,
+// PyIceberg's new_table_metadata, iceberg-rust): columns are numbered from 1, a struct's own
+// fields before their children, a list's element and a map's key and value as they come.
+// Clients take the ids from the response; a schema a client already numbered so (Spark,
+// PyIceberg, skade) comes back unchanged. One per request; not thread-safe.
+class FreshIds {
+ public:
+  iceberg::TypePtr Renumber(const iceberg::TypePtr& type) {
+    switch (type->id()) {
+      case iceberg::TypeId::kStruct: {
+        std::vector<iceberg::NestedField> fields = type->fields();
+        for (iceberg::NestedField& f : fields) f.id = Assign(f.id);
+        for (iceberg::NestedField& f : fields) f.type = Renumber(f.type);
+        return iceberg::Type::Struct(std::move(fields));
+      }
+      case iceberg::TypeId::kList: {
+        const iceberg::NestedField& element = type->element();
+        const int id = Assign(element.id);
+        return iceberg::Type::List(id, Renumber(element.type), element.required);
+      }
+      case iceberg::TypeId::kMap: {
+        const int key = Assign(type->key().id);
+        const int value = Assign(type->value().id);
+        iceberg::TypePtr key_type = Renumber(type->key().type);
+        iceberg::TypePtr value_type = Renumber(type->value().type);
+        return iceberg::Type::Map(key, std::move(key_type), value, std::move(value_type),
+                                  type->value().required);
+      }
+      default:
+        return type;
+    }
+  }
+
+  // The new id of a column of the renumbered schema; kInvalidArgument for an id it lacks.
+  Result<int> Of(int old_id, const std::string& what) const {
+    auto it = ids_.find(old_id);
+    if (it == ids_.end()) {
+      return Status::InvalidArgument(what + " names column " + std::to_string(old_id) +
+                                     ", which the schema lacks");
+    }
+    return it->second;
+  }
+
+ private:
+  int Assign(int old_id) {
+    ids_[old_id] = next_;
+    return next_++;
+  }
+
+  std::map<int, int> ids_;  // request id -> new id
+  int next_ = 1;
+};
+
+// `req` with fresh column ids; the partition spec and sort order follow their columns, and
+// partition fields are numbered from 1000 (spec "Partitioning": the reference implementation
+// assigns partition field ids from 1000). kInvalidArgument for an invalid schema, or a spec or
+// order that names a column the schema lacks.
+Result<catalog::CreateTableRequest> WithFreshIds(catalog::CreateTableRequest req) {
+  SKADE_RETURN_IF_ERROR(req.schema->Validate().WithContext("schema"));
+  FreshIds ids;
+  iceberg::TypePtr renumbered = ids.Renumber(req.schema->as_struct());
+  std::vector<int> identifier_field_ids;
+  for (int id : req.schema->identifier_field_ids()) {
+    SKADE_ASSIGN_OR_RETURN(int fresh, ids.Of(id, "identifier-field-ids"));
+    identifier_field_ids.push_back(fresh);
+  }
+  req.schema = std::make_shared<const iceberg::Schema>(0, renumbered->fields(),
+                                                       std::move(identifier_field_ids));
+  if (req.spec != nullptr) {
+    std::vector<iceberg::PartitionField> fields = req.spec->fields();
+    int field_id = 1000;
+    for (iceberg::PartitionField& f : fields) {
+      const std::string what = "partition field '" + f.name + "'";
+      SKADE_ASSIGN_OR_RETURN(f.source_id, ids.Of(f.source_id, what));
+      for (int& source : f.source_ids) {
+        SKADE_ASSIGN_OR_RETURN(source, ids.Of(source, what));
+      }
+      f.field_id = field_id++;
+    }
+    req.spec = std::make_shared<const iceberg::PartitionSpec>(0, std::move(fields));
+  }
+  for (iceberg::SortField& f : req.sort_order.fields) {
+    SKADE_ASSIGN_OR_RETURN(f.source_id, ids.Of(f.source_id, "a sort field"));
+  }
+  return req;
+}
+
 constexpr const char* kEndpoints[] = {
     "GET /v1/{prefix}/namespaces",
     "POST /v1/{prefix}/namespaces",
@@ -308,10 +401,23 @@ Status CatalogApi::CheckLocation(std::string_view location, std::string_view wha
                                  "' is outside the catalog's warehouse and allowed directories");
 }
 
-Status CatalogApi::CheckSnapshotLocations(const iceberg::Snapshot& s) const {
+Status CatalogApi::CheckSnapshotLocations(const iceberg::Snapshot& s, bool added) const {
   const std::string what = "snapshot " + std::to_string(s.snapshot_id);
-  if (!s.manifest_list.empty()) SKADE_RETURN_IF_ERROR(CheckLocation(s.manifest_list, what + ": manifest-list"));
   for (const std::string& m : s.manifests) SKADE_RETURN_IF_ERROR(CheckLocation(m, what + ": manifest"));
+  if (s.manifest_list.empty()) return Status::Ok();
+  SKADE_RETURN_IF_ERROR(CheckLocation(s.manifest_list, what + ": manifest-list"));
+  // The manifests the list names enter with it: checked now, not first when a reader opens them.
+  Result<std::vector<iceberg::ManifestFile>> listed = iceberg::ReadManifestList(io_, s.manifest_list);
+  if (!listed.ok()) {
+    if (listed.status().code() == StatusCode::kUnavailable) return listed.status();
+    // A registered table's history may have lost an old list; only its reads of it fail.
+    if (!added && listed.status().code() == StatusCode::kNotFound) return Status::Ok();
+    return Status::InvalidArgument(what + ": manifest-list '" + s.manifest_list +
+                                   "' cannot be read: " + listed.status().message());
+  }
+  for (const iceberg::ManifestFile& m : *listed) {
+    SKADE_RETURN_IF_ERROR(CheckLocation(m.manifest_path, what + ": manifest"));
+  }
   return Status::Ok();
 }
 
@@ -321,7 +427,7 @@ Status CatalogApi::CheckMetadataLocations(const iceberg::TableMetadata& m) const
   // metadata still names another place is refused here (skade's own readers can relocate such
   // a table: `skade register` from the CLI). The metadata log is history, never read.
   SKADE_RETURN_IF_ERROR(CheckLocation(m.location, "the metadata's location"));
-  for (const iceberg::Snapshot& s : m.snapshots) SKADE_RETURN_IF_ERROR(CheckSnapshotLocations(s));
+  for (const iceberg::Snapshot& s : m.snapshots) SKADE_RETURN_IF_ERROR(CheckSnapshotLocations(s, false));
   for (const auto& [id, path] : iceberg::StatisticsFiles(m)) {
     SKADE_RETURN_IF_ERROR(CheckLocation(path, "statistics of snapshot " + std::to_string(id)));
   }
@@ -335,7 +441,7 @@ Status CatalogApi::CheckCommitLocations(const catalog::TableCommit& commit) cons
         SKADE_RETURN_IF_ERROR(CheckLocation(u.location, "location"));
         break;
       case iceberg::TableUpdate::Kind::kAddSnapshot:
-        SKADE_RETURN_IF_ERROR(CheckSnapshotLocations(u.snapshot));
+        SKADE_RETURN_IF_ERROR(CheckSnapshotLocations(u.snapshot, true));
         break;
       case iceberg::TableUpdate::Kind::kSetStatistics:
       case iceberg::TableUpdate::Kind::kSetPartitionStatistics: {
@@ -559,6 +665,9 @@ Response CatalogApi::CreateTable(const Request& r, const std::string& segment) {
   req.location = *location;
   auto staged = OptBool(*body, "stage-create");
   if (!staged.ok()) return ErrorResponse(staged.status());
+  auto fresh = WithFreshIds(std::move(req));
+  if (!fresh.ok()) return ErrorResponse(fresh.status());
+  req = std::move(fresh).value();
   if (req.location) {
     if (Status st = CheckLocation(*req.location, "location"); !st.ok()) return ErrorResponse(st);
   }

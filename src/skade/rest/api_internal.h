@@ -152,13 +152,16 @@ class CatalogApi {
   Response Refused() const;  // a mutation on a read-only server
   // kInvalidArgument unless `location` lies in the warehouse or an allowed directory.
   Status CheckLocation(std::string_view location, std::string_view what) const;
-  // Every location a commit's updates name (set-location, an added snapshot's manifest list
-  // and v1 manifests, statistics files) passes CheckLocation.
+  // Every location a commit's updates name (set-location, an added snapshot's manifest list,
+  // the manifests in it and v1 manifests, statistics files) passes CheckLocation.
   Status CheckCommitLocations(const catalog::TableCommit& commit) const;
-  // The locations metadata names directly (its location, manifest lists, metadata log,
+  // The locations metadata names (its location, manifest lists and the manifests in them,
   // statistics files), for a registered file.
   Status CheckMetadataLocations(const iceberg::TableMetadata& m) const;
-  Status CheckSnapshotLocations(const iceberg::Snapshot& s) const;
+  // A snapshot's manifest list and the manifests it lists (read through io_: kInvalidArgument
+  // for a list that cannot be read, unless it is missing from a registered table's history,
+  // `added` false).
+  Status CheckSnapshotLocations(const iceberg::Snapshot& s, bool added) const;
   Response CommitFailure(const Status& st);
 
   catalog::Catalog& catalog_;
