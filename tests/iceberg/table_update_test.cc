@@ -1088,8 +1088,44 @@ TEST(TableUpdateTest, RejectsBadJson) {
     EXPECT_EQ(ParseTableUpdate(json).status().code(), StatusCode::kInvalidArgument) << json;
   }
   // Spec updates skade does not apply yet are reported as such.
-  EXPECT_EQ(ParseTableUpdate(R"({"action": "remove-schemas", "schema-ids": [1]})").status().code(),
+  EXPECT_EQ(ParseTableUpdate(R"({"action": "remove-encryption-key", "key-id": "k"})").status().code(),
             StatusCode::kNotImplemented);
+  EXPECT_EQ(ParseTableUpdate(R"({"action": "remove-schemas", "schema-ids": ["1"]})").status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseTableUpdate(R"({"action": "remove-partition-specs", "spec-ids": [-1]})").status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+// REST RemoveSchemasUpdate / RemovePartitionSpecsUpdate: unused schemas and specs go, the
+// current schema and the default spec never; unknown ids are ignored; the update round-trips.
+TEST(TableUpdateTest, RemovesUnusedSchemasAndSpecsButNeverTheCurrentOnes) {
+  auto evolved = ApplyUpdates(NewTable(), "",
+                              {TableUpdate::AddSchema(WiderSchema(0)), TableUpdate::SetCurrentSchema(-1),
+                               TableUpdate::AddSpec(BucketSpec(-1)), TableUpdate::SetDefaultSpec(-1)},
+                              2000);
+  ASSERT_TRUE(evolved.ok()) << evolved.status().ToString();
+  ASSERT_EQ(evolved->schemas.size(), 2u);
+  ASSERT_EQ(evolved->partition_specs.size(), 2u);
+  auto schemas = ParseTableUpdate(R"({"action": "remove-schemas", "schema-ids": [0, 77]})");
+  auto specs = ParseTableUpdate(R"({"action": "remove-partition-specs", "spec-ids": [0]})");
+  ASSERT_TRUE(schemas.ok()) << schemas.status().ToString();
+  ASSERT_TRUE(specs.ok()) << specs.status().ToString();
+  EXPECT_EQ(TableUpdateToJson(*schemas), R"({"action":"remove-schemas","schema-ids":[0,77]})");
+  auto removed = ApplyUpdates(*evolved, "", {*schemas, *specs}, 3000);
+  ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+  ASSERT_EQ(removed->schemas.size(), 1u);
+  EXPECT_EQ(removed->schemas[0]->schema_id(), 1);
+  ASSERT_EQ(removed->partition_specs.size(), 1u);
+  EXPECT_EQ(removed->partition_specs[0]->spec_id(), 1);
+  auto again = ParseTableMetadata(TableMetadataToJson(*removed));
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->schemas.size(), 1u);
+  // The current schema and the default spec stay.
+  auto current = ParseTableUpdate(R"({"action": "remove-schemas", "schema-ids": [1]})");
+  auto default_spec = ParseTableUpdate(R"({"action": "remove-partition-specs", "spec-ids": [1]})");
+  ASSERT_TRUE(current.ok() && default_spec.ok());
+  EXPECT_EQ(ApplyCode(*removed, {*current}), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ApplyCode(*removed, {*default_spec}), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -102,11 +102,13 @@ constexpr UpdateInfo kUpdates[] = {
     {TableUpdate::Kind::kRemoveStatistics, "remove-statistics"},
     {TableUpdate::Kind::kSetPartitionStatistics, "set-partition-statistics"},
     {TableUpdate::Kind::kRemovePartitionStatistics, "remove-partition-statistics"},
+    {TableUpdate::Kind::kRemoveSchemas, "remove-schemas"},
+    {TableUpdate::Kind::kRemovePartitionSpecs, "remove-partition-specs"},
 };
 
 // Table updates the REST spec defines but skade does not apply yet.
 constexpr std::string_view kUnsupportedTableActions[] = {
-    "remove-partition-specs", "remove-schemas", "add-encryption-key", "remove-encryption-key",
+    "add-encryption-key", "remove-encryption-key",
 };
 
 std::string_view ActionOf(TableUpdate::Kind kind) {
@@ -412,6 +414,28 @@ Status RemoveSnapshotRef(Builder& b, const TableUpdate& u) {
   return Status::Ok();
 }
 
+// REST spec RemoveSchemasUpdate / RemovePartitionSpecsUpdate (what a client's "remove unused"
+// found): ids the table does not have are ignored; the current schema and the default spec stay.
+Status RemoveSchemas(Builder& b, const TableUpdate& u) {
+  const std::set<int> ids(u.ids.begin(), u.ids.end());
+  if (ids.count(b.m.current_schema_id) != 0) {
+    return Bad("remove-schemas: cannot remove the current schema " + std::to_string(b.m.current_schema_id));
+  }
+  std::erase_if(b.m.schemas, [&](const SchemaPtr& s) { return ids.count(s->schema_id()) != 0; });
+  if (b.last_added_schema_id && ids.count(*b.last_added_schema_id) != 0) b.last_added_schema_id.reset();
+  return Status::Ok();
+}
+
+Status RemovePartitionSpecs(Builder& b, const TableUpdate& u) {
+  const std::set<int> ids(u.ids.begin(), u.ids.end());
+  if (ids.count(b.m.default_spec_id) != 0) {
+    return Bad("remove-partition-specs: cannot remove the default partition spec " + std::to_string(b.m.default_spec_id));
+  }
+  std::erase_if(b.m.partition_specs, [&](const PartitionSpecPtr& s) { return ids.count(s->spec_id()) != 0; });
+  if (b.last_added_spec_id && ids.count(*b.last_added_spec_id) != 0) b.last_added_spec_id.reset();
+  return Status::Ok();
+}
+
 Status AssignUuid(Builder& b, const TableUpdate& u) {
   if (u.uuid.empty()) return Bad("assign-uuid: empty uuid");
   // The REST spec: re-assigning the UUID of a table that has one is not safe.
@@ -512,6 +536,10 @@ Status Apply(Builder& b, const TableUpdate& u) {
       return SetPartitionStatistics(b, u);
     case TableUpdate::Kind::kRemovePartitionStatistics:
       return DropStatistics(b.m.partition_statistics_json, {u.snapshot_id}, "partition-statistics").status();
+    case TableUpdate::Kind::kRemoveSchemas:
+      return RemoveSchemas(b, u);
+    case TableUpdate::Kind::kRemovePartitionSpecs:
+      return RemovePartitionSpecs(b, u);
   }
   return Bad("unknown table update kind");
 }
@@ -725,6 +753,16 @@ Result<TableUpdate> ParseUpdateObject(const Json& j) {
     }
     case TableUpdate::Kind::kRemovePartitionStatistics: {
       SKADE_ASSIGN_OR_RETURN(u.snapshot_id, GetLong(j, "snapshot-id", ctx));
+      break;
+    }
+    case TableUpdate::Kind::kRemoveSchemas:
+    case TableUpdate::Kind::kRemovePartitionSpecs: {
+      const char* key = u.kind == TableUpdate::Kind::kRemoveSchemas ? "schema-ids" : "spec-ids";
+      SKADE_ASSIGN_OR_RETURN(std::vector<int64_t> ids, GetLongArray(j, key, ctx));
+      for (int64_t id : ids) {
+        if (id < 0 || id > INT32_MAX) return Bad(ctx + ": id " + std::to_string(id) + " out of range");
+        u.ids.push_back(static_cast<int>(id));
+      }
       break;
     }
   }
@@ -1195,6 +1233,12 @@ std::string TableUpdateToJson(const TableUpdate& u) {
       break;
     case TableUpdate::Kind::kSetPartitionStatistics:
       j["partition-statistics"] = ParseOrderedJson(u.raw_json, "partition statistics").ValueOr(Json::object());
+      break;
+    case TableUpdate::Kind::kRemoveSchemas:
+      j["schema-ids"] = u.ids;
+      break;
+    case TableUpdate::Kind::kRemovePartitionSpecs:
+      j["spec-ids"] = u.ids;
       break;
   }
   return Dump(j);

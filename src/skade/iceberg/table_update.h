@@ -69,6 +69,8 @@ struct TableUpdate {
     kRemoveStatistics,      // snapshot_id
     kSetPartitionStatistics,     // snapshot_id + raw_json (a partition-statistics-file object)
     kRemovePartitionStatistics,  // snapshot_id
+    kRemoveSchemas,         // ids (schema ids; never the current one)
+    kRemovePartitionSpecs,  // ids (spec ids; never the default one)
   };
   Kind kind = Kind::kSetProperties;
   std::string uuid;
@@ -84,6 +86,7 @@ struct TableUpdate {
   std::string ref_name;
   SnapshotRef ref;
   std::vector<int64_t> snapshot_ids;
+  std::vector<int> ids;
   int64_t snapshot_id = 0;
   std::string location;
   std::map<std::string, std::string> updates;
