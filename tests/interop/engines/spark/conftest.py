@@ -10,58 +10,17 @@ import glob
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
-import threading
 import urllib.request
 
 import pytest
 
 from helpers import SkadeCli, assert_same_rows, canon_rows, kinds_of, sql_name
+from skade_process import Server
 
-SERVER_START_TIMEOUT_S = 30
 
 
-class Server:
-    """`skade serve` over a warehouse, REST catalog and Flight SQL on ports it picks itself."""
-
-    def __init__(self, binary, warehouse, log_path):
-        self.log_path = log_path
-        self._log = open(log_path, "w")
-        # Port 0: the server binds a free port and prints it, so parallel runs never collide.
-        self.proc = subprocess.Popen(
-            [binary, "--warehouse", warehouse, "--log-level", "info", "serve", "--host", "127.0.0.1",
-             "--flight-port", "0", "--rest-port", "0"],
-            stdout=subprocess.PIPE, stderr=self._log, text=True, env=dict(os.environ, TZ="UTC"))
-        self.rest_uri = None
-        found = threading.Event()
-
-        def pump():
-            for line in self.proc.stdout:
-                self._log.write(line)
-                self._log.flush()
-                m = re.search(r"rest catalog listening on (http://\S+)", line)
-                if m:
-                    self.rest_uri = m.group(1)
-                    found.set()
-
-        threading.Thread(target=pump, daemon=True).start()
-        if not found.wait(SERVER_START_TIMEOUT_S):
-            self.stop()
-            raise RuntimeError(f"skade serve did not start; log:\n{open(log_path).read()[-3000:]}")
-        with urllib.request.urlopen(self.rest_uri + "/v1/config", timeout=10) as r:
-            assert r.status == 200
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._log.close()
 
 
 @pytest.fixture(scope="session")

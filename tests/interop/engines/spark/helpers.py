@@ -7,15 +7,18 @@ everything else as the Python value. The canonical form follows the column types
 oracle's schema (Spark's), so that a string column holding "2024-01-01" is never read as a date.
 """
 
-import collections
 import datetime as dt
 import decimal
 import json
 import os
 import re
 import struct
-import subprocess
+import sys
 import time
+
+# skade itself (serve, the CLI, the row comparison) is shared with the other JVM suites.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from skade_process import SkadeCli, assert_same_rows  # noqa: E402,F401  (re-exported)
 
 EPOCH = dt.datetime(1970, 1, 1)
 EPOCH_DATE = dt.date(1970, 1, 1)
@@ -114,52 +117,8 @@ def canon_rows(rows, kinds):
     return [tuple(canon(v, k) for v, k in zip(row, kinds)) for row in rows]
 
 
-def assert_same_rows(actual, expected, what):
-    """Equal as multisets; on a difference, shows what is missing and what is extra."""
-    a, e = collections.Counter(actual), collections.Counter(expected)
-    if a == e:
-        return
-    missing = list((e - a).elements())
-    extra = list((a - e).elements())
-    raise AssertionError(
-        f"{what}: {len(actual)} rows, expected {len(expected)}; "
-        f"{len(missing)} missing (first: {sorted(missing, key=repr)[:5]}), "
-        f"{len(extra)} extra (first: {sorted(extra, key=repr)[:5]})"
-    )
 
 
-class SkadeCli:
-    """The skade binary run on the suite's lake (while `skade serve` serves it)."""
-
-    def __init__(self, binary, warehouse):
-        self.binary = binary
-        self.warehouse = warehouse
-
-    def run(self, *args, check=True, timeout=120):
-        cmd = [self.binary, "--warehouse", self.warehouse, "--quiet", *args]
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                           env=dict(os.environ, TZ="UTC"))
-        if check and p.returncode != 0:
-            raise AssertionError(
-                f"skade {' '.join(args)} exited {p.returncode}\nstdout: {p.stdout[-3000:]}\n"
-                f"stderr: {p.stderr[-3000:]}")
-        return p
-
-    def json(self, *args):
-        return json.loads(self.run(*args).stdout, parse_float=decimal.Decimal)
-
-    def scan(self, table, columns, *extra):
-        """Rows of `skade scan` (JSON output) as tuples in the order of `columns`."""
-        objs = self.json("scan", table, "--columns", ",".join(columns), "--format", "json", *extra)
-        return [tuple(o[c] for c in columns) for o in objs]
-
-    def sql(self, query, columns):
-        objs = self.json("sql", query, "--format", "json")
-        return [tuple(o[c] for c in columns) for o in objs]
-
-    def log(self, table=None):
-        entries = self.json("log", "--json", "--limit", "1000000")
-        return [e for e in entries if table is None or e["table"] == table]
 
 
 def sql_name(table):

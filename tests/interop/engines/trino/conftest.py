@@ -10,58 +10,18 @@ TZ=UTC.
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
-import threading
 import urllib.request
 
 import pytest
 
 from helpers import SkadeCli, assert_same_rows, canon_rows
+from skade_process import Server
 from trino_harness import Trino
 
-SERVER_START_TIMEOUT_S = 30
 
 
-class Server:
-    """`skade serve` over a warehouse, REST catalog and Flight SQL on ports it picks itself."""
-
-    def __init__(self, binary, warehouse, log_path):
-        self._log = open(log_path, "w")
-        self.log_path = log_path
-        self.proc = subprocess.Popen(
-            [binary, "--warehouse", warehouse, "--log-level", "info", "serve", "--host", "127.0.0.1",
-             "--flight-port", "0", "--rest-port", "0"],
-            stdout=subprocess.PIPE, stderr=self._log, text=True, env=dict(os.environ, TZ="UTC"))
-        self.rest_uri = None
-        found = threading.Event()
-
-        def pump():
-            for line in self.proc.stdout:
-                self._log.write(line)
-                self._log.flush()
-                m = re.search(r"rest catalog listening on (http://\S+)", line)
-                if m:
-                    self.rest_uri = m.group(1)
-                    found.set()
-
-        threading.Thread(target=pump, daemon=True).start()
-        if not found.wait(SERVER_START_TIMEOUT_S):
-            self.stop()
-            raise RuntimeError(f"skade serve did not start; log:\n{open(log_path).read()[-3000:]}")
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._log.close()
-        # A crash (not our SIGTERM) is a skade bug.
-        assert self.proc.returncode in (0, -15), f"skade serve exited {self.proc.returncode}"
 
 
 @pytest.fixture(scope="session")

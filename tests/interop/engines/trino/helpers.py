@@ -12,15 +12,17 @@ holding "2024-01-01" is never read as a date:
 """
 
 import base64
-import collections
 import datetime as dt
 import decimal
-import json
 import math
 import os
 import re
 import struct
-import subprocess
+import sys
+
+# skade itself (serve, the CLI, the row comparison) is shared with the other JVM suites.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from skade_process import SkadeCli, assert_same_rows  # noqa: E402,F401  (re-exported)
 
 EPOCH = dt.datetime(1970, 1, 1)
 # Decimals up to 38 digits normalize without rounding (the default context keeps 28).
@@ -177,49 +179,3 @@ def _map_key(key, t):
 def canon_rows(rows, types, side):
     trees = [parse_type(t) for t in types]
     return [tuple(canon(v, t, side) for v, t in zip(row, trees)) for row in rows]
-
-
-def assert_same_rows(actual, expected, what):
-    """Equal as multisets; on a difference, shows what is missing and what is extra."""
-    a, e = collections.Counter(actual), collections.Counter(expected)
-    if a == e:
-        return
-    missing = list((e - a).elements())
-    extra = list((a - e).elements())
-    raise AssertionError(
-        f"{what}: {len(actual)} rows, expected {len(expected)}; "
-        f"{len(missing)} missing (first: {sorted(missing, key=repr)[:5]}), "
-        f"{len(extra)} extra (first: {sorted(extra, key=repr)[:5]})")
-
-
-class SkadeCli:
-    """The skade binary run on the suite's lake (while `skade serve` serves it)."""
-
-    def __init__(self, binary, warehouse):
-        self.binary = binary
-        self.warehouse = warehouse
-
-    def run(self, *args, check=True, timeout=120):
-        cmd = [self.binary, "--warehouse", self.warehouse, "--quiet", *args]
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                           env=dict(os.environ, TZ="UTC"))
-        if check and p.returncode != 0:
-            raise AssertionError(f"skade {' '.join(args)} exited {p.returncode}\n"
-                                 f"stdout: {p.stdout[-3000:]}\nstderr: {p.stderr[-3000:]}")
-        return p
-
-    def json(self, *args):
-        return json.loads(self.run(*args).stdout, parse_float=decimal.Decimal)
-
-    def scan(self, table, columns, *extra):
-        """Rows of `skade scan --format json` as lists in the order of `columns`."""
-        objs = self.json("scan", table, "--columns", ",".join(columns), "--format", "json", *extra)
-        return [[o[c] for c in columns] for o in objs]
-
-    def sql(self, query, columns):
-        objs = self.json("sql", query, "--format", "json")
-        return [[o[c] for c in columns] for o in objs]
-
-    def log(self, table=None):
-        entries = self.json("log", "--json", "--limit", "1000000")
-        return [e for e in entries if table is None or e["table"] == table]
