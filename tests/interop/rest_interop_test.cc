@@ -73,6 +73,8 @@ std::map<std::string, Json> Events(const std::string& out) {
 class RestInteropTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    // Every test here checks responses against the Iceberg REST OpenAPI document (fixtures).
+    SKADE_SKIP_WITHOUT_FIXTURES();
     ProcessResult node = RunProcess("node --version");
     ASSERT_EQ(node.exit_code, 0) << "node is required (scripts/setup.sh installs it): " << node.err;
     for (const char* pkg : {"iceberg-js", "yaml", "ajv", "ajv-formats"}) {
@@ -239,7 +241,6 @@ class RestInteropTest : public ::testing::Test {
 };
 
 TEST_F(RestInteropTest, IcebergJsAgreesWithTheLibraryTheCliAndTheCommitStream) {
-  SKADE_SKIP_WITHOUT_FIXTURES();
   ASSERT_NO_FATAL_FAILURE(StartServer());
 
   // ---- iceberg-js: namespaces, tables, a property commit with a requirement.
@@ -425,7 +426,6 @@ TEST_F(RestInteropTest, IcebergJsAgreesWithTheLibraryTheCliAndTheCommitStream) {
 }
 
 TEST_F(RestInteropTest, EveryResponseOfAScriptedSessionMatchesTheOpenApiSpec) {
-  SKADE_SKIP_WITHOUT_FIXTURES();
   // A table with two snapshots made by the CLI (64-bit snapshot ids), for loads and commits on
   // real snapshots.
   ASSERT_NO_FATAL_FAILURE(SkadeOk("ns create lake"));
@@ -493,7 +493,6 @@ TEST_F(RestInteropTest, EveryResponseOfAScriptedSessionMatchesTheOpenApiSpec) {
 // and scans through it (rest+http://…), and a second `skade serve --catalog rest+http://…`
 // answers Flight SQL (the Node.js client) and streams the first server's commits.
 TEST_F(RestInteropTest, OtherSkadeProcessesUseTheLakeThroughTheRestCatalog) {
-  SKADE_SKIP_WITHOUT_FIXTURES();
   ASSERT_NO_FATAL_FAILURE(StartServer());
   const std::string remote = "rest+" + Uri() + "?token=" + kToken;
   auto cli = [&](const std::string& args) {
