@@ -11,7 +11,7 @@ SECONDS_PER_TARGET="${1:-60}"
 BUILD_DIR="${SKADE_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
 WORK="${SKADE_FUZZ_WORK:-$(mktemp -d -t skade-fuzz.XXXXXX)}"
 # The target names; each has fuzz/corpus/<name minus "fuzz_"> and may have fuzz/<that>.dict.
-TARGETS=(fuzz_arrow_ipc fuzz_table_metadata fuzz_manifest fuzz_puffin fuzz_flight_data fuzz_sql_classifier fuzz_rest_api)
+TARGETS=(fuzz_arrow_ipc fuzz_table_metadata fuzz_manifest fuzz_puffin fuzz_parquet_pages fuzz_flight_data fuzz_sql_classifier fuzz_rest_api)
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
 export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-20G}"
 

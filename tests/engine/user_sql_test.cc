@@ -292,6 +292,50 @@ TEST(StatementTest, ParameterMarkersBindInTheTree) {
   EXPECT_EQ(upd->where->sql(), "((b = 7))");
 }
 
+// A write with markers rendered against a stand-in table: its own checked parts, markers kept
+// (as "$n", numbered as in the statement), so that DuckDB types them as the write uses them.
+TEST(StatementTest, AParameterProbeRendersTheWritesPartsAgainstAStandIn) {
+  auto db = std::move(Database::Open({})).value();
+  ASSERT_TRUE(db->Execute("CREATE TABLE x (k INTEGER, v VARCHAR, d DATE)").ok());
+  auto types = [&](const std::string& probe) {
+    std::vector<std::string> out;
+    auto con = db->Connect();
+    EXPECT_TRUE(con.ok());
+    auto stmt = (*con)->Prepare(probe);
+    EXPECT_TRUE(stmt.ok()) << probe << ": " << stmt.status().ToString();
+    if (!stmt.ok()) return out;
+    auto schema = (*stmt)->ParameterSchema();
+    EXPECT_TRUE(schema.ok());
+    for (int64_t i = 0; i < (*schema)->n_children; ++i) out.emplace_back((*schema)->children[i]->format);
+    return out;
+  };
+  auto insert = RenderParameterProbe("INSERT INTO s.t (v, k) VALUES (?, ?), ('?', 1e9)", "x");
+  ASSERT_TRUE(insert.ok()) << insert.status().ToString();
+  EXPECT_EQ(insert->statement,
+            "INSERT INTO x (\"v\", \"k\") VALUES ($1, $2), ('?', CAST('1000000000.0' AS DOUBLE))");
+  EXPECT_EQ(types(insert->statement), (std::vector<std::string>{"u", "i"}));
+  auto update = RenderParameterProbe("UPDATE s.t AS a SET d = ? WHERE a.k = ? -- ;DROP TABLE x", "x");
+  ASSERT_TRUE(update.ok()) << update.status().ToString();
+  EXPECT_EQ(update->statement, "UPDATE x SET \"d\" = ($1) WHERE ((k = $2))");
+  EXPECT_EQ(types(update->statement), (std::vector<std::string>{"tdD", "i"}));
+  // The tables the statement reads are the ones its `reads` query names, beside the stand-in.
+  auto remove = RenderParameterProbe("DELETE FROM t WHERE v IN (SELECT v FROM s.u WHERE k > $1)", "x");
+  ASSERT_TRUE(remove.ok()) << remove.status().ToString();
+  auto tables = db->ReferencedTables(remove->reads);
+  ASSERT_TRUE(tables.ok()) << tables.status().ToString();
+  EXPECT_EQ(*tables, (std::vector<std::vector<std::string>>{{"x"}, {"s", "u"}}));
+  auto selected = RenderParameterProbe("INSERT INTO t SELECT ?, ?, NULL", "x");
+  ASSERT_TRUE(selected.ok()) << selected.status().ToString();
+  EXPECT_EQ(types(selected->statement), (std::vector<std::string>{"n", "n"}));
+
+  for (const char* sql : {"SELECT ?", "CREATE TABLE t AS SELECT ? AS a", "INSERT INTO t VALUES (?); DROP TABLE x",
+                          "DELETE FROM t WHERE"}) {
+    EXPECT_EQ(RenderParameterProbe(sql, "x").status().code(), StatusCode::kInvalidArgument) << sql;
+  }
+  EXPECT_EQ(RenderParameterProbe("DELETE FROM t WHERE k = ? RETURNING *", "x").status().code(),
+            StatusCode::kNotImplemented);
+}
+
 // Settings name the server's folders (allowed_directories): a statement that reads them (or
 // secrets, files, attached databases) anywhere — FROM, a subquery, a CTE, EXPLAIN, qualified,
 // inside a write — is marked, so that a server for untrusted clients can refuse it.

@@ -47,7 +47,38 @@ class Client {
 
   void Prepare(grpc::ClientContext& ctx) const {
     ctx.AddMetadata("authorization", authorization_);
+    if (!cookie_.empty()) ctx.AddMetadata("cookie", cookie_);
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+  }
+
+  // SetSessionOptions of the session's default schema. The session cookie the server sets goes
+  // with every later call of this client.
+  Status SetSchema(const std::string& schema) {
+    pb::SetSessionOptionsRequest request;
+    (*request.mutable_session_options())["schema"].set_string_value(schema);
+    pb::Action action;
+    action.set_type("SetSessionOptions");
+    action.set_body(request.SerializeAsString());
+    grpc::ClientContext ctx;
+    Prepare(ctx);
+    auto reader = stub_->DoAction(&ctx, action);
+    pb::Result first;
+    const bool answered = reader->Read(&first);
+    pb::Result rest;
+    while (reader->Read(&rest)) {
+    }
+    grpc::Status st = reader->Finish();
+    if (!st.ok()) return Failed("DoAction", st);
+    for (const auto& [key, value] : ctx.GetServerInitialMetadata()) {
+      if (key == "set-cookie") {
+        std::string cookie(value.data(), value.size());
+        cookie_ = cookie.substr(0, cookie.find(';'));
+      }
+    }
+    pb::SetSessionOptionsResult result;
+    if (!answered || !result.ParseFromString(first.body())) return Status::Internal("SetSessionOptions: no result");
+    if (!result.errors().empty()) return Status::InvalidArgument("SetSessionOptions refused the schema");
+    return Status::Ok();
   }
 
   // Per result column of `sql`, whether it is nullable: as GetFlightInfo's schema says, and as
@@ -225,6 +256,35 @@ class Client {
     return Status::Ok();
   }
 
+  // DoPut of CommandPreparedStatementUpdate `handle` with the rows of `params`: the rows the
+  // statement changed.
+  Result<int64_t> PreparedUpdate(const std::string& handle, const EncodedBatchView& params) {
+    pbsql::CommandPreparedStatementUpdate command;
+    command.set_prepared_statement_handle(handle);
+    grpc::ClientContext ctx;
+    Prepare(ctx);
+    auto stream = stub_->DoPut(&ctx);
+    pb::FlightData first;
+    *first.mutable_flight_descriptor() = Descriptor(command);
+    first.set_data_header(std::string(params.schema));
+    stream->Write(first);
+    pb::FlightData batch;
+    batch.set_data_header(std::string(params.header));
+    batch.set_data_body(std::string(params.body));
+    stream->Write(batch);
+    stream->WritesDone();
+    pb::PutResult result;
+    const bool answered = stream->Read(&result);
+    pb::PutResult rest;
+    while (stream->Read(&rest)) {
+    }
+    grpc::Status st = stream->Finish();
+    if (!st.ok()) return Failed("DoPut", st);
+    pbsql::DoPutUpdateResult count;
+    if (!answered || !count.ParseFromString(result.app_metadata())) return Status::Internal("DoPut: no update result");
+    return count.record_count();
+  }
+
   // What a DoGet streamed: the schema message's schema and the batches.
   struct Fetched {
     arrow::SchemaHandle schema;
@@ -342,6 +402,7 @@ class Client {
 
   std::unique_ptr<pb::FlightService::Stub> stub_;
   std::string authorization_;
+  std::string cookie_;  // "name=value" of the session cookie, once the server set one
   grpc::StatusCode last_code_ = grpc::StatusCode::OK;
 };
 

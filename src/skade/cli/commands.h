@@ -46,6 +46,9 @@ struct InspectArgs {
   bool json = false;
   std::optional<int64_t> snapshot_id;  // manifests/files of this snapshot (default current)
   std::vector<std::pair<std::string, std::string>> relocate;
+  // Check the page checksums of the snapshot's live Parquet files (every page of a file that
+  // carries CRCs is read); say which files carry none.
+  bool check_pages = true;
 };
 
 int RunScan(const ScanArgs& args, std::ostream& out, std::ostream& err);

@@ -82,6 +82,9 @@ int main(int argc, char** argv) {
   inspect_cmd->add_flag("--json", inspect.json, "machine-readable output");
   inspect_cmd->add_option("--snapshot", inspect.snapshot_id, "list manifests of this snapshot");
   inspect_cmd->add_option("--relocate", inspect_relocate, "OLD=NEW location prefix rewrite");
+  bool no_page_check = false;
+  inspect_cmd->add_flag("--no-page-check", no_page_check,
+                        "do not read data files to check their page checksums");
 
   skade::cli::NsArgs ns;
   auto* ns_cmd = app.add_subcommand("ns", "Namespaces: create | list | drop | props");
@@ -199,6 +202,7 @@ int main(int argc, char** argv) {
   }
   if (*inspect_cmd) {
     if (!ParseRelocations(inspect_relocate, &inspect.relocate)) return 2;
+    inspect.check_pages = !no_page_check;
     return skade::cli::RunInspect(inspect, std::cout, std::cerr);
   }
   if (*ns_cmd) return skade::cli::RunNs(lake, ns, std::cout, std::cerr);

@@ -7,10 +7,12 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <iterator>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 
 #include "duckdb.h"
 #include <functional>
@@ -143,14 +145,9 @@ struct StreamingQuery {
   RawPrepared stmt;
   QueryResult result;
 
-  static Result<std::unique_ptr<StreamingQuery>> Start(duckdb_database db, std::string_view sql) {
-    auto q = std::make_unique<StreamingQuery>();
-    if (duckdb_connect(db, &q->con.con) != DuckDBSuccess) {
-      return Status::Internal("cannot open a DuckDB connection");
-    }
-    SKADE_RETURN_IF_ERROR(q->Run(q->con.con, sql));
-    return q;
-  }
+  // Runs on a connection of its own, set up with `setup` first (OpenConnection).
+  static Result<std::unique_ptr<StreamingQuery>> Start(duckdb_database db, const std::vector<std::string>& setup,
+                                                       std::string_view sql);
 
   // Runs on a borrowed connection that must outlive the query.
   static Result<std::unique_ptr<StreamingQuery>> StartOn(duckdb_connection con, std::string_view sql) {
@@ -206,6 +203,10 @@ struct ArrowStreamState {
   std::unique_ptr<StreamingQuery> query;
   ArrowOptions options;
   std::string last_error;
+  // Names the damaged file behind a read error (DataFileChecks::Explain); null when the
+  // statement reads no table scan.
+  DataFileChecks* checks = nullptr;
+  std::string sql;
 };
 
 int StreamGetSchema(ArrowArrayStream* stream, ArrowSchema* out) {
@@ -233,7 +234,8 @@ int StreamGetNext(ArrowArrayStream* stream, ArrowArray* out) {
   auto* st = static_cast<ArrowStreamState*>(stream->private_data);
   auto chunk = st->query->Next();
   if (!chunk.ok()) {
-    st->last_error = chunk.status().message();
+    const Status error = st->checks != nullptr ? st->checks->Explain(st->sql, chunk.status()) : chunk.status();
+    st->last_error = error.code() == StatusCode::kInvalidArgument ? error.message() : error.ToString();
     return EIO;
   }
   if (chunk->chunk == nullptr) {
@@ -367,20 +369,43 @@ class ProgressSlot {
 
 struct Database::Impl {
   duckdb_database db = nullptr;
+  // False for a view of another Database (WithConnectionSetup), which closes the DuckDB.
+  bool owns_db = true;
+  // Run on every connection this Database opens, first (WithConnectionSetup).
+  std::vector<std::string> connection_setup;
   io::FileIO* object_store = nullptr;
   std::shared_ptr<ScanSources> scans = std::make_shared<ScanSources>();
-  ProgressSlot progress;
+  std::shared_ptr<DataFileChecks> data_file_checks;
+  std::shared_ptr<ProgressSlot> progress = std::make_shared<ProgressSlot>();
   // ArrowInputColumns: schema key → columns; emptied when full (schemas seen are few).
   std::mutex described_mu;
   std::unordered_map<std::string, std::vector<ColumnType>> described;
   ~Impl() {
-    if (db) duckdb_close(&db);
+    if (db && owns_db) duckdb_close(&db);
   }
 };
 
 namespace {
 
 Status ExecuteOn(duckdb_connection con, std::string_view sql);
+
+// Opens a connection of `db` into `con` and runs `setup` on it, in order.
+Status OpenConnection(duckdb_database db, const std::vector<std::string>& setup, RawConnection& con) {
+  if (duckdb_connect(db, &con.con) != DuckDBSuccess) return Status::Internal("cannot open a DuckDB connection");
+  for (const std::string& statement : setup) {
+    SKADE_RETURN_IF_ERROR(ExecuteOn(con.con, statement).WithContext("setting up the connection"));
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<StreamingQuery>> StreamingQuery::Start(duckdb_database db,
+                                                              const std::vector<std::string>& setup,
+                                                              std::string_view sql) {
+  auto q = std::make_unique<StreamingQuery>();
+  SKADE_RETURN_IF_ERROR(OpenConnection(db, setup, q->con));
+  SKADE_RETURN_IF_ERROR(q->Run(q->con.con, sql));
+  return q;
+}
 
 // While alive, polls the progress of the statement running on `con` and reports it.
 class ProgressWatch {
@@ -431,7 +456,7 @@ class ProgressWatch {
 }  // namespace
 
 Status Database::SetProgressListener(std::function<void(const QueryProgress&)> listener) {
-  impl_->progress.Set(std::move(listener));
+  impl_->progress->Set(std::move(listener));
   return Status::Ok();
 }
 
@@ -440,7 +465,23 @@ Database::~Database() = default;
 
 ScanSources& Database::scans() { return *impl_->scans; }
 
+DataFileChecks& Database::data_file_checks() { return *impl_->data_file_checks; }
+
 io::FileIO* Database::object_store() const { return impl_->object_store; }
+
+std::unique_ptr<Database> Database::WithConnectionSetup(std::vector<std::string> setup) {
+  auto impl = std::make_unique<Impl>();
+  impl->db = impl_->db;
+  impl->owns_db = false;
+  impl->connection_setup = impl_->connection_setup;
+  impl->connection_setup.insert(impl->connection_setup.end(), std::make_move_iterator(setup.begin()),
+                                std::make_move_iterator(setup.end()));
+  impl->object_store = impl_->object_store;
+  impl->scans = impl_->scans;
+  impl->data_file_checks = impl_->data_file_checks;
+  impl->progress = impl_->progress;
+  return std::unique_ptr<Database>(new Database(std::move(impl)));
+}
 
 Result<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& options) {
   duckdb_config config = nullptr;
@@ -472,6 +513,8 @@ Result<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& options)
     return Status::Internal("cannot open DuckDB: " + msg);
   }
   impl->object_store = options.object_store;
+  impl->data_file_checks = std::make_unique<DataFileChecks>(
+      DataFileCheckOptions{options.object_store, options.lock_down, options.allowed_directories});
   auto db = std::unique_ptr<Database>(new Database(std::move(impl)));
   if (options.object_store != nullptr) {
     SKADE_RETURN_IF_ERROR(
@@ -479,7 +522,8 @@ Result<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& options)
   }
   // Before any query: no statement may open the catalog's own files (io/reserved_files.h).
   SKADE_RETURN_IF_ERROR(RegisterReservedFileGuard(db->impl_->db));
-  SKADE_RETURN_IF_ERROR(RegisterPushdownScanFunction(db->impl_->db, db->impl_->scans));
+  SKADE_RETURN_IF_ERROR(
+      RegisterPushdownScanFunction(db->impl_->db, db->impl_->scans, db->impl_->data_file_checks.get()));
   // Timestamps with time zone render and compare in UTC unless a caller changes it.
   SKADE_RETURN_IF_ERROR(db->Execute("SET GLOBAL TimeZone = 'UTC'"));
   RawConnection con;
@@ -528,18 +572,21 @@ Status ExecuteOn(duckdb_connection con, std::string_view sql) {
 
 Status Database::Execute(std::string_view sql) {
   RawConnection con;
-  if (duckdb_connect(impl_->db, &con.con) != DuckDBSuccess) {
-    return Status::Internal("cannot open a DuckDB connection");
-  }
+  SKADE_RETURN_IF_ERROR(OpenConnection(impl_->db, impl_->connection_setup, con));
   return ExecuteOn(con.con, sql);
 }
 
 namespace {
 
-arrow::StreamHandle ArrowStreamOf(std::unique_ptr<StreamingQuery> query) {
+arrow::StreamHandle ArrowStreamOf(std::unique_ptr<StreamingQuery> query, DataFileChecks* checks = nullptr,
+                                  std::string_view sql = {}) {
   auto state = std::make_unique<ArrowStreamState>();
   state->options.options = duckdb_result_get_arrow_options(&query->result.result);
   state->query = std::move(query);
+  if (checks != nullptr && DataFileChecks::HasMark(sql)) {
+    state->checks = checks;
+    state->sql = std::string(sql);
+  }
   ArrowArrayStream raw;
   raw.get_schema = StreamGetSchema;
   raw.get_next = StreamGetNext;
@@ -552,8 +599,9 @@ arrow::StreamHandle ArrowStreamOf(std::unique_ptr<StreamingQuery> query) {
 }  // namespace
 
 Result<arrow::StreamHandle> Database::QueryArrow(std::string_view sql) {
-  SKADE_ASSIGN_OR_RETURN(auto query, StreamingQuery::Start(impl_->db, sql));
-  return ArrowStreamOf(std::move(query));
+  auto query = StreamingQuery::Start(impl_->db, impl_->connection_setup, sql);
+  if (!query.ok()) return impl_->data_file_checks->Explain(sql, query.status());
+  return ArrowStreamOf(std::move(query).value(), impl_->data_file_checks.get(), sql);
 }
 
 namespace {
@@ -654,11 +702,9 @@ Status Database::QueryText(std::string_view sql,
                            const std::function<void(const std::vector<std::string>&)>& on_header,
                            const std::function<Status(const TextRow&)>& on_row) {
   RawConnection con;
-  if (duckdb_connect(impl_->db, &con.con) != DuckDBSuccess) {
-    return Status::Internal("cannot open a DuckDB connection");
-  }
-  ProgressWatch watch(impl_->progress.Get(), con.con);
-  return QueryTextOn(con.con, sql, on_header, on_row);
+  SKADE_RETURN_IF_ERROR(OpenConnection(impl_->db, impl_->connection_setup, con));
+  ProgressWatch watch(impl_->progress->Get(), con.con);
+  return impl_->data_file_checks->Explain(sql, QueryTextOn(con.con, sql, on_header, on_row));
 }
 
 Result<std::vector<TextRow>> Database::QueryRowsWithArrow(std::string_view view_name, ArrowArrayStream* input,
@@ -672,7 +718,7 @@ Result<std::vector<TextRow>> Database::QueryRowsWithArrow(std::string_view view_
     return Status::InvalidArgument("cannot read the Arrow stream");
   }
   std::vector<TextRow> rows;
-  ProgressWatch watch(impl_->progress.Get(), con.con);
+  ProgressWatch watch(impl_->progress->Get(), con.con);
   SKADE_RETURN_IF_ERROR(QueryTextOn(
       con.con, sql, [](const std::vector<std::string>&) {},
       [&](const TextRow& row) {
@@ -881,10 +927,10 @@ struct PreparedStatement::Impl {
 };
 
 Result<std::unique_ptr<Connection>> Database::Connect() {
+  RawConnection con;
+  SKADE_RETURN_IF_ERROR(OpenConnection(impl_->db, impl_->connection_setup, con));
   auto impl = std::make_unique<Connection::Impl>();
-  if (duckdb_connect(impl_->db, &impl->con) != DuckDBSuccess) {
-    return Status::Internal("cannot open a DuckDB connection");
-  }
+  std::swap(impl->con, con.con);
   return std::make_unique<Connection>(std::move(impl));
 }
 

@@ -14,6 +14,7 @@
 #include "skade/arrow/c_data.h"
 #include "skade/base/status.h"
 #include "skade/io/file_io.h"
+#include "skade/engine/data_file_checks.h"
 #include "skade/engine/pushdown_scan.h"
 
 namespace skade::engine {
@@ -130,6 +131,15 @@ class Database {
   // A new connection of its own (settings set on it stay on it); must not outlive the Database.
   Result<std::unique_ptr<Connection>> Connect();
 
+  // Another Database over the same DuckDB, whose every connection first runs `setup` (after
+  // this one's own setup), in order: how SQL run on a client session's behalf sees that
+  // session wherever it runs (its default schema, its current_user), e.g. by a Table loaded
+  // over it. A setup statement that fails fails the call that opened the connection.
+  // QueryRowsWithArrow and ReferencedTables run no setup (they read an Arrow stream by its
+  // name in DuckDB's default schema, and parse only). Shares the scan sources, file checks and
+  // progress listener; borrows this Database, which must outlive it.
+  std::unique_ptr<Database> WithConnectionSetup(std::vector<std::string> setup);
+
   // From now on, statements run through QueryText/QueryRows/QueryRowsWithArrow report their
   // progress to `listener` about every 250 ms (from a helper thread) while they run longer
   // than that. Not for a locked-down database (it changes settings). Empty = stop reporting.
@@ -174,6 +184,9 @@ class Database {
   io::FileIO* object_store() const;
   // The table sources `skade_scan('<token>')` reads (pushdown_scan.h).
   ScanSources& scans();
+  // The page checksums of the data files scans read, each file checked once
+  // (data_file_checks.h).
+  DataFileChecks& data_file_checks();
 
  private:
   struct Impl;

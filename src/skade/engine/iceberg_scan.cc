@@ -361,7 +361,6 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
     data_paths.push_back(std::move(p));
     any_deletes = any_deletes || !t.deletes.empty();
   }
-  SKADE_ASSIGN_OR_RETURN(auto shapes, InspectFiles(db, data_paths));
 
   // Equality-delete key columns (by field id) that the data side must expose.
   std::set<int> eq_ids;
@@ -416,6 +415,22 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
       delete_files.emplace(p, DeleteRef{p, d.get()});
     }
   }
+  // A damaged page must fail the read rather than give wrong rows, and DuckDB does not check
+  // Parquet page checksums: they are checked here, before any row is read, once per file
+  // (data_file_checks.h).
+  std::vector<DataFileRef> to_check;
+  to_check.reserve(scan.tasks.size() + delete_files.size());
+  for (size_t i = 0; i < scan.tasks.size(); ++i) {
+    to_check.push_back({data_paths[i], scan.tasks[i].file.file_path, scan.tasks[i].file.file_size_in_bytes});
+  }
+  for (const auto& [p, ref] : delete_files) {
+    to_check.push_back({p, ref.task->file.file_path, ref.task->file.file_size_in_bytes});
+  }
+  SKADE_RETURN_IF_ERROR(db.data_file_checks().Check(to_check));
+  SKADE_ASSIGN_OR_RETURN(auto shapes, InspectFiles(db, data_paths));
+  // The SQL carries a mark of its files: a DuckDB error without a file name is traced back to
+  // the damaged one (DataFileChecks::Explain, called where statements run).
+  const std::string mark = db.data_file_checks().MarkScan(std::move(to_check));
   // Name of the data-side column holding field `id`.
   auto data_column = [&](int id) -> std::string {
     for (const ColumnDef& c : columns) {
@@ -630,7 +645,7 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
     visible += (visible.empty() ? "" : ", ") + cases + " AS __skade_file, d.file_row_number AS __skade_pos";
   }
   if (!any_deletes) {
-    return "SELECT " + visible + " FROM (" + data_sql + ") d";
+    return mark + "SELECT " + visible + " FROM (" + data_sql + ") d";
   }
 
   // Files with deletes: stored path, local path, data sequence number, partition key.
@@ -756,7 +771,7 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
             "e.__skade_dpart = d.__skade_part)";
   }
   if (!vector_filter.empty()) body += "\nWHERE " + vector_filter;
-  return sql + "\n" + body;
+  return mark + sql + "\n" + body;
 }
 
 }  // namespace

@@ -64,8 +64,12 @@ enum class RowOrigin { kHidden, kExposed };
 
 // Builds the SQL of the whole table relation (all schema columns, then the row-lineage columns
 // when scan.row_lineage says so; deletes applied). Reads the data files' footers through `db`
-// to find files written without field ids. Errors name the file (missing data file →
-// kNotFound); row lineage on a table before format v3 is kInvalidArgument.
+// to find files written without field ids, and checks the page checksums of the data and
+// delete files first (db.data_file_checks(), once per file). Errors name the file (missing
+// data file → kNotFound; a damaged page, footer or page header → kCorruption); row lineage on
+// a table before format v3 is kInvalidArgument. The SQL carries a mark of its files
+// (DataFileChecks::MarkScan), so that a read error DuckDB raises without naming a file is
+// traced back to it.
 Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan,
                                   RowOrigin origin = RowOrigin::kHidden);
 

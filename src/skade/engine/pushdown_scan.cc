@@ -56,12 +56,14 @@ namespace {
 constexpr const char* kFunctionName = "skade_scan";
 
 struct SourcesInfo final : duckdb::TableFunctionInfo {
-  explicit SourcesInfo(std::shared_ptr<ScanSources> s) : sources(std::move(s)) {}
+  SourcesInfo(std::shared_ptr<ScanSources> s, DataFileChecks* c) : sources(std::move(s)), checks(c) {}
   std::shared_ptr<ScanSources> sources;
+  DataFileChecks* checks;  // names the file behind a read error (DataFileChecks::Explain)
 };
 
 struct ScanBindData final : duckdb::TableFunctionData {
   ScanSourceInfo info;
+  DataFileChecks* checks = nullptr;
   std::vector<duckdb::LogicalType> types;
   // The conjuncts rendered at the last filter pushdown (DuckDB may push twice: the list is
   // replaced, never appended to).
@@ -70,6 +72,7 @@ struct ScanBindData final : duckdb::TableFunctionData {
   duckdb::unique_ptr<duckdb::FunctionData> Copy() const override {
     auto copy = duckdb::make_uniq<ScanBindData>();
     copy->info = info;
+    copy->checks = checks;
     copy->types = types;
     copy->conjuncts = conjuncts;
     return copy;
@@ -261,6 +264,7 @@ duckdb::unique_ptr<duckdb::FunctionData> Bind(duckdb::ClientContext& context, du
   if (!found) throw duckdb::BinderException("skade_scan: no such table source (the view is stale; run the statement again)");
   auto data = duckdb::make_uniq<ScanBindData>();
   data->info = std::move(*found);
+  data->checks = input.info->Cast<SourcesInfo>().checks;
   for (size_t i = 0; i < data->info.names.size(); ++i) {
     names.push_back(data->info.names[i]);
     data->types.push_back(duckdb::TransformStringToLogicalType(data->info.types[i], context));
@@ -302,6 +306,15 @@ duckdb::unique_ptr<duckdb::NodeStatistics> Cardinality(duckdb::ClientContext&, c
 struct ScanState final : duckdb::GlobalTableFunctionState {
   duckdb::unique_ptr<duckdb::Connection> connection;
   duckdb::unique_ptr<duckdb::QueryResult> result;
+  std::string sql;                         // the source's query, for DataFileChecks::Explain
+  DataFileChecks* checks = nullptr;
+
+  // The inner query's error, with the damaged file named where DuckDB's message does not.
+  [[noreturn]] void ThrowError() const {
+    Status error = Status::InvalidArgument(result->GetError());
+    if (checks != nullptr) error = checks->Explain(sql, error);
+    throw duckdb::IOException(error.code() == StatusCode::kInvalidArgument ? error.message() : error.ToString());
+  }
   int64_t rows_left = 0;  // a scan of no column: rows still to emit
   bool done = false;
   duckdb::idx_t MaxThreads() const override { return 1; }
@@ -350,8 +363,10 @@ duckdb::unique_ptr<duckdb::GlobalTableFunctionState> Init(duckdb::ClientContext&
   }
   if (select.empty()) select = "NULL";  // a scan of no column whose source has no count
   state->connection = duckdb::make_uniq<duckdb::Connection>(*context.db);
+  state->sql = plan->sql;
+  state->checks = data.checks;
   state->result = state->connection->SendQuery("SELECT " + select + " FROM (" + plan->sql + ")");
-  if (state->result->HasError()) throw duckdb::IOException(state->result->GetError());
+  if (state->result->HasError()) state->ThrowError();
   return state;
 }
 
@@ -375,7 +390,7 @@ void Scan(duckdb::ClientContext&, duckdb::TableFunctionInput& input, duckdb::Dat
     return;
   }
   auto chunk = state.result->Fetch();
-  if (state.result->HasError()) throw duckdb::IOException(state.result->GetError());
+  if (state.result->HasError()) state.ThrowError();
   if (!chunk || chunk->size() == 0) {
     state.done = true;
     state.result.reset();
@@ -394,7 +409,8 @@ void Scan(duckdb::ClientContext&, duckdb::TableFunctionInput& input, duckdb::Dat
 
 }  // namespace
 
-Status RegisterPushdownScanFunction(duckdb_database db, std::shared_ptr<ScanSources> sources) {
+Status RegisterPushdownScanFunction(duckdb_database db, std::shared_ptr<ScanSources> sources,
+                                    DataFileChecks* checks) {
   try {
     auto* wrapper = reinterpret_cast<duckdb::DatabaseWrapper*>(db);
     duckdb::DatabaseInstance& instance = *wrapper->database->instance;
@@ -404,7 +420,7 @@ Status RegisterPushdownScanFunction(duckdb_database db, std::shared_ptr<ScanSour
     function.pushdown_complex_filter = PushdownFilters;
     function.get_virtual_columns = VirtualColumns;
     function.cardinality = Cardinality;
-    function.function_info = duckdb::make_shared_ptr<SourcesInfo>(std::move(sources));
+    function.function_info = duckdb::make_shared_ptr<SourcesInfo>(std::move(sources), checks);
     duckdb::ExtensionLoader loader(instance, "skade");
     loader.RegisterFunction(function);
   } catch (const std::exception& e) {

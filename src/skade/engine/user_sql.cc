@@ -39,6 +39,7 @@
 #include "duckdb/parser/tableref/joinref.hpp"
 #include "duckdb/parser/tableref/subqueryref.hpp"
 #include "duckdb/parser/query_node/set_operation_node.hpp"
+#include "skade/engine/database.h"
 
 namespace skade::engine {
 
@@ -756,6 +757,80 @@ Result<Statement> ParseStatement(std::string_view sql, std::span<const std::stri
     out.assignments.clear();
   }
   return out;
+}
+
+Result<ParameterProbe> RenderParameterProbe(std::string_view sql, std::string_view stand_in) {
+  if (Blank(sql)) return Status::InvalidArgument("empty SQL");
+  SKADE_ASSIGN_OR_RETURN(auto statements, ParseAll(std::string(sql), "SQL"));
+  if (statements.size() != 1) return Status::InvalidArgument("only one SQL statement per request");
+  SQLStatement& stmt = *statements[0];
+  // The parts are checked and rendered by the same functions as ParseStatement's, markers
+  // allowed: each is one expression or one query that re-parses to its own tree.
+  Statement parts;
+  ParameterProbe probe;
+  const std::string target(stand_in);
+  switch (stmt.type) {
+    case StatementType::INSERT_STATEMENT: {
+      auto& ins = stmt.Cast<duckdb::InsertStatement>();
+      SKADE_RETURN_IF_ERROR(FillInsert(ins, parts));
+      probe.statement = "INSERT INTO " + target;
+      if (!parts.columns.empty()) {
+        std::string columns;
+        for (const std::string& c : parts.columns) columns += (columns.empty() ? "" : ", ") + QuoteIdentifier(c);
+        probe.statement += " (" + columns + ")";
+      }
+      // DuckDB types the markers of a VALUES list that is the INSERT's source by the columns
+      // they go to; wrapped in a query ("SELECT * FROM (VALUES …)") they stay untyped.
+      if (auto values = ins.GetValuesList()) {
+        std::string rows, all;
+        for (auto& row : values->values) {
+          std::string rendered;
+          for (auto& e : row) {
+            SKADE_RETURN_IF_ERROR(MakeConstantsRenderable(e));
+            SKADE_ASSIGN_OR_RETURN(std::string value, RenderExpression(*e));
+            rendered += (rendered.empty() ? "" : ", ") + value;
+          }
+          rows += (rows.empty() ? "" : ", ") + ("(" + rendered + ")");
+          all += (all.empty() ? "" : ", ") + rendered;
+        }
+        probe.statement += " VALUES " + rows;
+        probe.reads = "SELECT " + all + " FROM " + target;
+      } else {
+        probe.statement += " " + parts.query->sql();
+        probe.reads = parts.query->sql();
+      }
+      break;
+    }
+    case StatementType::UPDATE_STATEMENT: {
+      SKADE_RETURN_IF_ERROR(FillUpdate(stmt.Cast<duckdb::UpdateStatement>(), Markers::kAllow, parts));
+      std::string set, values;
+      for (const auto& [column, value] : parts.assignments) {
+        set += (set.empty() ? "" : ", ") + QuoteIdentifier(column) + " = " + value;
+        values += (values.empty() ? "" : ", ") + value;
+      }
+      std::string where = parts.where ? " WHERE " + parts.where->sql() : "";
+      probe.statement = "UPDATE " + target + " SET " + set + where;
+      probe.reads = "SELECT " + values + " FROM " + target + where;
+      break;
+    }
+    case StatementType::DELETE_STATEMENT: {
+      SKADE_RETURN_IF_ERROR(FillDelete(stmt.Cast<duckdb::DeleteStatement>(), Markers::kAllow, parts));
+      std::string where = parts.where ? " WHERE " + parts.where->sql() : "";
+      probe.statement = "DELETE FROM " + target + where;
+      probe.reads = "SELECT 1 FROM " + target + where;
+      break;
+    }
+    default:
+      return Status::InvalidArgument("only INSERT, UPDATE and DELETE statements have parameters typed by a probe");
+  }
+  // Each one statement of its kind, whatever the stand-in's text.
+  SKADE_ASSIGN_OR_RETURN(auto again, ParseAll(probe.statement, "parameter probe"));
+  SKADE_ASSIGN_OR_RETURN(auto reads, ParseAll(probe.reads, "parameter probe"));
+  if (again.size() != 1 || again[0]->type != stmt.type || reads.size() != 1 ||
+      reads[0]->type != StatementType::SELECT_STATEMENT) {
+    return Status::InvalidArgument("the parameter probe does not render as one statement");
+  }
+  return probe;
 }
 
 }  // namespace skade::engine

@@ -134,4 +134,23 @@ struct Statement {
 // is not a constant.
 Result<Statement> ParseStatement(std::string_view sql, std::span<const std::string> parameters = {});
 
+// A write statement re-rendered to type its parameter markers (RenderParameterProbe).
+struct ParameterProbe {
+  std::string statement;  // INSERT INTO / UPDATE / DELETE FROM the stand-in …
+  // One query over the stand-in that reads every table the statement reads (its subqueries, an
+  // INSERT's query), to find the tables to make current before preparing (DuckDB names the
+  // tables of queries only).
+  std::string reads;
+};
+
+// For typing the parameter markers of a write statement (INSERT, UPDATE or DELETE): the
+// statement rendered against `stand_in` (a table name as SQL, quoted by the caller) instead of
+// its target, from the same checked parts ParseStatement renders — the INSERT's column list and
+// VALUES rows or query, the UPDATE's assignments, the condition — with the markers kept ("$1").
+// Prepared (never run) against a table of the target's columns, DuckDB types each marker as
+// the write uses it. kInvalidArgument for other statements, a part that does not render
+// faithfully, or what ParseStatement refuses; kNotImplemented for Statement::unsupported
+// clauses.
+Result<ParameterProbe> RenderParameterProbe(std::string_view sql, std::string_view stand_in);
+
 }  // namespace skade::engine

@@ -1,22 +1,41 @@
 // DoAction: prepared statements (create, close), cancellation and session options.
-#include "skade/arrow/builder.h"
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
 #include "skade/engine/user_sql.h"
 #include "skade/flightsql/backend_internal.h"
 
 namespace skade::flightsql {
-
 namespace {
 
-// The parameter schema of an update statement: one nullable column "1".."n" of type null (any
-// value binds; DuckDB casts it to the column it goes to).
-Result<std::string> UpdateParameterSchema(int64_t n) {
-  std::vector<arrow::ArrayBuilder> columns;
-  for (int64_t i = 0; i < n; ++i) columns.emplace_back(std::to_string(i + 1), "n", true);
-  auto b = arrow::RecordBatchBuilder(std::move(columns));
-  arrow::SchemaHandle schema;
-  arrow::ArrayHandle unused;
-  SKADE_RETURN_IF_ERROR(b.Finish(schema.get(), unused.get()));
-  return SerializeSchema(*schema.get());
+// The parameter schema as CreatePreparedStatement announces it. Timestamps and times are
+// announced in milliseconds: the Flight SQL JDBC driver (DBeaver's) writes a java.sql
+// Timestamp or Time as epoch milliseconds into whatever unit the schema names, so a finer unit
+// would store 2024-03-10 as 1970-01-20. Binding takes any unit (BindParameters), so a client
+// that sends microseconds still keeps them.
+Result<std::string> AnnouncedParameterSchema(ArrowSchema& parameters) {
+  std::vector<std::string> formats;
+  formats.reserve(static_cast<size_t>(parameters.n_children));  // no reallocation: c_str() stays valid
+  std::vector<std::pair<ArrowSchema*, const char*>> originals;
+  for (int64_t i = 0; i < parameters.n_children; ++i) {
+    ArrowSchema* field = parameters.children[i];
+    const std::string_view f = field->format;
+    if (f.starts_with("tsu:") || f.starts_with("tsn:")) {
+      formats.push_back("tsm:" + std::string(f.substr(4)));
+    } else if (f == "ttu" || f == "ttn") {
+      formats.push_back("ttm");
+    } else {
+      continue;
+    }
+    originals.emplace_back(field, field->format);
+    field->format = formats.back().c_str();
+  }
+  Result<std::string> bytes = SerializeSchema(parameters);
+  // The schema's own release frees what its producer allocated: its own format strings back.
+  for (const auto& [field, format] : originals) field->format = format;
+  return bytes;
 }
 
 }  // namespace
@@ -33,11 +52,18 @@ GStatus Backend::CreatePrepared(const Caller& caller, const pbsql::ActionCreateP
   if (Status refused = RefuseConfigurationReads(*statement); !refused.ok()) return ToGrpc(refused);
   if (statement->is_write()) {
     if (options_.read_only) return ToGrpc(ReadOnlyRefusal());
-    prepared->parameter_count = statement->parameter_count;
-    prepared->write = std::move(*statement);
-    auto bytes = UpdateParameterSchema(prepared->parameter_count);
+    // The types DuckDB gives the markers where the write uses them: clients that build their
+    // parameter vectors from this schema (the Flight SQL JDBC driver) can then bind values
+    // (a parameter of the null type takes only NULL there). Whatever type a client sends,
+    // its values bind as that type and convert where the statement uses them.
+    auto parameters =
+        lake_.WriteParameters(request.query(), *statement, sql::Session{prepared->schema, caller.principal});
+    if (!parameters.ok()) return ToGrpc(parameters.status());
+    auto bytes = AnnouncedParameterSchema(*parameters->get());
     if (!bytes.ok()) return ToGrpc(bytes.status());
     out->set_parameter_schema(*bytes);
+    prepared->parameter_count = statement->parameter_count;
+    prepared->write = std::move(*statement);
   } else {
     auto con = Connect(caller, prepared->schema, request.query());
     if (!con.ok()) return ToGrpc(con.status());
@@ -54,7 +80,7 @@ GStatus Backend::CreatePrepared(const Caller& caller, const pbsql::ActionCreateP
     auto dataset_bytes = SerializeSchema(*owned.get());
     if (!dataset_bytes.ok()) return ToGrpc(dataset_bytes.status());
     out->set_dataset_schema(*dataset_bytes);
-    auto bytes = SerializeSchema(*parameters->get());
+    auto bytes = AnnouncedParameterSchema(*parameters->get());
     if (!bytes.ok()) return ToGrpc(bytes.status());
     out->set_parameter_schema(*bytes);
   }

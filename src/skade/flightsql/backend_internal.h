@@ -117,8 +117,8 @@ class Backend {
   void GetSessionOptions(const Caller& caller, pb::GetSessionOptionsResult* out);
 
  private:
-  // A connection for running `sql`, whose default schema is `schema` and whose current_user is
-  // the caller's.
+  // A connection for running `sql`, set up for the caller's session whose default schema is
+  // `schema` (LakeSql::SetUp: the rule its writes follow too).
   Result<std::unique_ptr<engine::Connection>> Connect(const Caller& caller, const std::string& schema,
                                                       const std::string& sql);
   // Prepares a query (only queries) after syncing the views it reads.
@@ -163,8 +163,9 @@ class Backend {
   Result<std::shared_ptr<const ParamSet>> ReadParamsFor(const Caller& caller, const PreparedStatement& prepared,
                                                         const pb::FlightData& first, PutStream* stream);
   Result<std::vector<std::vector<std::string>>> ParamLiterals(const ParamSet& params);
-  // Runs an update statement; `parameters` (SQL literals) replace its markers in the parse tree.
-  Result<int64_t> RunUpdate(const std::string& schema, const std::string& sql,
+  // Runs an update statement for `session` (its default schema and user, as its queries see
+  // them); `parameters` (SQL literals) replace its markers in the parse tree.
+  Result<int64_t> RunUpdate(const sql::Session& session, const std::string& sql,
                             std::span<const std::string> parameters = {});
   // Runs the prepared update statement `prepared`: once without parameters, once per row of
   // `params` with them (not at all for zero rows). The rows changed in all.

@@ -118,14 +118,14 @@ Result<std::vector<std::vector<std::string>>> Backend::ParamLiterals(const Param
   return rows;
 }
 
-Result<int64_t> Backend::RunUpdate(const std::string& schema, const std::string& sql,
+Result<int64_t> Backend::RunUpdate(const sql::Session& session, const std::string& sql,
                                    std::span<const std::string> parameters) {
   SKADE_RETURN_IF_ERROR(CheckSqlSize(sql));
   SKADE_ASSIGN_OR_RETURN(engine::Statement statement, engine::ParseStatement(sql, parameters));
   SKADE_RETURN_IF_ERROR(RefuseConfigurationReads(statement));
   if (statement.is_write()) {
     if (options_.read_only) return ReadOnlyRefusal();
-    return lake_.ExecuteWrite(statement, schema);
+    return lake_.ExecuteWrite(statement, session);
   }
   if (statement.kind == engine::Statement::Kind::kQuery || statement.kind == engine::Statement::Kind::kExplain) {
     return Status::InvalidArgument("a query cannot run as an update; send it as CommandStatementQuery");
@@ -153,7 +153,7 @@ GStatus Backend::PutStatementUpdate(const Caller& caller, const pbsql::CommandSt
       return GStatus(GCode::INVALID_ARGUMENT, "CommandStatementUpdate carries no data; the client sent a record batch");
     }
   }
-  auto n = RunUpdate(caller.schema(), command.query());
+  auto n = RunUpdate(sql::Session{caller.schema(), caller.principal}, command.query());
   if (!n.ok()) return ToGrpc(n.status());
   return UpdateResult(stream, *n);
 }
@@ -245,7 +245,7 @@ Result<int64_t> Backend::RunPreparedUpdate(const PreparedStatement& prepared, co
   }
   int64_t total = 0;
   for (const auto& row : rows) {
-    SKADE_ASSIGN_OR_RETURN(int64_t n, RunUpdate(prepared.schema, prepared.sql, row));
+    SKADE_ASSIGN_OR_RETURN(int64_t n, RunUpdate(sql::Session{prepared.schema, prepared.principal}, prepared.sql, row));
     total += n;
   }
   return total;

@@ -137,21 +137,8 @@ Backend::Backend(sql::LakeSql& lake, const ServerOptions& options)
 Result<std::unique_ptr<engine::Connection>> Backend::Connect(const Caller& caller, const std::string& schema,
                                                              const std::string& sql) {
   SKADE_ASSIGN_OR_RETURN(auto con, lake_.db().Connect());
-  // current_user and its synonyms name the authenticated user, not DuckDB's "duckdb": temporary
-  // macros of the connection come before the built-in functions. Only statements whose text
-  // could name one of them pay for the four macros (every such name holds "user" or "role").
-  auto mentions = [&sql](std::string_view word) {
-    return std::search(sql.begin(), sql.end(), word.begin(), word.end(), [](char a, char b) {
-             return std::tolower(static_cast<unsigned char>(a)) == b;
-           }) != sql.end();
-  };
-  if (!caller.principal.empty() && (mentions("user") || mentions("role"))) {
-    const std::string user = engine::QuoteString(caller.principal);
-    for (const char* name : {"current_user", "user", "session_user", "current_role"}) {
-      SKADE_RETURN_IF_ERROR(con->Execute("CREATE OR REPLACE TEMP MACRO " + std::string(name) + "() AS " + user));
-    }
-  }
-  SKADE_RETURN_IF_ERROR(lake_.Use(*con, schema));
+  // The same session setup as the caller's writes get (RunUpdate): its schema, its user.
+  SKADE_RETURN_IF_ERROR(lake_.SetUp(*con, sql::Session{schema, caller.principal}, sql));
   return con;
 }
 
@@ -251,7 +238,7 @@ GStatus Backend::StatementInfo(const Caller& caller, const pbsql::CommandStateme
       return WriteInfo(caller, schema_name, std::nullopt, desc, out);
     }
     // Executing the command runs the write, once, as CommandStatementUpdate would.
-    auto changed = RunUpdate(schema_name, command.query());
+    auto changed = RunUpdate(sql::Session{schema_name, caller.principal}, command.query());
     if (!changed.ok()) return ToGrpc(changed.status());
     return WriteInfo(caller, schema_name, *changed, desc, out);
   }

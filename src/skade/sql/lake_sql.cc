@@ -3,6 +3,7 @@
 #include "skade/engine/iceberg_scan.h"
 
 #include <algorithm>
+#include <cctype>
 #include <list>
 #include <set>
 
@@ -246,12 +247,41 @@ Status LakeSql::DropView(const catalog::TableIdent& ident) {
 }
 
 Status LakeSql::Use(engine::Connection& connection, const std::string& schema) {
-  if (schema.empty()) return connection.Execute("USE " + QuoteIdentifier(catalog_name_) + ".main");
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    SKADE_RETURN_IF_ERROR(EnsureSchemaLocked(schema));
+  return SetUp(connection, Session{schema, ""}, "");
+}
+
+Result<std::vector<std::string>> LakeSql::SessionSetup(const Session& session, std::string_view sql) {
+  std::vector<std::string> setup;
+  if (session.schema.empty()) {
+    setup.push_back("USE " + QuoteIdentifier(catalog_name_) + ".main");
+  } else {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      SKADE_RETURN_IF_ERROR(EnsureSchemaLocked(session.schema));
+    }
+    setup.push_back("USE " + QuoteIdentifier(catalog_name_) + "." + QuoteIdentifier(session.schema));
   }
-  return connection.Execute("USE " + QuoteIdentifier(catalog_name_) + "." + QuoteIdentifier(schema));
+  // current_user and its synonyms name the session's user, not DuckDB's "duckdb": temporary
+  // macros of the connection come before the built-in functions. Only SQL whose text could
+  // name one of them pays for the four macros (every such name holds "user" or "role").
+  auto mentions = [&sql](std::string_view word) {
+    return std::search(sql.begin(), sql.end(), word.begin(), word.end(), [](char a, char b) {
+             return std::tolower(static_cast<unsigned char>(a)) == b;
+           }) != sql.end();
+  };
+  if (!session.user.empty() && (mentions("user") || mentions("role"))) {
+    const std::string user = engine::QuoteString(session.user);
+    for (const char* name : {"current_user", "user", "session_user", "current_role"}) {
+      setup.push_back("CREATE OR REPLACE TEMP MACRO " + std::string(name) + "() AS " + user);
+    }
+  }
+  return setup;
+}
+
+Status LakeSql::SetUp(engine::Connection& connection, const Session& session, std::string_view sql) {
+  SKADE_ASSIGN_OR_RETURN(std::vector<std::string> setup, SessionSetup(session, sql));
+  for (const std::string& statement : setup) SKADE_RETURN_IF_ERROR(connection.Execute(statement));
+  return Status::Ok();
 }
 
 }  // namespace skade::sql

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "skade/arrow/c_data.h"
 #include "skade/base/status.h"
 #include "skade/catalog/catalog.h"
 #include "skade/table/write_observer.h"
@@ -24,6 +25,15 @@
 #include "skade/table/table.h"
 
 namespace skade::sql {
+
+// Who runs SQL through a LakeSql: a client's session. Every DuckDB connection that runs a
+// session's SQL — its queries' (LakeSql::SetUp) and all that its writes run
+// (LakeSql::ExecuteWrite) — is set up alike from it (LakeSql::SessionSetup), so a statement
+// means the same whether it reads or writes.
+struct Session {
+  std::string schema;  // where unqualified names resolve ("" = none: tables need their schema)
+  std::string user;    // whom current_user, user, session_user and current_role name ("" = DuckDB's own)
+};
 
 // Thread-safe. Borrows the catalog, FileIO and Database, which must outlive it.
 class LakeSql {
@@ -97,7 +107,21 @@ class LakeSql {
   // (0 for DDL). kNotFound for a missing table or schema, kAlreadyExists for CREATE of an
   // existing one without IF NOT EXISTS / OR REPLACE, kInvalidArgument for a statement that is
   // not a write or still has unbound parameter markers.
+  // Everything the write runs in DuckDB — its query, condition and assignments, and the writes'
+  // own statements over them — runs on connections set up for `session` (SessionSetup).
+  Result<int64_t> ExecuteWrite(const engine::Statement& statement, const Session& session);
+  // The same for a session of `default_schema` and no user.
   Result<int64_t> ExecuteWrite(const engine::Statement& statement, const std::string& default_schema);
+
+  // The parameters of the write statement `sql` (parsed as `statement`), as an Arrow struct
+  // schema of fields "1".."n": for INSERT, UPDATE and DELETE the types DuckDB gives their
+  // markers — the statement prepared (never run) against an empty table of the target's
+  // columns (engine::RenderParameterProbe) on a connection set up for `session`. A marker DuckDB
+  // cannot type (`INSERT … SELECT ?`, `SET v = ? + 1`), and every marker of another statement or
+  // of one the probe cannot render or prepare, has the null type: it takes a value of any type.
+  // kNotFound when the target table does not exist.
+  Result<arrow::SchemaHandle> WriteParameters(std::string_view sql, const engine::Statement& statement,
+                                              const Session& session);
 
   enum class IngestMode { kCreate, kAppend, kReplace, kCreateAppend };
   // Bulk ingest of an Arrow stream (consumed) into a table: kCreate fails if it exists,
@@ -108,11 +132,22 @@ class LakeSql {
   // Points `connection` at `schema` of this catalog (USE); the schema is created if missing.
   Status Use(engine::Connection& connection, const std::string& schema);
 
+  // The statements that set a connection up to run `sql` for `session`, in order: USE of its
+  // schema (this catalog's "main" when it has none; created in DuckDB if missing) and, when the
+  // session has a user and `sql` could call one of them (its text holds "user" or "role"),
+  // temporary macros current_user, user, session_user and current_role naming the user. A
+  // macro counts only where a name does not bind to a column (DuckDB's rule for these names).
+  Result<std::vector<std::string>> SessionSetup(const Session& session, std::string_view sql);
+  // Runs SessionSetup(session, sql) on `connection`.
+  Status SetUp(engine::Connection& connection, const Session& session, std::string_view sql);
+
  private:
   // Appends `source` to the table just created as `ident`. If that fails, the table is dropped
   // with its files and the table it replaced (its metadata file) registered again: a CREATE …
   // AS or a creating ingest whose rows fail leaves the catalog as it was.
-  Result<int64_t> FillNewTable(const catalog::TableIdent& ident, const engine::WriteSource& source,
+  // Its SQL runs on `db` (db_ or a session's view of it).
+  Result<int64_t> FillNewTable(engine::Database& db, const catalog::TableIdent& ident,
+                               const engine::WriteSource& source,
                                const std::optional<std::string>& replaced_metadata);
   LakeSql(catalog::Catalog& catalog, io::FileIO& io, engine::Database& db, std::string catalog_name,
           int64_t manifest_cache_bytes)

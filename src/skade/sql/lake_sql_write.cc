@@ -1,8 +1,10 @@
 // LakeSql's write side: SQL write statements and bulk ingest as Iceberg commits.
 #include <set>
 
+#include "skade/arrow/builder.h"
 #include "skade/arrow/c_data.h"
 #include "skade/base/log.h"
+#include "skade/engine/iceberg_scan.h"
 #include "skade/engine/sql_filter.h"
 #include "skade/engine/schema_convert.h"
 #include "skade/sql/lake_sql.h"
@@ -37,9 +39,33 @@ Result<iceberg::SchemaPtr> SchemaOfArrow(engine::Database& db, const ArrowSchema
   return engine::SchemaFromDefinition(definition);
 }
 
+// The SQL of a write's own parts, as they run (for SessionSetup's look at what they may call).
+std::string PartsText(const engine::Statement& w) {
+  std::string text = w.query ? w.query->sql() : "";
+  if (w.where) text += "\n" + w.where->sql();
+  for (const auto& [column, value] : w.assignments) text += "\n" + value;
+  return text;
+}
+
+// `n` parameters "1".."n" of the null type: DuckDB's stand-in for a type it cannot tell.
+Result<arrow::SchemaHandle> UntypedParameters(int64_t n) {
+  std::vector<arrow::ArrayBuilder> columns;
+  for (int64_t i = 0; i < n; ++i) columns.emplace_back(std::to_string(i + 1), "n", true);
+  auto b = arrow::RecordBatchBuilder(std::move(columns));
+  arrow::SchemaHandle schema;
+  arrow::ArrayHandle unused;
+  SKADE_RETURN_IF_ERROR(b.Finish(schema.get(), unused.get()));
+  return schema;
+}
+
 }  // namespace
 
 Result<int64_t> LakeSql::ExecuteWrite(const engine::Statement& w, const std::string& default_schema) {
+  return ExecuteWrite(w, Session{default_schema, ""});
+}
+
+Result<int64_t> LakeSql::ExecuteWrite(const engine::Statement& w, const Session& session) {
+  const std::string& default_schema = session.schema;
   if (!w.is_write()) return Status::InvalidArgument(w.type_name + " is not a write statement");
   if (!w.unsupported.empty()) return Status::NotImplemented(w.unsupported);
   if (w.unbound) return Status::InvalidArgument("the statement's parameters have no values");
@@ -61,6 +87,12 @@ Result<int64_t> LakeSql::ExecuteWrite(const engine::Statement& w, const std::str
   }
 
   SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident, Resolve(w.target, default_schema));
+  // The statement's own SQL resolves names and current_user as a query of the session would:
+  // it runs on connections set up alike (views stay db_'s: they are the catalog's, not the
+  // session's).
+  SKADE_ASSIGN_OR_RETURN(std::vector<std::string> setup, SessionSetup(session, PartsText(w)));
+  std::unique_ptr<engine::Database> session_db = db_.WithConnectionSetup(std::move(setup));
+  engine::Database& db = *session_db;
   if (w.kind == Kind::kCreateTable) {
     SKADE_ASSIGN_OR_RETURN(bool ns_exists, catalog_.NamespaceExists(ident.ns));
     if (!ns_exists) return Status::NotFound("schema '" + ident.ns.ToString() + "' does not exist");
@@ -72,7 +104,7 @@ Result<int64_t> LakeSql::ExecuteWrite(const engine::Statement& w, const std::str
     if (w.query) SKADE_RETURN_IF_ERROR(SyncViews(w.query->sql(), default_schema));
     Result<iceberg::SchemaPtr> schema =
         !w.query ? engine::SchemaFromDefinition(w.definition)
-                 : engine::SchemaFromQuery(db_, "SELECT * FROM (" + w.query->sql() + "\n) LIMIT 0");
+                 : engine::SchemaFromQuery(db, "SELECT * FROM (" + w.query->sql() + "\n) LIMIT 0");
     if (!schema.ok()) return schema.status();
     if (existing.ok()) {
       SKADE_RETURN_IF_ERROR(catalog_.DropTable(ident, catalog::DropMode::kKeepFiles));
@@ -84,7 +116,7 @@ Result<int64_t> LakeSql::ExecuteWrite(const engine::Statement& w, const std::str
     if (!w.query) return 0;
     std::optional<std::string> replaced;
     if (existing.ok()) replaced = existing->metadata_location;
-    return FillNewTable(ident, engine::WriteSource{w.query->sql(), nullptr}, replaced);
+    return FillNewTable(db, ident, engine::WriteSource{w.query->sql(), nullptr}, replaced);
   }
   if (w.kind == Kind::kDropTable) {
     auto existing = catalog_.LoadTable(ident);
@@ -97,7 +129,8 @@ Result<int64_t> LakeSql::ExecuteWrite(const engine::Statement& w, const std::str
     return 0;
   }
 
-  SKADE_ASSIGN_OR_RETURN(auto t, SyncView(ident));
+  SKADE_ASSIGN_OR_RETURN(auto synced, SyncView(ident));
+  std::unique_ptr<table::Table> t = synced->CloneOn(db);
   std::vector<std::string> columns = ColumnNames(*t);
   if (w.kind == Kind::kInsert) {
     if (!w.query) return Status::InvalidArgument("INSERT needs a SELECT or VALUES source");
@@ -108,13 +141,16 @@ Result<int64_t> LakeSql::ExecuteWrite(const engine::Statement& w, const std::str
     return outcome.added_records;
   }
   std::string where = w.where ? w.where->sql() : "true";
-  // Subqueries in the predicate may read other tables.
-  SKADE_RETURN_IF_ERROR(SyncViews("SELECT * FROM " + ViewName(ident) + " WHERE " + where, default_schema));
+  // Subqueries in the predicate and in the assigned values may read other tables.
+  std::string reads;
+  for (const auto& [column, value] : w.assignments) reads += value + ", ";
+  SKADE_RETURN_IF_ERROR(
+      SyncViews("SELECT " + reads + "1 FROM " + ViewName(ident) + " WHERE " + where, default_schema));
   // Before anything counts or runs: DuckDB would take `WHERE x` as `WHERE x::BOOLEAN`.
-  if (w.where) SKADE_RETURN_IF_ERROR(engine::CheckBooleanOver(db_, *w.where, ViewName(ident)));
+  if (w.where) SKADE_RETURN_IF_ERROR(engine::CheckBooleanOver(db, *w.where, ViewName(ident)));
   // The rows the predicate matches in the snapshot being changed: what DELETE and UPDATE
   // report (the operations' own counters also count rows of rewritten files).
-  SKADE_ASSIGN_OR_RETURN(auto counted, db_.QueryRows("SELECT count(*) FROM " + ViewName(ident) + " WHERE " + where));
+  SKADE_ASSIGN_OR_RETURN(auto counted, db.QueryRows("SELECT count(*) FROM " + ViewName(ident) + " WHERE " + where));
   int64_t matching = counted.empty() || !counted[0][0] ? 0 : std::stoll(*counted[0][0]);
   if (w.kind == Kind::kDelete) {
     SKADE_ASSIGN_OR_RETURN(engine::Predicate all, engine::Predicate::Parse("true"));
@@ -141,10 +177,50 @@ Result<int64_t> LakeSql::ExecuteWrite(const engine::Statement& w, const std::str
   return matching;
 }
 
-Result<int64_t> LakeSql::FillNewTable(const catalog::TableIdent& ident, const engine::WriteSource& source,
+Result<arrow::SchemaHandle> LakeSql::WriteParameters(std::string_view sql, const engine::Statement& w,
+                                                     const Session& session) {
+  if (w.parameter_count == 0) return UntypedParameters(0);
+  if ((w.kind != Kind::kInsert && w.kind != Kind::kUpdate && w.kind != Kind::kDelete) || !w.unsupported.empty()) {
+    return UntypedParameters(w.parameter_count);
+  }
+  SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident, Resolve(w.target, session.schema));
+  SKADE_ASSIGN_OR_RETURN(auto t, SyncView(ident));
+  // The stand-in is a temporary table of the connection: it has the target's columns with the
+  // types its view gives them, and nobody else sees it.
+  const std::string stand_in = "temp.main.__skade_write_target";
+  auto probe = engine::RenderParameterProbe(sql, stand_in);
+  if (!probe.ok()) {
+    SKADE_LOG_DEBUG("sql: parameters of a write left untyped: {}", probe.status().ToString());
+    return UntypedParameters(w.parameter_count);
+  }
+  // The statement's other tables (subqueries, INSERT … SELECT).
+  SKADE_RETURN_IF_ERROR(SyncViews(probe->reads, session.schema));
+  iceberg::SchemaPtr schema = t->metadata().CurrentSchema();
+  if (!schema) return Status::Corruption("table " + ident.ToString() + " has no current schema");
+  std::string columns;
+  for (const auto& f : schema->fields()) {
+    SKADE_ASSIGN_OR_RETURN(std::string type, engine::DuckTypeName(*f.type).WithContext("column '" + f.name + "'"));
+    columns += (columns.empty() ? "" : ", ") + QuoteIdentifier(f.name) + " " + type;
+  }
+  SKADE_ASSIGN_OR_RETURN(auto con, db_.Connect());
+  SKADE_RETURN_IF_ERROR(SetUp(*con, session, sql));
+  SKADE_RETURN_IF_ERROR(con->Execute("CREATE TEMP TABLE " + stand_in + " (" + columns + ")"));
+  // Prepared, never run. A statement DuckDB cannot bind here fails when it runs, through the
+  // write path, with its own error: here its markers only go untyped.
+  auto prepared = con->Prepare(probe->statement);
+  if (!prepared.ok()) {
+    SKADE_LOG_DEBUG("sql: parameters of a write left untyped: {}", prepared.status().ToString());
+    return UntypedParameters(w.parameter_count);
+  }
+  if ((*prepared)->parameter_count() != w.parameter_count) return UntypedParameters(w.parameter_count);
+  return (*prepared)->ParameterSchema();
+}
+
+Result<int64_t> LakeSql::FillNewTable(engine::Database& db, const catalog::TableIdent& ident,
+                                      const engine::WriteSource& source,
                                       const std::optional<std::string>& replaced_metadata) {
   auto filled = [&]() -> Result<int64_t> {
-    SKADE_ASSIGN_OR_RETURN(auto t, table::Table::Load(catalog_, io_, db_, ident));
+    SKADE_ASSIGN_OR_RETURN(auto t, table::Table::Load(catalog_, io_, db, ident));
     t->set_write_observer(write_observer_);
     SKADE_ASSIGN_OR_RETURN(auto outcome, t->Append(source));
     return outcome.added_records;
@@ -184,7 +260,7 @@ Result<int64_t> LakeSql::Ingest(const catalog::TableIdent& ident, ArrowArrayStre
     catalog::CreateTableRequest req;
     req.schema = iceberg_schema;
     SKADE_RETURN_IF_ERROR(catalog_.CreateTable(ident, req));
-    return FillNewTable(ident, engine::WriteSource{"SELECT * FROM __skade_input", rows}, std::nullopt);
+    return FillNewTable(db_, ident, engine::WriteSource{"SELECT * FROM __skade_input", rows}, std::nullopt);
   }
   SKADE_ASSIGN_OR_RETURN(auto t, table::Table::Load(catalog_, io_, db_, ident));
   t->set_write_observer(write_observer_);

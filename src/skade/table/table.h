@@ -127,6 +127,11 @@ class Table : public IcebergSource, public IcebergSink {
   std::unique_ptr<Table> Clone() const {
     return std::unique_ptr<Table>(new Table(catalog_, io_, db_, state_));
   }
+  // The same, running its SQL on `db` instead: another Database over the same DuckDB (one set
+  // up for a client's session, engine::Database::WithConnectionSetup), which must outlive it.
+  std::unique_ptr<Table> CloneOn(engine::Database& db) const {
+    return std::unique_ptr<Table>(new Table(catalog_, io_, db, state_));
+  }
 
   // Plans a read (snapshot selection, pruning by the Iceberg-expressible part of `where`).
   Result<engine::IcebergScan> PlanRead(const ReadOptions& options);
