@@ -226,6 +226,8 @@ Result<ChecksummedParquet> AddPageChecksums(std::string_view file) {
       }
       const std::string_view data = file.substr(static_cast<size_t>(pos + header_size),
                                                 static_cast<size_t>(compressed->value.integer));
+      // SetInt may grow header.fields: no Field* of it is used after.
+      const int32_t page_type = static_cast<int32_t>(type->value.integer);
       SetInt(header, 4, CompactType::kI32, static_cast<int32_t>(iceberg::ParquetCrc32(data)));
       CompactWriter w;
       Encode(w, CompactType::kStruct, header);
@@ -234,7 +236,7 @@ Result<ChecksummedParquet> AddPageChecksums(std::string_view file) {
       out.bytes += w.bytes();
       span.data_offset = static_cast<int64_t>(out.bytes.size());
       span.data_size = static_cast<int64_t>(data.size());
-      span.type = static_cast<int32_t>(type->value.integer);
+      span.type = page_type;
       out.bytes.append(data);
       out.pages.push_back(span);
       const int64_t grew = static_cast<int64_t>(w.bytes().size()) - header_size;
