@@ -887,24 +887,6 @@ Result<std::vector<TextRow>> Database::QueryRows(std::string_view sql) {
   return rows;
 }
 
-std::string QuoteIdentifier(std::string_view name) {
-  std::string out = "\"";
-  for (char c : name) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
-std::string QuoteString(std::string_view value) {
-  std::string out = "'";
-  for (char c : value) {
-    if (c == '\'') out += '\'';
-    out += c;
-  }
-  return out + "'";
-}
-
 }  // namespace skade::engine
 
 // ---- Connection and PreparedStatement ----
