@@ -236,24 +236,7 @@ class Client {
   Status BindPrepared(const std::string& handle, const EncodedBatchView& params) {
     pbsql::CommandPreparedStatementQuery command;
     command.set_prepared_statement_handle(handle);
-    grpc::ClientContext ctx;
-    Prepare(ctx);
-    auto stream = stub_->DoPut(&ctx);
-    pb::FlightData first;
-    *first.mutable_flight_descriptor() = Descriptor(command);
-    first.set_data_header(std::string(params.schema));
-    stream->Write(first);
-    pb::FlightData batch;
-    batch.set_data_header(std::string(params.header));
-    batch.set_data_body(std::string(params.body));
-    stream->Write(batch);
-    stream->WritesDone();
-    pb::PutResult result;
-    while (stream->Read(&result)) {
-    }
-    grpc::Status st = stream->Finish();
-    if (!st.ok()) return Failed("DoPut", st);
-    return Status::Ok();
+    return PutParameters(command, params, nullptr).status();
   }
 
   // DoPut of CommandPreparedStatementUpdate `handle` with the rows of `params`: the rows the
@@ -261,13 +244,24 @@ class Client {
   Result<int64_t> PreparedUpdate(const std::string& handle, const EncodedBatchView& params) {
     pbsql::CommandPreparedStatementUpdate command;
     command.set_prepared_statement_handle(handle);
+    pb::PutResult result;
+    SKADE_ASSIGN_OR_RETURN(bool answered, PutParameters(command, params, &result));
+    pbsql::DoPutUpdateResult count;
+    if (!answered || !count.ParseFromString(result.app_metadata())) return Status::Internal("DoPut: no update result");
+    return count.record_count();
+  }
+
+  // One DoPut of `command` with the parameter rows `params`: true when the server answered a
+  // PutResult (the first goes to `first`, if set; the rest are read and dropped).
+  Result<bool> PutParameters(const google::protobuf::Message& command, const EncodedBatchView& params,
+                             pb::PutResult* first) {
     grpc::ClientContext ctx;
     Prepare(ctx);
     auto stream = stub_->DoPut(&ctx);
-    pb::FlightData first;
-    *first.mutable_flight_descriptor() = Descriptor(command);
-    first.set_data_header(std::string(params.schema));
-    stream->Write(first);
+    pb::FlightData head;
+    *head.mutable_flight_descriptor() = Descriptor(command);
+    head.set_data_header(std::string(params.schema));
+    stream->Write(head);
     pb::FlightData batch;
     batch.set_data_header(std::string(params.header));
     batch.set_data_body(std::string(params.body));
@@ -275,14 +269,12 @@ class Client {
     stream->WritesDone();
     pb::PutResult result;
     const bool answered = stream->Read(&result);
-    pb::PutResult rest;
-    while (stream->Read(&rest)) {
+    if (answered && first != nullptr) *first = result;
+    while (stream->Read(&result)) {
     }
     grpc::Status st = stream->Finish();
     if (!st.ok()) return Failed("DoPut", st);
-    pbsql::DoPutUpdateResult count;
-    if (!answered || !count.ParseFromString(result.app_metadata())) return Status::Internal("DoPut: no update result");
-    return count.record_count();
+    return answered;
   }
 
   // What a DoGet streamed: the schema message's schema and the batches.
