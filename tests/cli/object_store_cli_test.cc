@@ -141,6 +141,11 @@ TEST(ObjectStoreCliTest, WarehouseOnS3TakesEveryWrite) {
   ok("sql \"INSERT INTO sales.orders VALUES (6, 'f', 'eu')\"");
   EXPECT_EQ(scan("sales.orders"),
             (std::vector<std::string>{"1,A,eu", "3,c,us", "4,d,us", "5,e,us", "6,f,eu", "id,name,region"}));
+  // Every object a write made carries page checksums (read again and replaced before the
+  // commit named it), and they verify.
+  const std::string pages = ok("inspect sales.orders");
+  EXPECT_THAT(pages, ::testing::HasSubstr("carry page CRCs, all verified"));
+  EXPECT_THAT(pages, ::testing::HasSubstr("0 carry none"));
 
   // A refused write leaves no object behind.
   const std::string data_prefix = wh + "/sales/orders/data/";

@@ -42,28 +42,30 @@ class PageChecksumsCliTest : public LakeCliTest {
 
 TEST_F(PageChecksumsCliTest, InspectSaysWhichFilesCarryChecksums) {
   CreateDemoRows();
-  // DuckDB wrote the file: no checksums, and inspect says so.
-  std::string out = SkadeOk("inspect demo.t");
-  EXPECT_THAT(out, HasSubstr("pages: no checksums"));
-  EXPECT_THAT(out, HasSubstr("1 live Parquet file(s): 0 carry page CRCs; 1 carry none"));
-  Json j = SkadeJson("inspect demo.t --json");
-  EXPECT_EQ(j["manifests"][0]["files"][0]["page_checksums"], "none");
-  EXPECT_EQ(j["page_checksums"]["without_checksums"], 1);
-  // --no-page-check reads no data file.
-  EXPECT_THAT(SkadeOk("inspect demo.t --no-page-check"),
-              ::testing::Not(HasSubstr("Page checksums")));
-
+  // skade wrote the file with a CRC in every page header, and inspect verified them.
   const std::string file = DataFile();
   auto checksummed = testing::AddPageChecksums(testing::ReadFileOrDie(file));
   ASSERT_TRUE(checksummed.ok()) << checksummed.status().ToString();
-  Replace(file, checksummed->bytes);
   const std::string pages = std::to_string(checksummed->pages.size());
-  out = SkadeOk("inspect demo.t");
+  std::string out = SkadeOk("inspect demo.t");
   EXPECT_THAT(out, HasSubstr("pages: " + pages + " CRCs verified"));
-  EXPECT_THAT(out, HasSubstr("1 carry page CRCs, all verified (" + pages + " pages)"));
-  j = SkadeJson("inspect demo.t --json");
+  EXPECT_THAT(out, HasSubstr("1 live Parquet file(s): 1 carry page CRCs, all verified (" + pages + " pages)"));
+  Json j = SkadeJson("inspect demo.t --json");
   EXPECT_EQ(j["manifests"][0]["files"][0]["page_checksums"], "verified");
   EXPECT_EQ(j["page_checksums"]["checksummed"], 1);
+  // --no-page-check reads no data file.
+  EXPECT_THAT(SkadeOk("inspect demo.t --no-page-check"), ::testing::Not(HasSubstr("Page checksums")));
+
+  // A table that opts out writes files without them, and inspect says so.
+  SkadeOk("create demo.plain --schema 'id BIGINT'");
+  SkadeOk("props demo.plain --set skade.write.parquet.page-checksums=false");
+  SkadeOk("sql " + ShellQuote("INSERT INTO demo.plain VALUES (1), (2)"));
+  out = SkadeOk("inspect demo.plain");
+  EXPECT_THAT(out, HasSubstr("pages: no checksums"));
+  EXPECT_THAT(out, HasSubstr("1 live Parquet file(s): 0 carry page CRCs; 1 carry none"));
+  j = SkadeJson("inspect demo.plain --json");
+  EXPECT_EQ(j["manifests"][0]["files"][0]["page_checksums"], "none");
+  EXPECT_EQ(j["page_checksums"]["without_checksums"], 1);
 }
 
 TEST_F(PageChecksumsCliTest, ADamagedPageFailsScanSqlAndInspectNamingTheFile) {

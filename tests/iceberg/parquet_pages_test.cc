@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "skade/iceberg/parquet_checksums.h"
 #include "skade/iceberg/thrift_compact.h"
 #include "tests/testing/temp_dir.h"
 
@@ -383,6 +384,124 @@ TEST(ParquetPagesTest, SparkWrittenFilesCarryChecksumsOnEveryPage) {
   EXPECT_EQ(bad.status().code(), StatusCode::kCorruption);
   EXPECT_NE(bad.status().message().find("checksum mismatch"), std::string::npos)
       << bad.status().message();
+}
+
+// AddParquetPageChecksums over a whole file in memory, reading in the ranges it asks for.
+Result<std::string> WithChecksums(std::string_view file, PageChecksumRewrite* rewrite = nullptr,
+                                  int64_t* reads = nullptr) {
+  std::string out;
+  auto read = [&](int64_t offset, int64_t length) -> Result<std::string> {
+    EXPECT_GE(offset, 0);
+    EXPECT_LE(offset + length, static_cast<int64_t>(file.size()));
+    if (reads) ++*reads;
+    return std::string(file.substr(static_cast<size_t>(offset), static_cast<size_t>(length)));
+  };
+  auto write = [&](std::string_view bytes) {
+    out.append(bytes);
+    return Status::Ok();
+  };
+  SKADE_ASSIGN_OR_RETURN(PageChecksumRewrite r,
+                         AddParquetPageChecksums(static_cast<int64_t>(file.size()), read, write, "w.parquet",
+                                                 /*keep_spans=*/true));
+  EXPECT_EQ(r.size, static_cast<int64_t>(out.size()));
+  if (rewrite) *rewrite = std::move(r);
+  return out;
+}
+
+TEST(ParquetChecksumsTest, AddedChecksumsCoverEveryPageAndTheFooterFollows) {
+  const Built plain = Build(TwoColumns(false));
+  PageChecksumRewrite rewrite;
+  auto out = WithChecksums(plain.bytes, &rewrite);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(rewrite.pages, 4);
+  ASSERT_EQ(rewrite.spans.size(), 4u);
+  // The pages' bytes are the original ones, at their new places.
+  for (size_t i = 0; i < rewrite.spans.size(); ++i) {
+    const ParquetPageSpan& span = rewrite.spans[i];
+    const size_t original_size = (i + 1 < plain.header_offsets.size() ? plain.header_offsets[i + 1]
+                                                                     : static_cast<int64_t>(plain.bytes.size())) -
+                                 plain.data_offsets[i];
+    if (i + 1 < plain.header_offsets.size()) {
+      EXPECT_EQ(out->substr(static_cast<size_t>(span.data_offset), static_cast<size_t>(span.data_size)),
+                plain.bytes.substr(static_cast<size_t>(plain.data_offsets[i]), original_size));
+    }
+    EXPECT_GT(span.data_offset, span.header_offset);
+  }
+  // The checker walks the new footer's chunks page by page: offsets and sizes moved right,
+  // and every page's CRC matches.
+  auto report = CheckParquetPagesInMemory(*out, "w.parquet", PageScope::kAll);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->pages, 4);
+  EXPECT_EQ(report->pages_with_crc, 4);
+  // Adding them again changes nothing.
+  auto again = WithChecksums(*out);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(*again, *out);
+  // A flipped byte in any page of the copy is found.
+  for (const ParquetPageSpan& span : rewrite.spans) {
+    std::string damaged = *out;
+    damaged[static_cast<size_t>(span.data_offset + span.data_size / 2)] ^= 0x10;
+    EXPECT_EQ(CheckParquetPagesInMemory(damaged, "w.parquet", PageScope::kAll).status().code(),
+              StatusCode::kCorruption);
+  }
+}
+
+TEST(ParquetChecksumsTest, LargePagesAreCopiedInOneChunkRead) {
+  std::vector<TestColumn> columns = TwoColumns(false);
+  std::string big(9 << 20, 'y');
+  for (size_t i = 0; i < big.size(); i += 4093) big[i] = static_cast<char>(i);
+  columns[0].pages[1].data = big;
+  const Built plain = Build(columns);
+  int64_t reads = 0;
+  auto out = WithChecksums(plain.bytes, nullptr, &reads);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_LE(reads, 8);  // magic, tail, footer, two chunks (and no gaps here)
+  auto report = CheckParquetPagesInMemory(*out, "w.parquet", PageScope::kWhereChecksummed);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->pages_with_crc, 4);
+}
+
+TEST(ParquetChecksumsTest, AStoredCrcThatDoesNotMatchIsNeverBlessed) {
+  std::vector<TestColumn> columns = TwoColumns(true);
+  columns[0].pages[2].crc_value = 12345;
+  auto out = WithChecksums(Build(columns).bytes);
+  EXPECT_EQ(out.status().code(), StatusCode::kCorruption) << out.status().ToString();
+}
+
+TEST(ParquetChecksumsTest, FilesItCannotParseAreRefusedAndNothingCrashes) {
+  EXPECT_EQ(WithChecksums("PAR1").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(WithChecksums(Build(TwoColumns(false), "PARE").bytes).status().code(), StatusCode::kInvalidArgument);
+  const Built f = Build(TwoColumns(false));
+  EXPECT_EQ(WithChecksums(f.bytes.substr(0, f.bytes.size() / 2) + f.bytes.substr(f.bytes.size() - 8)).status().code(),
+            StatusCode::kInvalidArgument);
+  std::mt19937 rng(31);
+  for (int round = 0; round < 3000; ++round) {
+    std::string damaged = f.bytes;
+    const int flips = 1 + static_cast<int>(rng() % 4);
+    for (int k = 0; k < flips; ++k) damaged[rng() % damaged.size()] = static_cast<char>(rng());
+    auto out = WithChecksums(damaged);
+    if (out.ok()) continue;  // damage inside page bytes is copied (the writer checksums what it wrote)
+    EXPECT_TRUE(out.status().code() == StatusCode::kInvalidArgument ||
+                out.status().code() == StatusCode::kCorruption)
+        << out.status().ToString();
+  }
+}
+
+TEST(ParquetChecksumsTest, SparkFilesKeepTheirChecksumsByteForByte) {
+  SKADE_SKIP_WITHOUT_FIXTURES();
+  const std::string path = testing::FixturePath(
+      "iceberg/lineitem_iceberg/data/00000-5-dad9988f-2a3b-464c-adb6-6034de93da19-00001.parquet");
+  const std::string bytes = testing::ReadFileOrDie(path);
+  PageChecksumRewrite rewrite;
+  auto out = WithChecksums(bytes, &rewrite);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(rewrite.pages, 62);
+  // Every page already carried its CRC: no header grew.
+  for (const auto& [field_id, growth] : rewrite.growth_by_field_id) EXPECT_EQ(growth, 0) << field_id;
+  EXPECT_EQ(rewrite.growth_by_field_id.size(), 16u);
+  auto report = CheckParquetPagesInMemory(*out, path, PageScope::kAll);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->pages_with_crc, 62);
 }
 
 }  // namespace

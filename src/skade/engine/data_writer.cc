@@ -18,6 +18,7 @@
 #include "skade/engine/copy_stats_internal.h"
 #include "skade/engine/duck_text_internal.h"
 #include "skade/engine/input_check.h"
+#include "skade/engine/new_file_checksums.h"
 #include "skade/engine/lossless_cast.h"
 #include "skade/io/file_io.h"
 #include "skade/io/local_folders.h"
@@ -122,6 +123,9 @@ WriteOptions WriteOptionsFromProperties(const std::map<std::string, std::string>
   };
   num("write.target-file-size-bytes", &o.target_file_size_bytes);
   num("write.parquet.row-group-size-bytes", &o.row_group_size_bytes);
+  if (auto it = properties.find(std::string(kPageChecksumsProperty)); it != properties.end()) {
+    o.page_checksums = Lower(it->second) != "false";
+  }
   if (auto it = properties.find("write.parquet.compression-codec"); it != properties.end()) {
     o.compression = Lower(it->second);
   }
@@ -442,6 +446,14 @@ Result<WriteResult> WriteDataFiles(Database& db, const WriteSource& source, cons
     if (df.record_count == 0) {
       DeleteFile(db, df.file_path);
       continue;
+    }
+    if (options.page_checksums) {
+      Result<ChecksummedFile> checksummed = AddPageChecksumsToNewFile(df.file_path, options.object_store);
+      if (!checksummed.ok()) return fail(checksummed.status().WithContext("write data files"));
+      df.file_size_in_bytes = checksummed->size;
+      for (const auto& [field_id, growth] : checksummed->growth_by_field_id) {
+        if (auto it = df.column_sizes.find(field_id); it != df.column_sizes.end()) it->second += growth;
+      }
     }
     result.records += df.record_count;
     result.bytes += df.file_size_in_bytes;

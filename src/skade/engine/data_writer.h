@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "skade/arrow/c_data.h"
@@ -15,6 +16,7 @@
 #include "skade/iceberg/manifest.h"
 #include "skade/iceberg/partition_spec.h"
 #include "skade/iceberg/schema.h"
+#include "skade/io/file_io.h"
 
 namespace skade::engine {
 
@@ -31,7 +33,16 @@ struct WriteOptions {
   // of that commit.
   enum class Sync { kNow, kByCaller };
   Sync sync = Sync::kNow;
+  // A CRC-32 in every page header of every file (new_file_checksums.h), so that readers
+  // detect damage (skade.write.parquet.page-checksums, default true).
+  bool page_checksums = true;
+  // Where files in an object store are read and written again to add the checksums (local
+  // files need none).
+  io::FileIO* object_store = nullptr;
 };
+
+// "false" writes Parquet files without page checksums (WriteOptions::page_checksums).
+inline constexpr std::string_view kPageChecksumsProperty = "skade.write.parquet.page-checksums";
 
 // Reads the write settings from table properties (the Iceberg property names above).
 WriteOptions WriteOptionsFromProperties(const std::map<std::string, std::string>& properties,

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "skade/base/uuid.h"
+#include "skade/engine/new_file_checksums.h"
 #include "skade/engine/sql_filter.h"
 #include "skade/iceberg/deletion_vector.h"
 #include "skade/iceberg/manifest.h"
@@ -144,6 +145,7 @@ Result<CommitOutcome> Table::OverwriteWhereUnobserved(const engine::Predicate& w
     const iceberg::TableMetadata& m = metadata();
     engine::WriteOptions wopts =
         engine::WriteOptionsFromProperties(m.properties, io::JoinLocation(io::LocalPath(m.location), "data"));
+    wopts.object_store = &io_;
     wopts.file_prefix = Uuid::NewV7().ToString() + "-";
     SKADE_ASSIGN_OR_RETURN(new_rows, engine::WriteDataFiles(db_, source, *m.CurrentSchema(), *m.DefaultSpec(), wopts));
     for (const auto& f : new_rows.files) new_paths.push_back(f.file_path);
@@ -202,6 +204,7 @@ Result<CommitOutcome> Table::OverwriteWhereUnobserved(const engine::Predicate& w
     if (!IsMergeOnRead(base) && base.format_version < 3) {
       // Copy-on-write: the surviving rows of partially matching files go to new files.
       engine::WriteOptions wopts = engine::WriteOptionsFromProperties(base.properties, data_dir);
+      wopts.object_store = &io_;
       wopts.file_prefix = prefix;
       engine::WriteSource rest;
       rest.sql = "SELECT " + ColumnList(*schema) + " FROM (" + rel + "\n) WHERE __skade_file IN (" +
@@ -244,6 +247,11 @@ Result<CommitOutcome> Table::OverwriteWhereUnobserved(const engine::Predicate& w
                         "}, COMPRESSION zstd, RETURN_STATS true)"));
       p.attempt_files.push_back(out);
       if (rows.size() != 1) return Status::Internal("unexpected COPY result for a delete file");
+      int64_t size = ToLong(rows[0][2]).value_or(0);
+      if (engine::WriteOptionsFromProperties(base.properties, data_dir).page_checksums) {
+        SKADE_ASSIGN_OR_RETURN(engine::ChecksummedFile checksummed, engine::AddPageChecksumsToNewFile(out, &io_));
+        size = checksummed.size;
+      }
       SKADE_RETURN_IF_ERROR(engine::SyncFiles({out}));
       DataFile d;
       d.content = DataFileContent::kPositionDeletes;
@@ -252,7 +260,7 @@ Result<CommitOutcome> Table::OverwriteWhereUnobserved(const engine::Predicate& w
       d.spec_id = task->file.spec_id;
       d.partition = task->file.partition;
       d.record_count = ToLong(rows[0][1]).value_or(0);
-      d.file_size_in_bytes = ToLong(rows[0][2]).value_or(0);
+      d.file_size_in_bytes = size;
       // Tight file_path bounds let readers match the delete file to its one data file.
       d.lower_bounds[kPosFilePathId] = target;
       d.upper_bounds[kPosFilePathId] = target;
@@ -271,6 +279,7 @@ Result<CommitOutcome> Table::OverwritePartitionsUnobserved(const engine::WriteSo
   const iceberg::TableMetadata& m = metadata();
   engine::WriteOptions wopts =
       engine::WriteOptionsFromProperties(m.properties, io::JoinLocation(io::LocalPath(m.location), "data"));
+  wopts.object_store = &io_;
   wopts.file_prefix = Uuid::NewV7().ToString() + "-";
   SKADE_ASSIGN_OR_RETURN(auto written, engine::WriteDataFiles(db_, source, *m.CurrentSchema(), *m.DefaultSpec(), wopts));
   std::vector<std::string> paths;
@@ -414,6 +423,7 @@ Result<CommitOutcome> Table::WriteKeyed(const engine::WriteSource& source_in, st
   for (const auto* f : keys) key_fields.push_back(*f);
   iceberg::Schema key_schema(schema->schema_id(), key_fields);
   engine::WriteOptions dopts = engine::WriteOptionsFromProperties(m.properties, data_dir);
+  dopts.object_store = &io_;
   dopts.file_prefix = Uuid::NewV7().ToString() + "-eq-";
   engine::WriteSource key_source{"SELECT DISTINCT " + key_list + " FROM (" + source.sql + "\n)", nullptr, source.cast};
   SKADE_ASSIGN_OR_RETURN(auto deletes, engine::WriteDataFiles(db_, key_source, key_schema, *spec, dopts));
@@ -464,6 +474,7 @@ Result<CommitOutcome> Table::WriteKeyed(const engine::WriteSource& source_in, st
   engine::WriteResult rows;
   if (insert_rows) {
     engine::WriteOptions wopts = engine::WriteOptionsFromProperties(m.properties, data_dir);
+    wopts.object_store = &io_;
     wopts.file_prefix = Uuid::NewV7().ToString() + "-";
     auto r = engine::WriteDataFiles(db_, source, *schema, *spec, wopts);
     if (!r.ok()) {
@@ -626,6 +637,7 @@ Result<CommitOutcome> Table::CompactUnobserved(const CompactOptions& options) {
     SKADE_ASSIGN_OR_RETURN(std::string rel, engine::BuildTableSql(db_, scan));
     engine::WriteOptions wopts =
         engine::WriteOptionsFromProperties(base.properties, io::JoinLocation(io::LocalPath(base.location), "data"));
+    wopts.object_store = &io_;
     wopts.file_prefix = Uuid::NewV7().ToString() + "-";
     SKADE_ASSIGN_OR_RETURN(auto written, engine::WriteDataFiles(db_, {"SELECT * FROM (" + rel + "\n)", nullptr}, *schema,
                                                                *base.DefaultSpec(), wopts));

@@ -189,6 +189,7 @@ Result<CommitOutcome> Table::WriteAndCommit(const engine::WriteSource& source, M
   if (!schema || !spec) return Status::Corruption("table metadata has no current schema or spec");
   engine::WriteOptions wopts = engine::WriteOptionsFromProperties(
       start.properties, io::JoinLocation(io::LocalPath(start.location), "data"));
+  wopts.object_store = &io_;
   wopts.file_prefix = Uuid::NewV7().ToString() + "-";
   const bool coalesce = mode == Mode::kAppend && start.Property(kCoalesceAppendsProperty) != "false";
   // A coalesced append's files are made durable by its batch, beside the batch's other files
