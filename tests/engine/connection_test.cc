@@ -1,10 +1,14 @@
 // Connections, prepared statements with Arrow parameters, and the lock-down used by servers.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include "skade/arrow/builder.h"
 #include "skade/engine/database.h"
+#include "skade/engine/spill_folder.h"
 #include "tests/testing/query_rows.h"
 #include "tests/testing/temp_dir.h"
 
@@ -149,6 +153,69 @@ TEST(ConnectionTest, LockedDownDatabaseReadsOnlyAllowedDirectories) {
   // Session-level navigation still works.
   ASSERT_TRUE((*con)->Execute("CREATE SCHEMA s").ok());
   EXPECT_TRUE((*con)->Execute("USE s").ok());
+}
+
+// Issue 31 (S7): DuckDB spills to a folder outside every allowed directory. Its own spill
+// files bypass the sandbox (they are opened by the buffer manager, not by a query), while a
+// query can neither list nor read them: what other sessions spilled stays theirs.
+TEST(ConnectionTest, ALockedDownDatabaseSpillsWhereNoQueryReads) {
+  testing::TempDir lake;
+  testing::TempDir private_dir;
+  const std::string spill = private_dir.Path("spill");
+  DatabaseOptions options;
+  options.lock_down = true;
+  options.allowed_directories = {lake.path()};
+  options.temp_directory = spill;
+  options.memory_limit = "64MB";
+  options.threads = 1;
+  auto db = OpenDb(options);
+  // Sorting ~200 MB of text in 64 MB spills.
+  EXPECT_EQ(testing::QueryText(*db, "SELECT count(*), max(rn) FROM (SELECT row_number() OVER (ORDER BY s) AS rn "
+                                    "FROM (SELECT md5(range::VARCHAR) || md5((range + 1)::VARCHAR) AS s "
+                                    "FROM range(2000000)))"),
+            (std::vector<std::vector<std::string>>{{"2000000", "2000000"}}));
+  ASSERT_TRUE(std::filesystem::exists(spill)) << "the query did not spill: the test proves nothing";
+  testing::WriteFileOrDie(spill + "/planted.block", "another session's rows");
+  auto con = db->Connect();
+  ASSERT_TRUE(con.ok());
+  for (const std::string& sql : {"SELECT * FROM read_text('" + spill + "/planted.block')",
+                                 "SELECT * FROM read_blob('" + spill + "/*')",
+                                 "SELECT * FROM glob('" + spill + "/*')"}) {
+    auto r = (*con)->Execute(sql);
+    EXPECT_FALSE(r.ok()) << sql;
+  }
+  // Spilling still works after the refusals.
+  EXPECT_EQ(testing::QueryText(*db, "SELECT count(*) FROM (SELECT row_number() OVER (ORDER BY s) AS rn "
+                                    "FROM (SELECT md5(range::VARCHAR) || md5((range + 1)::VARCHAR) AS s "
+                                    "FROM range(2000000)))"),
+            (std::vector<std::vector<std::string>>{{"2000000"}}));
+  // DuckDB removes the folder it made when the database closes: nothing piles up.
+  con->reset();
+  db.reset();
+  EXPECT_FALSE(std::filesystem::exists(spill));
+}
+
+TEST(ConnectionTest, NewSpillFoldersArePrivateAndRefuseASharedParent) {
+  testing::TempDir tmp;
+  const char* before = std::getenv("TMPDIR");
+  const std::string saved = before ? before : "";
+  ::setenv("TMPDIR", tmp.path().c_str(), 1);
+  auto a = NewSpillFolder();
+  auto b = NewSpillFolder();
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_TRUE(b.ok());
+  EXPECT_NE(*a, *b);
+  const std::string parent = tmp.Path("skade-" + std::to_string(::getuid()));
+  EXPECT_EQ(std::filesystem::path(*a).parent_path().string(), parent);
+  EXPECT_EQ(std::filesystem::status(parent).permissions() & std::filesystem::perms::all, std::filesystem::perms::owner_all);
+  // A parent others can enter is refused, never used.
+  std::filesystem::permissions(parent, std::filesystem::perms::others_exec, std::filesystem::perm_options::add);
+  EXPECT_EQ(NewSpillFolder().status().code(), StatusCode::kPermissionDenied);
+  if (before) {
+    ::setenv("TMPDIR", saved.c_str(), 1);
+  } else {
+    ::unsetenv("TMPDIR");
+  }
 }
 
 // DESCRIBE of a stream of `schema`, as DuckDB reads it: the oracle of ArrowInputColumns.

@@ -25,6 +25,7 @@
 #include "skade/engine/data_writer.h"
 #include "skade/engine/iceberg_scan.h"
 #include "skade/engine/schema_convert.h"
+#include "skade/engine/spill_folder.h"
 #include "skade/iceberg/literal.h"
 #include "skade/iceberg/version_hint.h"
 #include "skade/table/table.h"
@@ -174,12 +175,10 @@ Result<Lake> OpenLake(const LakeArgs& args, const LakeOpenOptions& open_options)
   db_options.object_store = lake.io.get();
   db_options.attach_in_memory = open_options.attach_in_memory;
   if (!open_options.memory_limit.empty()) db_options.memory_limit = open_options.memory_limit;
-  // Spills stay inside the warehouse, the only folder a locked-down DuckDB may use (a remote
-  // catalog's warehouse is another machine's folder: the system temp folder then).
+  // Spills go to a private folder outside the warehouse that no query may reach
+  // (engine/spill_folder.h).
   if (open_options.lock_down) {
-    db_options.temp_directory = remote || object_store ? fs::temp_directory_path(ec).string() + "/skade-duckdb-tmp-" + std::to_string(::getpid())
-                                       : io::JoinLocation(lake.warehouse, ".duckdb_tmp");
-    if (remote || object_store) db_options.allowed_directories.push_back(db_options.temp_directory);
+    SKADE_ASSIGN_OR_RETURN(db_options.temp_directory, engine::NewSpillFolder());
   }
   SKADE_ASSIGN_OR_RETURN(lake.db, engine::Database::Open(db_options));
   if (open_options.use != Use::kRead) {

@@ -522,6 +522,9 @@ Result<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& options)
   }
   // Before any query: no statement may open the catalog's own files (io/reserved_files.h).
   SKADE_RETURN_IF_ERROR(RegisterReservedFileGuard(db->impl_->db));
+  if (options.lock_down && !options.temp_directory.empty()) {
+    SKADE_RETURN_IF_ERROR(RegisterSpillFolderGuard(db->impl_->db, options.temp_directory));
+  }
   SKADE_RETURN_IF_ERROR(
       RegisterPushdownScanFunction(db->impl_->db, db->impl_->scans, db->impl_->data_file_checks.get()));
   // Timestamps with time zone render and compare in UTC unless a caller changes it.

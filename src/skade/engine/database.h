@@ -27,8 +27,10 @@ struct DatabaseOptions {
   // extension loading) and no statement can change the configuration (lock_configuration).
   bool lock_down = false;
   std::vector<std::string> allowed_directories;
-  // Where DuckDB spills (temp_directory); empty = DuckDB's default. A locked-down database
-  // needs it inside allowed_directories.
+  // Where DuckDB spills (temp_directory); empty = DuckDB's default. DuckDB lets queries reach
+  // it whatever allowed_directories say, so a locked-down database refuses every query
+  // operation inside it (file_guard_internal.h); keep it outside allowed_directories
+  // (engine/spill_folder.h).
   std::string temp_directory;
   // In-memory catalogs to ATTACH before the lock-down (e.g. the SQL view of a lake).
   std::vector<std::string> attach_in_memory;

@@ -1,8 +1,11 @@
 #include "skade/engine/file_guard_internal.h"
 
+#include <filesystem>
 #include <string>
 
 #include "duckdb.hpp"
+#include "duckdb/common/file_opener.hpp"
+#include "duckdb/common/local_file_system.hpp"
 #include "duckdb/main/capi/capi_internal.hpp"
 #include "skade/io/reserved_files.h"
 
@@ -40,7 +43,103 @@ class ReservedFileGuard final : public duckdb::FileSystem {
   bool DirectoryExists(const std::string& path, optional_ptr<FileOpener>) override { Refuse(path); }
 };
 
+// `path` (absolute, or relative to the working folder; "..", "." and repeated slashes
+// resolved) inside `folder` (normalised the same way)?
+bool Inside(const std::string& folder, const std::string& path) {
+  std::error_code ec;
+  std::string p = std::filesystem::absolute(std::filesystem::path(path), ec).lexically_normal().string();
+  if (ec) return false;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  return p == folder || (p.size() > folder.size() && p.compare(0, folder.size(), folder) == 0 && p[folder.size()] == '/');
+}
+
+// Claims the paths inside DuckDB's spill folder. DuckDB's own operations there (the buffer
+// manager's) go to the local file system; a query's (whose file opener carries its client
+// context) are refused. Thread-safe (the local file system is).
+class SpillFolderGuard final : public duckdb::FileSystem {
+ public:
+  explicit SpillFolderGuard(std::string folder) : folder_(std::move(folder)) {}
+
+  std::string GetName() const override { return "SkadeSpillFolderGuard"; }
+  bool CanHandleFile(const std::string& path) override { return Inside(folder_, path); }
+
+  duckdb::unique_ptr<duckdb::FileHandle> OpenFile(const std::string& path, FileOpenFlags flags,
+                                                  optional_ptr<FileOpener> opener) override {
+    Own(path, opener.get());
+    return local_.OpenFile(path, flags);
+  }
+  duckdb::vector<duckdb::OpenFileInfo> Glob(const std::string& path, FileOpener* opener) override {
+    Own(path, opener);
+    return local_.Glob(path);
+  }
+  bool FileExists(const std::string& path, optional_ptr<FileOpener> opener) override {
+    Own(path, opener.get());
+    return local_.FileExists(path);
+  }
+  bool IsPipe(const std::string& path, optional_ptr<FileOpener> opener) override {
+    Own(path, opener.get());
+    return local_.IsPipe(path);
+  }
+  void RemoveFile(const std::string& path, optional_ptr<FileOpener> opener) override {
+    Own(path, opener.get());
+    local_.RemoveFile(path);
+  }
+  bool TryRemoveFile(const std::string& path, optional_ptr<FileOpener> opener) override {
+    Own(path, opener.get());
+    return local_.TryRemoveFile(path);
+  }
+  void MoveFile(const std::string& source, const std::string& target, optional_ptr<FileOpener> opener) override {
+    Own(source, opener.get());
+    Own(target, opener.get());
+    local_.MoveFile(source, target);
+  }
+  bool DirectoryExists(const std::string& path, optional_ptr<FileOpener> opener) override {
+    Own(path, opener.get());
+    return local_.DirectoryExists(path);
+  }
+  void CreateDirectory(const std::string& path, optional_ptr<FileOpener> opener) override {
+    Own(path, opener.get());
+    local_.CreateDirectory(path);
+  }
+  void RemoveDirectory(const std::string& path, optional_ptr<FileOpener> opener) override {
+    Own(path, opener.get());
+    local_.RemoveDirectory(path);
+  }
+  bool ListFiles(const std::string& path, const std::function<void(const std::string&, bool)>& callback,
+                 FileOpener* opener) override {
+    Own(path, opener);
+    return local_.ListFiles(path, callback);
+  }
+
+ private:
+  // Refuses an operation a query asked for: one whose opener carries a client context.
+  // (Measured on DuckDB 1.4.4: the buffer manager's creates, opens and removes come with the
+  // database's opener, which has none.)
+  void Own(const std::string& path, FileOpener* opener) const {
+    if (FileOpener::TryGetClientContext(opener) != nullptr) {
+      throw duckdb::PermissionException("'%s' is inside DuckDB's spill folder: queries read only tables", path);
+    }
+  }
+
+  const std::string folder_;
+  duckdb::LocalFileSystem local_;
+};
+
 }  // namespace
+
+Status RegisterSpillFolderGuard(duckdb_database db, const std::string& folder) {
+  std::error_code ec;
+  std::string normal = std::filesystem::absolute(std::filesystem::path(folder), ec).lexically_normal().string();
+  if (ec || normal.empty()) return Status::InvalidArgument("spill folder '" + folder + "' is not a usable path");
+  while (normal.size() > 1 && normal.back() == '/') normal.pop_back();
+  try {
+    auto* wrapper = reinterpret_cast<duckdb::DatabaseWrapper*>(db);
+    wrapper->database->instance->GetFileSystem().RegisterSubSystem(duckdb::make_uniq<SpillFolderGuard>(normal));
+  } catch (const std::exception& e) {
+    return Status::Internal("cannot register the spill folder guard: " + duckdb::ErrorData(e).Message());
+  }
+  return Status::Ok();
+}
 
 Status RegisterReservedFileGuard(duckdb_database db) {
   try {
