@@ -164,7 +164,7 @@ TEST_F(LakeCliTest, IngestsParquetCsvNdjsonAndSql) {
   EXPECT_EQ(r["table"], "demo.t");
   EXPECT_EQ(r["commit_seq"], 2);
   EXPECT_GE(r["added_files"].get<int>(), 1);
-  EXPECT_THAT(SkadeOk("ingest demo.t " + ShellQuote(csv)), HasSubstr("2 rows"));
+  EXPECT_THAT(SkadeOk("ingest demo.t " + ShellQuote(csv)), HasSubstr("+2 records"));
   r = SkadeJson("ingest demo.t " + ShellQuote(ndjson) + " --json");
   EXPECT_EQ(r["added_records"], 2);
   r = SkadeJson("ingest demo.t --json --sql " +

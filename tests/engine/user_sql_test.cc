@@ -360,5 +360,70 @@ TEST(StatementTest, ReadsOfTheServersConfigurationAreMarkedWhereverTheyHide) {
   }
 }
 
+// SubstituteRelations hands over every relation with its AT clause and replaces exactly those
+// it is told to, keeping aliases; nothing substituted leaves the statement to run as sent.
+TEST(SubstituteRelationsTest, SeesEveryRelationAndReplacesOnlyThoseAnswered) {
+  std::vector<std::string> seen;
+  auto record = [&](const RelationReference& r) -> Result<std::optional<std::string>> {
+    std::string name;
+    for (const std::string& p : r.name) name += (name.empty() ? "" : ".") + p;
+    if (r.kind == RelationReference::Kind::kShowTables) name = "SHOW TABLES";
+    if (r.kind == RelationReference::Kind::kDescribe) name = "DESCRIBE " + name;
+    if (r.cte) name += " (cte)";
+    if (r.at && r.at->snapshot_id) name += " @" + std::to_string(*r.at->snapshot_id);
+    if (r.at && r.at->ref) name += " @'" + *r.at->ref + "'";
+    if (r.at && !r.at->timestamp_sql.empty()) name += " @" + r.at->timestamp_sql;
+    seen.push_back(name);
+    if (!r.at && r.kind == RelationReference::Kind::kTable) return std::optional<std::string>();
+    return std::optional<std::string>("SELECT * FROM range(3)");
+  };
+  auto plain = SubstituteRelations("WITH w AS (SELECT * FROM a.t) SELECT * FROM w JOIN b ON true "
+                                   "WHERE x IN (SELECT y FROM c.d.e)",
+                                   record);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_FALSE(plain->has_value());
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<std::string>{"a.t", "b", "c.d.e", "w (cte)"}));
+
+  seen.clear();
+  auto at = SubstituteRelations(
+      "SELECT o.x FROM s.t AS o AT (VERSION => 42) JOIN s.t AT (VERSION => 'dev') ON true, "
+      "s.t AT (TIMESTAMP => TIMESTAMP '2024-01-01') AS q",
+      record);
+  // The alias goes before AT in DuckDB's grammar; after it, the text does not parse.
+  EXPECT_EQ(at.status().code(), StatusCode::kInvalidArgument);
+  at = SubstituteRelations(
+      "SELECT o.x FROM s.t AS o AT (VERSION => 42) JOIN s.t AT (VERSION => 'dev') ON true, "
+      "s.t AS q AT (TIMESTAMP => TIMESTAMP '2024-01-01')",
+      record);
+  ASSERT_TRUE(at.ok()) << at.status().ToString();
+  ASSERT_TRUE(at->has_value());
+  EXPECT_EQ(**at,
+            "SELECT o.x FROM \"range\"(3) AS o INNER JOIN \"range\"(3) AS t ON (CAST('t' AS BOOLEAN)) , "
+            "\"range\"(3) AS q");
+  EXPECT_EQ(seen, (std::vector<std::string>{"s.t @42", "s.t @'dev'", "s.t @CAST('2024-01-01' AS TIMESTAMP)"}));
+
+  seen.clear();
+  auto show = SubstituteRelations("SHOW TABLES", record);
+  ASSERT_TRUE(show.ok() && show->has_value()) << show.status().ToString();
+  EXPECT_EQ(**show, "SELECT * FROM \"range\"(3)");
+  auto describe = SubstituteRelations("DESCRIBE \"a.b\".t", record);
+  ASSERT_TRUE(describe.ok() && describe->has_value()) << describe.status().ToString();
+  EXPECT_EQ(seen, (std::vector<std::string>{"SHOW TABLES", "DESCRIBE a.b.t"}));
+}
+
+TEST(SubstituteRelationsTest, RefusesAtClausesItCannotHonour) {
+  auto keep = [](const RelationReference&) -> Result<std::optional<std::string>> { return std::optional<std::string>(); };
+  for (const char* sql : {"SELECT * FROM t AT (VERSION => 1)",           // not substituted: no versions
+                          "SELECT * FROM t AT (VERSION => 1.5)",         // neither an id nor a name
+                          "SELECT * FROM t AT (VERSION => x)",           // a column
+                          "SELECT * FROM t AT (TIMESTAMP => x + 1)",     // a column
+                          "SELECT * FROM t AT (TIMESTAMP => (SELECT 1))",  // a subquery
+                          "SELECT * FROM t AT (TIMESTAMP => getenv('HOME'))"}) {
+    EXPECT_EQ(SubstituteRelations(sql, keep).status().code(), StatusCode::kInvalidArgument) << sql;
+  }
+  EXPECT_EQ(ParseStatement("UPDATE t AT (VERSION => 1) SET a = 1").status().code(), StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace skade::engine

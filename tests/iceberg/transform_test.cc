@@ -220,5 +220,21 @@ TEST(TransformTest, SourceAndResultTypes) {
   EXPECT_FALSE(Transform::Void().PreservesOrder());
 }
 
+// Iceberg's human strings of partition values (the form of Java's toHumanString), also for
+// values before 1970 and a day typed as date.
+TEST(TransformTest, HumanStringsOfTimePartitions) {
+  EXPECT_EQ(Transform::Day().HumanString(Literal::Int(19723)), "2024-01-01");
+  EXPECT_EQ(Transform::Day().HumanString(Literal::Date(19723)), "2024-01-01");
+  EXPECT_EQ(Transform::Day().HumanString(Literal::Int(-1)), "1969-12-31");
+  EXPECT_EQ(Transform::Hour().HumanString(Literal::Int(19723 * 24 + 10)), "2024-01-01-10");
+  EXPECT_EQ(Transform::Hour().HumanString(Literal::Int(-1)), "1969-12-31-23");
+  EXPECT_EQ(Transform::Month().HumanString(Literal::Int(648)), "2024-01");
+  EXPECT_EQ(Transform::Month().HumanString(Literal::Int(-1)), "1969-12");
+  EXPECT_EQ(Transform::Year().HumanString(Literal::Int(54)), "2024");
+  EXPECT_EQ(Transform::Bucket(16).HumanString(Literal::Int(7)), "7");
+  EXPECT_EQ(Transform::Identity().HumanString(Literal::String("eu")), "eu");
+  EXPECT_EQ(Transform::Day().HumanString(std::nullopt), "null");
+}
+
 }  // namespace
 }  // namespace skade::iceberg

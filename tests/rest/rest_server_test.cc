@@ -67,6 +67,26 @@ TEST_F(RestServerTest, ConfigListsTheEndpointsAndNamespacesNest) {
   EXPECT_EQ(ErrorType(Delete("/v1/namespaces/sales%1Feu")), "NoSuchNamespaceException");
 }
 
+// A path served with other methods answers 405 with an Allow header (not 404 "no route"); an
+// unknown path stays 404.
+TEST_F(RestServerTest, AWrongMethodOnAKnownPathIs405WithAllow) {
+  Start();
+  httplib::Result put = client_->Put("/v1/namespaces", Headers(), R"({"namespace":["x"]})", "application/json");
+  ASSERT_TRUE(put);
+  EXPECT_EQ(put->status, 405);
+  EXPECT_EQ(put->get_header_value("Allow"), "GET, HEAD, POST");
+  Json body = Json::parse(put->body, nullptr, false);
+  EXPECT_EQ(body["error"]["code"], 405);
+  EXPECT_THAT(body["error"]["message"].get<std::string>(), HasSubstr("PUT is not allowed on /v1/namespaces"));
+  EXPECT_EQ(Head("/v1/namespaces/x").status, 404) << "the refused PUT created nothing";
+
+  httplib::Result patch = client_->Patch("/v1/namespaces/base", Headers(), "{}", "application/json");
+  ASSERT_TRUE(patch);
+  EXPECT_EQ(patch->status, 405);
+  EXPECT_EQ(patch->get_header_value("Allow"), "GET, HEAD, DELETE");
+  EXPECT_EQ(Get("/v1/no/such/path").status, 404);
+}
+
 TEST_F(RestServerTest, TablesLoadWithEtagsCommitWithRequirementsRenameAndDrop) {
   Start();
   Reply created = CreateTable("base", "events");
@@ -116,7 +136,9 @@ TEST_F(RestServerTest, TablesLoadWithEtagsCommitWithRequirementsRenameAndDrop) {
 }
 
 TEST_F(RestServerTest, AnAppendWrittenBySkadeAndCommittedThroughRestReadsInTheLibrary) {
-  Start();
+  RestOptions options;
+  options.rebase_appends = false;  // the stale append below is refused, not re-based
+  Start(options);
   ASSERT_EQ(CreateTable("base", "facts").status, 200);
   int64_t seen = 0;
   catalog_->SetCommitListener([&](const catalog::CommitLogEntry&) { ++seen; });
@@ -329,9 +351,16 @@ TEST_F(RestServerTest, TransactionsCommitAllTablesOrNone) {
   EXPECT_EQ(log->back().txn_id, (*log)[log->size() - 2].txn_id);
 }
 
-TEST_F(RestServerTest, EightClientsAppendingToOneTableLoseNoCommit) {
+// Eight clients appending to one table, each retrying on 409 as REST clients do: with the
+// server re-basing appends none needs a retry; without, they retry; either way no commit is
+// lost or doubled and the commit log stays dense.
+class EightAppenders : public RestServerTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(EightAppenders, AppendingToOneTableLosesNoCommit) {
+  const bool rebase = GetParam();
   RestOptions options;
   options.threads = 8;
+  options.rebase_appends = rebase;
   Start(options);
   ASSERT_EQ(CreateTable("base", "busy").status, 200);
   constexpr int kClients = 8, kAppends = 4;
@@ -341,6 +370,7 @@ TEST_F(RestServerTest, EightClientsAppendingToOneTableLoseNoCommit) {
   for (int c = 0; c < kClients; ++c) {
     clients.emplace_back([&, c] {
       httplib::Client http("127.0.0.1", server_->port());
+      http.set_read_timeout(120, 0);
       for (int k = 0; k < kAppends; ++k) {
         for (int attempt = 0;; ++attempt) {
           // What a REST client does on 409: reload, rebuild the commit on the new base, retry.
@@ -361,16 +391,35 @@ TEST_F(RestServerTest, EightClientsAppendingToOneTableLoseNoCommit) {
   for (auto& t : clients) t.join();
   for (const auto& f : failures) EXPECT_EQ(f, "");
   EXPECT_EQ(Count("base", "busy"), std::to_string(kClients * kAppends * 10));
+  auto t = LoadTable(Ident("busy"));
+  ASSERT_TRUE(t);
+  EXPECT_EQ(Rows(*t, "SELECT count(DISTINCT id) FROM t"),
+            (std::vector<std::vector<std::string>>{{std::to_string(kClients * kAppends * 10)}}));
   auto state = catalog_->LoadTable(Ident("busy"));
   ASSERT_TRUE(state.ok());
   EXPECT_EQ(state->metadata->snapshots.size(), static_cast<size_t>(kClients * kAppends));
+  // One chain: every snapshot's sequence number one more than its parent's.
+  for (const auto& s : state->metadata->snapshots) {
+    if (!s.parent_snapshot_id) continue;
+    const iceberg::Snapshot* parent = state->metadata->SnapshotById(*s.parent_snapshot_id);
+    ASSERT_NE(parent, nullptr);
+    EXPECT_EQ(s.sequence_number, parent->sequence_number + 1);
+  }
   // The commit log is dense: one entry per commit, no gap.
   auto log = catalog_->CommitsSince(0, 1000);
   ASSERT_TRUE(log.ok());
   for (size_t i = 1; i < log->size(); ++i) EXPECT_EQ((*log)[i].commit_seq, (*log)[i - 1].commit_seq + 1);
   EXPECT_EQ(server_->stats().commits, kClients * kAppends + 0);
   EXPECT_EQ(server_->stats().conflicts, retries.load());
+  if (rebase) {
+    EXPECT_EQ(retries.load(), 0) << "every append landed on its first request";
+  } else {
+    EXPECT_EQ(server_->stats().rebased, 0);
+  }
 }
+
+INSTANTIATE_TEST_SUITE_P(RebaseOnOff, EightAppenders, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "Rebased" : "Retried"; });
 
 TEST_F(RestServerTest, BadInputGetsTheErrorModelAndChangesNothing) {
   RestOptions options;

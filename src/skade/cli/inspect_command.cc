@@ -38,17 +38,29 @@ std::string ContentName(iceberg::DataFileContent c) {
 }
 
 
+// A file's partition values by field name, as people read them (day(ts) as "2024-01-01", not
+// its ordinal 19723).
 Json PartitionJson(const iceberg::DataFile& f, const iceberg::PartitionSpec* spec) {
   Json p = Json::object();
   for (size_t i = 0; i < f.partition.size(); ++i) {
-    std::string name = spec && i < spec->fields().size() ? spec->fields()[i].name : std::to_string(i);
-    if (f.partition[i]) {
-      p[name] = f.partition[i]->ToString();
-    } else {
+    const iceberg::PartitionField* field = spec && i < spec->fields().size() ? &spec->fields()[i] : nullptr;
+    std::string name = field ? field->name : std::to_string(i);
+    if (!f.partition[i]) {
       p[name] = nullptr;
+    } else {
+      p[name] = field ? field->transform.HumanString(f.partition[i]) : f.partition[i]->ToString();
     }
   }
   return p;
+}
+
+// "ts_day=2024-01-01, region=eu" for the text listing.
+std::string PartitionText(const Json& partition) {
+  std::string text;
+  for (const auto& [name, value] : partition.items()) {
+    text += (text.empty() ? "" : ", ") + name + "=" + (value.is_null() ? "null" : value.get<std::string>());
+  }
+  return text;
 }
 
 struct ManifestListing {
@@ -308,7 +320,7 @@ int RunInspect(const InspectArgs& args, std::ostream& out, std::ostream& err) {
         out << "    " << fj["status"].get<std::string>() << " " << fj["content"].get<std::string>()
             << " " << fj["file_path"].get<std::string>() << "  " << fj["record_count"].get<int64_t>()
             << " rows, " << fj["file_size_in_bytes"].get<int64_t>() << " bytes";
-        if (!fj["partition"].empty()) out << "  " << Dump(fj["partition"], -1);
+        if (!fj["partition"].empty()) out << "  " << PartitionText(fj["partition"]);
         out << PageNote(fj) << "\n";
       }
     }

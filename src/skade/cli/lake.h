@@ -102,6 +102,7 @@ struct IngestArgs {
   std::string where;            // overwrite only the rows matching this predicate
   std::vector<std::string> key; // upsert / delete-keys key columns (default: identifier fields)
   std::string cast = "strict";  // strict: values convert only exactly; lenient: DuckDB's casts
+  std::string delimiter;        // --delimiter for CSV input: one character or "\t" (default by extension)
   bool create = false;          // --create: make the table from the input's schema if missing
   bool json = false;
 };
@@ -133,9 +134,11 @@ struct SqlArgs {
 };
 
 struct ListArgs {
-  std::string target;  // namespace for `tables`, table for `snapshots`
+  std::string target;  // namespace for `tables`, table for `snapshots` and `log`
   bool json = false;
-  int64_t after = 0;   // `log --after`
+  // `log`: with --after, the first `limit` entries after it (paging forward); without, the
+  // newest `limit` entries.
+  std::optional<int64_t> after;
   int64_t limit = 1000;
 };
 

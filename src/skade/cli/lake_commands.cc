@@ -5,6 +5,7 @@
 #include <functional>
 #include <iostream>
 #include <ostream>
+#include <deque>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -20,13 +21,17 @@
 #include "skade/table/failed_write_spool.h"
 #include "skade/io/confined_file_io.h"
 #include "skade/cli/table_location.h"
+#include "skade/cli/input_files.h"
+#include "skade/cli/messages.h"
 #include "skade/cli/output.h"
 #include "skade/cli/progress.h"
 #include "skade/engine/data_writer.h"
 #include "skade/engine/iceberg_scan.h"
+#include "skade/engine/lossless_cast.h"
 #include "skade/engine/schema_convert.h"
 #include "skade/engine/spill_folder.h"
 #include "skade/iceberg/literal.h"
+#include "skade/iceberg/scan.h"
 #include "skade/iceberg/version_hint.h"
 #include "skade/table/table.h"
 
@@ -37,8 +42,16 @@ namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
 int Fail(std::ostream& err, const Status& st) {
-  err << "skade: " << st.ToString() << "\n";
+  err << ErrorLine(st) << "\n";
   return 1;
+}
+
+// The JDBC catalog's marker row of a namespace ("exists" = "true"): storage, not a property
+// (the REST catalog hides it the same way).
+constexpr const char* kExistsMarker = "exists";
+
+Status ExistsIsNotAProperty() {
+  return Status::InvalidArgument("'exists' marks a namespace in the catalog; it is not a property to set");
 }
 
 std::string Dump(const Json& j) { return j.dump(2, ' ', false, Json::error_handler_t::replace); }
@@ -221,6 +234,9 @@ int RunNs(const LakeArgs& lake_args, const NsArgs& args, std::ostream& out, std:
   if (args.action == "create") {
     auto props = ParseKeyValues(args.set);
     if (!props.ok()) return Fail(err, props.status());
+    if (props->count(kExistsMarker)) {
+      return Fail(err, ExistsIsNotAProperty());
+    }
     Status st = cat.CreateNamespace(ns, *props);
     if (!st.ok()) return Fail(err, st);
     out << "created namespace " << ns.ToString() << "\n";
@@ -248,11 +264,17 @@ int RunNs(const LakeArgs& lake_args, const NsArgs& args, std::ostream& out, std:
     if (!args.set.empty() || !args.unset.empty()) {
       auto props = ParseKeyValues(args.set);
       if (!props.ok()) return Fail(err, props.status());
-      Status st = cat.UpdateNamespaceProperties(ns, *props, args.unset);
+      if (props->count(kExistsMarker)) {
+        return Fail(err, ExistsIsNotAProperty());
+      }
+      std::vector<std::string> unset = args.unset;
+      std::erase(unset, std::string(kExistsMarker));  // the marker stays
+      Status st = cat.UpdateNamespaceProperties(ns, *props, unset);
       if (!st.ok()) return Fail(err, st);
     }
     auto props = cat.LoadNamespaceProperties(ns);
     if (!props.ok()) return Fail(err, props.status());
+    props->erase(kExistsMarker);
     if (args.json) {
       Json j = Json::object();
       for (const auto& [k, v] : *props) j[k] = v;
@@ -324,6 +346,16 @@ int RunRegister(const LakeArgs& lake_args, const RegisterArgs& args, std::ostrea
 
 namespace {
 
+// What a commit took away, in plain words: data files removed (or rewritten) count the physical
+// records they held, which a rewrite partly writes again; delete files count the rows they
+// delete.
+std::string RemovedText(const table::CommitOutcome& o) {
+  if (o.deleted_files == 0 && o.deleted_records > 0) {
+    return "-" + std::to_string(o.deleted_records) + " rows by delete files";
+  }
+  return "-" + std::to_string(o.deleted_records) + " records in " + std::to_string(o.deleted_files) + " files";
+}
+
 void PrintOutcome(std::ostream& out, const catalog::TableIdent& ident, const table::CommitOutcome& o, double secs,
                   bool json) {
   if (json) {
@@ -350,9 +382,9 @@ void PrintOutcome(std::ostream& out, const catalog::TableIdent& ident, const tab
   }
   char rate[64];
   std::snprintf(rate, sizeof rate, "%.0f", secs > 0 ? static_cast<double>(o.added_records) / secs : 0.0);
-  out << o.operation << " " << ident.ToString() << ": +" << o.added_records << " rows in " << o.added_files
-      << " files (" << o.added_bytes << " bytes), -" << o.deleted_records << " rows in " << o.deleted_files
-      << " files; snapshot " << o.snapshot_id << ", commit " << o.commit_seq << ", " << rate << " rows/s\n";
+  out << o.operation << " " << ident.ToString() << ": +" << o.added_records << " records in " << o.added_files
+      << " files (" << o.added_bytes << " bytes), " << RemovedText(o) << "; snapshot " << o.snapshot_id << ", commit "
+      << o.commit_seq << ", " << rate << " records/s\n";
 }
 
 Result<std::unique_ptr<table::Table>> OpenTable(Lake& lake, const std::string& name) {
@@ -362,15 +394,74 @@ Result<std::unique_ptr<table::Table>> OpenTable(Lake& lake, const std::string& n
 
 }  // namespace
 
+namespace {
+
+// Key columns of an upsert or delete by key: --key, else the table's identifier fields.
+Result<std::vector<std::string>> KeyColumns(const IngestArgs& args, const table::Table& t) {
+  if (!args.key.empty()) return args.key;
+  std::vector<std::string> keys;
+  const iceberg::SchemaPtr schema = t.metadata().CurrentSchema();
+  if (schema) {
+    for (int id : schema->identifier_field_ids()) keys.push_back(schema->FindColumnName(id));
+  }
+  if (keys.empty()) {
+    return Status::InvalidArgument("--mode " + args.mode + " needs key columns: give --key COL[,COL…], or set " +
+                                   "the table's identifier fields (skade alter " + args.table +
+                                   " identifier-fields COL…)");
+  }
+  return keys;
+}
+
+// A --where predicate DuckDB could not bind (a misspelt column, mismatched types): the
+// predicate as given and the table's columns, instead of the scan SQL it was bound in.
+Status WhereFailure(const Status& failure, const std::string& where, const table::Table& t) {
+  if (failure.message().find("Binder Error") == std::string::npos) return failure;
+  std::string columns;
+  if (const iceberg::SchemaPtr schema = t.metadata().CurrentSchema()) {
+    for (const auto& field : schema->fields()) columns += (columns.empty() ? "" : ", ") + field.name;
+  }
+  return Status(failure.code(), "--where '" + where + "': " + PublicMessage(failure.message()) +
+                                    "\nthe table's columns: " + columns);
+}
+
+// A value refused by the lossless conversion: the way around it that ingest offers.
+Status WithCastHint(const Status& failure) {
+  if (failure.message().find(engine::kLossyConversion) == std::string::npos) return failure;
+  return Status(failure.code(), std::string(failure.message()) +
+                                    "; or ingest with --cast lenient (values convert as DuckDB casts them)");
+}
+
+}  // namespace
+
 int RunIngest(const LakeArgs& lake_args, const IngestArgs& args, std::ostream& out, std::ostream& err) {
   auto ident = catalog::TableIdent::Parse(args.table);
   if (!ident.ok()) return Fail(err, ident.status());
-  auto lake = OpenLake(lake_args);
-  if (!lake.ok()) return Fail(err, lake.status());
-  engine::WriteSource source;
   if (!args.query.empty() == !args.files.empty()) {
     return Fail(err, Status::InvalidArgument("give input files or --sql (not both)"));
   }
+  if (!args.where.empty() && args.mode != "overwrite") {
+    return Fail(err, Status::InvalidArgument("--where applies to --mode overwrite only"));
+  }
+  std::optional<char> delimiter;
+  if (!args.delimiter.empty()) {
+    if (args.files.empty()) return Fail(err, Status::InvalidArgument("--delimiter applies to input files, not --sql"));
+    auto parsed = ParseDelimiter(args.delimiter);
+    if (!parsed.ok()) return Fail(err, parsed.status());
+    delimiter = *parsed;
+  }
+  InputFiles inputs;
+  if (!args.files.empty()) {
+    auto expanded = ExpandInputs(args.files);
+    if (!expanded.ok()) return Fail(err, expanded.status());
+    inputs = std::move(*expanded);
+    for (const std::string& repeat : inputs.repeats) {
+      err << "skade: warning: '" << repeat << "' is given more than once; it is ingested once\n";
+    }
+  }
+  const std::vector<std::string>& files = inputs.files;
+  auto lake = OpenLake(lake_args);
+  if (!lake.ok()) return Fail(err, lake.status());
+  engine::WriteSource source;
   if (!args.query.empty()) {
     auto query = engine::Query::Parse(args.query);
     if (!query.ok()) return Fail(err, query.status().WithContext("--sql"));
@@ -378,12 +469,9 @@ int RunIngest(const LakeArgs& lake_args, const IngestArgs& args, std::ostream& o
     if (!st.ok()) return Fail(err, st);
     source.sql = query->sql();
   } else {
-    auto sql = engine::FileSourceSql(args.files);
+    auto sql = engine::FileSourceSql(files, engine::FileValues::kAsWritten, delimiter);
     if (!sql.ok()) return Fail(err, sql.status());
     source.sql = *sql;
-  }
-  if (!args.where.empty() && args.mode != "overwrite") {
-    return Fail(err, Status::InvalidArgument("--where applies to --mode overwrite only"));
   }
   source.cast = args.cast == "lenient" ? engine::CastPolicy::kLenient : engine::CastPolicy::kStrict;
   auto table = LoadLakeTable(*lake, *ident);
@@ -391,13 +479,13 @@ int RunIngest(const LakeArgs& lake_args, const IngestArgs& args, std::ostream& o
     // --create: the table takes the input's columns and types (for files, as DuckDB sniffs
     // them; the values then convert to those types exactly, as into any table).
     std::string typed = source.sql;
-    if (!args.files.empty()) {
-      auto sniffed = engine::FileSourceSql(args.files, engine::FileValues::kSniffed);
+    if (!files.empty()) {
+      auto sniffed = engine::FileSourceSql(files, engine::FileValues::kSniffed, delimiter);
       if (!sniffed.ok()) return Fail(err, sniffed.status());
       typed = *sniffed;
     }
     auto schema = engine::SchemaFromQuery(*lake->db, "SELECT * FROM (" + typed + "\n) LIMIT 0");
-    if (!schema.ok()) return Fail(err, engine::ExplainInputFailure(args.files, schema.status()));
+    if (!schema.ok()) return Fail(err, engine::ExplainInputFailure(files, schema.status(), delimiter));
     catalog::CreateTableRequest req;
     req.schema = *schema;
     req.properties.emplace("write.parquet.compression-codec", "zstd");
@@ -413,26 +501,33 @@ int RunIngest(const LakeArgs& lake_args, const IngestArgs& args, std::ostream& o
     if (!parsed.ok()) return Fail(err, parsed.status().WithContext("--where"));
     where = std::move(parsed).value();
   }
+  table::Table& t = **table;
+  std::vector<std::string> keys;
+  if (args.mode == "upsert" || args.mode == "delete-keys") {
+    auto key_columns = KeyColumns(args, t);
+    if (!key_columns.ok()) return Fail(err, key_columns.status());
+    keys = std::move(*key_columns);
+  }
   ProgressReporter progress("ingest " + args.table, err, ProgressReporter::StyleFor(lake_args.quiet));
   Status attached = progress.Attach(*lake->db);
   if (!attached.ok()) return Fail(err, attached);
   int64_t start = MonotonicNanos();
-  table::Table& t = **table;
   Result<table::CommitOutcome> outcome = Status::Internal("unset");
   if (args.mode == "append") {
     outcome = t.Append(source);
   } else if (args.mode == "overwrite") {
     outcome = where ? t.OverwriteWhere(*where, source) : t.OverwriteAll(source);
+    if (where && !outcome.ok()) outcome = WhereFailure(outcome.status(), args.where, t);
   } else if (args.mode == "overwrite-partitions") {
     outcome = t.OverwritePartitions(source);
   } else if (args.mode == "upsert") {
-    outcome = t.Upsert(source, args.key);
+    outcome = t.Upsert(source, keys);
   } else if (args.mode == "delete-keys") {
-    outcome = t.DeleteKeys(source, args.key);
+    outcome = t.DeleteKeys(source, keys);
   } else {
     return Fail(err, Status::InvalidArgument("unknown --mode '" + args.mode + "'"));
   }
-  if (!outcome.ok()) return Fail(err, engine::ExplainInputFailure(args.files, outcome.status()));
+  if (!outcome.ok()) return Fail(err, WithCastHint(engine::ExplainInputFailure(files, outcome.status(), delimiter)));
   PrintOutcome(out, t.ident(), *outcome, static_cast<double>(MonotonicNanos() - start) / 1e9, args.json);
   return 0;
 }
@@ -461,15 +556,42 @@ int RunCommit(const LakeArgs& lake_args, const std::string& name, bool json, std
 int RunDelete(const LakeArgs& lake_args, const DeleteArgs& args, std::ostream& out, std::ostream& err) {
   auto where = engine::Predicate::Parse(args.where);
   if (!where.ok()) return Fail(err, where.status().WithContext("--where"));
-  return RunCommit(lake_args, args.table, args.json, out, err,
-                   [&](table::Table& t) { return t.DeleteWhere(*where); });
+  return RunCommit(lake_args, args.table, args.json, out, err, [&](table::Table& t) -> Result<table::CommitOutcome> {
+    auto deleted = t.DeleteWhere(*where);
+    if (!deleted.ok()) return WhereFailure(deleted.status(), args.where, t);
+    return deleted;
+  });
 }
+
+namespace {
+
+// Without --changelog, `changes` lists appended rows only: a snapshot of another kind in the
+// range is refused with the option that shows it.
+Status CheckAppendsOnly(const iceberg::TableMetadata& m, int64_t from, std::optional<int64_t> to) {
+  const iceberg::Snapshot* last = to ? m.SnapshotById(*to) : m.CurrentSnapshot();
+  if (last == nullptr) return Status::Ok();  // ChangesSql says which is missing
+  SKADE_ASSIGN_OR_RETURN(std::vector<const iceberg::Snapshot*> range, iceberg::SnapshotsBetween(m, from, *last));
+  for (const iceberg::Snapshot* s : range) {
+    if (s->operation() == "append") continue;
+    return Status::InvalidArgument("snapshot " + std::to_string(s->snapshot_id) + " is " +
+                                   (s->operation() == "overwrite" ? "an " : "a ") + s->operation() +
+                                   ", not an append: `changes` lists appended rows only; add --changelog for the "
+                                   "rows every kind of commit inserted and deleted");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
 
 int RunChanges(const LakeArgs& lake_args, const ChangesArgs& args, std::ostream& out, std::ostream& err) {
   auto lake = OpenLakeFor(lake_args, LakeOpenOptions::Use::kRead);
   if (!lake.ok()) return Fail(err, lake.status());
   auto table = OpenTable(*lake, args.table);
   if (!table.ok()) return Fail(err, table.status());
+  if (!args.changelog) {
+    Status appends = CheckAppendsOnly((*table)->metadata(), args.from, args.to);
+    if (!appends.ok()) return Fail(err, appends);
+  }
   auto sql = (*table)->ChangesSql(args.from, args.to,
                                   args.changelog ? table::Table::ChangeMode::kChangelog
                                                  : table::Table::ChangeMode::kAppendsOnly);
@@ -513,9 +635,14 @@ int RunSql(const LakeArgs& lake_args, const SqlArgs& args, std::ostream& out, st
                          " statements do not run here: skade sql runs queries, COPY … TO exports and the Iceberg "
                          "write statements (INSERT, UPDATE, DELETE, CREATE/DROP TABLE, CREATE/DROP SCHEMA)"));
   }
-  Status st = ExposeTables(*lake, args.sql, args.pushdown);
-  if (!st.ok()) return Fail(err, st);
-  auto rows = WriteQuery(*lake->db, args.sql, args.format, out);
+  // The lake's tables as views, AT (…) snapshots and the lake's listings (SHOW TABLES, DESCRIBE,
+  // information_schema) substituted: the same resolution as Flight SQL's (LakeSql::ResolveQuery).
+  auto views = sql::LakeSql::Open(*lake->catalog, *lake->io, *lake->db, "memory", 0);
+  if (!views.ok()) return Fail(err, views.status());
+  (*views)->set_pushdown(args.pushdown);
+  auto query = (*views)->ResolveQuery(args.sql, "");
+  if (!query.ok()) return Fail(err, query.status());
+  auto rows = WriteQuery(*lake->db, *query, args.format, out);
   if (!rows.ok()) return Fail(err, rows.status());
   return 0;
 }
@@ -551,6 +678,18 @@ int RunTables(const LakeArgs& lake_args, const ListArgs& args, std::ostream& out
   return 0;
 }
 
+namespace {
+
+int64_t SummaryCount(const iceberg::Snapshot& s, const std::string& key) {
+  const std::optional<std::string> value = s.SummaryValue(key);
+  if (!value) return 0;
+  char* end = nullptr;
+  const long long n = std::strtoll(value->c_str(), &end, 10);
+  return end != value->c_str() && *end == '\0' ? n : 0;
+}
+
+}  // namespace
+
 int RunSnapshots(const LakeArgs& lake_args, const ListArgs& args, std::ostream& out, std::ostream& err) {
   auto lake = OpenLakeFor(lake_args, LakeOpenOptions::Use::kRead);
   if (!lake.ok()) return Fail(err, lake.status());
@@ -577,21 +716,74 @@ int RunSnapshots(const LakeArgs& lake_args, const ListArgs& args, std::ostream& 
     out << Dump(j) << "\n";
     return 0;
   }
+  // The summaries count records: rows stored in data files, before delete files apply.
   std::vector<std::vector<std::string>> rows;
+  bool any_deletes = false;
   for (const auto& s : m.snapshots) {
+    const int64_t deletes = SummaryCount(s, "total-position-deletes") + SummaryCount(s, "total-equality-deletes");
+    any_deletes = any_deletes || deletes > 0;
     rows.push_back({std::to_string(s.snapshot_id) + (m.current_snapshot_id == s.snapshot_id ? " *" : ""),
                     std::to_string(s.sequence_number), FormatMillis(s.timestamp_ms), s.operation(),
                     s.SummaryValue("added-records").value_or("0"), s.SummaryValue("deleted-records").value_or("0"),
-                    s.SummaryValue("total-records").value_or("?")});
+                    s.SummaryValue("total-records").value_or("?"), std::to_string(deletes)});
   }
-  PrintTable(out, {"snapshot_id", "seq", "committed_at", "operation", "added", "deleted", "total"}, rows);
+  PrintTable(out,
+             {"snapshot_id", "seq", "committed_at", "operation", "added_records", "deleted_records", "total_records",
+              "delete_records"},
+             rows);
+  if (any_deletes) {
+    out << "records are physical rows in data files; delete_records (rows of position/equality delete files) "
+           "hide some of them: `skade scan "
+        << args.target << " --count` counts the live rows\n";
+  }
   return 0;
 }
 
+namespace {
+
+// The log entries `log` shows (of `table` only, when set), oldest first: with `after`, the
+// first `limit` after it; without, the newest `limit`. Without a table the log's head bounds
+// the read (commit_seq is dense); with one, the pages are read and filtered.
+Result<std::vector<catalog::CommitLogEntry>> LogEntries(catalog::Catalog& cat, std::optional<int64_t> after,
+                                                        int64_t limit,
+                                                        const std::optional<catalog::TableIdent>& table) {
+  constexpr int64_t kPage = 1000;
+  int64_t cursor = after.value_or(0);
+  if (!table && !after) {
+    SKADE_ASSIGN_OR_RETURN(int64_t head, cat.LatestCommitSeq());
+    cursor = std::max<int64_t>(0, head - limit);
+  }
+  std::deque<catalog::CommitLogEntry> newest;
+  while (!after || static_cast<int64_t>(newest.size()) < limit) {
+    SKADE_ASSIGN_OR_RETURN(std::vector<catalog::CommitLogEntry> page, cat.CommitsSince(cursor, kPage));
+    for (catalog::CommitLogEntry& e : page) {
+      cursor = e.commit_seq;
+      if (table && !(e.table == *table)) continue;
+      if (after && static_cast<int64_t>(newest.size()) == limit) break;
+      newest.push_back(std::move(e));
+      if (static_cast<int64_t>(newest.size()) > limit) newest.pop_front();
+    }
+    if (static_cast<int64_t>(page.size()) < kPage) break;
+  }
+  return std::vector<catalog::CommitLogEntry>(std::make_move_iterator(newest.begin()),
+                                              std::make_move_iterator(newest.end()));
+}
+
+}  // namespace
+
 int RunLog(const LakeArgs& lake_args, const ListArgs& args, std::ostream& out, std::ostream& err) {
+  std::optional<catalog::TableIdent> table;
+  if (!args.target.empty()) {
+    auto ident = catalog::TableIdent::Parse(args.target);
+    if (!ident.ok()) return Fail(err, ident.status());
+    if (ident->ns.empty()) {
+      return Fail(err, Status::InvalidArgument("log: the table '" + args.target + "' must be ns.table"));
+    }
+    table = *ident;
+  }
   auto lake = OpenLakeFor(lake_args, LakeOpenOptions::Use::kRead);
   if (!lake.ok()) return Fail(err, lake.status());
-  auto entries = lake->catalog->CommitsSince(args.after, args.limit);
+  auto entries = LogEntries(*lake->catalog, args.after, args.limit, table);
   if (!entries.ok()) return Fail(err, entries.status());
   if (args.json) {
     Json j = Json::array();

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "skade/catalog/polled_log.h"
+#include "skade/cli/messages.h"
 #include "skade/events/watcher.h"
 #include "skade/io/http_client.h"
 #include "skade/table/failed_write_spool.h"
@@ -17,7 +18,7 @@ namespace skade::cli {
 namespace {
 
 int Fail(const Status& status) {
-  std::cerr << "skade: " << status.ToString() << "\n";
+  std::cerr << ErrorLine(status) << "\n";
   return 1;
 }
 
@@ -55,6 +56,11 @@ int RunShow(const LakeArgs& lake_args, const LineageShowArgs& args) {
   if (!ident.ok()) return Fail(ident.status());
   auto lake = OpenLakeFor(lake_args, LakeOpenOptions::Use::kRead);
   if (!lake.ok()) return Fail(lake.status());
+  // A table the catalog does not have is an error, unless the log still holds its commits (a
+  // dropped table's history).
+  auto state = lake->catalog->LoadTable(*ident);
+  if (!state.ok() && state.status().code() != StatusCode::kNotFound) return Fail(state.status());
+  const bool known = state.ok();
   const lineage::CommitEventBuilder builder(*lake->io, NamingOf(args.naming, *lake));
   int64_t after = args.after, shown = 0;
   while (shown < args.limit) {
@@ -69,6 +75,10 @@ int RunShow(const LakeArgs& lake_args, const LineageShowArgs& args) {
     }
   }
   std::cout.flush();
+  if (!known && shown == 0) {
+    return Fail(Status::NotFound("table " + ident->ToString() +
+                                 " does not exist and the commit log has no commits of it"));
+  }
   return 0;
 }
 

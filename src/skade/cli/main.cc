@@ -1,14 +1,26 @@
 // The `skade` command line.
 #include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "skade/base/log.h"
+#include "skade/cli/command_line.h"
 #include "skade/cli/commands.h"
 #include "skade/cli/lake.h"
 #include "skade/cli/lineage_command.h"
 
+#ifndef SKADE_VERSION
+#define SKADE_VERSION "0.0.0"
+#endif
+
 namespace {
+
+// An option that may repeat but takes one value each time ("--key id file.csv" leaves the
+// file alone); a comma list in that value gives several ("--key a,b").
+CLI::Option* OneValueEach(CLI::Option* option) { return option->allow_extra_args(false); }
 
 // Parses OLD=NEW pairs given to --relocate.
 bool ParseRelocations(const std::vector<std::string>& raw,
@@ -35,11 +47,13 @@ skade::cli::OutputFormat FormatOf(const std::string& name) {
 int main(int argc, char** argv) {
   CLI::App app{"skade: an Apache Iceberg lakehouse engine"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "skade " SKADE_VERSION);
   // Global options may also follow the subcommand ("skade serve --warehouse W"); subcommands
   // inherit this when they are added below.
   app.fallthrough();
   std::string log_level;
-  app.add_option("--log-level", log_level, "debug|info|warn|error|off");
+  app.add_option("--log-level", log_level, "debug|info|warn|error|off")
+      ->check(CLI::IsMember({"debug", "info", "warn", "warning", "error", "off"}));
   skade::cli::LakeArgs lake;
   app.add_option("--warehouse", lake.warehouse,
                  "warehouse folder (default $SKADE_WAREHOUSE or ./lake)");
@@ -72,7 +86,7 @@ int main(int argc, char** argv) {
   scan_cmd->add_flag("--count", scan.count, "print the row count only");
   scan_cmd->add_option("--format", scan_format, "table|csv|json")
       ->check(CLI::IsMember({"table", "csv", "json"}));
-  scan_cmd->add_option("--relocate", scan_relocate, "OLD=NEW location prefix rewrite");
+  OneValueEach(scan_cmd->add_option("--relocate", scan_relocate, "OLD=NEW location prefix rewrite"));
   scan_cmd->add_flag("-v,--verbose", scan.verbose, "print the plan and SQL to stderr");
 
   skade::cli::InspectArgs inspect;
@@ -81,7 +95,7 @@ int main(int argc, char** argv) {
   inspect_cmd->add_option("table", inspect.table, "table folder or *.metadata.json file")->required();
   inspect_cmd->add_flag("--json", inspect.json, "machine-readable output");
   inspect_cmd->add_option("--snapshot", inspect.snapshot_id, "list manifests of this snapshot");
-  inspect_cmd->add_option("--relocate", inspect_relocate, "OLD=NEW location prefix rewrite");
+  OneValueEach(inspect_cmd->add_option("--relocate", inspect_relocate, "OLD=NEW location prefix rewrite"));
   bool no_page_check = false;
   inspect_cmd->add_flag("--no-page-check", no_page_check,
                         "do not read data files to check their page checksums");
@@ -92,8 +106,8 @@ int main(int argc, char** argv) {
       ->required()
       ->check(CLI::IsMember({"create", "list", "drop", "props"}));
   ns_cmd->add_option("namespace", ns.ns, "namespace, levels separated by '.'");
-  ns_cmd->add_option("--set", ns.set, "KEY=VALUE property (create, props)");
-  ns_cmd->add_option("--unset", ns.unset, "property to remove (props)");
+  OneValueEach(ns_cmd->add_option("--set", ns.set, "KEY=VALUE property (create, props)"));
+  OneValueEach(ns_cmd->add_option("--unset", ns.unset, "property to remove (props)"));
   ns_cmd->add_flag("--json", ns.json, "JSON output");
 
   skade::cli::CreateArgs create;
@@ -102,7 +116,7 @@ int main(int argc, char** argv) {
   create_cmd->add_option("--schema", create.schema, "column definitions, e.g. \"id BIGINT NOT NULL, ts TIMESTAMPTZ\"");
   create_cmd->add_option("--like", create.like, "take the schema from a Parquet/CSV/JSON file");
   create_cmd->add_option("--partition-by", create.partition_by, "e.g. \"day(ts), bucket(16, id)\"");
-  create_cmd->add_option("--prop", create.properties, "KEY=VALUE table property");
+  OneValueEach(create_cmd->add_option("--prop", create.properties, "KEY=VALUE table property"));
 
   skade::cli::RegisterArgs reg;
   auto* register_cmd = app.add_subcommand(
@@ -113,13 +127,16 @@ int main(int argc, char** argv) {
   skade::cli::IngestArgs ingest;
   auto* ingest_cmd = app.add_subcommand("ingest", "Write files (or a query's rows) into a table, as one commit");
   ingest_cmd->add_option("table", ingest.table, "ns.table")->required();
-  ingest_cmd->add_option("files", ingest.files, "Parquet, CSV or JSON/NDJSON files");
+  ingest_cmd->add_option("files", ingest.files,
+                         "Parquet, CSV or JSON/NDJSON files, folders (their files of those types) or globs");
   ingest_cmd->add_option("--sql", ingest.query, "a DuckDB query to ingest instead of files");
   ingest_cmd->add_option("--mode", ingest.mode, "append|overwrite|overwrite-partitions|upsert|delete-keys")
       ->check(CLI::IsMember({"append", "overwrite", "overwrite-partitions", "upsert", "delete-keys"}));
   ingest_cmd->add_option("--where", ingest.where, "with --mode overwrite: replace only the rows matching this");
-  ingest_cmd->add_option("--key", ingest.key, "key columns for upsert/delete-keys (default: identifier fields)")
+  OneValueEach(ingest_cmd->add_option("--key", ingest.key,
+                                      "key columns for upsert/delete-keys, a comma list (default: identifier fields)"))
       ->delimiter(',');
+  ingest_cmd->add_option("--delimiter", ingest.delimiter, "CSV field delimiter: one character, \\t for a tab");
   ingest_cmd->add_option("--cast", ingest.cast,
                          "strict (default): a value converts to its column's type only exactly; lenient: round/parse "
                          "as DuckDB casts")
@@ -169,8 +186,11 @@ int main(int argc, char** argv) {
 
   skade::cli::ListArgs log;
   auto* log_cmd = app.add_subcommand("log", "The commit log, one entry per commit with its commit_seq");
-  log_cmd->add_option("--after", log.after, "entries after this commit_seq");
-  log_cmd->add_option("--limit", log.limit, "at most this many entries");
+  log_cmd->add_option("table", log.target, "only this table's commits (ns.table)");
+  log_cmd->add_option("--after", log.after, "the entries after this commit_seq, oldest first (to page forward)");
+  log_cmd->add_option("--limit", log.limit, "at most N entries: the newest N, or with --after the first N after it "
+                                            "(default 1000)")
+      ->check(CLI::PositiveNumber);
   log_cmd->add_flag("--json", log.json, "JSON output");
 
   int maintenance_exit = -1;
@@ -179,6 +199,10 @@ int main(int argc, char** argv) {
   skade::cli::AddServeCommand(app, lake, &maintenance_exit);
   skade::cli::AddLineageCommand(app, lake, &maintenance_exit);
 
+  if (std::optional<std::string> unknown = skade::cli::UnknownSubcommand(app, {argv + 1, argv + argc})) {
+    std::cerr << "skade: " << *unknown << "\n";
+    return static_cast<int>(CLI::ExitCodes::ExtrasError);
+  }
   CLI11_PARSE(app, argc, argv);
   if (maintenance_exit >= 0) return maintenance_exit;
   scan.lake = lake;

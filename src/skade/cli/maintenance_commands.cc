@@ -9,6 +9,7 @@
 #include "skade/base/clock.h"
 #include "skade/cli/commands.h"
 #include "skade/cli/lake.h"
+#include "skade/cli/messages.h"
 #include "skade/table/table.h"
 
 namespace skade::cli {
@@ -17,7 +18,7 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 int Fail(std::ostream& err, const Status& st) {
-  err << "skade: " << st.ToString() << "\n";
+  err << ErrorLine(st) << "\n";
   return 1;
 }
 

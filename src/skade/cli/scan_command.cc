@@ -6,6 +6,7 @@
 
 #include "skade/cli/commands.h"
 #include "skade/cli/lake.h"
+#include "skade/cli/messages.h"
 #include "skade/cli/output.h"
 #include "skade/cli/progress.h"
 #include "skade/cli/table_location.h"
@@ -27,7 +28,7 @@ bool ParseDigits(std::string_view s, int* out) {
 }
 
 int Fail(std::ostream& err, const Status& st) {
-  err << "skade: " << st.ToString() << "\n";
+  err << ErrorLine(st) << "\n";
   return 1;
 }
 

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "skade/cli/lake.h"
+#include "skade/cli/messages.h"
 #include "skade/cli/lineage_command.h"
 #include "skade/events/bus.h"
 #include "skade/events/commit_service.h"
@@ -46,6 +47,7 @@ struct ServeOptions {
   std::string rest_clients_file;
   std::string rest_tokens_file;
   int rest_threads = 8;
+  bool rest_rebase_appends = true;
   int64_t rest_plan_page_tasks = 1000;
   int64_t rest_plan_async_manifests = 64;
   std::string catalog_name = "skade";
@@ -53,7 +55,7 @@ struct ServeOptions {
 };
 
 int Fail(const Status& st) {
-  std::cerr << "skade: " << st.ToString() << "\n";
+  std::cerr << ErrorLine(st) << "\n";
   return 1;
 }
 
@@ -96,6 +98,7 @@ Result<rest::RestOptions> RestOptionsOf(const ServeOptions& o) {
   r.read_only = o.read_only;
   r.allowed_directories = o.allow_dirs;
   r.threads = o.rest_threads;
+  r.rebase_appends = o.rest_rebase_appends;
   r.plan_page_tasks = static_cast<size_t>(o.rest_plan_page_tasks);
   r.plan_async_manifests = static_cast<size_t>(o.rest_plan_async_manifests);
   r.plan_manifest_cache_bytes = o.manifest_cache_mb << 20;
@@ -279,6 +282,8 @@ void AddServeCommand(CLI::App& app, const LakeArgs& lake, int* exit_code) {
   cmd->add_option("--rest-clients-file", o->rest_clients_file, "OAuth2 clients, one client_id:secret per line");
   cmd->add_option("--rest-tokens-file", o->rest_tokens_file, "static bearer tokens, one per line");
   cmd->add_option("--rest-threads", o->rest_threads, "REST catalog worker threads")->check(CLI::PositiveNumber);
+  cmd->add_flag("!--no-rest-rebase", o->rest_rebase_appends,
+                "answer 409 to an append whose branch moved instead of re-basing it on the branch's head");
   cmd->add_option("--rest-plan-page-tasks", o->rest_plan_page_tasks,
                   "server-side scan planning: file scan tasks per page (more come as plan tasks)")
       ->check(CLI::PositiveNumber);

@@ -17,6 +17,8 @@
 
 #include "skade/base/base64.h"
 #include "skade/cli/lake.h"
+#include "skade/cli/messages.h"
+#include "skade/cli/output.h"
 #include "skade/events/bus.h"
 #include "skade/events/commit_client.h"
 #include "skade/events/commit_service.h"
@@ -50,7 +52,7 @@ bool StopRequested() { return g_stop_requested != 0; }
 namespace {
 
 struct WatchArgs {
-  int64_t after = 0;  // 0 = from now
+  std::optional<int64_t> after;  // replay after this commit_seq (0 = from the first); unset = from now
   std::vector<std::string> tables;
   std::string server;
   std::string user;  // basic auth against the server; the password comes from $SKADE_PASSWORD
@@ -63,9 +65,12 @@ struct ServeArgs {
 };
 
 int Fail(const Status& status) {
-  std::cerr << "skade: " << status.ToString() << "\n";
+  std::cerr << ErrorLine(status) << "\n";
   return 1;
 }
+
+// How long `watch --server` waits for the server to answer before saying it cannot reach it.
+constexpr std::chrono::milliseconds kConnectTimeout{5000};
 
 void PrintEvent(const events::CommitEvent& event, bool json) {
   if (json) {
@@ -79,13 +84,14 @@ void PrintEvent(const events::CommitEvent& event, bool json) {
     j["added_records"] = event.added_records;
     j["deleted_records"] = event.deleted_records;
     j["committed_at_us"] = event.committed_at_us;
+    j["committed_at"] = FormatMillis(event.committed_at_us / 1000);
     j["metadata_location"] = event.metadata_location();
     std::cout << j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
   } else {
     std::cout << event.commit_seq << " " << event.table_name() << " " << event.operation()
               << " snapshot=" << (event.snapshot_id ? std::to_string(*event.snapshot_id) : "-")
               << " added=" << event.added_records << " deleted=" << event.deleted_records
-              << " at_us=" << event.committed_at_us << " " << event.metadata_location() << "\n";
+              << " at=" << FormatMillis(event.committed_at_us / 1000) << " " << event.metadata_location() << "\n";
   }
   std::cout.flush();
 }
@@ -100,6 +106,18 @@ Result<std::set<std::string>> ParseTables(const std::vector<std::string>& tables
   return out;
 }
 
+// Each --table must name a table of the catalog: a misspelt one would wait forever.
+Status CheckTablesExist(catalog::Catalog& catalog, const std::vector<std::string>& tables) {
+  for (const std::string& name : tables) {
+    SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident, catalog::TableIdent::Parse(name));
+    Result<catalog::TableState> state = catalog.LoadTable(ident);
+    if (state.ok()) continue;
+    if (state.status().code() != StatusCode::kNotFound) return state.status();
+    return Status::NotFound("--table " + name + ": no such table in the catalog (`skade tables` lists them)");
+  }
+  return Status::Ok();
+}
+
 int WatchLocal(const LakeArgs& lake_args, const WatchArgs& args) {
   Result<std::set<std::string>> tables = ParseTables(args.tables);
   if (!tables.ok()) return Fail(tables.status());
@@ -108,14 +126,13 @@ int WatchLocal(const LakeArgs& lake_args, const WatchArgs& args) {
   open.commit_events = true;
   Result<Lake> lake = OpenLake(lake_args, open);
   if (!lake.ok()) return Fail(lake.status());
+  if (Status exist = CheckTablesExist(*lake->catalog, args.tables); !exist.ok()) return Fail(exist);
   events::Bus bus;
   Result<std::unique_ptr<events::Watcher>> watcher =
       events::Watcher::Start(*lake->catalog, lake->catalog_uri, bus);
   if (!watcher.ok()) return Fail(watcher.status());
-  std::optional<int64_t> after;
-  if (args.after > 0) after = args.after;
   Result<std::unique_ptr<events::ReplayThenTail>> stream =
-      events::ReplayThenTail::Open(*lake->catalog, bus, after, {});
+      events::ReplayThenTail::Open(*lake->catalog, bus, args.after, {});
   if (!stream.ok()) return Fail(stream.status());
   int64_t printed = 0;
   while (!StopRequested() && (args.count == 0 || printed < args.count)) {
@@ -143,7 +160,15 @@ int WatchServer(const WatchArgs& args) {
   }
   Result<std::unique_ptr<events::CommitClient>> client = events::CommitClient::Connect(args.server, options);
   if (!client.ok()) return Fail(client.status());
-  int64_t cursor = args.after;
+  // A first call that must answer: an address nothing listens on is an error, not a wait.
+  // (Later, a server that goes away is waited for: it is restarting.)
+  Result<int64_t> reachable = (*client)->Latest(kConnectTimeout);
+  if (!reachable.ok()) {
+    const bool unreachable = reachable.status().code() == StatusCode::kUnavailable;
+    return Fail(Status(reachable.status().code(), (unreachable ? "cannot reach the commit stream at " : "the commit stream at ") +
+                                                      args.server + ": " + reachable.status().message()));
+  }
+  std::optional<int64_t> cursor = args.after;
   int64_t printed = 0;
   while (!StopRequested() && (args.count == 0 || printed < args.count)) {
     Result<std::unique_ptr<events::CommitClientStream>> stream =
@@ -171,7 +196,7 @@ int WatchServer(const WatchArgs& args) {
     canceller.join();
     if (StopRequested() || (args.count > 0 && printed >= args.count)) break;
     if (!ended.ok() && ended.code() != StatusCode::kUnavailable) return Fail(ended);
-    if (cursor == 0) {
+    if (!cursor) {
       // "From now" must not skip what happened while reconnecting: pin the cursor.
       Result<int64_t> head = (*client)->Latest(std::chrono::milliseconds(1000));
       if (head.ok()) cursor = *head;
@@ -182,7 +207,7 @@ int WatchServer(const WatchArgs& args) {
 }
 
 int RunWatch(const LakeArgs& lake_args, const WatchArgs& args) {
-  if (args.after < 0) return Fail(Status::InvalidArgument("--after must be >= 0"));
+  if (args.after && *args.after < 0) return Fail(Status::InvalidArgument("--after must be >= 0"));
   InstallStopHandlers();
   return args.server.empty() ? WatchLocal(lake_args, args) : WatchServer(args);
 }
@@ -214,8 +239,9 @@ void AddWatchCommand(CLI::App& app, const LakeArgs& lake, int* exit_code) {
   auto watch = std::make_shared<WatchArgs>();
   auto* watch_cmd = app.add_subcommand(
       "watch", "Print commit events as they land (replay after --after, then live)");
-  watch_cmd->add_option("--after", watch->after, "replay commits after this commit_seq (0 = from now)");
-  watch_cmd->add_option("--table", watch->tables, "only this table (ns.table); repeatable");
+  watch_cmd->add_option("--after", watch->after,
+                        "replay commits after this commit_seq (0 = from the first; default: from now)");
+  watch_cmd->add_option("--table", watch->tables, "only this table (ns.table); repeatable")->allow_extra_args(false);
   watch_cmd->add_option("--server", watch->server, "follow a Commits gRPC server at HOST:PORT");
   watch_cmd->add_option("--user", watch->user, "basic auth user for --server (password from $SKADE_PASSWORD)");
   watch_cmd->add_flag("--json", watch->json, "one JSON object per line");

@@ -140,7 +140,8 @@ WriteOptions WriteOptionsFromProperties(const std::map<std::string, std::string>
   return o;
 }
 
-Result<std::string> FileSourceSql(const std::vector<std::string>& paths, FileValues values) {
+Result<std::string> FileSourceSql(const std::vector<std::string>& paths, FileValues values,
+                                  std::optional<char> delimiter) {
   if (paths.empty()) return Status::InvalidArgument("no input files");
   std::string kind;
   for (const std::string& p : paths) {
@@ -168,6 +169,9 @@ Result<std::string> FileSourceSql(const std::vector<std::string>& paths, FileVal
     if (fs::file_size(p, ec) == 0 && !ec) return Status::InvalidArgument("input file '" + p + "' is empty");
     if (k == "json") SKADE_RETURN_IF_ERROR(CheckJsonDepth(p));
   }
+  if (delimiter && kind != "csv" && kind != "tsv") {
+    return Status::InvalidArgument("a delimiter applies to CSV/TSV input only");
+  }
   std::string list = "[";
   for (size_t i = 0; i < paths.size(); ++i) list += (i ? ", " : "") + QuoteString(paths[i]);
   list += "]";
@@ -176,15 +180,17 @@ Result<std::string> FileSourceSql(const std::vector<std::string>& paths, FileVal
   // ragged rows or an unterminated quote (reading a quote as data, or skipping leading rows).
   const bool as_written = values == FileValues::kAsWritten;
   if (kind == "csv" || kind == "tsv") {
+    const char delim = delimiter.value_or(kind == "csv" ? ',' : '\t');
     return "SELECT * FROM read_csv(" + list + ", union_by_name = true, header = true, delim = " +
-           std::string(kind == "csv" ? "','" : "'\t'") + ", quote = '\"', escape = '\"', strict_mode = true, skip = 0" +
+           QuoteString(std::string(1, delim)) + ", quote = '\"', escape = '\"', strict_mode = true, skip = 0" +
            (as_written ? ", all_varchar = true)" : ")");
   }
   // maximum_depth = 1: the members of each record are columns, their values JSON.
   return "SELECT * FROM read_json(" + list + ", union_by_name = true" + (as_written ? ", maximum_depth = 1)" : ")");
 }
 
-Status ExplainInputFailure(const std::vector<std::string>& paths, const Status& failure) {
+Status ExplainInputFailure(const std::vector<std::string>& paths, const Status& failure,
+                           std::optional<char> delimiter) {
   if (failure.ok() || failure.message().find("CSV") == std::string::npos) return failure;
   for (const std::string& p : paths) {
     std::string name = Lower(p);
@@ -192,7 +198,7 @@ Status ExplainInputFailure(const std::vector<std::string>& paths, const Status& 
       if (EndsWith(name, z)) name.resize(name.size() - std::string_view(z).size());
     }
     if (!EndsWith(name, ".csv") && !EndsWith(name, ".tsv")) continue;
-    Status diagnosed = DiagnoseCsv(p, EndsWith(name, ".tsv") ? '\t' : ',');
+    Status diagnosed = DiagnoseCsv(p, delimiter.value_or(EndsWith(name, ".tsv") ? '\t' : ','));
     if (!diagnosed.ok()) return diagnosed;
   }
   return failure;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,13 +69,17 @@ enum class FileValues {
 
 // The SQL source for files: Parquet, CSV, JSON / NDJSON by extension (".parquet", ".csv",
 // ".tsv", ".json", ".ndjson", ".jsonl"; ".gz"/".zst" compression suffixes allowed). CSV is read
-// as RFC 4180 with a header (',' or tab, '"' quotes), strictly. kInvalidArgument for other
-// extensions, mixed formats, empty files, folders, or JSON nested deeper than kMaxJsonDepth.
-Result<std::string> FileSourceSql(const std::vector<std::string>& paths, FileValues values = FileValues::kAsWritten);
+// as RFC 4180 with a header ('"' quotes), strictly, its fields separated by `delimiter` (by
+// default ',' for .csv, tab for .tsv). kInvalidArgument for other extensions, mixed formats,
+// empty files, folders, JSON nested deeper than kMaxJsonDepth, or a delimiter for files that are
+// not CSV/TSV.
+Result<std::string> FileSourceSql(const std::vector<std::string>& paths, FileValues values = FileValues::kAsWritten,
+                                  std::optional<char> delimiter = std::nullopt);
 
 // When reading `paths` failed with `failure`: for CSV files DuckDB could not make sense of, the
 // line that breaks them (input_check.h); otherwise `failure` itself.
-Status ExplainInputFailure(const std::vector<std::string>& paths, const Status& failure);
+Status ExplainInputFailure(const std::vector<std::string>& paths, const Status& failure,
+                           std::optional<char> delimiter = std::nullopt);
 
 struct WriteResult {
   std::vector<iceberg::DataFile> files;

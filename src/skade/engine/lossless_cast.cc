@@ -190,7 +190,7 @@ LosslessCast LosslessCastSql(const std::string& column_sql, std::string_view sou
   const std::string message = QuoteString("column '" + std::string(column_name) + "': value ") + " || " +
                               "left(CAST(" + column_sql + " AS VARCHAR), 100) || " +
                               QuoteString(" " + std::string(kLossyConversion) + " " + target_sql + why +
-                                          " (cast it in the query, or use --cast lenient)");
+                                          " (cast it in the query)");
   return LosslessCast{
       "CASE WHEN " + column_sql + " IS NULL THEN NULL WHEN " + exact + " THEN " + cast + " ELSE error(" + message + ") END",
       exact};

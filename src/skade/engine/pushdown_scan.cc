@@ -316,6 +316,9 @@ struct ScanState final : duckdb::GlobalTableFunctionState {
     throw duckdb::IOException(error.code() == StatusCode::kInvalidArgument ? error.message() : error.ToString());
   }
   int64_t rows_left = 0;  // a scan of no column: rows still to emit
+  // A scan of no column whose rows come from a query: its one column of NULLs is not the
+  // scan's (whose type DuckDB chose), so only the row count is taken from it.
+  bool counts_only = false;
   bool done = false;
   duckdb::idx_t MaxThreads() const override { return 1; }
 };
@@ -361,7 +364,10 @@ duckdb::unique_ptr<duckdb::GlobalTableFunctionState> Init(duckdb::ClientContext&
     select += (i ? ", " : "") + std::string("CAST(") + QuoteIdentifier(data.info.names[id]) + " AS " +
               data.info.types[id] + ")";
   }
-  if (select.empty()) select = "NULL";  // a scan of no column whose source has no count
+  if (select.empty()) {  // a scan of no column whose source has no count
+    select = "NULL";
+    state->counts_only = true;
+  }
   state->connection = duckdb::make_uniq<duckdb::Connection>(*context.db);
   state->sql = plan->sql;
   state->checks = data.checks;
@@ -398,7 +404,7 @@ void Scan(duckdb::ClientContext&, duckdb::TableFunctionInput& input, duckdb::Dat
     output.SetCardinality(0);
     return;
   }
-  if (output.ColumnCount() == chunk->ColumnCount()) {
+  if (!state.counts_only && output.ColumnCount() == chunk->ColumnCount()) {
     output.Reference(*chunk);  // the inner result's buffers, not a copy
   } else {
     // A scan of no column whose rows came from a query: only the count matters.

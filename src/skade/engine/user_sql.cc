@@ -34,7 +34,13 @@
 #include "duckdb/parser/statement/insert_statement.hpp"
 #include "duckdb/parser/statement/select_statement.hpp"
 #include "duckdb/parser/statement/update_statement.hpp"
+#include "duckdb/parser/query_node/cte_node.hpp"
+#include "duckdb/parser/query_node/recursive_cte_node.hpp"
+#include "duckdb/parser/tableref/at_clause.hpp"
 #include "duckdb/parser/tableref/basetableref.hpp"
+#include "duckdb/parser/tableref/pivotref.hpp"
+#include "duckdb/parser/tableref/showref.hpp"
+#include "duckdb/parser/tableref/table_function_ref.hpp"
 #include "duckdb/parser/tableref/expressionlistref.hpp"
 #include "duckdb/parser/tableref/joinref.hpp"
 #include "duckdb/parser/tableref/subqueryref.hpp"
@@ -513,6 +519,7 @@ void FillPassthrough(const duckdb::SelectStatement& select, Statement& out) {
   if (!node.cte_map.map.empty() || node.groups.grouping_sets.size() > 1) return;
   if (!node.from_table || node.from_table->type != duckdb::TableReferenceType::BASE_TABLE) return;
   const auto& table = node.from_table->Cast<duckdb::BaseTableRef>();
+  if (table.at_clause) return;  // a past snapshot, whose schema may not be the current one
   const std::string& alias = table.alias.empty() ? table.table_name : table.alias;
   std::vector<std::string> columns;
   for (const auto& e : node.select_list) {
@@ -638,6 +645,19 @@ Status FillDrop(duckdb::DropStatement& drop, Statement& out) {
   return Status::Ok();
 }
 
+// DuckDB's grammar has AT (…) on table references in queries only: a write target with one is
+// a syntax error "at or near "AT"", which gets the reason added.
+Status WithTimeTravelHint(const Status& error) {
+  const std::string& message = error.message();
+  if (message.find("at or near \"AT\"") == std::string::npos &&
+      message.find("at or near \"at\"") == std::string::npos) {
+    return error;
+  }
+  return Status(error.code(), message +
+                                  " (AT (VERSION => …) / AT (TIMESTAMP => …) time travel is for reading: writes always "
+                                  "apply to the table's current snapshot)");
+}
+
 }  // namespace
 
 Result<Predicate> Predicate::Parse(std::string_view text, Subqueries subqueries) {
@@ -680,7 +700,9 @@ Result<TableDefinition> ParseTableDefinition(std::string_view text) {
 
 Result<Statement> ParseStatement(std::string_view sql, std::span<const std::string> parameters) {
   if (Blank(sql)) return Status::InvalidArgument("empty SQL");
-  SKADE_ASSIGN_OR_RETURN(auto statements, ParseAll(std::string(sql), "SQL"));
+  auto parsed = ParseAll(std::string(sql), "SQL");
+  if (!parsed.ok()) return WithTimeTravelHint(parsed.status());
+  auto statements = std::move(parsed).value();
   if (statements.empty()) return Status::InvalidArgument("empty SQL");
   if (statements.size() > 1) return Status::InvalidArgument("only one SQL statement per request");
   SQLStatement& stmt = *statements[0];
@@ -831,6 +853,370 @@ Result<ParameterProbe> RenderParameterProbe(std::string_view sql, std::string_vi
     return Status::InvalidArgument("the parameter probe does not render as one statement");
   }
   return probe;
+}
+
+namespace {
+
+// Whether an AT (TIMESTAMP => …) expression stands alone: no column, subquery, marker or
+// configuration read (it is evaluated before the query, outside it).
+Status CheckAtExpression(ExprPtr& e) {
+  return WalkExpression(e, [](ExprPtr& node) -> Status {
+    bool refused = false;
+    switch (node->GetExpressionClass()) {
+      case ExpressionClass::COLUMN_REF:
+      case ExpressionClass::SUBQUERY:
+      case ExpressionClass::PARAMETER:
+      case ExpressionClass::STAR:
+      case ExpressionClass::DEFAULT:
+      case ExpressionClass::WINDOW:
+        refused = true;
+        break;
+      case ExpressionClass::FUNCTION:
+        refused = ReadsConfiguration(node->Cast<duckdb::FunctionExpression>().function_name);
+        break;
+      default:
+        break;
+    }
+    if (!refused) return Status::Ok();
+    return Status::InvalidArgument(
+        "AT (TIMESTAMP => …) takes a time (a literal or an expression of constants), not '" + node->ToString() + "'");
+  });
+}
+
+// The AT clause of a table reference. Only DuckDB's two units parse: VERSION names a snapshot
+// (an integer id) or a branch or tag (a string), TIMESTAMP a time.
+Result<TimeTravel> TimeTravelOf(duckdb::AtClause& at) {
+  TimeTravel out;
+  ExprPtr& e = at.ExpressionMutable();
+  const std::string unit = duckdb::StringUtil::Upper(at.Unit());
+  if (!e) return Status::InvalidArgument("AT (" + unit + " => …) without a value");
+  if (unit == "TIMESTAMP") {
+    SKADE_RETURN_IF_ERROR(CheckAtExpression(e));
+    SKADE_RETURN_IF_ERROR(MakeConstantsRenderable(e));
+    SKADE_ASSIGN_OR_RETURN(out.timestamp_sql, RenderExpression(*e));
+    return out;
+  }
+  if (unit != "VERSION") return Status::InvalidArgument("AT (" + unit + " => …): only VERSION and TIMESTAMP exist");
+  const std::string refusal =
+      "AT (VERSION => …) takes a snapshot id (an integer) or a branch or tag name (a string), not '" + e->ToString() +
+      "'";
+  if (e->GetExpressionClass() != ExpressionClass::CONSTANT) return Status::InvalidArgument(refusal);
+  const duckdb::Value& value = e->Cast<duckdb::ConstantExpression>().value;
+  if (value.IsNull()) return Status::InvalidArgument(refusal);
+  if (value.type().id() == duckdb::LogicalTypeId::VARCHAR) {
+    out.ref = duckdb::StringValue::Get(value);
+    return out;
+  }
+  if (!value.type().IsIntegral()) return Status::InvalidArgument(refusal);
+  try {
+    out.snapshot_id = value.GetValue<int64_t>();
+  } catch (const std::exception&) {
+    return Status::InvalidArgument("AT (VERSION => " + value.ToString() + "): not a snapshot id (out of range)");
+  }
+  return out;
+}
+
+std::string JoinName(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : ".") + p;
+  return out;
+}
+
+// The table `DESCRIBE name` describes: DuckDB parses it as DESCRIBE (SELECT * FROM name).
+std::optional<std::vector<std::string>> DescribedTable(const duckdb::ShowRef& show) {
+  if (show.show_type != duckdb::ShowType::DESCRIBE || !show.query) return std::nullopt;
+  const QueryNode& node = *show.query;
+  if (node.type != duckdb::QueryNodeType::SELECT_NODE || !node.modifiers.empty() || !node.cte_map.map.empty()) {
+    return std::nullopt;
+  }
+  const auto& select = node.Cast<duckdb::SelectNode>();
+  if (select.select_list.size() != 1 || select.select_list[0]->GetExpressionClass() != ExpressionClass::STAR) {
+    return std::nullopt;
+  }
+  const auto& star = select.select_list[0]->Cast<duckdb::StarExpression>();
+  if (!star.relation_name.empty() || !star.exclude_list.empty() || !star.replace_list.empty() ||
+      !star.rename_list.empty() || star.expr || star.columns) {
+    return std::nullopt;
+  }
+  if (select.where_clause || select.having || select.qualify || select.sample ||
+      !select.groups.group_expressions.empty() || !select.from_table ||
+      select.from_table->type != duckdb::TableReferenceType::BASE_TABLE) {
+    return std::nullopt;
+  }
+  const auto& table = select.from_table->Cast<duckdb::BaseTableRef>();
+  if (table.at_clause || !table.alias.empty() || !table.column_name_alias.empty()) return std::nullopt;
+  return NameParts(table.catalog_name, table.schema_name, table.table_name);
+}
+
+// Walks every relation of a query (FROM, joins, subqueries anywhere, WITH queries, SHOW and
+// DESCRIBE) and replaces those the substitution answers, in place.
+class RelationWalker {
+ public:
+  explicit RelationWalker(const RelationSubstitution& substitute) : substitute_(substitute) {}
+
+  Status Node(QueryNode& node) {
+    std::vector<std::string> names;
+    for (auto& kv : node.cte_map.map) names.push_back(kv.first);
+    if (node.type == duckdb::QueryNodeType::CTE_NODE) names.push_back(node.Cast<duckdb::CTENode>().ctename);
+    ctes_.push_back(std::move(names));
+    Status status = NodeInScope(node);
+    ctes_.pop_back();
+    return status;
+  }
+  bool substituted() const { return substituted_; }
+
+ private:
+  Status NodeInScope(QueryNode& node) {
+    for (auto& kv : node.cte_map.map) {
+      if (kv.second && kv.second->query && kv.second->query->node) SKADE_RETURN_IF_ERROR(Node(*kv.second->query->node));
+    }
+    switch (node.type) {
+      case duckdb::QueryNodeType::SELECT_NODE: {
+        auto& select = node.Cast<duckdb::SelectNode>();
+        SKADE_RETURN_IF_ERROR(Ref(select.from_table));
+        for (auto& e : select.select_list) SKADE_RETURN_IF_ERROR(Expression(e));
+        for (auto& e : select.groups.group_expressions) SKADE_RETURN_IF_ERROR(Expression(e));
+        SKADE_RETURN_IF_ERROR(Expression(select.where_clause));
+        SKADE_RETURN_IF_ERROR(Expression(select.having));
+        SKADE_RETURN_IF_ERROR(Expression(select.qualify));
+        break;
+      }
+      case duckdb::QueryNodeType::SET_OPERATION_NODE: {
+        auto& set = node.Cast<duckdb::SetOperationNode>();
+        if (set.left) SKADE_RETURN_IF_ERROR(Node(*set.left));
+        if (set.right) SKADE_RETURN_IF_ERROR(Node(*set.right));
+        break;
+      }
+      case duckdb::QueryNodeType::RECURSIVE_CTE_NODE: {
+        auto& cte = node.Cast<duckdb::RecursiveCTENode>();
+        if (cte.left) SKADE_RETURN_IF_ERROR(Node(*cte.left));
+        if (cte.right) SKADE_RETURN_IF_ERROR(Node(*cte.right));
+        break;
+      }
+      case duckdb::QueryNodeType::CTE_NODE: {
+        auto& cte = node.Cast<duckdb::CTENode>();
+        if (cte.query) SKADE_RETURN_IF_ERROR(Node(*cte.query));
+        if (cte.child) SKADE_RETURN_IF_ERROR(Node(*cte.child));
+        break;
+      }
+      default:
+        break;
+    }
+    Status status;
+    ParsedExpressionIterator::EnumerateQueryNodeModifiers(node, [&](ExprPtr& e) {
+      if (status.ok()) status = Expression(e);
+    });
+    return status;
+  }
+
+  // Subqueries inside expressions (EnumerateChildren does not enter them).
+  Status Expression(ExprPtr& e) {
+    if (!e) return Status::Ok();
+    if (e->GetExpressionClass() == ExpressionClass::SUBQUERY) {
+      auto& sub = e->Cast<duckdb::SubqueryExpression>();
+      if (sub.subquery && sub.subquery->node) SKADE_RETURN_IF_ERROR(Node(*sub.subquery->node));
+    }
+    Status status;
+    ParsedExpressionIterator::EnumerateChildren(*e, [&](ExprPtr& child) {
+      if (status.ok()) status = Expression(child);
+    });
+    return status;
+  }
+
+  Status Ref(duckdb::unique_ptr<duckdb::TableRef>& ref) {
+    if (!ref) return Status::Ok();
+    switch (ref->type) {
+      case duckdb::TableReferenceType::BASE_TABLE:
+        return BaseTable(ref);
+      case duckdb::TableReferenceType::SHOW_REF:
+        return Show(ref);
+      case duckdb::TableReferenceType::JOIN: {
+        auto& join = ref->Cast<duckdb::JoinRef>();
+        SKADE_RETURN_IF_ERROR(Ref(join.left));
+        SKADE_RETURN_IF_ERROR(Ref(join.right));
+        return Expression(join.condition);
+      }
+      case duckdb::TableReferenceType::SUBQUERY: {
+        auto& sub = ref->Cast<duckdb::SubqueryRef>();
+        return sub.subquery && sub.subquery->node ? Node(*sub.subquery->node) : Status::Ok();
+      }
+      case duckdb::TableReferenceType::TABLE_FUNCTION:
+        return Expression(ref->Cast<duckdb::TableFunctionRef>().function);
+      case duckdb::TableReferenceType::EXPRESSION_LIST:
+        for (auto& row : ref->Cast<duckdb::ExpressionListRef>().values) {
+          for (auto& e : row) SKADE_RETURN_IF_ERROR(Expression(e));
+        }
+        return Status::Ok();
+      case duckdb::TableReferenceType::PIVOT:
+        return Ref(ref->Cast<duckdb::PivotRef>().source);
+      default:
+        return Status::Ok();
+    }
+  }
+
+  bool IsCte(const std::string& name) const {
+    for (const auto& scope : ctes_) {
+      for (const std::string& cte : scope) {
+        if (SameName(cte, name)) return true;
+      }
+    }
+    return false;
+  }
+
+  Status BaseTable(duckdb::unique_ptr<duckdb::TableRef>& ref) {
+    auto& table = ref->Cast<duckdb::BaseTableRef>();
+    RelationReference relation;
+    relation.name = NameParts(table.catalog_name, table.schema_name, table.table_name);
+    if (table.at_clause) {
+      SKADE_ASSIGN_OR_RETURN(TimeTravel at, TimeTravelOf(*table.at_clause).WithContext(JoinName(relation.name)));
+      relation.at = std::move(at);
+    }
+    relation.cte = relation.name.size() == 1 && IsCte(relation.name[0]);
+    SKADE_ASSIGN_OR_RETURN(std::optional<std::string> query, Answer(relation));
+    if (!query) {
+      if (!relation.at) return Status::Ok();
+      return Status::InvalidArgument("AT (…) reads the snapshots of the lake's tables; '" + JoinName(relation.name) +
+                                     "' is not one of them");
+    }
+    return Replace(ref, *query, table.alias.empty() ? table.table_name : table.alias);
+  }
+
+  Status Show(duckdb::unique_ptr<duckdb::TableRef>& ref) {
+    auto& show = ref->Cast<duckdb::ShowRef>();
+    RelationReference relation;
+    // DuckDB's parser names SHOW TABLES' relation "\"tables\"" and SHOW ALL TABLES'
+    // "__show_tables_expanded".
+    if (!show.query && show.table_name == "\"tables\"") {
+      relation.kind = RelationReference::Kind::kShowTables;
+    } else if (!show.query && show.table_name == "__show_tables_expanded") {
+      relation.kind = RelationReference::Kind::kShowAllTables;
+    } else if (auto described = DescribedTable(show)) {
+      relation.kind = RelationReference::Kind::kDescribe;
+      relation.name = std::move(*described);
+    } else {
+      return show.query ? Node(*show.query) : Status::Ok();
+    }
+    SKADE_ASSIGN_OR_RETURN(std::optional<std::string> query, Answer(relation));
+    if (query) return Replace(ref, *query, "");
+    return show.query ? Node(*show.query) : Status::Ok();
+  }
+
+  // The substitution's answer, asked once per distinct relation of the statement: DuckDB keeps
+  // a WITH query twice in the tree (in the node's CTE map and as a CTE node), and both copies
+  // must render alike.
+  Result<std::optional<std::string>> Answer(const RelationReference& relation) {
+    std::string key = std::to_string(static_cast<int>(relation.kind)) + (relation.cte ? "c" : "t");
+    for (const std::string& part : relation.name) key += std::to_string(part.size()) + ':' + part;
+    if (relation.at) {
+      const TimeTravel& at = *relation.at;
+      if (at.snapshot_id) key += "@v" + std::to_string(*at.snapshot_id);
+      if (at.ref) key += "@r" + std::to_string(at.ref->size()) + ':' + *at.ref;
+      if (!at.timestamp_sql.empty()) key += "@t" + at.timestamp_sql;
+    }
+    if (auto it = answers_.find(key); it != answers_.end()) return it->second;
+    SKADE_ASSIGN_OR_RETURN(std::optional<std::string> answer, substitute_(relation));
+    answers_.emplace(std::move(key), answer);
+    return answer;
+  }
+
+  // `ref` becomes the table function of `query` (SELECT * FROM f(…)), named `alias`.
+  Status Replace(duckdb::unique_ptr<duckdb::TableRef>& ref, const std::string& query, const std::string& alias) {
+    SKADE_ASSIGN_OR_RETURN(auto statements, ParseAll(query, "substituted relation"));
+    auto refuse = [] { return Status::Internal("a substituted relation must be SELECT * FROM a table function"); };
+    if (statements.size() != 1 || statements[0]->type != StatementType::SELECT_STATEMENT) return refuse();
+    QueryNode& node = *statements[0]->Cast<duckdb::SelectStatement>().node;
+    if (node.type != duckdb::QueryNodeType::SELECT_NODE || !node.modifiers.empty() || !node.cte_map.map.empty()) {
+      return refuse();
+    }
+    auto& select = node.Cast<duckdb::SelectNode>();
+    if (!select.from_table || select.from_table->type != duckdb::TableReferenceType::TABLE_FUNCTION ||
+        select.where_clause || select.select_list.size() != 1 ||
+        select.select_list[0]->GetExpressionClass() != ExpressionClass::STAR) {
+      return refuse();
+    }
+    duckdb::unique_ptr<duckdb::TableRef> replacement = std::move(select.from_table);
+    replacement->alias = alias;
+    replacement->column_name_alias = ref->column_name_alias;
+    replacement->sample = std::move(ref->sample);
+    ref = std::move(replacement);
+    substituted_ = true;
+    return Status::Ok();
+  }
+
+  const RelationSubstitution& substitute_;
+  std::vector<std::vector<std::string>> ctes_;  // the WITH names in scope, innermost last
+  std::map<std::string, std::optional<std::string>> answers_;  // by relation (Answer)
+  bool substituted_ = false;
+};
+
+bool HasSubquery(ParsedExpression& e) {
+  if (e.GetExpressionClass() == ExpressionClass::SUBQUERY) return true;
+  bool found = false;
+  ParsedExpressionIterator::EnumerateChildren(e, [&](ParsedExpression& child) { found = found || HasSubquery(child); });
+  return found;
+}
+
+// DuckDB names an unnamed result column by its expression's text. Those holding a subquery get
+// that name as their alias, so a substituted relation inside does not rename the column.
+std::vector<std::pair<ParsedExpression*, std::string>> ResultNamesWithSubqueries(QueryNode& root) {
+  QueryNode* node = &root;
+  while (node->type == duckdb::QueryNodeType::SET_OPERATION_NODE || node->type == duckdb::QueryNodeType::CTE_NODE) {
+    node = node->type == duckdb::QueryNodeType::CTE_NODE ? node->Cast<duckdb::CTENode>().child.get()
+                                                          : node->Cast<duckdb::SetOperationNode>().left.get();
+    if (node == nullptr) return {};
+  }
+  std::vector<std::pair<ParsedExpression*, std::string>> out;
+  if (node->type != duckdb::QueryNodeType::SELECT_NODE) return out;
+  for (auto& e : node->Cast<duckdb::SelectNode>().select_list) {
+    if (e->GetAlias().empty() && HasSubquery(*e)) out.emplace_back(e.get(), e->ToString());
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::optional<std::string>> SubstituteRelations(std::string_view sql, const RelationSubstitution& substitute) {
+  if (Blank(sql)) return Status::InvalidArgument("empty SQL");
+  SKADE_ASSIGN_OR_RETURN(auto statements, ParseAll(std::string(sql), "SQL"));
+  if (statements.size() != 1) return Status::InvalidArgument("only one SQL statement per request");
+  SQLStatement& stmt = *statements[0];
+  RelationWalker walker(substitute);
+  switch (stmt.type) {
+    case StatementType::SELECT_STATEMENT: {
+      auto& select = stmt.Cast<duckdb::SelectStatement>();
+      auto names = ResultNamesWithSubqueries(*select.node);
+      SKADE_RETURN_IF_ERROR(walker.Node(*select.node));
+      if (!walker.substituted()) return std::optional<std::string>();
+      for (auto& [e, name] : names) e->SetAlias(std::move(name));
+      SKADE_ASSIGN_OR_RETURN(Query q, QueryOf(select, "query"));
+      return std::optional<std::string>(q.sql());
+    }
+    case StatementType::EXPLAIN_STATEMENT: {
+      auto& explain = stmt.Cast<duckdb::ExplainStatement>();
+      if (!explain.stmt || explain.stmt->type != StatementType::SELECT_STATEMENT) return std::optional<std::string>();
+      auto& inner = explain.stmt->Cast<duckdb::SelectStatement>();
+      SKADE_RETURN_IF_ERROR(walker.Node(*inner.node));
+      if (!walker.substituted()) return std::optional<std::string>();
+      if (explain.explain_format != duckdb::ExplainFormat::DEFAULT) {
+        return Status::NotImplemented("EXPLAIN with a FORMAT of a query with AT (…) or lake listings");
+      }
+      SKADE_ASSIGN_OR_RETURN(Query q, QueryOf(inner, "EXPLAIN"));
+      const bool analyze = explain.explain_type == duckdb::ExplainType::EXPLAIN_ANALYZE;
+      return std::optional<std::string>((analyze ? "EXPLAIN ANALYZE " : "EXPLAIN ") + q.sql());
+    }
+    case StatementType::COPY_STATEMENT: {
+      auto& info = *stmt.Cast<duckdb::CopyStatement>().info;
+      if (info.is_from || !info.select_statement) return std::optional<std::string>();
+      SKADE_RETURN_IF_ERROR(walker.Node(*info.select_statement));
+      if (walker.substituted()) {
+        return Status::NotImplemented(
+            "COPY … TO of a query with AT (…) or lake listings is not supported; run the query on its own");
+      }
+      return std::optional<std::string>();
+    }
+    default:
+      return std::optional<std::string>();
+  }
 }
 
 }  // namespace skade::engine

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -133,6 +134,44 @@ struct Statement {
 // the tree before its parts are rendered; kInvalidArgument when the counts differ or a literal
 // is not a constant.
 Result<Statement> ParseStatement(std::string_view sql, std::span<const std::string> parameters = {});
+
+// A table reference's AT clause (`FROM t AT (VERSION => …)` / `AT (TIMESTAMP => …)`, DuckDB's
+// syntax; its parser knows no other units). Exactly one member is set.
+struct TimeTravel {
+  std::optional<int64_t> snapshot_id;  // VERSION => <integer>
+  std::optional<std::string> ref;      // VERSION => '<branch or tag>'
+  // TIMESTAMP => <expression>: rendered from its checked tree (one expression without columns,
+  // subqueries, parameter markers or configuration reads); the caller evaluates it.
+  std::string timestamp_sql;
+};
+
+// A relation a query names, as SubstituteRelations hands it over.
+struct RelationReference {
+  enum class Kind {
+    kTable,          // FROM name [AT (…)]
+    kShowTables,     // SHOW TABLES
+    kShowAllTables,  // SHOW ALL TABLES
+    kDescribe,       // DESCRIBE name (SHOW name): the columns of one table
+  };
+  Kind kind = Kind::kTable;
+  std::vector<std::string> name;  // kTable, kDescribe: as written, 1–3 parts
+  std::optional<TimeTravel> at;   // kTable only
+  bool cte = false;               // kTable: a one-part name of a WITH query in scope
+};
+
+// The caller's answer for one relation: nullopt keeps it; otherwise a query made by the caller
+// (never from user text) of the form `SELECT * FROM <table function>(…)` (e.g.
+// engine::PushdownScanSql) whose table function is read in the relation's place.
+using RelationSubstitution = std::function<Result<std::optional<std::string>>(const RelationReference&)>;
+
+// For a query statement (SELECT, VALUES, WITH, SHOW/DESCRIBE/SUMMARIZE, EXPLAIN of a query; a
+// COPY … TO only when nothing is substituted): calls `substitute` for every relation it names,
+// in FROM clauses, joins, subqueries and WITH queries alike, and returns the statement rendered
+// from its tree with each substituted relation replaced (its alias and column aliases kept),
+// checked to re-parse to that tree; nullopt when nothing was substituted (run `sql` as it is).
+// An AT clause left unsubstituted is kInvalidArgument (only lake tables have versions), as is
+// a malformed one, a statement that does not parse or cannot be rendered faithfully.
+Result<std::optional<std::string>> SubstituteRelations(std::string_view sql, const RelationSubstitution& substitute);
 
 // A write statement re-rendered to type its parameter markers (RenderParameterProbe).
 struct ParameterProbe {

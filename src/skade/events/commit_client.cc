@@ -99,11 +99,11 @@ class GrpcClient final : public CommitClient {
     return response.commit_seq();
   }
 
-  Result<std::unique_ptr<CommitClientStream>> Subscribe(int64_t after_commit_seq,
+  Result<std::unique_ptr<CommitClientStream>> Subscribe(std::optional<int64_t> after_commit_seq,
                                                         const std::vector<std::string>& tables,
                                                         std::chrono::milliseconds deadline) override {
     skade::v1::SubscribeRequest request;
-    request.set_after_commit_seq(after_commit_seq);
+    if (after_commit_seq) request.set_after_commit_seq(*after_commit_seq);
     for (const std::string& table : tables) request.add_tables(table);
     return std::unique_ptr<CommitClientStream>(std::make_unique<GrpcStream>(*stub_, request, deadline, authorization_));
   }

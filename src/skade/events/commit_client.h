@@ -44,9 +44,10 @@ class CommitClient {
     return Connect(address, Options());
   }
   virtual Result<int64_t> Latest(std::chrono::milliseconds timeout) = 0;
-  // `deadline` 0 = none.
+  // Commits after `after_commit_seq` (0 = from the first), then live; nullopt = only commits
+  // made from now on. `deadline` 0 = none.
   virtual Result<std::unique_ptr<CommitClientStream>> Subscribe(
-      int64_t after_commit_seq, const std::vector<std::string>& tables,
+      std::optional<int64_t> after_commit_seq, const std::vector<std::string>& tables,
       std::chrono::milliseconds deadline) = 0;
 };
 

@@ -88,7 +88,7 @@ struct CommitService::Impl final : public skade::v1::Commits::Service {
     if (grpc::Status denied = Authorize(context); !denied.ok()) return denied;
     if (request->after_commit_seq() < 0) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                          "after_commit_seq must be >= 0 (0 = from now)");
+                          "after_commit_seq must be >= 0 (absent = from now)");
     }
     // Names that are valid but not (yet) tables match nothing: the stream stays open and
     // empty, since such a table may be created later (documented in commits.proto).
@@ -103,7 +103,7 @@ struct CommitService::Impl final : public skade::v1::Commits::Service {
     }
     if (shutting_down_) return Unavailable();
     std::optional<int64_t> after;
-    if (request->after_commit_seq() > 0) after = request->after_commit_seq();
+    if (request->has_after_commit_seq()) after = request->after_commit_seq();
     Result<std::unique_ptr<ReplayThenTail>> opened =
         ReplayThenTail::Open(catalog_, bus_, after, {.replay_batch = options_.replay_batch});
     if (!opened.ok()) return ToGrpc(opened.status());

@@ -155,9 +155,10 @@ Result<PreparedQuery> Backend::PrepareQuery(const std::string& schema, engine::C
   if (statement.kind != engine::Statement::Kind::kQuery && statement.kind != engine::Statement::Kind::kExplain) {
     return NotAllowed(statement.type_name);
   }
-  SKADE_RETURN_IF_ERROR(lake_.SyncViews(sql, schema));
+  // The lake's tables current, AT (…) snapshots and the lake's listings substituted.
+  SKADE_ASSIGN_OR_RETURN(std::string resolved, lake_.ResolveQuery(sql, schema));
   PreparedQuery query;
-  SKADE_ASSIGN_OR_RETURN(query.stmt, con.Prepare(sql));
+  SKADE_ASSIGN_OR_RETURN(query.stmt, con.Prepare(resolved));
   if (query->kind() != engine::StatementKind::kSelect && query->kind() != engine::StatementKind::kExplain) {
     return NotAllowed(query->kind_name());
   }

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -125,6 +126,51 @@ Result<Transform> Transform::Parse(std::string_view raw) {
   Transform unknown(TransformKind::kUnknown, 0);
   unknown.unknown_text_ = std::string(text);
   return unknown;
+}
+
+namespace {
+
+// A date "YYYY-MM-DD" for days since 1970-01-01.
+std::string DateText(int64_t days) {
+  int y;
+  unsigned m, d;
+  CivilFromDays(days, &y, &m, &d);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02u", y, m, d);
+  return buf;
+}
+
+// The ordinal a time transform produced: an int, or (a day partition some writers type as
+// date) a date's days.
+std::optional<int64_t> Ordinal(const Literal& value) {
+  if (const auto* i = std::get_if<int32_t>(&value.value())) return *i;
+  if (const auto* l = std::get_if<int64_t>(&value.value())) return *l;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string Transform::HumanString(const std::optional<Literal>& value) const {
+  if (!value) return "null";
+  const std::optional<int64_t> n = Ordinal(*value);
+  if (!n || kind_ == TransformKind::kIdentity || kind_ == TransformKind::kTruncate) return value->ToString();
+  char buf[64];
+  switch (kind_) {
+    case TransformKind::kYear:
+      std::snprintf(buf, sizeof buf, "%04lld", static_cast<long long>(1970 + *n));
+      return buf;
+    case TransformKind::kMonth:
+      std::snprintf(buf, sizeof buf, "%04lld-%02lld", static_cast<long long>(1970 + FloorDiv(*n, 12)),
+                    static_cast<long long>(*n - FloorDiv(*n, 12) * 12 + 1));
+      return buf;
+    case TransformKind::kDay:
+      return DateText(*n);
+    case TransformKind::kHour:
+      std::snprintf(buf, sizeof buf, "-%02lld", static_cast<long long>(*n - FloorDiv(*n, 24) * 24));
+      return DateText(FloorDiv(*n, 24)) + buf;
+    default:
+      return value->ToString();
+  }
 }
 
 std::string Transform::ToString() const {

@@ -45,6 +45,11 @@ class Transform {
   // kInvalidArgument for an unsupported source type.
   Result<std::optional<Literal>> Apply(const std::optional<Literal>& value) const;
 
+  // A partition value as people read it (Iceberg's human string): year "2024", month
+  // "2024-01", day "2024-01-01", hour "2024-01-01-10", identity/truncate the value's own
+  // rendering (Literal::ToString), bucket the number; "null" for a null.
+  std::string HumanString(const std::optional<Literal>& value) const;
+
   // Whether the transform preserves order (v1 ≤ v2 ⇒ t(v1) ≤ t(v2)): all but bucket/void.
   bool PreservesOrder() const;
 

@@ -16,6 +16,7 @@
 #include "skade/iceberg/manifest.h"
 #include "skade/iceberg/references.h"
 #include "skade/io/location.h"
+#include "skade/rest/append_rebase.h"
 #include "skade/base/json_parse_internal.h"
 
 namespace skade::rest {
@@ -389,6 +390,7 @@ RestStats CatalogApi::stats() const {
   RestStats s;
   s.commits = commits_;
   s.conflicts = conflicts_;
+  s.rebased = rebased_;
   return s;
 }
 
@@ -834,7 +836,7 @@ Response CatalogApi::CommitTable(const Request& r, const std::string& segment, c
   for (const auto& req : commit->requirements) {
     create = create || req.kind == iceberg::TableRequirement::Kind::kAssertCreate;
   }
-  auto result = create ? CreateFromCommit(*commit) : catalog_.CommitTable(*commit);
+  auto result = create ? CreateFromCommit(*commit) : CommitRebasingAppends(*commit);
   if (!result.ok()) return CommitFailure(result.status());
   ++commits_;
   Response out;
@@ -842,6 +844,33 @@ Response CatalogApi::CommitTable(const Request& r, const std::string& segment, c
   out.headers.emplace_back("Content-Type", "application/json");
   out.headers.emplace_back("ETag", EtagOf(result->table.metadata_location + "|all"));
   return out;
+}
+
+Result<catalog::CommitResult> CatalogApi::CommitRebasingAppends(const catalog::TableCommit& commit) {
+  // Each round re-bases on a newer head; past this many, others land faster than the server can
+  // re-base, and the client hears the 409 (and retries itself).
+  constexpr int kMaxRebases = 64;
+  Result<catalog::CommitResult> first = catalog_.CommitTable(commit);
+  if (first.ok() || !options_.rebase_appends || first.status().code() != StatusCode::kConflict) return first;
+  for (int round = 0; round < kMaxRebases; ++round) {
+    auto state = catalog_.LoadTable(commit.ident);
+    if (!state.ok()) return first;
+    auto rebased = RebaseAppend(commit, *state->metadata, io_);
+    if (!rebased.ok()) {
+      SKADE_LOG_WARN("rest: append to {} not re-based: {}", commit.ident.ToString(), rebased.status().ToString());
+      return first;
+    }
+    if (!rebased->has_value()) return first;
+    Result<catalog::CommitResult> result = catalog_.CommitTable((*rebased)->commit);
+    if (result.ok()) {
+      ++rebased_;
+      return result;
+    }
+    // The list is named by nothing unless the commit happened (unknown: it may have).
+    if (result.status().code() != StatusCode::kCommitUnknown) (void)io_.Delete((*rebased)->manifest_list);
+    if (result.status().code() != StatusCode::kConflict) return result;
+  }
+  return first;
 }
 
 Response CatalogApi::DropTable(const Request& r, const std::string& segment, const std::string& table) {

@@ -163,6 +163,10 @@ class CatalogApi {
   // `added` false).
   Status CheckSnapshotLocations(const iceberg::Snapshot& s, bool added) const;
   Response CommitFailure(const Status& st);
+  // catalog_.CommitTable, and for an append refused only because its branch moved, the same
+  // append re-based on the branch's head (append_rebase.h), a few times while others keep
+  // landing; the original refusal when it cannot be re-based.
+  Result<catalog::CommitResult> CommitRebasingAppends(const catalog::TableCommit& commit);
 
   catalog::Catalog& catalog_;
   io::FileIO& io_;
@@ -174,6 +178,7 @@ class CatalogApi {
   std::map<std::string, TableDetail> details_;
   std::atomic<int64_t> commits_{0};
   std::atomic<int64_t> conflicts_{0};
+  std::atomic<int64_t> rebased_{0};
 };
 
 }  // namespace skade::rest

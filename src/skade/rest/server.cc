@@ -71,6 +71,9 @@ class Metrics {
     out += "# HELP skade_rest_commit_conflicts_total Commits refused because a requirement failed.\n";
     out += "# TYPE skade_rest_commit_conflicts_total counter\n";
     out += "skade_rest_commit_conflicts_total " + std::to_string(s.conflicts) + "\n";
+    out += "# HELP skade_rest_commits_rebased_total Appends re-based on their branch's head instead of a 409.\n";
+    out += "# TYPE skade_rest_commits_rebased_total counter\n";
+    out += "skade_rest_commits_rebased_total " + std::to_string(s.rebased) + "\n";
     out += "# HELP skade_rest_connections Open HTTP connections.\n";
     out += "# TYPE skade_rest_connections gauge\n";
     out += "skade_rest_connections " + std::to_string(s.connections) + "\n";
@@ -450,18 +453,9 @@ struct RestServer::Impl {
     const std::string method = h.method == "HEAD" ? std::string("GET") : h.method;
     const std::vector<std::string> segments = Segments(h.path);
     for (const RouteEntry& route : routes) {
-      if (route.method != method || route.segments.size() != segments.size()) continue;
+      if (route.method != method) continue;
       Params params;
-      bool match = true;
-      for (size_t i = 0; i < segments.size() && match; ++i) {
-        if (route.segments[i] == "*") {
-          match = !segments[i].empty();
-          params.push_back(segments[i]);
-        } else {
-          match = route.segments[i] == segments[i];
-        }
-      }
-      if (!match) continue;
+      if (!Matches(route, segments, &params)) continue;
       Request r;
       r.method = h.method;
       r.query = h.query;
@@ -476,7 +470,41 @@ struct RestServer::Impl {
         return ToHttp(ErrorResponse(500, "ServerErrorException", e.what()));
       }
     }
-    return TransportError(404, "no route for " + h.method + " " + h.path);
+    return NoRoute(h, segments);
+  }
+
+  // Whether `route` serves the path `segments`; its wildcard segments go to `params`.
+  static bool Matches(const RouteEntry& route, const std::vector<std::string>& segments, Params* params) {
+    if (route.segments.size() != segments.size()) return false;
+    for (size_t i = 0; i < segments.size(); ++i) {
+      if (route.segments[i] == "*") {
+        if (segments[i].empty()) return false;
+        params->push_back(segments[i]);
+      } else if (route.segments[i] != segments[i]) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // A path served with other methods: 405 and the methods it has (RFC 9110 §15.5.6);
+  // otherwise 404.
+  HttpResponse NoRoute(const HttpRequest& h, const std::vector<std::string>& segments) const {
+    std::vector<std::string> allowed;
+    for (const RouteEntry& route : routes) {
+      Params unused;
+      if (!Matches(route, segments, &unused)) continue;
+      if (std::find(allowed.begin(), allowed.end(), route.method) != allowed.end()) continue;
+      allowed.push_back(route.method);
+      if (route.method == "GET") allowed.push_back("HEAD");
+    }
+    if (allowed.empty()) return TransportError(404, "no route for " + h.method + " " + h.path);
+    std::string allow;
+    for (const std::string& m : allowed) allow += (allow.empty() ? "" : ", ") + m;
+    HttpResponse refused = ToHttp(ErrorResponse(
+        405, "BadRequestException", h.method + " is not allowed on " + h.path + " (allowed: " + allow + ")"));
+    refused.headers.emplace_back("Allow", allow);
+    return refused;
   }
 
   RestStats Stats() const {

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "skade/base/log.h"
+#include "skade/iceberg/scan.h"
 
 namespace skade::sql {
 
@@ -117,6 +118,10 @@ Status LakeSql::SyncViews(std::string_view sql, const std::string& default_schem
 
 namespace {
 
+// How a table's scan source plans: with what DuckDB pushes into the scan, or every file of its
+// snapshot (LakeSql::set_pushdown(false)).
+enum class ScanPlanning { kPushdown, kWholeSnapshot };
+
 // One table at one snapshot as the source of a pushdown scan: each statement's scan is
 // planned with its columns and filter (manifest, partition and metrics pruning). The snapshot
 // never changes under a source, so plans are kept by (columns, filter): the same BI query
@@ -125,12 +130,16 @@ class TableScanSource final : public engine::ScanSource {
  public:
   static constexpr size_t kCacheBytes = size_t{8} << 20;
 
-  // Plans `table` through `cache` (kept alive as long as this source).
-  TableScanSource(std::unique_ptr<table::Table> table, std::shared_ptr<iceberg::ManifestCache> cache)
-      : cache_(std::move(cache)), table_(std::move(table)) {
+  // Plans `table` at the snapshot `selector` selects through `cache` (kept alive as long as
+  // this source); kWholeSnapshot lists every file of it whatever the scan pushes.
+  TableScanSource(std::unique_ptr<table::Table> table, std::shared_ptr<iceberg::ManifestCache> cache,
+                  iceberg::SnapshotSelector selector, ScanPlanning planning)
+      : cache_(std::move(cache)), table_(std::move(table)), selector_(std::move(selector)), planning_(planning) {
     table_->set_manifest_cache(cache_.get());
   }
-  Result<engine::ScanPlan> Plan(const engine::PushedScan& scan) override {
+  Result<engine::ScanPlan> Plan(const engine::PushedScan& pushed) override {
+    engine::PushedScan scan;
+    if (planning_ == ScanPlanning::kPushdown) scan = pushed;
     std::string key = scan.filter ? scan.filter->sql() : std::string();
     for (const std::string& c : scan.columns) key += '\n' + c;
     std::lock_guard<std::mutex> lock(mu_);  // a Table is not thread-safe
@@ -139,11 +148,14 @@ class TableScanSource final : public engine::ScanSource {
       return it->second.plan;
     }
     engine::ScanPlan plan;
-    if (scan.columns.empty()) {
+    if (scan.columns.empty() && planning_ == ScanPlanning::kPushdown) {
       // No column read (count(*)): from manifests when the snapshot has no delete files.
-      SKADE_ASSIGN_OR_RETURN(plan.row_count, table_->Count({}));
+      table::ReadOptions options;
+      options.snapshot = selector_;
+      SKADE_ASSIGN_OR_RETURN(plan.row_count, table_->Count(options));
     } else {
       table::ReadOptions options;
+      options.snapshot = selector_;
       options.columns = scan.columns;
       options.where = scan.filter;
       SKADE_ASSIGN_OR_RETURN(plan.sql, table_->ReadSql(options));
@@ -174,24 +186,25 @@ class TableScanSource final : public engine::ScanSource {
   std::shared_ptr<iceberg::ManifestCache> cache_;
   std::mutex mu_;
   std::unique_ptr<table::Table> table_;
+  const iceberg::SnapshotSelector selector_;
+  const ScanPlanning planning_;
   std::map<std::string, Cached> plans_;
   std::list<std::string> order_;
   size_t cached_bytes_ = 0;
 };
 
-// The view's columns and an estimate of its rows.
-Result<engine::ScanSourceInfo> ScanSourceOf(const table::Table& table) {
+// The columns of the snapshot `selector` selects (Iceberg's time-travel schema rule,
+// iceberg::SelectSnapshot) and an estimate of its rows.
+Result<engine::ScanSourceInfo> ScanSourceOf(const table::Table& table, const iceberg::SnapshotSelector& selector) {
   engine::ScanSourceInfo info;
-  const iceberg::TableMetadata& m = table.metadata();
-  iceberg::SchemaPtr schema = m.CurrentSchema();
-  if (!schema) return Status::Corruption("table metadata has no current schema");
-  for (const iceberg::NestedField& f : schema->fields()) {
+  SKADE_ASSIGN_OR_RETURN(iceberg::SelectedSnapshot selected, iceberg::SelectSnapshot(table.metadata(), selector));
+  for (const iceberg::NestedField& f : selected.schema->fields()) {
     info.names.push_back(f.name);
     SKADE_ASSIGN_OR_RETURN(std::string type, engine::DuckTypeName(*f.type).WithContext("column '" + f.name + "'"));
     info.types.push_back(std::move(type));
   }
-  const iceberg::Snapshot* current = m.CurrentSnapshot();
-  info.estimated_rows = current ? current->SummaryLong("total-records") : std::optional<int64_t>(0);
+  const iceberg::Snapshot* snapshot = selected.snapshot;
+  info.estimated_rows = snapshot ? snapshot->SummaryLong("total-records") : std::optional<int64_t>(0);
   return info;
 }
 
@@ -218,8 +231,9 @@ Result<std::unique_ptr<table::Table>> LakeSql::SyncView(const catalog::TableIden
   View view{table->metadata_location(), ""};
   std::string view_sql;
   if (pushdown_) {
-    SKADE_ASSIGN_OR_RETURN(engine::ScanSourceInfo info, ScanSourceOf(*table));
-    info.source = std::make_shared<TableScanSource>(table->Clone(), manifest_cache_);
+    SKADE_ASSIGN_OR_RETURN(engine::ScanSourceInfo info, ScanSourceOf(*table, {}));
+    info.source = std::make_shared<TableScanSource>(table->Clone(), manifest_cache_, iceberg::SnapshotSelector{},
+                                                    ScanPlanning::kPushdown);
     view.scan_token = db_.scans().Register(std::move(info));
     view_sql = engine::PushdownScanSql(view.scan_token);
   } else {
@@ -235,6 +249,18 @@ Result<std::unique_ptr<table::Table>> LakeSql::SyncView(const catalog::TableIden
   if (it != views_.end() && !it->second.scan_token.empty()) db_.scans().Retire(it->second.scan_token);
   views_[ident] = std::move(view);
   return table;
+}
+
+Result<std::string> LakeSql::RegisterSnapshotScan(const table::Table& table,
+                                                  const iceberg::SnapshotSelector& selector) {
+  SKADE_ASSIGN_OR_RETURN(engine::ScanSourceInfo info, ScanSourceOf(table, selector));
+  ScanPlanning planning;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    planning = pushdown_ ? ScanPlanning::kPushdown : ScanPlanning::kWholeSnapshot;
+  }
+  info.source = std::make_shared<TableScanSource>(table.Clone(), manifest_cache_, selector, planning);
+  return db_.scans().Register(std::move(info));
 }
 
 Status LakeSql::DropView(const catalog::TableIdent& ident) {

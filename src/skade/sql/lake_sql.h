@@ -85,6 +85,23 @@ class LakeSql {
   // table are left to DuckDB (which reports them). kInvalidArgument if the SQL does not parse.
   Status SyncViews(std::string_view sql, const std::string& default_schema);
 
+  // The SQL to run for a query statement (engine::ParseStatement kinds kQuery, kExplain and
+  // kExport) of a session whose schema is `default_schema`, resolved against the lake:
+  // - the views of the lake tables it names are made current (SyncViews);
+  // - `t AT (VERSION => <snapshot id>)`, `AT (VERSION => '<branch or tag>')` and
+  //   `AT (TIMESTAMP => <time>)` read that snapshot, chosen by the rule `skade scan --snapshot /
+  //   --ref / --as-of` uses (iceberg::SelectSnapshot): kNotFound for an unknown snapshot or ref
+  //   and for a time before the first snapshot, never the current snapshot instead;
+  // - SHOW TABLES, SHOW ALL TABLES, DESCRIBE of a table and information_schema.tables and
+  //   .columns answer from the catalog: every table of the lake, names from the catalog's
+  //   listings (no metadata file read for them), columns from each table's current schema with
+  //   required columns NOT NULL;
+  // - a table name that is neither a lake table nor one of DuckDB's is kNotFound naming the
+  //   lake's nearest tables, and catalog.schema.table whose first two parts are a nested
+  //   namespace kInvalidArgument naming the quoted form ("a.b".t).
+  // Returns `sql` itself when nothing was substituted; otherwise its re-rendered parse tree.
+  Result<std::string> ResolveQuery(std::string_view sql, const std::string& default_schema);
+
   // Loads a table (no view involved).
   Result<std::unique_ptr<table::Table>> LoadTable(const catalog::TableIdent& ident) {
     return table::Table::Load(catalog_, io_, db_, ident);
@@ -157,6 +174,30 @@ class LakeSql {
         catalog_name_(std::move(catalog_name)),
         manifest_cache_(manifest_cache_bytes > 0 ? std::make_shared<iceberg::ManifestCache>(manifest_cache_bytes)
                                                  : nullptr) {}
+  // A scan source of `table` at the snapshot `selector` selects (its schema by Iceberg's
+  // time-travel rule); the token `skade_scan('<token>')` reads, registered in db_.scans().
+  Result<std::string> RegisterSnapshotScan(const table::Table& table, const iceberg::SnapshotSelector& selector);
+  // What ResolveQuery reads in place of one relation (engine::SubstituteRelations); nullopt
+  // keeps the relation (lake_sql_query.cc, as the helpers below).
+  Result<std::optional<std::string>> Substitute(const engine::RelationReference& relation,
+                                                const std::string& default_schema);
+  // The pinned scan of `ident` at the snapshot `at` selects; kNotFound for none.
+  Result<std::string> TimeTravelScan(const catalog::TableIdent& ident, const engine::TimeTravel& at);
+  // A relation of the rows `sql` (made by skade from catalog values) gives, read through a scan
+  // source that lives only as long as statements binding it now (ScanSources::Retire).
+  Result<std::string> RowsRelation(const std::string& sql);
+  // The query of a listing (SHOW TABLES, SHOW ALL TABLES, DESCRIBE, information_schema.tables or
+  // .columns); "" for a DESCRIBE of something that is no lake table.
+  Result<std::string> ListingRelation(const engine::RelationReference& relation, const std::string& default_schema);
+  // Every table of every listed namespace, sorted (catalog listings only).
+  Result<std::vector<catalog::TableIdent>> ListAllTables();
+  // kNotFound (with the nearest lake tables) for a plain table name that names nothing: neither
+  // a lake table whose view is current nor a relation of DuckDB's; kInvalidArgument for a
+  // nested namespace written unquoted.
+  Status CheckNamed(const std::vector<std::string>& name, const std::string& default_schema);
+  // Whether SyncView made a view of `ident` (it is a lake table).
+  bool HasView(const catalog::TableIdent& ident);
+
   // Creates the DuckDB schema once (DDL from many sessions at once would conflict in DuckDB's
   // catalog, so it runs under mu_).
   Status EnsureSchemaLocked(const std::string& schema);

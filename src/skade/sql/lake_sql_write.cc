@@ -101,10 +101,13 @@ Result<int64_t> LakeSql::ExecuteWrite(const engine::Statement& w, const Session&
       if (w.if_not_exists) return 0;
       if (!w.or_replace) return Status::AlreadyExists("table " + ident.ToString() + " already exists");
     }
-    if (w.query) SKADE_RETURN_IF_ERROR(SyncViews(w.query->sql(), default_schema));
-    Result<iceberg::SchemaPtr> schema =
-        !w.query ? engine::SchemaFromDefinition(w.definition)
-                 : engine::SchemaFromQuery(db, "SELECT * FROM (" + w.query->sql() + "\n) LIMIT 0");
+    // The query as a query of the session reads (AT (…) snapshots and listings substituted).
+    std::string query;
+    if (w.query) {
+      SKADE_ASSIGN_OR_RETURN(query, ResolveQuery(w.query->sql(), default_schema));
+    }
+    Result<iceberg::SchemaPtr> schema = !w.query ? engine::SchemaFromDefinition(w.definition)
+                                                 : engine::SchemaFromQuery(db, "SELECT * FROM (" + query + "\n) LIMIT 0");
     if (!schema.ok()) return schema.status();
     if (existing.ok()) {
       SKADE_RETURN_IF_ERROR(catalog_.DropTable(ident, catalog::DropMode::kKeepFiles));
@@ -116,7 +119,7 @@ Result<int64_t> LakeSql::ExecuteWrite(const engine::Statement& w, const Session&
     if (!w.query) return 0;
     std::optional<std::string> replaced;
     if (existing.ok()) replaced = existing->metadata_location;
-    return FillNewTable(db, ident, engine::WriteSource{w.query->sql(), nullptr}, replaced);
+    return FillNewTable(db, ident, engine::WriteSource{query, nullptr}, replaced);
   }
   if (w.kind == Kind::kDropTable) {
     auto existing = catalog_.LoadTable(ident);
@@ -134,9 +137,11 @@ Result<int64_t> LakeSql::ExecuteWrite(const engine::Statement& w, const Session&
   std::vector<std::string> columns = ColumnNames(*t);
   if (w.kind == Kind::kInsert) {
     if (!w.query) return Status::InvalidArgument("INSERT needs a SELECT or VALUES source");
-    SKADE_RETURN_IF_ERROR(SyncViews(w.query->sql(), default_schema));
+    // A past snapshot may be the source (INSERT … SELECT … FROM t AT (…)); the target is always
+    // the current snapshot.
+    SKADE_ASSIGN_OR_RETURN(std::string query, ResolveQuery(w.query->sql(), default_schema));
     const std::vector<std::string>& names = w.columns.empty() ? columns : w.columns;
-    std::string source = "SELECT * FROM (" + w.query->sql() + "\n) AS __skade_insert(" + QuotedList(names) + ")";
+    std::string source = "SELECT * FROM (" + query + "\n) AS __skade_insert(" + QuotedList(names) + ")";
     SKADE_ASSIGN_OR_RETURN(auto outcome, t->Append(engine::WriteSource{source, nullptr}));
     return outcome.added_records;
   }
