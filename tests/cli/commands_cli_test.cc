@@ -70,6 +70,15 @@ TEST_F(CommandsCliTest, AnUnknownCommandIsNamedWithTheNearestOne) {
   EXPECT_EQ(r.exit_code, 109);
   EXPECT_EQ(r.err, "skade: unknown command 'frobnicate'; run with --help for the commands\n");
   EXPECT_FALSE(fs::exists(warehouse_)) << "a refused command created a lake";
+  // Flags take no value: the word after one is the command, wherever the flag stands.
+  for (const std::string& args : {std::string("-q ns create a"), std::string("--quiet ns create b"),
+                                  std::string("ns create c -q")}) {
+    r = Skade(args);
+    EXPECT_EQ(r.exit_code, 0) << args << ": " << r.err;
+  }
+  r = Bare("-q --warehouse " + testing::ShellQuote(warehouse_) + " ns list");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, ::testing::HasSubstr("a"));
 }
 
 TEST_F(CommandsCliTest, NearestNameCountsASwapAsOneEdit) {

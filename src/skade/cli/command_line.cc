@@ -55,7 +55,7 @@ std::optional<std::string> UnknownSubcommand(const CLI::App& app, const std::vec
     if (arg.size() > 1 && arg[0] == '-') {
       if (arg.find('=') != std::string::npos) continue;
       const CLI::Option* option = FindOption(level, arg);
-      if (option != nullptr && option->get_type_size_min() > 0) ++i;  // its value
+      if (option != nullptr && option->get_items_expected_min() > 0) ++i;  // its value (a flag has none)
       continue;
     }
     if (Subcommands(*level).empty()) return std::nullopt;
