@@ -64,11 +64,11 @@ TEST_F(SqlLakeCliTest, ListsEveryTableOfTheLake) {
 TEST_F(SqlLakeCliTest, UnknownNamesSuggestRealTablesAndTheQuotedNestedForm) {
   CreateTwoTables();
   // A typo names the lake's table, not one of DuckDB's system views.
-  ExpectRefused("sql " + ShellQuote("SELECT * FROM \"sales.eu\".ordres"), "NotFound",
+  ExpectRefused("sql " + ShellQuote("SELECT * FROM \"sales.eu\".ordres"), "InvalidArgument",
                 "did you mean \"sales.eu\".orders?");
-  ExpectRefused("sql " + ShellQuote("SELECT * FROM orders"), "NotFound",
+  ExpectRefused("sql " + ShellQuote("SELECT * FROM orders"), "InvalidArgument",
                 "did you mean \"sales.eu\".orders?");
-  ExpectRefused("sql " + ShellQuote("SELECT * FROM demo.tt"), "NotFound", "did you mean demo.t?");
+  ExpectRefused("sql " + ShellQuote("SELECT * FROM demo.tt"), "InvalidArgument", "did you mean demo.t?");
   testing::ProcessResult suggested = Skade("sql " + ShellQuote("SELECT * FROM orders"));
   EXPECT_THAT(suggested.err, ::testing::Not(::testing::HasSubstr("information_schema")));
   // DuckDB reads sales.eu.orders as catalog sales, schema eu.

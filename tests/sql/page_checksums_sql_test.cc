@@ -9,6 +9,7 @@
 #include "skade/engine/data_writer.h"
 #include "skade/sql/lake_sql.h"
 #include "tests/testing/lake_test.h"
+#include "tests/testing/query_rows.h"
 #include "tests/testing/parquet_checksums.h"
 
 namespace skade::sql {
@@ -43,8 +44,9 @@ class PageChecksumsSqlTest : public testing::LakeTest {
   // The statement's rows, or its error.
   Result<Text> Sql(const std::string& query, bool pushdown) {
     lake_->set_pushdown(pushdown);
-    SKADE_RETURN_IF_ERROR(lake_->SyncViews(query, "p"));
-    SKADE_ASSIGN_OR_RETURN(auto rows, db_->QueryRows(query));
+    // As `skade sql` and Flight SQL run it.
+    SKADE_ASSIGN_OR_RETURN(std::string resolved, lake_->ResolveQuery(query, "p"));
+    SKADE_ASSIGN_OR_RETURN(auto rows, db_->QueryRows(resolved));
     Text out;
     for (const auto& r : rows) {
       out.emplace_back();
@@ -97,21 +99,25 @@ TEST_F(PageChecksumsSqlTest, ADamagedPageFailsTheStatementWithPushdownOnAndOff) 
   }
 }
 
-// A file without checksums (opted out) whose first page header is garbled: DuckDB's error does
+// A file without checksums (opted out) with a garbled page header: DuckDB's error does
 // not name the file, skade's walk of the statement's scans finds it, with pushdown on and off
 // (off, the scans sit inside the table's view, not in the statement).
 TEST_F(PageChecksumsSqlTest, AGarbledPageHeaderWithoutChecksumsIsNamedWithPushdownOnAndOff) {
   auto t = CreateTable("plain", "id BIGINT, v DOUBLE", "", {{std::string(engine::kPageChecksumsProperty), "false"}});
   ASSERT_TRUE(t);
-  ASSERT_TRUE(t->Append(engine::WriteSource{"SELECT range AS id, range / 4 AS v FROM range(2000)", nullptr}).ok());
+  ASSERT_TRUE(t->Append(engine::WriteSource{"SELECT range AS id, range / 4 AS v FROM range(300000)", nullptr}).ok());
   auto scan = t->PlanRead({});
   ASSERT_TRUE(scan.ok() && scan->tasks.size() == 1);
   const std::string path = io::LocalPath(scan->tasks[0].file.file_path);
   const std::string query = "SELECT sum(id), sum(v) FROM skade.p.plain";
   ASSERT_TRUE(Sql(query, false).ok());
-  // The first column chunk's first page header starts right after the magic.
+  // The page header of column v in the second row group: past the first pages a reader probes.
+  auto offset = testing::QueryText(*db_, "SELECT data_page_offset FROM parquet_metadata(" + engine::QuoteString(path) +
+                                             ") WHERE row_group_id = 1 AND path_in_schema = 'v'");
+  ASSERT_EQ(offset.size(), 1u);
+  const size_t at = std::stoul(offset[0][0]);
   std::string bytes = testing::ReadFileOrDie(path);
-  for (size_t i = 4; i < 12; ++i) bytes[i] = static_cast<char>(0xff);
+  for (size_t i = at; i < at + 8; ++i) bytes[i] = static_cast<char>(0xff);
   const auto time = fs::last_write_time(path);
   fs::remove(path);
   testing::WriteFileOrDie(path, bytes);

@@ -167,6 +167,16 @@ bool DataFileChecks::HasMark(std::string_view sql) {
   return sql.find(kMark) != std::string_view::npos;
 }
 
+std::string DataFileChecks::Marks(std::string_view sql) {
+  std::string out;
+  for (size_t at = sql.find(kMark); at != std::string_view::npos; at = sql.find(kMark, at + 1)) {
+    size_t i = at + kMark.size();
+    while (i < sql.size() && sql[i] >= '0' && sql[i] <= '9') ++i;
+    if (i > at + kMark.size() && sql.substr(i, 2) == "*/") out += std::string(sql.substr(at, i + 2 - at)) + " ";
+  }
+  return out;
+}
+
 std::vector<DataFileRef> DataFileChecks::ScanFiles(std::string_view sql) const {
   std::vector<DataFileRef> out;
   std::unordered_set<std::string> seen;

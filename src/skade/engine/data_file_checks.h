@@ -62,6 +62,9 @@ class DataFileChecks {
   std::string MarkScan(std::vector<DataFileRef> files);
   // Whether `sql` holds a mark MarkScan made.
   static bool HasMark(std::string_view sql);
+  // The marks `sql` holds, each as MarkScan made it: for SQL that reads through a view of
+  // marked SQL (DuckDB keeps no comment of a view's text), so the statement can carry them.
+  static std::string Marks(std::string_view sql);
   static constexpr size_t kScansRemembered = 1024;
   static constexpr size_t kScanFilesRemembered = 100'000;
 

@@ -95,7 +95,7 @@ Status LakeSql::DropSchema(const std::string& schema) {
                      " CASCADE");
 }
 
-Status LakeSql::SyncViews(std::string_view sql, const std::string& default_schema) {
+Status LakeSql::SyncViews(std::string_view sql, const std::string& default_schema, std::string* scan_marks) {
   SKADE_ASSIGN_OR_RETURN(auto refs, db_.ReferencedTables(sql));
   std::set<catalog::TableIdent> done;
   for (const auto& parts : refs) {
@@ -104,7 +104,13 @@ Status LakeSql::SyncViews(std::string_view sql, const std::string& default_schem
     if (!ident.ok()) continue;  // not ours; DuckDB reports it
     if (!done.insert(*ident).second) continue;
     auto loaded = SyncView(*ident);
-    if (loaded.ok()) continue;
+    if (loaded.ok()) {
+      if (scan_marks != nullptr) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (auto it = views_.find(*ident); it != views_.end()) *scan_marks += it->second.scan_marks;
+      }
+      continue;
+    }
     // A name that is no table of the catalog is DuckDB's to report; a table that cannot be
     // read (a missing data file, manifest or manifest list) is an error naming the file.
     if (loaded.status().code() == StatusCode::kNotFound) {
@@ -228,7 +234,7 @@ Result<std::unique_ptr<table::Table>> LakeSql::SyncView(const catalog::TableIden
   std::lock_guard<std::mutex> lock(mu_);
   auto it = views_.find(ident);
   if (it != views_.end() && it->second.metadata_location == table->metadata_location()) return table;
-  View view{table->metadata_location(), ""};
+  View view{table->metadata_location(), "", ""};
   std::string view_sql;
   if (pushdown_) {
     SKADE_ASSIGN_OR_RETURN(engine::ScanSourceInfo info, ScanSourceOf(*table, {}));
@@ -238,6 +244,7 @@ Result<std::unique_ptr<table::Table>> LakeSql::SyncView(const catalog::TableIden
     view_sql = engine::PushdownScanSql(view.scan_token);
   } else {
     SKADE_ASSIGN_OR_RETURN(view_sql, table->ReadSql({}));
+    view.scan_marks = engine::DataFileChecks::Marks(view_sql);
   }
   Status made = EnsureSchemaLocked(ident.ns.ToString());
   if (made.ok()) made = db_.Execute("CREATE OR REPLACE VIEW " + ViewName(ident) + " AS " + view_sql);

@@ -83,7 +83,9 @@ class LakeSql {
 
   // Makes the views of the catalog tables `sql` references current. Names that are no catalog
   // table are left to DuckDB (which reports them). kInvalidArgument if the SQL does not parse.
-  Status SyncViews(std::string_view sql, const std::string& default_schema);
+  // `scan_marks`, when given, gets the scan marks of those views (without pushdown a view's SQL
+  // holds its table's scan, engine::DataFileChecks::Marks), for the statement to carry.
+  Status SyncViews(std::string_view sql, const std::string& default_schema, std::string* scan_marks = nullptr);
 
   // The SQL to run for a query statement (engine::ParseStatement kinds kQuery, kExplain and
   // kExport) of a session whose schema is `default_schema`, resolved against the lake:
@@ -97,7 +99,7 @@ class LakeSql {
   //   listings (no metadata file read for them), columns from each table's current schema with
   //   required columns NOT NULL;
   // - a table name that is neither a lake table nor one of DuckDB's is kNotFound naming the
-  //   lake's nearest tables, and catalog.schema.table whose first two parts are a nested
+  //   lake's nearest tables (kInvalidArgument), and catalog.schema.table whose first two parts are a nested
   //   namespace kInvalidArgument naming the quoted form ("a.b".t).
   // Returns `sql` itself when nothing was substituted; otherwise its re-rendered parse tree.
   Result<std::string> ResolveQuery(std::string_view sql, const std::string& default_schema);
@@ -214,6 +216,7 @@ class LakeSql {
   struct View {
     std::string metadata_location;  // of the table the view reads
     std::string scan_token;         // its engine::ScanSources entry ("" without pushdown)
+    std::string scan_marks;         // without pushdown: the marks of the scan in its SQL
   };
   std::map<catalog::TableIdent, View> views_;
   bool pushdown_ = true;

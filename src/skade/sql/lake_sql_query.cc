@@ -188,13 +188,18 @@ class RowsSource final : public engine::ScanSource {
 }  // namespace
 
 Result<std::string> LakeSql::ResolveQuery(std::string_view sql, const std::string& default_schema) {
-  SKADE_RETURN_IF_ERROR(SyncViews(sql, default_schema));
+  std::string marks;
+  SKADE_RETURN_IF_ERROR(SyncViews(sql, default_schema, &marks));
   SKADE_ASSIGN_OR_RETURN(
       std::optional<std::string> rewritten,
       engine::SubstituteRelations(sql, [&](const engine::RelationReference& relation) {
         return Substitute(relation, default_schema);
       }));
-  return rewritten ? std::move(*rewritten) : std::string(sql);
+  std::string resolved = rewritten ? std::move(*rewritten) : std::string(sql);
+  // Without pushdown the tables' scans sit in their views, whose comments DuckDB drops: the
+  // statement carries their marks, so that a read error names the damaged file.
+  if (!marks.empty()) resolved += "\n" + marks;
+  return resolved;
 }
 
 Result<std::optional<std::string>> LakeSql::Substitute(const engine::RelationReference& relation,
