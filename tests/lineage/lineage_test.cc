@@ -3,6 +3,11 @@
 // COMPLETE per commit, in commit order, with the rows each added; a receiver that refuses
 // connections and then answers 500s, and an emitter restarted in between, lose nothing; a
 // Transform copy names its inputs and column lineage; a write that fails becomes START + FAIL.
+// Issue 38: COMPLETE events carry icebergCommitReport (exact values of what was committed),
+// writes that planned a scan of their table carry icebergScanReport on it, a multi-table commit
+// is a parent run with a child per table, the events validate against the pinned schemas of
+// tests/lineage/schemas with Python jsonschema, and loopback receivers shaped like Marquez and
+// OpenMetadata get what they need of a copy.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -19,6 +24,7 @@
 #include "skade/arrow/builder.h"
 #include "skade/catalog/open_catalog.h"
 #include "skade/engine/database.h"
+#include "skade/engine/user_sql.h"
 #include "skade/events/watcher.h"
 #include "skade/io/routing_file_io.h"
 #include "skade/lineage/emitter.h"
@@ -47,6 +53,29 @@ std::string Validate(const std::string& path) {
                       ShellQuote(skade::testing::FixturePath("openlineage")) + " --events " + ShellQuote(path) +
                       " --min-events 1");
   return r.exit_code == 0 ? "" : r.out + r.err;
+}
+
+// Runs tests/lineage/validate_events.py (Python jsonschema, pinned in the "openlineage" interop
+// suite, installed by scripts/setup_interop.sh) over a JSON-lines file against the schemas
+// pinned in tests/lineage/schemas; "" when every event is valid, else its report. A missing
+// virtualenv is a failure, never a skip.
+std::string ValidatePinned(const std::string& path, int min_events = 1) {
+  auto venv = RunProcess(ShellQuote(skade::testing::SourcePath("scripts/interop_env.sh")) + " openlineage venv");
+  if (venv.exit_code != 0) return "no validator: " + venv.err;
+  std::string python = venv.out;
+  while (!python.empty() && (python.back() == '\n' || python.back() == ' ')) python.pop_back();
+  auto r = RunProcess(ShellQuote(python + "/bin/python") + " " +
+                      ShellQuote(skade::testing::SourcePath("tests/lineage/validate_events.py")) + " --schemas " +
+                      ShellQuote(skade::testing::SourcePath("tests/lineage/schemas")) + " --events " +
+                      ShellQuote(path) + " --min-events " + std::to_string(min_events));
+  return r.exit_code == 0 && r.out.rfind("ok ", 0) == 0 ? "" : r.out + r.err;
+}
+
+// The events as JSON lines.
+std::string JsonLines(const std::vector<std::string>& events) {
+  std::string out;
+  for (const std::string& e : events) out += e + "\n";
+  return out;
 }
 
 // A receiver of OpenLineage events: records each event it accepts; answers 500 while `failing`.
@@ -133,6 +162,36 @@ class LineageTest : public ::testing::Test {
     auto outcome = t.Append(src);
     EXPECT_TRUE(outcome.ok()) << outcome.status().ToString();
     return outcome.ok() ? outcome->commit_seq : 0;
+  }
+
+  // The events the emitter would send for every commit after `after_seq`, as the log records
+  // them, grouped by catalog transaction as the emitter groups them.
+  std::vector<std::string> EventsSince(int64_t after_seq) {
+    auto entries = catalog_->CommitsSince(after_seq, 1000);
+    EXPECT_TRUE(entries.ok()) << entries.status().ToString();
+    if (!entries.ok()) return {};
+    LineageNaming naming;
+    naming.warehouse = warehouse_;
+    const CommitEventBuilder builder(*io_, naming);
+    std::vector<std::string> out;
+    for (size_t i = 0; i < entries->size();) {
+      std::vector<catalog::CommitLogEntry> group = {(*entries)[i++]};
+      while (i < entries->size() && !group[0].txn_id.empty() && (*entries)[i].txn_id == group[0].txn_id) {
+        group.push_back((*entries)[i++]);
+      }
+      for (std::string& e : builder.BuildTransaction(group)) out.push_back(std::move(e));
+    }
+    return out;
+  }
+
+  // The parsed COMPLETE event of job `job` among `events`; null when none.
+  static Json CompleteOf(const std::vector<std::string>& events, const std::string& job) {
+    Json found;
+    for (const std::string& line : events) {
+      Json e = Json::parse(line);
+      if (e["eventType"] == "COMPLETE" && e["job"]["name"] == job) found = e;
+    }
+    return found;
   }
 
   // The spool every front of this lake records failed writes in.
@@ -471,6 +530,392 @@ TEST_F(LineageTest, AFailedWriteBecomesStartAndFail) {
   }
   EXPECT_EQ(failed_runs, 1) << all;
   EXPECT_EQ(by_run.size(), 3u) << "the create, the good append and the failed one";
+}
+
+// An append of 3 files holding 1,000 rows: the COMPLETE event's icebergCommitReport carries
+// exactly what the commit recorded (CommitOutcome and the snapshot), START carries none, and
+// the events validate against the pinned OpenLineage schemas (core 2-0-2, the registry's
+// Iceberg facets) with Python jsonschema.
+TEST_F(LineageTest, TheCommitReportCarriesWhatTheAppendCommitted) {
+  // Partitioned by region: 1,000 rows of three regions are three data files in one snapshot.
+  Cli("create sales.regions --schema 'id bigint, region varchar' --partition-by 'region'");
+  auto t = table::Table::Load(*catalog_, *io_, *db_, *catalog::TableIdent::Parse("sales.regions"));
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  auto before = catalog_->LatestCommitSeq();
+  ASSERT_TRUE(before.ok());
+  engine::WriteSource rows;
+  rows.sql = "SELECT range AS id, ['eu', 'us', 'apac'][range % 3 + 1] AS region FROM range(1000)";
+  auto first = (*t)->Append(rows);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_EQ(first->added_files, 3) << "one data file per partition";
+  ASSERT_EQ(first->added_records, 1000);
+  const int64_t second_seq = Append(**t, 7);
+  ASSERT_TRUE((*t)->Refresh().ok());
+  const int64_t second_snapshot = *(*t)->CurrentSnapshotId();
+
+  const std::vector<std::string> events = EventsSince(*before);
+  testing::WriteFileOrDie(tmp_.Path("report.jsonl"), JsonLines(events));
+  EXPECT_EQ(ValidatePinned(tmp_.Path("report.jsonl"), 4), "");
+
+  ASSERT_EQ(events.size(), 4u);
+  const Json start = Json::parse(events[0]);
+  EXPECT_EQ(start["eventType"], "START");
+  EXPECT_FALSE(start["outputs"][0].contains("outputFacets") &&
+               start["outputs"][0]["outputFacets"].contains("icebergCommitReport"))
+      << "the report is the COMPLETE event's";
+  const Json complete = Json::parse(events[1]);
+  ASSERT_EQ(complete["eventType"], "COMPLETE");
+  const Json& report = complete["outputs"][0]["outputFacets"]["icebergCommitReport"];
+  ASSERT_TRUE(report.is_object()) << complete.dump();
+  EXPECT_EQ(report["_schemaURL"],
+            "https://openlineage.io/spec/facets/1-0-2/IcebergCommitReportOutputDatasetFacet.json"
+            "#/$defs/IcebergCommitReportOutputDatasetFacet");
+  EXPECT_EQ(report["_producer"], ProducerUri());
+  EXPECT_EQ(report["snapshotId"], first->snapshot_id);
+  EXPECT_EQ(report["sequenceNumber"], first->sequence_number);
+  EXPECT_EQ(report["operation"], "append");
+  const Json& m = report["commitMetrics"];
+  EXPECT_EQ(m["attempts"], 1);
+  ASSERT_TRUE(m["totalDuration"].is_number()) << m.dump();
+  EXPECT_GE(m["totalDuration"].get<double>(), 0.0);
+  EXPECT_LT(m["totalDuration"].get<double>(), 60'000.0);
+  EXPECT_EQ(m["addedDataFiles"], 3);
+  EXPECT_EQ(m["removedDataFiles"], 0);
+  EXPECT_EQ(m["totalDataFiles"], 3);
+  EXPECT_EQ(m["addedRecords"], 1000);
+  EXPECT_EQ(m["removedRecords"], 0);
+  EXPECT_EQ(m["totalRecords"], 1000);
+  EXPECT_EQ(m["addedFilesSizeInBytes"], first->added_bytes);
+  EXPECT_GT(first->added_bytes, 0);
+  EXPECT_EQ(m["totalFilesSizeInBytes"], first->added_bytes);
+  EXPECT_EQ(m["addedDeleteFiles"], 0);
+  EXPECT_EQ(m["addedDVs"], 0);
+  EXPECT_EQ(m["totalDeleteFiles"], 0);
+  // skade's summaries do not record these: left out rather than guessed.
+  EXPECT_FALSE(m.contains("removedEqualityDeleteFiles"));
+  EXPECT_FALSE(m.contains("removedPositionalDeleteFiles"));
+
+  const Json next = Json::parse(events[3]);
+  const Json& report2 = next["outputs"][0]["outputFacets"]["icebergCommitReport"];
+  EXPECT_EQ(report2["snapshotId"], second_snapshot);
+  EXPECT_EQ(report2["sequenceNumber"], first->sequence_number + 1);
+  EXPECT_EQ(report2["commitMetrics"]["addedRecords"], 7);
+  EXPECT_EQ(report2["commitMetrics"]["addedDataFiles"], 1);
+  EXPECT_EQ(report2["commitMetrics"]["totalRecords"], 1007);
+  EXPECT_EQ(report2["commitMetrics"]["totalDataFiles"], 4);
+  auto entries = catalog_->CommitsSince(second_seq - 1, 1);
+  ASSERT_TRUE(entries.ok() && entries->size() == 1u);
+  EXPECT_EQ((*entries)[0].snapshot_id, second_snapshot);
+
+  // A commit that adds no snapshot (a schema change) reports none: the snapshot it names is an
+  // earlier commit's.
+  Cli("alter sales.regions add-column qty int");
+  const Json alter = CompleteOf(EventsSince(second_seq), "update:sales.regions");
+  ASSERT_TRUE(alter.is_object());
+  EXPECT_FALSE(alter["outputs"][0].contains("outputFacets") &&
+               alter["outputs"][0]["outputFacets"].contains("icebergCommitReport"))
+      << alter.dump();
+}
+
+// The validator is not a rubber stamp: a facet that breaks its registry schema, one under a
+// key its schema does not give it, and an event without a runId are refused.
+TEST_F(LineageTest, ThePinnedValidatorRefusesBrokenEvents) {
+  auto t = table::Table::Load(*catalog_, *io_, *db_, *catalog::TableIdent::Parse("sales.orders"));
+  ASSERT_TRUE(t.ok());
+  auto before = catalog_->LatestCommitSeq();
+  ASSERT_TRUE(before.ok());
+  Append(**t, 3);
+  const std::vector<std::string> events = EventsSince(*before);
+  ASSERT_EQ(events.size(), 2u);
+  Json good = Json::parse(events[1]);
+  testing::WriteFileOrDie(tmp_.Path("good.jsonl"), good.dump() + "\n");
+  ASSERT_EQ(ValidatePinned(tmp_.Path("good.jsonl")), "");
+
+  Json wrong_type = good;
+  wrong_type["outputs"][0]["outputFacets"]["icebergCommitReport"]["snapshotId"] = "not a number";
+  Json wrong_key = good;
+  wrong_key["outputs"][0]["outputFacets"]["iceberg_commit_report"] =
+      wrong_key["outputs"][0]["outputFacets"]["icebergCommitReport"];
+  Json wrong_kind = good;  // an output facet among the dataset facets
+  wrong_kind["outputs"][0]["facets"]["icebergCommitReport"] =
+      wrong_kind["outputs"][0]["outputFacets"]["icebergCommitReport"];
+  Json no_run_id = good;
+  no_run_id["run"].erase("runId");
+  for (const Json& bad : {wrong_type, wrong_key, wrong_kind, no_run_id}) {
+    testing::WriteFileOrDie(tmp_.Path("bad.jsonl"), bad.dump() + "\n");
+    EXPECT_NE(ValidatePinned(tmp_.Path("bad.jsonl")), "") << bad.dump();
+  }
+}
+
+// A copy-on-write delete plans a scan of its own table: the table is the run's input, with the
+// icebergScanReport of that plan (snapshot read, filter, files kept and pruned, bytes), and the
+// commit report counts the file replaced.
+TEST_F(LineageTest, ACopyOnWriteDeleteReportsTheScanItPlanned) {
+  auto t = table::Table::Load(*catalog_, *io_, *db_, *catalog::TableIdent::Parse("sales.orders"));
+  ASSERT_TRUE(t.ok());
+  engine::WriteSource low, high;
+  low.sql = "SELECT range AS id, 'eu' AS region FROM range(5)";            // ids 0..4
+  high.sql = "SELECT 100 + range AS id, 'us' AS region FROM range(5)";     // ids 100..104
+  auto a = (*t)->Append(low);
+  auto b = (*t)->Append(high);
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto where = engine::Predicate::Parse("id = 2");
+  ASSERT_TRUE(where.ok());
+  auto deleted = (*t)->DeleteWhere(*where);
+  ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+  ASSERT_EQ(deleted->operation, "delete");
+  ASSERT_EQ(deleted->added_files, 1) << "copy-on-write rewrites the file";
+
+  const Json complete = CompleteOf(EventsSince(b->commit_seq), "delete:sales.orders");
+  ASSERT_TRUE(complete.is_object());
+  testing::WriteFileOrDie(tmp_.Path("cow.jsonl"), complete.dump() + "\n");
+  EXPECT_EQ(ValidatePinned(tmp_.Path("cow.jsonl")), "");
+  ASSERT_EQ(complete["inputs"].size(), 1u) << complete.dump();
+  const Json& input = complete["inputs"][0];
+  EXPECT_EQ(input["name"], "sales.orders");
+  EXPECT_EQ(input["namespace"], complete["outputs"][0]["namespace"]);
+  EXPECT_EQ(input["facets"]["version"]["datasetVersion"], std::to_string(b->snapshot_id));
+  const Json& scan = input["inputFacets"]["icebergScanReport"];
+  EXPECT_EQ(scan["_schemaURL"],
+            "https://openlineage.io/spec/facets/1-0-1/IcebergScanReportInputDatasetFacet.json"
+            "#/$defs/IcebergScanReportInputDatasetFacet");
+  EXPECT_EQ(scan["snapshotId"], b->snapshot_id);
+  EXPECT_EQ(scan["schemaId"], 0);
+  EXPECT_EQ(scan["filterDescription"], where->sql());
+  EXPECT_EQ(scan["projectedFieldNames"], Json::array({"id", "region"}));
+  const Json& metrics = scan["scanMetrics"];
+  EXPECT_EQ(metrics["resultDataFiles"], 1) << "the file of ids 100..104 is pruned by its bounds";
+  EXPECT_EQ(metrics["skippedDataFiles"], 1);
+  EXPECT_EQ(metrics["totalFileSizeInBytes"], a->added_bytes);
+  EXPECT_EQ(metrics["resultDeleteFiles"], 0);
+  EXPECT_GE(metrics["totalPlanningDuration"].get<double>(), 0.0);
+
+  const Json& m = complete["outputs"][0]["outputFacets"]["icebergCommitReport"]["commitMetrics"];
+  EXPECT_EQ(m["removedDataFiles"], 1);
+  EXPECT_EQ(m["addedDataFiles"], 1);
+  EXPECT_EQ(m["addedRecords"], 4);
+  EXPECT_EQ(m["totalRecords"], 9);
+  EXPECT_EQ(m["totalDataFiles"], 2);
+  EXPECT_EQ(m["removedFilesSizeInBytes"], a->added_bytes);
+  EXPECT_EQ(m["addedFilesSizeInBytes"], deleted->added_bytes);
+
+  // A plain append plans no scan: no input.
+  const Json append = CompleteOf(EventsSince(a->commit_seq - 1), "append:sales.orders");
+  ASSERT_TRUE(append.is_object());
+  EXPECT_TRUE(append["inputs"].empty());
+}
+
+// A multi-table commit (Catalog::CommitTransaction, REST transactions/commit) is one parent run
+// with a child run per table: the emitter sends the parent's START, each table's START and
+// COMPLETE with a parent facet naming it, and the parent's COMPLETE; the commit after it is a
+// run of its own.
+TEST_F(LineageTest, AMultiTableCommitIsOneParentRunWithAChildPerTable) {
+  Cli("create sales.parts --schema 'id bigint'");
+  auto orders = catalog_->LoadTable(*catalog::TableIdent::Parse("sales.orders"));
+  auto parts = catalog_->LoadTable(*catalog::TableIdent::Parse("sales.parts"));
+  ASSERT_TRUE(orders.ok() && parts.ok());
+  Receiver receiver;
+  const int port = receiver.Start();
+  ASSERT_GT(port, 0);
+  auto emitter = StartEmitter(port);
+  ASSERT_NE(emitter, nullptr);
+  std::vector<catalog::TableCommit> commits(2);
+  commits[0].ident = *catalog::TableIdent::Parse("sales.orders");
+  commits[0].requirements.push_back(iceberg::TableRequirement::AssertTableUuid(orders->metadata->table_uuid));
+  commits[0].updates.push_back(iceberg::TableUpdate::SetProperties({{"owner", "finance"}}));
+  commits[1].ident = *catalog::TableIdent::Parse("sales.parts");
+  commits[1].requirements.push_back(iceberg::TableRequirement::AssertTableUuid(parts->metadata->table_uuid));
+  commits[1].updates.push_back(iceberg::TableUpdate::SetProperties({{"owner", "finance"}}));
+  auto committed = catalog_->CommitTransaction(commits);
+  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+  auto t = table::Table::Load(*catalog_, *io_, *db_, *catalog::TableIdent::Parse("sales.orders"));
+  ASSERT_TRUE(t.ok());
+  const int64_t last = Append(**t, 2);
+  ASSERT_TRUE(emitter->WaitDelivered(last, 60s)) << emitter->stats().delivered_seq;
+  emitter->Stop();
+
+  std::vector<Json> events = receiver.events();
+  std::string all;
+  for (const Json& e : events) all += e.dump() + "\n";
+  testing::WriteFileOrDie(tmp_.Path("txn.jsonl"), all);
+  EXPECT_EQ(ValidatePinned(tmp_.Path("txn.jsonl")), "");
+  // The two creates (replayed), then the transaction, then the append.
+  ASSERT_EQ(events.size(), 4u + 6u + 2u) << all;
+  const std::vector<Json> txn(events.begin() + 4, events.begin() + 10);
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"START", "transaction:sales.orders,sales.parts"}, {"START", "update:sales.orders"},
+      {"COMPLETE", "update:sales.orders"},              {"START", "update:sales.parts"},
+      {"COMPLETE", "update:sales.parts"},               {"COMPLETE", "transaction:sales.orders,sales.parts"}};
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(txn[i]["eventType"], expected[i].first) << i;
+    EXPECT_EQ(txn[i]["job"]["name"], expected[i].second) << i;
+  }
+  const std::string parent_run = txn[0]["run"]["runId"];
+  EXPECT_EQ(txn[5]["run"]["runId"], parent_run);
+  EXPECT_EQ(txn[0]["job"]["facets"]["jobType"]["jobType"], "TRANSACTION");
+  EXPECT_TRUE(txn[0]["outputs"].empty());
+  for (size_t i = 1; i <= 4; ++i) {
+    const Json& parent = txn[i]["run"]["facets"]["parent"];
+    EXPECT_EQ(parent["run"]["runId"], parent_run) << i;
+    EXPECT_EQ(parent["job"]["namespace"], "skade") << i;
+    EXPECT_EQ(parent["job"]["name"], "transaction:sales.orders,sales.parts") << i;
+    EXPECT_EQ(parent["root"]["run"]["runId"], parent_run) << i;
+    EXPECT_NE(txn[i]["run"]["runId"], parent_run) << i;
+    EXPECT_EQ(txn[i]["outputs"][0]["name"], i <= 2 ? "sales.orders" : "sales.parts") << i;
+  }
+  EXPECT_NE(txn[1]["run"]["runId"], txn[3]["run"]["runId"]);
+  EXPECT_EQ(events[10]["job"]["name"], "append:sales.orders");
+  EXPECT_FALSE(events[11]["run"]["facets"].contains("parent"));
+  // The same log builds the same ids again (a resend is recognisable).
+  auto rebuilt = EventsSince(0);
+  ASSERT_EQ(rebuilt.size(), events.size());
+  EXPECT_EQ(Json::parse(rebuilt[4])["run"]["runId"], parent_run);
+}
+
+// The scan report a write keeps in its snapshot summary round-trips; bad text is refused.
+TEST(ScanReportTest, RoundTripsThroughTheSnapshotSummary) {
+  table::ScanReport r;
+  r.snapshot_id = 9'000'000'000'001;
+  r.schema_id = 3;
+  r.filter = "(id = 2)";
+  r.projected_field_names = {"id", "region"};
+  r.planning_duration_us = 1234;
+  r.result_data_files = 2;
+  r.result_delete_files = 1;
+  r.skipped_data_files = 7;
+  r.total_file_size_in_bytes = 4096;
+  r.total_delete_file_size_in_bytes = 512;
+  r.indexed_delete_files = 4;
+  iceberg::Snapshot snap;
+  snap.summary.emplace_back(table::kScanReportKey, table::EncodeScanReport(r));
+  auto decoded = table::ScanReportOf(snap);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  ASSERT_TRUE(decoded->has_value());
+  EXPECT_EQ(**decoded, r);
+  EXPECT_FALSE(table::ScanReportOf(iceberg::Snapshot{})->has_value());
+  EXPECT_EQ(table::DecodeScanReport("{\"snapshot-id\": \"x\"}").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(table::DecodeScanReport("[1]").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(table::DecodeScanReport("not json").status().code(), StatusCode::kInvalidArgument);
+}
+
+// Entries of one transaction on one table (coalesced appends) are no multi-table commit.
+TEST(LineageTransactionTest, OneTableIsNoMultiTableCommit) {
+  catalog::CommitLogEntry a;
+  a.commit_seq = 1;
+  a.table = *catalog::TableIdent::Parse("s.a");
+  a.txn_id = "t1";
+  a.operation = "update";
+  catalog::CommitLogEntry b = a;
+  b.commit_seq = 2;
+  EXPECT_FALSE(IsMultiTableCommit({a, b}));
+  b.table = *catalog::TableIdent::Parse("s.b");
+  EXPECT_TRUE(IsMultiTableCommit({a, b}));
+  b.txn_id = "t2";
+  EXPECT_FALSE(IsMultiTableCommit({a, b}));
+  a.txn_id = b.txn_id = "";
+  EXPECT_FALSE(IsMultiTableCommit({a, b}));
+}
+
+// What Marquez (POST /api/v1/lineage) and OpenMetadata (POST /api/v1/openlineage/lineage) need
+// of the events of a copy job, checked at a loopback receiver for each path: Marquez takes every
+// event and links runs by job (namespace, name) and datasets by (namespace, name); OpenMetadata
+// keeps only COMPLETE events with at least one input and one output and draws an edge from each
+// input to each output, so the copy must arrive as such an event whose input names the same
+// dataset the source table's own commits name as their output.
+TEST_F(LineageTest, MarquezAndOpenMetadataReceiveACopyAsAnEdge) {
+  Cli("create sales.labels --schema 'key bigint, label varchar'");
+  auto orders = table::Table::Load(*catalog_, *io_, *db_, *catalog::TableIdent::Parse("sales.orders"));
+  auto labels = table::Table::Load(*catalog_, *io_, *db_, *catalog::TableIdent::Parse("sales.labels"));
+  ASSERT_TRUE(orders.ok() && labels.ok());
+  Append(**orders, 4);
+  ASSERT_TRUE((*orders)->Refresh().ok());
+  const int64_t read_snapshot = *(*orders)->CurrentSnapshotId();
+  LabelTransform transform;
+  auto copied = table::RunTransform(**orders, transform, **labels);
+  ASSERT_TRUE(copied.ok()) << copied.status().ToString();
+
+  struct Path {
+    const char* path;
+    bool openmetadata;
+  };
+  for (const Path& receiver_path : {Path{"/api/v1/lineage", false}, Path{"/api/v1/openlineage/lineage", true}}) {
+    SCOPED_TRACE(receiver_path.path);
+    std::mutex mu;
+    std::vector<Json> kept;
+    int received = 0;
+    httplib::Server server;
+    server.Post(receiver_path.path, [&](const httplib::Request& req, httplib::Response& res) {
+      Json e = Json::parse(req.body, nullptr, false);
+      std::lock_guard<std::mutex> lock(mu);
+      ++received;
+      // What the receiver refuses outright (400): no job or run identity.
+      if (e.is_discarded() || !e["job"]["namespace"].is_string() || !e["job"]["name"].is_string() ||
+          !e["run"]["runId"].is_string() || !e["eventTime"].is_string()) {
+        res.status = 400;
+        return;
+      }
+      const bool edge = e["eventType"] == "COMPLETE" && !e["inputs"].empty() && !e["outputs"].empty();
+      if (!receiver_path.openmetadata || edge) kept.push_back(e);
+      res.status = receiver_path.openmetadata ? 200 : 201;
+    });
+    const int port = server.bind_to_any_port("127.0.0.1");
+    ASSERT_GT(port, 0);
+    std::thread serving([&] { server.listen_after_bind(); });
+    ASSERT_TRUE(skade::testing::PollUntil([&] { return server.is_running(); }, 20s));
+    HttpTransportOptions h;
+    h.url = "http://127.0.0.1:" + std::to_string(port) + receiver_path.path;
+    auto transport = MakeHttpTransport(h);
+    ASSERT_TRUE(transport.ok());
+    auto cursor = OpenCursorStore(*catalog_, std::string("receiver") + (receiver_path.openmetadata ? "-om" : "-mq"), "");
+    ASSERT_TRUE(cursor.ok());
+    EmitterOptions options;
+    options.naming.warehouse = warehouse_;
+    options.start_at_beginning = true;
+    auto emitter = Emitter::Start(*catalog_, *io_, bus_, std::move(*transport), std::move(*cursor), options);
+    ASSERT_TRUE(emitter.ok()) << emitter.status().ToString();
+    const bool delivered = (*emitter)->WaitDelivered(copied->commit_seq, 60s);
+    const EmitterStats stats = (*emitter)->stats();
+    (*emitter)->Stop();
+    server.stop();
+    serving.join();
+    ASSERT_TRUE(delivered);
+    EXPECT_EQ(stats.events_refused, 0);
+
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_EQ(received, 2 * 4) << "creates of orders and labels, the append, the copy";
+    if (receiver_path.openmetadata) {
+      ASSERT_EQ(kept.size(), 1u) << "only the copy is an edge";
+    } else {
+      ASSERT_EQ(kept.size(), 8u);
+    }
+    const Json& copy = kept.back();
+    EXPECT_EQ(copy["eventType"], "COMPLETE");
+    EXPECT_EQ(copy["job"]["namespace"], "skade");
+    EXPECT_EQ(copy["job"]["name"], "append:sales.labels");
+    ASSERT_EQ(copy["inputs"].size(), 1u);
+    ASSERT_EQ(copy["outputs"].size(), 1u);
+    EXPECT_EQ(copy["inputs"][0]["name"], "sales.orders");
+    EXPECT_EQ(copy["outputs"][0]["name"], "sales.labels");
+    EXPECT_FALSE(copy["inputs"][0]["namespace"].get<std::string>().empty());
+    EXPECT_EQ(copy["inputs"][0]["namespace"], copy["outputs"][0]["namespace"]);
+    EXPECT_EQ(copy["outputs"][0]["facets"]["schema"]["fields"][0]["name"], "key");
+    EXPECT_EQ(copy["outputs"][0]["facets"]["columnLineage"]["fields"]["key"]["inputFields"][0]["field"], "id");
+    // Both keep dataset facets as sent: the Iceberg reports show with the input and output.
+    EXPECT_EQ(copy["inputs"][0]["inputFacets"]["icebergScanReport"]["snapshotId"], read_snapshot);
+    EXPECT_EQ(copy["outputs"][0]["outputFacets"]["icebergCommitReport"]["snapshotId"], copied->snapshot_id);
+    EXPECT_EQ(copy["outputs"][0]["outputFacets"]["icebergCommitReport"]["commitMetrics"]["addedRecords"], 4);
+    if (!receiver_path.openmetadata) {
+      // Marquez: the append to sales.orders wrote the very dataset the copy read.
+      bool source_written = false;
+      for (const Json& e : kept) {
+        if (e["job"]["name"] == "append:sales.orders" && e["eventType"] == "COMPLETE") {
+          source_written = e["outputs"][0]["namespace"] == copy["inputs"][0]["namespace"] &&
+                           e["outputs"][0]["name"] == copy["inputs"][0]["name"];
+        }
+      }
+      EXPECT_TRUE(source_written);
+    }
+  }
 }
 
 TEST(FailedWriteSpoolTest, WritesStayPendingUntilMarkedSent) {

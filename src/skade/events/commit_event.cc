@@ -18,6 +18,7 @@ CommitEvent CommitEvent::FromLogEntry(const catalog::CommitLogEntry& entry) {
   text->metadata_location =
       entry.metadata_location.empty() ? entry.previous_metadata_location : entry.metadata_location;
   text->operation = entry.operation;
+  text->txn_id = entry.txn_id;
   event.text = std::move(text);
   return event;
 }

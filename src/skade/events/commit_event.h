@@ -17,6 +17,7 @@ struct CommitEventText {
   std::string table_name;  // table.ToString(): "ns.table", nested namespaces as "a.b.table"
   std::string metadata_location;
   std::string operation;  // snapshot operation ("append", "overwrite"…), "create", "drop"…
+  std::string txn_id;     // the catalog transaction; shared by the tables of a multi-table commit
 };
 
 // Immutable value; thread-compatible (copies may be read from any thread).
@@ -34,6 +35,7 @@ struct CommitEvent {
   const std::string& table_name() const { return text->table_name; }
   const std::string& metadata_location() const { return text->metadata_location; }
   const std::string& operation() const { return text->operation; }
+  const std::string& txn_id() const { return text->txn_id; }
 };
 
 }  // namespace skade::events

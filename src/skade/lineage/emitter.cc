@@ -63,6 +63,7 @@ catalog::CommitLogEntry EntryOf(const events::CommitEvent& e) {
   entry.added_records = e.added_records;
   entry.deleted_records = e.deleted_records;
   entry.committed_at_us = e.committed_at_us;
+  entry.txn_id = e.txn_id();
   return entry;
 }
 
@@ -227,6 +228,40 @@ void Emitter::StoreCursor() {
   stats_.stored_seq = seq;
 }
 
+std::vector<catalog::CommitLogEntry> Emitter::TransactionOf(catalog::CommitLogEntry first,
+                                                             events::ReplayThenTail& stream) {
+  std::vector<catalog::CommitLogEntry> group;
+  group.push_back(std::move(first));
+  if (group.front().txn_id.empty()) return group;
+  // The entries of one catalog transaction are consecutive in the log and become visible
+  // together (one database transaction, DESIGN §4). The next entry is taken from the stream
+  // when it arrives within a millisecond (kept in ahead_ when it belongs to the next
+  // transaction: the publisher hands a transaction's entries on back to back); when it does
+  // not, the log itself says whether the transaction has one more, so an entry the bus has not
+  // handed on yet is waited for rather than missed. Only an emitter that is idle reads the log.
+  while (true) {
+    if (!ahead_) {
+      auto next = stream.Next(std::chrono::milliseconds(1));
+      if (next.ok() && *next) ahead_ = EntryOf(**next);
+    }
+    if (!ahead_) {
+      auto after = catalog_.CommitsSince(group.back().commit_seq, 1);
+      if (!after.ok() || after->empty() || (*after)[0].txn_id != group.front().txn_id) break;
+      auto next = stream.Next(std::chrono::seconds(5));
+      if (!next.ok() || !*next) {
+        SKADE_LOG_WARN("openlineage: commit {} of transaction {} did not arrive in time; sent as its own run",
+                       (*after)[0].commit_seq, group.front().txn_id);
+        break;
+      }
+      ahead_ = EntryOf(**next);
+    }
+    if (ahead_->txn_id != group.front().txn_id) break;
+    group.push_back(std::move(*ahead_));
+    ahead_.reset();
+  }
+  return group;
+}
+
 void Emitter::Run() {
   // Lineage is asynchronous: when CPU is short, committers go first and the emitter catches up
   // once they are idle (a raised nice value of this thread only; failure to raise it is harmless).
@@ -250,20 +285,32 @@ void Emitter::Run() {
       if (!DrainSpool(*spool_)) break;
       last_spool = std::chrono::steady_clock::now();
     }
-    auto next = stream.Next(std::chrono::milliseconds(200));
-    if (!next.ok()) {
-      if (stream.closed()) break;
-      SKADE_LOG_WARN("openlineage: cannot read the commit log: {}", next.status().ToString());
-      if (!Sleep(error_backoff)) break;
-      error_backoff = std::min(options_.max_backoff, error_backoff * 2);
-      continue;
+    std::optional<catalog::CommitLogEntry> entry;
+    if (ahead_) {
+      // Taken from the stream while the previous transaction was gathered.
+      entry = std::move(ahead_);
+      ahead_.reset();
+    } else {
+      auto next = stream.Next(std::chrono::milliseconds(200));
+      if (!next.ok()) {
+        if (stream.closed()) break;
+        SKADE_LOG_WARN("openlineage: cannot read the commit log: {}", next.status().ToString());
+        if (!Sleep(error_backoff)) break;
+        error_backoff = std::min(options_.max_backoff, error_backoff * 2);
+        continue;
+      }
+      error_backoff = options_.initial_backoff;
+      if (*next) entry = EntryOf(**next);
     }
-    error_backoff = options_.initial_backoff;
-    if (*next) {
-      const catalog::CommitLogEntry entry = EntryOf(**next);
+    if (entry) {
+      const std::vector<catalog::CommitLogEntry> group = TransactionOf(std::move(*entry), stream);
+      const int64_t last_seq = group.back().commit_seq;
+      const std::string what = group.size() == 1 ? "commit " + std::to_string(last_seq)
+                                                 : "commits " + std::to_string(group.front().commit_seq) + "-" +
+                                                       std::to_string(last_seq);
       bool stopped = false;
-      for (const std::string& event : builder.Build(entry)) {
-        if (!Deliver(event, "commit " + std::to_string(entry.commit_seq))) {
+      for (const std::string& event : builder.BuildTransaction(group)) {
+        if (!Deliver(event, what)) {
           stopped = true;
           break;
         }
@@ -271,10 +318,10 @@ void Emitter::Run() {
       if (stopped) break;
       {
         std::lock_guard<std::mutex> lock(mu_);
-        stats_.delivered_seq = entry.commit_seq;
+        stats_.delivered_seq = last_seq;
       }
       cv_.notify_all();
-      ++since_store;
+      since_store += static_cast<int64_t>(group.size());
     }
     const auto now = std::chrono::steady_clock::now();
     if (since_store > 0 && (since_store >= options_.store_every_commits || now - last_store >= options_.store_every)) {

@@ -19,6 +19,7 @@
 #include "skade/base/status.h"
 #include "skade/catalog/catalog.h"
 #include "skade/events/bus.h"
+#include "skade/events/replay.h"
 #include "skade/io/file_io.h"
 #include "skade/table/failed_write_spool.h"
 #include "skade/lineage/run_event.h"
@@ -94,6 +95,10 @@ class Emitter {
   // Delivers one event until it is delivered or refused, or the emitter stops (false). `what`
   // names its source in log lines ("commit 12").
   bool Deliver(const std::string& event, const std::string& what);
+  // `first` and the log entries after it of the same catalog transaction (a multi-table commit
+  // logs one entry per table, consecutively), taken from `stream`; an entry of the next
+  // transaction taken on the way is kept in ahead_.
+  std::vector<catalog::CommitLogEntry> TransactionOf(catalog::CommitLogEntry first, events::ReplayThenTail& stream);
   // Sends the failed writes the spool holds; false when stopping.
   bool DrainSpool(table::FailedWriteSpool& spool);
   void StoreCursor();
@@ -109,6 +114,7 @@ class Emitter {
   const EmitterOptions options_;
   const int64_t start_seq_;
   std::mt19937_64 rng_;  // backoff jitter; used by the emitter thread only
+  std::optional<catalog::CommitLogEntry> ahead_;  // read ahead of delivery; emitter thread only
 
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <ctime>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +25,10 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 constexpr const char* kFacets = "https://openlineage.io/spec/facets/";
+
+// The Iceberg facets of the OpenLineage registry (spec/registry/iceberg), by their $id.
+constexpr const char* kCommitReportFacetFile = "1-0-2/IcebergCommitReportOutputDatasetFacet.json";
+constexpr const char* kScanReportFacetFile = "1-0-1/IcebergScanReportInputDatasetFacet.json";
 
 // A facet's two common fields: who wrote it and the schema (file + definition) it follows.
 Json Facet(const std::string& file, const std::string& name) {
@@ -99,6 +104,11 @@ Json InputDatasets(const table::SnapshotLineage* lineage, const std::string& dat
       Json v = Facet("1-0-1/DatasetVersionDatasetFacet.json", "DatasetVersionDatasetFacet");
       v["datasetVersion"] = std::to_string(*in.snapshot_id);
       d["facets"]["version"] = std::move(v);
+      // skade planned this read (a transform's source scan); what it records of it is the
+      // snapshot read.
+      Json scan = Facet(kScanReportFacetFile, "IcebergScanReportInputDatasetFacet");
+      scan["snapshotId"] = *in.snapshot_id;
+      d["inputFacets"]["icebergScanReport"] = std::move(scan);
     }
     inputs.push_back(std::move(d));
   }
@@ -137,6 +147,118 @@ std::optional<table::SnapshotLineage> LineageOf(const catalog::CommitLogEntry& e
     return std::nullopt;
   }
   return *lineage;
+}
+
+// The snapshot a commit added, if it added one: a commit logged under an Iceberg snapshot
+// operation (spec "Snapshots": append, replace, overwrite, delete) names the snapshot it added,
+// whose summary gives the same operation. Other commits (schema updates, creates, ref moves)
+// name the table's current snapshot, which they did not make.
+const iceberg::Snapshot* AddedSnapshot(const catalog::CommitLogEntry& entry, const iceberg::TableMetadata* metadata) {
+  static const std::set<std::string> kSnapshotOperations = {"append", "replace", "overwrite", "delete"};
+  if (metadata == nullptr || !entry.snapshot_id || kSnapshotOperations.count(entry.operation) == 0) return nullptr;
+  const iceberg::Snapshot* snap = metadata->SnapshotById(*entry.snapshot_id);
+  if (snap == nullptr) return nullptr;
+  const std::string op = snap->operation().empty() ? std::string("append") : snap->operation();
+  return op == entry.operation ? snap : nullptr;
+}
+
+// Snapshot summary keys (spec "Snapshot Summary") and the commitMetrics fields they give.
+// `skade_writes`: skade's own summaries (engine-name "skade") write the key whenever it is not
+// zero, so there its absence is a known 0; in another engine's summary absence is unknown.
+struct CommitMetric {
+  const char* summary_key;
+  const char* field;
+  bool skade_writes;
+};
+constexpr CommitMetric kCommitMetrics[] = {
+    {"added-data-files", "addedDataFiles", true},
+    {"deleted-data-files", "removedDataFiles", true},
+    {"total-data-files", "totalDataFiles", true},
+    {"added-delete-files", "addedDeleteFiles", true},
+    {"added-equality-delete-files", "addedEqualityDeleteFiles", true},
+    {"added-position-delete-files", "addedPositionalDeleteFiles", true},
+    {"added-dvs", "addedDVs", true},
+    {"removed-delete-files", "removedDeleteFiles", true},
+    {"removed-equality-delete-files", "removedEqualityDeleteFiles", false},
+    {"removed-position-delete-files", "removedPositionalDeleteFiles", false},
+    {"removed-dvs", "removedDVs", true},
+    {"total-delete-files", "totalDeleteFiles", true},
+    {"added-records", "addedRecords", true},
+    {"deleted-records", "removedRecords", true},
+    {"total-records", "totalRecords", true},
+    {"added-files-size", "addedFilesSizeInBytes", true},
+    {"removed-files-size", "removedFilesSizeInBytes", true},
+    {"total-files-size", "totalFilesSizeInBytes", true},
+    {"added-position-deletes", "addedPositionalDeletes", true},
+    {"removed-position-deletes", "removedPositionalDeletes", true},
+    {"total-position-deletes", "totalPositionalDeletes", true},
+    {"added-equality-deletes", "addedEqualityDeletes", true},
+    {"removed-equality-deletes", "removedEqualityDeletes", true},
+    {"total-equality-deletes", "totalEqualityDeletes", true},
+};
+
+// The icebergCommitReport output facet of a commit that added `snap` (Iceberg's CommitReport):
+// only values the commit recorded.
+Json CommitReportFacet(const catalog::CommitLogEntry& entry, const iceberg::TableMetadata& metadata,
+                       const iceberg::Snapshot& snap) {
+  Json report = Facet(kCommitReportFacetFile, "IcebergCommitReportOutputDatasetFacet");
+  report["snapshotId"] = snap.snapshot_id;
+  // v1 tables have no sequence numbers (spec "Sequence Numbers"): none to report.
+  if (metadata.format_version >= 2) report["sequenceNumber"] = snap.sequence_number;
+  report["operation"] = entry.operation;
+  Json metrics = Json::object();
+  // Duration and attempts as skade's table layer records them (table/snapshot_lineage.h): from
+  // the commit's start to the commit log's time of the commit, in milliseconds.
+  const std::optional<int64_t> started = snap.SummaryLong(table::kCommitStartedAtKey);
+  if (started && entry.committed_at_us >= *started) {
+    metrics["totalDuration"] = static_cast<double>(entry.committed_at_us - *started) / 1000.0;
+  }
+  if (auto attempts = snap.SummaryLong(table::kCommitAttemptKey)) metrics["attempts"] = *attempts;
+  const bool by_skade = snap.SummaryValue("engine-name") == std::optional<std::string>("skade");
+  for (const CommitMetric& m : kCommitMetrics) {
+    std::optional<int64_t> value = snap.SummaryLong(m.summary_key);
+    if (!value && by_skade && m.skade_writes) value = 0;
+    if (value) metrics[m.field] = *value;
+  }
+  report["commitMetrics"] = std::move(metrics);
+  return report;
+}
+
+// The icebergScanReport input facet of a scan skade planned for a write.
+Json ScanReportFacet(const table::ScanReport& r) {
+  Json report = Facet(kScanReportFacetFile, "IcebergScanReportInputDatasetFacet");
+  report["snapshotId"] = r.snapshot_id;
+  report["schemaId"] = r.schema_id;
+  if (!r.filter.empty()) report["filterDescription"] = r.filter;
+  report["projectedFieldNames"] = r.projected_field_names;
+  report["scanMetrics"] = Json{{"totalPlanningDuration", static_cast<double>(r.planning_duration_us) / 1000.0},
+                               {"resultDataFiles", r.result_data_files},
+                               {"resultDeleteFiles", r.result_delete_files},
+                               {"skippedDataFiles", r.skipped_data_files},
+                               {"totalFileSizeInBytes", r.total_file_size_in_bytes},
+                               {"totalDeleteFileSizeInBytes", r.total_delete_file_size_in_bytes},
+                               {"indexedDeleteFiles", r.indexed_delete_files}};
+  return report;
+}
+
+// The table itself as an input, when the commit's snapshot records a scan of it that the
+// write planned (copy-on-write delete or overwrite, compaction).
+std::optional<Json> OwnScanInput(const catalog::CommitLogEntry& entry, const iceberg::Snapshot* added,
+                                 const std::string& dataset_namespace, const LineageNaming& naming) {
+  if (added == nullptr) return std::nullopt;
+  auto report = table::ScanReportOf(*added);
+  if (!report.ok()) {
+    SKADE_LOG_WARN("openlineage: commit {}: scan report of snapshot {} ignored: {}", entry.commit_seq,
+                   added->snapshot_id, report.status().ToString());
+    return std::nullopt;
+  }
+  if (!*report) return std::nullopt;
+  Json d = LakeDataset(entry.table.ToString(), dataset_namespace, naming);
+  Json v = Facet("1-0-1/DatasetVersionDatasetFacet.json", "DatasetVersionDatasetFacet");
+  v["datasetVersion"] = std::to_string((*report)->snapshot_id);
+  d["facets"]["version"] = std::move(v);
+  d["inputFacets"]["icebergScanReport"] = ScanReportFacet(**report);
+  return d;
 }
 
 Json OutputDataset(const catalog::CommitLogEntry& entry, const iceberg::TableMetadata* metadata,
@@ -236,11 +358,11 @@ LineageNaming Resolved(const LineageNaming& naming) {
   return named;
 }
 
-Json Job(const LineageNaming& naming, const std::string& name) {
+Json Job(const LineageNaming& naming, const std::string& name, const char* type = "COMMIT") {
   Json job_type = Facet("2-0-4/JobTypeJobFacet.json", "JobTypeJobFacet");
   job_type["processingType"] = "BATCH";
   job_type["integration"] = "SKADE";
-  job_type["jobType"] = "COMMIT";
+  job_type["jobType"] = type;
   return Json{{"namespace", naming.job_namespace}, {"name", name}, {"facets", {{"jobType", job_type}}}};
 }
 
@@ -272,17 +394,65 @@ Uuid CommitRunId(const LineageNaming& naming, const catalog::CommitLogEntry& ent
 }
 
 std::vector<std::string> CommitRunEvents(const catalog::CommitLogEntry& entry, const iceberg::TableMetadata* metadata,
-                                         const LineageNaming& naming) {
+                                         const LineageNaming& naming, const ParentRun* parent) {
   const LineageNaming named = Resolved(naming);
   const std::string run_id = CommitRunId(named, entry).ToString();
   const Json job = Job(named, CommitJobName(entry));
-  const Json run_facets{{"processing_engine", EngineFacet()}};
+  Json run_facets{{"processing_engine", EngineFacet()}};
+  if (parent != nullptr) {
+    const Json parent_job{{"namespace", named.job_namespace}, {"name", parent->job_name}};
+    Json facet = Facet("1-2-0/ParentRunFacet.json", "ParentRunFacet");
+    facet["run"] = Json{{"runId", parent->run_id}};
+    facet["job"] = parent_job;
+    facet["root"] = Json{{"run", {{"runId", parent->run_id}}}, {"job", parent_job}};  // the parent is the root
+    run_facets["parent"] = std::move(facet);
+  }
   const std::optional<table::SnapshotLineage> lineage = LineageOf(entry, metadata);
   const table::SnapshotLineage* recorded = lineage ? &*lineage : nullptr;
+  const iceberg::Snapshot* added = AddedSnapshot(entry, metadata);
   const Json outputs = Json::array({OutputDataset(entry, metadata, named, named.dataset_namespace, recorded)});
-  const Json inputs = InputDatasets(recorded, named.dataset_namespace, named);
+  Json completed = outputs;
+  if (added != nullptr) completed[0]["outputFacets"]["icebergCommitReport"] = CommitReportFacet(entry, *metadata, *added);
+  Json inputs = InputDatasets(recorded, named.dataset_namespace, named);
+  if (auto own = OwnScanInput(entry, added, named.dataset_namespace, named)) inputs.push_back(std::move(*own));
   return {Event("START", entry.committed_at_us, run_id, run_facets, job, inputs, outputs),
-          Event("COMPLETE", entry.committed_at_us, run_id, run_facets, job, inputs, outputs)};
+          Event("COMPLETE", entry.committed_at_us, run_id, run_facets, job, inputs, completed)};
+}
+
+bool IsMultiTableCommit(const std::vector<catalog::CommitLogEntry>& entries) {
+  for (const catalog::CommitLogEntry& e : entries) {
+    if (e.txn_id.empty() || e.txn_id != entries.front().txn_id) return false;
+    if (e.table != entries.front().table) return true;
+  }
+  return false;
+}
+
+ParentRun TransactionParentRun(const LineageNaming& naming, const std::vector<catalog::CommitLogEntry>& entries) {
+  SKADE_DCHECK(!entries.empty());
+  const LineageNaming named = Resolved(naming);
+  std::set<std::string> tables;
+  for (const catalog::CommitLogEntry& e : entries) tables.insert(e.table.ToString());
+  std::string name = "transaction:";
+  bool first_table = true;
+  for (const std::string& t : tables) {
+    if (!first_table) name += ',';
+    name += t;
+    first_table = false;
+  }
+  const catalog::CommitLogEntry& first = entries.front();
+  return ParentRun{HashedV7(first.committed_at_us, named.dataset_namespace + "\ntxn\n" + first.txn_id).ToString(),
+                   std::move(name)};
+}
+
+std::vector<std::string> TransactionRunEvents(const LineageNaming& naming,
+                                              const std::vector<catalog::CommitLogEntry>& entries) {
+  const LineageNaming named = Resolved(naming);
+  const ParentRun parent = TransactionParentRun(named, entries);
+  const Json job = Job(named, parent.job_name, "TRANSACTION");
+  const Json run_facets{{"processing_engine", EngineFacet()}};
+  const int64_t at = entries.front().committed_at_us;
+  return {Event("START", at, parent.run_id, run_facets, job, Json::array(), Json::array()),
+          Event("COMPLETE", at, parent.run_id, run_facets, job, Json::array(), Json::array())};
 }
 
 std::vector<std::string> FailedWriteRunEvents(const table::FailedWrite& write, const LineageNaming& naming) {
@@ -309,7 +479,27 @@ CommitEventBuilder::CommitEventBuilder(io::FileIO& io, LineageNaming naming) : i
   if (naming_.dataset_namespace.empty()) naming_.dataset_namespace = DefaultDatasetNamespace(naming_.warehouse);
 }
 
-std::vector<std::string> CommitEventBuilder::Build(const catalog::CommitLogEntry& entry) const {
+std::vector<std::string> CommitEventBuilder::BuildTransaction(const std::vector<catalog::CommitLogEntry>& entries) const {
+  std::vector<std::string> events;
+  if (!IsMultiTableCommit(entries)) {
+    for (const catalog::CommitLogEntry& e : entries) {
+      std::vector<std::string> own = Build(e);
+      events.insert(events.end(), std::make_move_iterator(own.begin()), std::make_move_iterator(own.end()));
+    }
+    return events;
+  }
+  const ParentRun parent = TransactionParentRun(naming_, entries);
+  std::vector<std::string> outer = TransactionRunEvents(naming_, entries);
+  events.push_back(std::move(outer[0]));
+  for (const catalog::CommitLogEntry& e : entries) {
+    std::vector<std::string> own = Build(e, &parent);
+    events.insert(events.end(), std::make_move_iterator(own.begin()), std::make_move_iterator(own.end()));
+  }
+  events.push_back(std::move(outer[1]));
+  return events;
+}
+
+std::vector<std::string> CommitEventBuilder::Build(const catalog::CommitLogEntry& entry, const ParentRun* parent) const {
   std::optional<iceberg::TableMetadata> metadata;
   if (entry.operation != "drop" && !entry.metadata_location.empty()) {
     auto bytes = io_.Read(entry.metadata_location);
@@ -321,7 +511,7 @@ std::vector<std::string> CommitEventBuilder::Build(const catalog::CommitLogEntry
                      parsed.status().ToString());
     }
   }
-  return CommitRunEvents(entry, metadata ? &*metadata : nullptr, naming_);
+  return CommitRunEvents(entry, metadata ? &*metadata : nullptr, naming_, parent);
 }
 
 }  // namespace skade::lineage

@@ -42,13 +42,34 @@ Uuid CommitRunId(const LineageNaming& naming, const catalog::CommitLogEntry& ent
 // The job name of a commit: "<operation>:<table>", e.g. "append:sales.orders".
 std::string CommitJobName(const catalog::CommitLogEntry& entry);
 
+// The run a commit's run belongs to (ParentRunFacet): the transaction of a multi-table commit.
+struct ParentRun {
+  std::string run_id;
+  std::string job_name;  // in LineageNaming::job_namespace
+};
+
 // The START and COMPLETE events of one commit, as compact JSON (in that order). `metadata` is
 // the table as the commit left it (null when the commit removed it: a drop). The output
 // dataset carries schema, dataSource, catalog, version (the snapshot id), lifecycleStateChange
 // (create, drop, overwrite, schema changes), symlinks and, for a snapshot, outputStatistics
-// (rows, bytes and data files the snapshot added).
+// (rows, bytes and data files the snapshot added). On COMPLETE, a commit that added a snapshot
+// also carries the icebergCommitReport output facet (snapshot id, sequence number, operation and
+// the commit metrics its summary records; a value skade does not know is left out). A write
+// that planned a scan of its own table (copy-on-write, compaction) names the table as its input
+// with the icebergScanReport input facet; tables a transform read are inputs with their
+// snapshot in icebergScanReport. `parent`, when given, adds a parent run facet to both events.
 std::vector<std::string> CommitRunEvents(const catalog::CommitLogEntry& entry, const iceberg::TableMetadata* metadata,
-                                         const LineageNaming& naming);
+                                         const LineageNaming& naming, const ParentRun* parent = nullptr);
+
+// Whether consecutive log entries sharing a txn_id are a multi-table commit (two or more tables).
+bool IsMultiTableCommit(const std::vector<catalog::CommitLogEntry>& entries);
+// The parent run of a multi-table commit: a version-7 UUID at the commit's time whose other bits
+// hash the dataset namespace and the txn_id, and the job "transaction:<tables, sorted, joined
+// with ','>".
+ParentRun TransactionParentRun(const LineageNaming& naming, const std::vector<catalog::CommitLogEntry>& entries);
+// The parent run's START and COMPLETE events (no datasets: each table's child run names its own).
+std::vector<std::string> TransactionRunEvents(const LineageNaming& naming,
+                                              const std::vector<catalog::CommitLogEntry>& entries);
 
 // The START and FAIL events of a write that started and did not commit (its error in an
 // errorMessage facet; the output names the table, with no version: nothing was committed; the
@@ -63,7 +84,12 @@ std::vector<std::string> FailedWriteRunEvents(const table::FailedWrite& write, c
 class CommitEventBuilder {
  public:
   CommitEventBuilder(io::FileIO& io, LineageNaming naming);
-  std::vector<std::string> Build(const catalog::CommitLogEntry& entry) const;
+  std::vector<std::string> Build(const catalog::CommitLogEntry& entry, const ParentRun* parent = nullptr) const;
+  // The events of the log entries of one catalog transaction (consecutive, sharing a txn_id),
+  // in delivery order: for a multi-table commit the parent's START, then each table's START and
+  // COMPLETE (each with the parent facet), then the parent's COMPLETE; otherwise each entry's
+  // own events in turn.
+  std::vector<std::string> BuildTransaction(const std::vector<catalog::CommitLogEntry>& entries) const;
 
  private:
   io::FileIO& io_;

@@ -11,6 +11,7 @@
 #include "skade/iceberg/scan.h"
 #include "skade/io/location.h"
 #include "skade/table/commit_internal.h"
+#include "skade/table/snapshot_lineage.h"
 
 namespace skade::table {
 namespace {
@@ -131,6 +132,7 @@ void AppendQueue::CommitBatch(const std::vector<QueuedAppend*>& batch) {
     for (QueuedAppend* a : pending) a->outcome = Result<CommitOutcome>(st);
   };
   const std::string write_id = Uuid::NewV7().ToString();
+  const int64_t started_at_us = NowMicros();  // the commit report's duration starts here
   int max_attempts = Table::kMaxAttempts;
   for (int attempt = 1; attempt <= max_attempts; ++attempt) {
     if (attempt > 1) BackOff(attempt);
@@ -210,6 +212,8 @@ void AppendQueue::CommitBatch(const std::vector<QueuedAppend*>& batch) {
       snap.schema_id = base.current_schema_id;
       snap.summary = Summary("append", p.changes, std::nullopt, parent);
       for (const auto& kv : first.extra_summary) snap.summary.push_back(kv);
+      snap.summary.emplace_back(kCommitAttemptKey, std::to_string(attempt));
+      snap.summary.emplace_back(kCommitStartedAtKey, std::to_string(started_at_us));
       iceberg::ManifestFile manifest = first.manifest;
       if (manifest.manifest_path.empty()) {
         auto written = WriteSharedManifest(base, format, snap.snapshot_id, p.appends, manifest_path("shared"));

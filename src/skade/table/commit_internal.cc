@@ -64,6 +64,31 @@ std::vector<std::pair<std::string, std::string>> Summary(const std::string& oper
   return s;
 }
 
+ScanReport ScanReportOfPlan(const iceberg::TableMetadata& base, int64_t snapshot_id, std::string filter,
+                            const std::vector<iceberg::FileScanTask>& tasks, const iceberg::PlanStats& stats,
+                            int64_t planning_us) {
+  ScanReport r;
+  r.snapshot_id = snapshot_id;
+  r.schema_id = base.current_schema_id;
+  r.filter = std::move(filter);
+  if (auto schema = base.CurrentSchema()) {
+    for (const iceberg::NestedField& f : schema->fields()) r.projected_field_names.push_back(f.name);
+  }
+  r.planning_duration_us = planning_us;
+  r.result_data_files = static_cast<int64_t>(tasks.size());
+  r.skipped_data_files = stats.data_files_skipped;
+  r.indexed_delete_files = stats.delete_files;
+  std::set<const iceberg::DeleteFileTask*> deletes;
+  for (const iceberg::FileScanTask& t : tasks) {
+    r.total_file_size_in_bytes += t.file.file_size_in_bytes;
+    for (const auto& d : t.deletes) {
+      if (deletes.insert(d.get()).second) r.total_delete_file_size_in_bytes += d->file.file_size_in_bytes;
+    }
+  }
+  r.result_delete_files = static_cast<int64_t>(deletes.size());
+  return r;
+}
+
 std::string PartitionText(const DataFile& f) {
   std::string key = std::to_string(f.spec_id);
   for (const auto& v : f.partition) key += "|" + (v ? v->ToString() : std::string("null"));

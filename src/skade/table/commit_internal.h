@@ -15,9 +15,11 @@
 #include "skade/base/status.h"
 #include "skade/catalog/catalog.h"
 #include "skade/iceberg/manifest.h"
+#include "skade/iceberg/scan.h"
 #include "skade/iceberg/table_metadata.h"
 #include "skade/iceberg/table_update.h"
 #include "skade/io/file_io.h"
+#include "skade/table/snapshot_lineage.h"
 #include "skade/table/table.h"
 
 namespace skade::table {
@@ -43,12 +45,21 @@ struct PendingSnapshot {
   // Rows an equality or position delete removes (the summary's deleted-records, the outcome's
   // deleted_records); unset when only whole data files go, whose rows count instead.
   std::optional<int64_t> rows_removed;
+  // The scan of the table this write planned before writing (copy-on-write, compaction): kept
+  // in the snapshot summary (snapshot_lineage.h, kScanReportKey) for the lineage emitter.
+  std::optional<ScanReport> scan_report;
   // Commit nothing when the snapshot would change nothing (e.g. a delete that matched no row).
   bool empty() const {
     return added_data.empty() && added_deletes.empty() && removed_files.empty() && replaced_deletes_of.empty() &&
            !remove_all;
   }
 };
+
+// The scan report of a plan of `snapshot_id` of `base` with `tasks` (what the planner with
+// `stats` returned, in `planning_us`), reading every column of the current schema.
+ScanReport ScanReportOfPlan(const iceberg::TableMetadata& base, int64_t snapshot_id, std::string filter,
+                            const std::vector<iceberg::FileScanTask>& tasks, const iceberg::PlanStats& stats,
+                            int64_t planning_us);
 
 // "spec|value|value" text identifying a partition, for summaries.
 std::string PartitionText(const iceberg::DataFile& f);

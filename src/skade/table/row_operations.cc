@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "skade/base/clock.h"
 #include "skade/base/uuid.h"
 #include "skade/engine/new_file_checksums.h"
 #include "skade/engine/sql_filter.h"
@@ -169,7 +170,10 @@ Result<CommitOutcome> Table::OverwriteWhereUnobserved(const engine::Predicate& w
     scan.schema = schema;
     scan.name_mapping = base.DefaultNameMapping();
     scan.specs = base.partition_specs;
+    const int64_t planning_started = NowMicros();
     SKADE_ASSIGN_OR_RETURN(scan.tasks, planner.PlanAll(*current, *schema, filter));
+    p.scan_report = ScanReportOfPlan(base, current->snapshot_id, where_sql, scan.tasks, planner.stats(),
+                                     NowMicros() - planning_started);
     if (scan.tasks.empty()) return p;
     SKADE_ASSIGN_OR_RETURN(std::string rel, engine::BuildTableSql(db_, scan, engine::RowOrigin::kExposed));
 
@@ -600,7 +604,10 @@ Result<CommitOutcome> Table::CompactUnobserved(const CompactOptions& options) {
     if (current == nullptr) return p;
     iceberg::SchemaPtr schema = base.CurrentSchema();
     iceberg::ScanPlanner planner(io_, base);
+    const int64_t planning_started = NowMicros();
     SKADE_ASSIGN_OR_RETURN(auto tasks, planner.PlanAll(*current, *schema, nullptr));
+    p.scan_report =
+        ScanReportOfPlan(base, current->snapshot_id, "", tasks, planner.stats(), NowMicros() - planning_started);
     // Rewrite small files, files of older specs, and (if asked) files that have deletes.
     engine::IcebergScan scan;
     scan.schema = schema;

@@ -63,4 +63,68 @@ Result<std::optional<SnapshotLineage>> SnapshotLineageOf(const iceberg::Snapshot
   return std::optional<SnapshotLineage>(std::move(lineage));
 }
 
+namespace {
+
+// The report's counts, by their summary-style keys.
+struct ScanCount {
+  const char* key;
+  int64_t ScanReport::*field;
+};
+constexpr ScanCount kScanCounts[] = {
+    {"planning-duration-us", &ScanReport::planning_duration_us},
+    {"result-data-files", &ScanReport::result_data_files},
+    {"result-delete-files", &ScanReport::result_delete_files},
+    {"skipped-data-files", &ScanReport::skipped_data_files},
+    {"total-file-size-in-bytes", &ScanReport::total_file_size_in_bytes},
+    {"total-delete-file-size-in-bytes", &ScanReport::total_delete_file_size_in_bytes},
+    {"indexed-delete-files", &ScanReport::indexed_delete_files},
+};
+
+}  // namespace
+
+std::string EncodeScanReport(const ScanReport& report) {
+  Json doc{{"snapshot-id", report.snapshot_id}, {"schema-id", report.schema_id}};
+  if (!report.filter.empty()) doc["filter"] = report.filter;
+  doc["projected-field-names"] = report.projected_field_names;
+  for (const ScanCount& c : kScanCounts) doc[c.key] = report.*c.field;
+  return doc.dump();
+}
+
+Result<ScanReport> DecodeScanReport(std::string_view json) {
+  SKADE_ASSIGN_OR_RETURN(const Json doc, ParseJson(json, "scan report"));
+  auto bad = [](const std::string& why) { return Status::InvalidArgument("scan report: " + why); };
+  if (!doc.is_object()) return bad("not an object");
+  ScanReport out;
+  auto integer = [&](const char* key, int64_t* value) -> Status {
+    if (!doc.contains(key) || !doc[key].is_number_integer()) return bad(std::string(key) + " is not an integer");
+    *value = doc[key].get<int64_t>();
+    return Status::Ok();
+  };
+  SKADE_RETURN_IF_ERROR(integer("snapshot-id", &out.snapshot_id));
+  int64_t schema_id = 0;
+  SKADE_RETURN_IF_ERROR(integer("schema-id", &schema_id));
+  out.schema_id = static_cast<int>(schema_id);
+  for (const ScanCount& c : kScanCounts) SKADE_RETURN_IF_ERROR(integer(c.key, &(out.*c.field)));
+  if (doc.contains("filter")) {
+    if (!doc["filter"].is_string()) return bad("filter is not text");
+    out.filter = doc["filter"].get<std::string>();
+  }
+  if (doc.contains("projected-field-names")) {
+    const Json& names = doc["projected-field-names"];
+    if (!names.is_array()) return bad("projected-field-names is not a list");
+    for (const Json& n : names) {
+      if (!n.is_string()) return bad("a projected field name is not text");
+      out.projected_field_names.push_back(n.get<std::string>());
+    }
+  }
+  return out;
+}
+
+Result<std::optional<ScanReport>> ScanReportOf(const iceberg::Snapshot& snapshot) {
+  auto text = snapshot.SummaryValue(kScanReportKey);
+  if (!text) return std::optional<ScanReport>();
+  SKADE_ASSIGN_OR_RETURN(ScanReport report, DecodeScanReport(*text));
+  return std::optional<ScanReport>(std::move(report));
+}
+
 }  // namespace skade::table

@@ -18,6 +18,12 @@
 namespace skade::table {
 
 inline constexpr const char* kSnapshotLineageKey = "skade.lineage";
+// What skade's commit records about itself in each snapshot summary it writes, for the
+// OpenLineage commit report (Iceberg's CommitMetrics): the attempt that committed (1 = first try)
+// and when the commit began (µs since the epoch: after the data was written, before the first
+// attempt), so the commit log's committed_at_us minus it is the commit's duration.
+inline constexpr const char* kCommitAttemptKey = "skade.commit-attempt";
+inline constexpr const char* kCommitStartedAtKey = "skade.commit-started-at-us";
 
 struct LineageInput {
   catalog::TableIdent table;
@@ -38,6 +44,34 @@ struct SnapshotLineage {
   bool empty() const { return inputs.empty(); }
   friend bool operator==(const SnapshotLineage&, const SnapshotLineage&) = default;
 };
+
+// The scan a write planned of its own table before writing (a copy-on-write delete or
+// overwrite, a compaction), in the terms of Iceberg's ScanReport; kept in the snapshot summary
+// under kScanReportKey so the OpenLineage emitter can report it. Counts are of that one plan.
+inline constexpr const char* kScanReportKey = "skade.scan-report";
+
+struct ScanReport {
+  int64_t snapshot_id = 0;  // the snapshot planned
+  int schema_id = 0;
+  std::string filter;  // the row filter as the write was given it; empty: every row
+  std::vector<std::string> projected_field_names;
+  int64_t planning_duration_us = 0;
+  int64_t result_data_files = 0;
+  int64_t result_delete_files = 0;  // distinct delete files that apply to the result
+  int64_t skipped_data_files = 0;   // pruned by partition values or column bounds
+  int64_t total_file_size_in_bytes = 0;         // of the result data files
+  int64_t total_delete_file_size_in_bytes = 0;  // of the result delete files
+  int64_t indexed_delete_files = 0;             // delete files the planner indexed
+  friend bool operator==(const ScanReport&, const ScanReport&) = default;
+};
+
+// Compact JSON with the spec-style keys ("snapshot-id", "result-data-files", …).
+std::string EncodeScanReport(const ScanReport& report);
+// kInvalidArgument for text that is not such JSON.
+Result<ScanReport> DecodeScanReport(std::string_view json);
+// The scan report `snapshot` records; nullopt when none. One that does not decode:
+// kInvalidArgument.
+Result<std::optional<ScanReport>> ScanReportOf(const iceberg::Snapshot& snapshot);
 
 // Compact JSON: {"inputs":[{"table":"ns.t","snapshot-id":1}],"columns":{"out":[[0,"in"]]}}.
 std::string EncodeSnapshotLineage(const SnapshotLineage& lineage);

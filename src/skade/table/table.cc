@@ -271,6 +271,7 @@ Result<CommitOutcome> Table::CommitSnapshot(
     const std::function<Result<PendingSnapshot>(const iceberg::TableMetadata& base, int attempt)>& build) {
   const int64_t snapshot_id = NewSnapshotId();
   const std::string write_id = Uuid::NewV7().ToString();
+  const int64_t started_at_us = NowMicros();  // the commit report's duration starts here
   const int max_attempts = MaxCommitAttempts(metadata().properties);
   std::vector<std::string> operation_files;
   auto delete_all = [&](const std::vector<std::string>& files) {
@@ -440,6 +441,9 @@ Result<CommitOutcome> Table::CommitSnapshot(
       snap.schema_id = base.current_schema_id;
       snap.summary = Summary(pending.operation, changes, pending.rows_removed, parent);
       if (!lineage_.empty()) snap.summary.emplace_back(kSnapshotLineageKey, EncodeSnapshotLineage(lineage_));
+      if (pending.scan_report) snap.summary.emplace_back(kScanReportKey, EncodeScanReport(*pending.scan_report));
+      snap.summary.emplace_back(kCommitAttemptKey, std::to_string(attempt));
+      snap.summary.emplace_back(kCommitStartedAtKey, std::to_string(started_at_us));
       std::string list_path = ManifestListPath(metadata_dir, snapshot_id, attempt, write_id);
       auto assigned = AssignRowLineage(format, base.next_row_id.value_or(0), manifests, &snap);
       if (!assigned.ok()) return fail(assigned.status());
