@@ -74,11 +74,11 @@ def test_overwrites_and_keyed_writes(trino, skade, compare, skade_ns):
     compare.same(t)
     # Upsert and delete by key: equality delete files, which Trino applies. The key holds the
     # partition source columns (skade's rule: an equality delete applies within its partition).
-    skade.run("ingest", t, "--mode", "upsert", "--key", "id", "ts", "--sql",
+    skade.run("ingest", t, "--mode", "upsert", "--key", "id,ts", "--sql",
               rows_sql(50, 70, "u"))
     rows = compare.same(t)
     assert sum(1 for r in rows if r[2].startswith("u")) == 20
-    skade.run("ingest", t, "--mode", "delete-keys", "--key", "id", "ts", "--sql",
+    skade.run("ingest", t, "--mode", "delete-keys", "--key", "id,ts", "--sql",
               f"SELECT id, ts FROM ({rows_sql(55, 65)})")
     compare.same(t)
     compare.same(t, where="id BETWEEN 50 AND 70")
