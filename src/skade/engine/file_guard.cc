@@ -1,12 +1,12 @@
 #include "skade/engine/file_guard_internal.h"
 
-#include <filesystem>
 #include <string>
 
 #include "duckdb.hpp"
 #include "duckdb/common/file_opener.hpp"
 #include "duckdb/common/local_file_system.hpp"
 #include "duckdb/main/capi/capi_internal.hpp"
+#include "skade/io/location.h"
 #include "skade/io/reserved_files.h"
 
 namespace skade::engine {
@@ -43,16 +43,6 @@ class ReservedFileGuard final : public duckdb::FileSystem {
   bool DirectoryExists(const std::string& path, optional_ptr<FileOpener>) override { Refuse(path); }
 };
 
-// `path` (absolute, or relative to the working folder; "..", "." and repeated slashes
-// resolved) inside `folder` (normalised the same way)?
-bool Inside(const std::string& folder, const std::string& path) {
-  std::error_code ec;
-  std::string p = std::filesystem::absolute(std::filesystem::path(path), ec).lexically_normal().string();
-  if (ec) return false;
-  while (p.size() > 1 && p.back() == '/') p.pop_back();
-  return p == folder || (p.size() > folder.size() && p.compare(0, folder.size(), folder) == 0 && p[folder.size()] == '/');
-}
-
 // Claims the paths inside DuckDB's spill folder. DuckDB's own operations there (the buffer
 // manager's) go to the local file system; a query's (whose file opener carries its client
 // context) are refused. Thread-safe (the local file system is).
@@ -61,7 +51,7 @@ class SpillFolderGuard final : public duckdb::FileSystem {
   explicit SpillFolderGuard(std::string folder) : folder_(std::move(folder)) {}
 
   std::string GetName() const override { return "SkadeSpillFolderGuard"; }
-  bool CanHandleFile(const std::string& path) override { return Inside(folder_, path); }
+  bool CanHandleFile(const std::string& path) override { return io::IsWithin(path, folder_); }
 
   duckdb::unique_ptr<duckdb::FileHandle> OpenFile(const std::string& path, FileOpenFlags flags,
                                                   optional_ptr<FileOpener> opener) override {
@@ -128,10 +118,10 @@ class SpillFolderGuard final : public duckdb::FileSystem {
 }  // namespace
 
 Status RegisterSpillFolderGuard(duckdb_database db, const std::string& folder) {
-  std::error_code ec;
-  std::string normal = std::filesystem::absolute(std::filesystem::path(folder), ec).lexically_normal().string();
-  if (ec || normal.empty()) return Status::InvalidArgument("spill folder '" + folder + "' is not a usable path");
-  while (normal.size() > 1 && normal.back() == '/') normal.pop_back();
+  const std::string normal = io::NormalizeLocation(folder);
+  if (normal.empty() || io::IsObjectStoreLocation(normal)) {
+    return Status::InvalidArgument("spill folder '" + folder + "' is not a local folder");
+  }
   try {
     auto* wrapper = reinterpret_cast<duckdb::DatabaseWrapper*>(db);
     wrapper->database->instance->GetFileSystem().RegisterSubSystem(duckdb::make_uniq<SpillFolderGuard>(normal));
