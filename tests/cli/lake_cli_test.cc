@@ -234,7 +234,8 @@ TEST_F(LakeCliTest, SqlNamesTablesWithNestedNamespacesAndFormats) {
   EXPECT_THAT(Lines(csv.out), ElementsAre("id,s,w", "1,x,", "2,\"y, \"\"z\"\"\",0.5"));
   ProcessResult table = Skade("sql " + ShellQuote(join));
   ASSERT_EQ(table.exit_code, 0) << table.err;
-  EXPECT_THAT(table.out, HasSubstr("| id |"));
+  EXPECT_THAT(table.out, HasSubstr("│   id   │"));
+  EXPECT_THAT(table.out, HasSubstr("│ bigint │"));
   EXPECT_THAT(table.out, HasSubstr("2 rows"));
   // An empty result is an empty JSON array.
   rows = SkadeJson("sql " + ShellQuote("SELECT * FROM a.u WHERE id < 0") + " --format json");

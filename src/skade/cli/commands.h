@@ -34,6 +34,7 @@ struct ScanArgs {
   std::vector<std::string> columns;
   std::string where;
   std::optional<int64_t> limit;
+  std::optional<int64_t> max_rows;  // rows the table format shows (default 40; 0 = all)
   bool count = false;
   bool verbose = false;
   OutputFormat format = OutputFormat::kTable;

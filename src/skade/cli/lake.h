@@ -128,7 +128,9 @@ struct CompactArgs {
 };
 
 struct SqlArgs {
-  std::string sql;
+  std::string sql;   // statements; "-" reads them from standard input
+  std::string file;  // --file: a script of statements and dot commands
+  std::optional<int64_t> max_rows;  // --max-rows: rows a table result shows (0 = all)
   OutputFormat format = OutputFormat::kTable;
   bool pushdown = true;  // plan each scan with the statement's filters and columns (--pushdown off: list every file)
 };
@@ -151,6 +153,9 @@ int RunRegister(const LakeArgs& lake, const RegisterArgs& args, std::ostream& ou
 int RunDelete(const LakeArgs& lake, const DeleteArgs& args, std::ostream& out, std::ostream& err);
 int RunChanges(const LakeArgs& lake, const ChangesArgs& args, std::ostream& out, std::ostream& err);
 int RunCompact(const LakeArgs& lake, const CompactArgs& args, std::ostream& out, std::ostream& err);
+// `skade sql` (cli/sql_command.cc): the statements given, a script (--file, or "-" / a pipe
+// on standard input; stops at the first failing statement), or the interactive shell when
+// no SQL is given and standard input is a terminal.
 int RunSql(const LakeArgs& lake, const SqlArgs& args, std::ostream& out, std::ostream& err);
 int RunTables(const LakeArgs& lake, const ListArgs& args, std::ostream& out, std::ostream& err);
 int RunSnapshots(const LakeArgs& lake, const ListArgs& args, std::ostream& out, std::ostream& err);

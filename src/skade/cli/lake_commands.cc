@@ -612,41 +612,6 @@ int RunCompact(const LakeArgs& lake_args, const CompactArgs& args, std::ostream&
                    [&](table::Table& t) { return t.Compact(options); });
 }
 
-int RunSql(const LakeArgs& lake_args, const SqlArgs& args, std::ostream& out, std::ostream& err) {
-  // One statement, classified from DuckDB's parse tree: queries run as they are; the Iceberg
-  // write statements commit through the same path as Flight SQL's; nothing else runs.
-  auto statement = engine::ParseStatement(args.sql);
-  if (!statement.ok()) return Fail(err, statement.status());
-  auto lake = OpenLakeFor(lake_args, statement->is_write() ? LakeOpenOptions::Use::kWrite : LakeOpenOptions::Use::kRead);
-  if (!lake.ok()) return Fail(err, lake.status());
-  if (statement->is_write()) {
-    auto views = sql::LakeSql::Open(*lake->catalog, *lake->io, *lake->db, "memory", 0);
-    if (!views.ok()) return Fail(err, views.status());
-    (*views)->set_write_observer(lake->write_observer.get());
-    (*views)->set_pushdown(args.pushdown);
-    auto n = (*views)->ExecuteWrite(*statement, "");
-    if (!n.ok()) return Fail(err, n.status());
-    out << statement->type_name << " " << *n << "\n";
-    return 0;
-  }
-  if (statement->kind == engine::Statement::Kind::kOther) {
-    return Fail(err, Status::InvalidArgument(
-                         statement->type_name +
-                         " statements do not run here: skade sql runs queries, COPY … TO exports and the Iceberg "
-                         "write statements (INSERT, UPDATE, DELETE, CREATE/DROP TABLE, CREATE/DROP SCHEMA)"));
-  }
-  // The lake's tables as views, AT (…) snapshots and the lake's listings (SHOW TABLES, DESCRIBE,
-  // information_schema) substituted: the same resolution as Flight SQL's (LakeSql::ResolveQuery).
-  auto views = sql::LakeSql::Open(*lake->catalog, *lake->io, *lake->db, "memory", 0);
-  if (!views.ok()) return Fail(err, views.status());
-  (*views)->set_pushdown(args.pushdown);
-  auto query = (*views)->ResolveQuery(args.sql, "");
-  if (!query.ok()) return Fail(err, query.status());
-  auto rows = WriteQuery(*lake->db, *query, args.format, out);
-  if (!rows.ok()) return Fail(err, rows.status());
-  return 0;
-}
-
 int RunTables(const LakeArgs& lake_args, const ListArgs& args, std::ostream& out, std::ostream& err) {
   auto lake = OpenLakeFor(lake_args, LakeOpenOptions::Use::kRead);
   if (!lake.ok()) return Fail(err, lake.status());

@@ -83,6 +83,9 @@ int main(int argc, char** argv) {
   scan_cmd->add_option("--columns", columns, "comma-separated column names");
   scan_cmd->add_option("--where", scan.where, "SQL boolean expression");
   scan_cmd->add_option("--limit", scan.limit, "maximum number of rows")->check(CLI::NonNegativeNumber);
+  scan_cmd->add_option("--max-rows", scan.max_rows,
+                       "rows the table format shows: the first and last halves of this many (default 40; 0 = all)")
+      ->check(CLI::NonNegativeNumber);
   scan_cmd->add_flag("--count", scan.count, "print the row count only");
   scan_cmd->add_option("--format", scan_format, "table|csv|json")
       ->check(CLI::IsMember({"table", "csv", "json"}));
@@ -168,7 +171,13 @@ int main(int argc, char** argv) {
   skade::cli::SqlArgs sql;
   std::string sql_format = "table";
   auto* sql_cmd = app.add_subcommand("sql", "Run DuckDB SQL over the lake (tables as ns.table, \"a.b\".table)");
-  sql_cmd->add_option("sql", sql.sql, "SQL text")->required();
+  sql_cmd->add_option("sql", sql.sql,
+                      "SQL text (statements separated by ';'); '-' reads a script from standard input; none "
+                      "opens the interactive shell at a terminal");
+  sql_cmd->add_option("-f,--file", sql.file, "run the statements and dot commands of this script file");
+  sql_cmd->add_option("--max-rows", sql.max_rows,
+                      "rows a table result shows: the first and last halves of this many (default 40; 0 = all)")
+      ->check(CLI::NonNegativeNumber);
   sql_cmd->add_option("--format", sql_format, "table|csv|json")->check(CLI::IsMember({"table", "csv", "json"}));
   std::string sql_pushdown = "on";
   sql_cmd->add_option("--pushdown", sql_pushdown, "on|off: plan each table scan with the statement's filters")

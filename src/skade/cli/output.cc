@@ -1,6 +1,5 @@
 #include "skade/cli/output.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <ostream>
 
@@ -8,90 +7,6 @@
 
 namespace skade::cli {
 namespace {
-
-constexpr size_t kWidthSampleRows = 1000;
-constexpr size_t kMaxCellWidth = 60;
-
-// Display width in code points (close enough for a terminal table).
-size_t DisplayWidth(const std::string& s) {
-  size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
-
-std::string Cell(const std::optional<std::string>& v) {
-  if (!v) return "NULL";
-  std::string s = *v;
-  for (char& c : s) {
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-  }
-  if (DisplayWidth(s) > kMaxCellWidth) {
-    size_t cut = 0, width = 0;
-    while (cut < s.size() && width < kMaxCellWidth - 1) {
-      ++cut;
-      while (cut < s.size() && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) ++cut;
-      ++width;
-    }
-    s = s.substr(0, cut) + "…";
-  }
-  return s;
-}
-
-class TableWriter {
- public:
-  explicit TableWriter(std::ostream& out) : out_(out) {}
-  void Header(const std::vector<std::string>& names) {
-    names_ = names;
-    widths_.assign(names.size(), 0);
-    for (size_t i = 0; i < names.size(); ++i) widths_[i] = DisplayWidth(names[i]);
-  }
-  void Row(const engine::TextRow& row) {
-    std::vector<std::string> cells;
-    for (const auto& v : row) cells.push_back(Cell(v));
-    if (!flushed_) {
-      for (size_t i = 0; i < cells.size(); ++i) widths_[i] = std::max(widths_[i], DisplayWidth(cells[i]));
-      buffered_.push_back(std::move(cells));
-      if (buffered_.size() >= kWidthSampleRows) Flush();
-      return;
-    }
-    Line(cells);
-  }
-  void Finish(int64_t rows) {
-    Flush();
-    Rule();
-    out_ << rows << (rows == 1 ? " row" : " rows") << "\n";
-  }
-
- private:
-  void Flush() {
-    if (flushed_) return;
-    flushed_ = true;
-    Rule();
-    Line(names_);
-    Rule();
-    for (const auto& r : buffered_) Line(r);
-    buffered_.clear();
-  }
-  void Rule() {
-    out_ << "+";
-    for (size_t w : widths_) out_ << std::string(w + 2, '-') << "+";
-    out_ << "\n";
-  }
-  void Line(const std::vector<std::string>& cells) {
-    out_ << "|";
-    for (size_t i = 0; i < cells.size(); ++i) {
-      size_t w = DisplayWidth(cells[i]);
-      out_ << " " << cells[i] << std::string(widths_[i] > w ? widths_[i] - w : 0, ' ') << " |";
-    }
-    out_ << "\n";
-  }
-
-  std::ostream& out_;
-  std::vector<std::string> names_;
-  std::vector<size_t> widths_;
-  std::vector<std::vector<std::string>> buffered_;
-  bool flushed_ = false;
-};
 
 std::string CsvField(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
@@ -120,19 +35,23 @@ std::string FormatMillis(int64_t ms) {
 
 Result<int64_t> WriteQuery(engine::Database& db, const std::string& sql, OutputFormat format,
                            std::ostream& out) {
+  return WriteQuery(db, sql, format, StdoutBoxOptions(), out);
+}
+
+Result<int64_t> WriteQuery(engine::Database& db, const std::string& sql, OutputFormat format,
+                           const BoxOptions& box_options, std::ostream& out) {
   int64_t rows = 0;
   switch (format) {
     case OutputFormat::kTable: {
-      TableWriter w(out);
-      SKADE_RETURN_IF_ERROR(db.QueryText(
-          sql, [&](const std::vector<std::string>& names) { w.Header(names); },
+      ResultBox box(box_options);
+      SKADE_RETURN_IF_ERROR(db.QueryTypedText(
+          sql, [&](const std::vector<engine::ColumnType>& columns) { box.Header(columns); },
           [&](const engine::TextRow& row) {
-            ++rows;
-            w.Row(row);
+            box.Row(row);
             return Status::Ok();
           }));
-      w.Finish(rows);
-      return rows;
+      box.Render(out);
+      return box.rows();
     }
     case OutputFormat::kCsv: {
       SKADE_RETURN_IF_ERROR(db.QueryText(

@@ -195,7 +195,9 @@ int RunScan(const ScanArgs& args, std::ostream& out, std::ostream& err) {
   auto sql = engine::BuildScanSql(**db, scan, query);
   if (!sql.ok()) return Fail(err, sql.status());
   if (args.verbose) err << "skade: sql: " << *sql << "\n";
-  auto rows = WriteQuery(**db, *sql, args.format, out);
+  BoxOptions box = StdoutBoxOptions();
+  if (args.max_rows) box.max_rows = *args.max_rows;
+  auto rows = WriteQuery(**db, *sql, args.format, box, out);
   if (!rows.ok()) return Fail(err, rows.status());
   return 0;
 }

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <iterator>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -19,6 +20,7 @@
 #include <nlohmann/json.hpp>
 #include "skade/arrow/builder.h"
 #include "skade/engine/deletion_vectors_internal.h"
+#include "skade/engine/duck_types_internal.h"
 #include "skade/engine/file_guard_internal.h"
 #include "skade/engine/functions_internal.h"
 #include "skade/engine/object_store_fs_internal.h"
@@ -76,9 +78,33 @@ Status DuckError(const char* message, const char* fallback) {
 namespace {
 
 // RAII over the DuckDB C handles used here.
+// The connections statements run on now: what Database::InterruptRunning interrupts. Shared by
+// the Databases over one DuckDB (WithConnectionSetup).
+class RunningConnections {
+ public:
+  void Add(duckdb_connection con) {
+    std::lock_guard<std::mutex> lock(mu_);
+    running_.insert(con);
+  }
+  void Remove(duckdb_connection con) {
+    std::lock_guard<std::mutex> lock(mu_);
+    running_.erase(con);
+  }
+  void InterruptAll() {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (duckdb_connection con : running_) duckdb_interrupt(con);
+  }
+
+ private:
+  std::mutex mu_;
+  std::set<duckdb_connection> running_;  // guarded by mu_
+};
+
 struct RawConnection {
   duckdb_connection con = nullptr;
+  RunningConnections* running = nullptr;  // where `con` is registered, if anywhere
   ~RawConnection() {
+    if (running && con) running->Remove(con);
     if (con) duckdb_disconnect(&con);
   }
 };
@@ -147,7 +173,7 @@ struct StreamingQuery {
 
   // Runs on a connection of its own, set up with `setup` first (OpenConnection).
   static Result<std::unique_ptr<StreamingQuery>> Start(duckdb_database db, const std::vector<std::string>& setup,
-                                                       std::string_view sql);
+                                                       RunningConnections* running, std::string_view sql);
 
   // Runs on a borrowed connection that must outlive the query.
   static Result<std::unique_ptr<StreamingQuery>> StartOn(duckdb_connection con, std::string_view sql) {
@@ -377,6 +403,7 @@ struct Database::Impl {
   std::shared_ptr<ScanSources> scans = std::make_shared<ScanSources>();
   std::shared_ptr<DataFileChecks> data_file_checks;
   std::shared_ptr<ProgressSlot> progress = std::make_shared<ProgressSlot>();
+  std::shared_ptr<RunningConnections> running = std::make_shared<RunningConnections>();
   // ArrowInputColumns: schema key → columns; emptied when full (schemas seen are few).
   std::mutex described_mu;
   std::unordered_map<std::string, std::vector<ColumnType>> described;
@@ -389,9 +416,15 @@ namespace {
 
 Status ExecuteOn(duckdb_connection con, std::string_view sql);
 
-// Opens a connection of `db` into `con` and runs `setup` on it, in order.
-Status OpenConnection(duckdb_database db, const std::vector<std::string>& setup, RawConnection& con) {
+// Opens a connection of `db` into `con` and runs `setup` on it, in order; registers it in
+// `running` (when given) until `con` closes.
+Status OpenConnection(duckdb_database db, const std::vector<std::string>& setup, RawConnection& con,
+                      RunningConnections* running = nullptr) {
   if (duckdb_connect(db, &con.con) != DuckDBSuccess) return Status::Internal("cannot open a DuckDB connection");
+  if (running) {
+    running->Add(con.con);
+    con.running = running;
+  }
   for (const std::string& statement : setup) {
     SKADE_RETURN_IF_ERROR(ExecuteOn(con.con, statement).WithContext("setting up the connection"));
   }
@@ -400,9 +433,9 @@ Status OpenConnection(duckdb_database db, const std::vector<std::string>& setup,
 
 Result<std::unique_ptr<StreamingQuery>> StreamingQuery::Start(duckdb_database db,
                                                               const std::vector<std::string>& setup,
-                                                              std::string_view sql) {
+                                                              RunningConnections* running, std::string_view sql) {
   auto q = std::make_unique<StreamingQuery>();
-  SKADE_RETURN_IF_ERROR(OpenConnection(db, setup, q->con));
+  SKADE_RETURN_IF_ERROR(OpenConnection(db, setup, q->con, running));
   SKADE_RETURN_IF_ERROR(q->Run(q->con.con, sql));
   return q;
 }
@@ -480,6 +513,7 @@ std::unique_ptr<Database> Database::WithConnectionSetup(std::vector<std::string>
   impl->scans = impl_->scans;
   impl->data_file_checks = impl_->data_file_checks;
   impl->progress = impl_->progress;
+  impl->running = impl_->running;
   return std::unique_ptr<Database>(new Database(std::move(impl)));
 }
 
@@ -575,7 +609,7 @@ Status ExecuteOn(duckdb_connection con, std::string_view sql) {
 
 Status Database::Execute(std::string_view sql) {
   RawConnection con;
-  SKADE_RETURN_IF_ERROR(OpenConnection(impl_->db, impl_->connection_setup, con));
+  SKADE_RETURN_IF_ERROR(OpenConnection(impl_->db, impl_->connection_setup, con, impl_->running.get()));
   return ExecuteOn(con.con, sql);
 }
 
@@ -602,7 +636,7 @@ arrow::StreamHandle ArrowStreamOf(std::unique_ptr<StreamingQuery> query, DataFil
 }  // namespace
 
 Result<arrow::StreamHandle> Database::QueryArrow(std::string_view sql) {
-  auto query = StreamingQuery::Start(impl_->db, impl_->connection_setup, sql);
+  auto query = StreamingQuery::Start(impl_->db, impl_->connection_setup, impl_->running.get(), sql);
   if (!query.ok()) return impl_->data_file_checks->Explain(sql, query.status());
   return ArrowStreamOf(std::move(query).value(), impl_->data_file_checks.get(), sql);
 }
@@ -612,15 +646,25 @@ namespace {
 // SELECTs stream with values cast to VARCHAR by DuckDB itself; other statements that return
 // rows (COPY … RETURN_STATS, PRAGMAs, EXPLAIN) are materialised and rendered value by value.
 Status QueryTextOn(duckdb_connection connection, std::string_view sql,
-                   const std::function<void(const std::vector<std::string>&)>& on_header,
+                   const std::function<void(const std::vector<ColumnType>&)>& on_header,
                    const std::function<Status(const TextRow&)>& on_row) {
+  // A SELECT's columns as DuckDB types them (the streamed values are VARCHAR casts).
+  std::vector<ColumnType> select_columns;
   {
     RawPrepared stmt;
     SKADE_ASSIGN_OR_RETURN(std::string text, CText(sql));
     if (duckdb_prepare(connection, text.c_str(), &stmt.stmt) != DuckDBSuccess) {
       return DuckError(duckdb_prepare_error(stmt.stmt), "cannot prepare the statement");
     }
-    if (duckdb_prepared_statement_type(stmt.stmt) != DUCKDB_STATEMENT_TYPE_SELECT) {
+    if (duckdb_prepared_statement_type(stmt.stmt) == DUCKDB_STATEMENT_TYPE_SELECT) {
+      const idx_t n = duckdb_prepared_statement_column_count(stmt.stmt);
+      for (idx_t i = 0; i < n; ++i) {
+        LogicalType type;
+        type.type = duckdb_prepared_statement_column_logical_type(stmt.stmt, i);
+        const char* name = duckdb_prepared_statement_column_name(stmt.stmt, i);
+        select_columns.push_back(ColumnType{name ? name : "", DuckTypeSpelling(type.type)});
+      }
+    } else {
       QueryResult r;
       duckdb_state state = duckdb_execute_prepared(stmt.stmt, &r.result);
       r.valid = true;
@@ -629,9 +673,13 @@ Status QueryTextOn(duckdb_connection connection, std::string_view sql,
         return DuckError(err, "statement failed");
       }
       idx_t ncols = duckdb_column_count(&r.result);
-      std::vector<std::string> names;
-      for (idx_t i = 0; i < ncols; ++i) names.emplace_back(duckdb_column_name(&r.result, i));
-      on_header(names);
+      std::vector<ColumnType> columns;
+      for (idx_t i = 0; i < ncols; ++i) {
+        LogicalType type;
+        type.type = duckdb_column_logical_type(&r.result, i);
+        columns.push_back(ColumnType{duckdb_column_name(&r.result, i), DuckTypeSpelling(type.type)});
+      }
+      on_header(columns);
       // Values: scalars through DuckDB's own VARCHAR rendering, nested ones as JSON.
       idx_t chunks = duckdb_result_chunk_count(r.result);
       TextRow row(ncols);
@@ -671,9 +719,12 @@ Status QueryTextOn(duckdb_connection connection, std::string_view sql,
   SKADE_ASSIGN_OR_RETURN(auto query, StreamingQuery::StartOn(connection, wrapped));
   duckdb_result* r = &query->result.result;
   idx_t ncols = duckdb_column_count(r);
-  std::vector<std::string> names;
-  for (idx_t i = 0; i < ncols; ++i) names.emplace_back(duckdb_column_name(r, i));
-  on_header(names);
+  if (select_columns.size() != ncols) {
+    // Not expected (the cast keeps every column); the names are the result's then.
+    select_columns.clear();
+    for (idx_t i = 0; i < ncols; ++i) select_columns.push_back(ColumnType{duckdb_column_name(r, i), "VARCHAR"});
+  }
+  on_header(select_columns);
   TextRow row(ncols);
   while (true) {
     SKADE_ASSIGN_OR_RETURN(DataChunk chunk, query->Next());
@@ -701,14 +752,29 @@ Status QueryTextOn(duckdb_connection connection, std::string_view sql,
 
 }  // namespace
 
-Status Database::QueryText(std::string_view sql,
-                           const std::function<void(const std::vector<std::string>&)>& on_header,
-                           const std::function<Status(const TextRow&)>& on_row) {
+Status Database::QueryTypedText(std::string_view sql,
+                                const std::function<void(const std::vector<ColumnType>&)>& on_header,
+                                const std::function<Status(const TextRow&)>& on_row) {
   RawConnection con;
-  SKADE_RETURN_IF_ERROR(OpenConnection(impl_->db, impl_->connection_setup, con));
+  SKADE_RETURN_IF_ERROR(OpenConnection(impl_->db, impl_->connection_setup, con, impl_->running.get()));
   ProgressWatch watch(impl_->progress->Get(), con.con);
   return impl_->data_file_checks->Explain(sql, QueryTextOn(con.con, sql, on_header, on_row));
 }
+
+Status Database::QueryText(std::string_view sql,
+                           const std::function<void(const std::vector<std::string>&)>& on_header,
+                           const std::function<Status(const TextRow&)>& on_row) {
+  return QueryTypedText(
+      sql,
+      [&](const std::vector<ColumnType>& columns) {
+        std::vector<std::string> names;
+        for (const ColumnType& c : columns) names.push_back(c.name);
+        on_header(names);
+      },
+      on_row);
+}
+
+void Database::InterruptRunning() { impl_->running->InterruptAll(); }
 
 Result<std::vector<TextRow>> Database::QueryRowsWithArrow(std::string_view view_name, ArrowArrayStream* input,
                                                           std::string_view sql) {
@@ -723,7 +789,7 @@ Result<std::vector<TextRow>> Database::QueryRowsWithArrow(std::string_view view_
   std::vector<TextRow> rows;
   ProgressWatch watch(impl_->progress->Get(), con.con);
   SKADE_RETURN_IF_ERROR(QueryTextOn(
-      con.con, sql, [](const std::vector<std::string>&) {},
+      con.con, sql, [](const std::vector<ColumnType>&) {},
       [&](const TextRow& row) {
         rows.push_back(row);
         return Status::Ok();

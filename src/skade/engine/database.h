@@ -157,6 +157,16 @@ class Database {
   Status QueryText(std::string_view sql, const std::function<void(const std::vector<std::string>&)>& on_header,
                    const std::function<Status(const TextRow&)>& on_row);
 
+  // QueryText with each column's type (DuckDB's SQL spelling, e.g. "DECIMAL(18,3)") in the
+  // header.
+  Status QueryTypedText(std::string_view sql, const std::function<void(const std::vector<ColumnType>&)>& on_header,
+                        const std::function<Status(const TextRow&)>& on_row);
+
+  // Interrupts the statements running now through Execute, QueryText, QueryTypedText,
+  // QueryRows and QueryArrow's streams on this Database and every Database over the same DuckDB
+  // (they fail with "Interrupted"); statements started later run. Any thread may call it.
+  void InterruptRunning();
+
   // Convenience: all rows as text.
   Result<std::vector<TextRow>> QueryRows(std::string_view sql);
 
