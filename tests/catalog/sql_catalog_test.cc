@@ -451,6 +451,91 @@ TEST_P(SqlCatalogTest, CommitTableAppliesUpdatesAndLogs) {
       StatusCode::kNotFound);
 }
 
+IdempotencyRecord KeyRecord(std::string scope, std::string key, int64_t created_at_us, int64_t lifetime_us) {
+  IdempotencyRecord record;
+  record.scope = std::move(scope);
+  record.key = std::move(key);
+  record.request_hash = "hash-of-" + record.key;
+  record.status = 200;
+  record.response = R"({"headers":[],"body":"{}"})";
+  record.created_at_us = created_at_us;
+  record.expires_at_us = created_at_us + lifetime_us;
+  return record;
+}
+
+// Idempotency records (the REST catalog's Idempotency-Key): per scope and key, refused twice
+// while alive, free again once expired, purged by expiry; a read-only catalog keeps none.
+TEST_P(SqlCatalogTest, IdempotencyRecordsArePerScopeAndExpire) {
+  auto catalog = Open();
+  ASSERT_NE(catalog, nullptr);
+  const int64_t now = NowMicros();
+  const int64_t hour = int64_t{3600} * 1000 * 1000;
+  ASSERT_TRUE(catalog->StoreIdempotencyRecord(KeyRecord("client:a", "k1", now, hour)).ok());
+  auto found = catalog->LoadIdempotencyRecord("client:a", "k1", now);
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  ASSERT_TRUE(found->has_value());
+  EXPECT_EQ((*found)->request_hash, "hash-of-k1");
+  EXPECT_EQ((*found)->status, 200);
+  EXPECT_EQ((*found)->response, R"({"headers":[],"body":"{}"})");
+  EXPECT_EQ((*found)->expires_at_us, now + hour);
+  EXPECT_FALSE(catalog->LoadIdempotencyRecord("client:b", "k1", now).value().has_value());
+  EXPECT_FALSE(catalog->LoadIdempotencyRecord("client:a", "k1", now + hour).value().has_value()) << "expired";
+  EXPECT_EQ(catalog->StoreIdempotencyRecord(KeyRecord("client:a", "k1", now, hour)).code(), StatusCode::kAlreadyExists);
+  ASSERT_TRUE(catalog->StoreIdempotencyRecord(KeyRecord("client:b", "k1", now, hour)).ok());
+
+  // An expired record is replaced by a new one with the key, and the purge removes the expired.
+  ASSERT_TRUE(catalog->StoreIdempotencyRecord(KeyRecord("client:a", "old", now - 2 * hour, hour)).ok());
+  ASSERT_TRUE(catalog->StoreIdempotencyRecord(KeyRecord("client:a", "gone", now - 2 * hour, hour)).ok());
+  ASSERT_TRUE(catalog->StoreIdempotencyRecord(KeyRecord("client:a", "old", now, hour)).ok());
+  EXPECT_EQ(catalog->LoadIdempotencyRecord("client:a", "old", now).value().value().created_at_us, now);
+  EXPECT_TRUE(catalog->LoadIdempotencyRecord("client:a", "gone", 0).value().has_value()) << "kept until purged";
+  auto purged = catalog->PurgeIdempotencyRecords(now);
+  ASSERT_TRUE(purged.ok()) << purged.status().ToString();
+  EXPECT_EQ(*purged, 1);
+  EXPECT_FALSE(catalog->LoadIdempotencyRecord("client:a", "gone", 0).value().has_value());
+  EXPECT_TRUE(catalog->LoadIdempotencyRecord("client:a", "k1", now).value().has_value());
+  EXPECT_EQ(catalog->PurgeIdempotencyRecords(now + hour).value(), 3);
+  ExpectDenseLog(*catalog, 0);
+
+  SqlCatalogOptions read_only = Options();
+  read_only.access = SqlCatalogOptions::Access::kReadOnly;
+  auto reader = OpenSqlCatalog(read_only, *io_);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  EXPECT_EQ((*reader)->LoadIdempotencyRecord("client:a", "k1", now).status().code(), StatusCode::kNotImplemented);
+}
+
+// A commit's record lands in the commit's own transaction, naming its metadata file; a second
+// commit with the key commits nothing and leaves no metadata file.
+TEST_P(SqlCatalogTest, ACommitStoresItsIdempotencyRecordWithIt) {
+  auto catalog = Open();
+  ASSERT_NE(catalog, nullptr);
+  TableIdent t = Ident({"db"}, "t");
+  ASSERT_TRUE(catalog->CreateNamespace(Ns({"db"}), {}).ok());
+  auto created = catalog->CreateTable(t, TestTable());
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  const int64_t now = NowMicros();
+  const IdempotencyRecord record = KeyRecord("client:a", "k", now, int64_t{600} * 1000 * 1000);
+
+  auto committed = catalog->CommitTransactionWithRecord({AppendCommit(created->table, 7, 3)}, record);
+  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+  auto stored = catalog->LoadIdempotencyRecord("client:a", "k", now);
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  ASSERT_TRUE(stored->has_value());
+  EXPECT_EQ((*stored)->metadata_location, committed->at(0).table.metadata_location);
+  ExpectDenseLog(*catalog, 2);
+
+  const size_t files = MetadataFiles(created->table.metadata->location).size();
+  auto again = catalog->CommitTransactionWithRecord({PropertyCommit(t, "k", "v")}, record);
+  EXPECT_EQ(again.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(catalog->LoadTable(t).value().metadata_location, committed->at(0).table.metadata_location);
+  EXPECT_EQ(MetadataFiles(created->table.metadata->location).size(), files) << "the refused commit's file is gone";
+  ExpectDenseLog(*catalog, 2);
+  // Another scope's key is another key.
+  ASSERT_TRUE(
+      catalog->CommitTransactionWithRecord({PropertyCommit(t, "k", "v")}, KeyRecord("client:b", "k", now, 1000000)).ok());
+  ExpectDenseLog(*catalog, 3);
+}
+
 TEST_P(SqlCatalogTest, ACommitAddingSeveralSnapshotsLogsEachWithItsOwnCommitSeq) {
   auto catalog = Open();
   ASSERT_NE(catalog, nullptr);

@@ -12,5 +12,6 @@ const char* BinaryDir();         // the build folder
 const char* FixturesDir();       // ../shared/fixtures (read-only)
 const char* CliPath();           // the skade binary of this build
 const char* AppendWriterPath();  // tests/append_writer of this build (table_test's child)
+const char* RestServerChildPath();  // tests/rest_server_child of this build (rest_test's child)
 
 }  // namespace skade::testing

@@ -127,6 +127,22 @@ struct CommitResult {
 
 enum class DropMode { kKeepFiles, kPurge };
 
+// A mutation's outcome remembered under the key its client sent (the REST catalog's
+// Idempotency-Key), so that a retry with the key gets the first answer instead of running again.
+// The catalog stores the values; what status and response mean is its caller's business.
+struct IdempotencyRecord {
+  std::string scope;         // whose key it is (the principal): another scope's key never matches
+  std::string key;           // as the caller canonicalised it (a lower-case UUID)
+  std::string request_hash;  // digest of the request the key was first sent with
+  int status = 0;            // the answer's status
+  std::string response;      // the answer as its caller encoded it (empty for a table commit)
+  // A commit's record: the first table's new metadata file, set by CommitTransactionWithRecord
+  // (the answer is rebuilt from it).
+  std::string metadata_location;
+  int64_t created_at_us = 0;  // when the first request with the key arrived (wall clock)
+  int64_t expires_at_us = 0;  // from then on the key is free again and the record is purged
+};
+
 // Thread-safe. Errors: kNotFound (missing namespace/table), kAlreadyExists, kConflict (a
 // requirement failed or another commit won), kCommitUnknown (the outcome could not be
 // determined), kInvalidArgument, kIoError, kUnavailable (database down).
@@ -193,6 +209,42 @@ class Catalog {
   // it to the entry's metadata (forward only), in case the committer died before it did.
   // Quick: the hint is written off the caller's thread. Other catalogs ignore it.
   virtual void FollowCommit(const CommitLogEntry& entry) { (void)entry; }
+
+  // Idempotency records (IdempotencyRecord), kept beside the commit log so that they outlive the
+  // process and are shared by every server of the catalog. kNotImplemented for catalogs that keep
+  // none (read-only ones, those without a database of their own): the caller keeps its records
+  // elsewhere, and its commits are not guarded across a crash.
+  //
+  // The record of `scope` and `key` that has not expired at `now_us`, nullopt if none.
+  virtual Result<std::optional<IdempotencyRecord>> LoadIdempotencyRecord(const std::string& scope,
+                                                                         const std::string& key, int64_t now_us) {
+    (void)scope;
+    (void)key;
+    (void)now_us;
+    return Status::NotImplemented("this catalog keeps no idempotency records");
+  }
+  // Stores `record` (an expired record of its scope and key is replaced); kAlreadyExists if one
+  // that has not expired is there.
+  virtual Status StoreIdempotencyRecord(const IdempotencyRecord& record) {
+    (void)record;
+    return Status::NotImplemented("this catalog keeps no idempotency records");
+  }
+  // CommitTransaction that stores `record` in the commit's own database transaction, its
+  // metadata_location set to the first table's new metadata file: the commit and its record land
+  // together or not at all, so a retry finds the commit even when the committing process died
+  // before it answered. kAlreadyExists, and nothing committed, when a record of the same scope
+  // and key that has not expired is there.
+  virtual Result<std::vector<CommitResult>> CommitTransactionWithRecord(const std::vector<TableCommit>& commits,
+                                                                        const IdempotencyRecord& record) {
+    (void)commits;
+    (void)record;
+    return Status::NotImplemented("this catalog keeps no idempotency records");
+  }
+  // Deletes the records expired at `now_us` (bounded storage); how many were deleted.
+  virtual Result<int64_t> PurgeIdempotencyRecords(int64_t now_us) {
+    (void)now_us;
+    return Status::NotImplemented("this catalog keeps no idempotency records");
+  }
 
   // Durable positions of the commit log's consumers (the lineage emitter's last delivered
   // commit_seq), kept beside the log so that every machine sharing the catalog sees them.

@@ -530,6 +530,54 @@ class SqlCatalog final : public Catalog {
 
   Result<std::vector<CommitResult>> CommitTransaction(
       const std::vector<TableCommit>& commits) override {
+    return Commit(commits, nullptr);
+  }
+
+  Result<std::vector<CommitResult>> CommitTransactionWithRecord(const std::vector<TableCommit>& commits,
+                                                                const IdempotencyRecord& record) override {
+    SKADE_RETURN_IF_ERROR(RequireRecords());
+    return Commit(commits, &record);
+  }
+
+  // ---- idempotency records ----
+
+  Result<std::optional<IdempotencyRecord>> LoadIdempotencyRecord(const std::string& scope, const std::string& key,
+                                                                 int64_t now_us) override {
+    SKADE_RETURN_IF_ERROR(RequireRecords());
+    return Read<std::optional<IdempotencyRecord>>([&](SqlConnection& conn) {
+      return internal::SelectIdempotencyRecord(conn, name(), scope, key, now_us);
+    });
+  }
+
+  Status StoreIdempotencyRecord(const IdempotencyRecord& record) override {
+    SKADE_RETURN_IF_ERROR(RequireRecords());
+    return Write([&](SqlConnection& conn) -> Result<std::vector<CommitLogEntry>> {
+             SKADE_RETURN_IF_ERROR(internal::InsertIdempotencyRecord(conn, name(), record, NowMicros()));
+             return std::vector<CommitLogEntry>();
+           })
+        .status();
+  }
+
+  Result<int64_t> PurgeIdempotencyRecords(int64_t now_us) override {
+    SKADE_RETURN_IF_ERROR(RequireRecords());
+    int64_t purged = 0;
+    SKADE_RETURN_IF_ERROR(Write([&](SqlConnection& conn) -> Result<std::vector<CommitLogEntry>> {
+                            SKADE_ASSIGN_OR_RETURN(purged,
+                                                   internal::DeleteExpiredIdempotencyRecords(conn, name(), now_us));
+                            return std::vector<CommitLogEntry>();
+                          }).status());
+    return purged;
+  }
+
+  // Records live in skade's own tables, written through the writer: a read-only catalog, or a
+  // foreign one without skade's tables, keeps none.
+  Status RequireRecords() const {
+    if (writer_ && has_log_) return Status::Ok();
+    return Status::NotImplemented("catalog " + name() + " is open read-only and keeps no idempotency records");
+  }
+
+  // CommitTransaction, storing `record` (when given) in the transaction that swaps the pointers.
+  Result<std::vector<CommitResult>> Commit(const std::vector<TableCommit>& commits, const IdempotencyRecord* record) {
     if (commits.empty()) return Status::InvalidArgument("commit: no tables");
     SKADE_RETURN_IF_ERROR(Writable());
     std::set<TableIdent> seen;
@@ -590,6 +638,14 @@ class SqlCatalog final : public Catalog {
                 SKADE_RETURN_IF_ERROR(internal::PutTableLocation(conn, name(), p.ident, p.metadata->location));
               }
               for (CommitLogEntry& entry : LogEntriesFor(p)) entries.push_back(std::move(entry));
+            }
+            if (record != nullptr) {
+              // In the same transaction as the swaps: a crash after COMMIT leaves both, one
+              // before leaves neither, so a retry of the request either finds the commit or
+              // makes it (kAlreadyExists: another request with the key won; nothing swapped).
+              IdempotencyRecord stored = *record;
+              stored.metadata_location = prepared.front().new_location;
+              SKADE_RETURN_IF_ERROR(internal::InsertIdempotencyRecord(conn, name(), stored, NowMicros()));
             }
             return entries;
           });

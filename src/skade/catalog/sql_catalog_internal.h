@@ -99,6 +99,25 @@ Result<std::optional<int64_t>> SelectConsumerCursor(SqlConnection& conn,
 // Inserts or replaces the cursor of `consumer`.
 Status PutConsumerCursor(SqlConnection& conn, const std::string& consumer, int64_t commit_seq);
 
+// ---- Idempotency records (sql_idempotency.cc) ----
+// skade_idempotency_keys holds one row per IdempotencyRecord, keyed by catalog, scope and key.
+// It was added without a schema version change (created where missing): older builds ignore it
+// and honour no keys.
+
+extern const std::string_view kCreateIdempotencyKeysSql;
+extern const std::string_view kCreateIdempotencyExpiryIndexSql;
+
+// The record of `scope` and `key` in `catalog` not expired at `now_us`, nullopt if none.
+Result<std::optional<IdempotencyRecord>> SelectIdempotencyRecord(SqlConnection& conn, const std::string& catalog,
+                                                                 const std::string& scope, const std::string& key,
+                                                                 int64_t now_us);
+// Inside a write transaction: inserts `record`, replacing an expired row of its scope and key;
+// kAlreadyExists when one not expired at `now_us` is there.
+Status InsertIdempotencyRecord(SqlConnection& conn, const std::string& catalog, const IdempotencyRecord& record,
+                               int64_t now_us);
+// Deletes the rows of `catalog` expired at `now_us`; how many.
+Result<int64_t> DeleteExpiredIdempotencyRecords(SqlConnection& conn, const std::string& catalog, int64_t now_us);
+
 // A text parameter.
 inline SqlParam Text(std::string value) { return SqlParam(std::move(value)); }
 // Ends the open transaction, if any, ignoring errors (the caller reports its own).

@@ -17,6 +17,7 @@
 #include "skade/iceberg/references.h"
 #include "skade/io/location.h"
 #include "skade/rest/append_rebase.h"
+#include "skade/rest/idempotency_internal.h"
 #include "skade/base/json_parse_internal.h"
 
 namespace skade::rest {
@@ -481,6 +482,11 @@ Response CatalogApi::Config(const Request&) {
   body["overrides"]["warehouse"] = catalog_.warehouse();
   body["endpoints"] = Json::array();
   for (const char* e : kEndpoints) body["endpoints"].push_back(e);
+  // Spec CatalogConfig: "Presence of this field indicates the server supports Idempotency-Key
+  // semantics for mutation endpoints."
+  if (options_.idempotency_key_lifetime.count() > 0) {
+    body["idempotency-key-lifetime"] = IsoDuration(options_.idempotency_key_lifetime);
+  }
   return JsonResponse(body);
 }
 
@@ -836,8 +842,17 @@ Response CatalogApi::CommitTable(const Request& r, const std::string& segment, c
   for (const auto& req : commit->requirements) {
     create = create || req.kind == iceberg::TableRequirement::Kind::kAssertCreate;
   }
-  auto result = create ? CreateFromCommit(*commit) : CommitRebasingAppends(*commit);
+  // A key on a catalog that keeps records lands with the commit (a staged create's commit
+  // registers a table instead: its record is stored after the answer, like other mutations').
+  catalog::IdempotencyRecord record;
+  const bool keyed = !create && r.idempotency != nullptr && r.idempotency->durable;
+  if (keyed) {
+    record = r.idempotency->record;
+    record.status = 200;
+  }
+  auto result = create ? CreateFromCommit(*commit) : CommitRebasingAppends(*commit, keyed ? &record : nullptr);
   if (!result.ok()) return CommitFailure(result.status());
+  if (keyed) r.idempotency->stored = true;
   ++commits_;
   Response out;
   out.body = TableResultBody(result->table.metadata_location, *result->table.metadata, false);
@@ -846,11 +861,42 @@ Response CatalogApi::CommitTable(const Request& r, const std::string& segment, c
   return out;
 }
 
-Result<catalog::CommitResult> CatalogApi::CommitRebasingAppends(const catalog::TableCommit& commit) {
+Response CatalogApi::CommittedTable(const std::string& metadata_location, const std::string& segment,
+                                    const std::string& table) {
+  auto bytes = io_.Read(metadata_location);
+  if (bytes.ok()) {
+    auto metadata = iceberg::ParseTableMetadataFile(*bytes);
+    if (metadata.ok()) {
+      Response out;
+      out.body = TableResultBody(metadata_location, *metadata, false);
+      out.headers.emplace_back("Content-Type", "application/json");
+      out.headers.emplace_back("ETag", EtagOf(metadata_location + "|all"));
+      return out;
+    }
+  }
+  SKADE_LOG_WARN("rest: the committed metadata {} cannot be read again; answering the table's current state",
+                 metadata_location);
+  auto ident = IdentFromPath(segment, table);
+  if (!ident.ok()) return ErrorResponse(ident.status());
+  auto state = catalog_.LoadTable(*ident);
+  if (!state.ok()) return ErrorResponse(state.status());
+  return TableResponse(*state, "all", false);
+}
+
+Result<catalog::CommitResult> CatalogApi::CommitOnce(const catalog::TableCommit& commit,
+                                                     const catalog::IdempotencyRecord* record) {
+  if (record == nullptr) return catalog_.CommitTable(commit);
+  SKADE_ASSIGN_OR_RETURN(std::vector<catalog::CommitResult> results,
+                         catalog_.CommitTransactionWithRecord({commit}, *record));
+  return std::move(results.at(0));
+}
+
+Result<catalog::CommitResult> CatalogApi::CommitRebasingAppends(const catalog::TableCommit& commit,
+                                                                const catalog::IdempotencyRecord* record) {
   // Each round re-bases on a newer head; past this many, others land faster than the server can
   // re-base, and the client hears the 409 (and retries itself).
   constexpr int kMaxRebases = 64;
-  Result<catalog::CommitResult> first = catalog_.CommitTable(commit);
+  Result<catalog::CommitResult> first = CommitOnce(commit, record);
   if (first.ok() || !options_.rebase_appends || first.status().code() != StatusCode::kConflict) return first;
   for (int round = 0; round < kMaxRebases; ++round) {
     auto state = catalog_.LoadTable(commit.ident);
@@ -861,7 +907,7 @@ Result<catalog::CommitResult> CatalogApi::CommitRebasingAppends(const catalog::T
       return first;
     }
     if (!rebased->has_value()) return first;
-    Result<catalog::CommitResult> result = catalog_.CommitTable((*rebased)->commit);
+    Result<catalog::CommitResult> result = CommitOnce((*rebased)->commit, record);
     if (result.ok()) {
       ++rebased_;
       return result;
@@ -953,8 +999,16 @@ Response CatalogApi::CommitTransaction(const Request& r) {
     }
     commits.push_back(std::move(*commit));
   }
-  auto results = catalog_.CommitTransaction(commits);
+  // A key on a catalog that keeps records lands in the transaction's own catalog transaction.
+  const bool keyed = r.idempotency != nullptr && r.idempotency->durable;
+  catalog::IdempotencyRecord record;
+  if (keyed) {
+    record = r.idempotency->record;
+    record.status = 204;
+  }
+  auto results = keyed ? catalog_.CommitTransactionWithRecord(commits, record) : catalog_.CommitTransaction(commits);
   if (!results.ok()) return CommitFailure(results.status());
+  if (keyed) r.idempotency->stored = true;
   commits_ += static_cast<int64_t>(results->size());
   return Response{204, "", {}};
 }

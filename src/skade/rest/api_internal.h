@@ -28,14 +28,19 @@ namespace skade::rest {
 
 using Json = nlohmann::ordered_json;
 
+struct IdempotencyContext;  // idempotency_internal.h
+
 struct Request {
   std::string method;                         // GET, HEAD, POST, DELETE
+  std::string path;                           // percent-decoded, without the query
   std::map<std::string, std::string> query;   // decoded query parameters
   std::map<std::string, std::string> headers;  // names in lower case
   std::string body;
   // Who asks: the authenticated principal, or "address:<client address>" without
   // authentication. Server-held state (scan plans) belongs to it.
   std::string principal;
+  // The request's Idempotency-Key while IdempotencyKeys::Run runs its handler; null otherwise.
+  IdempotencyContext* idempotency = nullptr;
   // Whether the query has `key` (pagination differs for an absent and an empty pageToken).
   bool has(const std::string& key) const { return query.count(key) > 0; }
   std::string header(const std::string& lower_name) const;
@@ -111,6 +116,10 @@ class CatalogApi {
   Response RegisterTable(const Request& r, const std::string& ns);
   Response LoadTable(const Request& r, const std::string& ns, const std::string& table);
   Response CommitTable(const Request& r, const std::string& ns, const std::string& table);
+  // The answer of a commitTable that committed `metadata_location` (an Idempotency-Key replay):
+  // that metadata file's CommitTableResponse, or the table's current one when the file is gone
+  // (spec: "The response body may reflect a newer state of the catalog").
+  Response CommittedTable(const std::string& metadata_location, const std::string& ns, const std::string& table);
   Response DropTable(const Request& r, const std::string& ns, const std::string& table);
   Response ReportMetrics(const Request& r, const std::string& ns, const std::string& table);
   Response RenameTable(const Request& r);
@@ -166,7 +175,11 @@ class CatalogApi {
   // catalog_.CommitTable, and for an append refused only because its branch moved, the same
   // append re-based on the branch's head (append_rebase.h), a few times while others keep
   // landing; the original refusal when it cannot be re-based.
-  Result<catalog::CommitResult> CommitRebasingAppends(const catalog::TableCommit& commit);
+  // With `record` (a request's Idempotency-Key on a catalog that keeps records), the commit
+  // that lands stores it in its own transaction (Catalog::CommitTransactionWithRecord).
+  Result<catalog::CommitResult> CommitRebasingAppends(const catalog::TableCommit& commit,
+                                                      const catalog::IdempotencyRecord* record);
+  Result<catalog::CommitResult> CommitOnce(const catalog::TableCommit& commit, const catalog::IdempotencyRecord* record);
 
   catalog::Catalog& catalog_;
   io::FileIO& io_;

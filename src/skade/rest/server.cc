@@ -23,6 +23,7 @@
 #include "skade/rest/api_internal.h"
 #include "skade/rest/auth_internal.h"
 #include "skade/rest/http_server_internal.h"
+#include "skade/rest/idempotency_internal.h"
 
 namespace skade::rest {
 namespace {
@@ -325,6 +326,7 @@ struct RestServer::Impl {
   events::Bus* bus;
   RestOptions options;
   CatalogApi api;
+  IdempotencyKeys keys;
   TokenAuthority tokens;
   Metrics metrics;
   EventStreams streams;
@@ -338,6 +340,8 @@ struct RestServer::Impl {
         bus(b),
         options(std::move(o)),
         api(catalog, io, options),
+        // A read-only server answers every mutation 403: its records need not outlive it.
+        keys(catalog, options.idempotency_key_lifetime, options.idempotency_wait, !options.read_only),
         tokens(options.clients, options.static_tokens, options.token_lifetime),
         streams(options.max_event_streams, options.max_event_streams_total) {}
 
@@ -458,6 +462,7 @@ struct RestServer::Impl {
       if (!Matches(route, segments, &params)) continue;
       Request r;
       r.method = h.method;
+      r.path = h.path;
       r.query = h.query;
       r.headers = h.headers;
       r.body = std::move(h.body);
@@ -525,42 +530,66 @@ struct RestServer::Impl {
       routes.push_back(RouteEntry{std::move(method), Segments(path),
                              [fn](Request& r, const HttpRequest&, const Params& p) { return ToHttp(fn(r, p)); }});
     };
+    // A mutation the spec lets carry an Idempotency-Key (idempotency_internal.h): applied at most
+    // once per key; `rebuild` answers a commit's record from its metadata file.
+    using Rebuild = std::function<Response(const catalog::IdempotencyRecord&, const Params&)>;
+    auto keyed = [this](std::string method, const std::string& path, KeyedRecords where,
+                        std::function<Response(const Request&, const Params&)> fn, Rebuild rebuild = nullptr) {
+      routes.push_back(RouteEntry{
+          std::move(method), Segments(path),
+          [this, where, fn, rebuild](Request& r, const HttpRequest&, const Params& p) {
+            IdempotencyKeys::Rebuild again;
+            if (rebuild) again = [&rebuild, &p](const catalog::IdempotencyRecord& record) { return rebuild(record, p); };
+            return ToHttp(keys.Run(r, where, [&fn, &p](const Request& req) { return fn(req, p); }, again));
+          }});
+    };
+    constexpr KeyedRecords kCatalog = KeyedRecords::kCatalog;
+    constexpr KeyedRecords kMemory = KeyedRecords::kMemory;
     add("POST", "/v1/oauth/tokens", [this](const Request& r, const Params&) { return Token(r); });
     add("GET", "/v1/config", [this](const Request& r, const Params&) { return api.Config(r); });
     add("GET", base + "/namespaces", [this](const Request& r, const Params&) { return api.ListNamespaces(r); });
-    add("POST", base + "/namespaces", [this](const Request& r, const Params&) { return api.CreateNamespace(r); });
+    keyed("POST", base + "/namespaces", kCatalog, [this](const Request& r, const Params&) { return api.CreateNamespace(r); });
     add("GET", ns, [this](const Request& r, const Params& p) { return api.LoadNamespace(r, p[0]); });
-    add("DELETE", ns, [this](const Request& r, const Params& p) { return api.DropNamespace(r, p[0]); });
-    add("POST", ns + "/properties",
+    keyed("DELETE", ns, kCatalog, [this](const Request& r, const Params& p) { return api.DropNamespace(r, p[0]); });
+    keyed("POST", ns + "/properties", kCatalog,
         [this](const Request& r, const Params& p) { return api.UpdateNamespaceProperties(r, p[0]); });
     add("GET", ns + "/tables", [this](const Request& r, const Params& p) { return api.ListTables(r, p[0]); });
-    add("POST", ns + "/tables", [this](const Request& r, const Params& p) { return api.CreateTable(r, p[0]); });
-    add("POST", ns + "/register", [this](const Request& r, const Params& p) { return api.RegisterTable(r, p[0]); });
+    keyed("POST", ns + "/tables", kCatalog, [this](const Request& r, const Params& p) { return api.CreateTable(r, p[0]); });
+    keyed("POST", ns + "/register", kCatalog,
+          [this](const Request& r, const Params& p) { return api.RegisterTable(r, p[0]); });
     add("GET", table, [this](const Request& r, const Params& p) { return api.LoadTable(r, p[0], p[1]); });
-    add("POST", table, [this](const Request& r, const Params& p) { return api.CommitTable(r, p[0], p[1]); });
-    add("DELETE", table, [this](const Request& r, const Params& p) { return api.DropTable(r, p[0], p[1]); });
+    keyed(
+        "POST", table, kCatalog, [this](const Request& r, const Params& p) { return api.CommitTable(r, p[0], p[1]); },
+        [this](const catalog::IdempotencyRecord& record, const Params& p) {
+          return api.CommittedTable(record.metadata_location, p[0], p[1]);
+        });
+    keyed("DELETE", table, kCatalog, [this](const Request& r, const Params& p) { return api.DropTable(r, p[0], p[1]); });
     add("POST", table + "/metrics", [this](const Request& r, const Params& p) { return api.ReportMetrics(r, p[0], p[1]); });
-    add("POST", table + "/plan", [this](const Request& r, const Params& p) { return api.PlanTableScan(r, p[0], p[1]); });
+    // Scan plans live in this server's memory only, and so do the records of their keys.
+    keyed("POST", table + "/plan", kMemory,
+          [this](const Request& r, const Params& p) { return api.PlanTableScan(r, p[0], p[1]); });
     add("GET", table + "/plan/*",
         [this](const Request& r, const Params& p) { return api.FetchPlanningResult(r, p[0], p[1], p[2]); });
-    add("DELETE", table + "/plan/*",
-        [this](const Request& r, const Params& p) { return api.CancelPlanning(r, p[0], p[1], p[2]); });
-    add("POST", table + "/tasks", [this](const Request& r, const Params& p) { return api.FetchScanTasks(r, p[0], p[1]); });
+    keyed("DELETE", table + "/plan/*", kMemory,
+          [this](const Request& r, const Params& p) { return api.CancelPlanning(r, p[0], p[1], p[2]); });
+    keyed("POST", table + "/tasks", kMemory,
+          [this](const Request& r, const Params& p) { return api.FetchScanTasks(r, p[0], p[1]); });
     add("POST", base + "/events", [this](const Request& r, const Params&) { return api.QueryEvents(r); });
     routes.push_back(RouteEntry{"GET", Segments(base + "/events/stream"),
                            [this](Request& r, const HttpRequest& h, const Params&) { return EventStream(r, h); }});
     auto views = [this](const Request& r, const Params& p) { return api.Views(r, p[0], nullptr); };
     auto one_view = [this](const Request& r, const Params& p) { return api.Views(r, p[0], &p[1]); };
     add("GET", ns + "/views", views);
-    add("POST", ns + "/views", views);
+    keyed("POST", ns + "/views", kMemory, views);
     add("GET", ns + "/views/*", one_view);
-    add("POST", ns + "/views/*", one_view);
-    add("DELETE", ns + "/views/*", one_view);
-    add("POST", base + "/views/rename", [](const Request&, const Params&) {
+    keyed("POST", ns + "/views/*", kMemory, one_view);
+    keyed("DELETE", ns + "/views/*", kMemory, one_view);
+    keyed("POST", base + "/views/rename", kMemory, [](const Request&, const Params&) {
       return ErrorResponse(406, "UnsupportedOperationException", "this catalog does not support views");
     });
-    add("POST", base + "/tables/rename", [this](const Request& r, const Params&) { return api.RenameTable(r); });
-    add("POST", base + "/transactions/commit", [this](const Request& r, const Params&) { return api.CommitTransaction(r); });
+    keyed("POST", base + "/tables/rename", kCatalog, [this](const Request& r, const Params&) { return api.RenameTable(r); });
+    keyed("POST", base + "/transactions/commit", kCatalog,
+          [this](const Request& r, const Params&) { return api.CommitTransaction(r); });
   }
 
   void Completed(const HttpRequest& h, int status, double seconds) {

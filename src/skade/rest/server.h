@@ -3,9 +3,9 @@
 // Spark, Trino, Flink, PyIceberg and iceberg-js use the lake. Namespaces, tables (create, staged
 // create, load with ETag, commit with requirements and updates, drop, rename, register),
 // multi-table transactions, metrics reports, OAuth2 client-credentials tokens or static bearer
-// tokens, server-side scan planning (synchronous, paged and asynchronous), the change feed (the
-// proposed events endpoint, and a Server-Sent Events stream of commit events), /healthz and
-// /metrics (Prometheus text). Names pass the catalog's one rule
+// tokens, Idempotency-Key on mutations, server-side scan planning (synchronous, paged and
+// asynchronous), the change feed (the proposed events endpoint, and a Server-Sent Events stream
+// of commit events), /healthz and /metrics (Prometheus text). Names pass the catalog's one rule
 // (catalog::ValidateName); every failure answers in the spec's error model.
 #pragma once
 
@@ -78,6 +78,16 @@ struct RestOptions {
   // An append (commitTable) refused only because other commits moved its branch is re-based on
   // the branch's head by the server instead of answering 409 (append_rebase.h).
   bool rebase_appends = true;
+  // Idempotency-Key (the spec's header on mutation endpoints, a UUIDv7): a mutation carrying a key
+  // is applied at most once per principal, and a retry with the key within this lifetime (from
+  // the first request) gets the first final answer (2xx, or 4xx; a 5xx is not kept). Commits
+  // store their key in the catalog transaction that commits them, so a retry after a crash finds
+  // the commit; other mutations' records follow their answer (SQL catalogs; in memory for others).
+  // /v1/config advertises it as idempotency-key-lifetime; 0 ignores keys and advertises nothing.
+  std::chrono::seconds idempotency_key_lifetime{1800};
+  // A retry arriving while the first request with its key still runs waits this long for that
+  // answer, then gets 503 with Retry-After (not a final answer: the client retries again).
+  std::chrono::seconds idempotency_wait{30};
 };
 
 // What the server has served (also exported by /metrics).
