@@ -237,7 +237,7 @@ TEST_F(AvailabilityCliTest, GlobalOptionsAfterTheSubcommandAndIngestCreate) {
   r = testing::RunProcess(std::string(skade::testing::CliPath()) + " ingest demo.fresh " + ShellQuote(csv) + " --create --warehouse " +
                           ShellQuote(elsewhere));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("created table demo.fresh"));
+  EXPECT_THAT(r.out, HasSubstr("created table demo.fresh"));  // a summary, on stdout
   r = testing::RunProcess(std::string(skade::testing::CliPath()) + " scan demo.fresh --count --warehouse " + ShellQuote(elsewhere));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(Lines(r.out).back(), "2");

@@ -279,5 +279,20 @@ TEST_F(SqlShellTest, LargeResultsShowTheirEndsAndCount) {
   EXPECT_THAT(scan, HasSubstr("(4 shown)"));
 }
 
+TEST_F(SqlShellTest, IngestProgressMovesAndClearsItsLineBeforeTheSummary) {
+  // At a terminal: a moving bar (no percentage from a query source: the time and a sweeping
+  // block), cleared before the summary, which goes to stdout like "created table".
+  Pty pty({skade::testing::CliPath(), "--warehouse", warehouse_, "ingest", "demo.big", "--create", "--sql",
+           "SELECT range AS id, md5(range::VARCHAR) AS s FROM range(5000000)"},
+          {"TERM=xterm", "HOME=" + tmp_.Path(""), "PATH=/usr/bin:/bin"});
+  ASSERT_TRUE(pty.started());
+  const std::string out = pty.ReadUntil("records/s");
+  EXPECT_EQ(pty.Wait(), 0);
+  EXPECT_THAT(out, HasSubstr("created table demo.big"));
+  EXPECT_THAT(out, ContainsRegex("ingest demo.big \\[[.]*####[.]*\\] [0-9]+s"));
+  EXPECT_THAT(out, Not(HasSubstr(" rows")));
+  EXPECT_THAT(out, HasSubstr("\r\x1b[Kappend demo.big: +5000000 records"));  // on a cleared line
+}
+
 }  // namespace
 }  // namespace skade::cli

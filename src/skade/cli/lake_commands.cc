@@ -433,6 +433,22 @@ Status WithCastHint(const Status& failure) {
 
 }  // namespace
 
+namespace {
+
+// The bytes of the local input files (object-store inputs count nothing: their size costs a
+// request each).
+uint64_t InputBytes(const std::vector<std::string>& files) {
+  uint64_t total = 0;
+  for (const std::string& f : files) {
+    std::error_code ec;
+    const uintmax_t size = fs::file_size(f, ec);
+    if (!ec) total += size;
+  }
+  return total;
+}
+
+}  // namespace
+
 int RunIngest(const LakeArgs& lake_args, const IngestArgs& args, std::ostream& out, std::ostream& err) {
   auto ident = catalog::TableIdent::Parse(args.table);
   if (!ident.ok()) return Fail(err, ident.status());
@@ -491,7 +507,15 @@ int RunIngest(const LakeArgs& lake_args, const IngestArgs& args, std::ostream& o
     req.properties.emplace("write.parquet.compression-codec", "zstd");
     auto created = lake->catalog->CreateTable(*ident, req);
     if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) return Fail(err, created.status());
-    if (created.ok()) err << "skade: created table " << ident->ToString() << " at " << created->table.metadata->location << "\n";
+    if (created.ok()) {
+      // A summary, not an error: on stdout, unless stdout carries the JSON outcome alone.
+      const std::string line = "created table " + ident->ToString() + " at " + created->table.metadata->location;
+      if (args.json) {
+        err << "skade: " << line << "\n";
+      } else {
+        out << line << "\n";
+      }
+    }
     table = LoadLakeTable(*lake, *ident);
   }
   if (!table.ok()) return Fail(err, table.status());
@@ -509,6 +533,7 @@ int RunIngest(const LakeArgs& lake_args, const IngestArgs& args, std::ostream& o
     keys = std::move(*key_columns);
   }
   ProgressReporter progress("ingest " + args.table, err, ProgressReporter::StyleFor(lake_args.quiet));
+  progress.set_input_bytes(InputBytes(files));
   Status attached = progress.Attach(*lake->db);
   if (!attached.ok()) return Fail(err, attached);
   int64_t start = MonotonicNanos();
@@ -527,6 +552,7 @@ int RunIngest(const LakeArgs& lake_args, const IngestArgs& args, std::ostream& o
   } else {
     return Fail(err, Status::InvalidArgument("unknown --mode '" + args.mode + "'"));
   }
+  progress.Done();  // the bar's line is cleared before the summary or the error
   if (!outcome.ok()) return Fail(err, WithCastHint(engine::ExplainInputFailure(files, outcome.status(), delimiter)));
   PrintOutcome(out, t.ident(), *outcome, static_cast<double>(MonotonicNanos() - start) / 1e9, args.json);
   return 0;
@@ -546,6 +572,7 @@ int RunCommit(const LakeArgs& lake_args, const std::string& name, bool json, std
   if (!attached.ok()) return Fail(err, attached);
   int64_t start = MonotonicNanos();
   auto outcome = op(**table);
+  progress.Done();  // the bar's line is cleared before the summary or the error
   if (!outcome.ok()) return Fail(err, outcome.status());
   PrintOutcome(out, (*table)->ident(), *outcome, static_cast<double>(MonotonicNanos() - start) / 1e9, json);
   return 0;

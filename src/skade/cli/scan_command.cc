@@ -198,6 +198,7 @@ int RunScan(const ScanArgs& args, std::ostream& out, std::ostream& err) {
   BoxOptions box = StdoutBoxOptions();
   if (args.max_rows) box.max_rows = *args.max_rows;
   auto rows = WriteQuery(**db, *sql, args.format, box, out);
+  if (progress) progress->Done();
   if (!rows.ok()) return Fail(err, rows.status());
   return 0;
 }
