@@ -239,7 +239,11 @@ TEST(StatementTest, MalformedOrStackedStatementsAreErrors) {
   }
   for (const char* sql : {"INSERT INTO t SELECT 1 RETURNING *", "INSERT INTO t BY NAME SELECT 1 AS a",
                           "INSERT INTO t DEFAULT VALUES", "INSERT INTO t VALUES (1) ON CONFLICT DO NOTHING",
-                          "UPDATE t SET a = 1 FROM u", "DELETE FROM t USING u", "CREATE TEMP TABLE t (a INT)",
+                          "UPDATE t SET a = 1 FROM u RETURNING *", "DELETE FROM t USING u", "CREATE TEMP TABLE t (a INT)",
+                          "MERGE INTO t USING u ON t.k = u.k WHEN MATCHED THEN ERROR",
+                          "MERGE INTO t USING u ON t.k = u.k WHEN MATCHED THEN UPDATE SET * ",
+                          "MERGE INTO t USING u ON t.k = u.k WHEN NOT MATCHED THEN INSERT *",
+                          "MERGE INTO t USING u ON t.k = u.k WHEN MATCHED THEN DELETE RETURNING *",
                           "WITH x AS (SELECT 1) INSERT INTO t SELECT * FROM x", "DROP SCHEMA s CASCADE"}) {
     auto s = ParseStatement(sql);
     ASSERT_TRUE(s.ok()) << sql << ": " << s.status().ToString();
@@ -247,6 +251,64 @@ TEST(StatementTest, MalformedOrStackedStatementsAreErrors) {
     EXPECT_NE(s->unsupported, "") << sql;
     EXPECT_FALSE(s->query.has_value()) << sql;
   }
+}
+
+TEST(StatementTest, UpdateFromAndMergeCarryTheirRelationsAndClauses) {
+  auto u = ParseStatement("UPDATE s.t AS x SET a = y.b + 1 FROM s.u y, (SELECT 1 AS k) z WHERE x.k = y.k AND z.k = 1");
+  ASSERT_TRUE(u.ok()) << u.status().ToString();
+  EXPECT_EQ(u->kind, Kind::kUpdate);
+  EXPECT_EQ(u->unsupported, "");
+  EXPECT_EQ(u->target_alias, "x");
+  EXPECT_EQ(u->from, "s.u AS y , (SELECT 1 AS k) AS z");  // DuckDB's rendering of a cross product
+  ASSERT_EQ(u->assignments.size(), 1u);
+  EXPECT_EQ(u->assignments[0].second, "((y.b + 1))");  // qualifiers kept: it runs over x and y
+  ASSERT_TRUE(u->where.has_value());
+  EXPECT_EQ(u->where->sql(), "(((x.k = y.k) AND (z.k = 1)))");
+
+  auto m = ParseStatement(
+      "MERGE INTO s.t USING (SELECT * FROM s.u) AS n ON t.k = n.k "
+      "WHEN MATCHED AND n.gone THEN DELETE WHEN MATCHED THEN UPDATE SET v = n.v "
+      "WHEN NOT MATCHED THEN INSERT (k, v) VALUES (n.k, n.v) WHEN NOT MATCHED BY SOURCE THEN DO NOTHING");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->kind, Kind::kMerge);
+  EXPECT_TRUE(m->is_write());
+  EXPECT_EQ(m->unsupported, "");
+  EXPECT_EQ(m->target, (std::vector<std::string>{"s", "t"}));
+  EXPECT_EQ(m->target_alias, "t");
+  EXPECT_EQ(m->from, "(SELECT * FROM s.u) AS n");
+  ASSERT_TRUE(m->on.has_value());
+  EXPECT_EQ(m->on->sql(), "((t.k = n.k))");
+  ASSERT_EQ(m->merge_actions.size(), 4u);
+  using When = MergeAction::When;
+  using Do = MergeAction::Do;
+  EXPECT_EQ(m->merge_actions[0].when, When::kMatched);
+  EXPECT_EQ(m->merge_actions[0].action, Do::kDelete);
+  EXPECT_EQ(m->merge_actions[0].condition->sql(), "(n.gone)");
+  EXPECT_EQ(m->merge_actions[1].action, Do::kUpdate);
+  EXPECT_EQ(m->merge_actions[1].assignments, (std::vector<std::pair<std::string, std::string>>{{"v", "(n.v)"}}));
+  EXPECT_EQ(m->merge_actions[2].when, When::kNotMatchedBySource);
+  EXPECT_EQ(m->merge_actions[2].action, Do::kNothing);
+  EXPECT_EQ(m->merge_actions[3].when, When::kNotMatchedByTarget);
+  EXPECT_EQ(m->merge_actions[3].columns, (std::vector<std::string>{"k", "v"}));
+  EXPECT_EQ(m->merge_actions[3].values, (std::vector<std::string>{"(n.k)", "(n.v)"}));
+
+  // USING (columns) is spelled out on both names; a marker leaves a MERGE unbound until bound.
+  auto using_columns = ParseStatement("MERGE INTO t USING u USING (k) WHEN MATCHED THEN DELETE");
+  ASSERT_TRUE(using_columns.ok()) << using_columns.status().ToString();
+  EXPECT_EQ(using_columns->on->sql(), "((t.k = u.k))");
+  auto marked = ParseStatement("MERGE INTO t USING u ON t.k = u.k WHEN MATCHED AND u.v > ? THEN DELETE");
+  ASSERT_TRUE(marked.ok());
+  EXPECT_TRUE(marked->unbound);
+  EXPECT_TRUE(marked->merge_actions.empty());
+  const std::string one = "1";
+  auto bound = ParseStatement("MERGE INTO t USING u ON t.k = u.k WHEN MATCHED AND u.v > ? THEN DELETE", {&one, 1});
+  ASSERT_TRUE(bound.ok()) << bound.status().ToString();
+  EXPECT_EQ(bound->merge_actions[0].condition->sql(), "((u.v > 1))");
+  // Clauses that cannot apply are mistakes.
+  EXPECT_EQ(ParseStatement("MERGE INTO t USING u ON t.k = u.k WHEN NOT MATCHED THEN DELETE").status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseStatement("MERGE INTO t USING u ON t.k = u.k WHEN MATCHED THEN INSERT VALUES (1)").status().code(),
+            StatusCode::kInvalidArgument);
 }
 
 // DuckDB reads C strings: text after a NUL would vanish and the rest would run.

@@ -32,6 +32,7 @@
 #include "skade/table/failed_write_spool.h"
 #include "skade/table/table.h"
 #include "skade/table/transform_run.h"
+#include "tests/lineage/pinned_validator.h"
 #include "tests/testing/build_paths.h"
 #include "tests/testing/poll_until.h"
 #include "tests/testing/run_process.h"
@@ -53,22 +54,6 @@ std::string Validate(const std::string& path) {
                       ShellQuote(skade::testing::FixturePath("openlineage")) + " --events " + ShellQuote(path) +
                       " --min-events 1");
   return r.exit_code == 0 ? "" : r.out + r.err;
-}
-
-// Runs tests/lineage/validate_events.py (Python jsonschema, pinned in the "openlineage" interop
-// suite, installed by scripts/setup_interop.sh) over a JSON-lines file against the schemas
-// pinned in tests/lineage/schemas; "" when every event is valid, else its report. A missing
-// virtualenv is a failure, never a skip.
-std::string ValidatePinned(const std::string& path, int min_events = 1) {
-  auto venv = RunProcess(ShellQuote(skade::testing::SourcePath("scripts/interop_env.sh")) + " openlineage venv");
-  if (venv.exit_code != 0) return "no validator: " + venv.err;
-  std::string python = venv.out;
-  while (!python.empty() && (python.back() == '\n' || python.back() == ' ')) python.pop_back();
-  auto r = RunProcess(ShellQuote(python + "/bin/python") + " " +
-                      ShellQuote(skade::testing::SourcePath("tests/lineage/validate_events.py")) + " --schemas " +
-                      ShellQuote(skade::testing::SourcePath("tests/lineage/schemas")) + " --events " +
-                      ShellQuote(path) + " --min-events " + std::to_string(min_events));
-  return r.exit_code == 0 && r.out.rfind("ok ", 0) == 0 ? "" : r.out + r.err;
 }
 
 // The events as JSON lines.
@@ -927,8 +912,8 @@ TEST(FailedWriteSpoolTest, WritesStayPendingUntilMarkedSent) {
   w.started_at_us = 1'700'000'000'000'000;
   w.failed_at_us = w.started_at_us + 5;
   w.error = "Conflict: gave up";
-  w.lineage.inputs.push_back({*catalog::TableIdent::Parse("a.src"), 42});
-  w.lineage.columns["x"] = {{0, "y"}};
+  w.lineage.inputs.push_back({*catalog::TableIdent::Parse("a.src"), 42, ""});
+  w.lineage.columns["x"] = {{0, "y", {{"DIRECT", "IDENTITY", false}}}};
   auto decoded = table::DecodeFailedWrite(table::EncodeFailedWrite(w));
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   EXPECT_EQ(decoded->table, w.table);

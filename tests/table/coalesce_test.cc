@@ -390,7 +390,7 @@ TEST_F(CoalesceTest, WithSnapshotPerBatchAppendsOfDifferentLineageKeepSnapshotsA
     ASSERT_TRUE(tables.back());
     // Writers 0, 2, 4 read source "a"; 1, 3, 5 source "b".
     SnapshotLineage lineage;
-    lineage.inputs.push_back({Ident(w % 2 ? "b" : "a"), std::nullopt});
+    lineage.inputs.push_back({Ident(w % 2 ? "b" : "a"), std::nullopt, ""});
     tables.back()->set_snapshot_lineage(lineage);
   }
   std::vector<Result<CommitOutcome>> outcomes(kWriters, Status::Internal("not run"));

@@ -13,6 +13,7 @@
 #include "skade/base/uuid.h"
 #include "skade/engine/database.h"
 #include "skade/engine/pushdown_scan_internal.h"
+#include "skade/engine/query_lineage_internal.h"
 
 namespace skade::engine {
 
@@ -53,7 +54,7 @@ std::string PushdownScanSql(const std::string& token) { return "SELECT * FROM sk
 
 namespace {
 
-constexpr const char* kFunctionName = "skade_scan";
+constexpr const char* kFunctionName = kPushdownScanFunction;
 
 struct SourcesInfo final : duckdb::TableFunctionInfo {
   SourcesInfo(std::shared_ptr<ScanSources> s, DataFileChecks* c) : sources(std::move(s)), checks(c) {}
@@ -432,7 +433,9 @@ Status RegisterPushdownScanFunction(duckdb_database db, std::shared_ptr<ScanSour
   } catch (const std::exception& e) {
     return Status::Internal(std::string("cannot register skade_scan: ") + duckdb::ErrorData(e).Message());
   }
-  return Status::Ok();
+  // Its companion: the lineage of a query, traced through the skade_scan sources it reads.
+  auto* wrapper = reinterpret_cast<duckdb::DatabaseWrapper*>(db);
+  return RegisterQueryLineageFunction(*wrapper->database->instance);
 }
 
 }  // namespace skade::engine

@@ -76,6 +76,9 @@ class ScanSources {
   std::map<std::string, std::chrono::steady_clock::time_point> retired_;  // token → when it goes
 };
 
+// The table function a view of a registered source reads: skade_scan('<token>').
+inline constexpr const char* kPushdownScanFunction = "skade_scan";
+
 // The SQL of the view standing for a registered source.
 std::string PushdownScanSql(const std::string& token);
 

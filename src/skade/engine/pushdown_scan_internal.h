@@ -1,4 +1,5 @@
-// Registers the skade_scan table function (pushdown_scan.h) in a database.
+// Registers the skade_scan table function (pushdown_scan.h) in a database, and with it the
+// lineage function that traces queries through its sources (query_lineage_internal.h).
 #pragma once
 
 #include <memory>

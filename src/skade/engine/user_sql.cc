@@ -15,6 +15,8 @@
 #include "duckdb/parser/constraints/unique_constraint.hpp"
 #include "duckdb/parser/expression/cast_expression.hpp"
 #include "duckdb/parser/expression/columnref_expression.hpp"
+#include "duckdb/parser/expression/comparison_expression.hpp"
+#include "duckdb/parser/expression/conjunction_expression.hpp"
 #include "duckdb/parser/expression/constant_expression.hpp"
 #include "duckdb/parser/expression/function_expression.hpp"
 #include "duckdb/parser/expression/star_expression.hpp"
@@ -32,6 +34,7 @@
 #include "duckdb/parser/statement/drop_statement.hpp"
 #include "duckdb/parser/statement/explain_statement.hpp"
 #include "duckdb/parser/statement/insert_statement.hpp"
+#include "duckdb/parser/statement/merge_into_statement.hpp"
 #include "duckdb/parser/statement/select_statement.hpp"
 #include "duckdb/parser/statement/update_statement.hpp"
 #include "duckdb/parser/query_node/cte_node.hpp"
@@ -122,6 +125,20 @@ Status WalkExpression(ExprPtr& e, const ExprFn& fn) {
   return status;
 }
 
+// Every expression of a relation (subqueries in FROM, join conditions, table function
+// arguments, VALUES lists).
+Status WalkRef(duckdb::TableRef& ref, const ExprFn& fn) {
+  Status status;
+  try {
+    ParsedExpressionIterator::EnumerateTableRefChildren(ref, [&](ExprPtr& child) {
+      if (status.ok()) status = WalkExpression(child, fn);
+    });
+  } catch (const std::exception& e) {
+    return ParseError(e, "unsupported relation shape");
+  }
+  return status;
+}
+
 // Every expression of a statement that may carry parameter markers.
 Status WalkStatement(SQLStatement& stmt, const ExprFn& fn) {
   switch (stmt.type) {
@@ -136,9 +153,26 @@ Status WalkStatement(SQLStatement& stmt, const ExprFn& fn) {
       return WalkExpression(stmt.Cast<duckdb::DeleteStatement>().condition, fn);
     case StatementType::UPDATE_STATEMENT: {
       auto& upd = stmt.Cast<duckdb::UpdateStatement>();
+      if (upd.from_table) SKADE_RETURN_IF_ERROR(WalkRef(*upd.from_table, fn));
       if (!upd.set_info) return Status::Ok();
       for (auto& value : upd.set_info->expressions) SKADE_RETURN_IF_ERROR(WalkExpression(value, fn));
       return WalkExpression(upd.set_info->condition, fn);
+    }
+    case StatementType::MERGE_INTO_STATEMENT: {
+      auto& merge = stmt.Cast<duckdb::MergeIntoStatement>();
+      if (merge.source) SKADE_RETURN_IF_ERROR(WalkRef(*merge.source, fn));
+      SKADE_RETURN_IF_ERROR(WalkExpression(merge.join_condition, fn));
+      for (auto& [when, actions] : merge.actions) {
+        for (auto& action : actions) {
+          SKADE_RETURN_IF_ERROR(WalkExpression(action->condition, fn));
+          if (action->update_info) {
+            for (auto& value : action->update_info->expressions) SKADE_RETURN_IF_ERROR(WalkExpression(value, fn));
+            SKADE_RETURN_IF_ERROR(WalkExpression(action->update_info->condition, fn));
+          }
+          for (auto& value : action->expressions) SKADE_RETURN_IF_ERROR(WalkExpression(value, fn));
+        }
+      }
+      return Status::Ok();
     }
     case StatementType::CREATE_STATEMENT: {
       auto& info = *stmt.Cast<duckdb::CreateStatement>().info;
@@ -366,6 +400,22 @@ Result<Query> QueryOf(duckdb::SelectStatement& select, std::string_view what) {
   return UserSqlAccess::MakeQuery(std::move(rendered));
 }
 
+// The rendering of relations as the list of a FROM clause ("s AS x", "a JOIN b ON (…)"): that of
+// `SELECT * FROM <ref>`, checked by QueryOf to re-parse to the same query, without its head.
+Result<std::string> RenderRelations(duckdb::TableRef& ref, std::string_view what) {
+  auto select = duckdb::make_uniq<duckdb::SelectStatement>();
+  auto node = duckdb::make_uniq<duckdb::SelectNode>();
+  node->select_list.push_back(duckdb::make_uniq<duckdb::StarExpression>());
+  node->from_table = ref.Copy();
+  select->node = std::move(node);
+  SKADE_ASSIGN_OR_RETURN(Query q, QueryOf(*select, what));
+  static constexpr std::string_view kHead = "SELECT * FROM ";
+  if (q.sql().compare(0, kHead.size(), kHead) != 0 || q.sql().size() == kHead.size()) {
+    return Status::InvalidArgument(std::string(what) + ": the relation cannot be rendered faithfully");
+  }
+  return q.sql().substr(kHead.size());
+}
+
 // Whether a type (or a type nested in it) is a name DuckDB did not resolve while parsing.
 bool HasUnknownType(const duckdb::LogicalType& type) {
   using Id = duckdb::LogicalTypeId;
@@ -579,28 +629,170 @@ Status FillDelete(duckdb::DeleteStatement& del, Markers markers, Statement& out)
   return Status::Ok();
 }
 
+// The assignments of SET, rendered; the target's qualifier is dropped when `strip` (the target)
+// is given (a plain UPDATE runs against the table alone) and kept otherwise (UPDATE … FROM,
+// MERGE, whose parts run over the target and the relations they read).
+Result<std::vector<std::pair<std::string, std::string>>> Assignments(duckdb::UpdateSetInfo& set,
+                                                                     const duckdb::BaseTableRef* strip,
+                                                                     std::string_view what, Markers markers) {
+  if (set.columns.size() != set.expressions.size()) {
+    return Status::InvalidArgument(std::string(what) + " is malformed");
+  }
+  std::vector<std::pair<std::string, std::string>> out;
+  for (size_t i = 0; i < set.columns.size(); ++i) {
+    SKADE_RETURN_IF_ERROR(CheckPredicateTree(set.expressions[i], Predicate::Subqueries::kAllow, what, markers));
+    if (strip != nullptr) StripTargetQualifier(set.expressions[i], *strip);
+    SKADE_RETURN_IF_ERROR(MakeConstantsRenderable(set.expressions[i]));
+    SKADE_ASSIGN_OR_RETURN(std::string value, RenderExpression(*set.expressions[i]));
+    out.emplace_back(set.columns[i], "(" + value + ")");
+  }
+  return out;
+}
+
+// A condition (subqueries allowed), rendered as a Predicate; the target's qualifier dropped as
+// for Assignments.
+Result<Predicate> Condition(ExprPtr& condition, const duckdb::BaseTableRef* strip, std::string_view what,
+                            Markers markers) {
+  SKADE_RETURN_IF_ERROR(CheckPredicateTree(condition, Predicate::Subqueries::kAllow, what, markers));
+  if (strip != nullptr) StripTargetQualifier(condition, *strip);
+  return PredicateOf(condition, what);
+}
+
 Status FillUpdate(duckdb::UpdateStatement& upd, Markers markers, Statement& out) {
   if (!upd.returning_list.empty()) return NotImplemented("UPDATE", "RETURNING");
-  if (upd.from_table) return NotImplemented("UPDATE", "FROM");
   if (!upd.cte_map.map.empty()) return NotImplemented("UPDATE", "WITH");
   if (!upd.set_info) return Status::InvalidArgument("UPDATE without SET");
   SKADE_ASSIGN_OR_RETURN(const duckdb::BaseTableRef* target, TargetTable(upd.table.get(), "UPDATE"));
   out.target = NameParts(target->catalog_name, target->schema_name, target->table_name);
-  auto& set = *upd.set_info;
-  if (set.columns.size() != set.expressions.size()) return Status::InvalidArgument("UPDATE … SET is malformed");
-  for (size_t i = 0; i < set.columns.size(); ++i) {
-    SKADE_RETURN_IF_ERROR(CheckPredicateTree(set.expressions[i], Predicate::Subqueries::kAllow, "UPDATE … SET", markers));
-    StripTargetQualifier(set.expressions[i], *target);
-    SKADE_RETURN_IF_ERROR(MakeConstantsRenderable(set.expressions[i]));
-    SKADE_ASSIGN_OR_RETURN(std::string value, RenderExpression(*set.expressions[i]));
-    out.assignments.emplace_back(set.columns[i], "(" + value + ")");
+  // With FROM, the parts run in a query that names the target as the statement does.
+  const duckdb::BaseTableRef* strip = upd.from_table ? nullptr : target;
+  if (upd.from_table) {
+    out.target_alias = target->alias.empty() ? target->table_name : target->alias;
+    SKADE_ASSIGN_OR_RETURN(out.from, RenderRelations(*upd.from_table, "UPDATE … FROM"));
   }
+  auto& set = *upd.set_info;
+  SKADE_ASSIGN_OR_RETURN(out.assignments, Assignments(set, strip, "UPDATE … SET", markers));
   if (set.condition) {
-    SKADE_RETURN_IF_ERROR(CheckPredicateTree(set.condition, Predicate::Subqueries::kAllow, "UPDATE … WHERE", markers));
-    StripTargetQualifier(set.condition, *target);
-    SKADE_ASSIGN_OR_RETURN(Predicate p, PredicateOf(set.condition, "UPDATE … WHERE"));
+    SKADE_ASSIGN_OR_RETURN(Predicate p, Condition(set.condition, strip, "UPDATE … WHERE", markers));
     out.where = std::move(p);
   }
+  return Status::Ok();
+}
+
+// The name a relation is called by in expressions: its alias, or a table's name; empty for an
+// unnamed subquery or function.
+std::string RelationName(const duckdb::TableRef& ref) {
+  if (!ref.alias.empty()) return ref.alias;
+  if (ref.type == duckdb::TableReferenceType::BASE_TABLE) return ref.Cast<duckdb::BaseTableRef>().table_name;
+  return "";
+}
+
+Status FillMerge(duckdb::MergeIntoStatement& merge, Markers markers, Statement& out) {
+  if (!merge.returning_list.empty()) return NotImplemented("MERGE", "RETURNING");
+  if (!merge.cte_map.map.empty()) return NotImplemented("MERGE", "WITH (put the WITH in the USING query)");
+  SKADE_ASSIGN_OR_RETURN(const duckdb::BaseTableRef* target, TargetTable(merge.target.get(), "MERGE"));
+  if (target->at_clause) {
+    return Status::InvalidArgument("MERGE: the target is written at its current snapshot; AT (…) is for reading");
+  }
+  out.target = NameParts(target->catalog_name, target->schema_name, target->table_name);
+  out.target_alias = target->alias.empty() ? target->table_name : target->alias;
+  if (!merge.source) return Status::InvalidArgument("MERGE needs a USING source");
+  if (merge.source->type == duckdb::TableReferenceType::JOIN) {
+    return NotImplemented("MERGE", "a join as the USING source (put it in a subquery)");
+  }
+  SKADE_ASSIGN_OR_RETURN(out.from, RenderRelations(*merge.source, "MERGE … USING"));
+  if (!merge.using_columns.empty()) {
+    // USING (k, …) joins on equal columns of the same name: spelled out on both names.
+    const std::string source_name = RelationName(*merge.source);
+    if (source_name.empty()) return NotImplemented("MERGE", "USING (columns) on an unnamed source (give it an alias)");
+    duckdb::vector<ExprPtr> equalities;
+    for (const std::string& column : merge.using_columns) {
+      equalities.push_back(duckdb::make_uniq<duckdb::ComparisonExpression>(
+          duckdb::ExpressionType::COMPARE_EQUAL,
+          duckdb::make_uniq<duckdb::ColumnRefExpression>(duckdb::vector<std::string>{out.target_alias, column}),
+          duckdb::make_uniq<duckdb::ColumnRefExpression>(duckdb::vector<std::string>{source_name, column})));
+    }
+    merge.join_condition =
+        equalities.size() == 1
+            ? std::move(equalities[0])
+            : duckdb::make_uniq<duckdb::ConjunctionExpression>(duckdb::ExpressionType::CONJUNCTION_AND,
+                                                               std::move(equalities));
+  }
+  if (!merge.join_condition) return Status::InvalidArgument("MERGE needs an ON condition");
+  SKADE_ASSIGN_OR_RETURN(Predicate on, Condition(merge.join_condition, nullptr, "MERGE … ON", markers));
+  out.on = std::move(on);
+  for (auto& [when, actions] : merge.actions) {
+    for (auto& action : actions) {
+      MergeAction a;
+      std::string what;
+      switch (when) {
+        case duckdb::MergeActionCondition::WHEN_MATCHED:
+          a.when = MergeAction::When::kMatched;
+          what = "MERGE … WHEN MATCHED";
+          break;
+        case duckdb::MergeActionCondition::WHEN_NOT_MATCHED_BY_TARGET:
+          a.when = MergeAction::When::kNotMatchedByTarget;
+          what = "MERGE … WHEN NOT MATCHED";
+          break;
+        case duckdb::MergeActionCondition::WHEN_NOT_MATCHED_BY_SOURCE:
+          a.when = MergeAction::When::kNotMatchedBySource;
+          what = "MERGE … WHEN NOT MATCHED BY SOURCE";
+          break;
+      }
+      if (action->condition) {
+        SKADE_ASSIGN_OR_RETURN(Predicate c, Condition(action->condition, nullptr, what + " AND", markers));
+        a.condition = std::move(c);
+      }
+      const bool inserts = a.when == MergeAction::When::kNotMatchedByTarget;
+      switch (action->action_type) {
+        case duckdb::MergeActionType::MERGE_UPDATE: {
+          if (inserts) return Status::InvalidArgument(what + " cannot UPDATE: there is no target row");
+          if (!action->update_info || action->update_info->columns.empty()) {
+            return NotImplemented("MERGE", "UPDATE SET * (name the columns)");
+          }
+          if (action->update_info->condition) return NotImplemented("MERGE", "UPDATE … WHERE");
+          a.action = MergeAction::Do::kUpdate;
+          SKADE_ASSIGN_OR_RETURN(a.assignments,
+                                 Assignments(*action->update_info, nullptr, what + " THEN UPDATE", markers));
+          break;
+        }
+        case duckdb::MergeActionType::MERGE_DELETE:
+          if (inserts) return Status::InvalidArgument(what + " cannot DELETE: there is no target row");
+          a.action = MergeAction::Do::kDelete;
+          break;
+        case duckdb::MergeActionType::MERGE_INSERT: {
+          if (!inserts) return Status::InvalidArgument(what + " cannot INSERT: only a source row without a match can");
+          if (action->default_values) return NotImplemented("MERGE", "INSERT DEFAULT VALUES");
+          if (action->column_order == duckdb::InsertColumnOrder::INSERT_BY_NAME) {
+            return NotImplemented("MERGE", "INSERT BY NAME");
+          }
+          if (action->expressions.empty()) return NotImplemented("MERGE", "INSERT * (name the values)");
+          if (!action->insert_columns.empty() && action->insert_columns.size() != action->expressions.size()) {
+            return Status::InvalidArgument(what + " THEN INSERT names " +
+                                           std::to_string(action->insert_columns.size()) + " columns and " +
+                                           std::to_string(action->expressions.size()) + " values");
+          }
+          a.action = MergeAction::Do::kInsert;
+          a.columns.assign(action->insert_columns.begin(), action->insert_columns.end());
+          for (auto& value : action->expressions) {
+            SKADE_RETURN_IF_ERROR(
+                CheckPredicateTree(value, Predicate::Subqueries::kAllow, what + " THEN INSERT", markers));
+            SKADE_RETURN_IF_ERROR(MakeConstantsRenderable(value));
+            SKADE_ASSIGN_OR_RETURN(std::string rendered, RenderExpression(*value));
+            a.values.push_back("(" + rendered + ")");
+          }
+          break;
+        }
+        case duckdb::MergeActionType::MERGE_DO_NOTHING:
+          a.action = MergeAction::Do::kNothing;
+          break;
+        case duckdb::MergeActionType::MERGE_ERROR:
+          return NotImplemented("MERGE", "THEN ERROR");
+      }
+      out.merge_actions.push_back(std::move(a));
+    }
+  }
+  if (out.merge_actions.empty()) return Status::InvalidArgument("MERGE needs at least one WHEN … THEN clause");
   return Status::Ok();
 }
 
@@ -741,6 +933,10 @@ Result<Statement> ParseStatement(std::string_view sql, std::span<const std::stri
       out.kind = Statement::Kind::kUpdate;
       filled = FillUpdate(stmt.Cast<duckdb::UpdateStatement>(), markers, out);
       break;
+    case StatementType::MERGE_INTO_STATEMENT:
+      out.kind = Statement::Kind::kMerge;
+      filled = FillMerge(stmt.Cast<duckdb::MergeIntoStatement>(), markers, out);
+      break;
     case StatementType::CREATE_STATEMENT:
       filled = FillCreate(stmt.Cast<duckdb::CreateStatement>(), out);
       break;
@@ -761,6 +957,9 @@ Result<Statement> ParseStatement(std::string_view sql, std::span<const std::stri
     out.where.reset();
     out.assignments.clear();
     out.definition = {};
+    out.from.clear();
+    out.on.reset();
+    out.merge_actions.clear();
     return out;
   }
   SKADE_RETURN_IF_ERROR(filled);
@@ -777,6 +976,9 @@ Result<Statement> ParseStatement(std::string_view sql, std::span<const std::stri
     out.query.reset();
     out.where.reset();
     out.assignments.clear();
+    out.from.clear();
+    out.on.reset();
+    out.merge_actions.clear();
   }
   return out;
 }
@@ -825,6 +1027,9 @@ Result<ParameterProbe> RenderParameterProbe(std::string_view sql, std::string_vi
     }
     case StatementType::UPDATE_STATEMENT: {
       SKADE_RETURN_IF_ERROR(FillUpdate(stmt.Cast<duckdb::UpdateStatement>(), Markers::kAllow, parts));
+      if (!parts.from.empty()) {
+        return Status::InvalidArgument("UPDATE … FROM: its parameters are not typed by a probe");
+      }
       std::string set, values;
       for (const auto& [column, value] : parts.assignments) {
         set += (set.empty() ? "" : ", ") + QuoteIdentifier(column) + " = " + value;

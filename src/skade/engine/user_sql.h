@@ -74,6 +74,24 @@ struct TableDefinition {
 // COLLATE and unknown type names are refused by name.
 Result<TableDefinition> ParseTableDefinition(std::string_view text);
 
+// One WHEN … THEN … clause of a MERGE.
+struct MergeAction {
+  enum class When {
+    kMatched,             // WHEN MATCHED: a target row with its source row
+    kNotMatchedByTarget,  // WHEN NOT MATCHED [BY TARGET]: a source row no target row matches
+    kNotMatchedBySource,  // WHEN NOT MATCHED BY SOURCE: a target row no source row matches
+  };
+  enum class Do { kUpdate, kDelete, kInsert, kNothing };
+  When when = When::kMatched;
+  Do action = Do::kNothing;
+  std::optional<Predicate> condition;  // WHEN … AND condition
+  // UPDATE SET column = value (rendered, parenthesised; names keep their qualifiers).
+  std::vector<std::pair<std::string, std::string>> assignments;
+  // INSERT [(columns)] VALUES (values): the values rendered; no columns = every column in order.
+  std::vector<std::string> columns;
+  std::vector<std::string> values;
+};
+
 // A statement a SQL client sent (`skade sql`, Flight SQL), classified from its parse tree. The
 // write statements carry their parts as renderings; everything else is only classified.
 struct Statement {
@@ -82,7 +100,8 @@ struct Statement {
     kExplain,       // EXPLAIN of a query
     kInsert,        // INSERT INTO target [(columns)] query
     kDelete,        // DELETE FROM target [WHERE where]
-    kUpdate,        // UPDATE target SET assignments [WHERE where]
+    kUpdate,        // UPDATE target SET assignments [FROM from] [WHERE where]
+    kMerge,         // MERGE INTO target USING from ON on WHEN … THEN merge_actions
     kCreateTable,   // CREATE [OR REPLACE] TABLE [IF NOT EXISTS] target (definition) | AS query
     kDropTable,     // DROP TABLE [IF EXISTS] target
     kCreateSchema,  // CREATE SCHEMA [IF NOT EXISTS] target
@@ -97,8 +116,9 @@ struct Statement {
   // are left empty and it must not run.
   bool unbound = false;
   // Why a write statement cannot run (a clause skade cannot honour: RETURNING, ON CONFLICT,
-  // INSERT BY NAME / DEFAULT VALUES, UPDATE … FROM, DELETE … USING, TEMP tables, WITH before
-  // INSERT, CASCADE); empty when it can. Its renderings are then left empty.
+  // INSERT BY NAME / DEFAULT VALUES, DELETE … USING, TEMP tables, WITH before INSERT, CASCADE,
+  // MERGE's THEN ERROR / INSERT * / UPDATE SET *); empty when it can. Its renderings are then
+  // left empty.
   std::string unsupported;
   // The first function called anywhere in the statement that shows how the server is set up
   // (its settings, files and attached databases: duckdb_settings, current_setting,
@@ -118,6 +138,16 @@ struct Statement {
   std::optional<Query> query;        // INSERT source, CREATE TABLE … AS
   std::optional<Predicate> where;    // DELETE / UPDATE condition (subqueries allowed)
   std::vector<std::pair<std::string, std::string>> assignments;  // UPDATE column, rendered value
+  // UPDATE … FROM and MERGE read other relations beside their target: `from` renders them as
+  // the list of a FROM clause (UPDATE's FROM list; MERGE's USING source, with its alias), and
+  // `target_alias` is the name their expressions call the target by (its alias, else its table
+  // name). Their assignments, conditions and values keep their qualifiers: they run in queries
+  // over `<target> AS target_alias, from`. Both empty for other statements; a plain UPDATE's
+  // parts name the target's columns unqualified.
+  std::string from;
+  std::string target_alias;
+  std::optional<Predicate> on;  // MERGE … ON (or USING (columns), spelled out as equalities)
+  std::vector<MergeAction> merge_actions;  // in the order they are tried
   TableDefinition definition;        // CREATE TABLE (…)
   bool if_exists = false;
   bool if_not_exists = false;

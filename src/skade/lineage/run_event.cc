@@ -86,6 +86,19 @@ Json DataSourceFacet(const std::string& dataset_namespace, const LineageNaming& 
   return source;
 }
 
+// A storage location named the way engines name a table or file by where it is: the scheme and
+// bucket (or "file"), then the path.
+std::pair<std::string, std::string> LocationName(const std::string& raw) {
+  const std::string location = io::NormalizeLocation(raw);
+  std::string ns = "file", name = location;
+  if (const size_t sep = location.find("://"); sep != std::string::npos) {
+    const size_t slash = location.find('/', sep + 3);
+    ns = location.substr(0, slash);
+    name = slash == std::string::npos ? "/" : location.substr(slash);
+  }
+  return {ns, name};
+}
+
 // A dataset of this lake, named the way every event names it, with its dataSource facet.
 Json LakeDataset(const std::string& table, const std::string& dataset_namespace, const LineageNaming& naming) {
   return Json{{"namespace", dataset_namespace},
@@ -99,6 +112,12 @@ Json InputDatasets(const table::SnapshotLineage* lineage, const std::string& dat
   Json inputs = Json::array();
   if (lineage == nullptr) return inputs;
   for (const table::LineageInput& in : lineage->inputs) {
+    if (!in.location.empty()) {
+      // Files read that are no table of the lake (read_parquet in SQL): named by location.
+      auto [ns, name] = LocationName(in.location);
+      inputs.push_back(Json{{"namespace", ns}, {"name", name}, {"facets", Json::object()}});
+      continue;
+    }
     Json d = LakeDataset(in.table.ToString(), dataset_namespace, naming);
     if (in.snapshot_id) {
       Json v = Facet("1-0-1/DatasetVersionDatasetFacet.json", "DatasetVersionDatasetFacet");
@@ -115,22 +134,47 @@ Json InputDatasets(const table::SnapshotLineage* lineage, const std::string& dat
   return inputs;
 }
 
+// One InputField of the columnLineage facet: the input's dataset, the field and, when the
+// writer recorded them, its transformations.
+Json InputField(const table::SnapshotLineage& lineage, const table::LineageField& f,
+                const std::string& dataset_namespace) {
+  const table::LineageInput& in = lineage.inputs[f.input];
+  Json field;
+  if (in.location.empty()) {
+    field = Json{{"namespace", dataset_namespace}, {"name", in.table.ToString()}, {"field", f.field}};
+  } else {
+    auto [ns, name] = LocationName(in.location);
+    field = Json{{"namespace", ns}, {"name", name}, {"field", f.field}};
+  }
+  if (!f.transformations.empty()) {
+    Json list = Json::array();
+    for (const table::LineageTransformation& t : f.transformations) {
+      Json one{{"type", t.type}, {"subtype", t.subtype}};
+      if (t.masking) one["masking"] = true;
+      list.push_back(std::move(one));
+    }
+    field["transformations"] = std::move(list);
+  }
+  return field;
+}
+
 // The columnLineage facet of a snapshot's lineage: each output column with the input fields
-// it is derived from.
+// it is derived from, and the input fields acting on all of its rows ("dataset").
 std::optional<Json> ColumnLineageFacet(const table::SnapshotLineage* lineage, const std::string& dataset_namespace) {
-  if (lineage == nullptr || lineage->columns.empty()) return std::nullopt;
+  if (lineage == nullptr || (lineage->columns.empty() && lineage->dataset.empty())) return std::nullopt;
   Json fields = Json::object();
   for (const auto& [out, ins] : lineage->columns) {
     Json input_fields = Json::array();
-    for (const table::LineageField& f : ins) {
-      input_fields.push_back(Json{{"namespace", dataset_namespace},
-                                  {"name", lineage->inputs[f.input].table.ToString()},
-                                  {"field", f.field}});
-    }
+    for (const table::LineageField& f : ins) input_fields.push_back(InputField(*lineage, f, dataset_namespace));
     fields[out] = Json{{"inputFields", std::move(input_fields)}};
   }
   Json facet = Facet("1-2-0/ColumnLineageDatasetFacet.json", "ColumnLineageDatasetFacet");
   facet["fields"] = std::move(fields);
+  if (!lineage->dataset.empty()) {
+    Json dataset = Json::array();
+    for (const table::LineageField& f : lineage->dataset) dataset.push_back(InputField(*lineage, f, dataset_namespace));
+    facet["dataset"] = std::move(dataset);
+  }
   return facet;
 }
 
@@ -293,15 +337,8 @@ Json OutputDataset(const catalog::CommitLogEntry& entry, const iceberg::TableMet
     facets["lifecycleStateChange"] = std::move(l);
   }
   if (naming.storage_symlink && metadata != nullptr && !metadata->location.empty()) {
-    // Named the way engines name a table by its folder: the scheme and bucket (or "file"), then
-    // the path.
-    const std::string location = io::NormalizeLocation(metadata->location);
-    std::string ns = "file", name = location;
-    if (const size_t sep = location.find("://"); sep != std::string::npos) {
-      const size_t slash = location.find('/', sep + 3);
-      ns = location.substr(0, slash);
-      name = slash == std::string::npos ? "/" : location.substr(slash);
-    }
+    // Named the way engines name a table by its folder.
+    auto [ns, name] = LocationName(metadata->location);
     Json s = Facet("1-0-1/SymlinksDatasetFacet.json", "SymlinksDatasetFacet");
     s["identifiers"] = Json::array({Json{{"namespace", ns}, {"name", name}, {"type", "LOCATION"}}});
     facets["symlinks"] = std::move(s);
@@ -414,7 +451,21 @@ std::vector<std::string> CommitRunEvents(const catalog::CommitLogEntry& entry, c
   Json completed = outputs;
   if (added != nullptr) completed[0]["outputFacets"]["icebergCommitReport"] = CommitReportFacet(entry, *metadata, *added);
   Json inputs = InputDatasets(recorded, named.dataset_namespace, named);
-  if (auto own = OwnScanInput(entry, added, named.dataset_namespace, named)) inputs.push_back(std::move(*own));
+  if (auto own = OwnScanInput(entry, added, named.dataset_namespace, named)) {
+    // A write whose lineage names its own table (an UPDATE or MERGE in SQL reads the rows it
+    // rewrites) names it once: the scan it planned goes on that input.
+    bool merged = false;
+    for (Json& in : inputs) {
+      if (in["namespace"] == (*own)["namespace"] && in["name"] == (*own)["name"] &&
+          (!in["facets"].contains("version") || in["facets"]["version"] == (*own)["facets"]["version"])) {
+        in["facets"]["version"] = (*own)["facets"]["version"];
+        in["inputFacets"]["icebergScanReport"] = (*own)["inputFacets"]["icebergScanReport"];
+        merged = true;
+        break;
+      }
+    }
+    if (!merged) inputs.push_back(std::move(*own));
+  }
   return {Event("START", entry.committed_at_us, run_id, run_facets, job, inputs, outputs),
           Event("COMPLETE", entry.committed_at_us, run_id, run_facets, job, inputs, completed)};
 }

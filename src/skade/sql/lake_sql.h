@@ -165,9 +165,30 @@ class LakeSql {
   // with its files and the table it replaced (its metadata file) registered again: a CREATE …
   // AS or a creating ingest whose rows fail leaves the catalog as it was.
   // Its SQL runs on `db` (db_ or a session's view of it).
+  // `lineage`, when not empty, is what its snapshot records (lake_sql_lineage.cc).
   Result<int64_t> FillNewTable(engine::Database& db, const catalog::TableIdent& ident,
                                const engine::WriteSource& source,
-                               const std::optional<std::string>& replaced_metadata);
+                               const std::optional<std::string>& replaced_metadata,
+                               const table::SnapshotLineage& lineage = {});
+  // UPDATE … FROM and MERGE into `t` (loaded over `db`, a session's view of db_), as one commit
+  // (lake_sql_merge.cc). Returns the rows updated, deleted and inserted.
+  Result<int64_t> ExecuteJoinedWrite(const engine::Statement& w, const catalog::TableIdent& ident, table::Table& t,
+                                     engine::Database& db, const std::string& default_schema);
+  // The lineage a write records (DESIGN §9; lake_sql_lineage.cc): `query`, the query whose rows
+  // the write writes (as the statement names its relations), bound on `db` with each lake table
+  // it names standing for the snapshot it reads, gives the inputs — lake tables at those
+  // snapshots, and the files read_parquet / read_csv / read_json read — and, for each of
+  // `columns` (the written columns, one per result column in order), the input columns it
+  // derives from. kInvalidArgument when DuckDB cannot bind the query.
+  Result<table::SnapshotLineage> WriteLineage(engine::Database& db, std::string_view query,
+                                              const std::string& default_schema,
+                                              const std::vector<std::string>& columns);
+  // WriteLineage's result set on `t` for the commit it makes; when there is none, a log line
+  // says why and the write goes ahead without lineage (lineage never fails a write).
+  void RecordLineage(table::Table& t, engine::Database& db, std::string_view query,
+                     const std::string& default_schema, const std::vector<std::string>& columns);
+  // The snapshot an AT clause selects (a TIMESTAMP evaluated to milliseconds, in UTC).
+  Result<iceberg::SnapshotSelector> SelectorOf(const engine::TimeTravel& at);
   LakeSql(catalog::Catalog& catalog, io::FileIO& io, engine::Database& db, std::string catalog_name,
           int64_t manifest_cache_bytes)
       : catalog_(catalog),

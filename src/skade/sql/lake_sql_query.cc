@@ -229,12 +229,10 @@ Result<std::optional<std::string>> LakeSql::Substitute(const engine::RelationRef
   return std::optional<std::string>(std::move(scan));
 }
 
-Result<std::string> LakeSql::TimeTravelScan(const catalog::TableIdent& ident,
-                                            const engine::TimeTravel& at) {
+Result<iceberg::SnapshotSelector> LakeSql::SelectorOf(const engine::TimeTravel& at) {
   iceberg::SnapshotSelector selector;
   selector.snapshot_id = at.snapshot_id;
   selector.ref = at.ref;
-  const std::string context = "table " + ident.ToString();
   if (!at.timestamp_sql.empty()) {
     // Milliseconds since the epoch, the unit of Iceberg's snapshot log; a time without a zone
     // is UTC (the database's time zone), as `skade scan --as-of` reads it.
@@ -248,6 +246,13 @@ Result<std::string> LakeSql::TimeTravelScan(const catalog::TableIdent& ident,
     }
     selector.as_of_ms = std::stoll(*rows[0][0]);
   }
+  return selector;
+}
+
+Result<std::string> LakeSql::TimeTravelScan(const catalog::TableIdent& ident,
+                                            const engine::TimeTravel& at) {
+  SKADE_ASSIGN_OR_RETURN(iceberg::SnapshotSelector selector, SelectorOf(at));
+  const std::string context = "table " + ident.ToString();
   auto loaded = table::Table::Load(catalog_, io_, db_, ident);
   if (!loaded.ok() && loaded.status().code() == StatusCode::kNotFound) {
     // A table the lake does not have is a mistake in the statement, as without AT.

@@ -109,6 +109,18 @@ Result<int64_t> LakeSql::ExecuteWrite(const engine::Statement& w, const Session&
     Result<iceberg::SchemaPtr> schema = !w.query ? engine::SchemaFromDefinition(w.definition)
                                                  : engine::SchemaFromQuery(db, "SELECT * FROM (" + query + "\n) LIMIT 0");
     if (!schema.ok()) return schema.status();
+    // The lineage of the query, read before the table it fills exists (or is replaced).
+    table::SnapshotLineage lineage;
+    if (w.query) {
+      std::vector<std::string> names;
+      for (const iceberg::NestedField& f : (*schema)->fields()) names.push_back(f.name);
+      auto traced = WriteLineage(db, w.query->sql(), default_schema, names);
+      if (traced.ok()) {
+        lineage = std::move(*traced);
+      } else {
+        SKADE_LOG_DEBUG("sql: {} records no lineage: {}", ident.ToString(), traced.status().ToString());
+      }
+    }
     if (existing.ok()) {
       SKADE_RETURN_IF_ERROR(catalog_.DropTable(ident, catalog::DropMode::kKeepFiles));
       SKADE_RETURN_IF_ERROR(DropView(ident));
@@ -119,7 +131,7 @@ Result<int64_t> LakeSql::ExecuteWrite(const engine::Statement& w, const Session&
     if (!w.query) return 0;
     std::optional<std::string> replaced;
     if (existing.ok()) replaced = existing->metadata_location;
-    return FillNewTable(db, ident, engine::WriteSource{query, nullptr}, replaced);
+    return FillNewTable(db, ident, engine::WriteSource{query, nullptr}, replaced, lineage);
   }
   if (w.kind == Kind::kDropTable) {
     auto existing = catalog_.LoadTable(ident);
@@ -134,16 +146,21 @@ Result<int64_t> LakeSql::ExecuteWrite(const engine::Statement& w, const Session&
 
   SKADE_ASSIGN_OR_RETURN(auto synced, SyncView(ident));
   std::unique_ptr<table::Table> t = synced->CloneOn(db);
+  t->set_write_observer(write_observer_);
   std::vector<std::string> columns = ColumnNames(*t);
   if (w.kind == Kind::kInsert) {
     if (!w.query) return Status::InvalidArgument("INSERT needs a SELECT or VALUES source");
+    const std::vector<std::string>& names = w.columns.empty() ? columns : w.columns;
+    RecordLineage(*t, db, w.query->sql(), default_schema, names);
     // A past snapshot may be the source (INSERT … SELECT … FROM t AT (…)); the target is always
     // the current snapshot.
     SKADE_ASSIGN_OR_RETURN(std::string query, ResolveQuery(w.query->sql(), default_schema));
-    const std::vector<std::string>& names = w.columns.empty() ? columns : w.columns;
     std::string source = "SELECT * FROM (" + query + "\n) AS __skade_insert(" + QuotedList(names) + ")";
     SKADE_ASSIGN_OR_RETURN(auto outcome, t->Append(engine::WriteSource{source, nullptr}));
     return outcome.added_records;
+  }
+  if (w.kind == Kind::kMerge || (w.kind == Kind::kUpdate && !w.from.empty())) {
+    return ExecuteJoinedWrite(w, ident, *t, db, default_schema);
   }
   std::string where = w.where ? w.where->sql() : "true";
   // Subqueries in the predicate and in the assigned values may read other tables.
@@ -158,6 +175,9 @@ Result<int64_t> LakeSql::ExecuteWrite(const engine::Statement& w, const Session&
   SKADE_ASSIGN_OR_RETURN(auto counted, db.QueryRows("SELECT count(*) FROM " + ViewName(ident) + " WHERE " + where));
   int64_t matching = counted.empty() || !counted[0][0] ? 0 : std::stoll(*counted[0][0]);
   if (w.kind == Kind::kDelete) {
+    // What a DELETE reads: its own table and the tables of its condition's subqueries; it
+    // writes no column.
+    RecordLineage(*t, db, "SELECT 1 FROM " + ViewName(ident) + " WHERE " + where, default_schema, {});
     SKADE_ASSIGN_OR_RETURN(engine::Predicate all, engine::Predicate::Parse("true"));
     SKADE_RETURN_IF_ERROR(t->DeleteWhere(w.where ? *w.where : all));
     return matching;
@@ -177,6 +197,7 @@ Result<int64_t> LakeSql::ExecuteWrite(const engine::Statement& w, const Session&
   }
   std::string source = "SELECT " + select + " FROM " + ViewName(ident) + " WHERE " + where;
   if (matching == 0) return 0;
+  RecordLineage(*t, db, source, default_schema, columns);
   SKADE_RETURN_IF_ERROR(w.where ? t->OverwriteWhere(*w.where, engine::WriteSource{source, nullptr})
                                 : t->OverwriteAll(engine::WriteSource{source, nullptr}));
   return matching;
@@ -185,7 +206,8 @@ Result<int64_t> LakeSql::ExecuteWrite(const engine::Statement& w, const Session&
 Result<arrow::SchemaHandle> LakeSql::WriteParameters(std::string_view sql, const engine::Statement& w,
                                                      const Session& session) {
   if (w.parameter_count == 0) return UntypedParameters(0);
-  if ((w.kind != Kind::kInsert && w.kind != Kind::kUpdate && w.kind != Kind::kDelete) || !w.unsupported.empty()) {
+  if ((w.kind != Kind::kInsert && w.kind != Kind::kUpdate && w.kind != Kind::kDelete) || !w.unsupported.empty() ||
+      !w.from.empty()) {
     return UntypedParameters(w.parameter_count);
   }
   SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident, Resolve(w.target, session.schema));
@@ -223,10 +245,12 @@ Result<arrow::SchemaHandle> LakeSql::WriteParameters(std::string_view sql, const
 
 Result<int64_t> LakeSql::FillNewTable(engine::Database& db, const catalog::TableIdent& ident,
                                       const engine::WriteSource& source,
-                                      const std::optional<std::string>& replaced_metadata) {
+                                      const std::optional<std::string>& replaced_metadata,
+                                      const table::SnapshotLineage& lineage) {
   auto filled = [&]() -> Result<int64_t> {
     SKADE_ASSIGN_OR_RETURN(auto t, table::Table::Load(catalog_, io_, db, ident));
     t->set_write_observer(write_observer_);
+    t->set_snapshot_lineage(lineage);
     SKADE_ASSIGN_OR_RETURN(auto outcome, t->Append(source));
     return outcome.added_records;
   }();

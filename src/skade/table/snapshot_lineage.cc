@@ -7,20 +7,69 @@ namespace skade::table {
 
 using Json = nlohmann::json;
 
+namespace {
+
+Json EncodeField(const LineageField& f) {
+  Json field = Json::array({f.input, f.field});
+  if (!f.transformations.empty()) {
+    Json list = Json::array();
+    for (const LineageTransformation& t : f.transformations) {
+      Json one = Json::array({t.type, t.subtype});
+      if (t.masking) one.push_back(true);
+      list.push_back(std::move(one));
+    }
+    field.push_back(std::move(list));
+  }
+  return field;
+}
+
+Result<LineageField> DecodeField(const Json& f, size_t inputs, const std::string& where) {
+  auto bad = [&] { return Status::InvalidArgument("snapshot lineage: " + where + " names a field of no input"); };
+  if (!f.is_array() || (f.size() != 2 && f.size() != 3) || !f[0].is_number_unsigned() || !f[1].is_string() ||
+      f[0].get<size_t>() >= inputs) {
+    return bad();
+  }
+  LineageField out{f[0].get<size_t>(), f[1].get<std::string>(), {}};
+  if (f.size() == 3) {
+    if (!f[2].is_array()) return bad();
+    for (const Json& t : f[2]) {
+      if (!t.is_array() || (t.size() != 2 && t.size() != 3) || !t[0].is_string() || !t[1].is_string() ||
+          (t.size() == 3 && !t[2].is_boolean())) {
+        return Status::InvalidArgument("snapshot lineage: " + where + " has a malformed transformation");
+      }
+      const std::string type = t[0].get<std::string>();
+      if (type != "DIRECT" && type != "INDIRECT") {
+        return Status::InvalidArgument("snapshot lineage: " + where + ": transformation type '" + type +
+                                       "' is neither DIRECT nor INDIRECT");
+      }
+      out.transformations.push_back({type, t[1].get<std::string>(), t.size() == 3 && t[2].get<bool>()});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string EncodeSnapshotLineage(const SnapshotLineage& lineage) {
   Json inputs = Json::array();
   for (const LineageInput& in : lineage.inputs) {
-    Json i{{"table", in.table.ToString()}};
+    Json i = in.location.empty() ? Json{{"table", in.table.ToString()}} : Json{{"location", in.location}};
     if (in.snapshot_id) i["snapshot-id"] = *in.snapshot_id;
     inputs.push_back(std::move(i));
   }
   Json columns = Json::object();
   for (const auto& [out, fields] : lineage.columns) {
     Json list = Json::array();
-    for (const LineageField& f : fields) list.push_back(Json::array({f.input, f.field}));
+    for (const LineageField& f : fields) list.push_back(EncodeField(f));
     columns[out] = std::move(list);
   }
-  return Json{{"inputs", std::move(inputs)}, {"columns", std::move(columns)}}.dump();
+  Json doc{{"inputs", std::move(inputs)}, {"columns", std::move(columns)}};
+  if (!lineage.dataset.empty()) {
+    Json list = Json::array();
+    for (const LineageField& f : lineage.dataset) list.push_back(EncodeField(f));
+    doc["dataset"] = std::move(list);
+  }
+  return doc.dump();
 }
 
 Result<SnapshotLineage> DecodeSnapshotLineage(std::string_view json) {
@@ -29,10 +78,15 @@ Result<SnapshotLineage> DecodeSnapshotLineage(std::string_view json) {
   if (!doc.is_object() || !doc.contains("inputs") || !doc["inputs"].is_array()) return bad("not a lineage object");
   SnapshotLineage out;
   for (const Json& i : doc["inputs"]) {
-    if (!i.is_object() || !i.contains("table") || !i["table"].is_string()) return bad("an input names no table");
     LineageInput in;
-    SKADE_ASSIGN_OR_RETURN(in.table, catalog::TableIdent::Parse(i["table"].get<std::string>()));
-    SKADE_RETURN_IF_ERROR(in.table.Validate());
+    if (i.is_object() && i.contains("location") && i["location"].is_string() && !i.contains("table")) {
+      in.location = i["location"].get<std::string>();
+      if (in.location.empty()) return bad("an input names an empty location");
+    } else {
+      if (!i.is_object() || !i.contains("table") || !i["table"].is_string()) return bad("an input names no table");
+      SKADE_ASSIGN_OR_RETURN(in.table, catalog::TableIdent::Parse(i["table"].get<std::string>()));
+      SKADE_RETURN_IF_ERROR(in.table.Validate());
+    }
     if (i.contains("snapshot-id")) {
       if (!i["snapshot-id"].is_number_integer()) return bad("snapshot-id is not an integer");
       in.snapshot_id = i["snapshot-id"].get<int64_t>();
@@ -45,12 +99,16 @@ Result<SnapshotLineage> DecodeSnapshotLineage(std::string_view json) {
       if (!list.is_array()) return bad("column '" + name + "' has no field list");
       std::vector<LineageField>& fields = out.columns[name];
       for (const Json& f : list) {
-        if (!f.is_array() || f.size() != 2 || !f[0].is_number_unsigned() || !f[1].is_string() ||
-            f[0].get<size_t>() >= out.inputs.size()) {
-          return bad("column '" + name + "' names a field of no input");
-        }
-        fields.push_back({f[0].get<size_t>(), f[1].get<std::string>()});
+        SKADE_ASSIGN_OR_RETURN(LineageField field, DecodeField(f, out.inputs.size(), "column '" + name + "'"));
+        fields.push_back(std::move(field));
       }
+    }
+  }
+  if (doc.contains("dataset")) {
+    if (!doc["dataset"].is_array()) return bad("dataset is not a list");
+    for (const Json& f : doc["dataset"]) {
+      SKADE_ASSIGN_OR_RETURN(LineageField field, DecodeField(f, out.inputs.size(), "the dataset lineage"));
+      out.dataset.push_back(std::move(field));
     }
   }
   return out;

@@ -26,14 +26,29 @@ inline constexpr const char* kCommitAttemptKey = "skade.commit-attempt";
 inline constexpr const char* kCommitStartedAtKey = "skade.commit-started-at-us";
 
 struct LineageInput {
-  catalog::TableIdent table;
+  catalog::TableIdent table;  // a table of the lake (unset when `location` is set)
   std::optional<int64_t> snapshot_id;  // the snapshot read; nullopt for an empty table
+  // Files read that are no table of the lake (read_parquet('…') in SQL): their location as
+  // given (a file, folder or glob), normalised; empty for a lake table.
+  std::string location;
   friend bool operator==(const LineageInput&, const LineageInput&) = default;
+};
+
+// How an input column reaches an output, in OpenLineage's columnLineage terms (facet 1-2-0):
+// type DIRECT (IDENTITY, TRANSFORMATION, AGGREGATION) or INDIRECT (JOIN, GROUP_BY, FILTER,
+// SORT, WINDOW, CONDITIONAL); masking when the value passed through a hash.
+struct LineageTransformation {
+  std::string type;
+  std::string subtype;
+  bool masking = false;
+  friend bool operator==(const LineageTransformation&, const LineageTransformation&) = default;
 };
 
 struct LineageField {
   size_t input = 0;  // index into SnapshotLineage::inputs
   std::string field;  // the input column (dotted for a nested field)
+  // How it reaches the output; empty when the writer did not say (a Transform's lineage).
+  std::vector<LineageTransformation> transformations;
   friend bool operator==(const LineageField&, const LineageField&) = default;
 };
 
@@ -41,6 +56,9 @@ struct SnapshotLineage {
   std::vector<LineageInput> inputs;
   // Output column → the input columns it reads.
   std::map<std::string, std::vector<LineageField>> columns;
+  // Input columns that act on all of the rows written rather than on one column (join keys,
+  // filters, grouping: OpenLineage's dataset-level lineage), each with its transformations.
+  std::vector<LineageField> dataset;
   bool empty() const { return inputs.empty(); }
   friend bool operator==(const SnapshotLineage&, const SnapshotLineage&) = default;
 };
@@ -73,10 +91,14 @@ Result<ScanReport> DecodeScanReport(std::string_view json);
 // kInvalidArgument.
 Result<std::optional<ScanReport>> ScanReportOf(const iceberg::Snapshot& snapshot);
 
-// Compact JSON: {"inputs":[{"table":"ns.t","snapshot-id":1}],"columns":{"out":[[0,"in"]]}}.
+// Compact JSON: {"inputs":[{"table":"ns.t","snapshot-id":1},{"location":"/data/x.parquet"}],
+// "columns":{"out":[[0,"in"],[0,"k",[["INDIRECT","FILTER"],["DIRECT","TRANSFORMATION",true]]]]},
+// "dataset":[[0,"k",[["INDIRECT","JOIN"]]]]}: a field is [input, column] or [input, column,
+// transformations], a transformation [type, subtype] or [type, subtype, masking]; "dataset" only
+// when not empty.
 std::string EncodeSnapshotLineage(const SnapshotLineage& lineage);
 // kInvalidArgument for text that is not such JSON, names an invalid table or an input index out
-// of range.
+// of range, or a transformation type other than DIRECT and INDIRECT.
 Result<SnapshotLineage> DecodeSnapshotLineage(std::string_view json);
 // The lineage `snapshot` records; nullopt when it records none. One that does not decode is
 // reported (a foreign writer used the key) as kInvalidArgument.

@@ -87,8 +87,9 @@ Result<CommitOutcome> RunTransform(Table& source, Transform& transform, Table& s
   // The lineage, checked against both schemas: a lineage that names columns that are not
   // there would send governance tools after fields that do not exist.
   SnapshotLineage lineage;
-  lineage.inputs.push_back({source.ident(), selected.snapshot ? std::optional<int64_t>(selected.snapshot->snapshot_id)
-                                                              : std::nullopt});
+  lineage.inputs.push_back({source.ident(),
+                            selected.snapshot ? std::optional<int64_t>(selected.snapshot->snapshot_id) : std::nullopt,
+                            ""});
   const std::set<std::string> outputs = ChildNames(*stream->output_schema.get());
   for (const auto& [out, ins] : transform.ColumnLineage()) {
     if (!outputs.count(out)) {
@@ -100,7 +101,7 @@ Result<CommitOutcome> RunTransform(Table& source, Transform& transform, Table& s
         return Status::InvalidArgument("transform lineage of '" + out + "' names source column '" + in + "', which " +
                                        source.ident().ToString() + " lacks");
       }
-      fields.push_back({0, in});
+      fields.push_back({0, in, {}});
     }
   }
   stream->input = std::move(input);
