@@ -163,6 +163,15 @@ std::string TableIdent::ToString() const {
   return out;
 }
 
+Status Catalog::UnregisterTable(const TableIdent& ident, const std::string& metadata_location) {
+  SKADE_ASSIGN_OR_RETURN(TableState state, LoadTable(ident));
+  if (state.metadata_location != metadata_location) {
+    return Status::Conflict("table " + ident.ToString() + " changed since it was loaded: its metadata is now " +
+                            state.metadata_location);
+  }
+  return DropTable(ident, DropMode::kKeepFiles);
+}
+
 Result<std::vector<TableLocation>> Catalog::ListTableLocations() {
   SKADE_ASSIGN_OR_RETURN(std::vector<Namespace> namespaces, ListNamespacesBelow(*this, Namespace{}));
   std::vector<TableLocation> out;

@@ -177,6 +177,11 @@ class Catalog {
   virtual Result<CommitResult> CreateTable(const TableIdent& ident, const CreateTableRequest& request) = 0;
   virtual Result<TableState> LoadTable(const TableIdent& ident) = 0;
   virtual Status DropTable(const TableIdent& ident, DropMode mode) = 0;
+  // Removes `ident` from the catalog and leaves every file (the REST unregisterTable), but only
+  // while its metadata pointer is `metadata_location`: kConflict when a commit moved it on (load
+  // the table again), kNotFound when the table is absent. The default checks, then drops (a
+  // commit in between escapes the check); SqlCatalog does both in one transaction.
+  virtual Status UnregisterTable(const TableIdent& ident, const std::string& metadata_location);
   virtual Status RenameTable(const TableIdent& from, const TableIdent& to) = 0;
   // Registers an existing metadata file under `ident`. kInvalidArgument when the table's
   // location overlaps another table's (placement.h).

@@ -103,6 +103,11 @@ class PolledLogCatalog final : public Catalog {
     Observe(ident, std::nullopt);
     return Status::Ok();
   }
+  Status UnregisterTable(const TableIdent& ident, const std::string& metadata_location) override {
+    SKADE_RETURN_IF_ERROR(inner_->UnregisterTable(ident, metadata_location));
+    Observe(ident, std::nullopt);
+    return Status::Ok();
+  }
   Status RenameTable(const TableIdent& from, const TableIdent& to) override {
     // One step for the poller: a poll in between would log the rename by itself.
     std::lock_guard<std::mutex> lock(poll_mu_);

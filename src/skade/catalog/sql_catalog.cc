@@ -423,29 +423,10 @@ class SqlCatalog final : public Catalog {
       for (const io::FileInfo& file : files) candidates.push_back(file.location);
       SKADE_ASSIGN_OR_RETURN(deletable, guard->Filter(candidates).WithContext("purge " + ident.ToString()));
     }
-    SKADE_RETURN_IF_ERROR(
-        Write([&](SqlConnection& conn) -> Result<std::vector<CommitLogEntry>> {
-          SKADE_ASSIGN_OR_RETURN(std::optional<TableRow> row, SelectTable(conn, name(), ident));
-          if (!row || !row->is_table) {
-            return Status::NotFound("table " + ident.ToString() + " does not exist");
-          }
-          // The files listed for the purge are those of the metadata read above: a commit in
-          // between (a set-location, say) makes the purge start over rather than delete by a
-          // stale location.
-          if (purged_metadata && row->metadata_location != purged_metadata) {
-            return Status::Conflict("table " + ident.ToString() + " changed while its purge was prepared; retry");
-          }
-          SKADE_RETURN_IF_ERROR(
-              conn.Exec("DELETE FROM iceberg_tables WHERE catalog_name = ? AND "
-                        "table_namespace = ? AND table_name = ?",
-                        {Text(name()), Text(ident.ns.ToString()), Text(ident.name)}));
-          SKADE_RETURN_IF_ERROR(internal::DeleteTableLocation(conn, name(), ident));
-          CommitLogEntry entry;
-          entry.table = ident;
-          entry.previous_metadata_location = row->metadata_location.value_or("");
-          entry.operation = "drop";
-          return std::vector<CommitLogEntry>{std::move(entry)};
-        }).WithContext("drop table " + ident.ToString()));
+    // The files listed for the purge are those of the metadata read above: a commit in between
+    // (a set-location, say) makes the purge start over rather than delete by a stale location.
+    SKADE_RETURN_IF_ERROR(RemoveTableRow(ident, purged_metadata, "changed while its purge was prepared; retry")
+                              .WithContext("drop table " + ident.ToString()));
     // The table is gone from the catalog; now remove what lies under its location, except what
     // belongs to another table (DeletionGuard). The drop has happened and is the answer: a file
     // that cannot be removed does not stop the others and is logged (an orphan now, for
@@ -462,6 +443,12 @@ class SqlCatalog final : public Catalog {
                      ident.ToString(), failed, first_failure.ToString());
     }
     return Status::Ok();
+  }
+
+  Status UnregisterTable(const TableIdent& ident, const std::string& metadata_location) override {
+    SKADE_RETURN_IF_ERROR(ValidateIdent(ident));
+    return RemoveTableRow(ident, metadata_location, "changed since it was loaded; load it again")
+        .WithContext("unregister table " + ident.ToString());
   }
 
   Status RenameTable(const TableIdent& from, const TableIdent& to) override {
@@ -845,6 +832,32 @@ class SqlCatalog final : public Catalog {
   Result<std::vector<CommitLogEntry>> Write(WriteFn fn) {
     SKADE_RETURN_IF_ERROR(Writable());
     return writer_->Write(std::move(fn));
+  }
+
+  // Deletes the table's row and recorded location in one transaction that logs a "drop"; with
+  // `expected`, only while the row still names that metadata file (kConflict, the table
+  // "<ident> `changed`", otherwise). Leaves every file.
+  Status RemoveTableRow(const TableIdent& ident, const std::optional<std::string>& expected, std::string_view changed) {
+    return Write([&](SqlConnection& conn) -> Result<std::vector<CommitLogEntry>> {
+             SKADE_ASSIGN_OR_RETURN(std::optional<TableRow> row, SelectTable(conn, name(), ident));
+             if (!row || !row->is_table) {
+               return Status::NotFound("table " + ident.ToString() + " does not exist");
+             }
+             if (expected && row->metadata_location != expected) {
+               return Status::Conflict("table " + ident.ToString() + " " + std::string(changed));
+             }
+             SKADE_RETURN_IF_ERROR(
+                 conn.Exec("DELETE FROM iceberg_tables WHERE catalog_name = ? AND "
+                           "table_namespace = ? AND table_name = ?",
+                           {Text(name()), Text(ident.ns.ToString()), Text(ident.name)}));
+             SKADE_RETURN_IF_ERROR(internal::DeleteTableLocation(conn, name(), ident));
+             CommitLogEntry entry;
+             entry.table = ident;
+             entry.previous_metadata_location = row->metadata_location.value_or("");
+             entry.operation = "drop";
+             return std::vector<CommitLogEntry>{std::move(entry)};
+           })
+        .status();
   }
 
   Status InsertTable(SqlConnection& conn, const TableIdent& ident,

@@ -446,11 +446,15 @@ Status ScanPlanner::PlanAppends(int64_t from_exclusive, const Snapshot& to, cons
   stats_ = PlanStats{};
   SKADE_ASSIGN_OR_RETURN(std::vector<const Snapshot*> range, SnapshotsBetween(metadata_, from_exclusive, to));
   for (const Snapshot* s : range) {
-    if (s->operation() != "append") {
+    if (s->operation() != "append" && non_appends_ == NonAppends::kRefuse) {
       return Status::InvalidArgument("snapshot " + std::to_string(s->snapshot_id) + " is a " + s->operation() +
                                      ", not an append: an incremental append scan cannot express its changes");
     }
   }
+  // Skipped snapshots (replace, overwrite, delete) add nothing: the files an overwrite wrote are
+  // not appended rows, and the files an append added stay in the scan even when a later
+  // snapshot of the range removed them (IncrementalAppendScan lists appends, not a net change).
+  std::erase_if(range, [](const Snapshot* s) { return s->operation() != "append"; });
   SKADE_ASSIGN_OR_RETURN(FilePruner pruner, FilePruner::Make(metadata_, schema, filter));
   const ManifestReadOptions options = pruner.ReadOptions(kept_stats_);
   for (const Snapshot* s : range) {

@@ -68,6 +68,12 @@ struct PlanStats {
   int64_t record_count = 0;  // sum over planned data files (before deletes)
 };
 
+// What an incremental append scan does with a snapshot in its range whose operation is not
+// "append": kRefuse fails the scan; kSkip leaves it out, so that it contributes no files, as
+// Iceberg's IncrementalAppendScan does (BaseIncrementalAppendScan keeps only the range's
+// snapshots whose operation is append).
+enum class NonAppends { kRefuse, kSkip };
+
 // Plans scans of one table. Not thread-safe; cheap to create.
 class ScanPlanner {
  public:
@@ -81,10 +87,11 @@ class ScanPlanner {
   Status PlanFiles(const Snapshot& snapshot, const Schema& schema, const ExprPtr& filter,
                    const std::function<Status(FileScanTask)>& sink);
   // An incremental append scan: streams the data files that the snapshots after
-  // `from_exclusive` up to and including `to` appended, matching `filter`. Every snapshot in
-  // the range must be an append (kInvalidArgument naming the first that is not: other
-  // operations change rows in ways a list of new files cannot express); tasks carry no deletes,
-  // since an append adds none. Range errors as SnapshotsBetween.
+  // `from_exclusive` up to and including `to` appended, matching `filter`. What happens to a
+  // snapshot in the range that is not an append follows set_non_appends: by default the scan
+  // fails (kInvalidArgument naming the first: other operations change rows in ways a list of new
+  // files cannot express). Tasks carry no deletes, since an append adds none. Range errors as
+  // SnapshotsBetween.
   Status PlanAppends(int64_t from_exclusive, const Snapshot& to, const Schema& schema, const ExprPtr& filter,
                      const std::function<Status(FileScanTask)>& sink);
   // All tasks at once, in PlanFiles' order.
@@ -108,6 +115,8 @@ class ScanPlanner {
   // Data-file tasks keep the column metrics of these field ids (all others are dropped to keep
   // tasks small); none by default.
   void set_kept_stats(std::set<int> field_ids) { kept_stats_ = std::move(field_ids); }
+  // How PlanAppends treats snapshots that are not appends; kRefuse by default.
+  void set_non_appends(NonAppends mode) { non_appends_ = mode; }
   // Threads that read and decode data manifests while PlanFiles runs (tasks still reach the
   // sink in order, on the calling thread); default: the cores, at most 4. 1 reads them on the
   // calling thread.
@@ -133,6 +142,7 @@ class ScanPlanner {
   std::set<int> kept_stats_;
   int threads_;
   ManifestCache* cache_ = nullptr;
+  NonAppends non_appends_ = NonAppends::kRefuse;
 };
 
 }  // namespace skade::iceberg

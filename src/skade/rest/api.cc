@@ -3,9 +3,13 @@
 #include "skade/rest/api_internal.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
 
 #include "skade/base/clock.h"
 #include "skade/base/hash.h"
@@ -91,6 +95,97 @@ Result<catalog::Namespace> NamespaceOf(const Json& levels) {
   }
   SKADE_RETURN_IF_ERROR(ns.Validate());
   return ns;
+}
+
+// ---- metrics reports (spec ReportMetricsRequest: anyOf ScanReport, CommitReport)
+
+bool IsString(const Json& v) { return v.is_string(); }
+// "type: integer, format: int64".
+bool IsLong(const Json& v) {
+  return v.is_number_integer() &&
+         (!v.is_number_unsigned() || v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()));
+}
+// "type: integer" without a format, read as Java's parsers read it (an int).
+bool IsInt(const Json& v) {
+  if (!v.is_number_integer()) return false;
+  if (v.is_number_unsigned()) return v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max());
+  const int64_t i = v.get<int64_t>();
+  return i >= std::numeric_limits<int32_t>::min() && i <= std::numeric_limits<int32_t>::max();
+}
+bool IsIntArray(const Json& v) { return v.is_array() && std::all_of(v.begin(), v.end(), IsInt); }
+bool IsStringArray(const Json& v) { return v.is_array() && std::all_of(v.begin(), v.end(), IsString); }
+bool IsStringMap(const Json& v) {
+  return v.is_object() && std::all_of(v.begin(), v.end(), [](const Json& e) { return e.is_string(); });
+}
+// A Predicate: a boolean, or an expression object named by its "type".
+bool IsPredicate(const Json& v) {
+  const Json* type = v.is_object() ? Member(v, "type") : nullptr;
+  return v.is_boolean() || (type != nullptr && type->is_string());
+}
+// Metrics: an object of MetricResult, each a CounterResult {unit, value} or a TimerResult
+// {time-unit, count, total-duration}.
+bool IsMetrics(const Json& v) {
+  auto has = [](const Json& m, const char* key, bool (*valid)(const Json&)) {
+    const Json* e = Member(m, key);
+    return e != nullptr && valid(*e);
+  };
+  return v.is_object() && std::all_of(v.begin(), v.end(), [&](const Json& m) {
+           if (!m.is_object()) return false;
+           const bool counter = has(m, "unit", IsString) && has(m, "value", IsLong);
+           const bool timer =
+               has(m, "time-unit", IsString) && has(m, "count", IsLong) && has(m, "total-duration", IsLong);
+           return counter || timer;
+         });
+}
+
+struct ReportField {
+  const char* key;
+  bool (*valid)(const Json&);
+  const char* type;
+};
+constexpr ReportField kScanReport[] = {
+    {"table-name", IsString, "a string"},
+    {"snapshot-id", IsLong, "an int64"},
+    {"filter", IsPredicate, "a predicate (a boolean or an expression object)"},
+    {"schema-id", IsInt, "an integer"},
+    {"projected-field-ids", IsIntArray, "an array of integers"},
+    {"projected-field-names", IsStringArray, "an array of strings"},
+    {"metrics", IsMetrics, "an object of counter and timer results"},
+};
+constexpr ReportField kCommitReport[] = {
+    {"table-name", IsString, "a string"},
+    {"snapshot-id", IsLong, "an int64"},
+    {"sequence-number", IsLong, "an int64"},
+    {"operation", IsString, "a string"},
+    {"metrics", IsMetrics, "an object of counter and timer results"},
+};
+
+// kInvalidArgument naming the first required member of `fields` that `report` lacks or has of
+// another type, or a `metadata` that is not an object of strings.
+Status CheckReport(const Json& report, std::span<const ReportField> fields, const std::string& what) {
+  for (const ReportField& f : fields) {
+    const Json* v = Member(report, f.key);
+    if (v == nullptr) return Status::InvalidArgument(what + ": '" + f.key + "' is required");
+    if (!f.valid(*v)) return Status::InvalidArgument(what + ": '" + f.key + "' must be " + f.type);
+  }
+  if (const Json* metadata = Member(report, "metadata"); metadata != nullptr && !IsStringMap(*metadata)) {
+    return Status::InvalidArgument(what + ": 'metadata' must be an object of strings");
+  }
+  return Status::Ok();
+}
+
+// A ReportMetricsRequest checked against the schema: report-type a string, and the required
+// members of a ScanReport ("scan-report") or a CommitReport ("commit-report"). The schema does
+// not tie other report types to a shape, so such a report is accepted when it has either one's.
+Status CheckMetricsReport(const Json& body) {
+  const Json* type = Member(body, "report-type");
+  if (type == nullptr) return Status::InvalidArgument("'report-type' is required");
+  if (!type->is_string()) return Status::InvalidArgument("'report-type' must be a string");
+  if (*type == "scan-report") return CheckReport(body, kScanReport, "a scan report");
+  if (*type == "commit-report") return CheckReport(body, kCommitReport, "a commit report");
+  if (CheckReport(body, kScanReport, "").ok() || CheckReport(body, kCommitReport, "").ok()) return Status::Ok();
+  return Status::InvalidArgument("a report of type '" + type->get<std::string>() +
+                                 "' must have the required members of a scan report or a commit report");
 }
 
 // A TableIdentifier object {"namespace": [...], "name": "..."}.
@@ -325,6 +420,7 @@ constexpr const char* kEndpoints[] = {
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}",
     "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
     "POST /v1/{prefix}/namespaces/{namespace}/register",
+    "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/unregister",
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan",
     "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}",
@@ -464,6 +560,12 @@ Status CatalogApi::CheckCommitLocations(const catalog::TableCommit& commit) cons
 
 Response CatalogApi::Refused() const {
   return ErrorResponse(403, "ForbiddenException", "the catalog is read-only");
+}
+
+Status CatalogApi::RequireNamespace(const catalog::Namespace& ns) {
+  SKADE_ASSIGN_OR_RETURN(bool exists, catalog_.NamespaceExists(ns));
+  if (!exists) return Status::NotFound("namespace " + ns.ToString() + " does not exist");
+  return Status::Ok();
 }
 
 Response CatalogApi::CommitFailure(const Status& st) {
@@ -673,16 +775,14 @@ Response CatalogApi::CreateTable(const Request& r, const std::string& segment) {
   req.location = *location;
   auto staged = OptBool(*body, "stage-create");
   if (!staged.ok()) return ErrorResponse(staged.status());
+
+  if (Status st = RequireNamespace(*ns); !st.ok()) return ErrorResponse(st, "NoSuchNamespaceException");
   auto fresh = WithFreshIds(std::move(req));
   if (!fresh.ok()) return ErrorResponse(fresh.status());
   req = std::move(fresh).value();
   if (req.location) {
     if (Status st = CheckLocation(*req.location, "location"); !st.ok()) return ErrorResponse(st);
   }
-
-  auto exists = catalog_.NamespaceExists(*ns);
-  if (!exists.ok()) return ErrorResponse(exists.status());
-  if (!*exists) return ErrorResponse(404, "NoSuchNamespaceException", "namespace " + ns->ToString() + " does not exist");
   if (*staged) {
     // Spec createTable, stage-create: the metadata the table will start from, nothing
     // committed; the client commits it later with an assert-create requirement.
@@ -724,6 +824,7 @@ Response CatalogApi::RegisterTable(const Request& r, const std::string& segment)
   if (!overwrite.ok()) return ErrorResponse(overwrite.status());
   catalog::TableIdent ident{*ns, *name};
   if (Status v = ident.Validate(); !v.ok()) return ErrorResponse(v);
+  if (Status st = RequireNamespace(*ns); !st.ok()) return ErrorResponse(st, "NoSuchNamespaceException");
   if (Status st = CheckLocation(*location, "metadata-location"); !st.ok()) return ErrorResponse(st);
   // What the file names must lie within the same bounds as the file itself: a registered table
   // is read, and may be purged, where its metadata says.
@@ -923,10 +1024,44 @@ Response CatalogApi::DropTable(const Request& r, const std::string& segment, con
   if (options_.read_only) return Refused();
   auto ident = IdentFromPath(segment, table);
   if (!ident.ok()) return ErrorResponse(ident.status());
-  const bool purge = r.has("purgeRequested") && r.query.at("purgeRequested") == "true";
+  // Spec dropTable: purgeRequested is a boolean, false by default; only a purge deletes files.
+  // Its spelling is any case ("True" from Python clients), as Java reads it (Boolean.parseBoolean);
+  // anything else is refused rather than guessed at.
+  bool purge = false;
+  if (r.has("purgeRequested")) {
+    std::string value = r.query.at("purgeRequested");
+    std::transform(value.begin(), value.end(), value.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (value != "true" && value != "false") {
+      return ErrorResponse(400, "BadRequestException", "purgeRequested must be true or false");
+    }
+    purge = value == "true";
+  }
   Status st = catalog_.DropTable(*ident, purge ? catalog::DropMode::kPurge : catalog::DropMode::kKeepFiles);
   if (!st.ok()) return ErrorResponse(st);
   return Response{204, "", {}};
+}
+
+Response CatalogApi::UnregisterTable(const Request&, const std::string& segment, const std::string& table) {
+  if (options_.read_only) return Refused();
+  auto ident = IdentFromPath(segment, table);
+  if (!ident.ok()) return ErrorResponse(ident.status());
+  // Spec unregisterTable: "This table metadata must include all commits that happened before the
+  // unregister operation." The row goes only while it names the metadata read here; a commit in
+  // between (kConflict) is read again. Commits after it find no table (404).
+  constexpr int kAttempts = 16;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    auto state = catalog_.LoadTable(*ident);
+    if (!state.ok()) return ErrorResponse(state.status());
+    Status st = catalog_.UnregisterTable(*ident, state->metadata_location);
+    if (st.code() == StatusCode::kConflict) continue;
+    if (!st.ok()) return ErrorResponse(st);
+    Response out;
+    out.body = TableResultBody(state->metadata_location, *state->metadata, false);
+    out.headers.emplace_back("Content-Type", "application/json");
+    return out;
+  }
+  return ErrorResponse(503, "ServiceUnavailableException",
+                       "table " + ident->ToString() + " kept changing while it was unregistered; retry");
 }
 
 Response CatalogApi::ReportMetrics(const Request& r, const std::string& segment, const std::string& table) {
@@ -934,13 +1069,13 @@ Response CatalogApi::ReportMetrics(const Request& r, const std::string& segment,
   if (!ident.ok()) return ErrorResponse(ident.status());
   auto body = ParseBody(r);
   if (!body.ok()) return ErrorResponse(body.status());
-  auto type = RequiredString(*body, "report-type");
-  if (!type.ok()) return ErrorResponse(type.status());
-  if (!catalog_.LoadTable(*ident).ok()) {
-    return ErrorResponse(404, "NoSuchTableException", "table " + ident->ToString() + " does not exist");
-  }
+  if (Status st = CheckMetricsReport(*body); !st.ok()) return ErrorResponse(st);
+  // The table's own 404 (spec reportMetrics lists only NoSuchTableException, also for a
+  // namespace that does not exist).
+  auto state = catalog_.LoadTable(*ident);
+  if (!state.ok()) return ErrorResponse(state.status());
   // Accepted and logged: skade keeps no metrics store.
-  SKADE_LOG_DEBUG("rest: {} report for {}", *type, ident->ToString());
+  SKADE_LOG_DEBUG("rest: {} for {}", (*body)["report-type"].get<std::string>(), ident->ToString());
   return Response{204, "", {}};
 }
 
@@ -957,11 +1092,9 @@ Response CatalogApi::RenameTable(const Request& r) {
   if (!from.ok()) return ErrorResponse(from.status());
   auto to = IdentOf(*destination, "destination");
   if (!to.ok()) return ErrorResponse(to.status());
-  auto target_ns = catalog_.NamespaceExists(to->ns);
-  if (!target_ns.ok()) return ErrorResponse(target_ns.status());
-  if (!*target_ns) {
-    return ErrorResponse(404, "NoSuchNamespaceException", "namespace " + to->ns.ToString() + " does not exist");
-  }
+  // Spec renameTable: NoSuchNamespaceException for the destination's namespace, asked before the
+  // source (a missing source namespace is the source table missing: NoSuchTableException).
+  if (Status st = RequireNamespace(to->ns); !st.ok()) return ErrorResponse(st, "NoSuchNamespaceException");
   Status st = catalog_.RenameTable(*from, *to);
   if (!st.ok()) return ErrorResponse(st);
   return Response{204, "", {}};

@@ -121,6 +121,9 @@ class CatalogApi {
   // (spec: "The response body may reflect a newer state of the catalog").
   Response CommittedTable(const std::string& metadata_location, const std::string& ns, const std::string& table);
   Response DropTable(const Request& r, const std::string& ns, const std::string& table);
+  // unregisterTable: the table leaves the catalog, every file stays; the answer is its last
+  // metadata (UnregisterTableResult), which no commit escapes.
+  Response UnregisterTable(const Request& r, const std::string& ns, const std::string& table);
   Response ReportMetrics(const Request& r, const std::string& ns, const std::string& table);
   Response RenameTable(const Request& r);
   // The view routes ({view} null for …/views itself) of a catalog without views.
@@ -159,6 +162,14 @@ class CatalogApi {
   // Where a new table without a requested location goes (catalog placement rules).
   Result<std::string> DefaultLocation(const catalog::TableIdent& ident);
   Response Refused() const;  // a mutation on a read-only server
+  // kNotFound ("namespace … does not exist") unless `ns` exists. Handlers whose spec 404 names
+  // NoSuchNamespaceException ask it once the request parsed and before any other check
+  // (locations, files, tables, snapshots, plans); a malformed body is 400 first, as in Java's
+  // REST server, which parses and validates the request before the catalog sees it.
+  Status RequireNamespace(const catalog::Namespace& ns);
+  // The answer when the plan store does not hold a plan or plan task (`missing`, kNotFound):
+  // NoSuchTableException when `ident` itself is gone (the spec lists both), else `type`.
+  Response PlanMissing(const Status& missing, const catalog::TableIdent& ident, std::string_view type);
   // kInvalidArgument unless `location` lies in the warehouse or an allowed directory.
   Status CheckLocation(std::string_view location, std::string_view what) const;
   // Every location a commit's updates name (set-location, an added snapshot's manifest list,

@@ -35,7 +35,8 @@ struct IdempotencyContext {
 enum class KeyedRecords { kCatalog, kMemory };
 
 // The canonical form (lower case) of an Idempotency-Key header value; kInvalidArgument unless it
-// is a UUIDv7 in the 8-4-4-4-12 form (spec: "Key format: UUIDv7 in string form (RFC 9562)").
+// is a UUID in the 8-4-4-4-12 form (the parameter's schema: `format: uuid`; clients are asked
+// for UUIDv7, any version is taken).
 Result<std::string> ParseIdempotencyKey(std::string_view value);
 // `lifetime` as an ISO-8601 duration ("PT30M", "PT1H30M", "PT0S").
 std::string IsoDuration(std::chrono::seconds lifetime);
@@ -65,7 +66,7 @@ class IdempotencyKeys {
   using Rebuild = std::function<Response(const catalog::IdempotencyRecord&)>;
 
   // Runs `handler` for `r` under its Idempotency-Key: without one (or disabled), simply;
-  // a malformed key is 400; a key first used with another request is 422; a key whose first
+  // a malformed key is 400; a key first used with another request is 400; a key whose first
   // request has a final answer (2xx or 4xx) gets that answer again without running anything; a
   // key whose first request still runs waits for it, 503 with Retry-After past the wait. 5xx
   // answers are not kept (spec: "Do not finalize (not stored/replayed): 5xx").

@@ -16,6 +16,9 @@ struct PlanStore::Plan {
   size_t bytes = 0;
   std::vector<bool> fetched;  // per page after the first
   size_t unfetched = 0;
+  // The completed result (its first page and plan tasks) reached the client: at once for a plan
+  // made in the request, at the first fetchPlanningResult that saw it completed otherwise.
+  bool result_delivered = false;
   bool cancelled = false;
   std::chrono::steady_clock::time_point expires_at;
 };
@@ -27,6 +30,8 @@ class PlanStore::Sink : public PlanSink {
   Status Add(PlanPage page) override {
     std::lock_guard<std::mutex> lock(store_.mu_);
     if (plan_.cancelled) return Status(StatusCode::kCancelled, "the scan plan was cancelled");
+    while (store_.bytes_ + page.size() > store_.options_.max_bytes && store_.EvictFinishedLocked(nullptr)) {
+    }
     if (store_.bytes_ + page.size() > store_.options_.max_bytes) {
       return Status(StatusCode::kResourceExhausted,
                     "the server holds too many scan planning results; fetch or cancel earlier plans, or retry later");
@@ -72,10 +77,41 @@ void PlanStore::ExpireLocked(std::chrono::steady_clock::time_point now) {
   }
 }
 
+bool PlanStore::FinishedLocked(const Plan& plan) {
+  if (plan.state == PlanView::State::kCancelled) return true;
+  // A failure told to its client holds nothing that client still needs.
+  if (plan.state == PlanView::State::kFailed) return plan.result_delivered;
+  return plan.state == PlanView::State::kCompleted && plan.result_delivered && plan.unfetched == 0;
+}
+
+void PlanStore::TouchLocked(Plan& plan, std::chrono::steady_clock::time_point now) const {
+  // A finished plan is kept only a little longer, for a retry of the request that finished it
+  // (the last fetch, a cancel whose answer was lost) and for a client's closing cancel.
+  const auto grace = std::min<std::chrono::steady_clock::duration>(options_.ttl, std::chrono::seconds(60));
+  plan.expires_at = now + (FinishedLocked(plan) ? grace : std::chrono::steady_clock::duration(options_.ttl));
+}
+
+bool PlanStore::EvictFinishedLocked(const std::string* owner) {
+  auto victim = plans_.end();
+  for (auto it = plans_.begin(); it != plans_.end(); ++it) {
+    const Plan& p = *it->second;
+    if (!FinishedLocked(p) || (owner != nullptr && p.owner != *owner)) continue;
+    if (victim == plans_.end() || p.expires_at < victim->second->expires_at) victim = it;
+  }
+  if (victim == plans_.end()) return false;
+  bytes_ -= victim->second->bytes;
+  plans_.erase(victim);
+  return true;
+}
+
 Status PlanStore::ReserveLocked(const std::string& owner) {
   ExpireLocked(std::chrono::steady_clock::now());
   size_t mine = 0;
   for (const auto& [id, plan] : plans_) mine += plan->owner == owner ? 1 : 0;
+  // Finished plans make room before anyone is refused: they hold nothing a client still needs.
+  while (mine >= options_.max_plans_per_owner && EvictFinishedLocked(&owner)) --mine;
+  while (plans_.size() >= options_.max_plans && EvictFinishedLocked(nullptr)) {
+  }
   if (mine >= options_.max_plans_per_owner) {
     return Status(StatusCode::kResourceExhausted,
                   "you hold " + std::to_string(mine) + " scan plans; fetch or cancel earlier plans, or retry later");
@@ -118,18 +154,18 @@ Result<PlanView> PlanStore::PlanNow(const std::string& plan_id, const std::strin
   Sink sink(*this, *plan);
   Status st = job(sink);
   std::lock_guard<std::mutex> lock(mu_);
-  if (!st.ok() || plan->pages.size() <= 1) {
+  if (!st.ok()) {
     bytes_ -= plan->bytes;
-    SKADE_RETURN_IF_ERROR(st);
-    PlanView v;
-    v.state = PlanView::State::kCompleted;
-    if (!plan->pages.empty()) v.first_page = std::move(plan->pages.front());
-    return v;
+    return st;
   }
+  // Held even when the answer carries every task: spec planTableScan, "Responses that include a
+  // plan-id indicate that the service is holding state", so the id answers fetchPlanningResult
+  // and cancelPlanning until its plan tasks are fetched (none here: at once) and a grace passed.
   plan->state = PlanView::State::kCompleted;
+  plan->result_delivered = true;
   plan->fetched.assign(plan->pages.size(), false);
-  plan->unfetched = plan->pages.size() - 1;
-  plan->expires_at = std::chrono::steady_clock::now() + options_.ttl;
+  plan->unfetched = plan->pages.empty() ? 0 : plan->pages.size() - 1;
+  TouchLocked(*plan, std::chrono::steady_clock::now());
   PlanView v = ViewLocked(*plan);
   plans_[plan_id] = std::move(plan);
   return v;
@@ -160,8 +196,8 @@ void PlanStore::Work() {
     Sink sink(*this, *plan);
     Status st = job(sink);
     lock.lock();
-    plan->expires_at = std::chrono::steady_clock::now() + options_.ttl;
     if (plan->cancelled) continue;  // Cancel already freed it and reports "cancelled"
+    plan->expires_at = std::chrono::steady_clock::now() + options_.ttl;
     if (!st.ok()) {
       bytes_ -= plan->bytes;
       plan->bytes = 0;
@@ -182,12 +218,16 @@ Result<PlanView> PlanStore::View(const std::string& plan_id, const std::string& 
   ExpireLocked(std::chrono::steady_clock::now());
   Plan* plan = FindLocked(plan_id, owner, table);
   if (plan == nullptr) return Status::NotFound("scan plan '" + plan_id + "' does not exist (it may have expired)");
-  if (plan->state != PlanView::State::kSubmitted) plan->expires_at = std::chrono::steady_clock::now() + options_.ttl;
+  if (plan->state == PlanView::State::kCompleted || plan->state == PlanView::State::kFailed) {
+    plan->result_delivered = true;
+  }
+  if (plan->state != PlanView::State::kSubmitted) TouchLocked(*plan, std::chrono::steady_clock::now());
   return ViewLocked(*plan);
 }
 
 Status PlanStore::Cancel(const std::string& plan_id, const std::string& owner, const std::string& table) {
   std::lock_guard<std::mutex> lock(mu_);
+  ExpireLocked(std::chrono::steady_clock::now());  // an expired plan is gone, not cancelled
   Plan* plan = FindLocked(plan_id, owner, table);
   if (plan == nullptr) return Status::NotFound("scan plan '" + plan_id + "' does not exist (it may have expired)");
   Plan& p = *plan;
@@ -197,7 +237,7 @@ Status PlanStore::Cancel(const std::string& plan_id, const std::string& owner, c
   p.bytes = 0;
   p.pages.clear();
   p.pages.shrink_to_fit();
-  p.expires_at = std::chrono::steady_clock::now() + options_.ttl;
+  TouchLocked(p, std::chrono::steady_clock::now());
   return Status::Ok();
 }
 
@@ -217,14 +257,14 @@ Result<PlanPage> PlanStore::Fetch(const std::string& plan_task, const std::strin
   if (plan == nullptr) return unknown();
   Plan& p = *plan;
   if (p.state != PlanView::State::kCompleted || page == 0 || page >= p.pages.size()) return unknown();
-  const auto now = std::chrono::steady_clock::now();
-  p.expires_at = now + options_.ttl;
   if (!p.fetched[page]) {
     p.fetched[page] = true;
-    // Every task fetched: the client needs the plan no more, but a retry of the last fetch
-    // may still come, so it stays a little longer.
-    if (--p.unfetched == 0) p.expires_at = now + std::min<std::chrono::steady_clock::duration>(options_.ttl, std::chrono::seconds(60));
+    --p.unfetched;
   }
+  // Every task fetched: the client needs the plan no more (spec cancelPlanning: "Cancellation is
+  // not necessary when scan tasks for each plan task have been fetched"), so it stays only for
+  // the grace (a retry of the last fetch), also when fetched again.
+  TouchLocked(p, std::chrono::steady_clock::now());
   return p.pages[page];
 }
 

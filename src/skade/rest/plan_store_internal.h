@@ -2,8 +2,10 @@
 // fetch their results (fetchPlanningResult, fetchScanTasks, cancelPlanning). A plan is split
 // into pages of file scan tasks; the first page goes out with the planning result and each
 // further page is one plan task. Plans over many manifests run on a background worker and
-// answer "submitted" until done. Plans expire after a time to live and the store is bounded
-// in plans and bytes, so clients that never fetch or cancel cannot exhaust the server.
+// answer "submitted" until done. A plan id stays valid until its result and every plan task
+// were fetched (then for a short grace, min(ttl, 60 s)) or it was not touched for the time to
+// live; the store is bounded in plans and bytes, finished plans giving way first, so clients
+// that never fetch or cancel cannot exhaust the server.
 #pragma once
 
 #include <chrono>
@@ -63,7 +65,9 @@ class PlanStore {
   using Job = std::function<Status(PlanSink& sink)>;
 
   // Runs `job` now, on the caller's thread, for the plan of `table` (any stable string naming
-  // it) made by `owner`; the result is held only when it has more than one page.
+  // it) made by `owner`, and holds the result under `plan_id`: its further pages until fetched,
+  // and the whole while the id is valid (a plan whose answer carried every task is finished at
+  // once, and kept for the grace). A failed job holds nothing.
   // kResourceExhausted when the owner holds max_plans_per_owner plans or the store is full.
   Result<PlanView> PlanNow(const std::string& plan_id, const std::string& owner, const std::string& table,
                            const Job& job);
@@ -89,7 +93,17 @@ class PlanStore {
   void Work();
   void ExpireLocked(std::chrono::steady_clock::time_point now);
   PlanView ViewLocked(const Plan& plan) const;
+  // Makes room for a plan of `owner`: expired plans go, then finished ones (FinishedLocked) of
+  // that owner past its share and of anyone past the store's bound; kResourceExhausted when
+  // plans a client still needs fill it.
   Status ReserveLocked(const std::string& owner);
+  // Whether nothing of `plan` is still owed to its client: its result delivered and every plan
+  // task fetched, or it was cancelled.
+  static bool FinishedLocked(const Plan& plan);
+  // Extends `plan`'s life from `now`: by the time to live, or by a short grace once finished.
+  void TouchLocked(Plan& plan, std::chrono::steady_clock::time_point now) const;
+  // Drops the finished plan (of `owner` when not null) that would expire first; false if none.
+  bool EvictFinishedLocked(const std::string* owner);
   // The plan `id` when it is `owner`'s plan of `table`, else nullptr.
   Plan* FindLocked(const std::string& id, const std::string& owner, const std::string& table);
 

@@ -370,6 +370,7 @@ Response CatalogApi::PlanTableScan(const Request& r, const std::string& segment,
     }
   }
 
+  if (Status st = RequireNamespace(ident->ns); !st.ok()) return ErrorResponse(st, "NoSuchNamespaceException");
   ScanRequest req;
   auto state = catalog_.LoadTable(*ident);
   if (!state.ok()) return ErrorResponse(state.status());
@@ -387,6 +388,12 @@ Response CatalogApi::PlanTableScan(const Request& r, const std::string& segment,
   if (start_id) {
     if (snapshot_by_id(*start_id) == nullptr) {
       return ErrorResponse(404, "NoSuchSnapshotException", "snapshot " + std::to_string(*start_id) + " does not exist");
+    }
+    // The range is checked here, not first by a background job: an end that does not descend
+    // from the start is the request's error (400, as IncrementalAppendScan's precondition that
+    // the start be an ancestor of the end), never a "failed" plan.
+    if (auto range = iceberg::SnapshotsBetween(m, *start_id, *req.snapshot); !range.ok()) {
+      return ErrorResponse(400, "BadRequestException", range.status().message());
     }
     req.start_snapshot_id = start_id;
   }
@@ -426,6 +433,10 @@ Response CatalogApi::PlanTableScan(const Request& r, const std::string& segment,
     iceberg::ScanPlanner planner(io_, meta);
     planner.set_cache(&manifests_);
     planner.set_kept_stats(req.stats_fields);
+    // An incremental scan lists what the range's appends added; replace, overwrite and delete
+    // snapshots add nothing to it (Iceberg's IncrementalAppendScan, which the spec's
+    // start-snapshot-id/end-snapshot-id scan is), rather than failing the plan.
+    planner.set_non_appends(iceberg::NonAppends::kSkip);
     int64_t rows = 0;
     bool enough = false;
     auto add = [&](iceberg::FileScanTask task) -> Status {
@@ -466,12 +477,21 @@ Response CatalogApi::PlanTableScan(const Request& r, const std::string& segment,
   return CompletedResponse(*view, &plan_id);
 }
 
+Response CatalogApi::PlanMissing(const Status& missing, const catalog::TableIdent& ident, std::string_view type) {
+  if (missing.code() == StatusCode::kNotFound) {
+    auto state = catalog_.LoadTable(ident);
+    if (!state.ok() && state.status().code() == StatusCode::kNotFound) return ErrorResponse(state.status());
+  }
+  return ErrorResponse(missing, type);
+}
+
 Response CatalogApi::FetchPlanningResult(const Request& r, const std::string& segment, const std::string& table,
                                          const std::string& plan_id) {
   auto ident = IdentFromPath(segment, table);
   if (!ident.ok()) return ErrorResponse(ident.status());
+  if (Status st = RequireNamespace(ident->ns); !st.ok()) return ErrorResponse(st, "NoSuchNamespaceException");
   auto view = plans_.View(plan_id, r.principal, ident->ToString());
-  if (!view.ok()) return ErrorResponse(view.status(), "NoSuchPlanIdException");
+  if (!view.ok()) return PlanMissing(view.status(), *ident, "NoSuchPlanIdException");
   switch (view->state) {
     case PlanView::State::kSubmitted: return JsonResponse(Json{{"status", "submitted"}});
     case PlanView::State::kCancelled: return JsonResponse(Json{{"status", "cancelled"}});
@@ -492,8 +512,9 @@ Response CatalogApi::CancelPlanning(const Request& r, const std::string& segment
                                     const std::string& plan_id) {
   auto ident = IdentFromPath(segment, table);
   if (!ident.ok()) return ErrorResponse(ident.status());
+  if (Status st = RequireNamespace(ident->ns); !st.ok()) return ErrorResponse(st, "NoSuchNamespaceException");
   Status st = plans_.Cancel(plan_id, r.principal, ident->ToString());
-  if (!st.ok()) return ErrorResponse(st, "NoSuchPlanIdException");
+  if (!st.ok()) return PlanMissing(st, *ident, "NoSuchPlanIdException");
   Response done;
   done.status = 204;
   return done;
@@ -510,8 +531,9 @@ Response CatalogApi::FetchScanTasks(const Request& r, const std::string& segment
   if (task == nullptr || !task->is_string()) {
     return ErrorResponse(400, "BadRequestException", "the request body must be {\"plan-task\": \"…\"}");
   }
+  if (Status st = RequireNamespace(ident->ns); !st.ok()) return ErrorResponse(st, "NoSuchNamespaceException");
   auto page = plans_.Fetch(task->get<std::string>(), r.principal, ident->ToString());
-  if (!page.ok()) return ErrorResponse(page.status(), "NoSuchPlanTaskException");
+  if (!page.ok()) return PlanMissing(page.status(), *ident, "NoSuchPlanTaskException");
   Response out;
   out.body = std::move(*page);
   out.headers.emplace_back("Content-Type", "application/json");

@@ -564,6 +564,8 @@ struct RestServer::Impl {
           return api.CommittedTable(record.metadata_location, p[0], p[1]);
         });
     keyed("DELETE", table, kCatalog, [this](const Request& r, const Params& p) { return api.DropTable(r, p[0], p[1]); });
+    keyed("POST", table + "/unregister", kCatalog,
+          [this](const Request& r, const Params& p) { return api.UnregisterTable(r, p[0], p[1]); });
     add("POST", table + "/metrics", [this](const Request& r, const Params& p) { return api.ReportMetrics(r, p[0], p[1]); });
     // Scan plans live in this server's memory only, and so do the records of their keys.
     keyed("POST", table + "/plan", kMemory,
