@@ -117,7 +117,7 @@ int Run(int commits, const std::string& dir) {
       committed_us[i] = (**next).committed_at_us;
     }
   });
-  auto grpc_stream = (*client)->Subscribe(base, {}, 0ms);
+  auto grpc_stream = (*client)->Subscribe(base, {}, 0ms, false);
   if (!grpc_stream.ok()) return 1;
   std::thread remote([&] {
     for (int n = 0; n < commits; ++n) {

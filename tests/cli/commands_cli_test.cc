@@ -224,6 +224,20 @@ TEST_F(CommandsCliTest, WatchSaysWhenItCannotReachTheServerOrTheTable) {
   r = SkadeWithin(60, "watch --table demo.nope --count 1");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("--table demo.nope: no such table"));
+  // The same through a server: the first call asks that the table exist.
+  std::unique_ptr<testing::ChildProcess> server =
+      testing::ChildProcess::Start({skade::testing::CliPath(), "--warehouse", warehouse_, "events-serve", "--port",
+                                    "0"});
+  ASSERT_NE(server, nullptr);
+  const std::string listening = server->ReadLine(20s);
+  ASSERT_THAT(listening, HasSubstr("listening on 127.0.0.1:"));
+  const std::string address = listening.substr(listening.find("127.0.0.1:"));
+  const auto asked = std::chrono::steady_clock::now();
+  r = SkadeWithin(60, "watch --server " + address + " --table demo.nope --count 1");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("table demo.nope does not exist at " + address));
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, 30s);
+  EXPECT_EQ(server->Stop(SIGTERM, 10s), 0);
 }
 
 TEST_F(CommandsCliTest, LogShowsTheNewestEntriesAndFiltersByTable) {

@@ -263,6 +263,40 @@ TEST_F(SqlShellTest, RunsScriptsFromAFileAPipeAndTheCommandLine) {
   EXPECT_EQ(SkadeOk("sql --format csv " + testing::ShellQuote("SELECT 'y;z' AS y;")), "y\ny;z\n");
 }
 
+// USE ns (DuckDB's USE, or SET schema = 'ns'): unqualified names resolve there, for queries and
+// writes; a namespace the lake lacks is an error that leaves the session where it was.
+TEST_F(SqlShellTest, UseChoosesWhereUnqualifiedNamesResolve) {
+  SkadeOk("ns create other.deep");
+  SkadeOk("ns create Sales");
+  const std::string script = tmp_.Path("use.sql");
+  {
+    std::ofstream f(script);
+    f << ".mode csv\n"
+         "USE demo;\n"
+         "SELECT count(*) AS n FROM orders;\n"
+         "CREATE TABLE notes (id BIGINT);\n"
+         "INSERT INTO notes VALUES (7);\n"
+         "SHOW TABLES;\n"
+         "SET schema = 'other.deep';\n"
+         "CREATE TABLE t AS SELECT 1 AS one;\n"
+         "USE skade.demo;\n"
+         "SELECT id FROM notes;\n"
+         "USE \"Sales\";\n"
+         "CREATE TABLE up (x INTEGER);\n"
+         "USE nowhere;\n";
+  }
+  testing::ProcessResult r = Skade("sql -f " + testing::ShellQuote(script));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.out, HasSubstr("n\n100\n"));
+  EXPECT_THAT(r.out, HasSubstr("id\n7\n"));
+  EXPECT_THAT(r.err, HasSubstr("namespace nowhere does not exist"));
+  EXPECT_THAT(r.out, HasSubstr("name\nnotes\norders\n"));
+  EXPECT_THAT(r.err, HasSubstr("line 13"));
+  EXPECT_EQ(SkadeOk("sql --format csv " + testing::ShellQuote("SELECT id FROM demo.notes")), "id\n7\n");
+  EXPECT_EQ(SkadeOk("sql --format csv " + testing::ShellQuote("SELECT one FROM \"other.deep\".t")), "one\n1\n");
+  EXPECT_THAT(SkadeOk("tables"), HasSubstr("Sales.up"));
+}
+
 TEST_F(SqlShellTest, LargeResultsShowTheirEndsAndCount) {
   const std::string out =
       SkadeOk("sql " + testing::ShellQuote("SELECT range AS id, 'name_' || range AS name FROM range(1000)"));

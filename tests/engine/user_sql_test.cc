@@ -209,6 +209,57 @@ TEST(StatementTest, Ddl) {
   EXPECT_EQ(drop_schema->target, (std::vector<std::string>{"a"}));
 }
 
+TEST(StatementTest, DropTablePurgeIsSparksClauseOnADropTable) {
+  // DuckDB's grammar has no PURGE: the statement before the word is parsed as written.
+  for (const char* sql : {"DROP TABLE ns.t PURGE", "drop table if exists ns.t purge;", "DROP TABLE ns.t Purge -- why\n",
+                          "DROP TABLE ns.t PURGE /* all of it */ ;"}) {
+    auto drop = ParseStatement(sql);
+    ASSERT_TRUE(drop.ok()) << sql << ": " << drop.status().ToString();
+    EXPECT_EQ(drop->kind, Kind::kDropTable) << sql;
+    EXPECT_TRUE(drop->purge) << sql;
+    EXPECT_EQ(drop->target, (std::vector<std::string>{"ns", "t"})) << sql;
+  }
+  EXPECT_TRUE(ParseStatement("DROP TABLE IF EXISTS ns.t PURGE")->if_exists);
+  EXPECT_FALSE(ParseStatement("DROP TABLE ns.t")->purge);
+  // A table named purge is a name, quoted or not where DuckDB reads one.
+  auto named = ParseStatement("DROP TABLE ns.purge");
+  ASSERT_TRUE(named.ok()) << named.status().ToString();
+  EXPECT_FALSE(named->purge);
+  EXPECT_EQ(named->target, (std::vector<std::string>{"ns", "purge"}));
+  auto quoted = ParseStatement("DROP TABLE ns.t \"PURGE\"");
+  EXPECT_EQ(quoted.status().code(), StatusCode::kInvalidArgument);
+  // PURGE ends a DROP TABLE, nothing else; the first error stands.
+  for (const char* sql : {"DROP SCHEMA s PURGE", "DROP VIEW v PURGE", "PURGE", "DROP TABLE t PURGE PURGE",
+                          "DROP TABLE t PURGE; DROP TABLE u PURGE", "INSERT INTO t VALUES (1); DROP TABLE t PURGE",
+                          "DROP TABLE t; PURGE", "DROP TABLE t; /* and */ purge;"}) {
+    auto s = ParseStatement(sql);
+    EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument) << sql;
+  }
+  auto cascade = ParseStatement("DROP TABLE t CASCADE PURGE");
+  ASSERT_TRUE(cascade.ok());
+  EXPECT_NE(cascade->unsupported, "");
+}
+
+// USE is DuckDB's SET schema: the name comes back unquoted and dotted, for the session to use.
+TEST(StatementTest, UseNamesTheSchemaItChooses) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"USE sales", "sales"},           {"use sales.eu;", "sales.eu"},      {"USE \"Sales\"", "Sales"},
+      {"USE \"sales.eu\"", "sales.eu"}, {"USE \"my-ns\".t2", "my-ns.t2"}, {"SET schema = 'x.y'", "x.y"},
+      {"SET SESSION schema = 'x'", "x"}};
+  for (const auto& [sql, schema] : cases) {
+    auto use = ParseStatement(sql);
+    ASSERT_TRUE(use.ok()) << sql << ": " << use.status().ToString();
+    EXPECT_EQ(use->kind, Kind::kOther) << sql;
+    ASSERT_TRUE(use->use_schema.has_value()) << sql;
+    EXPECT_EQ(*use->use_schema, schema) << sql;
+  }
+  for (const char* sql : {"SET threads = 4", "SET GLOBAL schema = 'x'", "RESET schema", "SELECT 1"}) {
+    auto other = ParseStatement(sql);
+    ASSERT_TRUE(other.ok()) << sql << ": " << other.status().ToString();
+    EXPECT_FALSE(other->use_schema.has_value()) << sql;
+  }
+}
+
 TEST(StatementTest, OtherStatementsAreClassifiedNotRun) {
   for (const char* sql : {"CREATE VIEW v AS SELECT 1", "COPY t FROM 'f'", "ATTACH 'x' AS y", "SET threads = 1",
                           "CREATE MACRO m(x) AS x", "DETACH skade", "PRAGMA show_tables", "INSTALL httpfs",

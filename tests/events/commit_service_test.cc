@@ -70,9 +70,10 @@ class CommitServiceTest : public ::testing::Test {
   }
 
   std::unique_ptr<CommitClientStream> Subscribe(int64_t after, std::vector<std::string> tables,
-                                                std::chrono::milliseconds deadline = 10s) {
+                                                std::chrono::milliseconds deadline = 10s,
+                                                bool existing_tables_only = false) {
     Result<std::unique_ptr<CommitClientStream>> stream =
-        client_->Subscribe(after, tables, deadline);
+        client_->Subscribe(after, tables, deadline, existing_tables_only);
     EXPECT_TRUE(stream.ok());
     return stream.ok() ? std::move(stream).value() : nullptr;
   }
@@ -135,6 +136,25 @@ TEST_F(CommitServiceTest, UnknownTableFilterGivesEmptyStream) {
   EXPECT_EQ(next.status().code(), StatusCode::kUnavailable);  // the deadline, no event
 }
 
+// Asked for (what `skade watch --server --table` sends first), an unknown table is NOT_FOUND at
+// once, naming it; a table that exists streams as without the flag.
+TEST_F(CommitServiceTest, ExistingTablesOnlyRefusesAnUnknownTable) {
+  auto refused = Subscribe(0, {"db.t", "db.does_not_exist"}, 10s, true);
+  ASSERT_NE(refused, nullptr);
+  auto next = refused->Next();
+  EXPECT_EQ(next.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(next.status().message().find("table db.does_not_exist does not exist"), std::string::npos)
+      << next.status().ToString();
+  auto missing_ns = Subscribe(0, {"nope.t"}, 10s, true);
+  ASSERT_NE(missing_ns, nullptr);
+  EXPECT_EQ(missing_ns->Next().status().code(), StatusCode::kNotFound);
+  auto stream = Subscribe(0, {"db.t"}, 10s, true);
+  ASSERT_NE(stream, nullptr);
+  auto first = stream->Next();
+  ASSERT_TRUE(first.ok() && first->has_value()) << first.status().ToString();
+  EXPECT_EQ((*first)->table_name(), "db.t");
+}
+
 TEST_F(CommitServiceTest, CursorBeyondHeadWaitsForIt) {
   auto waiting = Subscribe(5, {}, 600ms);  // head is 2
   ASSERT_NE(waiting, nullptr);
@@ -164,7 +184,7 @@ TEST_F(CommitServiceTest, ClientThatNeverReadsKeepsServerMemoryBounded) {
   Result<std::unique_ptr<CommitClient>> small_window = CommitClient::Connect(
       "127.0.0.1:" + std::to_string(server_->port()), {.fixed_window_bytes = 65536, .authorization = ""});
   ASSERT_TRUE(small_window.ok());
-  Result<std::unique_ptr<CommitClientStream>> opened = (*small_window)->Subscribe(1, {}, 30s);
+  Result<std::unique_ptr<CommitClientStream>> opened = (*small_window)->Subscribe(1, {}, 30s, false);
   ASSERT_TRUE(opened.ok());
   std::unique_ptr<CommitClientStream> stream = std::move(opened).value();  // never read
   ASSERT_TRUE(skade::testing::PollUntil([&] {

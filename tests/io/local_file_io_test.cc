@@ -69,6 +69,41 @@ TEST(LocalFileIOTest, CreateUnsyncedWritesOnceAndSyncFilesNamesWhatFails) {
 
 // Each folder made gets its entry synced in its parent, shallowest first; existing folders
 // cost nothing.
+// What a purge leaves of a table's folder: the empty folders go, deepest first, the root too;
+// a folder holding anything stays, and a symbolic link is an entry, never followed.
+TEST(LocalFoldersTest, RemoveEmptyFoldersNeverFollowsALinkNorRemovesAFolderWithFiles) {
+  namespace fs = std::filesystem;
+  testing::TempDir tmp;
+  fs::create_directories(tmp.Path("outside/empty/deeper"));
+  fs::create_directories(tmp.Path("t/data/a=1/b=2"));
+  fs::create_directories(tmp.Path("t/metadata"));
+  fs::create_directories(tmp.Path("t/kept"));
+  ASSERT_TRUE(MakeLocalFileIO()->CreateExclusive(tmp.Path("t/kept/file"), "x").ok());
+  fs::create_directory_symlink(tmp.Path("outside"), tmp.Path("t/data/link"));
+  Result<int64_t> removed = RemoveEmptyFolders(tmp.Path("t"));
+  ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+  EXPECT_EQ(*removed, 3);  // b=2, a=1, metadata
+  EXPECT_FALSE(fs::exists(tmp.Path("t/data/a=1")));
+  EXPECT_FALSE(fs::exists(tmp.Path("t/metadata")));
+  EXPECT_TRUE(fs::is_symlink(tmp.Path("t/data/link")));
+  EXPECT_TRUE(fs::is_directory(tmp.Path("outside/empty/deeper"))) << "a link's target is never entered";
+  EXPECT_TRUE(fs::exists(tmp.Path("t/kept/file")));
+
+  // Once only empty folders are left, the root goes too; a link as the root is left alone.
+  fs::remove(tmp.Path("t/data/link"));
+  fs::remove(tmp.Path("t/kept/file"));
+  removed = RemoveEmptyFolders("file://" + tmp.Path("t/"));
+  ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+  EXPECT_EQ(*removed, 3);  // data, kept, t
+  EXPECT_FALSE(fs::exists(tmp.Path("t")));
+  fs::create_directory_symlink(tmp.Path("outside"), tmp.Path("root_link"));
+  removed = RemoveEmptyFolders(tmp.Path("root_link"));
+  ASSERT_TRUE(removed.ok());
+  EXPECT_EQ(*removed, 0);
+  EXPECT_TRUE(fs::is_directory(tmp.Path("outside/empty/deeper")));
+  EXPECT_EQ(*RemoveEmptyFolders(tmp.Path("absent")), 0);
+}
+
 TEST(LocalFoldersTest, CreateFoldersDurablySyncsTheParentOfEachFolderItMakes) {
   testing::TempDir tmp;
   std::vector<std::string> synced;

@@ -103,6 +103,72 @@ TEST_F(TableTest, AppendsAndReadsBackAtEverySnapshot) {
   EXPECT_EQ((*log)[2].snapshot_id, second->snapshot_id);
 }
 
+// Time partitions name their folders by date as Java's writers do (ts_day=2024-01-31, not
+// 19753), and the values stored in the manifests are still the ordinals: read back exactly,
+// pruned exactly, also before 1970 and outside the years 0001-9999 (kept as ordinals there).
+TEST_F(TableTest, TimePartitionFoldersAreDatesAndTheirValuesReadBackExactly) {
+  const std::string rows =
+      "SELECT * FROM (VALUES (1, TIMESTAMPTZ '2024-01-31 10:15:00+00', DATE '2024-01-31'), "
+      "(2, TIMESTAMPTZ '1969-12-31 23:30:00+00', DATE '1969-12-31'), "
+      "(3, TIMESTAMPTZ '0001-01-01 00:00:00+00', DATE '0001-01-01'), "
+      "(4, TIMESTAMPTZ '1900-02-28 05:00:00+00', DATE '0044-03-15 (BC)'), "
+      "(5, TIMESTAMPTZ '2024-12-31 23:59:59+00', DATE '12000-06-01')) v(id, ts, d)";
+  struct Case {
+    std::string name, partition_by;
+    std::vector<std::string> folders;       // folder names some data file lies in
+    std::vector<std::string> filters;       // each matches exactly one row
+  };
+  const std::vector<Case> cases = {
+      {"by_day", "day(ts), d",
+       {"ts_day=2024-01-31", "ts_day=1969-12-31", "ts_day=0001-01-01", "d_p1=2024-01-31", "d_p1=-735160",
+        "d_p1=3663534"},
+       {"ts < TIMESTAMPTZ '0002-01-01 00:00:00+00'", "d = DATE '0044-03-15 (BC)'", "d = DATE '12000-06-01'",
+        "d = DATE '1969-12-31'", "ts >= TIMESTAMPTZ '2024-12-31 00:00:00+00'"}},
+      {"by_month", "month(ts), year(d)",
+       {"ts_month=2024-01", "ts_month=1969-12", "ts_month=0001-01", "d_year=-043", "d_year=12000"},
+       {"ts < TIMESTAMPTZ '1900-03-01 00:00:00+00' AND ts > TIMESTAMPTZ '1900-02-01 00:00:00+00'",
+        "d < DATE '0001-01-01'", "d > DATE '9999-12-31'", "d = DATE '2024-01-31'"}},
+      {"by_hour", "hour(ts)",
+       {"ts_hour=2024-01-31-10", "ts_hour=1969-12-31-23", "ts_hour=0001-01-01-00", "ts_hour=1900-02-28-05"},
+       {"ts = TIMESTAMPTZ '1969-12-31 23:30:00+00'", "ts = TIMESTAMPTZ '2024-01-31 10:15:00+00'",
+        "ts < TIMESTAMPTZ '0001-01-01 01:00:00+00'"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto ident = Create(c.name, "id INTEGER, ts TIMESTAMPTZ, d DATE", c.partition_by);
+    auto t = Open(ident);
+    auto appended = t->Append({rows, nullptr});
+    ASSERT_TRUE(appended.ok()) << appended.status().ToString();
+    EXPECT_THAT(Rows(*t, "SELECT count(*) FROM (SELECT * FROM t EXCEPT ALL (" + rows + "))"),
+                ElementsAre(ElementsAre("0")));
+    auto scan = t->PlanRead({});
+    ASSERT_TRUE(scan.ok());
+    std::string paths;
+    for (const auto& task : scan->tasks) paths += task.file.file_path + "\n";
+    for (const std::string& folder : c.folders) EXPECT_THAT(paths, ::testing::HasSubstr("/" + folder + "/"));
+    for (const std::string& filter : c.filters) {
+      ReadOptions filtered;
+      filtered.where = testing::Where(filter);
+      auto pruned = t->PlanRead(filtered);
+      ASSERT_TRUE(pruned.ok()) << filter;
+      EXPECT_EQ(pruned->tasks.size(), 1u) << filter << "\n" << paths;
+      EXPECT_EQ(*t->Count(filtered), 1) << filter;
+    }
+  }
+  // The stored values are Iceberg's: day 19753 (an int) for 2024-01-31, the identity date itself.
+  auto by_day = Open(Ident("by_day"));
+  ReadOptions one;
+  one.where = testing::Where("id = 1");
+  auto planned = by_day->PlanRead(one);
+  ASSERT_TRUE(planned.ok());
+  ASSERT_EQ(planned->tasks.size(), 1u);
+  ASSERT_EQ(planned->tasks[0].file.partition.size(), 2u);
+  ASSERT_TRUE(planned->tasks[0].file.partition[0].has_value());
+  EXPECT_EQ(planned->tasks[0].file.partition[0]->ToString(), iceberg::Literal::Int(19753).ToString());
+  ASSERT_TRUE(planned->tasks[0].file.partition[1].has_value());
+  EXPECT_EQ(planned->tasks[0].file.partition[1]->ToString(), iceberg::Literal::Date(19753).ToString());
+}
+
 TEST_F(TableTest, OverwriteReplacesEverythingAndKeepsHistory) {
   auto ident = Create("o", "id BIGINT, v VARCHAR", "");
   auto t = Open(ident);

@@ -94,6 +94,13 @@ struct RegisterArgs {
   std::string metadata;  // metadata JSON file or table folder
 };
 
+struct DropArgs {
+  std::string table;
+  bool purge = false;  // --purge: delete the table's files too
+  bool force = false;  // --force: purge a table whose location is outside the warehouse
+  bool json = false;
+};
+
 struct IngestArgs {
   std::string table;
   std::vector<std::string> files;
@@ -151,6 +158,10 @@ int RunIngest(const LakeArgs& lake, const IngestArgs& args, std::ostream& out, s
 // from where it is (relocation), see iceberg/relocation.h.
 int RunRegister(const LakeArgs& lake, const RegisterArgs& args, std::ostream& out, std::ostream& err);
 int RunDelete(const LakeArgs& lake, const DeleteArgs& args, std::ostream& out, std::ostream& err);
+// `skade drop ns.table [--purge [--force]]` (table::DropTable): removes the table from the
+// catalog and says where its files stay, or with --purge deletes them (only under its
+// location, inside the warehouse unless --force) and says what was removed and what stayed.
+int RunDrop(const LakeArgs& lake, const DropArgs& args, std::ostream& out, std::ostream& err);
 int RunChanges(const LakeArgs& lake, const ChangesArgs& args, std::ostream& out, std::ostream& err);
 int RunCompact(const LakeArgs& lake, const CompactArgs& args, std::ostream& out, std::ostream& err);
 // `skade sql` (cli/sql_command.cc): the statements given, a script (--file, or "-" / a pipe

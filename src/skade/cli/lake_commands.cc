@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -24,6 +25,7 @@
 #include "skade/cli/input_files.h"
 #include "skade/cli/messages.h"
 #include "skade/cli/output.h"
+#include "skade/cli/result_box.h"
 #include "skade/cli/progress.h"
 #include "skade/engine/data_writer.h"
 #include "skade/engine/iceberg_scan.h"
@@ -33,6 +35,7 @@
 #include "skade/iceberg/literal.h"
 #include "skade/iceberg/scan.h"
 #include "skade/iceberg/version_hint.h"
+#include "skade/table/drop.h"
 #include "skade/table/table.h"
 
 namespace skade::cli {
@@ -322,6 +325,49 @@ int RunCreate(const LakeArgs& lake_args, const CreateArgs& args, std::ostream& o
   auto created = lake->catalog->CreateTable(*ident, req);
   if (!created.ok()) return Fail(err, created.status());
   out << "created table " << ident->ToString() << " at " << created->table.metadata->location << "\n";
+  return 0;
+}
+
+int RunDrop(const LakeArgs& lake_args, const DropArgs& args, std::ostream& out, std::ostream& err) {
+  auto ident = catalog::TableIdent::Parse(args.table);
+  if (!ident.ok() || ident->ns.empty()) {
+    return Fail(err, Status::InvalidArgument("table '" + TerminalText(args.table) + "' must be written ns.table"));
+  }
+  Status valid = ident->Validate();
+  if (!valid.ok()) return Fail(err, valid);
+  if (args.force && !args.purge) {
+    return Fail(err, Status::InvalidArgument("--force is for --purge (a drop without it deletes no file)"));
+  }
+  auto lake = OpenLakeFor(lake_args, LakeOpenOptions::Use::kWrite);
+  if (!lake.ok()) return Fail(err, lake.status());
+  table::DropOptions options;
+  options.mode = args.purge ? catalog::DropMode::kPurge : catalog::DropMode::kKeepFiles;
+  options.scope = args.force ? table::DropOptions::Scope::kAnywhere : table::DropOptions::Scope::kWarehouse;
+  auto dropped = table::DropTable(*lake->catalog, *lake->io, *ident, options);
+  if (!dropped.ok()) return Fail(err, dropped.status());
+  if (args.json) {
+    Json j = Json::object();
+    j["table"] = ident->ToString();
+    j["location"] = dropped->location;
+    j["purged"] = args.purge;
+    j["listed"] = dropped->listed;
+    j["files_before"] = dropped->files_before;
+    j["bytes_before"] = dropped->bytes_before;
+    j["removed_files"] = dropped->removed_files;
+    j["removed_bytes"] = dropped->removed_bytes;
+    j["left_files"] = dropped->left_files;
+    j["outside_files"] = dropped->outside_files ? Json(*dropped->outside_files) : Json(nullptr);
+    j["removed_folders"] = dropped->removed_folders;
+    out << Dump(j) << "\n";
+    return 0;
+  }
+  // Its lines name files: each made safe to print (control characters escaped).
+  const std::string described = table::DescribeDrop(*dropped);
+  for (size_t at = 0; at < described.size();) {
+    const size_t end = std::min(described.find('\n', at), described.size());
+    out << TerminalText(std::string_view(described).substr(at, end - at)) << "\n";
+    at = end + 1;
+  }
   return 0;
 }
 

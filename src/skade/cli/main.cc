@@ -127,6 +127,15 @@ int main(int argc, char** argv) {
   register_cmd->add_option("table", reg.table, "ns.table")->required();
   register_cmd->add_option("metadata", reg.metadata, "a *.metadata.json file or a table folder")->required();
 
+  skade::cli::DropArgs drop;
+  auto* drop_cmd = app.add_subcommand(
+      "drop", "Drop a table from the catalog; its files stay unless --purge deletes them");
+  drop_cmd->add_option("table", drop.table, "ns.table")->required();
+  drop_cmd->add_flag("--purge", drop.purge,
+                     "delete the table's files too (only under its location; what another table owns or references stays)");
+  drop_cmd->add_flag("--force", drop.force, "with --purge: also a table whose location is outside the warehouse");
+  drop_cmd->add_flag("--json", drop.json, "JSON output");
+
   skade::cli::IngestArgs ingest;
   auto* ingest_cmd = app.add_subcommand("ingest", "Write files (or a query's rows) into a table, as one commit");
   ingest_cmd->add_option("table", ingest.table, "ns.table")->required();
@@ -242,6 +251,7 @@ int main(int argc, char** argv) {
   if (*create_cmd) return skade::cli::RunCreate(lake, create, std::cout, std::cerr);
   if (*ingest_cmd) return skade::cli::RunIngest(lake, ingest, std::cout, std::cerr);
   if (*register_cmd) return skade::cli::RunRegister(lake, reg, std::cout, std::cerr);
+  if (*drop_cmd) return skade::cli::RunDrop(lake, drop, std::cout, std::cerr);
   if (*delete_cmd) return skade::cli::RunDelete(lake, del, std::cout, std::cerr);
   if (*changes_cmd) {
     changes.format = FormatOf(changes_format);

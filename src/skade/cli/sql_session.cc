@@ -100,10 +100,19 @@ Status SqlSession::Execute(const std::string& sql, std::ostream& out) {
   // write statements commit through the same path as Flight SQL's; nothing else runs.
   SKADE_ASSIGN_OR_RETURN(engine::Statement statement, engine::ParseStatement(sql));
   if (statement.is_write()) {
-    SKADE_ASSIGN_OR_RETURN(int64_t n, views_->ExecuteWrite(statement, ""));
-    out << statement.type_name << " " << n << "\n";
+    SKADE_ASSIGN_OR_RETURN(sql::LakeSql::WriteReport report,
+                           views_->ExecuteWriteReporting(statement, sql::Session{schema_, ""}));
+    out << statement.type_name << " " << report.rows << "\n";
+    // DROP TABLE says what became of the table's files (kept, or purged and what stayed).
+    // Its lines name files, made safe to print one by one.
+    for (size_t at = 0; at < report.note.size();) {
+      const size_t end = std::min(report.note.find('\n', at), report.note.size());
+      out << TerminalText(std::string_view(report.note).substr(at, end - at)) << "\n";
+      at = end + 1;
+    }
     return Status::Ok();
   }
+  if (statement.use_schema) return Use(*statement.use_schema);
   if (statement.kind == engine::Statement::Kind::kOther) {
     return Status::InvalidArgument(statement.type_name +
                                    " statements do not run here: skade sql runs queries, COPY … TO exports and the "
@@ -113,8 +122,36 @@ Status SqlSession::Execute(const std::string& sql, std::ostream& out) {
   // The lake's tables as views, AT (…) snapshots and the lake's listings (SHOW TABLES, DESCRIBE,
   // information_schema) substituted: the same resolution as Flight SQL's (LakeSql::ResolveQuery).
   views_->set_pushdown(options_.pushdown);
-  SKADE_ASSIGN_OR_RETURN(std::string query, views_->ResolveQuery(sql, ""));
-  return WriteQuery(*lake_.db, query, options_.format, options_.box, out).status();
+  SKADE_ASSIGN_OR_RETURN(std::string query, views_->ResolveQuery(sql, schema_));
+  // After USE, queries run on connections whose DuckDB schema is the namespace's (unqualified
+  // names then find its tables' views), as a Flight SQL session's do.
+  engine::Database& db = schema_db_ ? *schema_db_ : *lake_.db;
+  return WriteQuery(db, query, options_.format, options_.box, out).status();
+}
+
+Status SqlSession::Use(const std::string& name) {
+  SKADE_ASSIGN_OR_RETURN(catalog::Namespace ns, catalog::Namespace::Parse(name));
+  SKADE_RETURN_IF_ERROR(ns.Validate());
+  SKADE_ASSIGN_OR_RETURN(bool exists, lake_.catalog->NamespaceExists(ns));
+  // USE skade.sales names the lake's catalog first, as DuckDB's USE database.schema does (the
+  // name Flight SQL clients see, or the DuckDB catalog the session's views live in).
+  const std::string& first = ns.levels.front();
+  if (!exists && ns.levels.size() > 1 && (first == "skade" || first == views_->catalog_name())) {
+    catalog::Namespace rest{std::vector<std::string>(ns.levels.begin() + 1, ns.levels.end())};
+    SKADE_ASSIGN_OR_RETURN(bool rest_exists, lake_.catalog->NamespaceExists(rest));
+    if (rest_exists) {
+      ns = std::move(rest);
+      exists = true;
+    }
+  }
+  if (!exists) {
+    return Status::NotFound("namespace " + TerminalText(ns.ToString()) +
+                            " does not exist (`skade ns list` or SHOW ALL TABLES shows the lake's)");
+  }
+  SKADE_ASSIGN_OR_RETURN(std::vector<std::string> setup, views_->SessionSetup(sql::Session{ns.ToString(), ""}, ""));
+  schema_db_ = lake_.db->WithConnectionSetup(std::move(setup));
+  schema_ = ns.ToString();
+  return Status::Ok();
 }
 
 Status SqlSession::ListTables(const std::string& pattern, std::ostream& out) {

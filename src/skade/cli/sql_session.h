@@ -33,8 +33,9 @@ class SqlSession {
   SqlSession& operator=(const SqlSession&) = delete;
 
   // Runs one statement: a query or export writes its rows to `out` in the session's format;
-  // an Iceberg write statement commits and writes "<TYPE> <rows>". Statements other than
-  // those are refused (kInvalidArgument), as is an empty one.
+  // an Iceberg write statement commits and writes "<TYPE> <rows>"; USE ns makes unqualified
+  // names resolve in the lake's namespace ns (kNotFound for a namespace the lake lacks).
+  // Statements other than those are refused (kInvalidArgument), as is an empty one.
   Status Run(const std::string& sql, std::ostream& out);
 
   // Runs a dot command (".tables", ".schema t", ".mode csv", …; ".help" lists them). Returns
@@ -51,10 +52,16 @@ class SqlSession {
   SqlSession(Lake lake, std::unique_ptr<sql::LakeSql> views, SqlSessionOptions options);
   Status Execute(const std::string& sql, std::ostream& out);
   Status ListTables(const std::string& pattern, std::ostream& out);
+  // USE ns (SET schema = 'ns'): unqualified table names resolve in `ns` from then on.
+  Status Use(const std::string& name);
 
   Lake lake_;
   std::unique_ptr<sql::LakeSql> views_;
   SqlSessionOptions options_;
+  std::string schema_;  // the namespace USE chose, dotted; "" = none
+  // Over lake_.db, each connection in schema_ (null before a USE); declared after lake_ and
+  // views_, so destroyed before them.
+  std::unique_ptr<engine::Database> schema_db_;
 };
 
 }  // namespace skade::cli

@@ -170,9 +170,13 @@ int WatchServer(const WatchArgs& args) {
   }
   std::optional<int64_t> cursor = args.after;
   int64_t printed = 0;
+  // The first call asks that each --table exist (a misspelt name is an error, not a wait that
+  // never ends, as in a local watch); calls after a reconnect follow a table even if it was
+  // dropped meanwhile.
+  bool first_call = true;
   while (!StopRequested() && (args.count == 0 || printed < args.count)) {
     Result<std::unique_ptr<events::CommitClientStream>> stream =
-        (*client)->Subscribe(cursor, args.tables, std::chrono::milliseconds(0));
+        (*client)->Subscribe(cursor, args.tables, std::chrono::milliseconds(0), first_call);
     if (!stream.ok()) return Fail(stream.status());
     // Next blocks in gRPC; this thread turns a stop signal into a cancel.
     std::atomic<bool> done{false};
@@ -188,6 +192,7 @@ int WatchServer(const WatchArgs& args) {
         break;
       }
       if (!next->has_value()) break;
+      first_call = false;  // the server has answered the check
       cursor = (*next)->commit_seq;
       PrintEvent(**next, args.json);
       ++printed;
@@ -195,6 +200,12 @@ int WatchServer(const WatchArgs& args) {
     done = true;
     canceller.join();
     if (StopRequested() || (args.count > 0 && printed >= args.count)) break;
+    // A stream the server ended otherwise than by going away has answered the check too; one
+    // cut before any answer asks again after the reconnect.
+    if (!ended.ok() && ended.code() != StatusCode::kUnavailable) first_call = false;
+    if (ended.code() == StatusCode::kNotFound) {
+      return Fail(Status::NotFound(ended.message() + " at " + args.server + " (`skade tables` lists them)"));
+    }
     if (!ended.ok() && ended.code() != StatusCode::kUnavailable) return Fail(ended);
     if (!cursor) {
       // "From now" must not skip what happened while reconnecting: pin the cursor.

@@ -86,12 +86,18 @@ void CollectLeaves(const std::vector<NestedField>& fields, const std::string& pr
 
 // The partition column holds an encoding of the value that parses back exactly: integers for
 // int-like values (days, micros, unscaled decimals), text otherwise.
-Result<std::optional<Literal>> PartitionLiteral(const iceberg::TypePtr& type, const Json& value) {
+// A time partition's value is its folder text (PartitionFolderTextSql) when `folder_text`.
+Result<std::optional<Literal>> PartitionLiteral(const iceberg::TypePtr& type, const Json& value,
+                                                std::optional<iceberg::TransformKind> folder_text) {
   if (value.is_null()) return std::optional<Literal>();
   if (!value.is_string()) return Status::Internal("unexpected partition key value");
   const std::string text = value.get<std::string>();
   std::optional<Literal> lit;
-  if (IsIntegerEncoded(type->id())) {
+  if (folder_text) {
+    if (std::optional<int64_t> ordinal = OrdinalFromPartitionFolderText(*folder_text, text)) {
+      lit = LiteralFromEncodedInteger(type, std::to_string(*ordinal));
+    }
+  } else if (IsIntegerEncoded(type->id())) {
     lit = LiteralFromEncodedInteger(type, text);
   } else if (type->id() == TypeId::kDecimal) {
     if (auto v = ParseInt128(text)) lit = Literal::Decimal(*v, type->precision(), type->scale());
@@ -112,6 +118,11 @@ CopyStatsReader::CopyStatsReader(const iceberg::Schema& schema, const iceberg::P
       partition_types_(std::move(partition_types)),
       metrics_truncate_length_(metrics_truncate_length) {
   CollectLeaves(schema.fields(), "", false, &leaves_);
+  for (const iceberg::PartitionField& pf : spec.fields()) {
+    const iceberg::NestedField* source = schema.FindField(pf.source_id);
+    const bool text = source != nullptr && HasPartitionFolderText(pf.transform.kind(), source->type->id());
+    folder_text_.push_back(text ? std::optional<iceberg::TransformKind>(pf.transform.kind()) : std::nullopt);
+  }
 }
 
 Result<iceberg::DataFile> CopyStatsReader::Read(const TextRow& r) const {
@@ -135,7 +146,8 @@ Result<iceberg::DataFile> CopyStatsReader::Read(const TextRow& r) const {
       continue;
     }
     Json v = keys.is_object() && keys.contains(partition_columns_[i]) ? keys[partition_columns_[i]] : Json();
-    SKADE_ASSIGN_OR_RETURN(auto lit, PartitionLiteral(partition_types_[i], v));
+    SKADE_ASSIGN_OR_RETURN(
+        auto lit, PartitionLiteral(partition_types_[i], v, i < folder_text_.size() ? folder_text_[i] : std::nullopt));
     df.partition.push_back(std::move(lit));
   }
   // Metrics (spec "Manifests": value/null/NaN counts, bounds in Appendix D binary form).

@@ -36,6 +36,9 @@ class CopyStatsReader {
   int spec_id_;
   std::vector<std::string> partition_columns_;
   std::vector<iceberg::TypePtr> partition_types_;
+  // Per partition field: the transform whose folder text (PartitionFolderTextSql) its column
+  // holds instead of the stored value, if any.
+  std::vector<std::optional<iceberg::TransformKind>> folder_text_;
   int metrics_truncate_length_;
   // DuckDB's statistics key ("\"a\".\"b\"") → the leaf field, and whether it sits in a list or map.
   std::map<std::string, std::pair<const iceberg::NestedField*, bool>> leaves_;

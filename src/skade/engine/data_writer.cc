@@ -369,6 +369,8 @@ Result<WriteResult> WriteDataFiles(Database& db, const WriteSource& source, cons
   std::vector<std::string> part_cols;
   std::vector<iceberg::TypePtr> part_types;
   std::string part_select;
+  std::string folder_select;              // date-text partition columns, from the ordinals
+  std::vector<std::string> ordinal_cols;  // the ordinal columns they are made from
   for (size_t i = 0; i < spec.fields().size(); ++i) {
     const iceberg::PartitionField& pf = spec.fields()[i];
     const NestedField* src = schema.FindField(pf.source_id);
@@ -393,13 +395,27 @@ Result<WriteResult> WriteDataFiles(Database& db, const WriteSource& source, cons
     for (const std::string& c : part_cols) clash = clash || Lower(c) == Lower(name);
     if (clash || name.empty()) name = name + "_p" + std::to_string(i);
     part_cols.push_back(name);
-    part_select += ", " + expr + " AS " + QuoteIdentifier(name);
+    if (HasPartitionFolderText(pf.transform.kind(), src->type->id())) {
+      // Folders named by date text (ts_day=2024-01-31): the ordinal is computed once, in a
+      // column of its own, and turned into that text a level up (CopyStatsReader reads it back).
+      const std::string ordinal = "__skade_ordinal_" + std::to_string(i);
+      part_select += ", " + expr + " AS " + ordinal;
+      folder_select += ", " + PartitionFolderTextSql(pf.transform.kind(), ordinal) + " AS " + QuoteIdentifier(name);
+      ordinal_cols.push_back(ordinal);
+    } else {
+      part_select += ", " + expr + " AS " + QuoteIdentifier(name);
+    }
   }
   std::vector<std::string> partition_by;
   for (const std::string& c : part_cols) {
     if (!c.empty()) partition_by.push_back(QuoteIdentifier(c));
   }
   if (!part_select.empty()) select = "SELECT *" + part_select + " FROM (" + select + ") __skade_rows";
+  if (!ordinal_cols.empty()) {
+    std::string excluded;
+    for (const std::string& c : ordinal_cols) excluded += (excluded.empty() ? "" : ", ") + c;
+    select = "SELECT * EXCLUDE (" + excluded + ")" + folder_select + " FROM (" + select + ") __skade_ordinals";
+  }
 
   if (!io::IsObjectStoreLocation(options.data_location)) {
     SKADE_RETURN_IF_ERROR(io::CreateFoldersDurably(options.data_location));

@@ -1,5 +1,6 @@
 #include "skade/engine/duck_text_internal.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "skade/base/hex.h"
@@ -185,5 +186,119 @@ std::optional<Literal> LiteralFromDuckText(const iceberg::TypePtr& type, const s
   }
 }
 
+
+namespace {
+
+// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil algorithm).
+int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
+  y -= m <= 2 ? 1 : 0;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+// The days of the month `m` (1–12) of year `y`.
+int64_t DaysInMonth(int64_t y, int64_t m) {
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  return m == 2 && leap ? 29 : kDays[m - 1];
+}
+
+// Splits "[-]Y…[-MM[-DD[-HH]]]" into `parts` numbers (the year's digits with its sign, then
+// two-digit fields); false unless the whole text has that form.
+bool SplitDateText(std::string_view text, size_t parts, int64_t* out) {
+  bool negative = !text.empty() && text.front() == '-';
+  if (negative) text.remove_prefix(1);
+  for (size_t i = 0; i < parts; ++i) {
+    const size_t dash = i + 1 < parts ? text.find('-') : text.size();
+    if (dash == std::string_view::npos) return false;
+    const std::string_view field = text.substr(0, dash);
+    if (field.empty() || (i > 0 && field.size() != 2) ||
+        field.find_first_not_of("0123456789") != std::string_view::npos) {
+      return false;
+    }
+    auto v = ParseInt<int64_t>(field);
+    if (!v || (i == 0 && *v > 100000000)) return false;
+    out[i] = *v;
+    text.remove_prefix(std::min(text.size(), dash + 1));
+  }
+  if (negative) out[0] = -out[0];
+  return true;
+}
+
+// The first and last day ordinals DuckDB renders as plain "YYYY-MM-DD": 0001-01-01, 9999-12-31.
+constexpr int64_t kFirstPlainDay = -719162;
+constexpr int64_t kLastPlainDay = 2932896;
+
+}  // namespace
+
+bool HasPartitionFolderText(iceberg::TransformKind kind, iceberg::TypeId source) {
+  using iceberg::TransformKind;
+  switch (kind) {
+    case TransformKind::kYear:
+    case TransformKind::kMonth:
+    case TransformKind::kDay:
+    case TransformKind::kHour: return true;
+    case TransformKind::kIdentity: return source == iceberg::TypeId::kDate;
+    default: return false;
+  }
+}
+
+std::string PartitionFolderTextSql(iceberg::TransformKind kind, const std::string& o) {
+  using iceberg::TransformKind;
+  const std::string first = std::to_string(kFirstPlainDay);
+  const std::string last = std::to_string(kLastPlainDay);
+  switch (kind) {
+    case TransformKind::kYear: return "printf('%04d', " + o + " + 1970)";
+    case TransformKind::kMonth:
+      return "printf('%04d-%02d', (" + o + " - ((" + o + " % 12 + 12) % 12)) // 12 + 1970, (" + o +
+             " % 12 + 12) % 12 + 1)";
+    case TransformKind::kHour:
+      return "CASE WHEN " + o + " BETWEEN " + first + " * 24 AND " + last + " * 24 + 23 THEN strftime(TIMESTAMP " +
+             "'1970-01-01' + to_hours(CAST(" + o + " AS BIGINT)), '%Y-%m-%d-%H') ELSE CAST(" + o +
+             " AS VARCHAR) END";
+    default:  // a day, or an identity date's days
+      return "CASE WHEN " + o + " BETWEEN " + first + " AND " + last + " THEN strftime(DATE '1970-01-01' + CAST(" +
+             o + " AS INTEGER), '%Y-%m-%d') ELSE CAST(" + o + " AS VARCHAR) END";
+  }
+}
+
+std::optional<int64_t> OrdinalFromPartitionFolderText(iceberg::TransformKind kind, std::string_view text) {
+  using iceberg::TransformKind;
+  int64_t f[4] = {0, 0, 0, 0};
+  switch (kind) {
+    case TransformKind::kYear:
+      if (!SplitDateText(text, 1, f)) return std::nullopt;
+      return f[0] - 1970;
+    case TransformKind::kMonth:
+      if (!SplitDateText(text, 2, f) || f[1] < 1 || f[1] > 12) return std::nullopt;
+      return (f[0] - 1970) * 12 + f[1] - 1;
+    case TransformKind::kHour: {
+      if (SplitDateText(text, 4, f)) {
+        if (f[1] < 1 || f[1] > 12 || f[2] < 1 || f[2] > DaysInMonth(f[0], f[1]) || f[3] > 23) return std::nullopt;
+        const int64_t day = DaysFromCivil(f[0], f[1], f[2]);
+        if (day < kFirstPlainDay || day > kLastPlainDay) return std::nullopt;
+        return day * 24 + f[3];
+      }
+      auto ordinal = ParseInt<int64_t>(text);
+      if (!ordinal || (*ordinal >= kFirstPlainDay * 24 && *ordinal <= kLastPlainDay * 24 + 23)) return std::nullopt;
+      return ordinal;
+    }
+    default: {
+      if (SplitDateText(text, 3, f)) {
+        if (f[1] < 1 || f[1] > 12 || f[2] < 1 || f[2] > DaysInMonth(f[0], f[1])) return std::nullopt;
+        const int64_t day = DaysFromCivil(f[0], f[1], f[2]);
+        if (day < kFirstPlainDay || day > kLastPlainDay) return std::nullopt;
+        return day;
+      }
+      // Kept as an ordinal only outside the plain range: a plain-range ordinal here is not ours.
+      auto ordinal = ParseInt<int64_t>(text);
+      if (!ordinal || (*ordinal >= kFirstPlainDay && *ordinal <= kLastPlainDay)) return std::nullopt;
+      return ordinal;
+    }
+  }
+}
 
 }  // namespace skade::engine

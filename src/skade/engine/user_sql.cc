@@ -27,9 +27,12 @@
 #include "duckdb/parser/parsed_data/drop_info.hpp"
 #include "duckdb/parser/parsed_expression_iterator.hpp"
 #include "duckdb/parser/parser.hpp"
+#include "duckdb/parser/qualified_name.hpp"
+#include "duckdb/parser/simplified_token.hpp"
 #include "duckdb/parser/query_node/select_node.hpp"
 #include "duckdb/parser/statement/copy_statement.hpp"
 #include "duckdb/parser/statement/create_statement.hpp"
+#include "duckdb/parser/statement/set_statement.hpp"
 #include "duckdb/parser/statement/delete_statement.hpp"
 #include "duckdb/parser/statement/drop_statement.hpp"
 #include "duckdb/parser/statement/explain_statement.hpp"
@@ -837,6 +840,98 @@ Status FillDrop(duckdb::DropStatement& drop, Statement& out) {
   return Status::Ok();
 }
 
+// Whether only blanks, ';' and comments (-- to the line's end, /* … */) follow `from` in `sql`.
+bool OnlyClosingTextAfter(std::string_view sql, size_t from) {
+  size_t i = from;
+  while (i < sql.size()) {
+    if (std::isspace(static_cast<unsigned char>(sql[i])) || sql[i] == ';') {
+      ++i;
+    } else if (sql.substr(i, 2) == "--") {
+      i = sql.find('\n', i);
+      if (i == std::string_view::npos) i = sql.size();
+    } else if (sql.substr(i, 2) == "/*") {
+      const size_t close = sql.find("*/", i + 2);
+      if (close == std::string_view::npos) return false;
+      i = close + 2;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Spark's `DROP TABLE t PURGE`, which DuckDB's grammar lacks: when the last word of `sql`
+// (comments and closing ';' after it aside) is PURGE, unquoted, in any case, and no ';' comes
+// before it, the text before that word; nullopt otherwise. The caller parses what is returned
+// as it is: the user's own text, cut at a token boundary, never anything pasted to it.
+std::optional<std::string> WithoutTrailingPurge(const std::string& sql) {
+  duckdb::vector<duckdb::SimplifiedToken> tokens;
+  try {
+    tokens = duckdb::Parser::Tokenize(sql);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  // DuckDB's tokenizer leaves comments out and gives each token's start only: a ';' token is
+  // one whose text starts with ';'.
+  auto is_semicolon = [&](size_t i) {
+    return tokens[i].type == duckdb::SimplifiedTokenType::SIMPLIFIED_TOKEN_OPERATOR && tokens[i].start < sql.size() &&
+           sql[tokens[i].start] == ';';
+  };
+  size_t n = tokens.size();
+  while (n > 0 && (tokens[n - 1].type == duckdb::SimplifiedTokenType::SIMPLIFIED_TOKEN_COMMENT || is_semicolon(n - 1))) {
+    --n;
+  }
+  if (n == 0) return std::nullopt;
+  const duckdb::SimplifiedToken& last = tokens[n - 1];
+  if (last.type != duckdb::SimplifiedTokenType::SIMPLIFIED_TOKEN_KEYWORD &&
+      last.type != duckdb::SimplifiedTokenType::SIMPLIFIED_TOKEN_IDENTIFIER) {
+    return std::nullopt;
+  }
+  // "DROP TABLE t; PURGE" is two statements, not a purge: the word must follow the DROP itself.
+  for (size_t i = 0; i + 1 < n; ++i) {
+    if (is_semicolon(i)) return std::nullopt;
+  }
+  constexpr std::string_view kPurge = "purge";
+  const size_t at = last.start;
+  if (at + kPurge.size() > sql.size()) return std::nullopt;
+  const std::string_view word(sql.data() + at, kPurge.size());
+  if (!std::equal(word.begin(), word.end(), kPurge.begin(),
+                  [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; })) {
+    return std::nullopt;
+  }
+  // The whole word (not PURGED), then nothing but the statement's end.
+  if (!OnlyClosingTextAfter(sql, at + kPurge.size())) return std::nullopt;
+  return sql.substr(0, at);
+}
+
+bool IsDropTable(const SQLStatement& stmt) {
+  if (stmt.type != StatementType::DROP_STATEMENT) return false;
+  const auto& drop = stmt.Cast<duckdb::DropStatement>();
+  return drop.info && drop.info->type == duckdb::CatalogType::TABLE_ENTRY;
+}
+
+// The schema of USE x[.y] (DuckDB: SET schema = 'x[.y]', the name dotted) or SET schema =
+// 'name' in this session (not GLOBAL); nullopt for any other SET.
+std::optional<std::string> UsedSchema(const duckdb::SetStatement& set) {
+  if (set.set_type != duckdb::SetType::SET || set.scope == duckdb::SetScope::GLOBAL) return std::nullopt;
+  if (duckdb::StringUtil::Lower(set.name) != "schema") return std::nullopt;
+  const auto& variable = set.Cast<duckdb::SetVariableStatement>();
+  if (!variable.value || variable.value->GetExpressionClass() != ExpressionClass::CONSTANT) return std::nullopt;
+  const duckdb::Value& value = variable.value->Cast<duckdb::ConstantExpression>().value;
+  if (value.IsNull() || value.type().id() != duckdb::LogicalTypeId::VARCHAR) return std::nullopt;
+  // USE renders its name as SQL (a part quoted where it must be: USE "Sales" gives "\"Sales\""):
+  // split by SQL's rules, unquoted, joined by '.'.
+  std::vector<std::string> parts;
+  try {
+    parts = duckdb::QualifiedName::ParseComponents(value.GetValue<std::string>());
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  std::string dotted;
+  for (const std::string& part : parts) dotted += (dotted.empty() ? "" : ".") + part;
+  return dotted;
+}
+
 // DuckDB's grammar has AT (…) on table references in queries only: a write target with one is
 // a syntax error "at or near "AT"", which gets the reason added.
 Status WithTimeTravelHint(const Status& error) {
@@ -893,6 +988,18 @@ Result<TableDefinition> ParseTableDefinition(std::string_view text) {
 Result<Statement> ParseStatement(std::string_view sql, std::span<const std::string> parameters) {
   if (Blank(sql)) return Status::InvalidArgument("empty SQL");
   auto parsed = ParseAll(std::string(sql), "SQL");
+  bool purge = false;
+  if (!parsed.ok()) {
+    // DROP TABLE … PURGE: DuckDB refuses the clause; the statement before it must be one DROP
+    // TABLE, else the first error stands.
+    if (std::optional<std::string> rest = WithoutTrailingPurge(std::string(sql))) {
+      auto again = ParseAll(*rest, "SQL");
+      if (again.ok() && again->size() == 1 && IsDropTable(*(*again)[0])) {
+        parsed = std::move(again);
+        purge = true;
+      }
+    }
+  }
   if (!parsed.ok()) return WithTimeTravelHint(parsed.status());
   auto statements = std::move(parsed).value();
   if (statements.empty()) return Status::InvalidArgument("empty SQL");
@@ -901,6 +1008,7 @@ Result<Statement> ParseStatement(std::string_view sql, std::span<const std::stri
   Statement out;
   out.type_name = duckdb::StatementTypeToString(stmt.type);
   out.parameter_count = static_cast<int64_t>(stmt.named_param_map.size());
+  out.purge = purge;
   if (!parameters.empty()) {
     if (static_cast<int64_t>(parameters.size()) != out.parameter_count) {
       return Status::InvalidArgument("the statement has " + std::to_string(out.parameter_count) + " parameters; got " +
@@ -945,6 +1053,10 @@ Result<Statement> ParseStatement(std::string_view sql, std::span<const std::stri
       break;
     case StatementType::COPY_STATEMENT:
       out.kind = stmt.Cast<duckdb::CopyStatement>().info->is_from ? Statement::Kind::kOther : Statement::Kind::kExport;
+      break;
+    case StatementType::SET_STATEMENT:
+      out.kind = Statement::Kind::kOther;
+      out.use_schema = UsedSchema(stmt.Cast<duckdb::SetStatement>());
       break;
     default:
       out.kind = Statement::Kind::kOther;

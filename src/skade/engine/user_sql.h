@@ -103,7 +103,7 @@ struct Statement {
     kUpdate,        // UPDATE target SET assignments [FROM from] [WHERE where]
     kMerge,         // MERGE INTO target USING from ON on WHEN … THEN merge_actions
     kCreateTable,   // CREATE [OR REPLACE] TABLE [IF NOT EXISTS] target (definition) | AS query
-    kDropTable,     // DROP TABLE [IF EXISTS] target
+    kDropTable,     // DROP TABLE [IF EXISTS] target [PURGE]
     kCreateSchema,  // CREATE SCHEMA [IF NOT EXISTS] target
     kDropSchema,    // DROP SCHEMA [IF EXISTS] target
     kExport,        // COPY (query | table) TO file
@@ -152,13 +152,23 @@ struct Statement {
   bool if_exists = false;
   bool if_not_exists = false;
   bool or_replace = false;
+  // DROP TABLE … PURGE (Spark's clause; DuckDB's grammar has none): the table's files go too.
+  bool purge = false;
+  // USE x / USE x.y (and SET schema = 'x'), which DuckDB parses as setting "schema": the name's
+  // parts unquoted, joined by '.' (USE "Sales".eu → "Sales.eu"); a kOther statement that a
+  // session runs by changing where its unqualified names resolve.
+  std::optional<std::string> use_schema;
 
   bool is_write() const {
     return kind != Kind::kQuery && kind != Kind::kExplain && kind != Kind::kExport && kind != Kind::kOther;
   }
 };
 
-// Parses exactly one statement (kInvalidArgument for none, several, or a syntax error). With
+// Parses exactly one statement (kInvalidArgument for none, several, or a syntax error). A
+// statement DuckDB's parser refuses whose last word is an unquoted PURGE (comments and a closing
+// ';' after it aside) is parsed again without that word; when the rest is one DROP TABLE it is
+// that DROP TABLE with `purge` set (DuckDB's grammar knows no PURGE; the text before the word is
+// parsed as it is, nothing is pasted). With
 // `parameters` (one SQL literal per marker, in order: a constant, optionally cast, e.g.
 // "CAST('x' AS VARCHAR)"), the markers of a write statement are replaced by those literals in
 // the tree before its parts are rendered; kInvalidArgument when the counts differ or a literal

@@ -15,6 +15,8 @@ Status FromGrpc(const grpc::Status& status) {
   switch (status.error_code()) {
     case grpc::StatusCode::INVALID_ARGUMENT:
       return Status::InvalidArgument(std::move(message));
+    case grpc::StatusCode::NOT_FOUND:
+      return Status::NotFound(std::move(message));
     case grpc::StatusCode::UNAUTHENTICATED:
       return Status::Unauthorized(std::move(message));
     case grpc::StatusCode::PERMISSION_DENIED:
@@ -101,10 +103,12 @@ class GrpcClient final : public CommitClient {
 
   Result<std::unique_ptr<CommitClientStream>> Subscribe(std::optional<int64_t> after_commit_seq,
                                                         const std::vector<std::string>& tables,
-                                                        std::chrono::milliseconds deadline) override {
+                                                        std::chrono::milliseconds deadline,
+                                                        bool existing_tables_only) override {
     skade::v1::SubscribeRequest request;
     if (after_commit_seq) request.set_after_commit_seq(*after_commit_seq);
     for (const std::string& table : tables) request.add_tables(table);
+    request.set_existing_tables_only(existing_tables_only);
     return std::unique_ptr<CommitClientStream>(std::make_unique<GrpcStream>(*stub_, request, deadline, authorization_));
   }
 

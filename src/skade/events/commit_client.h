@@ -18,7 +18,7 @@ class CommitClientStream {
  public:
   virtual ~CommitClientStream() = default;
   // Blocks for the next event. nullopt when the server ended the stream with OK. Errors map the
-  // gRPC status: INVALID_ARGUMENT → kInvalidArgument; UNAVAILABLE, CANCELLED,
+  // gRPC status: INVALID_ARGUMENT → kInvalidArgument; NOT_FOUND → kNotFound; UNAVAILABLE, CANCELLED,
   // DEADLINE_EXCEEDED → kUnavailable; anything else → kInternal.
   virtual Result<std::optional<CommitEvent>> Next() = 0;
   // Ends the call; a blocked Next returns kUnavailable.
@@ -45,10 +45,12 @@ class CommitClient {
   }
   virtual Result<int64_t> Latest(std::chrono::milliseconds timeout) = 0;
   // Commits after `after_commit_seq` (0 = from the first), then live; nullopt = only commits
-  // made from now on. `deadline` 0 = none.
+  // made from now on. `deadline` 0 = none. With `existing_tables_only`, a name in `tables` that
+  // is not a table of the server's catalog ends the stream with kNotFound naming it (otherwise
+  // it matches nothing until such a table exists).
   virtual Result<std::unique_ptr<CommitClientStream>> Subscribe(
       std::optional<int64_t> after_commit_seq, const std::vector<std::string>& tables,
-      std::chrono::milliseconds deadline) = 0;
+      std::chrono::milliseconds deadline, bool existing_tables_only) = 0;
 };
 
 }  // namespace skade::events

@@ -1,5 +1,6 @@
 #include "skade/events/commit_service.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <set>
@@ -100,6 +101,15 @@ struct CommitService::Impl final : public skade::v1::Commits::Service {
                             "table filter '" + name + "' is not ns.table");
       }
       tables.insert(ident->ToString());
+      if (request->existing_tables_only()) {
+        // Asked of the catalog's listing, not by loading the table: no metadata file is read.
+        Result<std::vector<catalog::TableIdent>> listed = catalog_.ListTables(ident->ns);
+        const bool found = listed.ok() && std::find(listed->begin(), listed->end(), *ident) != listed->end();
+        if (!listed.ok() && listed.status().code() != StatusCode::kNotFound) return ToGrpc(listed.status());
+        if (!found) {
+          return grpc::Status(grpc::StatusCode::NOT_FOUND, "table " + ident->ToString() + " does not exist");
+        }
+      }
     }
     if (shutting_down_) return Unavailable();
     std::optional<int64_t> after;

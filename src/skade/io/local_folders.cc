@@ -1,5 +1,6 @@
 #include "skade/io/local_folders.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -7,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <set>
 
 #include "skade/base/fd.h"
@@ -112,6 +114,100 @@ std::vector<std::string> FoldersBetween(std::string_view root, const std::vector
     }
   }
   return out;
+}
+
+namespace {
+
+// Removes the empty folders below the open folder `dir` (`shown` names it in errors), each
+// reached by a name relative to its parent's descriptor and opened without following a link,
+// so a folder swapped for a symbolic link meanwhile is never entered; adds what it removed to
+// `*removed`. Returns whether `dir` holds nothing any more.
+Result<bool> RemoveEmptyBelow(int dir, const std::string& shown, int64_t* removed) {
+  const int listing = ::dup(dir);
+  if (listing < 0) return FolderError("list folder", shown, errno);
+  DIR* raw = ::fdopendir(listing);
+  if (raw == nullptr) {
+    const int err = errno;
+    ::close(listing);
+    return FolderError("list folder", shown, err);
+  }
+  std::unique_ptr<DIR, int (*)(DIR*)> entries(raw, ::closedir);
+  std::vector<std::string> subfolders;
+  bool others = false;  // a file, a link or anything else that keeps the folder
+  while (true) {
+    errno = 0;
+    struct dirent* entry = ::readdir(entries.get());
+    if (entry == nullptr) {
+      if (errno != 0) return FolderError("list folder", shown, errno);
+      break;
+    }
+    const std::string name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    struct stat st;
+    if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno == ENOENT) continue;
+      return FolderError("stat", shown + "/" + name, errno);
+    }
+    if (S_ISDIR(st.st_mode)) {
+      subfolders.push_back(name);
+    } else {
+      others = true;
+    }
+  }
+  entries.reset();
+  bool all_gone = true;
+  for (const std::string& name : subfolders) {
+    const std::string path = shown + "/" + name;
+    const int sub = ::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (sub < 0) {
+      if (errno == ENOENT) continue;  // gone meanwhile
+      if (errno == ELOOP || errno == ENOTDIR) {
+        all_gone = false;  // replaced by a link or a file: it stays
+        continue;
+      }
+      return FolderError("open folder", path, errno);
+    }
+    Fd sub_fd(sub);
+    SKADE_ASSIGN_OR_RETURN(bool empty, RemoveEmptyBelow(sub_fd.get(), path, removed));
+    if (!empty) {
+      all_gone = false;
+      continue;
+    }
+    // Removes only an empty folder (one a concurrent writer just filled stays), and never
+    // follows a link: a name now naming one fails with ENOTDIR.
+    if (::unlinkat(dir, name.c_str(), AT_REMOVEDIR) == 0) {
+      ++*removed;
+    } else if (errno != ENOENT) {
+      if (errno != ENOTEMPTY && errno != EEXIST && errno != ENOTDIR) return FolderError("remove folder", path, errno);
+      all_gone = false;
+    }
+  }
+  return !others && all_gone;
+}
+
+}  // namespace
+
+Result<int64_t> RemoveEmptyFolders(const std::string& root) {
+  const std::string folder = WithoutTrailingSlashes(LocalPath(root));
+  if (folder.empty() || folder == "/") return Status::InvalidArgument("remove empty folders: no folder named");
+  struct stat st;
+  if (::lstat(folder.c_str(), &st) != 0) {
+    if (errno == ENOENT) return int64_t{0};
+    return FolderError("stat", folder, errno);
+  }
+  if (!S_ISDIR(st.st_mode)) return int64_t{0};  // a link or a file: not a folder to clear
+  const int opened = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (opened < 0) {
+    if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR) return int64_t{0};
+    return FolderError("open folder", folder, errno);
+  }
+  Fd root_fd(opened);
+  int64_t removed = 0;
+  SKADE_ASSIGN_OR_RETURN(bool empty, RemoveEmptyBelow(root_fd.get(), folder, &removed));
+  // rmdir does not follow a link that replaced the folder meanwhile (ENOTDIR), and removes only
+  // an empty folder.
+  if (empty && ::rmdir(folder.c_str()) == 0) ++removed;
+  return removed;
 }
 
 }  // namespace skade::io

@@ -7,6 +7,7 @@
 // folders) name them to SyncFolderEntries with the files' folders.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -40,5 +41,12 @@ Status SyncFolderEntries(const std::vector<std::string>& locations);
 // lexically normalised: the folders a writer that was given `root` may have created for
 // `files`. Files not under `root` add nothing.
 std::vector<std::string> FoldersBetween(std::string_view root, const std::vector<std::string>& files);
+
+// Removes the empty folders at and below the local folder `root`, deepest first, `root` too once
+// it is empty; what a purge leaves of a table's folder. Never follows a symbolic link (a link
+// is an entry: the folder holding it stays), never removes a folder that holds anything (one
+// that a concurrent writer fills meanwhile stays; one that vanishes is skipped). Returns how
+// many it removed; an absent `root` removes nothing. kIoError naming a folder it could not read.
+Result<int64_t> RemoveEmptyFolders(const std::string& root);
 
 }  // namespace skade::io

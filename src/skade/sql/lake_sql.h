@@ -22,6 +22,7 @@
 #include "skade/io/file_io.h"
 #include "skade/engine/user_sql.h"
 #include "skade/iceberg/manifest_cache.h"
+#include "skade/table/drop.h"
 #include "skade/table/table.h"
 
 namespace skade::sql {
@@ -122,7 +123,11 @@ class LakeSql {
 
   // Runs a write statement (engine::Statement::is_write()) as Iceberg commits: INSERT appends,
   // DELETE deletes, UPDATE overwrites the matching rows, CREATE/DROP TABLE and SCHEMA go to the
-  // catalog (DROP TABLE keeps the files). Returns the rows inserted, deleted or updated
+  // catalog. DROP TABLE keeps the table's files, DROP TABLE … PURGE deletes them
+  // (table::DropTable: only under the table's location, which must lie in the warehouse).
+  // CREATE OR REPLACE TABLE of an existing table replaces it in one commit, as Iceberg's replace
+  // transaction does (table::Table::Replace): the same table at the same location, its history
+  // kept until its snapshots expire. Returns the rows inserted, deleted or updated
   // (0 for DDL). kNotFound for a missing table or schema, kAlreadyExists for CREATE of an
   // existing one without IF NOT EXISTS / OR REPLACE, kInvalidArgument for a statement that is
   // not a write or still has unbound parameter markers.
@@ -131,6 +136,17 @@ class LakeSql {
   Result<int64_t> ExecuteWrite(const engine::Statement& statement, const Session& session);
   // The same for a session of `default_schema` and no user.
   Result<int64_t> ExecuteWrite(const engine::Statement& statement, const std::string& default_schema);
+
+  // What ExecuteWriteReporting tells: the rows ExecuteWrite returns, and for DROP TABLE what
+  // became of the table's files, in words (table::DescribeDrop; empty for other statements and
+  // a DROP TABLE IF EXISTS of no table).
+  struct WriteReport {
+    int64_t rows = 0;
+    std::string note;
+  };
+  // ExecuteWrite with the report; a DROP TABLE without PURGE lists the table's location to
+  // count the files it leaves (ExecuteWrite does not).
+  Result<WriteReport> ExecuteWriteReporting(const engine::Statement& statement, const Session& session);
 
   // The parameters of the write statement `sql` (parsed as `statement`), as an Arrow struct
   // schema of fields "1".."n": for INSERT, UPDATE and DELETE the types DuckDB gives their
@@ -162,14 +178,14 @@ class LakeSql {
 
  private:
   // Appends `source` to the table just created as `ident`. If that fails, the table is dropped
-  // with its files and the table it replaced (its metadata file) registered again: a CREATE …
-  // AS or a creating ingest whose rows fail leaves the catalog as it was.
-  // Its SQL runs on `db` (db_ or a session's view of it).
+  // with its files: a CREATE … AS or a creating ingest whose rows fail leaves the catalog as it
+  // was. Its SQL runs on `db` (db_ or a session's view of it).
   // `lineage`, when not empty, is what its snapshot records (lake_sql_lineage.cc).
   Result<int64_t> FillNewTable(engine::Database& db, const catalog::TableIdent& ident,
-                               const engine::WriteSource& source,
-                               const std::optional<std::string>& replaced_metadata,
-                               const table::SnapshotLineage& lineage = {});
+                               const engine::WriteSource& source, const table::SnapshotLineage& lineage = {});
+  // DROP TABLE [… PURGE] (table::DropTable), counting the files left behind as `count` says.
+  Result<WriteReport> DropTableStatement(const engine::Statement& w, const Session& session,
+                                         table::DropOptions::Count count);
   // UPDATE … FROM and MERGE into `t` (loaded over `db`, a session's view of db_), as one commit
   // (lake_sql_merge.cc). Returns the rows updated, deleted and inserted.
   Result<int64_t> ExecuteJoinedWrite(const engine::Statement& w, const catalog::TableIdent& ident, table::Table& t,

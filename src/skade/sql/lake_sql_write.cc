@@ -86,6 +86,11 @@ Result<int64_t> LakeSql::ExecuteWrite(const engine::Statement& w, const Session&
     return 0;
   }
 
+  if (w.kind == Kind::kDropTable) {
+    SKADE_ASSIGN_OR_RETURN(WriteReport dropped, DropTableStatement(w, session, table::DropOptions::Count::kNothing));
+    return dropped.rows;
+  }
+
   SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident, Resolve(w.target, default_schema));
   // The statement's own SQL resolves names and current_user as a query of the session would:
   // it runs on connections set up alike (views stay db_'s: they are the catalog's, not the
@@ -122,26 +127,23 @@ Result<int64_t> LakeSql::ExecuteWrite(const engine::Statement& w, const Session&
       }
     }
     if (existing.ok()) {
-      SKADE_RETURN_IF_ERROR(catalog_.DropTable(ident, catalog::DropMode::kKeepFiles));
-      SKADE_RETURN_IF_ERROR(DropView(ident));
+      // OR REPLACE of an existing table: Iceberg's replace transaction, as Spark runs it — the
+      // same table at the same location takes the new schema and rows in one commit, its
+      // history kept until its snapshots expire. Dropping it and creating another instead would
+      // leave the old folder behind (the new table cannot have it while it holds files) with
+      // nothing referencing it, and readers would see no table in between.
+      SKADE_ASSIGN_OR_RETURN(auto t, table::Table::Load(catalog_, io_, db, ident));
+      t->set_write_observer(write_observer_);
+      t->set_snapshot_lineage(lineage);
+      const engine::WriteSource source{query, nullptr};
+      SKADE_ASSIGN_OR_RETURN(table::CommitOutcome replaced, t->Replace(*schema, w.query ? &source : nullptr));
+      return replaced.added_records;
     }
     catalog::CreateTableRequest req;
     req.schema = *schema;
     SKADE_RETURN_IF_ERROR(catalog_.CreateTable(ident, req));
     if (!w.query) return 0;
-    std::optional<std::string> replaced;
-    if (existing.ok()) replaced = existing->metadata_location;
-    return FillNewTable(db, ident, engine::WriteSource{query, nullptr}, replaced, lineage);
-  }
-  if (w.kind == Kind::kDropTable) {
-    auto existing = catalog_.LoadTable(ident);
-    if (!existing.ok()) {
-      if (existing.status().code() == StatusCode::kNotFound && w.if_exists) return 0;
-      return existing.status();
-    }
-    SKADE_RETURN_IF_ERROR(catalog_.DropTable(ident, catalog::DropMode::kKeepFiles));
-    SKADE_RETURN_IF_ERROR(DropView(ident));
-    return 0;
+    return FillNewTable(db, ident, engine::WriteSource{query, nullptr}, lineage);
   }
 
   SKADE_ASSIGN_OR_RETURN(auto synced, SyncView(ident));
@@ -203,6 +205,32 @@ Result<int64_t> LakeSql::ExecuteWrite(const engine::Statement& w, const Session&
   return matching;
 }
 
+Result<LakeSql::WriteReport> LakeSql::ExecuteWriteReporting(const engine::Statement& w, const Session& session) {
+  if (w.kind == Kind::kDropTable && w.unsupported.empty() && !w.unbound) {
+    return DropTableStatement(w, session, table::DropOptions::Count::kFiles);
+  }
+  SKADE_ASSIGN_OR_RETURN(int64_t rows, ExecuteWrite(w, session));
+  return WriteReport{rows, ""};
+}
+
+Result<LakeSql::WriteReport> LakeSql::DropTableStatement(const engine::Statement& w, const Session& session,
+                                                         table::DropOptions::Count count) {
+  SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident, Resolve(w.target, session.schema));
+  table::DropOptions options;
+  options.mode = w.purge ? catalog::DropMode::kPurge : catalog::DropMode::kKeepFiles;
+  options.count = count;
+  Result<table::DropReport> dropped = table::DropTable(catalog_, io_, ident, options);
+  if (!dropped.ok()) {
+    if (dropped.status().code() == StatusCode::kNotFound && w.if_exists) return WriteReport{};
+    return dropped.status();
+  }
+  SKADE_RETURN_IF_ERROR(DropView(ident));
+  WriteReport report;
+  report.note = table::DescribeDrop(*dropped);
+  if (w.purge) SKADE_LOG_INFO("sql: {}", report.note);
+  return report;
+}
+
 Result<arrow::SchemaHandle> LakeSql::WriteParameters(std::string_view sql, const engine::Statement& w,
                                                      const Session& session) {
   if (w.parameter_count == 0) return UntypedParameters(0);
@@ -244,9 +272,7 @@ Result<arrow::SchemaHandle> LakeSql::WriteParameters(std::string_view sql, const
 }
 
 Result<int64_t> LakeSql::FillNewTable(engine::Database& db, const catalog::TableIdent& ident,
-                                      const engine::WriteSource& source,
-                                      const std::optional<std::string>& replaced_metadata,
-                                      const table::SnapshotLineage& lineage) {
+                                      const engine::WriteSource& source, const table::SnapshotLineage& lineage) {
   auto filled = [&]() -> Result<int64_t> {
     SKADE_ASSIGN_OR_RETURN(auto t, table::Table::Load(catalog_, io_, db, ident));
     t->set_write_observer(write_observer_);
@@ -255,18 +281,10 @@ Result<int64_t> LakeSql::FillNewTable(engine::Database& db, const catalog::Table
     return outcome.added_records;
   }();
   if (filled.ok()) return filled;
-  // Undo: the new table goes (with its files), the replaced one comes back as it was.
+  // Undo: the new table goes, with its files.
   Status dropped = catalog_.DropTable(ident, catalog::DropMode::kPurge);
   if (!dropped.ok()) SKADE_LOG_WARN("sql: cannot remove {} after its query failed: {}", ident.ToString(), dropped.ToString());
   (void)DropView(ident);
-  if (replaced_metadata) {
-    auto restored = catalog_.RegisterTable(ident, *replaced_metadata);
-    if (!restored.ok()) {
-      return Status(restored.status().code(), filled.status().message() + "; and the replaced table " +
-                                                  ident.ToString() + " could not be restored from " +
-                                                  *replaced_metadata + ": " + restored.status().message());
-    }
-  }
   return filled.status();
 }
 
@@ -289,7 +307,7 @@ Result<int64_t> LakeSql::Ingest(const catalog::TableIdent& ident, ArrowArrayStre
     catalog::CreateTableRequest req;
     req.schema = iceberg_schema;
     SKADE_RETURN_IF_ERROR(catalog_.CreateTable(ident, req));
-    return FillNewTable(db_, ident, engine::WriteSource{"SELECT * FROM __skade_input", rows}, std::nullopt);
+    return FillNewTable(db_, ident, engine::WriteSource{"SELECT * FROM __skade_input", rows});
   }
   SKADE_ASSIGN_OR_RETURN(auto t, table::Table::Load(catalog_, io_, db_, ident));
   t->set_write_observer(write_observer_);

@@ -153,6 +153,17 @@ class Table : public IcebergSource, public IcebergSink {
   // Replaces the whole table content with the source in one snapshot ("overwrite").
   Result<CommitOutcome> OverwriteAll(const engine::WriteSource& source);
 
+  // Iceberg's replace transaction (REPLACE TABLE, CREATE OR REPLACE TABLE [… AS]; table/replace.cc),
+  // one commit: `schema` becomes the current schema — its columns numbered anew, except that a
+  // column with the path and type of a current column keeps that column's id — with an
+  // unpartitioned spec and the unsorted order, and main a new snapshot without parent holding
+  // the rows of `source` (an "overwrite"), or no snapshot at all when `source` is null (an empty
+  // table). The table keeps its uuid, location, properties, other branches and tags, its
+  // metadata log and older snapshots, which expire as any do (ExpireSnapshots). A concurrent
+  // commit is replaced as well (the attempt is redone on it); one that changed the schema's
+  // numbering in between is kConflict. kInvalidArgument for an invalid schema.
+  Result<CommitOutcome> Replace(const iceberg::SchemaPtr& schema, const engine::WriteSource* source);
+
   // --- Row-level operations (table/row_operations.cc). Each is one snapshot. ---
 
   // Deletes the rows for which `where` is true: files where every live row matches are
@@ -286,6 +297,7 @@ class Table : public IcebergSource, public IcebergSink {
   Result<CommitOutcome> OverwriteWhereUnobserved(const engine::Predicate& where, const engine::WriteSource& source);
   Result<CommitOutcome> OverwritePartitionsUnobserved(const engine::WriteSource& source);
   Result<CommitOutcome> CompactUnobserved(const CompactOptions& options);
+  Result<CommitOutcome> ReplaceUnobserved(const iceberg::SchemaPtr& schema, const engine::WriteSource* source);
 
   enum class Mode { kAppend, kReplace };
   Result<CommitOutcome> WriteAndCommit(const engine::WriteSource& source, Mode mode);
