@@ -128,6 +128,15 @@ TEST_F(SqlLakeCliTest, AtReadsTheSnapshotsScanReads) {
       "InvalidArgument", "time travel is for reading");
   ExpectRefused("sql " + ShellQuote("UPDATE demo.t AT (VERSION => 'dev') SET s = 'x'"),
                 "InvalidArgument", "time travel is for reading");
+
+  // An ingest's --sql source reads the past as skade sql does: a table restored from a tag.
+  SkadeOk("ingest demo.restored --create --sql " +
+          ShellQuote("SELECT * FROM demo.t AT (VERSION => 'before_big') WHERE id > 1"));
+  EXPECT_EQ(SqlJson("SELECT id FROM demo.restored ORDER BY id"),
+            Json::parse(R"([{"id": 2}, {"id": 3}, {"id": 4}])"));
+  ExpectRefused("ingest demo.restored --sql " + ShellQuote("SELECT * FROM demo.t AT (VERSION => 12345)"),
+                "NotFound", "snapshot 12345 not found");
+  EXPECT_EQ(SqlJson("SELECT count(*) AS n FROM demo.restored"), Json::parse(R"([{"n": 3}])"));
 }
 
 }  // namespace

@@ -688,6 +688,21 @@ TEST_F(LineageTest, ACopyOnWriteDeleteReportsTheScanItPlanned) {
   const Json append = CompleteOf(EventsSince(a->commit_seq - 1), "append:sales.orders");
   ASSERT_TRUE(append.is_object());
   EXPECT_TRUE(append["inputs"].empty());
+
+  // An upsert looks its keys up in the whole table: the table is its input, with that scan.
+  engine::WriteSource changed;
+  changed.sql = "SELECT 3 AS id, 'fr' AS region UNION ALL SELECT 200, 'de'";
+  auto upserted = (*t)->Upsert(changed, {"id"});
+  ASSERT_TRUE(upserted.ok()) << upserted.status().ToString();
+  const Json upsert = CompleteOf(EventsSince(deleted->commit_seq), upserted->operation + ":sales.orders");
+  ASSERT_TRUE(upsert.is_object());
+  testing::WriteFileOrDie(tmp_.Path("upsert.jsonl"), upsert.dump() + "\n");
+  EXPECT_EQ(ValidatePinned(tmp_.Path("upsert.jsonl")), "");
+  ASSERT_EQ(upsert["inputs"].size(), 1u) << upsert.dump();
+  const Json& upsert_scan = upsert["inputs"][0]["inputFacets"]["icebergScanReport"];
+  EXPECT_EQ(upsert_scan["snapshotId"], deleted->snapshot_id);
+  EXPECT_EQ(upsert_scan["scanMetrics"]["resultDataFiles"], 2) << "no filter: every live file";
+  EXPECT_EQ(upsert_scan["scanMetrics"]["skippedDataFiles"], 0);
 }
 
 // A multi-table commit (Catalog::CommitTransaction, REST transactions/commit) is one parent run

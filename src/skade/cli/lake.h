@@ -22,6 +22,10 @@ namespace CLI {
 class App;
 }
 
+namespace skade::sql {
+class LakeSql;
+}  // namespace skade::sql
+
 namespace skade::cli {
 
 struct Lake {
@@ -68,10 +72,12 @@ inline Result<Lake> OpenLakeFor(const LakeArgs& args, LakeOpenOptions::Use use) 
   return OpenLake(args, options);
 }
 
-// Creates DuckDB views for the catalog tables `sql` references ("ns"."table", nested
-// namespaces as "a.b"."table"), each reading the table's current snapshot (sql::LakeSql over
-// DuckDB's default catalog).
-Status ExposeTables(Lake& lake, const std::string& sql, bool pushdown = true);
+// The query `sql` as `skade sql` resolves it (sql::LakeSql::ResolveQuery over DuckDB's default
+// catalog: the lake tables it names as views of their current snapshots, `AT (…)` snapshots,
+// the lake's listings), to run on lake.db; `*views` keeps what the query reads while it runs
+// (destroy it before the lake).
+Result<std::string> ResolveLakeQuery(Lake& lake, const std::string& sql, std::unique_ptr<sql::LakeSql>* views,
+                                     bool pushdown = true);
 
 struct NsArgs {
   std::string action;  // create | list | drop | props

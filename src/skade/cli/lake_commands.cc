@@ -209,12 +209,13 @@ Result<std::unique_ptr<table::Table>> LoadLakeTable(Lake& lake, const catalog::T
   return table;
 }
 
-Status ExposeTables(Lake& lake, const std::string& sql, bool pushdown) {
+Result<std::string> ResolveLakeQuery(Lake& lake, const std::string& sql, std::unique_ptr<sql::LakeSql>* views,
+                                     bool pushdown) {
   // DuckDB names its in-memory default catalog "memory". One statement plans each table once:
   // no manifest cache.
-  SKADE_ASSIGN_OR_RETURN(auto views, sql::LakeSql::Open(*lake.catalog, *lake.io, *lake.db, "memory", 0));
-  views->set_pushdown(pushdown);
-  return views->SyncViews(sql, "");
+  SKADE_ASSIGN_OR_RETURN(*views, sql::LakeSql::Open(*lake.catalog, *lake.io, *lake.db, "memory", 0));
+  (*views)->set_pushdown(pushdown);
+  return (*views)->ResolveQuery(sql, "");
 }
 
 int RunNs(const LakeArgs& lake_args, const NsArgs& args, std::ostream& out, std::ostream& err) {
@@ -524,12 +525,14 @@ int RunIngest(const LakeArgs& lake_args, const IngestArgs& args, std::ostream& o
   auto lake = OpenLake(lake_args);
   if (!lake.ok()) return Fail(err, lake.status());
   engine::WriteSource source;
+  std::unique_ptr<sql::LakeSql> views;  // what a --sql source reads; destroyed before the lake
   if (!args.query.empty()) {
     auto query = engine::Query::Parse(args.query);
     if (!query.ok()) return Fail(err, query.status().WithContext("--sql"));
-    Status st = ExposeTables(*lake, query->sql());
-    if (!st.ok()) return Fail(err, st);
-    source.sql = query->sql();
+    // As skade sql reads it: lake tables, AT (…) snapshots, the lake's listings.
+    auto resolved = ResolveLakeQuery(*lake, query->sql(), &views);
+    if (!resolved.ok()) return Fail(err, resolved.status());
+    source.sql = *resolved;
   } else {
     auto sql = engine::FileSourceSql(files, engine::FileValues::kAsWritten, delimiter);
     if (!sql.ok()) return Fail(err, sql.status());

@@ -503,7 +503,11 @@ Result<CommitOutcome> Table::WriteKeyed(const engine::WriteSource& source_in, st
       scan.schema = base.CurrentSchema();
       scan.name_mapping = base.DefaultNameMapping();
       scan.specs = base.partition_specs;
+      const int64_t planning_started = NowMicros();
       SKADE_ASSIGN_OR_RETURN(scan.tasks, planner.PlanAll(*current, *scan.schema, nullptr));
+      // The keys' rows are looked up in the whole table (no filter): its scan report.
+      p.scan_report = ScanReportOfPlan(base, current->snapshot_id, "", scan.tasks, planner.stats(),
+                                       NowMicros() - planning_started);
       if (!scan.tasks.empty()) {
         SKADE_ASSIGN_OR_RETURN(std::string rel, engine::BuildTableSql(db_, scan));
         std::string on;
