@@ -34,6 +34,19 @@ class CommandsCliTest : public LakeCliTest {
                                " --warehouse " + testing::ShellQuote(warehouse_) + " " + args);
   }
 
+  // `skade events-serve` on this test's warehouse (a free port); `*address` gets its
+  // 127.0.0.1:PORT. Null (the test failed) if it does not say where it listens.
+  std::unique_ptr<testing::ChildProcess> StartCommitServer(std::string* address) {
+    auto server = testing::ChildProcess::Start(
+        {skade::testing::CliPath(), "--warehouse", warehouse_, "events-serve", "--port", "0"});
+    if (server == nullptr) return nullptr;
+    const std::string listening = server->ReadLine(std::chrono::seconds(20));
+    EXPECT_THAT(listening, HasSubstr("listening on 127.0.0.1:"));
+    if (listening.find("127.0.0.1:") == std::string::npos) return nullptr;
+    *address = listening.substr(listening.find("127.0.0.1:"));
+    return server;
+  }
+
   // The data lines of a listing (the lines after its header).
   static std::vector<std::string> Rows(const std::string& listing) {
     std::vector<std::string> lines = testing::Lines(listing);
@@ -183,13 +196,9 @@ TEST_F(CommandsCliTest, WatchAfterZeroReplaysFromTheFirstCommit) {
   EXPECT_EQ(Log()[0]["commit_seq"], 1) << "log --after 0 starts at the same commit";
 
   // Over the commit stream the same.
-  std::unique_ptr<testing::ChildProcess> server =
-      testing::ChildProcess::Start({skade::testing::CliPath(), "--warehouse", warehouse_, "events-serve", "--port",
-                                    "0"});
+  std::string address;
+  std::unique_ptr<testing::ChildProcess> server = StartCommitServer(&address);
   ASSERT_NE(server, nullptr);
-  const std::string listening = server->ReadLine(20s);
-  ASSERT_THAT(listening, HasSubstr("listening on 127.0.0.1:"));
-  const std::string address = listening.substr(listening.find("127.0.0.1:"));
   r = SkadeWithin(60, "watch --server " + address + " --after 0 --count 2");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   lines = testing::Lines(r.out);
@@ -225,13 +234,9 @@ TEST_F(CommandsCliTest, WatchSaysWhenItCannotReachTheServerOrTheTable) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("--table demo.nope: no such table"));
   // The same through a server: the first call asks that the table exist.
-  std::unique_ptr<testing::ChildProcess> server =
-      testing::ChildProcess::Start({skade::testing::CliPath(), "--warehouse", warehouse_, "events-serve", "--port",
-                                    "0"});
+  std::string address;
+  std::unique_ptr<testing::ChildProcess> server = StartCommitServer(&address);
   ASSERT_NE(server, nullptr);
-  const std::string listening = server->ReadLine(20s);
-  ASSERT_THAT(listening, HasSubstr("listening on 127.0.0.1:"));
-  const std::string address = listening.substr(listening.find("127.0.0.1:"));
   const auto asked = std::chrono::steady_clock::now();
   r = SkadeWithin(60, "watch --server " + address + " --table demo.nope --count 1");
   EXPECT_EQ(r.exit_code, 1);

@@ -363,12 +363,7 @@ int RunDrop(const LakeArgs& lake_args, const DropArgs& args, std::ostream& out, 
     return 0;
   }
   // Its lines name files: each made safe to print (control characters escaped).
-  const std::string described = table::DescribeDrop(*dropped);
-  for (size_t at = 0; at < described.size();) {
-    const size_t end = std::min(described.find('\n', at), described.size());
-    out << TerminalText(std::string_view(described).substr(at, end - at)) << "\n";
-    at = end + 1;
-  }
+  out << TerminalLines(table::DescribeDrop(*dropped));
   return 0;
 }
 

@@ -119,6 +119,16 @@ size_t DisplayWidth(std::string_view text) {
   return width;
 }
 
+std::string TerminalLines(std::string_view text) {
+  std::string out;
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = std::min(text.find('\n', at), text.size());
+    out += TerminalText(text.substr(at, end - at)) + "\n";
+    at = end + 1;
+  }
+  return out;
+}
+
 std::string TerminalText(std::string_view text) {
   std::string out;
   out.reserve(text.size());

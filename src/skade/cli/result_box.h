@@ -26,6 +26,9 @@ std::string_view PrefixOfWidth(std::string_view text, size_t width);
 // shown as \xNN, newline and tab as \n and \t.
 std::string TerminalText(std::string_view text);
 
+// `text` of several lines made safe line by line (TerminalText), each ending in a newline.
+std::string TerminalLines(std::string_view text);
+
 struct BoxOptions {
   // Rows shown: when a result has more, its first and last halves with a gap between; 0 shows
   // all (held in memory until the end).

@@ -105,11 +105,7 @@ Status SqlSession::Execute(const std::string& sql, std::ostream& out) {
     out << statement.type_name << " " << report.rows << "\n";
     // DROP TABLE says what became of the table's files (kept, or purged and what stayed).
     // Its lines name files, made safe to print one by one.
-    for (size_t at = 0; at < report.note.size();) {
-      const size_t end = std::min(report.note.find('\n', at), report.note.size());
-      out << TerminalText(std::string_view(report.note).substr(at, end - at)) << "\n";
-      at = end + 1;
-    }
+    out << TerminalLines(report.note);
     return Status::Ok();
   }
   if (statement.use_schema) return Use(*statement.use_schema);

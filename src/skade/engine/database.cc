@@ -661,8 +661,11 @@ Status QueryTextOn(duckdb_connection connection, std::string_view sql,
       for (idx_t i = 0; i < n; ++i) {
         LogicalType type;
         type.type = duckdb_prepared_statement_column_logical_type(stmt.stmt, i);
+        // The C API hands the name over: it must be freed (duckdb_free).
         const char* name = duckdb_prepared_statement_column_name(stmt.stmt, i);
-        select_columns.push_back(ColumnType{name ? name : "", DuckTypeSpelling(type.type)});
+        std::string column = name ? name : "";
+        if (name != nullptr) duckdb_free(const_cast<char*>(name));
+        select_columns.push_back(ColumnType{std::move(column), DuckTypeSpelling(type.type)});
       }
     } else {
       QueryResult r;
