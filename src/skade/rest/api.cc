@@ -480,8 +480,8 @@ CatalogApi::CatalogApi(catalog::Catalog& catalog, io::FileIO& io, const RestOpti
     : catalog_(catalog),
       io_(io),
       options_(options),
-      plans_(PlanStoreOptions{options.plan_ttl}),
-      manifests_(options.plan_manifest_cache_bytes) {}
+      manifests_(options.plan_manifest_cache_bytes),
+      plans_(PlanStoreOptions{options.plan_ttl}) {}
 
 RestStats CatalogApi::stats() const {
   RestStats s;

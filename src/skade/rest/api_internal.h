@@ -196,13 +196,15 @@ class CatalogApi {
   io::FileIO& io_;
   const RestOptions& options_;
   BodyCache bodies_;
-  PlanStore plans_;
   iceberg::ManifestCache manifests_;
   std::mutex details_mu_;
   std::map<std::string, TableDetail> details_;
   std::atomic<int64_t> commits_{0};
   std::atomic<int64_t> conflicts_{0};
   std::atomic<int64_t> rebased_{0};
+  // Last: destroyed first, its destructor cancels and joins the background plans, whose jobs
+  // use the members above (the manifest cache, the counters) until they return.
+  PlanStore plans_;
 };
 
 }  // namespace skade::rest
