@@ -29,6 +29,7 @@
 #include "skade/catalog/catalog.h"
 #include "skade/io/delegating_file_io.h"
 #include "skade/io/file_io.h"
+#include "skade/io/location.h"
 #include "tests/testing/pg_cluster.h"
 #include "tests/testing/schemas.h"
 #include "tests/testing/temp_dir.h"
@@ -392,6 +393,139 @@ TEST_P(SqlCatalogTest, TableLifecycle) {
   EXPECT_EQ(operations,
             (std::vector<std::string>{"create", "create", "rename", "drop", "register", "drop"}));
   ExpectDenseLog(*catalog, 6);
+}
+
+TEST_P(SqlCatalogTest, ADropNamingStaleMetadataIsAConflictAndKeepsEverything) {
+  auto catalog = Open();
+  ASSERT_NE(catalog, nullptr);
+  TableIdent t = Ident({"db"}, "t");
+  ASSERT_TRUE(catalog->CreateNamespace(Ns({"db"}), {}).ok());
+  auto created = catalog->CreateTable(t, TestTable());
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  const std::string location = created->table.metadata->location;
+  // What a caller checked (the first metadata) is not what the table is after this commit.
+  auto moved = catalog->CommitTable(PropertyCommit(t, "color", "blue"));
+  ASSERT_TRUE(moved.ok()) << moved.status().ToString();
+  for (DropMode mode : {DropMode::kPurge, DropMode::kKeepFiles}) {
+    Status st = catalog->DropTable(t, mode, created->table.metadata_location);
+    EXPECT_EQ(st.code(), StatusCode::kConflict) << st.ToString();
+    EXPECT_NE(st.message().find(moved->table.metadata_location), std::string::npos) << st.ToString();
+  }
+  auto still = catalog->LoadTable(t);
+  ASSERT_TRUE(still.ok()) << still.status().ToString();
+  EXPECT_EQ(still->metadata_location, moved->table.metadata_location);
+  EXPECT_EQ(MetadataFiles(location).size(), 2u);
+  // Naming the current metadata drops (and purges) it.
+  ASSERT_TRUE(catalog->DropTable(t, DropMode::kPurge, moved->table.metadata_location).ok());
+  EXPECT_EQ(catalog->LoadTable(t).status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(MetadataFiles(location).empty());
+  EXPECT_EQ(catalog->DropTable(t, DropMode::kKeepFiles, moved->table.metadata_location).code(),
+            StatusCode::kNotFound);
+}
+
+iceberg::ViewVersion TestViewVersion(std::string sql, std::string dialect = "spark") {
+  iceberg::ViewVersion v;
+  v.timestamp_ms = 1;
+  v.summary = {{"engine-name", "test"}};
+  v.representations.push_back(iceberg::ViewRepresentation{std::move(sql), std::move(dialect)});
+  v.default_namespace = {"db"};
+  return v;
+}
+
+iceberg::ViewUpdate AddVersionUpdate(iceberg::ViewVersion v) {
+  iceberg::ViewUpdate u;
+  u.kind = iceberg::ViewUpdate::Kind::kAddViewVersion;
+  v.schema_id = 0;  // the view's only schema
+  u.version = std::move(v);
+  return u;
+}
+
+iceberg::ViewUpdate SetCurrentUpdate(int id) {
+  iceberg::ViewUpdate u;
+  u.kind = iceberg::ViewUpdate::Kind::kSetCurrentViewVersion;
+  u.version_id = id;
+  return u;
+}
+
+TEST_P(SqlCatalogTest, ViewsLiveBesideTablesWithTheirOwnVersions) {
+  auto catalog = Open();
+  ASSERT_NE(catalog, nullptr);
+  ASSERT_TRUE(catalog->SupportsViews());
+  const TableIdent v = Ident({"db"}, "v");
+  CreateViewRequest request;
+  request.schema = TestSchema();
+  request.version = TestViewVersion("SELECT id, data FROM t");
+  EXPECT_EQ(catalog->CreateView(v, request).status().code(), StatusCode::kNotFound);  // no namespace
+  ASSERT_TRUE(catalog->CreateNamespace(Ns({"db"}), {}).ok());
+  auto created = catalog->CreateView(v, request);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_EQ(created->metadata->current_version_id, 1);
+  const std::string location = created->metadata->location;
+  EXPECT_TRUE(io::IsWithin(location, warehouse_)) << location;
+  EXPECT_EQ(MetadataFiles(location).size(), 1u);
+  // One name, one object: a table of the view's name, or a view of a table's, already exists.
+  EXPECT_EQ(catalog->CreateTable(v, TestTable()).status().code(), StatusCode::kAlreadyExists);
+  ASSERT_TRUE(catalog->CreateTable(Ident({"db"}, "t"), TestTable()).ok());
+  EXPECT_EQ(catalog->CreateView(Ident({"db"}, "t"), request).status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(catalog->LoadView(Ident({"db"}, "t")).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(catalog->LoadTable(v).status().code(), StatusCode::kNotFound);
+  // Listings keep them apart; the log records tables only.
+  EXPECT_EQ(*catalog->ListViews(Ns({"db"})), std::vector<TableIdent>{v});
+  EXPECT_EQ(*catalog->ListTables(Ns({"db"})), std::vector<TableIdent>{Ident({"db"}, "t")});
+  EXPECT_EQ(*catalog->LatestCommitSeq(), 1);
+
+  // Replace: a new version becomes current; the uuid requirement guards against a recreated view.
+  ViewCommit replace;
+  replace.ident = v;
+  replace.requirements.push_back(iceberg::ViewRequirement{created->metadata->view_uuid});
+  replace.updates = {AddVersionUpdate(TestViewVersion("SELECT id FROM t")), SetCurrentUpdate(-1)};
+  auto replaced = catalog->CommitView(replace);
+  ASSERT_TRUE(replaced.ok()) << replaced.status().ToString();
+  EXPECT_EQ(replaced->metadata->current_version_id, 2);
+  EXPECT_EQ(replaced->metadata->versions.size(), 2u);
+  EXPECT_NE(replaced->metadata_location, created->metadata_location);
+  auto loaded = catalog->LoadView(v);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->metadata_location, replaced->metadata_location);
+  EXPECT_EQ(loaded->metadata->CurrentVersion()->representations[0].sql, "SELECT id FROM t");
+  ViewCommit stale = replace;
+  stale.requirements[0].uuid = "00000000-0000-0000-0000-000000000000";
+  EXPECT_EQ(catalog->CommitView(stale).status().code(), StatusCode::kConflict);
+  EXPECT_EQ(catalog->LoadView(v)->metadata_location, replaced->metadata_location);
+
+  // Concurrent replaces all land, one after the other.
+  std::vector<std::thread> writers;
+  std::atomic<int> landed{0};
+  for (int i = 0; i < 4; ++i) {
+    writers.emplace_back([&, i] {
+      ViewCommit c;
+      c.ident = v;
+      c.updates = {AddVersionUpdate(TestViewVersion("SELECT " + std::to_string(i) + " AS id, 'x' AS data")),
+                   SetCurrentUpdate(-1)};
+      if (catalog->CommitView(c).ok()) ++landed;
+    });
+  }
+  for (auto& w : writers) w.join();
+  EXPECT_EQ(landed.load(), 4);
+  EXPECT_EQ(catalog->LoadView(v)->metadata->version_log.size(), 6u);
+
+  // A namespace holding a view is not empty.
+  EXPECT_EQ(catalog->DropNamespace(Ns({"db"})).code(), StatusCode::kConflict);
+  // Rename, register the same metadata under another name, drop: files stay.
+  ASSERT_TRUE(catalog->CreateNamespace(Ns({"other"}), {}).ok());
+  EXPECT_EQ(catalog->RenameView(v, Ident({"db"}, "t")).code(), StatusCode::kAlreadyExists);
+  ASSERT_TRUE(catalog->RenameView(v, Ident({"other"}, "w")).ok());
+  EXPECT_EQ(catalog->LoadView(v).status().code(), StatusCode::kNotFound);
+  auto renamed = catalog->LoadView(Ident({"other"}, "w"));
+  ASSERT_TRUE(renamed.ok()) << renamed.status().ToString();
+  ASSERT_TRUE(catalog->DropView(Ident({"other"}, "w")).ok());
+  EXPECT_EQ(catalog->DropView(Ident({"other"}, "w")).code(), StatusCode::kNotFound);
+  EXPECT_EQ(MetadataFiles(location).size(), 6u);
+  auto registered = catalog->RegisterView(Ident({"other"}, "again"), renamed->metadata_location);
+  ASSERT_TRUE(registered.ok()) << registered.status().ToString();
+  EXPECT_EQ(registered->metadata->view_uuid, created->metadata->view_uuid);
+  EXPECT_FALSE(catalog->RegisterView(Ident({"other"}, "bad"), dir_.Path("missing.json")).ok());
+  EXPECT_EQ(*catalog->LatestCommitSeq(), 1);
 }
 
 TEST_P(SqlCatalogTest, CommitTableAppliesUpdatesAndLogs) {

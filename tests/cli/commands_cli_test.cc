@@ -320,6 +320,17 @@ TEST_F(CommandsCliTest, InspectShowsTimePartitionsInHumanForm) {
   EXPECT_THAT(j.dump(), HasSubstr("\"a_day\":\"2024-01-01\""));
 }
 
+// Identifier fields are what Flight SQL answers as a table's primary key; inspect names them.
+TEST_F(CommandsCliTest, InspectNamesTheIdentifierFields) {
+  CreateDemo();
+  EXPECT_THAT(SkadeOk("inspect demo.t --no-page-check"), Not(HasSubstr("identifier fields")));
+  SkadeOk("alter demo.t identifier-fields id");
+  std::string out = SkadeOk("inspect demo.t --no-page-check");
+  EXPECT_THAT(out, HasSubstr("(current) identifier fields: id\n")) << out;
+  Json j = SkadeJson("inspect demo.t --json --no-page-check");
+  EXPECT_EQ(j["metadata"]["schemas"].back()["identifier-field-ids"], Json::parse("[1]"));
+}
+
 TEST_F(CommandsCliTest, NamespacePropertiesHideTheCatalogsMarker) {
   SkadeOk("ns create demo --set owner=ana");
   EXPECT_EQ(SkadeOk("ns props demo"), "owner=ana\n");

@@ -260,8 +260,27 @@ TEST(StatementTest, UseNamesTheSchemaItChooses) {
   }
 }
 
+TEST(StatementTest, ViewsOfTheCatalogAreWrites) {
+  auto created = ParseStatement("CREATE OR REPLACE VIEW s.v (a, b) AS SELECT x, y FROM t WHERE x > 1");
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_EQ(created->kind, Kind::kCreateView);
+  EXPECT_TRUE(created->is_write());
+  EXPECT_TRUE(created->or_replace);
+  EXPECT_EQ(created->target, (std::vector<std::string>{"s", "v"}));
+  EXPECT_EQ(created->columns, (std::vector<std::string>{"a", "b"}));
+  ASSERT_TRUE(created->query);
+  EXPECT_NE(created->query->sql().find("x > 1"), std::string::npos) << created->query->sql();
+  EXPECT_TRUE(ParseStatement("CREATE VIEW IF NOT EXISTS v AS SELECT 1")->if_not_exists);
+  auto dropped = ParseStatement("DROP VIEW IF EXISTS s.v");
+  ASSERT_TRUE(dropped.ok());
+  EXPECT_EQ(dropped->kind, Kind::kDropView);
+  EXPECT_TRUE(dropped->if_exists);
+  EXPECT_EQ(dropped->target, (std::vector<std::string>{"s", "v"}));
+  EXPECT_FALSE(ParseStatement("DROP VIEW v CASCADE")->unsupported.empty());
+}
+
 TEST(StatementTest, OtherStatementsAreClassifiedNotRun) {
-  for (const char* sql : {"CREATE VIEW v AS SELECT 1", "COPY t FROM 'f'", "ATTACH 'x' AS y", "SET threads = 1",
+  for (const char* sql : {"CREATE TEMP VIEW v AS SELECT 1", "COPY t FROM 'f'", "ATTACH 'x' AS y", "SET threads = 1",
                           "CREATE MACRO m(x) AS x", "DETACH skade", "PRAGMA show_tables", "INSTALL httpfs",
                           "EXPORT DATABASE 'x'", "CALL pragma_version()"}) {
     auto s = ParseStatement(sql);

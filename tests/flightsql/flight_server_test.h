@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -81,29 +82,46 @@ class Client {
     return Status::Ok();
   }
 
+  // The result schema of `sql` undecoded: FlightInfo.schema (IPC-encapsulated) and the
+  // flatbuffer of its DoGet stream's first message (the schema message).
+  Result<std::pair<std::string, std::string>> SchemaBytes(const std::string& sql) {
+    SKADE_ASSIGN_OR_RETURN(pb::FlightInfo info, Info(sql));
+    grpc::ClientContext ctx;
+    Prepare(ctx);
+    auto stream = stub_->DoGet(&ctx, info.endpoint(0).ticket());
+    pb::FlightData data;
+    std::optional<std::string> first;
+    while (stream->Read(&data)) {
+      if (!first) first = data.data_header();
+    }
+    grpc::Status st = stream->Finish();
+    if (!st.ok()) return Failed("DoGet", st);
+    if (!first) return Status::Internal("DoGet: no schema message");
+    return std::make_pair(info.schema(), *first);
+  }
+
+  // The result schema of `sql` as GetFlightInfo announces it, and as the schema message of its
+  // DoGet stream gives it.
+  Result<std::pair<arrow::SchemaHandle, arrow::SchemaHandle>> Schemas(const std::string& sql) {
+    SKADE_ASSIGN_OR_RETURN(auto bytes, SchemaBytes(sql));
+    SKADE_ASSIGN_OR_RETURN(auto reader, arrow::ipc::StreamReader::Open(bytes.first));
+    SKADE_ASSIGN_OR_RETURN(auto announced, reader->ExportSchema());
+    arrow::ipc::MessageDecoder decoder;
+    SKADE_RETURN_IF_ERROR(decoder.Decode(bytes.second, "").status());
+    SKADE_ASSIGN_OR_RETURN(auto streamed, decoder.ExportSchema());
+    return std::make_pair(std::move(announced), std::move(streamed));
+  }
+
   // Per result column of `sql`, whether it is nullable: as GetFlightInfo's schema says, and as
   // the schema message of its DoGet stream says.
   Result<std::pair<std::vector<bool>, std::vector<bool>>> Nullability(const std::string& sql) {
-    SKADE_ASSIGN_OR_RETURN(pb::FlightInfo info, Info(sql));
+    SKADE_ASSIGN_OR_RETURN(auto schemas, Schemas(sql));
     auto flags = [](const ArrowSchema& s) {
       std::vector<bool> out;
       for (int64_t i = 0; i < s.n_children; ++i) out.push_back((s.children[i]->flags & ARROW_FLAG_NULLABLE) != 0);
       return out;
     };
-    SKADE_ASSIGN_OR_RETURN(auto reader, arrow::ipc::StreamReader::Open(info.schema()));
-    SKADE_ASSIGN_OR_RETURN(auto announced, reader->ExportSchema());
-    grpc::ClientContext ctx;
-    Prepare(ctx);
-    auto stream = stub_->DoGet(&ctx, info.endpoint(0).ticket());
-    arrow::ipc::MessageDecoder decoder;
-    pb::FlightData data;
-    while (stream->Read(&data)) {
-      if (!decoder.has_schema()) SKADE_RETURN_IF_ERROR(decoder.Decode(data.data_header(), data.data_body()).status());
-    }
-    grpc::Status st = stream->Finish();
-    if (!st.ok()) return Failed("DoGet", st);
-    SKADE_ASSIGN_OR_RETURN(auto streamed, decoder.ExportSchema());
-    return std::make_pair(flags(*announced.get()), flags(*streamed.get()));
+    return std::make_pair(flags(*schemas.first.get()), flags(*schemas.second.get()));
   }
 
   Result<pb::FlightInfo> Info(const std::string& sql) {
@@ -303,6 +321,16 @@ class Client {
     SKADE_RETURN_IF_ERROR(failure);
     SKADE_ASSIGN_OR_RETURN(out.schema, decoder.ExportSchema());
     return out;
+  }
+
+  // GetFlightInfo + DoGet of a metadata command (CommandGetPrimaryKeys, …): what its ticket
+  // streams, and in `announced` the schema the FlightInfo announced.
+  Result<Fetched> Metadata(const google::protobuf::Message& command, arrow::SchemaHandle* announced) {
+    SKADE_ASSIGN_OR_RETURN(pb::FlightInfo info, InfoFor(command));
+    if (info.endpoint_size() != 1) return Status::Internal("GetFlightInfo: not one endpoint");
+    SKADE_ASSIGN_OR_RETURN(auto reader, arrow::ipc::StreamReader::Open(info.schema()));
+    SKADE_ASSIGN_OR_RETURN(*announced, reader->ExportSchema());
+    return Get(info.endpoint(0).ticket());
   }
 
   // A DoGet that is started and never read: its server-side writes stall on flow control.

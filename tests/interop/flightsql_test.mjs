@@ -707,10 +707,10 @@ groups.queries = async () => {
         "TIME '01:02:03' AS tm, 'x'::BLOB AS b, true AS bo",
     });
     const expected = {
-      e: 'ENUM', d: 'DECIMAL(10,2)', l: 'INTEGER[]', a: 'INTEGER[2]', s: 'STRUCT', m: 'MAP', i: 'INTERVAL',
+      e: "ENUM('a', 'b')", d: 'DECIMAL(10,2)', l: 'INTEGER[]', a: 'INTEGER[2]', s: 'STRUCT', m: 'MAP', i: 'INTERVAL',
       // UUID leaves as text and HUGEINT as DECIMAL(38,0) (DuckDB's Arrow export): the name
       // describes the values the client gets.
-      u: 'UNION', ts: 'TIMESTAMP WITH TIME ZONE', t: 'TIMESTAMP', id: 'VARCHAR', uh: 'UHUGEINT', h: 'DECIMAL(38,0)',
+      u: 'UNION(n INTEGER, t VARCHAR)', ts: 'TIMESTAMP WITH TIME ZONE', t: 'TIMESTAMP', id: 'VARCHAR', uh: 'UHUGEINT', h: 'DECIMAL(38,0)',
       tm: 'TIME', b: 'BLOB', bo: 'BOOLEAN',
     };
     for (const [where, sch] of [['FlightInfo', schema], ['stream', table.schema]]) {

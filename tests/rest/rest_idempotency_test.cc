@@ -98,8 +98,9 @@ class GatedCatalog final : public catalog::Catalog {
     return inner_.CreateTable(ident, request);
   }
   Result<catalog::TableState> LoadTable(const catalog::TableIdent& ident) override { return inner_.LoadTable(ident); }
-  Status DropTable(const catalog::TableIdent& ident, catalog::DropMode mode) override {
-    return inner_.DropTable(ident, mode);
+  Status DropTable(const catalog::TableIdent& ident, catalog::DropMode mode,
+                   const std::optional<std::string>& if_metadata_location) override {
+    return inner_.DropTable(ident, mode, if_metadata_location);
   }
   Status RenameTable(const catalog::TableIdent& from, const catalog::TableIdent& to) override {
     return inner_.RenameTable(from, to);

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <thread>
 
+#include "skade/catalog/file_catalog.h"
 #include "skade/engine/data_writer.h"
 #include "skade/iceberg/manifest.h"
 #include "skade/iceberg/table_metadata.h"
@@ -524,8 +525,19 @@ TEST_F(RestServerTest, ReadOnlyRefusesEveryMutationAndMetricsCount) {
 }
 
 // A catalog without views: none listed, none found, none created — never a 404 "no route".
-TEST_F(RestServerTest, ViewRoutesAnswerThatThereAreNoViews) {
+TEST_F(RestServerTest, ViewRoutesOfACatalogWithoutViewsAnswerThatThereAreNone) {
+  // A folder of tables keeps no views.
   Start();
+  ASSERT_EQ(CreateTable("base", "t").status, 200);
+  catalog::FileCatalogOptions folder;
+  folder.root = tmp_.Path("warehouse");
+  auto files = catalog::OpenFileCatalog(folder, *io_);
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  server_.reset();
+  auto server = RestServer::Start(**files, *io_, RestOptions{});
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  server_ = std::move(*server);
+  client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
   EXPECT_THAT(Get("/v1/config").body["endpoints"].dump(), ::testing::Not(HasSubstr("views")));
   Reply listed = Get("/v1/namespaces/base/views");
   ASSERT_EQ(listed.status, 200);
@@ -535,6 +547,7 @@ TEST_F(RestServerTest, ViewRoutesAnswerThatThereAreNoViews) {
   EXPECT_EQ(Head("/v1/namespaces/base/views/v").status, 404);
   EXPECT_EQ(ErrorType(Post("/v1/namespaces/base/views", Json{{"name", "v"}})), "UnsupportedOperationException");
   EXPECT_EQ(ErrorType(Post("/v1/views/rename", Json::object())), "UnsupportedOperationException");
+  server_.reset();  // before the catalog it serves
 }
 
 // HTTPS with a self-signed certificate (made by the openssl command): a client trusting it

@@ -85,6 +85,22 @@ TEST_F(LakeSqlQueryTest, ListingsShowEveryTableOfTheLake) {
       (TextRows{{"2"}}));
 }
 
+TEST_F(LakeSqlQueryTest, SchemaListingsShowTheLakesNamespaces) {
+  CreateTwoNamespaces();
+  ASSERT_TRUE(catalog_->CreateNamespace(*catalog::Namespace::Parse("empty"), {}).ok());
+  const TextRows lake{{"empty"}, {"sales"}, {"sales.eu"}};
+  EXPECT_EQ(Sql("SHOW SCHEMAS"), lake);
+  EXPECT_EQ(Sql("SHOW namespaces"), lake);
+  EXPECT_EQ(Sql("SELECT schema_name FROM information_schema.schemata WHERE catalog_name = 'skade' ORDER BY ALL"),
+            lake);
+  // DuckDB's own schemas stay listed beside the lake's, once each.
+  EXPECT_EQ(Sql("SELECT count(*) FROM information_schema.schemata WHERE schema_name = 'information_schema'"),
+            (TextRows{{"1"}}));
+  // A lake table named "schemas" is what DESCRIBE schemas means.
+  ASSERT_TRUE(CreateTable("schemas", "x INTEGER"));
+  EXPECT_EQ(Sql("DESCRIBE schemas", "sales"), (TextRows{{"x", "INTEGER", "YES", "NULL", "NULL", "NULL"}}));
+}
+
 TEST_F(LakeSqlQueryTest, DescribeShowsRequiredColumnsAndTheKey) {
   CreateTwoNamespaces();
   EXPECT_EQ(Sql("DESCRIBE sales.orders"),
@@ -240,6 +256,101 @@ TEST_F(LakeSqlQueryTest, UnknownNamesSuggestLakeTables) {
   EXPECT_EQ(Sql("WITH ordrs AS (SELECT 1 AS x) SELECT * FROM ordrs"), (TextRows{{"1"}}));
   EXPECT_EQ(Sql("SELECT count(*) > 0 FROM information_schema.schemata"), (TextRows{{"true"}}));
   EXPECT_EQ(Sql("SELECT count(*) > 0 FROM duckdb_types"), (TextRows{{"true"}}));
+}
+
+// A view of the catalog, `sql` in `dialect`, its columns `columns` (DuckDB definitions), its
+// default namespace `home`.
+Status CreateLakeView(catalog::Catalog& catalog, const std::string& name, const std::string& sql,
+                      const std::string& columns, const std::vector<std::string>& home,
+                      const std::string& dialect = "spark") {
+  SKADE_ASSIGN_OR_RETURN(iceberg::SchemaPtr schema, engine::SchemaFromColumnDefinitions(columns));
+  catalog::CreateViewRequest request;
+  request.schema = schema;
+  request.version.representations.push_back(iceberg::ViewRepresentation{sql, dialect});
+  request.version.default_namespace = home;
+  SKADE_ASSIGN_OR_RETURN(auto ident, catalog::TableIdent::Parse(name));
+  return catalog.CreateView(ident, request).status();
+}
+
+TEST_F(LakeSqlQueryTest, ViewsOfTheCatalogReadTheirQuery) {
+  auto t = CreateTable("orders", "id BIGINT, name VARCHAR");
+  ASSERT_TRUE(t);
+  ASSERT_TRUE(t->Append(engine::WriteSource{"SELECT range AS id, 'n' || range AS name FROM range(5)", nullptr}).ok());
+  ASSERT_TRUE(catalog_->CreateNamespace(*catalog::Namespace::Parse("reports"), {}).ok());
+  // Unqualified names are the view's default namespace, not the session's.
+  ASSERT_TRUE(CreateLakeView(*catalog_, "reports.big", "SELECT id, name FROM orders WHERE id >= 3",
+                             "order_id BIGINT, label VARCHAR", {"sales"}).ok());
+  EXPECT_EQ(Sql("SELECT order_id, label FROM reports.big ORDER BY 1"), (TextRows{{"3", "n3"}, {"4", "n4"}}));
+  EXPECT_EQ(Sql("SELECT count(*) FROM big", "reports"), (TextRows{{"2"}}));
+  // A view of a view, in DuckDB's dialect, joined with a table.
+  ASSERT_TRUE(CreateLakeView(*catalog_, "reports.top", "SELECT max(order_id) AS m FROM big", "m BIGINT",
+                             {"reports"}, "duckdb").ok());
+  EXPECT_EQ(Sql("SELECT o.name FROM reports.top JOIN sales.orders o ON o.id = top.m"), (TextRows{{"n4"}}));
+  // Views show in the listings beside the tables.
+  EXPECT_EQ(Sql("SELECT table_schema, table_name, table_type FROM information_schema.tables ORDER BY ALL"),
+            (TextRows{{"reports", "big", "VIEW"}, {"reports", "top", "VIEW"}, {"sales", "orders", "BASE TABLE"}}));
+  EXPECT_EQ(Sql("SHOW TABLES", "reports"), (TextRows{{"big"}, {"top"}}));
+  // A commit shows in the view at once.
+  ASSERT_TRUE(t->Append(engine::WriteSource{"SELECT 9 AS id, 'n9' AS name", nullptr}).ok());
+  EXPECT_EQ(Sql("SELECT * FROM reports.top"), (TextRows{{"9"}}));
+
+  // Refusals name the view and say why.
+  ASSERT_TRUE(CreateLakeView(*catalog_, "reports.trino_only", "SELECT 1", "x INTEGER", {"sales"}, "trino").ok());
+  Status trino = Refused("SELECT * FROM reports.trino_only");
+  EXPECT_EQ(trino.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(trino.message().find("has trino"), std::string::npos) << trino.ToString();
+  ASSERT_TRUE(CreateLakeView(*catalog_, "reports.wide", "SELECT 1 AS a, 2 AS b", "a INTEGER", {"sales"}).ok());
+  Status wide = Refused("SELECT * FROM reports.wide");
+  EXPECT_NE(wide.message().find("gives 2 columns, its schema has 1"), std::string::npos) << wide.ToString();
+  ASSERT_TRUE(CreateLakeView(*catalog_, "reports.self", "SELECT * FROM self", "x INTEGER", {"reports"}).ok());
+  Status self = Refused("SELECT * FROM reports.self");
+  EXPECT_EQ(self.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(self.message().find("nest deeper"), std::string::npos) << self.ToString();
+  ASSERT_TRUE(CreateLakeView(*catalog_, "reports.typo", "SELECT * FROM ordrs", "x INTEGER", {"sales"}).ok());
+  Status typo = Refused("SELECT * FROM reports.typo");
+  EXPECT_NE(typo.message().find("did you mean"), std::string::npos) << typo.ToString();
+  EXPECT_NE(typo.message().find("view reports.typo"), std::string::npos) << typo.ToString();
+}
+
+TEST_F(LakeSqlQueryTest, CreateViewMakesAViewOfTheCatalog) {
+  auto t = CreateTable("orders", "id BIGINT, name VARCHAR");
+  ASSERT_TRUE(t);
+  ASSERT_TRUE(t->Append(engine::WriteSource{"SELECT range AS id, 'n' || range AS name FROM range(4)", nullptr}).ok());
+  auto run = [&](const std::string& sql, const std::string& schema = "sales") -> Status {
+    auto w = engine::ParseStatement(sql);
+    if (!w.ok()) return w.status();
+    EXPECT_TRUE(w->is_write()) << sql;
+    return lake_->ExecuteWrite(*w, schema).status();
+  };
+  // Unqualified names mean the session's schema, recorded as the view's default namespace.
+  ASSERT_TRUE(run("CREATE VIEW recent (order_id) AS SELECT id, name FROM orders WHERE id >= 2").ok());
+  auto view = catalog_->LoadView(*catalog::TableIdent::Parse("sales.recent"));
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  const iceberg::ViewVersion& v = *view->metadata->CurrentVersion();
+  EXPECT_EQ(v.representations.at(0).dialect, "duckdb");
+  EXPECT_EQ(v.default_namespace, std::vector<std::string>{"sales"});
+  EXPECT_EQ(view->metadata->CurrentSchema()->fields().at(0).name, "order_id");
+  EXPECT_EQ(view->metadata->CurrentSchema()->fields().at(1).name, "name");
+  EXPECT_EQ(Sql("SELECT order_id, name FROM sales.recent ORDER BY 1"), (TextRows{{"2", "n2"}, {"3", "n3"}}));
+  EXPECT_EQ(run("CREATE VIEW recent AS SELECT 1").code(), StatusCode::kAlreadyExists);
+  EXPECT_TRUE(run("CREATE VIEW IF NOT EXISTS recent AS SELECT 1").ok());
+  EXPECT_EQ(run("CREATE VIEW orders AS SELECT 1").code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(run("CREATE VIEW broken AS SELECT * FROM ordrs").code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(catalog_->LoadView(*catalog::TableIdent::Parse("sales.broken")).status().code(), StatusCode::kNotFound);
+  // OR REPLACE adds a version; the view keeps its uuid and history.
+  ASSERT_TRUE(run("CREATE OR REPLACE VIEW recent AS SELECT count(*) AS n FROM orders").ok());
+  auto replaced = catalog_->LoadView(*catalog::TableIdent::Parse("sales.recent"));
+  ASSERT_TRUE(replaced.ok());
+  EXPECT_EQ(replaced->metadata->view_uuid, view->metadata->view_uuid);
+  EXPECT_EQ(replaced->metadata->versions.size(), 2u);
+  EXPECT_EQ(Sql("SELECT n FROM recent", "sales"), (TextRows{{"4"}}));
+  // DROP VIEW; a TEMP view stays the session's own.
+  ASSERT_TRUE(run("DROP VIEW recent").ok());
+  EXPECT_EQ(run("DROP VIEW recent").code(), StatusCode::kNotFound);
+  EXPECT_TRUE(run("DROP VIEW IF EXISTS recent").ok());
+  auto temp = engine::ParseStatement("CREATE TEMP VIEW x AS SELECT 1");
+  ASSERT_TRUE(temp.ok());
+  EXPECT_FALSE(temp->is_write());
 }
 
 TEST_F(LakeSqlQueryTest, QueriesWithoutSubstitutionRunAsSent) {

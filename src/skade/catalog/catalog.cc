@@ -164,13 +164,20 @@ std::string TableIdent::ToString() const {
 }
 
 Status Catalog::UnregisterTable(const TableIdent& ident, const std::string& metadata_location) {
-  SKADE_ASSIGN_OR_RETURN(TableState state, LoadTable(ident));
-  if (state.metadata_location != metadata_location) {
-    return Status::Conflict("table " + ident.ToString() + " changed since it was loaded: its metadata is now " +
-                            state.metadata_location);
-  }
-  return DropTable(ident, DropMode::kKeepFiles);
+  return DropTable(ident, DropMode::kKeepFiles, metadata_location);
 }
+
+namespace {
+Status NoViews() { return Status::NotImplemented("this catalog does not support views"); }
+}  // namespace
+
+Result<std::vector<TableIdent>> Catalog::ListViews(const Namespace&) { return NoViews(); }
+Result<ViewState> Catalog::CreateView(const TableIdent&, const CreateViewRequest&) { return NoViews(); }
+Result<ViewState> Catalog::LoadView(const TableIdent&) { return NoViews(); }
+Result<ViewState> Catalog::CommitView(const ViewCommit&) { return NoViews(); }
+Status Catalog::DropView(const TableIdent&) { return NoViews(); }
+Status Catalog::RenameView(const TableIdent&, const TableIdent&) { return NoViews(); }
+Result<ViewState> Catalog::RegisterView(const TableIdent&, const std::string&) { return NoViews(); }
 
 Result<std::vector<TableLocation>> Catalog::ListTableLocations() {
   SKADE_ASSIGN_OR_RETURN(std::vector<Namespace> namespaces, ListNamespacesBelow(*this, Namespace{}));

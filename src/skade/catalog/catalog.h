@@ -16,6 +16,7 @@
 #include "skade/base/status.h"
 #include "skade/iceberg/table_metadata.h"
 #include "skade/iceberg/table_update.h"
+#include "skade/iceberg/view_metadata.h"
 
 namespace skade::catalog {
 
@@ -94,6 +95,26 @@ struct TableCommit {
   // writes its metadata. An error ends the commit with that error, nothing swapped. Every
   // catalog that commits calls it.
   std::function<Status()> before_swap;
+};
+
+// Views (the Iceberg view spec).
+struct ViewState {
+  TableIdent ident;
+  std::string metadata_location;
+  std::shared_ptr<const iceberg::ViewMetadata> metadata;
+};
+
+struct CreateViewRequest {
+  iceberg::SchemaPtr schema;
+  iceberg::ViewVersion version;  // its ids are assigned (version 1, the schema's id)
+  std::optional<std::string> location;
+  std::map<std::string, std::string> properties;
+};
+
+struct ViewCommit {
+  TableIdent ident;
+  std::vector<iceberg::ViewRequirement> requirements;
+  std::vector<iceberg::ViewUpdate> updates;
 };
 
 // One row of the commit log (skade_commit_log).
@@ -176,11 +197,18 @@ class Catalog {
   // kInvalidArgument.
   virtual Result<CommitResult> CreateTable(const TableIdent& ident, const CreateTableRequest& request) = 0;
   virtual Result<TableState> LoadTable(const TableIdent& ident) = 0;
-  virtual Status DropTable(const TableIdent& ident, DropMode mode) = 0;
+  // Removes `ident` from the catalog; kPurge then deletes its files (see SqlCatalog). With
+  // `if_metadata_location`, only while the table's metadata pointer is that file: kConflict when
+  // a commit moved it on (what a caller checked, e.g. a purge's location, still holds at the
+  // drop). SqlCatalog checks in the dropping transaction; a REST catalog, whose protocol has no
+  // such precondition, checks by loading first (a commit in between escapes the check).
+  virtual Status DropTable(const TableIdent& ident, DropMode mode,
+                           const std::optional<std::string>& if_metadata_location) = 0;
+  Status DropTable(const TableIdent& ident, DropMode mode) { return DropTable(ident, mode, std::nullopt); }
   // Removes `ident` from the catalog and leaves every file (the REST unregisterTable), but only
   // while its metadata pointer is `metadata_location`: kConflict when a commit moved it on (load
-  // the table again), kNotFound when the table is absent. The default checks, then drops (a
-  // commit in between escapes the check); SqlCatalog does both in one transaction.
+  // the table again), kNotFound when the table is absent. The default is DropTable(ident,
+  // kKeepFiles, metadata_location).
   virtual Status UnregisterTable(const TableIdent& ident, const std::string& metadata_location);
   virtual Status RenameTable(const TableIdent& from, const TableIdent& to) = 0;
   // Registers an existing metadata file under `ident`. kInvalidArgument when the table's
@@ -189,6 +217,29 @@ class Catalog {
   // Every table with its location: what placement and maintenance check against (DESIGN §11).
   // The default loads every table; SqlCatalog keeps an index.
   virtual Result<std::vector<TableLocation>> ListTableLocations();
+
+  // Views. A name in a namespace is a table's or a view's, never both (kAlreadyExists). A
+  // view's metadata files live under its location (placed as a table's would be); its changes
+  // are not commit-log entries (the log records tables' commits, which carry data). The
+  // defaults are kNotImplemented ("this catalog does not support views"); SqlCatalog keeps
+  // views as Iceberg's JDBC catalog does (iceberg_type 'VIEW'), so both see the same views.
+  //
+  // Whether the catalog keeps views (the others answer kNotImplemented).
+  virtual bool SupportsViews() const { return false; }
+  // The views of `ns`, sorted; kNotFound for a missing namespace.
+  virtual Result<std::vector<TableIdent>> ListViews(const Namespace& ns);
+  virtual Result<ViewState> CreateView(const TableIdent& ident, const CreateViewRequest& request);
+  // kNotFound when `ident` is no view (a table of that name included).
+  virtual Result<ViewState> LoadView(const TableIdent& ident);
+  // Checks the requirements, applies the updates (iceberg::ApplyViewUpdates), writes the next
+  // metadata file and swaps the pointer by compare-and-swap: kConflict when a requirement fails
+  // or another replace won.
+  virtual Result<ViewState> CommitView(const ViewCommit& commit);
+  // Removes the view from the catalog; its metadata files stay (as Iceberg's catalogs drop views).
+  virtual Status DropView(const TableIdent& ident);
+  virtual Status RenameView(const TableIdent& from, const TableIdent& to);
+  // Registers an existing view metadata file under `ident` (read and validated first).
+  virtual Result<ViewState> RegisterView(const TableIdent& ident, const std::string& metadata_location);
 
   // Checks requirements against the current metadata, applies the updates, writes the new
   // metadata file and swaps the pointer by compare-and-swap, appending one commit-log entry

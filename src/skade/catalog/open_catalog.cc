@@ -24,6 +24,9 @@ class ReadOnlyCatalog final : public internal::ReadOnlyCatalogBase {
   Result<bool> NamespaceExists(const Namespace& ns) override { return inner_->NamespaceExists(ns); }
   Result<std::vector<TableIdent>> ListTables(const Namespace& ns) override { return inner_->ListTables(ns); }
   Result<TableState> LoadTable(const TableIdent& ident) override { return inner_->LoadTable(ident); }
+  bool SupportsViews() const override { return inner_->SupportsViews(); }
+  Result<std::vector<TableIdent>> ListViews(const Namespace& ns) override { return inner_->ListViews(ns); }
+  Result<ViewState> LoadView(const TableIdent& ident) override { return inner_->LoadView(ident); }
   Result<std::vector<TableLocation>> ListTableLocations() override { return inner_->ListTableLocations(); }
   Result<std::vector<CommitLogEntry>> CommitsSince(int64_t after_seq, int64_t limit) override {
     return inner_->CommitsSince(after_seq, limit);

@@ -98,8 +98,9 @@ class PolledLogCatalog final : public Catalog {
     r.commit_seq = r.first_commit_seq = Observe(ident, r.table);
     return r;
   }
-  Status DropTable(const TableIdent& ident, DropMode mode) override {
-    SKADE_RETURN_IF_ERROR(inner_->DropTable(ident, mode));
+  Status DropTable(const TableIdent& ident, DropMode mode,
+                   const std::optional<std::string>& if_metadata_location) override {
+    SKADE_RETURN_IF_ERROR(inner_->DropTable(ident, mode, if_metadata_location));
     Observe(ident, std::nullopt);
     return Status::Ok();
   }
@@ -116,6 +117,19 @@ class PolledLogCatalog final : public Catalog {
     auto state = inner_->LoadTable(to);
     if (state.ok()) ObserveLocked(to, *state);
     return Status::Ok();
+  }
+  // Views are not logged: forwarded as they are.
+  bool SupportsViews() const override { return inner_->SupportsViews(); }
+  Result<std::vector<TableIdent>> ListViews(const Namespace& ns) override { return inner_->ListViews(ns); }
+  Result<ViewState> CreateView(const TableIdent& ident, const CreateViewRequest& request) override {
+    return inner_->CreateView(ident, request);
+  }
+  Result<ViewState> LoadView(const TableIdent& ident) override { return inner_->LoadView(ident); }
+  Result<ViewState> CommitView(const ViewCommit& commit) override { return inner_->CommitView(commit); }
+  Status DropView(const TableIdent& ident) override { return inner_->DropView(ident); }
+  Status RenameView(const TableIdent& from, const TableIdent& to) override { return inner_->RenameView(from, to); }
+  Result<ViewState> RegisterView(const TableIdent& ident, const std::string& metadata_location) override {
+    return inner_->RegisterView(ident, metadata_location);
   }
   Result<CommitResult> RegisterTable(const TableIdent& ident, const std::string& location) override {
     SKADE_ASSIGN_OR_RETURN(CommitResult r, inner_->RegisterTable(ident, location));

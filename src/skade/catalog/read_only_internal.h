@@ -22,7 +22,22 @@ class ReadOnlyCatalogBase : public Catalog {
   Result<CommitResult> CreateTable(const TableIdent& ident, const CreateTableRequest&) override {
     return Refuse("create table " + ident.ToString());
   }
-  Status DropTable(const TableIdent& ident, DropMode) override { return Refuse("drop table " + ident.ToString()); }
+  Status DropTable(const TableIdent& ident, DropMode, const std::optional<std::string>&) override {
+    return Refuse("drop table " + ident.ToString());
+  }
+  Result<ViewState> CreateView(const TableIdent& ident, const CreateViewRequest&) override {
+    return Refuse("create view " + ident.ToString());
+  }
+  Result<ViewState> CommitView(const ViewCommit& commit) override {
+    return Refuse("replace view " + commit.ident.ToString());
+  }
+  Status DropView(const TableIdent& ident) override { return Refuse("drop view " + ident.ToString()); }
+  Status RenameView(const TableIdent& from, const TableIdent&) override {
+    return Refuse("rename view " + from.ToString());
+  }
+  Result<ViewState> RegisterView(const TableIdent& ident, const std::string&) override {
+    return Refuse("register view " + ident.ToString());
+  }
   Status RenameTable(const TableIdent& from, const TableIdent&) override {
     return Refuse("rename table " + from.ToString());
   }

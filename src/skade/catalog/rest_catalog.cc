@@ -225,9 +225,18 @@ class RestCatalog final : public Catalog {
     return state;
   }
 
-  Status DropTable(const TableIdent& ident, DropMode mode) override {
+  Status DropTable(const TableIdent& ident, DropMode mode,
+                   const std::optional<std::string>& if_metadata_location) override {
     SKADE_RETURN_IF_ERROR(ident.Validate());
     Forget(ident);
+    if (if_metadata_location) {
+      // The protocol's drop has no precondition: check first (a commit in between escapes it).
+      SKADE_ASSIGN_OR_RETURN(TableState state, LoadTable(ident));
+      if (state.metadata_location != *if_metadata_location) {
+        return Status::Conflict("table " + ident.ToString() + " changed since it was loaded: its metadata is now " +
+                                state.metadata_location);
+      }
+    }
     return Call("DELETE", TablePath(ident) + (mode == DropMode::kPurge ? "?purgeRequested=true" : "?purgeRequested=false"),
                 "", true, "drop table " + ident.ToString())
         .status();

@@ -403,13 +403,18 @@ class SqlCatalog final : public Catalog {
     return TableState{ident, *row->metadata_location, std::move(metadata)};
   }
 
-  Status DropTable(const TableIdent& ident, DropMode mode) override {
+  Status DropTable(const TableIdent& ident, DropMode mode,
+                   const std::optional<std::string>& if_metadata_location) override {
     SKADE_RETURN_IF_ERROR(ValidateIdent(ident));
     std::optional<std::string> purge_root;
-    std::optional<std::string> purged_metadata;
+    std::optional<std::string> purged_metadata = if_metadata_location;
     std::vector<std::string> deletable;
     if (mode == DropMode::kPurge) {
       SKADE_ASSIGN_OR_RETURN(TableState state, LoadTable(ident));
+      if (if_metadata_location && state.metadata_location != *if_metadata_location) {
+        return Status::Conflict("table " + ident.ToString() + " changed since it was loaded: its metadata is now " +
+                                state.metadata_location);
+      }
       purge_root = state.metadata->location;
       purged_metadata = state.metadata_location;
       // Everything that can refuse the purge is asked before the table is dropped: a purge
@@ -425,7 +430,7 @@ class SqlCatalog final : public Catalog {
     }
     // The files listed for the purge are those of the metadata read above: a commit in between
     // (a set-location, say) makes the purge start over rather than delete by a stale location.
-    SKADE_RETURN_IF_ERROR(RemoveTableRow(ident, purged_metadata, "changed while its purge was prepared; retry")
+    SKADE_RETURN_IF_ERROR(RemoveTableRow(ident, purged_metadata, "changed since it was loaded; load it again")
                               .WithContext("drop table " + ident.ToString()));
     // The table is gone from the catalog; now remove what lies under its location, except what
     // belongs to another table (DeletionGuard). The drop has happened and is the answer: a file
@@ -449,6 +454,174 @@ class SqlCatalog final : public Catalog {
     SKADE_RETURN_IF_ERROR(ValidateIdent(ident));
     return RemoveTableRow(ident, metadata_location, "changed since it was loaded; load it again")
         .WithContext("unregister table " + ident.ToString());
+  }
+
+  // ---- views (rows of iceberg_type 'VIEW', as Iceberg's JDBC catalog keeps them) ----
+
+  bool SupportsViews() const override { return true; }
+
+  Result<std::vector<TableIdent>> ListViews(const Namespace& ns) override {
+    SKADE_RETURN_IF_ERROR(ns.Validate());
+    return Read<std::vector<TableIdent>>([&](SqlConnection& conn) -> Result<std::vector<TableIdent>> {
+      SKADE_ASSIGN_OR_RETURN(bool exists, NamespaceExistsOn(conn, name(), ns));
+      if (!exists) return Status::NotFound("namespace " + ns.ToString() + " does not exist");
+      SKADE_ASSIGN_OR_RETURN(SqlResult result,
+                             conn.Exec("SELECT table_name FROM iceberg_tables WHERE catalog_name = ? AND "
+                                       "table_namespace = ? AND iceberg_type = 'VIEW'",
+                                       {Text(name()), Text(ns.ToString())}));
+      std::vector<TableIdent> out;
+      for (const auto& row : result.rows) {
+        if (row[0]) out.push_back(TableIdent{ns, *row[0]});
+      }
+      std::sort(out.begin(), out.end());
+      return out;
+    });
+  }
+
+  Result<ViewState> CreateView(const TableIdent& ident, const CreateViewRequest& request) override {
+    SKADE_RETURN_IF_ERROR(ValidateIdent(ident));
+    SKADE_RETURN_IF_ERROR(Writable());
+    const std::string what = "create view " + ident.ToString();
+    if (request.schema == nullptr) return Status::InvalidArgument(what + ": no schema");
+    SKADE_RETURN_IF_ERROR(CheckCreatable(ident));
+    // Placed as a table would be: never inside a table's location (whose purge would delete
+    // the view's files) nor onto a folder that holds files.
+    SKADE_ASSIGN_OR_RETURN(PlacementInputs inputs, ReadPlacementInputs());
+    std::string location;
+    if (request.location && !request.location->empty()) {
+      location = *request.location;
+      SKADE_RETURN_IF_ERROR(CheckLocationFree(inputs, ident, location).WithContext(what));
+    } else {
+      SKADE_ASSIGN_OR_RETURN(location, PlaceTable(inputs, ident, [&](const std::string& candidate) -> Result<bool> {
+                               SKADE_ASSIGN_OR_RETURN(auto files, io_.List(io::JoinLocation(candidate, "")));
+                               return !files.empty();
+                             }));
+    }
+    SKADE_ASSIGN_OR_RETURN(iceberg::ViewMetadata created,
+                           iceberg::NewViewMetadata(request.schema, request.version, location, request.properties,
+                                                    NowMillis())
+                               .WithContext(what));
+    auto metadata = std::make_shared<const iceberg::ViewMetadata>(std::move(created));
+    const std::string metadata_location =
+        io::JoinLocation(io::JoinLocation(location, "metadata"), iceberg::NextMetadataFileName(""));
+    SKADE_RETURN_IF_ERROR(io_.CreateExclusive(metadata_location, iceberg::ViewMetadataToJson(*metadata)));
+    Result<std::vector<CommitLogEntry>> written = Write([&](SqlConnection& conn) -> Result<std::vector<CommitLogEntry>> {
+      SKADE_RETURN_IF_ERROR(CheckCreatableOn(conn, ident));
+      SKADE_RETURN_IF_ERROR(InsertRow(conn, ident, metadata_location, "VIEW"));
+      return std::vector<CommitLogEntry>();
+    });
+    if (!written.ok()) {
+      DiscardUnlessUnknown(written.status(), {metadata_location});
+      return written.status().WithContext(what);
+    }
+    return ViewState{ident, metadata_location, std::move(metadata)};
+  }
+
+  Result<ViewState> LoadView(const TableIdent& ident) override {
+    SKADE_RETURN_IF_ERROR(ValidateIdent(ident));
+    SKADE_ASSIGN_OR_RETURN(std::optional<TableRow> row, Read<std::optional<TableRow>>([&](SqlConnection& conn) {
+                             return SelectTable(conn, name(), ident);
+                           }));
+    if (!row || row->is_table) return Status::NotFound("view " + ident.ToString() + " does not exist");
+    if (!row->metadata_location || row->metadata_location->empty()) {
+      return Status::Corruption("view " + ident.ToString() + " has no metadata location");
+    }
+    SKADE_ASSIGN_OR_RETURN(auto metadata, LoadViewMetadata(*row->metadata_location));
+    return ViewState{ident, *row->metadata_location, std::move(metadata)};
+  }
+
+  Result<ViewState> CommitView(const ViewCommit& commit) override {
+    SKADE_RETURN_IF_ERROR(ValidateIdent(commit.ident));
+    SKADE_RETURN_IF_ERROR(Writable());
+    const std::string what = "replace view " + commit.ident.ToString();
+    // Like a table commit: a lost race is retried on the new metadata while the requirements
+    // still hold there.
+    for (int attempt = 0;; ++attempt) {
+      SKADE_ASSIGN_OR_RETURN(ViewState base, LoadView(commit.ident));
+      for (const iceberg::ViewRequirement& requirement : commit.requirements) {
+        SKADE_RETURN_IF_ERROR(iceberg::CheckViewRequirement(*base.metadata, requirement).WithContext(what));
+      }
+      SKADE_ASSIGN_OR_RETURN(iceberg::ViewMetadata applied,
+                             iceberg::ApplyViewUpdates(*base.metadata, commit.updates, NowMillis()).WithContext(what));
+      auto next = std::make_shared<const iceberg::ViewMetadata>(std::move(applied));
+      if (next->location != base.metadata->location) {
+        SKADE_ASSIGN_OR_RETURN(PlacementInputs inputs, ReadPlacementInputs());
+        SKADE_RETURN_IF_ERROR(CheckLocationFree(inputs, commit.ident, next->location).WithContext(what));
+      }
+      const std::string next_location = io::JoinLocation(io::JoinLocation(next->location, "metadata"),
+                                                         iceberg::NextMetadataFileName(base.metadata_location));
+      Status created = io_.CreateExclusive(next_location, iceberg::ViewMetadataToJson(*next));
+      Status outcome = created;
+      if (created.ok()) {
+        outcome = Write([&](SqlConnection& conn) -> Result<std::vector<CommitLogEntry>> {
+                    SKADE_ASSIGN_OR_RETURN(
+                        SqlResult swapped,
+                        conn.Exec("UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ? "
+                                  "WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? AND "
+                                  "iceberg_type = 'VIEW' AND metadata_location = ?",
+                                  {Text(next_location), Text(base.metadata_location), Text(name()),
+                                   Text(commit.ident.ns.ToString()), Text(commit.ident.name),
+                                   Text(base.metadata_location)}));
+                    if (swapped.affected != 1) {
+                      return Status::Conflict("view " + commit.ident.ToString() + " was changed by a concurrent commit");
+                    }
+                    return std::vector<CommitLogEntry>();
+                  }).status();
+        if (outcome.ok()) return ViewState{commit.ident, next_location, std::move(next)};
+        DiscardUnlessUnknown(outcome, {next_location});
+      }
+      const bool raced = outcome.code() == StatusCode::kConflict || outcome.code() == StatusCode::kAlreadyExists;
+      if (!raced || attempt + 1 >= kMaxCommitAttempts) return outcome.WithContext(what);
+      BackOff(attempt);
+    }
+  }
+
+  Status DropView(const TableIdent& ident) override {
+    SKADE_RETURN_IF_ERROR(ValidateIdent(ident));
+    return Write([&](SqlConnection& conn) -> Result<std::vector<CommitLogEntry>> {
+             SKADE_ASSIGN_OR_RETURN(std::optional<TableRow> row, SelectTable(conn, name(), ident));
+             if (!row || row->is_table) return Status::NotFound("view " + ident.ToString() + " does not exist");
+             SKADE_RETURN_IF_ERROR(conn.Exec("DELETE FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? "
+                                             "AND table_name = ? AND iceberg_type = 'VIEW'",
+                                             {Text(name()), Text(ident.ns.ToString()), Text(ident.name)}));
+             return std::vector<CommitLogEntry>();
+           })
+        .status();
+  }
+
+  Status RenameView(const TableIdent& from, const TableIdent& to) override {
+    SKADE_RETURN_IF_ERROR(ValidateIdent(from));
+    SKADE_RETURN_IF_ERROR(ValidateIdent(to));
+    return Write([&](SqlConnection& conn) -> Result<std::vector<CommitLogEntry>> {
+             SKADE_ASSIGN_OR_RETURN(std::optional<TableRow> row, SelectTable(conn, name(), from));
+             if (!row || row->is_table) return Status::NotFound("view " + from.ToString() + " does not exist");
+             SKADE_RETURN_IF_ERROR(CheckCreatableOn(conn, to));
+             SKADE_RETURN_IF_ERROR(conn.Exec("UPDATE iceberg_tables SET table_namespace = ?, table_name = ? "
+                                             "WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? "
+                                             "AND iceberg_type = 'VIEW'",
+                                             {Text(to.ns.ToString()), Text(to.name), Text(name()),
+                                              Text(from.ns.ToString()), Text(from.name)}));
+             return std::vector<CommitLogEntry>();
+           })
+        .status()
+        .WithContext("rename view " + from.ToString() + " to " + to.ToString());
+  }
+
+  Result<ViewState> RegisterView(const TableIdent& ident, const std::string& metadata_location) override {
+    SKADE_RETURN_IF_ERROR(ValidateIdent(ident));
+    SKADE_RETURN_IF_ERROR(Writable());
+    const std::string what = "register view " + ident.ToString();
+    SKADE_ASSIGN_OR_RETURN(auto metadata, LoadViewMetadata(metadata_location).WithContext(what));
+    SKADE_ASSIGN_OR_RETURN(PlacementInputs inputs, ReadPlacementInputs());
+    SKADE_RETURN_IF_ERROR(CheckLocationFree(inputs, ident, metadata->location).WithContext(what));
+    SKADE_RETURN_IF_ERROR(Write([&](SqlConnection& conn) -> Result<std::vector<CommitLogEntry>> {
+                            SKADE_RETURN_IF_ERROR(CheckCreatableOn(conn, ident));
+                            SKADE_RETURN_IF_ERROR(InsertRow(conn, ident, metadata_location, "VIEW"));
+                            return std::vector<CommitLogEntry>();
+                          })
+                              .status()
+                              .WithContext(what));
+    return ViewState{ident, metadata_location, std::move(metadata)};
   }
 
   Status RenameTable(const TableIdent& from, const TableIdent& to) override {
@@ -844,7 +1017,8 @@ class SqlCatalog final : public Catalog {
                return Status::NotFound("table " + ident.ToString() + " does not exist");
              }
              if (expected && row->metadata_location != expected) {
-               return Status::Conflict("table " + ident.ToString() + " " + std::string(changed));
+               return Status::Conflict("table " + ident.ToString() + " " + std::string(changed) +
+                                       " (its metadata is now " + row->metadata_location.value_or("") + ")");
              }
              SKADE_RETURN_IF_ERROR(
                  conn.Exec("DELETE FROM iceberg_tables WHERE catalog_name = ? AND "
@@ -862,20 +1036,39 @@ class SqlCatalog final : public Catalog {
 
   Status InsertTable(SqlConnection& conn, const TableIdent& ident,
                      const std::string& metadata_location) {
+    return InsertRow(conn, ident, metadata_location, "TABLE");
+  }
+
+  // `type` is 'TABLE' or 'VIEW' (iceberg_type).
+  Status InsertRow(SqlConnection& conn, const TableIdent& ident, const std::string& metadata_location,
+                   const std::string& type) {
     return conn
         .Exec(
             "INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
             "metadata_location, previous_metadata_location, iceberg_type) "
-            "VALUES (?, ?, ?, ?, NULL, 'TABLE')",
-            {Text(name()), Text(ident.ns.ToString()), Text(ident.name), Text(metadata_location)})
+            "VALUES (?, ?, ?, ?, NULL, ?)",
+            {Text(name()), Text(ident.ns.ToString()), Text(ident.name), Text(metadata_location), Text(type)})
         .status();
+  }
+
+  // A view's metadata file, parsed (not cached: views are loaded seldom).
+  Result<std::shared_ptr<const iceberg::ViewMetadata>> LoadViewMetadata(const std::string& location) {
+    Result<std::string> json = io_.Read(location);
+    if (!json.ok()) {
+      if (json.status().code() == StatusCode::kNotFound) {
+        return Status::IoError("view metadata file " + location + " is missing");
+      }
+      return json.status().WithContext("read view metadata " + location);
+    }
+    SKADE_ASSIGN_OR_RETURN(iceberg::ViewMetadata parsed, iceberg::ParseViewMetadata(*json).WithContext(location));
+    return std::make_shared<const iceberg::ViewMetadata>(std::move(parsed));
   }
 
   // kAlreadyExists if `ident` is taken (by a table or a view), kNotFound if its namespace
   // does not exist.
   Status CheckCreatableOn(SqlConnection& conn, const TableIdent& ident) {
     SKADE_ASSIGN_OR_RETURN(std::optional<TableRow> row, SelectTable(conn, name(), ident));
-    if (row) return Status::AlreadyExists("table " + ident.ToString() + " already exists");
+    if (row) return Status::AlreadyExists((row->is_table ? "table " : "view ") + ident.ToString() + " already exists");
     SKADE_ASSIGN_OR_RETURN(bool exists, NamespaceExistsOn(conn, name(), ident.ns));
     if (!exists) return Status::NotFound("namespace " + ident.ns.ToString() + " does not exist");
     return Status::Ok();

@@ -24,6 +24,7 @@
 #include "duckdb/parser/expression/subquery_expression.hpp"
 #include "duckdb/parser/parsed_data/create_schema_info.hpp"
 #include "duckdb/parser/parsed_data/create_table_info.hpp"
+#include "duckdb/parser/parsed_data/create_view_info.hpp"
 #include "duckdb/parser/parsed_data/drop_info.hpp"
 #include "duckdb/parser/parsed_expression_iterator.hpp"
 #include "duckdb/parser/parser.hpp"
@@ -182,6 +183,10 @@ Status WalkStatement(SQLStatement& stmt, const ExprFn& fn) {
       if (info.type == duckdb::CatalogType::TABLE_ENTRY) {
         auto& table = info.Cast<duckdb::CreateTableInfo>();
         if (table.query) return WalkNode(*table.query->node, fn);
+      }
+      if (info.type == duckdb::CatalogType::VIEW_ENTRY) {
+        auto& view = info.Cast<duckdb::CreateViewInfo>();
+        if (view.query) return WalkNode(*view.query->node, fn);
       }
       return Status::Ok();
     }
@@ -812,6 +817,18 @@ Status FillCreate(duckdb::CreateStatement& create, Statement& out) {
     out.target = NameParts("", info.catalog, info.schema);
     return Status::Ok();
   }
+  if (info.type == duckdb::CatalogType::VIEW_ENTRY && !info.temporary) {
+    // A view of the catalog (an Iceberg view); a TEMP view stays the session's own (kOther).
+    auto& view = info.Cast<duckdb::CreateViewInfo>();
+    if (!view.query) return Status::InvalidArgument("CREATE VIEW needs a query");
+    out.kind = Statement::Kind::kCreateView;
+    FillConflict(info, out);
+    out.target = NameParts(info.catalog, info.schema, view.view_name);
+    for (const auto& alias : view.aliases) out.columns.push_back(alias);
+    SKADE_ASSIGN_OR_RETURN(Query q, QueryOf(*view.query, "CREATE VIEW … AS"));
+    out.query = std::move(q);
+    return Status::Ok();
+  }
   if (info.type != duckdb::CatalogType::TABLE_ENTRY) return Status::Ok();  // kOther
   out.kind = Statement::Kind::kCreateTable;
   auto& table = info.Cast<duckdb::CreateTableInfo>();
@@ -829,6 +846,13 @@ Status FillCreate(duckdb::CreateStatement& create, Statement& out) {
 
 Status FillDrop(duckdb::DropStatement& drop, Statement& out) {
   auto& info = *drop.info;
+  if (info.type == duckdb::CatalogType::VIEW_ENTRY) {
+    out.kind = Statement::Kind::kDropView;
+    if (info.cascade) return NotImplemented("DROP VIEW", "CASCADE");
+    out.if_exists = info.if_not_found == duckdb::OnEntryNotFound::RETURN_NULL;
+    out.target = NameParts(info.catalog, info.schema, info.name);
+    return Status::Ok();
+  }
   if (info.type != duckdb::CatalogType::TABLE_ENTRY && info.type != duckdb::CatalogType::SCHEMA_ENTRY) {
     return Status::Ok();  // kOther
   }

@@ -106,8 +106,10 @@ struct Statement {
     kDropTable,     // DROP TABLE [IF EXISTS] target [PURGE]
     kCreateSchema,  // CREATE SCHEMA [IF NOT EXISTS] target
     kDropSchema,    // DROP SCHEMA [IF EXISTS] target
+    kCreateView,    // CREATE [OR REPLACE] VIEW [IF NOT EXISTS] target [(columns)] AS query
+    kDropView,      // DROP VIEW [IF EXISTS] target
     kExport,        // COPY (query | table) TO file
-    kOther,         // anything else (COPY FROM, ATTACH, SET, PRAGMA, CREATE VIEW/MACRO, …)
+    kOther,         // anything else (COPY FROM, ATTACH, SET, PRAGMA, CREATE TEMP VIEW, MACRO, …)
   };
   Kind kind = Kind::kOther;
   std::string type_name;        // DuckDB's statement type ("SELECT", "COPY", …), for messages
@@ -134,8 +136,8 @@ struct Statement {
   std::vector<std::string> passthrough_columns;
 
   std::vector<std::string> target;  // the name as written: 1–3 parts, unquoted
-  std::vector<std::string> columns;  // INSERT column list
-  std::optional<Query> query;        // INSERT source, CREATE TABLE … AS
+  std::vector<std::string> columns;  // INSERT column list; CREATE VIEW's column names
+  std::optional<Query> query;        // INSERT source, CREATE TABLE … AS, CREATE VIEW … AS
   std::optional<Predicate> where;    // DELETE / UPDATE condition (subqueries allowed)
   std::vector<std::pair<std::string, std::string>> assignments;  // UPDATE column, rendered value
   // UPDATE … FROM and MERGE read other relations beside their target: `from` renders them as

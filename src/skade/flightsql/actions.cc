@@ -75,7 +75,7 @@ GStatus Backend::CreatePrepared(const Caller& caller, const pbsql::ActionCreateP
     auto parameters = (*stmt)->ParameterSchema();
     if (!parameters.ok()) return ToGrpc(parameters.status());
     ArrowSchema annotated;
-    AnnotateResultSchema(*dataset->get(), &annotated, stmt->required);
+    AnnotateResultSchema(*dataset->get(), &annotated, stmt->columns);
     arrow::SchemaHandle owned(&annotated);
     auto dataset_bytes = SerializeSchema(*owned.get());
     if (!dataset_bytes.ok()) return ToGrpc(dataset_bytes.status());

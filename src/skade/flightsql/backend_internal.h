@@ -47,13 +47,15 @@ Status RefuseConfigurationReads(const engine::Statement& statement);
 // stream's own schema message then describes the result).
 Result<arrow::SchemaHandle> ResultSchemaOrEmpty(engine::PreparedStatement& stmt);
 
-// A query ready to run, and what its result columns inherit from their table. Dereferences to
-// its statement.
+// A query ready to run, and what is known of its result columns beyond their Arrow types.
+// Dereferences to its statement.
 struct PreparedQuery {
   std::unique_ptr<engine::PreparedStatement> stmt;
-  // Per result column: a NOT NULL column of a catalog table passed through unchanged, so the
-  // column is not nullable. Empty when the query's columns cannot be traced to one table.
-  std::vector<bool> required;
+  // required: per result column, a NOT NULL column of a catalog table passed through unchanged,
+  // so the column is not nullable; empty when the query's columns cannot be traced to one
+  // table. sql_types: DuckDB's spelling of the result types when a column NeedsSqlType; empty
+  // otherwise, or when DuckDB cannot describe the statement.
+  ResultColumns columns;
   engine::PreparedStatement* operator->() const { return stmt.get(); }
   engine::PreparedStatement& operator*() const { return *stmt; }
 };
@@ -124,7 +126,7 @@ class Backend {
   // Prepares a query (only queries) after syncing the views it reads.
   Result<PreparedQuery> PrepareQuery(const std::string& schema, engine::Connection& con,
                                                                   const std::string& sql);
-  // The NOT NULL columns `statement` passes through from its one table (PreparedQuery::required)
+  // The NOT NULL columns `statement` passes through from its one table (ResultColumns::required)
   // for a result of `columns` columns; empty when they cannot be told.
   std::vector<bool> RequiredColumns(const engine::Statement& statement, const std::string& schema, int64_t columns);
   // The result schema of `sql` (prepared on `con` as `stmt`) with the first row of `params`
@@ -139,10 +141,10 @@ class Backend {
                     const pb::FlightDescriptor& desc, pb::FlightInfo* out);
   // DoGet of a write's ticket: the one row of ChangedRowsResult.
   GStatus SendChangedRows(const Caller& caller, int64_t changed, DataWriter* writer);
-  // `annotate`: the result schema of a query, given the Flight SQL column metadata and the
-  // nullability of `required`; otherwise (metadata commands) sent as it is.
+  // `annotate`: the result schema of a query, given the Flight SQL column metadata from
+  // `columns` (AnnotateResultSchema); otherwise (metadata commands) sent as it is.
   GStatus FillInfo(const pb::FlightDescriptor& desc, const ArrowSchema& schema, const std::string& ticket,
-                   pb::FlightInfo* out, bool annotate, const std::vector<bool>& required = {});
+                   pb::FlightInfo* out, bool annotate, const ResultColumns& columns = {});
   // Runs `sql` (with `params`: once per parameter row) as `run` and streams the result.
   GStatus StreamQuery(const Caller& caller, Registry::Run& run, const std::string& schema,
                       const std::string& sql, const ParamSet* params, DataWriter* writer);

@@ -1,6 +1,7 @@
 #include "skade/flightsql/metadata_internal.h"
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <set>
 
@@ -9,8 +10,10 @@
 #include "flight_sql.pb.h"
 #include "skade/arrow/builder.h"
 #include "skade/arrow/ipc.h"
-#include "skade/sql/like.h"
 #include "skade/base/json_parse_internal.h"
+#include "skade/engine/database.h"
+#include "skade/engine/iceberg_scan.h"
+#include "skade/sql/like.h"
 
 namespace skade::flightsql {
 
@@ -357,19 +360,36 @@ Result<arrow::StreamHandle> Tables(const pbsql::CommandGetTables& cmd, sql::Lake
   cols.push_back(Utf8("table_type", false));
   if (cmd.include_schema()) cols.emplace_back("table_schema", "z", false);
   ArrayBuilder b = arrow::RecordBatchBuilder(std::move(cols));
-  bool types_ok = cmd.table_types().empty();
-  for (const auto& t : cmd.table_types()) types_ok = types_ok || t == "TABLE";
-  if (!schema_only && types_ok && CatalogMatches(lake, cmd.has_catalog(), cmd.catalog())) {
+  bool tables_wanted = cmd.table_types().empty(), views_wanted = cmd.table_types().empty();
+  for (const auto& t : cmd.table_types()) {
+    tables_wanted = tables_wanted || t == "TABLE";
+    views_wanted = views_wanted || t == "VIEW";
+  }
+  views_wanted = views_wanted && lake.catalog().SupportsViews();
+  if (!schema_only && (tables_wanted || views_wanted) && CatalogMatches(lake, cmd.has_catalog(), cmd.catalog())) {
     SKADE_ASSIGN_OR_RETURN(auto namespaces, lake.ListNamespaces());
     for (const auto& ns : namespaces) {
       std::string schema = ns.ToString();
       if (cmd.has_db_schema_filter_pattern() && !sql::LikeMatch(cmd.db_schema_filter_pattern(), schema)) continue;
-      SKADE_ASSIGN_OR_RETURN(auto tables, lake.catalog().ListTables(ns));
-      std::sort(tables.begin(), tables.end());
-      for (const auto& ident : tables) {
+      // Ordered by name as FlightSql.proto asks (then by type): tables and views together.
+      std::vector<std::pair<catalog::TableIdent, bool>> entries;  // (name, is a view)
+      if (tables_wanted) {
+        SKADE_ASSIGN_OR_RETURN(auto tables, lake.catalog().ListTables(ns));
+        for (auto& t : tables) entries.emplace_back(std::move(t), false);
+      }
+      if (views_wanted) {
+        SKADE_ASSIGN_OR_RETURN(auto views, lake.catalog().ListViews(ns));
+        for (auto& v : views) entries.emplace_back(std::move(v), true);
+      }
+      std::sort(entries.begin(), entries.end());
+      for (const auto& [ident, is_view] : entries) {
         if (cmd.has_table_name_filter_pattern() && !sql::LikeMatch(cmd.table_name_filter_pattern(), ident.name)) continue;
         std::string schema_bytes;
-        if (cmd.include_schema()) {
+        if (cmd.include_schema() && is_view) {
+          SKADE_ASSIGN_OR_RETURN(auto view, lake.catalog().LoadView(ident));
+          SKADE_ASSIGN_OR_RETURN(auto annotated, AnnotatedViewSchema(lake.db(), view, lake.catalog_name()));
+          SKADE_ASSIGN_OR_RETURN(schema_bytes, SerializeSchema(*annotated.get()));
+        } else if (cmd.include_schema()) {
           SKADE_ASSIGN_OR_RETURN(auto t, lake.LoadTable(ident));
           std::optional<std::string> cached;
           if (facts.schema_cache) cached = facts.schema_cache->Find(t->metadata_location());
@@ -385,7 +405,7 @@ Result<arrow::StreamHandle> Tables(const pbsql::CommandGetTables& cmd, sql::Lake
         b.child(0).AppendString(lake.catalog_name());
         b.child(1).AppendString(schema);
         b.child(2).AppendString(ident.name);
-        b.child(3).AppendString("TABLE");
+        b.child(3).AppendString(is_view ? "VIEW" : "TABLE");
         if (cmd.include_schema()) b.child(4).AppendString(schema_bytes);
       }
     }
@@ -393,36 +413,51 @@ Result<arrow::StreamHandle> Tables(const pbsql::CommandGetTables& cmd, sql::Lake
   return ToStream(b, schema_only);
 }
 
-Result<arrow::StreamHandle> TableTypes(bool schema_only) {
+Result<arrow::StreamHandle> TableTypes(sql::LakeSql& lake, bool schema_only) {
   std::vector<ArrayBuilder> cols;
   cols.push_back(Utf8("table_type", false));
   ArrayBuilder b = arrow::RecordBatchBuilder(std::move(cols));
   if (!schema_only) {
     b.AppendStruct();
     b.child(0).AppendString("TABLE");
+    if (lake.catalog().SupportsViews()) {
+      b.AppendStruct();
+      b.child(0).AppendString("VIEW");
+    }
   }
   return ToStream(b, schema_only);
 }
 
-// Resolves (catalog, schema, table) of a key command; nullopt when it names nothing here.
-Result<std::optional<catalog::TableIdent>> KeyTable(sql::LakeSql& lake, bool has_catalog, const std::string& catalog,
-                                                    bool has_schema, const std::string& schema, const std::string& table) {
-  if (!CatalogMatches(lake, has_catalog, catalog) || table.empty()) return std::optional<catalog::TableIdent>();
-  if (!has_schema) {  // the first namespace holding a table of that name
+// The tables a key command names. As FlightSql.proto has it, an omitted catalog or db_schema
+// does not narrow the search (every namespace's table of that name, in namespace order) and an
+// empty one names those without one (none here). A name no table can have names none.
+Result<std::vector<catalog::TableIdent>> KeyTables(sql::LakeSql& lake, bool has_catalog, const std::string& catalog,
+                                                   bool has_schema, const std::string& schema,
+                                                   const std::string& table) {
+  std::vector<catalog::TableIdent> out;
+  if (!CatalogMatches(lake, has_catalog, catalog) || table.empty()) return out;
+  if (!has_schema) {
     SKADE_ASSIGN_OR_RETURN(auto namespaces, lake.ListNamespaces());
     for (const auto& ns : namespaces) {
       SKADE_ASSIGN_OR_RETURN(auto tables, lake.catalog().ListTables(ns));
-      for (const auto& t : tables) {
-        if (t.name == table) return std::optional<catalog::TableIdent>(t);
+      for (auto& t : tables) {
+        if (t.name == table) out.push_back(std::move(t));
       }
     }
-    return std::optional<catalog::TableIdent>();
+    return out;
   }
+  // A nested namespace is one schema "a.b", as GetDbSchemas and GetTables name it.
   auto ns = sql::LakeSql::NamespaceOf(schema);
-  if (!ns.ok()) return std::optional<catalog::TableIdent>();
-  return std::optional<catalog::TableIdent>(catalog::TableIdent{*ns, table});
+  if (!ns.ok()) return out;
+  catalog::TableIdent ident{*ns, table};
+  if (ident.Validate().ok()) out.push_back(std::move(ident));
+  return out;
 }
 
+// Iceberg's identifier fields are the closest thing to a primary key (spec "Identifier Field
+// IDs": the fields that identify a row), so they answer as one: key_sequence in the order of
+// identifier-field-ids, a field nested in a struct by its dotted name. An unknown table is a
+// search that finds nothing (an empty result, as JDBC's getPrimaryKeys answers), not an error.
 Result<arrow::StreamHandle> PrimaryKeys(const pbsql::CommandGetPrimaryKeys& cmd, sql::LakeSql& lake, bool schema_only) {
   std::vector<ArrayBuilder> cols;
   cols.push_back(Utf8("catalog_name", true));
@@ -433,25 +468,25 @@ Result<arrow::StreamHandle> PrimaryKeys(const pbsql::CommandGetPrimaryKeys& cmd,
   cols.emplace_back("key_sequence", "i", false);
   ArrayBuilder b = arrow::RecordBatchBuilder(std::move(cols));
   if (!schema_only) {
-    SKADE_ASSIGN_OR_RETURN(auto ident, KeyTable(lake, cmd.has_catalog(), cmd.catalog(), cmd.has_db_schema(),
-                                                cmd.db_schema(), cmd.table()));
-    if (ident) {
-      auto t = lake.LoadTable(*ident);
-      if (!t.ok() && t.status().code() != StatusCode::kNotFound) return t.status();
-      if (t.ok()) {
-        auto schema = (*t)->metadata().CurrentSchema();
-        int seq = 1;
-        for (int id : schema->identifier_field_ids()) {
-          const auto* field = schema->FindField(id);
-          if (field == nullptr) continue;
-          b.AppendStruct();
-          b.child(0).AppendString(lake.catalog_name());
-          b.child(1).AppendString(ident->ns.ToString());
-          b.child(2).AppendString(ident->name);
-          b.child(3).AppendString(field->name);
-          b.child(4).AppendNull();
-          b.child(5).AppendInt(seq++);
-        }
+    SKADE_ASSIGN_OR_RETURN(auto idents, KeyTables(lake, cmd.has_catalog(), cmd.catalog(), cmd.has_db_schema(),
+                                                  cmd.db_schema(), cmd.table()));
+    for (const auto& ident : idents) {
+      auto state = lake.catalog().LoadTable(ident);
+      if (!state.ok() && state.status().code() == StatusCode::kNotFound) continue;  // dropped, or never there
+      if (!state.ok()) return state.status().WithContext("primary keys of " + ident.ToString());
+      iceberg::SchemaPtr schema = state->metadata->CurrentSchema();
+      if (!schema) continue;
+      int32_t sequence = 1;
+      for (int id : schema->identifier_field_ids()) {
+        std::string column = schema->FindColumnName(id);
+        if (column.empty()) continue;  // an id of no field: Schema::Validate refuses such schemas
+        b.AppendStruct();
+        b.child(0).AppendString(lake.catalog_name());
+        b.child(1).AppendString(ident.ns.ToString());
+        b.child(2).AppendString(ident.name);
+        b.child(3).AppendString(column);
+        b.child(4).AppendNull();
+        b.child(5).AppendInt(sequence++);
       }
     }
   }
@@ -505,6 +540,16 @@ std::string ExtensionTypeOf(const ArrowSchema& column) {
   return name;
 }
 
+// A UNION member's name as a type spelling writes it: plain when it is a simple identifier,
+// else quoted (DuckDB also quotes keywords; its own spelling, when known, is used instead).
+std::string MemberName(std::string_view name) {
+  const bool simple = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+                      std::all_of(name.begin(), name.end(), [](char c) {
+                        return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+                      });
+  return simple ? std::string(name) : engine::QuoteIdentifier(name);
+}
+
 TypeFacts TypeFactsOf(const ArrowSchema& column) {
   const std::string_view f = column.format;
   const std::string extension = ExtensionTypeOf(column);
@@ -551,7 +596,14 @@ TypeFacts TypeFactsOf(const ArrowSchema& column) {
   }
   if (f == "+s") return {"STRUCT", std::nullopt, std::nullopt};
   if (f == "+m") return {"MAP", std::nullopt, std::nullopt};
-  if (f.starts_with("+u")) return {"UNION", std::nullopt, std::nullopt};
+  if (f.starts_with("+u")) {  // DuckDB's UNION: a sparse union whose children are its members
+    std::string name = "UNION(";
+    for (int64_t i = 0; i < column.n_children; ++i) {
+      const ArrowSchema& member = *column.children[i];
+      name += (i == 0 ? "" : ", ") + MemberName(member.name ? member.name : "") + " " + TypeFactsOf(member).name;
+    }
+    return {name + ")", std::nullopt, std::nullopt};
+  }
   if (f == "n") return {"NULL", std::nullopt, std::nullopt};
   return {"UNKNOWN", std::nullopt, std::nullopt};
 }
@@ -562,9 +614,19 @@ namespace {
 
 using KeyValues = std::vector<std::pair<std::string, std::string>>;
 
-// TYPE_NAME, IS_NULLABLE, PRECISION and SCALE of one column.
-KeyValues TypeMetadata(const ArrowSchema& column, bool nullable) {
+// Whether `sql_type` (DuckDB's spelling) names a type of `column`'s kind: a statement whose
+// result types follow its bound parameters may have another type than DESCRIBE gave.
+bool SpellsKindOf(const ArrowSchema& column, std::string_view sql_type) {
+  if (sql_type.size() > kMaxSqlTypeBytes) return false;
+  if (column.dictionary != nullptr) return sql_type.starts_with("ENUM(");
+  return std::string_view(column.format).starts_with("+u") && sql_type.starts_with("UNION(");
+}
+
+// TYPE_NAME, IS_NULLABLE, PRECISION and SCALE of one column; `sql_type` is DuckDB's spelling of
+// its type, if known.
+KeyValues TypeMetadata(const ArrowSchema& column, bool nullable, std::string_view sql_type = {}) {
   TypeFacts facts = TypeFactsOf(column);
+  if (NeedsSqlType(column) && SpellsKindOf(column, sql_type)) facts.name = std::string(sql_type);
   KeyValues kv = {
       {"ARROW:FLIGHT:SQL:TYPE_NAME", facts.name},
       {"ARROW:FLIGHT:SQL:IS_NULLABLE", nullable ? "1" : "0"},
@@ -576,21 +638,25 @@ KeyValues TypeMetadata(const ArrowSchema& column, bool nullable) {
 
 }  // namespace
 
-Result<arrow::SchemaHandle> AnnotatedTableSchema(table::Table& table, const std::string& catalog_name, bool read_only) {
-  SKADE_ASSIGN_OR_RETURN(arrow::SchemaHandle base, table.ArrowSchema());
-  auto iceberg_schema = table.metadata().CurrentSchema();
+namespace {
+
+// `base` (the Arrow schema DuckDB gives the Iceberg schema `iceberg_schema` of the table or view
+// `ident`) with the Flight SQL column metadata.
+arrow::SchemaHandle AnnotatedSchema(const ArrowSchema& base_schema, const iceberg::Schema& iceberg_schema,
+                                    const std::string& catalog_name, const catalog::TableIdent& ident, bool read_only) {
+  const ArrowSchema* base = &base_schema;
   std::vector<KeyValues> meta;
   std::vector<bool> required;
   for (int64_t i = 0; i < base->n_children; ++i) {
     const ArrowSchema& child = *base->children[i];
-    const auto* field = iceberg_schema->FindFieldByName(child.name ? child.name : "");
+    const auto* field = iceberg_schema.FindFieldByName(child.name ? child.name : "");
     required.push_back(field != nullptr && field->required);
     bool nullable = field ? !field->required : (child.flags & ARROW_FLAG_NULLABLE) != 0;
     KeyValues kv = {
         {"ARROW:FLIGHT:SQL:CATALOG_NAME", catalog_name},
-        {"ARROW:FLIGHT:SQL:SCHEMA_NAME", table.ident().ns.ToString()},     // what Arrow's libraries read
-        {"ARROW:FLIGHT:SQL:DB_SCHEMA_NAME", table.ident().ns.ToString()},  // the name FlightSql.proto gives
-        {"ARROW:FLIGHT:SQL:TABLE_NAME", table.ident().name},
+        {"ARROW:FLIGHT:SQL:SCHEMA_NAME", ident.ns.ToString()},     // what Arrow's libraries read
+        {"ARROW:FLIGHT:SQL:DB_SCHEMA_NAME", ident.ns.ToString()},  // the name FlightSql.proto gives
+        {"ARROW:FLIGHT:SQL:TABLE_NAME", ident.name},
     };
     KeyValues type = TypeMetadata(child, nullable);
     kv.insert(kv.end(), type.begin(), type.end());
@@ -602,7 +668,7 @@ Result<arrow::SchemaHandle> AnnotatedTableSchema(table::Table& table, const std:
     meta.push_back(std::move(kv));
   }
   ArrowSchema out;
-  arrow::CopySchema(*base.get(), &out, &meta);
+  arrow::CopySchema(*base, &out, &meta);
   // Nullability as the Iceberg schema says (required columns are not nullable).
   for (int64_t i = 0; i < out.n_children; ++i) {
     if (required[i]) out.children[i]->flags &= ~ARROW_FLAG_NULLABLE;
@@ -610,13 +676,43 @@ Result<arrow::SchemaHandle> AnnotatedTableSchema(table::Table& table, const std:
   return arrow::SchemaHandle(&out);
 }
 
-void AnnotateResultSchema(const ArrowSchema& schema, ArrowSchema* out, const std::vector<bool>& required) {
+}  // namespace
+
+Result<arrow::SchemaHandle> AnnotatedTableSchema(table::Table& table, const std::string& catalog_name, bool read_only) {
+  SKADE_ASSIGN_OR_RETURN(arrow::SchemaHandle base, table.ArrowSchema());
+  return AnnotatedSchema(*base.get(), *table.metadata().CurrentSchema(), catalog_name, table.ident(), read_only);
+}
+
+Result<arrow::SchemaHandle> AnnotatedViewSchema(engine::Database& db, const catalog::ViewState& view,
+                                                const std::string& catalog_name) {
+  iceberg::SchemaPtr schema = view.metadata->CurrentSchema();
+  if (!schema) return Status::Corruption("view " + view.ident.ToString() + " has no current schema");
+  // An empty relation of the view's schema: DuckDB maps the types to Arrow, as for a table.
+  engine::IcebergScan empty;
+  empty.schema = schema;
+  SKADE_ASSIGN_OR_RETURN(std::string sql, engine::BuildTableSql(db, empty));
+  SKADE_ASSIGN_OR_RETURN(arrow::StreamHandle stream, db.QueryArrow(sql));
+  arrow::SchemaHandle base;
+  if (stream->get_schema(stream.get(), base.get()) != 0) {
+    const char* e = stream->get_last_error(stream.get());
+    return Status::Internal(std::string("cannot read the view's schema: ") + (e ? e : "unknown"));
+  }
+  return AnnotatedSchema(*base.get(), *schema, catalog_name, view.ident, true);
+}
+
+bool NeedsSqlType(const ArrowSchema& column) {
+  return column.dictionary != nullptr || std::string_view(column.format).starts_with("+u");
+}
+
+void AnnotateResultSchema(const ArrowSchema& schema, ArrowSchema* out, const ResultColumns& columns) {
   std::vector<KeyValues> meta;
+  const std::vector<bool>& required = columns.required;
   const bool traced = static_cast<int64_t>(required.size()) == schema.n_children;
+  const bool spelled = static_cast<int64_t>(columns.sql_types.size()) == schema.n_children;
   for (int64_t i = 0; i < schema.n_children; ++i) {
     const ArrowSchema& child = *schema.children[i];
     const bool nullable = (child.flags & ARROW_FLAG_NULLABLE) != 0 && !(traced && required[i]);
-    meta.push_back(TypeMetadata(child, nullable));
+    meta.push_back(TypeMetadata(child, nullable, spelled ? std::string_view(columns.sql_types[i]) : ""));
   }
   arrow::CopySchema(schema, out, &meta);
   if (!traced) return;
@@ -682,7 +778,7 @@ Result<arrow::StreamHandle> MetadataResult(const google::protobuf::Any& c, sql::
   }
   if (IsFlightSqlCommand(c, "CommandGetTableTypes")) {
     SKADE_RETURN_IF_ERROR(Unpack<pbsql::CommandGetTableTypes>(c, "CommandGetTableTypes"));
-    return TableTypes(schema_only);
+    return TableTypes(lake, schema_only);
   }
   if (IsFlightSqlCommand(c, "CommandGetPrimaryKeys")) {
     SKADE_ASSIGN_OR_RETURN(auto cmd, Unpack<pbsql::CommandGetPrimaryKeys>(c, "CommandGetPrimaryKeys"));

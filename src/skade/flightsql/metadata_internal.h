@@ -6,9 +6,10 @@
 
 #include <mutex>
 #include <optional>
-#include <unordered_map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include <google/protobuf/any.pb.h>
 
@@ -56,11 +57,33 @@ Result<arrow::StreamHandle> MetadataResult(const google::protobuf::Any& command,
 // SCHEMA_NAME, TABLE_NAME, TYPE_NAME, PRECISION, SCALE, IS_NULLABLE, IS_AUTO_INCREMENT,
 // IS_CASE_SENSITIVE, IS_READ_ONLY, IS_SEARCHABLE).
 Result<arrow::SchemaHandle> AnnotatedTableSchema(table::Table& table, const std::string& catalog_name, bool read_only);
+// The same for a view of the catalog: its current schema's columns, read-only.
+Result<arrow::SchemaHandle> AnnotatedViewSchema(engine::Database& db, const catalog::ViewState& view,
+                                                const std::string& catalog_name);
+
+// What is known of a query's result columns beyond their Arrow types, one entry per column
+// (a vector of another length is ignored).
+struct ResultColumns {
+  // Columns known to hold no nulls (a NOT NULL table column passed through unchanged).
+  std::vector<bool> required;
+  // DuckDB's spelling of each column's type (DESCRIBE's column_type) where NeedsSqlType says
+  // the Arrow type does not tell it; empty elsewhere.
+  std::vector<std::string> sql_types;
+};
+
+// Whether TYPE_NAME of a result column is DuckDB's spelling of its type: an ENUM (a dictionary:
+// its members are in the data, not in the schema) or a UNION (member names quoted as DuckDB
+// quotes them).
+bool NeedsSqlType(const ArrowSchema& column);
 
 // A copy of a query result schema with ARROW:FLIGHT:SQL:TYPE_NAME, PRECISION, SCALE and
-// IS_NULLABLE on each column (what JDBC/ODBC drivers show as column type metadata).
-// `required` (per column, may be empty): columns known to hold no nulls lose the nullable flag.
-void AnnotateResultSchema(const ArrowSchema& schema, ArrowSchema* out, const std::vector<bool>& required = {});
+// IS_NULLABLE on each column (what JDBC/ODBC drivers show as column type metadata). Required
+// columns lose the nullable flag; TYPE_NAME is `columns.sql_types` where NeedsSqlType and that
+// spelling is of the column's kind (at most kMaxSqlTypeBytes), else derived from the Arrow type.
+void AnnotateResultSchema(const ArrowSchema& schema, ArrowSchema* out, const ResultColumns& columns = {});
+
+// The longest DuckDB type spelling used as a TYPE_NAME (an ENUM of many members is "ENUM").
+inline constexpr size_t kMaxSqlTypeBytes = 4096;
 
 // An IPC-encapsulated Schema message for `schema` (FlightInfo.schema, SchemaResult.schema,
 // GetTables' table_schema).

@@ -60,6 +60,54 @@ bool HasUntypedColumn(const ArrowSchema& schema) {
   return false;
 }
 
+// One result column as DESCRIBE names it.
+struct DescribedColumn {
+  std::string name;
+  std::string type;  // DuckDB's spelling, e.g. "ENUM('a', 'b')"
+};
+
+// Runs the DESCRIBE statement `describe` (its parameters bound, if any) and reads its rows to
+// the end, before the connection prepares anything else (that would end them).
+Result<std::vector<DescribedColumn>> ReadDescribe(engine::PreparedStatement& describe) {
+  SKADE_ASSIGN_OR_RETURN(arrow::StreamHandle rows, describe.ExecuteArrow());
+  arrow::SchemaHandle row_schema;
+  if (rows->get_schema(rows.get(), row_schema.get()) != 0 || row_schema->n_children < 2) {
+    return Status::InvalidArgument("DESCRIBE gave no column names and types");
+  }
+  std::vector<DescribedColumn> out;
+  while (true) {
+    arrow::ArrayHandle batch;
+    if (rows->get_next(rows.get(), batch.get()) != 0) {
+      const char* err = rows->get_last_error(rows.get());
+      return Status::InvalidArgument(std::string("DESCRIBE failed: ") + (err ? err : "no message"));
+    }
+    if (!batch.valid()) break;
+    for (int64_t i = 0; i < batch->length; ++i) {
+      auto name = TextAt(*row_schema->children[0], *batch->children[0], i);
+      auto type = TextAt(*row_schema->children[1], *batch->children[1], i);
+      if (!name || !type) return Status::InvalidArgument("DESCRIBE gave a column without a name or type");
+      out.push_back(DescribedColumn{std::move(*name), std::move(*type)});
+    }
+  }
+  return out;
+}
+
+// DuckDB's spelling of the result types of `sql` (a query without parameters; nothing of it
+// runs) when a column of `result` NeedsSqlType; empty when none does or DuckDB cannot describe
+// it (EXPLAIN, a statement with parameters): TYPE_NAME then comes from the Arrow types alone.
+std::vector<std::string> SqlTypesFor(engine::Connection& con, const std::string& sql, const ArrowSchema& result) {
+  bool needed = false;
+  for (int64_t i = 0; i < result.n_children; ++i) needed = needed || NeedsSqlType(*result.children[i]);
+  if (!needed) return {};
+  auto describe = con.Prepare("DESCRIBE " + sql);
+  if (!describe.ok() || (*describe)->parameter_count() != 0) return {};
+  auto columns = ReadDescribe(**describe);
+  if (!columns.ok() || static_cast<int64_t>(columns->size()) != result.n_children) return {};
+  std::vector<std::string> types;
+  for (auto& c : *columns) types.push_back(std::move(c.type));
+  return types;
+}
+
 }  // namespace
 
 Status RefuseConfigurationReads(const engine::Statement& statement) {
@@ -162,9 +210,12 @@ Result<PreparedQuery> Backend::PrepareQuery(const std::string& schema, engine::C
   if (query->kind() != engine::StatementKind::kSelect && query->kind() != engine::StatementKind::kExplain) {
     return NotAllowed(query->kind_name());
   }
-  if (!statement.source_table.empty()) {
-    auto result = query->ResultSchema();
-    if (result.ok()) query.required = RequiredColumns(statement, schema, (*result)->n_children);
+  auto result = query->ResultSchema();
+  if (result.ok()) {
+    if (!statement.source_table.empty()) {
+      query.columns.required = RequiredColumns(statement, schema, (*result)->n_children);
+    }
+    query.columns.sql_types = SqlTypesFor(con, resolved, *result->get());
   }
   return query;
 }
@@ -201,9 +252,9 @@ std::vector<bool> Backend::RequiredColumns(const engine::Statement& statement, c
 }
 
 GStatus Backend::FillInfo(const pb::FlightDescriptor& desc, const ArrowSchema& schema, const std::string& ticket,
-                          pb::FlightInfo* out, bool annotate, const std::vector<bool>& required) {
+                          pb::FlightInfo* out, bool annotate, const ResultColumns& columns) {
   ArrowSchema annotated;
-  AnnotateResultSchema(schema, &annotated, required);
+  AnnotateResultSchema(schema, &annotated, columns);
   arrow::SchemaHandle owned(&annotated);
   auto bytes = SerializeSchema(annotate ? *owned.get() : schema);
   if (!bytes.ok()) return ToGrpc(bytes.status());
@@ -252,7 +303,7 @@ GStatus Backend::StatementInfo(const Caller& caller, const pbsql::CommandStateme
   std::string handle = registry_.AddQuery(PendingQuery{caller.principal, command.query(), schema_name});
   pbsql::TicketStatementQuery ticket;
   ticket.set_statement_handle(handle);
-  return FillInfo(desc, *schema->get(), PackAny(ticket), out, true, stmt->required);
+  return FillInfo(desc, *schema->get(), PackAny(ticket), out, true, stmt->columns);
 }
 
 GStatus Backend::PreparedInfo(const Caller& caller, const pbsql::CommandPreparedStatementQuery& command,
@@ -287,16 +338,16 @@ GStatus Backend::PreparedInfo(const Caller& caller, const pbsql::CommandPrepared
   // differ), so it is the one of the statement as bound.
   if (params && (*stmt)->parameter_count() > 0 && params->rows() > 0) {
     auto bound = BoundResultSchema(**con, **stmt, (*prepared)->sql, *params);
-    if (bound.ok()) return FillInfo(desc, *bound->get(), desc.cmd(), out, true, stmt->required);
+    if (bound.ok()) return FillInfo(desc, *bound->get(), desc.cmd(), out, true, stmt->columns);
     if (HasUntypedColumn(*schema->get())) {
       // DuckDB cannot describe it (a statement DESCRIBE does not take, such as EXPLAIN): no
       // schema rather than a wrong one; clients then take the stream's.
-      GStatus filled = FillInfo(desc, *schema->get(), desc.cmd(), out, true, stmt->required);
+      GStatus filled = FillInfo(desc, *schema->get(), desc.cmd(), out, true, stmt->columns);
       out->clear_schema();
       return filled;
     }
   }
-  return FillInfo(desc, *schema->get(), desc.cmd(), out, true, stmt->required);
+  return FillInfo(desc, *schema->get(), desc.cmd(), out, true, stmt->columns);
 }
 
 Result<arrow::SchemaHandle> Backend::BoundResultSchema(engine::Connection& con, const engine::PreparedStatement& stmt,
@@ -309,29 +360,11 @@ Result<arrow::SchemaHandle> Backend::BoundResultSchema(engine::Connection& con, 
     return Status::InvalidArgument("the statement cannot be described with its parameters");
   }
   SKADE_RETURN_IF_ERROR(describe->BindRow(*params.schema.get(), *params.batches.front().get(), 0));
+  SKADE_ASSIGN_OR_RETURN(std::vector<DescribedColumn> columns, ReadDescribe(*describe));
   std::string select;
-  {
-    // Read to its end before the connection prepares anything else (that would end it).
-    SKADE_ASSIGN_OR_RETURN(arrow::StreamHandle rows, describe->ExecuteArrow());
-    arrow::SchemaHandle row_schema;
-    if (rows->get_schema(rows.get(), row_schema.get()) != 0 || row_schema->n_children < 2) {
-      return Status::InvalidArgument("DESCRIBE gave no column names and types");
-    }
-    while (true) {
-      arrow::ArrayHandle batch;
-      if (rows->get_next(rows.get(), batch.get()) != 0) {
-        const char* err = rows->get_last_error(rows.get());
-        return Status::InvalidArgument(std::string("DESCRIBE failed: ") + (err ? err : "no message"));
-      }
-      if (!batch.valid()) break;
-      for (int64_t i = 0; i < batch->length; ++i) {
-        auto name = TextAt(*row_schema->children[0], *batch->children[0], i);
-        auto type = TextAt(*row_schema->children[1], *batch->children[1], i);
-        if (!name || !type) return Status::InvalidArgument("DESCRIBE gave a column without a name or type");
-        select += (select.empty() ? "SELECT " : ", ") + ("CAST(NULL AS " + *type + ") AS ") +
-                  engine::QuoteIdentifier(*name);
-      }
-    }
+  for (const DescribedColumn& c : columns) {
+    select += (select.empty() ? "SELECT " : ", ") + ("CAST(NULL AS " + c.type + ") AS ") +
+              engine::QuoteIdentifier(c.name);
   }
   if (select.empty()) return Status::InvalidArgument("DESCRIBE gave no columns");
   // The type names are DuckDB's renderings (a struct's field names quoted): the text is one
@@ -473,7 +506,7 @@ GStatus Backend::StreamQuery(const Caller& caller, Registry::Run& run, const std
   // The stream's schema message, from the first result (or the prepared statement's schema).
   auto start = [&](const ArrowSchema& result_schema) -> GStatus {
     ArrowSchema annotated;
-    AnnotateResultSchema(result_schema, &annotated, stmt->required);
+    AnnotateResultSchema(result_schema, &annotated, stmt->columns);
     arrow::SchemaHandle owned(&annotated);
     auto made = arrow::ipc::StreamEncoder::Make(*owned.get());
     if (!made.ok()) return ToGrpc(made.status());

@@ -25,9 +25,8 @@
 #include "skade/base/json_parse_internal.h"
 
 namespace skade::rest {
-namespace {
 
-// ---- request bodies
+// ---- request bodies (api_internal.h)
 
 Result<Json> ParseBody(const Request& r) {
   if (r.body.empty()) return Status::InvalidArgument("the request needs a JSON body");
@@ -96,6 +95,8 @@ Result<catalog::Namespace> NamespaceOf(const Json& levels) {
   SKADE_RETURN_IF_ERROR(ns.Validate());
   return ns;
 }
+
+namespace {
 
 // ---- metrics reports (spec ReportMetricsRequest: anyOf ScanReport, CommitReport)
 
@@ -188,7 +189,8 @@ Status CheckMetricsReport(const Json& body) {
                                  "' must have the required members of a scan report or a commit report");
 }
 
-// A TableIdentifier object {"namespace": [...], "name": "..."}.
+}  // namespace
+
 Result<catalog::TableIdent> IdentOf(const Json& j, const char* what) {
   if (!j.is_object()) return Status::InvalidArgument(std::string(what) + " must be a table identifier object");
   const Json* ns = Member(j, "namespace");
@@ -210,6 +212,8 @@ Json IdentJson(const catalog::TableIdent& ident) {
   return Json{{"namespace", LevelsJson(ident.ns)}, {"name", ident.name}};
 }
 
+namespace {
+
 // The JDBC catalog's marker row of a namespace ("exists" = "true"): storage, not a property
 // clients set or see.
 constexpr const char* kExistsMarker = "exists";
@@ -220,48 +224,6 @@ Json PropertiesJson(const std::map<std::string, std::string>& properties) {
     if (k != kExistsMarker) out[k] = v;
   }
   return out;
-}
-
-// ---- pagination (spec PageToken): without pageToken everything in one response; with one
-// (even empty), pages of pageSize (default 100) and the name to continue after as the token.
-
-struct Page {
-  size_t begin = 0;
-  size_t end = 0;
-  std::optional<std::string> next;  // set: more follow
-  bool paged = false;
-};
-
-template <typename T, typename Key>
-Result<Page> PageOf(const Request& r, const std::vector<T>& sorted, const Key& key) {
-  Page p;
-  p.end = sorted.size();
-  if (!r.has("pageToken") && !r.has("pageSize")) return p;
-  p.paged = r.has("pageToken");
-  int64_t size = 100;
-  if (r.has("pageSize")) {
-    const std::string& text = r.query.at("pageSize");
-    try {
-      size_t used = 0;
-      size = std::stoll(text, &used);
-      if (used != text.size() || size <= 0) throw std::invalid_argument(text);
-    } catch (const std::exception&) {
-      return Status::InvalidArgument("pageSize must be a positive integer");
-    }
-  }
-  const std::string token = r.has("pageToken") ? r.query.at("pageToken") : "";
-  if (!token.empty()) {
-    while (p.begin < sorted.size() && key(sorted[p.begin]) <= token) ++p.begin;
-  }
-  p.paged = true;
-  p.end = std::min(sorted.size(), p.begin + static_cast<size_t>(size));
-  if (p.end < sorted.size()) p.next = key(sorted[p.end - 1]);
-  return p;
-}
-
-void AddPageToken(Json& body, const Page& p) {
-  if (!p.paged) return;
-  body["next-page-token"] = p.next ? Json(*p.next) : Json(nullptr);
 }
 
 // ---- table results
@@ -427,6 +389,14 @@ constexpr const char* kEndpoints[] = {
     "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}/plan/{plan-id}",
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/tasks",
     "POST /v1/{prefix}/tables/rename",
+    "GET /v1/{prefix}/namespaces/{namespace}/views",
+    "POST /v1/{prefix}/namespaces/{namespace}/views",
+    "GET /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "HEAD /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "POST /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "DELETE /v1/{prefix}/namespaces/{namespace}/views/{view}",
+    "POST /v1/{prefix}/namespaces/{namespace}/register-view",
+    "POST /v1/{prefix}/views/rename",
     "POST /v1/{prefix}/transactions/commit",
     "POST /v1/{prefix}/events",
 };
@@ -583,7 +553,11 @@ Response CatalogApi::Config(const Request&) {
   // Where this server places tables (a client's own warehouse setting cannot move them).
   body["overrides"]["warehouse"] = catalog_.warehouse();
   body["endpoints"] = Json::array();
-  for (const char* e : kEndpoints) body["endpoints"].push_back(e);
+  for (const char* e : kEndpoints) {
+    // The view routes only where the catalog keeps views.
+    if (!catalog_.SupportsViews() && std::string_view(e).find("view") != std::string_view::npos) continue;
+    body["endpoints"].push_back(e);
+  }
   // Spec CatalogConfig: "Presence of this field indicates the server supports Idempotency-Key
   // semantics for mutation endpoints."
   if (options_.idempotency_key_lifetime.count() > 0) {
@@ -710,24 +684,6 @@ Response CatalogApi::ListTables(const Request& r, const std::string& segment) {
   for (size_t i = page->begin; i < page->end; ++i) body["identifiers"].push_back(IdentJson((*tables)[i]));
   AddPageToken(body, *page);
   return JsonResponse(body);
-}
-
-// skade's catalog keeps no views: listing answers none (for a namespace that exists), a view
-// by name does not exist, and creating or changing one is unsupported. None of these routes
-// is in /v1/config's endpoints, so clients that read it do not call them.
-Response CatalogApi::Views(const Request& r, const std::string& segment, const std::string* view) {
-  auto ns = NamespaceFromPath(segment);
-  if (!ns.ok()) return ErrorResponse(ns.status());
-  if (view == nullptr && r.method == "GET") {
-    auto exists = catalog_.NamespaceExists(*ns);
-    if (!exists.ok()) return ErrorResponse(exists.status());
-    if (!*exists) return ErrorResponse(404, "NoSuchNamespaceException", "namespace " + ns->ToString() + " does not exist");
-    return JsonResponse(Json{{"identifiers", Json::array()}});
-  }
-  if (view != nullptr && (r.method == "GET" || r.method == "HEAD" || r.method == "DELETE")) {
-    return ErrorResponse(404, "NoSuchViewException", "view " + ns->ToString() + "." + *view + " does not exist");
-  }
-  return ErrorResponse(406, "UnsupportedOperationException", "this catalog does not support views");
 }
 
 Result<std::string> CatalogApi::DefaultLocation(const catalog::TableIdent& ident) {

@@ -4,11 +4,14 @@
 // {"error": {"message", "type", "code"}}.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -70,6 +73,64 @@ Result<catalog::TableIdent> IdentFromPath(const std::string& ns, const std::stri
 // Member `key` of the JSON object `j`, or null when absent or JSON null.
 const Json* Member(const Json& j, const char* key);
 
+// Request bodies, parsed once by these for every handler: kInvalidArgument (400) naming the
+// member for anything missing or mistyped.
+Result<Json> ParseBody(const Request& r);  // a JSON object without NUL characters
+Result<std::optional<std::string>> OptString(const Json& j, const char* key);
+Result<std::string> RequiredString(const Json& j, const char* key);
+Result<bool> OptBool(const Json& j, const char* key);  // false when absent
+Result<std::map<std::string, std::string>> StringMap(const Json& j, const char* key);  // {} when absent
+Result<std::vector<std::string>> StringArray(const Json& j, const char* key);          // [] when absent
+// A namespace as the spec sends it: an array of levels, each checked by the one name rule.
+Result<catalog::Namespace> NamespaceOf(const Json& levels);
+// A TableIdentifier object {"namespace": [...], "name": "..."} (tables and views alike).
+Result<catalog::TableIdent> IdentOf(const Json& j, const char* what);
+Json LevelsJson(const catalog::Namespace& ns);
+Json IdentJson(const catalog::TableIdent& ident);
+
+// ---- pagination (spec PageToken): without pageToken everything in one response; with one
+// (even empty), pages of pageSize (default 100) and the name to continue after as the token.
+
+struct Page {
+  size_t begin = 0;
+  size_t end = 0;
+  std::optional<std::string> next;  // set: more follow
+  bool paged = false;
+};
+
+template <typename T, typename Key>
+Result<Page> PageOf(const Request& r, const std::vector<T>& sorted, const Key& key) {
+  Page p;
+  p.end = sorted.size();
+  if (!r.has("pageToken") && !r.has("pageSize")) return p;
+  p.paged = r.has("pageToken");
+  int64_t size = 100;
+  if (r.has("pageSize")) {
+    const std::string& text = r.query.at("pageSize");
+    try {
+      size_t used = 0;
+      size = std::stoll(text, &used);
+      if (used != text.size() || size <= 0) throw std::invalid_argument(text);
+    } catch (const std::exception&) {
+      return Status::InvalidArgument("pageSize must be a positive integer");
+    }
+  }
+  const std::string token = r.has("pageToken") ? r.query.at("pageToken") : "";
+  if (!token.empty()) {
+    while (p.begin < sorted.size() && key(sorted[p.begin]) <= token) ++p.begin;
+  }
+  p.paged = true;
+  p.end = std::min(sorted.size(), p.begin + static_cast<size_t>(size));
+  if (p.end < sorted.size()) p.next = key(sorted[p.end - 1]);
+  return p;
+}
+
+inline void AddPageToken(Json& body, const Page& p) {
+  if (!p.paged) return;
+  body["next-page-token"] = p.next ? Json(*p.next) : Json(nullptr);
+}
+
+
 // A REST filter predicate (spec Predicate: booleans, and/or/not, unary, comparison and set
 // predicates, with references by name or id and bare or typed literals; the deprecated
 // term/value form too) bound by name to `schema`'s top-level columns. What planning cannot
@@ -126,8 +187,16 @@ class CatalogApi {
   Response UnregisterTable(const Request& r, const std::string& ns, const std::string& table);
   Response ReportMetrics(const Request& r, const std::string& ns, const std::string& table);
   Response RenameTable(const Request& r);
-  // The view routes ({view} null for …/views itself) of a catalog without views.
-  Response Views(const Request& r, const std::string& ns, const std::string* view);
+  // api_views.cc: the view routes (spec listViews, createView, loadView, viewExists,
+  // replaceView, dropView, renameView, registerView). A catalog without views answers listings
+  // with none, a view by name as missing, and changes with 406 UnsupportedOperationException.
+  Response ListViews(const Request& r, const std::string& ns);
+  Response CreateView(const Request& r, const std::string& ns);
+  Response LoadView(const Request& r, const std::string& ns, const std::string& view);
+  Response ReplaceView(const Request& r, const std::string& ns, const std::string& view);
+  Response DropView(const Request& r, const std::string& ns, const std::string& view);
+  Response RenameView(const Request& r);
+  Response RegisterView(const Request& r, const std::string& ns);
   Response CommitTransaction(const Request& r);
   // planning.cc: planTableScan (point in time or incremental appends); plans of at least
   // options.plan_async_manifests manifests answer "submitted" and run in the background;
@@ -170,6 +239,8 @@ class CatalogApi {
   // The answer when the plan store does not hold a plan or plan task (`missing`, kNotFound):
   // NoSuchTableException when `ident` itself is gone (the spec lists both), else `type`.
   Response PlanMissing(const Status& missing, const catalog::TableIdent& ident, std::string_view type);
+  // A view request on a catalog without views: listings empty, names missing, changes 406.
+  Response NoViews(const Request& r, const catalog::Namespace& ns, const std::string* view);
   // kInvalidArgument unless `location` lies in the warehouse or an allowed directory.
   Status CheckLocation(std::string_view location, std::string_view what) const;
   // Every location a commit's updates name (set-location, an added snapshot's manifest list,

@@ -579,16 +579,16 @@ struct RestServer::Impl {
     add("POST", base + "/events", [this](const Request& r, const Params&) { return api.QueryEvents(r); });
     routes.push_back(RouteEntry{"GET", Segments(base + "/events/stream"),
                            [this](Request& r, const HttpRequest& h, const Params&) { return EventStream(r, h); }});
-    auto views = [this](const Request& r, const Params& p) { return api.Views(r, p[0], nullptr); };
-    auto one_view = [this](const Request& r, const Params& p) { return api.Views(r, p[0], &p[1]); };
-    add("GET", ns + "/views", views);
-    keyed("POST", ns + "/views", kMemory, views);
-    add("GET", ns + "/views/*", one_view);
-    keyed("POST", ns + "/views/*", kMemory, one_view);
-    keyed("DELETE", ns + "/views/*", kMemory, one_view);
-    keyed("POST", base + "/views/rename", kMemory, [](const Request&, const Params&) {
-      return ErrorResponse(406, "UnsupportedOperationException", "this catalog does not support views");
-    });
+    add("GET", ns + "/views", [this](const Request& r, const Params& p) { return api.ListViews(r, p[0]); });
+    keyed("POST", ns + "/views", kCatalog, [this](const Request& r, const Params& p) { return api.CreateView(r, p[0]); });
+    add("GET", ns + "/views/*", [this](const Request& r, const Params& p) { return api.LoadView(r, p[0], p[1]); });
+    keyed("POST", ns + "/views/*", kCatalog,
+          [this](const Request& r, const Params& p) { return api.ReplaceView(r, p[0], p[1]); });
+    keyed("DELETE", ns + "/views/*", kCatalog,
+          [this](const Request& r, const Params& p) { return api.DropView(r, p[0], p[1]); });
+    keyed("POST", ns + "/register-view", kCatalog,
+          [this](const Request& r, const Params& p) { return api.RegisterView(r, p[0]); });
+    keyed("POST", base + "/views/rename", kCatalog, [this](const Request& r, const Params&) { return api.RenameView(r); });
     keyed("POST", base + "/tables/rename", kCatalog, [this](const Request& r, const Params&) { return api.RenameTable(r); });
     keyed("POST", base + "/transactions/commit", kCatalog,
           [this](const Request& r, const Params&) { return api.CommitTransaction(r); });

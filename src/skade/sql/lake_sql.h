@@ -98,7 +98,10 @@ class LakeSql {
   // - SHOW TABLES, SHOW ALL TABLES, DESCRIBE of a table and information_schema.tables and
   //   .columns answer from the catalog: every table of the lake, names from the catalog's
   //   listings (no metadata file read for them), columns from each table's current schema with
-  //   required columns NOT NULL;
+  //   required columns NOT NULL; SHOW SCHEMAS / SHOW NAMESPACES and information_schema.schemata
+  //   list the lake's namespaces at every depth. DuckDB's own functions (duckdb_tables(),
+  //   duckdb_schemas(), …) keep describing the session's DuckDB objects (its temporary tables);
+  //   the lake's tables are not among them;
   // - a table name that is neither a lake table nor one of DuckDB's is kNotFound naming the
   //   lake's nearest tables (kInvalidArgument), and catalog.schema.table whose first two parts are a nested
   //   namespace kInvalidArgument naming the quoted form ("a.b".t).
@@ -122,8 +125,8 @@ class LakeSql {
   std::string ViewName(const catalog::TableIdent& ident) const;
 
   // Runs a write statement (engine::Statement::is_write()) as Iceberg commits: INSERT appends,
-  // DELETE deletes, UPDATE overwrites the matching rows, CREATE/DROP TABLE and SCHEMA go to the
-  // catalog. DROP TABLE keeps the table's files, DROP TABLE … PURGE deletes them
+  // DELETE deletes, UPDATE overwrites the matching rows, CREATE/DROP TABLE, VIEW and SCHEMA go
+  // to the catalog. DROP TABLE keeps the table's files, DROP TABLE … PURGE deletes them
   // (table::DropTable: only under the table's location, which must lie in the warehouse).
   // CREATE OR REPLACE TABLE of an existing table replaces it in one commit, as Iceberg's replace
   // transaction does (table::Table::Replace): the same table at the same location, its history
@@ -218,8 +221,22 @@ class LakeSql {
   Result<std::string> RegisterSnapshotScan(const table::Table& table, const iceberg::SnapshotSelector& selector);
   // What ResolveQuery reads in place of one relation (engine::SubstituteRelations); nullopt
   // keeps the relation (lake_sql_query.cc, as the helpers below).
+  // `depth` counts the views being read around the relation (ViewRelation).
   Result<std::optional<std::string>> Substitute(const engine::RelationReference& relation,
-                                                const std::string& default_schema);
+                                                const std::string& default_schema, int depth);
+  // What a query reads for the catalog's view `ident` (lake_sql_views.cc): its query, taken from
+  // the current version's DuckDB or Spark SQL, with the relations it names resolved against the
+  // version's default namespace, its columns named by the view's schema; nullopt when `ident` is
+  // no view. kInvalidArgument for a view without SQL of those dialects (naming the dialects it
+  // has), SQL DuckDB cannot run, a column count other than the schema's, or views nested deeper
+  // than a bound (a cycle).
+  Result<std::optional<std::string>> ViewRelation(const catalog::TableIdent& ident, int depth);
+  // CREATE [OR REPLACE] VIEW … AS and DROP VIEW (lake_sql_views.cc): the catalog's views. The
+  // query, as written, is the view's DuckDB SQL; it must run now, and its columns (renamed by
+  // the statement's column list) are the view's schema; unqualified names in it mean the
+  // session's schema. OR REPLACE adds a version to the existing view. kAlreadyExists for a
+  // table or (without OR REPLACE / IF NOT EXISTS) a view of the name.
+  Result<int64_t> ViewStatement(const engine::Statement& w, const Session& session);
   // The pinned scan of `ident` at the snapshot `at` selects; kNotFound for none.
   Result<std::string> TimeTravelScan(const catalog::TableIdent& ident, const engine::TimeTravel& at);
   // A relation of the rows `sql` (made by skade from catalog values) gives, read through a scan
@@ -230,6 +247,8 @@ class LakeSql {
   Result<std::string> ListingRelation(const engine::RelationReference& relation, const std::string& default_schema);
   // Every table of every listed namespace, sorted (catalog listings only).
   Result<std::vector<catalog::TableIdent>> ListAllTables();
+  // Every view likewise (none when the catalog keeps no views).
+  Result<std::vector<catalog::TableIdent>> ListAllViews();
   // kNotFound (with the nearest lake tables) for a plain table name that names nothing: neither
   // a lake table whose view is current nor a relation of DuckDB's; kInvalidArgument for a
   // nested namespace written unquoted.

@@ -70,7 +70,7 @@ Result<table::SnapshotLineage> LakeSql::WriteLineage(engine::Database& db, std::
         return std::optional<std::string>(engine::PushdownScanSql(token));
       }
     }
-    return Substitute(relation, default_schema);
+    return Substitute(relation, default_schema, 0);
   };
   SKADE_ASSIGN_OR_RETURN(std::optional<std::string> substituted, engine::SubstituteRelations(query, substitute));
   SKADE_ASSIGN_OR_RETURN(engine::QueryLineage traced,

@@ -1,5 +1,5 @@
 // LakeSql::ResolveQuery: time travel (AT clauses), the lake's table listings (SHOW TABLES, SHOW
-// ALL TABLES, DESCRIBE, information_schema) and "did you mean" for unknown tables, each done by
+// ALL TABLES, SHOW SCHEMAS, DESCRIBE, information_schema) and "did you mean" for unknown tables, each done by
 // substituting one relation of the query's parse tree (engine::SubstituteRelations). What a
 // substitute reads is SQL made here from catalog values (quoted literals), never user text.
 #include <algorithm>
@@ -130,8 +130,8 @@ Result<std::vector<ColumnFacts>> ColumnsOf(catalog::Catalog& catalog,
   return out;
 }
 
-// "tables" or "columns" for information_schema.tables / .columns (optionally with this lake's
-// catalog or DuckDB's "system" in front); empty for any other name.
+// "tables", "columns" or "schemata" for information_schema.tables / .columns / .schemata
+// (optionally with this lake's catalog or DuckDB's "system" in front); empty for any other name.
 std::string InformationSchemaTable(const std::vector<std::string>& name,
                                    const std::string& catalog_name) {
   if (name.size() < 2) return "";
@@ -139,7 +139,7 @@ std::string InformationSchemaTable(const std::vector<std::string>& name,
     return "";
   if (!SameText(name[name.size() - 2], "information_schema")) return "";
   const std::string table = Lower(name.back());
-  return table == "tables" || table == "columns" ? table : "";
+  return table == "tables" || table == "columns" || table == "schemata" ? table : "";
 }
 
 // "table x does not exist" with the lake's tables nearest to the name as written: by the edit
@@ -193,7 +193,7 @@ Result<std::string> LakeSql::ResolveQuery(std::string_view sql, const std::strin
   SKADE_ASSIGN_OR_RETURN(
       std::optional<std::string> rewritten,
       engine::SubstituteRelations(sql, [&](const engine::RelationReference& relation) {
-        return Substitute(relation, default_schema);
+        return Substitute(relation, default_schema, 0);
       }));
   std::string resolved = rewritten ? std::move(*rewritten) : std::string(sql);
   // Without pushdown the tables' scans sit in their views, whose comments DuckDB drops: the
@@ -203,7 +203,7 @@ Result<std::string> LakeSql::ResolveQuery(std::string_view sql, const std::strin
 }
 
 Result<std::optional<std::string>> LakeSql::Substitute(const engine::RelationReference& relation,
-                                                       const std::string& default_schema) {
+                                                       const std::string& default_schema, int depth) {
   if (relation.kind != Kind::kTable) {
     SKADE_ASSIGN_OR_RETURN(std::string listing, ListingRelation(relation, default_schema));
     if (listing.empty()) return std::optional<std::string>();
@@ -220,6 +220,11 @@ Result<std::optional<std::string>> LakeSql::Substitute(const engine::RelationRef
     return std::optional<std::string>(std::move(scan));
   }
   if (!relation.at) {
+    // A name that is no lake table may be one of the catalog's views.
+    if (auto ident = Resolve(relation.name, default_schema); ident.ok() && !HasView(*ident)) {
+      SKADE_ASSIGN_OR_RETURN(std::optional<std::string> view, ViewRelation(*ident, depth));
+      if (view) return view;
+    }
     SKADE_RETURN_IF_ERROR(CheckNamed(relation.name, default_schema));
     return std::optional<std::string>();
   }
@@ -296,6 +301,18 @@ Result<std::vector<catalog::TableIdent>> LakeSql::ListAllTables() {
   return out;
 }
 
+Result<std::vector<catalog::TableIdent>> LakeSql::ListAllViews() {
+  std::vector<catalog::TableIdent> out;
+  if (!catalog_.SupportsViews()) return out;
+  SKADE_ASSIGN_OR_RETURN(std::vector<catalog::Namespace> namespaces, ListNamespaces());
+  for (const catalog::Namespace& ns : namespaces) {
+    SKADE_ASSIGN_OR_RETURN(std::vector<catalog::TableIdent> views, catalog_.ListViews(ns));
+    out.insert(out.end(), views.begin(), views.end());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 Result<std::string> LakeSql::ListingRelation(const engine::RelationReference& relation,
                                              const std::string& default_schema) {
   const std::string info_table = InformationSchemaTable(relation.name, catalog_name_);
@@ -319,12 +336,19 @@ Result<std::string> LakeSql::ListingRelation(const engine::RelationReference& re
         SKADE_ASSIGN_OR_RETURN(catalog::Namespace ns, NamespaceOf(default_schema));
         auto tables = catalog_.ListTables(ns);
         if (!tables.ok() && tables.status().code() != StatusCode::kNotFound) return tables.status();
+        if (tables.ok() && catalog_.SupportsViews()) {
+          SKADE_ASSIGN_OR_RETURN(auto views, catalog_.ListViews(ns));
+          tables->insert(tables->end(), views.begin(), views.end());
+        }
         if (tables.ok()) std::sort(tables->begin(), tables->end());
         for (const auto& t : tables.ok() ? *tables : std::vector<catalog::TableIdent>{})
           rows.push_back({QuoteString(t.name)});
         return LiteralRows({{"name", "VARCHAR"}}, rows);
       }
       SKADE_ASSIGN_OR_RETURN(auto tables, ListAllTables());
+      SKADE_ASSIGN_OR_RETURN(auto views, ListAllViews());
+      tables.insert(tables.end(), views.begin(), views.end());
+      std::sort(tables.begin(), tables.end());
       for (const auto& t : tables)
         rows.push_back({QuoteString(t.ns.ToString()), QuoteString(t.name)});
       return LiteralRows({{"schema", "VARCHAR"}, {"name", "VARCHAR"}}, rows);
@@ -351,9 +375,18 @@ Result<std::string> LakeSql::ListingRelation(const engine::RelationReference& re
                          rows);
     }
     case Kind::kDescribe: {
+      // SHOW SCHEMAS / SHOW NAMESPACES (Spark's words; DuckDB reads them as DESCRIBE of a table
+      // so named): the lake's namespaces, unless a lake table of that name is meant.
       auto ident = Resolve(relation.name, default_schema);
+      auto columns = ident.ok() ? ColumnsOf(catalog_, *ident) : Result<std::vector<ColumnFacts>>(ident.status());
+      const bool lists_schemas = relation.name.size() == 1 &&
+                                 (SameText(relation.name[0], "schemas") || SameText(relation.name[0], "namespaces"));
+      if (lists_schemas && !columns.ok()) {
+        SKADE_ASSIGN_OR_RETURN(std::vector<catalog::Namespace> namespaces, ListNamespaces());
+        for (const catalog::Namespace& ns : namespaces) rows.push_back({QuoteString(ns.ToString())});
+        return LiteralRows({{"name", "VARCHAR"}}, rows);
+      }
       if (!ident.ok()) return std::string();  // not a lake table: DuckDB describes it
-      auto columns = ColumnsOf(catalog_, *ident);
       if (!columns.ok() && columns.status().code() == StatusCode::kNotFound) return std::string();
       if (!columns.ok()) return columns.status();
       for (const ColumnFacts& c : *columns) {
@@ -373,12 +406,22 @@ Result<std::string> LakeSql::ListingRelation(const engine::RelationReference& re
   }
   // information_schema: DuckDB's own rows of every other catalog, the lake's from the catalog
   // (its views in DuckDB would list only the tables queried so far).
+  if (info_table == "schemata") {
+    SKADE_ASSIGN_OR_RETURN(std::vector<catalog::Namespace> namespaces, ListNamespaces());
+    for (const catalog::Namespace& ns : namespaces) rows.push_back({catalog_literal, QuoteString(ns.ToString())});
+    return "SELECT * FROM system.information_schema.schemata WHERE catalog_name <> " + catalog_literal +
+           " UNION ALL BY NAME " + LiteralRows({{"catalog_name", "VARCHAR"}, {"schema_name", "VARCHAR"}}, rows);
+  }
   SKADE_ASSIGN_OR_RETURN(auto tables, ListAllTables());
   std::string lake_rows;
   if (info_table == "tables") {
     for (const auto& t : tables) {
       rows.push_back({catalog_literal, QuoteString(t.ns.ToString()), QuoteString(t.name),
                       "'BASE TABLE'", "'YES'", "'NO'"});
+    }
+    SKADE_ASSIGN_OR_RETURN(auto views, ListAllViews());
+    for (const auto& v : views) {
+      rows.push_back({catalog_literal, QuoteString(v.ns.ToString()), QuoteString(v.name), "'VIEW'", "'NO'", "'NO'"});
     }
     lake_rows = LiteralRows({{"table_catalog", "VARCHAR"},
                              {"table_schema", "VARCHAR"},

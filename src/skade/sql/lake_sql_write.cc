@@ -90,6 +90,7 @@ Result<int64_t> LakeSql::ExecuteWrite(const engine::Statement& w, const Session&
     SKADE_ASSIGN_OR_RETURN(WriteReport dropped, DropTableStatement(w, session, table::DropOptions::Count::kNothing));
     return dropped.rows;
   }
+  if (w.kind == Kind::kCreateView || w.kind == Kind::kDropView) return ViewStatement(w, session);
 
   SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident, Resolve(w.target, default_schema));
   // The statement's own SQL resolves names and current_user as a query of the session would:

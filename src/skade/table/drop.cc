@@ -106,7 +106,9 @@ Result<DropReport> DropTable(catalog::Catalog& catalog, io::FileIO& io, const ca
                      report.location, referenced.status().ToString());
     }
   }
-  SKADE_RETURN_IF_ERROR(catalog.DropTable(ident, options.mode));
+  // Only while the table is what was checked above: a commit since (a set-location, say) makes
+  // the drop a kConflict rather than a purge of a location nobody checked.
+  SKADE_RETURN_IF_ERROR(catalog.DropTable(ident, options.mode, state.metadata_location));
   if (!purge) return report;
   // The drop has happened and is the answer; what follows only reports and tidies up.
   if (report.listed) {
