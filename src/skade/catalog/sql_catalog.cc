@@ -344,26 +344,7 @@ class SqlCatalog final : public Catalog {
 
   // ---- tables ----
 
-  Result<std::vector<TableIdent>> ListTables(const Namespace& ns) override {
-    SKADE_RETURN_IF_ERROR(ns.Validate());
-    return Read<std::vector<TableIdent>>(
-        [&](SqlConnection& conn) -> Result<std::vector<TableIdent>> {
-          SKADE_ASSIGN_OR_RETURN(bool exists, NamespaceExistsOn(conn, name(), ns));
-          if (!exists) return Status::NotFound("namespace " + ns.ToString() + " does not exist");
-          SKADE_ASSIGN_OR_RETURN(
-              SqlResult result,
-              conn.Exec("SELECT table_name FROM iceberg_tables WHERE catalog_name = ? AND "
-                        "table_namespace = ? AND " +
-                            std::string(kIsTable),
-                        {Text(name()), Text(ns.ToString())}));
-          std::vector<TableIdent> out;
-          for (const auto& row : result.rows) {
-            if (row[0]) out.push_back(TableIdent{ns, *row[0]});
-          }
-          std::sort(out.begin(), out.end());
-          return out;
-        });
-  }
+  Result<std::vector<TableIdent>> ListTables(const Namespace& ns) override { return ListNames(ns, kIsTable); }
 
   Result<CommitResult> CreateTable(const TableIdent& ident,
                                    const CreateTableRequest& request) override {
@@ -461,21 +442,7 @@ class SqlCatalog final : public Catalog {
   bool SupportsViews() const override { return true; }
 
   Result<std::vector<TableIdent>> ListViews(const Namespace& ns) override {
-    SKADE_RETURN_IF_ERROR(ns.Validate());
-    return Read<std::vector<TableIdent>>([&](SqlConnection& conn) -> Result<std::vector<TableIdent>> {
-      SKADE_ASSIGN_OR_RETURN(bool exists, NamespaceExistsOn(conn, name(), ns));
-      if (!exists) return Status::NotFound("namespace " + ns.ToString() + " does not exist");
-      SKADE_ASSIGN_OR_RETURN(SqlResult result,
-                             conn.Exec("SELECT table_name FROM iceberg_tables WHERE catalog_name = ? AND "
-                                       "table_namespace = ? AND iceberg_type = 'VIEW'",
-                                       {Text(name()), Text(ns.ToString())}));
-      std::vector<TableIdent> out;
-      for (const auto& row : result.rows) {
-        if (row[0]) out.push_back(TableIdent{ns, *row[0]});
-      }
-      std::sort(out.begin(), out.end());
-      return out;
-    });
+    return ListNames(ns, "iceberg_type = 'VIEW'");
   }
 
   Result<ViewState> CreateView(const TableIdent& ident, const CreateViewRequest& request) override {
@@ -1032,6 +999,27 @@ class SqlCatalog final : public Catalog {
              return std::vector<CommitLogEntry>{std::move(entry)};
            })
         .status();
+  }
+
+  // The names in `ns` of the rows meeting `condition` (kIsTable, or views'), sorted; kNotFound
+  // for a namespace that does not exist.
+  Result<std::vector<TableIdent>> ListNames(const Namespace& ns, std::string_view condition) {
+    SKADE_RETURN_IF_ERROR(ns.Validate());
+    return Read<std::vector<TableIdent>>([&](SqlConnection& conn) -> Result<std::vector<TableIdent>> {
+      SKADE_ASSIGN_OR_RETURN(bool exists, NamespaceExistsOn(conn, name(), ns));
+      if (!exists) return Status::NotFound("namespace " + ns.ToString() + " does not exist");
+      SKADE_ASSIGN_OR_RETURN(SqlResult result,
+                             conn.Exec("SELECT table_name FROM iceberg_tables WHERE catalog_name = ? AND "
+                                       "table_namespace = ? AND " +
+                                           std::string(condition),
+                                       {Text(name()), Text(ns.ToString())}));
+      std::vector<TableIdent> out;
+      for (const auto& row : result.rows) {
+        if (row[0]) out.push_back(TableIdent{ns, *row[0]});
+      }
+      std::sort(out.begin(), out.end());
+      return out;
+    });
   }
 
   Status InsertTable(SqlConnection& conn, const TableIdent& ident,
