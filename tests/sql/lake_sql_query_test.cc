@@ -306,6 +306,22 @@ TEST_F(LakeSqlQueryTest, ViewsOfTheCatalogReadTheirQuery) {
   Status self = Refused("SELECT * FROM reports.self");
   EXPECT_EQ(self.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(self.message().find("nest deeper"), std::string::npos) << self.ToString();
+  // A view's SQL is one query that reads no server configuration (it runs unseen by the
+  // statement checks of a server).
+  ASSERT_TRUE(CreateLakeView(*catalog_, "reports.settings", "SELECT value FROM duckdb_settings()", "value VARCHAR",
+                             {"sales"}).ok());
+  Status settings = Refused("SELECT * FROM reports.settings");
+  EXPECT_EQ(settings.code(), StatusCode::kPermissionDenied) << settings.ToString();
+  EXPECT_NE(settings.message().find("duckdb_settings"), std::string::npos) << settings.ToString();
+  ASSERT_TRUE(CreateLakeView(*catalog_, "reports.copy", "COPY (SELECT 1) TO 'x.csv'", "x INTEGER", {"sales"}).ok());
+  EXPECT_EQ(Refused("SELECT * FROM reports.copy").code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE(CreateLakeView(*catalog_, "reports.two", "SELECT 1 AS x; SELECT 2 AS x", "x INTEGER", {"sales"}).ok());
+  EXPECT_EQ(Refused("SELECT * FROM reports.two").code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE(CreateLakeView(*catalog_, "reports.spark_names", "SELECT id FROM lake.sales.eu.orders", "id BIGINT",
+                             {"sales"}).ok());
+  Status four = Refused("SELECT * FROM reports.spark_names");
+  EXPECT_EQ(four.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(four.message().find("more than three parts"), std::string::npos) << four.ToString();
   ASSERT_TRUE(CreateLakeView(*catalog_, "reports.typo", "SELECT * FROM ordrs", "x INTEGER", {"sales"}).ok());
   Status typo = Refused("SELECT * FROM reports.typo");
   EXPECT_NE(typo.message().find("did you mean"), std::string::npos) << typo.ToString();

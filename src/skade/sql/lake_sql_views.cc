@@ -12,6 +12,7 @@
 #include "skade/base/clock.h"
 #include "skade/engine/pushdown_scan.h"
 #include "skade/engine/schema_convert.h"
+#include "skade/engine/user_sql.h"
 #include "skade/sql/lake_sql.h"
 
 namespace skade::sql {
@@ -64,6 +65,30 @@ Result<std::optional<std::string>> LakeSql::ViewRelation(const catalog::TableIde
     return Status::InvalidArgument(what + " has no SQL skade can run (dialect duckdb or spark); it has " +
                                    (dialects.empty() ? std::string("none") : dialects));
   }
+  // The view's SQL runs inside the statement that names it, unseen by the checks a server
+  // makes on that statement: it must be one query, and (a view being anyone's to write through
+  // the catalog) it may not read the server's configuration, on any front.
+  // What DuckDB's parser cannot read is said so (Spark's four-part names, catalog.a.b.t).
+  auto unreadable = [&](const Status& st) {
+    if (st.message().find("Parser Error") == std::string::npos) {
+      return st.WithContext(what + " (" + sql->dialect + " SQL)");
+    }
+    return Status::InvalidArgument(what + ": its " + sql->dialect +
+                                   " SQL does not parse as DuckDB SQL (names of more than three parts, "
+                                   "catalog.a.b.table, cannot be read; write the view with names relative to its "
+                                   "namespace): " + st.message());
+  };
+  auto parsed_or = engine::ParseStatement(sql->sql);
+  if (!parsed_or.ok()) return unreadable(parsed_or.status());
+  const engine::Statement& parsed = *parsed_or;
+  if (parsed.kind != engine::Statement::Kind::kQuery) {
+    return Status::InvalidArgument(what + ": its " + sql->dialect + " SQL is a " + parsed.type_name +
+                                   " statement, not a query");
+  }
+  if (!parsed.reads_configuration.empty()) {
+    return Status::PermissionDenied(what + ": its SQL calls " + parsed.reads_configuration +
+                                    ", which shows the server's configuration");
+  }
   // Unqualified names in the view's SQL mean its default namespace (the view's own when the
   // version names none), whatever the session's schema is.
   catalog::Namespace home = version->default_namespace.empty() ? ident.ns : catalog::Namespace{version->default_namespace};
@@ -93,17 +118,7 @@ Result<std::optional<std::string>> LakeSql::ViewRelation(const catalog::TableIde
     }
     return Substitute(relation, *home_schema, depth + 1);
   });
-  if (!rewritten.ok()) {
-    Status st = rewritten.status();
-    if (st.message().find("Parser Error") != std::string::npos) {
-      // DuckDB's parser reads the view's SQL; Spark's four-part names (catalog.a.b.t) are beyond it.
-      return Status::InvalidArgument(what + ": its " + sql->dialect +
-                                     " SQL does not parse as DuckDB SQL (names of more than three parts, "
-                                     "catalog.a.b.table, cannot be read; write the view with names relative to its "
-                                     "namespace): " + st.message());
-    }
-    return st.WithContext(what + " (" + sql->dialect + " SQL)");
-  }
+  if (!rewritten.ok()) return unreadable(rewritten.status());
   const std::string query = rewritten->value_or(sql->sql);
   // The view's columns are its schema's: the query must give as many, which take their names.
   SKADE_ASSIGN_OR_RETURN(std::vector<engine::ColumnType> columns,
