@@ -107,7 +107,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     r.query.emplace(std::string(param.substr(0, eq)), std::string(param.substr(eq + 1)));
   }
   const std::string plan_id = "p";
-  switch (data[0] % 20) {
+  switch (data[0] % 25) {
     case 0: r.method = "GET"; Check(api.Config(r)); break;
     case 1: r.method = "GET"; Check(api.ListNamespaces(r)); break;
     case 2: r.method = "POST"; Check(api.CreateNamespace(r)); break;
@@ -126,12 +126,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 15: r.method = "POST"; Check(api.FetchScanTasks(r, ns, table)); break;
     case 16: r.method = "POST"; Check(api.QueryEvents(r)); break;
     case 17: r.method = "DELETE"; Check(api.CancelPlanning(r, ns, table, plan_id)); break;
-    case 18: r.method = "GET"; Check(api.Views(r, ns, nullptr)); break;
-    // Drops stay rare (one selector of 20) so the table is there for most inputs; a dropped one
+    case 18: r.method = "GET"; Check(api.ListViews(r, ns)); break;
+    case 19: r.method = "POST"; Check(api.CreateView(r, ns)); break;
+    case 20: r.method = "GET"; Check(api.LoadView(r, ns, table)); break;
+    case 21: r.method = "POST"; Check(api.ReplaceView(r, ns, table)); break;
+    case 22: r.method = "POST"; Check(api.RenameView(r)); break;
+    case 23: r.method = "POST"; Check(api.RegisterView(r, ns)); break;
+    // Drops stay rare (one selector of 25) so the table is there for most inputs; a dropped one
     // is made again.
     default: {
       r.method = "DELETE";
       Check(api.DropTable(r, ns, table));
+      Check(api.DropView(r, ns, table));
       Request t;
       t.method = "POST";
       t.body = R"({"name":"t","schema":{"type":"struct","fields":[{"id":1,"name":"id","required":true,"type":"long"}]}})";
