@@ -2,9 +2,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
+#include <vector>
 
 #include "skade/arrow/builder.h"
 #include "skade/engine/database.h"
@@ -278,6 +281,51 @@ TEST(ArrowInputColumnsTest, TypesEachSchemaAsDuckDbReadsItAndKeepsSchemasApartBy
               std::vector<std::string>{"c" + std::to_string(i) + (i % 2 ? " INTEGER" : " VARCHAR")});
   }
   EXPECT_EQ(InputColumns(*db, *uuid.get()), uuid_types);
+}
+
+}  // namespace
+}  // namespace skade::engine
+
+namespace skade::engine {
+namespace {
+
+// Arrow inputs read on several threads at once, each through its own connection and view (the
+// writes of concurrent appends do this): every one reads its own rows.
+TEST(ConnectionTest, ArrowInputsAreReadOnSeveralThreadsAtOnce) {
+  auto db = OpenDb();
+  constexpr int kThreads = 4;
+  constexpr int kRounds = 25;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRounds; ++r) {
+        auto builder = arrow::RecordBatchBuilder({arrow::ArrayBuilder("x", "l", false)});
+        const int64_t rows = t * 100 + r + 1;
+        for (int64_t i = 0; i < rows; ++i) {
+          builder.AppendStruct();
+          builder.child(0).AppendInt(i);
+        }
+        arrow::SchemaHandle schema;
+        arrow::ArrayHandle batch;
+        if (!builder.Finish(schema.get(), batch.get()).ok()) {
+          ++failures;
+          continue;
+        }
+        std::vector<arrow::ArrayHandle> batches;
+        batches.push_back(std::move(batch));
+        arrow::StreamHandle stream = arrow::MakeBatchStream(std::move(schema), std::move(batches));
+        auto got = db->QueryRowsWithArrow("__skade_input", stream.get(), "SELECT count(*) FROM __skade_input");
+        if (!got.ok() || got->size() != 1 || (*got)[0][0].value_or("") != std::to_string(rows)) {
+          ADD_FAILURE() << "thread " << t << " round " << r << ": "
+                        << (got.ok() ? (*got)[0][0].value_or("NULL") : got.status().ToString());
+          ++failures;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "skade/engine/database.h"
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
@@ -785,10 +786,23 @@ Result<std::vector<TextRow>> Database::QueryRowsWithArrow(std::string_view view_
   if (duckdb_connect(impl_->db, &con.con) != DuckDBSuccess) {
     return Status::Internal("cannot open a DuckDB connection");
   }
-  std::string name(view_name);
-  if (duckdb_arrow_scan(con.con, name.c_str(), reinterpret_cast<duckdb_arrow_stream>(input)) != DuckDBSuccess) {
+  // duckdb_arrow_scan registers the stream as a view of the database's default schema, seen by
+  // every connection (DuckDB's C API makes it non-temporary): two calls at once under one name
+  // would replace each other's view, and one would fail on the catalog conflict or read the
+  // other's rows. So the stream goes under a name no other call uses, which this connection
+  // reaches through a temporary view named as the caller asked; it is dropped afterwards.
+  static std::atomic<uint64_t> next_view{0};
+  const std::string registered = "__skade_arrow_input_" + std::to_string(next_view.fetch_add(1));
+  if (duckdb_arrow_scan(con.con, registered.c_str(), reinterpret_cast<duckdb_arrow_stream>(input)) != DuckDBSuccess) {
     return Status::InvalidArgument("cannot read the Arrow stream");
   }
+  struct DropView {
+    duckdb_connection con;
+    const std::string& name;
+    ~DropView() { (void)ExecuteOn(con, "DROP VIEW IF EXISTS " + QuoteIdentifier(name)); }
+  } drop{con.con, registered};
+  SKADE_RETURN_IF_ERROR(ExecuteOn(con.con, "CREATE TEMPORARY VIEW " + QuoteIdentifier(view_name) +
+                                               " AS SELECT * FROM " + QuoteIdentifier(registered)));
   std::vector<TextRow> rows;
   ProgressWatch watch(impl_->progress->Get(), con.con);
   SKADE_RETURN_IF_ERROR(QueryTextOn(
