@@ -1,4 +1,4 @@
-// Basic credentials and bearer tokens: expiry, bounded token table.
+// Basic credentials and bearer tokens: sealed, shared by servers holding the same key, expiring.
 #include "skade/flightsql/auth.h"
 
 #include <chrono>
@@ -35,27 +35,36 @@ TEST(AuthTest, BasicCredentialsAndBearerTokens) {
   EXPECT_EQ(auth.Check("Basic " + EncodeBase64("alice:")).status().code(), StatusCode::kUnauthorized);
   EXPECT_EQ(auth.Check("Basic !!!").status().code(), StatusCode::kUnauthorized);
   std::string token = auth.IssueToken("bob");
-  EXPECT_EQ(token.size(), 64u);
+  EXPECT_EQ(token.find("bob"), std::string::npos);
   EXPECT_NE(token, auth.IssueToken("bob"));
   EXPECT_EQ(*auth.Check("Bearer " + token), "bob");
   EXPECT_EQ(auth.Check("Bearer " + token + "x").status().code(), StatusCode::kUnauthorized);
 }
 
-TEST(AuthTest, TokensExpireAndTheTableIsBounded) {
+TEST(AuthTest, TokensExpireAndServersSharingTheKeyAcceptEachOthers) {
   AuthOptions o = Users();
   o.token_lifetime = std::chrono::seconds(2);
-  o.max_tokens_per_user = 3;
-  Authenticator auth(o);
-  std::string first = auth.IssueToken("alice");
-  for (int i = 0; i < 10; ++i) auth.IssueToken("alice");
-  std::string bobs = auth.IssueToken("bob");
-  EXPECT_EQ(auth.token_count(), 4u);  // alice's newest 3, bob's 1
-  EXPECT_EQ(auth.Check("Bearer " + first).status().code(), StatusCode::kUnauthorized);
-  EXPECT_TRUE(auth.Check("Bearer " + bobs).ok());
+  auto key = io::Sealer::FromText(std::string(64, 'c'));
+  ASSERT_TRUE(key.ok());
+  o.sealer = *key;
+  Authenticator one(o);
+  Authenticator two(o);
+  Authenticator stranger(Users());  // its own key
+  AuthOptions fewer = o;
+  fewer.users.erase("bob");
+  Authenticator without_bob(fewer);
+  std::string bobs = one.IssueToken("bob");
+  EXPECT_EQ(*two.Check("Bearer " + bobs), "bob");
+  EXPECT_EQ(stranger.Check("Bearer " + bobs).status().code(), StatusCode::kUnauthorized);
+  EXPECT_EQ(without_bob.Check("Bearer " + bobs).status().code(), StatusCode::kUnauthorized);
+  // A token of principal "bob" does not open as anything else (another purpose's seal).
+  EXPECT_EQ(two.Check("Bearer " + io::EncodeBase64Url((*key)->Seal("flightsql.ticket", "bob", std::chrono::seconds(60))))
+                .status()
+                .code(),
+            StatusCode::kUnauthorized);
   std::this_thread::sleep_for(std::chrono::milliseconds(2100));
-  EXPECT_EQ(auth.Check("Bearer " + bobs).status().code(), StatusCode::kUnauthorized);
-  auth.DropExpired();
-  EXPECT_EQ(auth.token_count(), 0u);
+  EXPECT_EQ(one.Check("Bearer " + bobs).status().code(), StatusCode::kUnauthorized);
+  EXPECT_EQ(two.Check("Bearer " + bobs).status().code(), StatusCode::kUnauthorized);
 }
 
 }  // namespace

@@ -194,6 +194,10 @@ class Client {
 
   grpc::StatusCode code_of_last_failure() const { return last_code_; }
 
+  // The session cookie ("name=value"), to hand to a client of another server.
+  const std::string& cookie() const { return cookie_; }
+  void set_cookie(std::string cookie) { cookie_ = std::move(cookie); }
+
   // ---- statement commands one call at a time (as ADBC's DB-API execute() makes them)
 
   // GetFlightInfo of `command` (packed into a CMD descriptor).

@@ -1,11 +1,14 @@
-// Sessions and statement handles of the Flight SQL server: capabilities of their principal,
-// per-principal limits that evict the least recently used, idle expiry.
+// Sessions and statement handles of the Flight SQL server: sealed capabilities of their
+// principal that any instance sharing the key serves, per-principal limits on what an instance
+// caches, expiry, and closes and cancels that stick where they were made.
 #include "skade/flightsql/registry_internal.h"
 
 #include <chrono>
 #include <thread>
 
 #include <gtest/gtest.h>
+
+#include "skade/arrow/builder.h"
 
 namespace skade::flightsql {
 namespace {
@@ -21,7 +24,8 @@ TEST(RegistryTest, HandlesAreRandomAndBelongToTheirPrincipal) {
   Registry r(RegistryLimits{});
   std::string a = r.AddQuery(PendingQuery{"alice", "SELECT 1", "one"});
   std::string b = r.AddQuery(PendingQuery{"alice", "SELECT 1", "one"});
-  EXPECT_EQ(a.size(), 32u);
+  EXPECT_TRUE(io::Sealer::LooksSealed(a));
+  EXPECT_EQ(a.find("SELECT"), std::string::npos) << "the statement travels encrypted";
   EXPECT_NE(a, b);
   auto found = r.FindQuery(a, "alice");
   ASSERT_TRUE(found.ok()) << found.status().ToString();
@@ -35,7 +39,7 @@ TEST(RegistryTest, HandlesAreRandomAndBelongToTheirPrincipal) {
   EXPECT_TRUE(r.FindPrepared(p, "alice").ok());
   EXPECT_EQ(r.FindPrepared(p, "bob").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(r.ClosePrepared(p, "bob").code(), StatusCode::kNotFound);
-  EXPECT_EQ(r.BindParams(p, "bob", nullptr).code(), StatusCode::kNotFound);
+  EXPECT_EQ(r.BindParams(p, "bob", nullptr).status().code(), StatusCode::kNotFound);
   EXPECT_TRUE(r.ClosePrepared(p, "alice").ok());
   EXPECT_EQ(r.FindPrepared(p, "alice").status().code(), StatusCode::kNotFound);
 }
@@ -47,18 +51,26 @@ TEST(RegistryTest, SessionsArePerPrincipalAndTheLeastRecentlyUsedGivesWay) {
   auto bob = r.CreateSession("bob");
   auto a1 = r.CreateSession("alice");
   auto a2 = r.CreateSession("alice");
+  a2->set_schema("sales");
+  const std::string a2_cookie = r.Reseal(a2);
   ASSERT_TRUE(r.FindSession(a1->id, "alice").ok());  // a1 is now more recent than a2
-  auto a3 = r.CreateSession("alice");                // evicts a2, not bob's
+  auto a3 = r.CreateSession("alice");                // forgets a2's cookies, not bob's session
+  EXPECT_EQ(r.session_count(), 3u);
   EXPECT_TRUE(r.FindSession(a1->id, "alice").ok());
-  EXPECT_EQ(r.FindSession(a2->id, "alice").status().code(), StatusCode::kNotFound);
   EXPECT_TRUE(r.FindSession(a3->id, "alice").ok());
   EXPECT_TRUE(r.FindSession(bob->id, "bob").ok());
   EXPECT_EQ(r.FindSession(bob->id, "alice").status().code(), StatusCode::kUnauthorized);
-  EXPECT_EQ(r.session_count(), 3u);
+  // A forgotten session comes back from its cookie, with the options it carries.
+  auto back = r.FindSession(a2_cookie, "alice");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ((*back)->schema(), "sales");
   r.CloseSession(a1->id);
   EXPECT_EQ(r.FindSession(a1->id, "alice").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(r.FindSession("not-a-cookie", "alice").status().code(), StatusCode::kNotFound);
 }
 
+// The limits bound what one instance caches per principal; a handle it forgot is adopted again
+// from the token when its client uses it.
 TEST(RegistryTest, PendingTicketsAndPreparedStatementsAreBoundedPerPrincipal) {
   RegistryLimits limits;
   limits.max_pending_queries = 3;
@@ -70,10 +82,17 @@ TEST(RegistryTest, PendingTicketsAndPreparedStatementsAreBoundedPerPrincipal) {
     alice.push_back(r.AddQuery(PendingQuery{"alice", "SELECT " + std::to_string(i), ""}));
     std::this_thread::sleep_for(std::chrono::milliseconds(1));  // distinct last-use times
   }
-  EXPECT_FALSE(r.FindQuery(alice[0], "alice").ok());
-  EXPECT_FALSE(r.FindQuery(alice[1], "alice").ok());
-  for (int i = 2; i < 5; ++i) EXPECT_TRUE(r.FindQuery(alice[i], "alice").ok()) << i;
+  for (int i = 0; i < 5; ++i) {
+    auto q = r.FindQuery(alice[i], "alice");
+    ASSERT_TRUE(q.ok()) << i;
+    EXPECT_EQ(q->sql, "SELECT " + std::to_string(i));
+  }
   EXPECT_TRUE(r.FindQuery(bobs, "bob").ok());
+  r.set_reprepare([](const PreparedStatement& sealed) -> Result<std::shared_ptr<const PreparedStatement>> {
+    auto p = std::make_shared<PreparedStatement>(sealed);
+    p->parameter_count = 7;  // marks a re-created statement
+    return std::shared_ptr<const PreparedStatement>(p);
+  });
 
   std::string p1 = r.AddPrepared(Prepared("alice", "SELECT 1"));
   std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -82,15 +101,19 @@ TEST(RegistryTest, PendingTicketsAndPreparedStatementsAreBoundedPerPrincipal) {
   ASSERT_TRUE(r.FindPrepared(p1, "alice").ok());  // p1 used last
   std::this_thread::sleep_for(std::chrono::milliseconds(1));
   std::string p3 = r.AddPrepared(Prepared("alice", "SELECT 3"));
-  EXPECT_TRUE(r.FindPrepared(p1, "alice").ok());
-  EXPECT_FALSE(r.FindPrepared(p2, "alice").ok());
-  EXPECT_TRUE(r.FindPrepared(p3, "alice").ok());
+  EXPECT_EQ((*r.FindPrepared(p1, "alice"))->parameter_count, 0);
+  EXPECT_EQ((*r.FindPrepared(p3, "alice"))->parameter_count, 0);
+  auto again = r.FindPrepared(p2, "alice");  // forgotten, re-created from its handle
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)->sql, "SELECT 2");
+  EXPECT_EQ((*again)->parameter_count, 7);
 }
 
 TEST(RegistryTest, IdleEntriesAreReapedAndCancelStopsAPendingTicket) {
   RegistryLimits limits;
   // Long enough that the first Reap below never comes after it on a loaded machine.
   limits.idle_lifetime = std::chrono::seconds(3);
+  limits.prepared_lifetime = std::chrono::seconds(3);
   Registry r(limits);
   auto s = r.CreateSession("");
   std::string q = r.AddQuery(PendingQuery{"", "SELECT 1", ""});
@@ -113,6 +136,112 @@ TEST(RegistryTest, IdleEntriesAreReapedAndCancelStopsAPendingTicket) {
   EXPECT_FALSE(r.FindQuery(q, "").ok());
   EXPECT_FALSE(r.FindPrepared(p, "").ok());
   EXPECT_EQ(r.FindQuery(cancelled, "").status().code(), StatusCode::kNotFound) << "reaped when idle";
+}
+
+ParamSet OneIntParam(int64_t value) {
+  arrow::ArrayBuilder builder = arrow::RecordBatchBuilder({arrow::ArrayBuilder("p0", "l", true)});
+  builder.child(0).AppendInt(value);
+  builder.AppendStruct();
+  ArrowSchema schema;
+  ArrowArray batch;
+  EXPECT_TRUE(builder.Finish(&schema, &batch).ok());
+  ParamSet set;
+  set.schema = arrow::SchemaHandle(&schema);
+  set.batches.emplace_back(&batch);
+  return set;
+}
+
+// Two instances sharing a key: whatever one issues, the other serves; a third with another key
+// serves nothing; another principal learns nothing.
+TEST(RegistryTest, AnyInstanceSharingTheKeyServesTheHandlesOfAnother) {
+  auto key = io::Sealer::FromText(std::string(64, '7'));
+  ASSERT_TRUE(key.ok());
+  RegistryLimits limits;
+  limits.sealer = *key;
+  Registry one(limits);
+  Registry two(limits);
+  Registry stranger(RegistryLimits{});
+  int reprepared = 0;
+  auto reprepare = [&](const PreparedStatement& sealed) -> Result<std::shared_ptr<const PreparedStatement>> {
+    ++reprepared;
+    auto p = std::make_shared<PreparedStatement>(sealed);
+    p->parameter_count = 1;
+    return std::shared_ptr<const PreparedStatement>(p);
+  };
+  two.set_reprepare(reprepare);
+  stranger.set_reprepare(reprepare);
+
+  PendingQuery write{"alice", "INSERT INTO t VALUES (1)", "sales"};
+  write.changed_rows = 1;
+  std::string ticket = one.AddQuery(write);
+  auto q = two.FindQuery(ticket, "alice");
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_EQ(q->sql, write.sql);
+  EXPECT_EQ(q->schema, "sales");
+  ASSERT_TRUE(q->changed_rows.has_value()) << "a write's count travels: the other instance runs nothing";
+  EXPECT_EQ(*q->changed_rows, 1);
+  EXPECT_EQ(two.FindQuery(ticket, "bob").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(stranger.FindQuery(ticket, "alice").status().code(), StatusCode::kNotFound);
+  // A cancel on the second instance sticks there.
+  std::string pending = one.AddQuery(PendingQuery{"alice", "SELECT 1", ""});
+  EXPECT_EQ(two.Cancel(pending, "alice"), CancelOutcome::kCancelled);
+  EXPECT_EQ(two.FindQuery(pending, "alice").status().code(), StatusCode::kCancelled);
+
+  auto prepared = std::make_shared<PreparedStatement>();
+  prepared->principal = "alice";
+  prepared->sql = "SELECT ?";
+  prepared->schema = "sales";
+  prepared->parameter_count = 1;
+  std::string handle = one.AddPrepared(prepared);
+  ASSERT_TRUE(one.FindPrepared(handle, "alice").ok());
+  auto bound = one.BindParams(handle, "alice", std::make_shared<ParamSet>(OneIntParam(42)));
+  ASSERT_TRUE(bound.ok()) << bound.status().ToString();
+  EXPECT_NE(*bound, handle) << "small parameters travel in a new handle";
+  EXPECT_EQ(two.FindPrepared(*bound, "bob").status().code(), StatusCode::kNotFound);
+  auto there = two.FindPrepared(*bound, "alice");
+  ASSERT_TRUE(there.ok()) << there.status().ToString();
+  EXPECT_EQ((*there)->sql, "SELECT ?");
+  EXPECT_EQ((*there)->schema, "sales");
+  EXPECT_EQ(reprepared, 1);
+  std::shared_ptr<const ParamSet> params = two.Params(*bound);
+  ASSERT_TRUE(params);
+  ASSERT_EQ(params->rows(), 1);
+  EXPECT_EQ(static_cast<const int64_t*>(params->batches[0]->children[0]->buffers[1])[0], 42);
+  EXPECT_FALSE(two.Params(handle)) << "the first handle carries no parameters";
+  EXPECT_EQ(stranger.FindPrepared(*bound, "alice").status().code(), StatusCode::kNotFound);
+  // Closed on the second instance: refused there from now on.
+  EXPECT_TRUE(two.ClosePrepared(handle, "alice").ok());
+  EXPECT_EQ(two.FindPrepared(handle, "alice").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(two.ClosePrepared(handle, "alice").code(), StatusCode::kNotFound);
+  EXPECT_EQ(two.ClosePrepared(*bound, "bob").code(), StatusCode::kNotFound);
+
+  auto session = one.CreateSession("alice");
+  session->set_schema("sales");
+  std::string cookie = one.Reseal(session);
+  auto s2 = two.FindSession(cookie, "alice");
+  ASSERT_TRUE(s2.ok()) << s2.status().ToString();
+  EXPECT_EQ((*s2)->schema(), "sales");
+  EXPECT_EQ(two.FindSession(cookie, "bob").status().code(), StatusCode::kUnauthorized);
+  EXPECT_EQ(stranger.FindSession(cookie, "alice").status().code(), StatusCode::kNotFound);
+  // A cookie changed by hand is no cookie.
+  std::string forged = cookie;
+  forged[forged.size() / 2] = forged[forged.size() / 2] == 'A' ? 'B' : 'A';
+  EXPECT_EQ(two.FindSession(forged, "alice").status().code(), StatusCode::kNotFound);
+}
+
+TEST(RegistryTest, LargeParametersStayOnTheInstance) {
+  RegistryLimits limits;
+  limits.max_sealed_params_bytes = 64;  // less than any encoded batch
+  Registry r(limits);
+  auto prepared = std::make_shared<PreparedStatement>();
+  prepared->principal = "alice";
+  prepared->sql = "SELECT ?";
+  std::string handle = r.AddPrepared(prepared);
+  auto bound = r.BindParams(handle, "alice", std::make_shared<ParamSet>(OneIntParam(5)));
+  ASSERT_TRUE(bound.ok());
+  EXPECT_EQ(*bound, handle);
+  ASSERT_TRUE(r.Params(handle));
+  EXPECT_EQ(r.Params(handle)->rows(), 1);
 }
 
 // A DoGet registers its run before it looks up its ticket and opens its connection: a cancel

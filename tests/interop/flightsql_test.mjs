@@ -1136,7 +1136,10 @@ groups.sessions = async () => {
     eq(res.errors, {}, 'errors');
     const first = c.sessionCookie();
     check(first, `no arrow_flight_session_id cookie; cookies ${json([...c.cookies])}`);
-    check(/^[0-9a-f]{32}$/.test(first), `session id ${json(first)} is not 128 random bits in hex`);
+    // The cookie is sealed (it carries the session's options for any server of the deployment):
+    // base64url text, at least nonce + tag + header long, with nothing of the options readable.
+    check(/^[A-Za-z0-9_-]{55,}$/.test(first), `session id ${json(first)} is not a sealed base64url token`);
+    check(!Buffer.from(first, 'base64url').toString('latin1').includes('skade'), 'the cookie shows its options');
     await rows(c, 'SELECT 1 AS one');
     eq(c.sessionCookie(), first, 'session id after a query');
   });
@@ -1196,7 +1199,7 @@ groups.sessions = async () => {
   await stopServer(server);
 
   const limited = await Server.start('max2', ['--max-sessions', '2']);
-  await run('--max-sessions 2: one client opening sessions locks nobody out (least recently used closes)',
+  await run('--max-sessions 2: one client opening sessions locks nobody out (least recently used is forgotten)',
     async () => {
       const victim = limited.client({ cookies: true });
       eq((await victim.setSessionOptions({ schema: { string_value: 'one' } })).errors, {}, 'victim session');
@@ -1206,9 +1209,9 @@ groups.sessions = async () => {
         eq((await h.setSessionOptions({ schema: { string_value: 'a.b' } })).errors, {}, `hog session ${i}`);
         hog.push(h);
       }
-      // The victim's session was the least recently used: it is closed, and says so.
-      await expectStatus(victim.query('CommandStatementQuery', { query: 'SELECT 1 AS one' }), Status.NOT_FOUND,
-        'the evicted session');
+      // The victim's session was the least recently used: the server forgot it, and takes it back
+      // from its cookie (which carries its options) when the victim calls again.
+      eq(await rows(victim, 'SELECT count(*) AS n FROM items'), [{ n: '3' }], 'the evicted session, from its cookie');
       // Every other client still works: cookie-less, and with a new session.
       await expectAlive(limited.client({ cookies: false }));
       const fresh = limited.client({ cookies: true });
@@ -1331,20 +1334,28 @@ groups.cancel = async () => {
   });
   await stopServer(timed);
 
-  const idle = await Server.start('idle', ['--session-idle-timeout', '1']);
-  await run('--session-idle-timeout 1: idle sessions, tickets and prepared statements are closed', async () => {
-    const a = idle.client({ cookies: true });
-    eq((await a.setSessionOptions({ schema: { string_value: 'one' } })).errors, {}, 'errors');
-    const t = idle.client();
-    const info = await t.getFlightInfo('CommandStatementQuery', { query: 'SELECT 1 AS one' });
-    const p = await t.prepare('SELECT 2 AS two');
-    await new Promise((r) => setTimeout(r, 2500));
-    await expectStatus(a.query('CommandStatementQuery', { query: 'SELECT 1 AS one' }), Status.NOT_FOUND,
-      'the idle session');
-    await expectStatus(t.doGet(info.endpoint[0].ticket.ticket), Status.NOT_FOUND, 'the idle ticket');
-    await expectStatus(t.preparedQuery(p.handle), Status.NOT_FOUND, 'the idle prepared statement');
-    await expectAlive(idle.client());
-  });
+  const idle = await Server.start('idle', ['--session-idle-timeout', '1', '--handle-lifetime', '1']);
+  await run('--session-idle-timeout 1 --handle-lifetime 1: idle sessions and tickets, old prepared statements close',
+    async () => {
+      const a = idle.client({ cookies: true });
+      eq((await a.setSessionOptions({ schema: { string_value: 'one' } })).errors, {}, 'errors');
+      // A session in use outlives the idle timeout: each call renews its cookie in time.
+      const busy = idle.client({ cookies: true });
+      eq((await busy.setSessionOptions({ schema: { string_value: 'one' } })).errors, {}, 'errors');
+      const t = idle.client();
+      const info = await t.getFlightInfo('CommandStatementQuery', { query: 'SELECT 1 AS one' });
+      const p = await t.prepare('SELECT 2 AS two');
+      for (let i = 0; i < 8; i++) {
+        await new Promise((r) => setTimeout(r, 300));
+        eq(await rows(busy, 'SELECT count(*) AS n FROM items'), [{ n: '3' }], `the busy session, call ${i}`);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+      await expectStatus(a.query('CommandStatementQuery', { query: 'SELECT 1 AS one' }), Status.NOT_FOUND,
+        'the idle session');
+      await expectStatus(t.doGet(info.endpoint[0].ticket.ticket), Status.NOT_FOUND, 'the idle ticket');
+      await expectStatus(t.preparedQuery(p.handle), Status.NOT_FOUND, 'the expired prepared statement');
+      await expectAlive(idle.client());
+    });
   await stopServer(idle);
 };
 
@@ -1734,13 +1745,17 @@ groups.badinput = async () => {
     eq(rowsOf((await owner.doGet(ticket)).table), [{ two: 2 }], 'owner redeems it again');
   });
 
-  await run('statement handles are 128 random bits: a guessed neighbour is NOT_FOUND', async () => {
+  await run('statement handles are sealed: any changed bit is NOT_FOUND, the statement is not readable', async () => {
     const info = await c.getFlightInfo('CommandStatementQuery', { query: 'SELECT 3 AS three' });
-    const handle = c.proto.unpack('TicketStatementQuery', info.endpoint[0].ticket.ticket).statement_handle.toString();
-    check(/^[0-9a-f]{32}$/.test(handle), `handle ${json(handle)}`);
-    const next = handle.slice(0, 31) + (handle[31] === '0' ? '1' : '0');
-    await expectStatus(c.doGet(c.proto.pack('TicketStatementQuery', { statement_handle: Buffer.from(next) })),
-      Status.NOT_FOUND, 'a neighbouring handle');
+    const handle = Buffer.from(c.proto.unpack('TicketStatementQuery', info.endpoint[0].ticket.ticket).statement_handle);
+    check(!handle.toString('latin1').includes('three'), 'the handle shows its statement');
+    for (const at of [0, 5, 20, handle.length - 1]) {
+      const changed = Buffer.from(handle);
+      changed[at] ^= 0x01;
+      await expectStatus(c.doGet(c.proto.pack('TicketStatementQuery', { statement_handle: changed })),
+        Status.NOT_FOUND, `the handle with byte ${at} changed`);
+    }
+    eq(rowsOf((await c.doGet(info.endpoint[0].ticket.ticket)).table), [{ three: 3 }], 'the handle itself');
   });
 
   await run('a made-up ticket is refused', async () => {

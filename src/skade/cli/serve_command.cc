@@ -16,6 +16,7 @@
 #include "skade/flightsql/auth.h"
 #include "skade/flightsql/server.h"
 #include "skade/io/file_io.h"
+#include "skade/io/sealer.h"
 #include "skade/rest/server.h"
 #include "skade/sql/lake_sql.h"
 
@@ -52,6 +53,8 @@ struct ServeOptions {
   int64_t rest_plan_async_manifests = 64;
   std::string catalog_name = "skade";
   std::vector<std::string> allow_dirs;
+  std::string shared_key_file;
+  int handle_lifetime_s = 86400;
 };
 
 int Fail(const Status& st) {
@@ -126,6 +129,23 @@ Result<rest::RestOptions> RestOptionsOf(const ServeOptions& o) {
 }
 
 // Users as "name:password" lines (a file) or comma-separated pairs ($SKADE_USERS).
+// The key ring every server of a deployment shares (io/sealer.h): from --shared-key-file, else
+// $SKADE_SHARED_KEYS, else null (a key of this process alone).
+Result<std::shared_ptr<const io::Sealer>> LoadSharedKeys(const std::string& file) {
+  if (!file.empty()) {
+    SKADE_ASSIGN_OR_RETURN(std::string text, ReadFile(file));
+    auto sealer = io::Sealer::FromText(text);
+    if (!sealer.ok()) return sealer.status().WithContext(file);
+    return sealer;
+  }
+  if (const char* env = std::getenv("SKADE_SHARED_KEYS"); env != nullptr && *env != '\0') {
+    auto sealer = io::Sealer::FromText(env);
+    if (!sealer.ok()) return sealer.status().WithContext("$SKADE_SHARED_KEYS");
+    return sealer;
+  }
+  return std::shared_ptr<const io::Sealer>();
+}
+
 Result<std::map<std::string, std::string>> LoadUsers(const std::string& file) {
   std::string text;
   if (!file.empty()) {
@@ -170,6 +190,8 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
   auto emitter = StartLineage(o.lineage, *lake, bus);
   if (!emitter.ok()) return Fail(emitter.status().WithContext("openlineage"));
   // One authentication for every service on the port (Flight SQL and the commit stream).
+  auto shared_keys = LoadSharedKeys(o.shared_key_file);
+  if (!shared_keys.ok()) return Fail(shared_keys.status());
   std::shared_ptr<flightsql::Authenticator> auth;
   if (o.auth == "basic") {
     auto users = LoadUsers(o.users_file);
@@ -177,6 +199,7 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
     flightsql::AuthOptions auth_options;
     auth_options.users = *users;
     auth_options.token_lifetime = std::chrono::seconds(o.token_lifetime_s);
+    auth_options.sealer = *shared_keys;
     auth = std::make_shared<flightsql::Authenticator>(std::move(auth_options));
   } else if (o.auth != "none") {
     return Fail(Status::InvalidArgument("--auth must be none or basic"));
@@ -201,6 +224,8 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
   options.max_sessions = o.max_sessions;
   options.session_idle_timeout = std::chrono::seconds(o.session_idle_timeout_s);
   options.query_timeout = std::chrono::seconds(o.query_timeout_s);
+  options.sealer = *shared_keys;
+  options.handle_lifetime = std::chrono::seconds(o.handle_lifetime_s);
   options.max_streams_per_client = o.max_streams_per_client;
   options.max_streams = o.max_streams;
   options.stall_timeout = std::chrono::milliseconds(static_cast<int64_t>(o.stall_timeout_s * 1000));
@@ -221,6 +246,7 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
   if (o.rest_port >= 0) {
     auto rest_options = RestOptionsOf(o);
     if (!rest_options.ok()) return Fail(rest_options.status());
+    rest_options->sealer = *shared_keys;
     auto started = rest::RestServer::Start(*lake->catalog, *lake->io, *rest_options, &bus);
     if (!started.ok()) return Fail(started.status());
     rest_server = std::move(*started);
@@ -259,6 +285,12 @@ void AddServeCommand(CLI::App& app, const LakeArgs& lake, int* exit_code) {
   cmd->add_option("--max-sessions", o->max_sessions, "client sessions at most")->check(CLI::PositiveNumber);
   cmd->add_option("--session-idle-timeout", o->session_idle_timeout_s, "seconds before an idle session closes");
   cmd->add_option("--token-lifetime", o->token_lifetime_s, "seconds a bearer token stays valid (then handshake again)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--shared-key-file", o->shared_key_file,
+                  "keys every server of a deployment shares (one 64-hex-digit key a line, the first seals; else "
+                  "$SKADE_SHARED_KEYS): any server then serves the tickets, handles, cookies and tokens of another");
+  cmd->add_option("--handle-lifetime", o->handle_lifetime_s,
+                  "seconds a prepared-statement handle stays valid (sessions: --session-idle-timeout)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--query-timeout", o->query_timeout_s, "seconds before a query is interrupted (0 = none)");
   cmd->add_option("--max-streams-per-client", o->max_streams_per_client,

@@ -40,51 +40,54 @@ Result<std::string> AnnouncedParameterSchema(ArrowSchema& parameters) {
 
 }  // namespace
 
-GStatus Backend::CreatePrepared(const Caller& caller, const pbsql::ActionCreatePreparedStatementRequest& request,
-                                pbsql::ActionCreatePreparedStatementResult* out) {
-  if (request.has_transaction_id()) return GStatus(GCode::INVALID_ARGUMENT, "transactions are not supported");
+Result<std::shared_ptr<PreparedStatement>> Backend::Prepare(const std::string& principal, const std::string& schema,
+                                                            const std::string& sql,
+                                                            pbsql::ActionCreatePreparedStatementResult* out) {
   auto prepared = std::make_shared<PreparedStatement>();
-  prepared->principal = caller.principal;
-  prepared->sql = request.query();
-  prepared->schema = caller.schema();
-  auto statement = engine::ParseStatement(request.query());
-  if (!statement.ok()) return ToGrpc(statement.status());
-  if (Status refused = RefuseConfigurationReads(*statement); !refused.ok()) return ToGrpc(refused);
-  if (statement->is_write()) {
-    if (options_.read_only) return ToGrpc(ReadOnlyRefusal());
+  prepared->principal = principal;
+  prepared->sql = sql;
+  prepared->schema = schema;
+  SKADE_ASSIGN_OR_RETURN(engine::Statement statement, engine::ParseStatement(sql));
+  SKADE_RETURN_IF_ERROR(RefuseConfigurationReads(statement));
+  if (statement.is_write()) {
+    if (options_.read_only) return ReadOnlyRefusal();
     // The types DuckDB gives the markers where the write uses them: clients that build their
     // parameter vectors from this schema (the Flight SQL JDBC driver) can then bind values
     // (a parameter of the null type takes only NULL there). Whatever type a client sends,
     // its values bind as that type and convert where the statement uses them.
-    auto parameters =
-        lake_.WriteParameters(request.query(), *statement, sql::Session{prepared->schema, caller.principal});
-    if (!parameters.ok()) return ToGrpc(parameters.status());
-    auto bytes = AnnouncedParameterSchema(*parameters->get());
-    if (!bytes.ok()) return ToGrpc(bytes.status());
-    out->set_parameter_schema(*bytes);
-    prepared->parameter_count = statement->parameter_count;
-    prepared->write = std::move(*statement);
-  } else {
-    auto con = Connect(caller, prepared->schema, request.query());
-    if (!con.ok()) return ToGrpc(con.status());
-    auto stmt = PrepareQuery(prepared->schema, **con, request.query());
-    if (!stmt.ok()) return ToGrpc(stmt.status());
-    prepared->parameter_count = (*stmt)->parameter_count();
-    auto dataset = ResultSchemaOrEmpty(**stmt);
-    if (!dataset.ok()) return ToGrpc(dataset.status());
-    auto parameters = (*stmt)->ParameterSchema();
-    if (!parameters.ok()) return ToGrpc(parameters.status());
-    ArrowSchema annotated;
-    AnnotateResultSchema(*dataset->get(), &annotated, stmt->columns);
-    arrow::SchemaHandle owned(&annotated);
-    auto dataset_bytes = SerializeSchema(*owned.get());
-    if (!dataset_bytes.ok()) return ToGrpc(dataset_bytes.status());
-    out->set_dataset_schema(*dataset_bytes);
-    auto bytes = AnnouncedParameterSchema(*parameters->get());
-    if (!bytes.ok()) return ToGrpc(bytes.status());
-    out->set_parameter_schema(*bytes);
+    SKADE_ASSIGN_OR_RETURN(auto parameters, lake_.WriteParameters(sql, statement, sql::Session{schema, principal}));
+    if (out != nullptr) {
+      SKADE_ASSIGN_OR_RETURN(std::string bytes, AnnouncedParameterSchema(*parameters.get()));
+      out->set_parameter_schema(std::move(bytes));
+    }
+    prepared->parameter_count = statement.parameter_count;
+    prepared->write = std::move(statement);
+    return prepared;
   }
-  out->set_prepared_statement_handle(registry_.AddPrepared(std::move(prepared)));
+  Caller caller;
+  caller.principal = principal;
+  SKADE_ASSIGN_OR_RETURN(auto con, Connect(caller, schema, sql));
+  SKADE_ASSIGN_OR_RETURN(auto stmt, PrepareQuery(schema, *con, sql));
+  prepared->parameter_count = stmt->parameter_count();
+  if (out == nullptr) return prepared;
+  SKADE_ASSIGN_OR_RETURN(auto dataset, ResultSchemaOrEmpty(*stmt));
+  SKADE_ASSIGN_OR_RETURN(auto parameters, stmt->ParameterSchema());
+  ArrowSchema annotated;
+  AnnotateResultSchema(*dataset.get(), &annotated, stmt.columns);
+  arrow::SchemaHandle owned(&annotated);
+  SKADE_ASSIGN_OR_RETURN(std::string dataset_bytes, SerializeSchema(*owned.get()));
+  out->set_dataset_schema(std::move(dataset_bytes));
+  SKADE_ASSIGN_OR_RETURN(std::string bytes, AnnouncedParameterSchema(*parameters.get()));
+  out->set_parameter_schema(std::move(bytes));
+  return prepared;
+}
+
+GStatus Backend::CreatePrepared(const Caller& caller, const pbsql::ActionCreatePreparedStatementRequest& request,
+                                pbsql::ActionCreatePreparedStatementResult* out) {
+  if (request.has_transaction_id()) return GStatus(GCode::INVALID_ARGUMENT, "transactions are not supported");
+  auto prepared = Prepare(caller.principal, caller.schema(), request.query(), out);
+  if (!prepared.ok()) return ToGrpc(prepared.status());
+  out->set_prepared_statement_handle(registry_.AddPrepared(std::move(*prepared)));
   return GStatus::OK;
 }
 

@@ -111,6 +111,12 @@ class Backend {
   // ---- actions.cc
   GStatus CreatePrepared(const Caller& caller, const pbsql::ActionCreatePreparedStatementRequest& request,
                          pbsql::ActionCreatePreparedStatementResult* out);
+  // The prepared statement `sql` of `principal`, names resolving in `schema`: classified, its
+  // parameters counted, and (with `out`) its dataset and parameter schemas announced. Also
+  // re-creates a statement whose handle another instance issued.
+  Result<std::shared_ptr<PreparedStatement>> Prepare(const std::string& principal, const std::string& schema,
+                                                     const std::string& sql,
+                                                     pbsql::ActionCreatePreparedStatementResult* out);
   GStatus ClosePrepared(const Caller& caller, const pbsql::ActionClosePreparedStatementRequest& request);
   pb::CancelStatus Cancel(const Caller& caller, const pb::FlightInfo& info);
   // Applies the options to `session` (created by the caller when the call had none).

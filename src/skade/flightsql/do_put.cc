@@ -217,10 +217,12 @@ GStatus Backend::PutPreparedQuery(const Caller& caller, const std::string& handl
       }
     }
   }
-  Status bound = registry_.BindParams(handle, caller.principal, *params);
-  if (!bound.ok()) return ToGrpc(bound);
+  // The answer names the handle to use from now on: one that carries small parameters, so that
+  // the client's next call may go to any server of the deployment.
+  auto bound = registry_.BindParams(handle, caller.principal, *params);
+  if (!bound.ok()) return ToGrpc(bound.status());
   pbsql::DoPutPreparedStatementResult r;
-  r.set_prepared_statement_handle(handle);
+  r.set_prepared_statement_handle(*bound);
   return WriteResult(stream, r.SerializeAsString());
 }
 

@@ -1,19 +1,31 @@
 // What the Flight SQL server remembers between calls, and whose it is.
 //
+// Nothing a client holds depends on the server instance that issued it: session cookies,
+// statement tickets and prepared-statement handles are sealed tokens (io/sealer.h) carrying
+// their principal and what is needed to serve them (the statement, the schema its names resolve
+// in, a write's changed-row count, small bound parameters), under a key that every server of a
+// deployment shares. A server that receives a token another one issued opens it and adopts it;
+// the local tables below are caches of opened tokens plus what happens on this instance only
+// (a running statement, a cancel, a close, parameters too large to travel).
+//
 // Sessions hold options (the default schema) and exist only for clients that ask for them: a
-// client's SetSessionOptions creates one and sets the arrow_flight_session_id cookie; calls
-// that send the cookie back use it. Calls without a cookie run without a session.
+// client's SetSessionOptions creates one and sets the arrow_flight_session_id cookie (a new
+// cookie each time its options change); calls that send the cookie back use it. Calls without a
+// cookie run without a session.
 //
-// Statement handles (the ticket of a CommandStatementQuery, a prepared statement) do not belong
-// to a session: each is a capability of 128 random bits, usable by any call of the principal
-// that created it (cookie or not) until it is closed or idle for the handle lifetime. A handle
-// carries the schema its statement resolves names in (the session's when it was made).
+// Statement handles do not belong to a session: each is a capability of the principal that
+// created it (cookie or not) until it expires (tickets: the idle lifetime after they were
+// issued; prepared statements: prepared_lifetime). Session cookies expire when unused for the
+// idle lifetime (calls refresh them). Closing a prepared statement or cancelling a
+// ticket is recorded on the instance that receives it (a tombstone until the token expires).
 //
-// Limits are per principal (sessions, pending tickets, prepared statements): past a limit the
-// principal's least recently used entry is dropped, so no client can lock another out.
+// Limits are per principal (sessions, pending tickets, prepared statements) and bound the local
+// caches: past a limit the principal's least recently used entry is forgotten, and adopted again
+// from its token if the client uses it.
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -27,6 +39,7 @@
 #include "skade/engine/database.h"
 #include "skade/engine/user_sql.h"
 #include "skade/flightsql/limits_internal.h"
+#include "skade/io/sealer.h"
 
 namespace skade::flightsql {
 
@@ -58,6 +71,11 @@ struct PreparedStatement {
   int64_t parameter_count = 0;
 };
 
+// Parameters as they travel in a prepared-statement handle: an Arrow IPC stream (the schema
+// and the batches; Encode → "" when they are larger than max_bytes).
+std::string EncodeParams(const ParamSet& params, size_t max_bytes);
+Result<std::shared_ptr<const ParamSet>> DecodeParams(std::string_view ipc);
+
 // A query the client may fetch with DoGet (ticket) — from CommandStatementQuery.
 struct PendingQuery {
   std::string principal;
@@ -76,7 +94,20 @@ struct RegistryLimits {
   int max_pending_queries = 1024;  // per principal
   int max_prepared = 4096;         // per principal
   std::chrono::seconds idle_lifetime{900};  // sessions and handles unused this long are closed
+  // Handles are sealed with the first key of this ring and opened with any; null = a key of
+  // this process alone (handles then work on this instance only).
+  std::shared_ptr<const io::Sealer> sealer;
+  // How long a prepared-statement handle stays valid after it was issued (tickets and session
+  // cookies: idle_lifetime).
+  std::chrono::seconds prepared_lifetime{86400};
+  // Bound parameters up to this size travel in the handle DoPut answers; larger ones stay on
+  // the instance that received them.
+  size_t max_sealed_params_bytes = 64 * 1024;
 };
+
+// Re-creates a prepared statement from what its handle carries (principal, sql, schema): the
+// statement's classification and parameter count, as CreatePreparedStatement made them.
+using Reprepare = std::function<Result<std::shared_ptr<const PreparedStatement>>(const PreparedStatement&)>;
 
 enum class CancelOutcome { kCancelled, kNotCancellable };
 
@@ -85,13 +116,22 @@ class Registry {
  public:
   explicit Registry(RegistryLimits limits);
   ~Registry();
+  // Set once, before the server serves: how a prepared handle issued elsewhere is re-created.
+  void set_reprepare(Reprepare reprepare);
 
-  // ---- sessions
+  // ---- sessions (a session's id is its cookie value, text)
   // A new session of `principal`.
   std::shared_ptr<Session> CreateSession(const std::string& principal);
-  // The live session `id`: kNotFound when closed or unknown (the client should drop its cookie),
-  // kUnauthorized when it is another principal's.
+  // The session cookie `id` names: kNotFound when closed, expired or not a cookie of this
+  // deployment (the client should drop its cookie), kUnauthorized when it is another
+  // principal's.
   Result<std::shared_ptr<Session>> FindSession(const std::string& id, const std::string& principal);
+  // After a session's options changed: a new cookie value carrying them (the session answers
+  // to both).
+  std::string Reseal(const std::shared_ptr<Session>& session);
+  // A session cookie lives idle_lifetime: once half of it has passed, a call with it gets a
+  // fresh one (the server sets it), so a session closes only when unused that long.
+  std::optional<std::string> Refresh(const std::string& id);
   void CloseSession(const std::string& id);
 
   // ---- statement handles (unknown, closed and another principal's handles are all kNotFound)
@@ -101,9 +141,14 @@ class Registry {
   std::string AddPrepared(std::shared_ptr<const PreparedStatement> prepared);
   Result<std::shared_ptr<const PreparedStatement>> FindPrepared(const std::string& handle,
                                                                 const std::string& principal);
-  // The parameters last bound to a prepared statement (null when none).
+  // The parameters last bound to a prepared statement (null when none): bound on this instance,
+  // or carried by the handle.
   std::shared_ptr<const ParamSet> Params(const std::string& handle);
-  Status BindParams(const std::string& handle, const std::string& principal, std::shared_ptr<const ParamSet> params);
+  // Binds `params` to the statement and returns the handle the client should use from now on:
+  // a new one carrying the parameters when they are small enough, else `handle` (the
+  // parameters then stay on this instance).
+  Result<std::string> BindParams(const std::string& handle, const std::string& principal,
+                                 std::shared_ptr<const ParamSet> params);
   Status ClosePrepared(const std::string& handle, const std::string& principal);
 
   // ---- running statements

@@ -189,9 +189,15 @@ struct FlightSqlServer::Impl final : public grpc::Service {
     std::string id = SessionCookie(Header(ctx, "cookie"));
     if (!id.empty()) {
       SKADE_ASSIGN_OR_RETURN(caller.session, backend.registry().FindSession(id, caller.principal));
+      // A cookie half way to its expiry is renewed (SetSessionOptions sets a new one anyway).
+      if (!create_session) {
+        if (auto fresh = backend.registry().Refresh(id)) {
+          ctx->AddInitialMetadata("set-cookie", std::string(kCookieName) + "=" + *fresh);
+        }
+      }
     } else if (create_session) {
+      // Its cookie is set once its options are (SetSessionOptions): the cookie carries them.
       caller.session = backend.registry().CreateSession(caller.principal);
-      ctx->AddInitialMetadata("set-cookie", std::string(kCookieName) + "=" + caller.session->id);
     }
     return caller;
   }
@@ -417,6 +423,9 @@ struct FlightSqlServer::Impl final : public grpc::Service {
       if (!req.ParseFromString(action.body())) return Malformed("SetSessionOptionsRequest");
       pb::SetSessionOptionsResult r;
       backend.SetSessionOptions(*caller->session, req, &r);
+      // A new cookie carrying the options: any server of the deployment serves the next call.
+      ctx->AddInitialMetadata("set-cookie",
+                              std::string(kCookieName) + "=" + backend.registry().Reseal(caller->session));
       return Reply(w, r.SerializeAsString());
     }
     if (type == "GetSessionOptions") {
@@ -456,7 +465,6 @@ struct FlightSqlServer::Impl final : public grpc::Service {
       backend.streams().Check();
       if (tick % 2 == 0) {
         backend.registry().Reap(options.query_timeout);
-        auth->DropExpired();
       }
     }
   }

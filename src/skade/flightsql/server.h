@@ -19,6 +19,9 @@
 namespace grpc {
 class Service;
 }
+namespace skade::io {
+class Sealer;
+}
 
 namespace skade::flightsql {
 
@@ -37,6 +40,14 @@ struct ServerOptions {
   // Sessions, statement tickets and prepared statements unused this long are closed.
   std::chrono::seconds session_idle_timeout{900};
   std::chrono::seconds query_timeout{0};  // 0 = none
+  // Session cookies, statement tickets and prepared-statement handles are sealed with this key
+  // ring (io/sealer.h) and carry what serving them needs: every server given the same keys
+  // serves the handles of the others (a load balancer needs no affinity). Null = a random key
+  // of this process. Prepared-statement handles stay valid for handle_lifetime after they were
+  // issued, tickets for session_idle_timeout; session cookies close after session_idle_timeout
+  // unused (each call renews its cookie when half of that has passed).
+  std::shared_ptr<const io::Sealer> sealer;
+  std::chrono::seconds handle_lifetime{86400};
   // What one client can hold (a client is its authenticated user; without authentication, its
   // network address): concurrent DoGet and DoPut streams per client and in all (past them
   // RESOURCE_EXHAUSTED); a stream whose client accepts no data or sends none for stall_timeout

@@ -174,8 +174,13 @@ Backend::Backend(sql::LakeSql& lake, const ServerOptions& options)
     : lake_(lake),
       options_(options),
       budget_(options.buffer_budget_bytes),
-      registry_(RegistryLimits{options.max_sessions, 1024, 4096, options.session_idle_timeout}),
+      registry_(RegistryLimits{options.max_sessions, 1024, 4096, options.session_idle_timeout, options.sealer,
+                               options.handle_lifetime}),
       streams_(StreamLimits{options.max_streams_per_client, options.max_streams, options.stall_timeout}) {
+  registry_.set_reprepare([this](const PreparedStatement& sealed) -> Result<std::shared_ptr<const PreparedStatement>> {
+    SKADE_ASSIGN_OR_RETURN(auto prepared, Prepare(sealed.principal, sealed.schema, sealed.sql, nullptr));
+    return std::shared_ptr<const PreparedStatement>(std::move(prepared));
+  });
   facts_.version = options.version;
   facts_.read_only = options.read_only;
   facts_.statement_timeout_ms = static_cast<int>(options.query_timeout.count() * 1000);

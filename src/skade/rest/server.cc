@@ -342,7 +342,7 @@ struct RestServer::Impl {
         api(catalog, io, options),
         // A read-only server answers every mutation 403: its records need not outlive it.
         keys(catalog, options.idempotency_key_lifetime, options.idempotency_wait, !options.read_only),
-        tokens(options.clients, options.static_tokens, options.token_lifetime),
+        tokens(options.clients, options.static_tokens, options.token_lifetime, options.sealer),
         streams(options.max_event_streams, options.max_event_streams_total) {}
 
   // Who sends `h` (authentication already passed): the token's identity, or the client's

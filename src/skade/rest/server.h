@@ -20,6 +20,7 @@
 #include "skade/catalog/catalog.h"
 #include "skade/events/bus.h"
 #include "skade/io/file_io.h"
+#include "skade/io/sealer.h"
 
 namespace skade::rest {
 
@@ -40,6 +41,9 @@ struct RestOptions {
   std::map<std::string, std::string> clients;  // client_id → client_secret
   std::vector<std::string> static_tokens;
   std::chrono::seconds token_lifetime{3600};
+  // The key ring every server of a deployment shares (io/sealer.h): OAuth2 tokens one server
+  // issues are accepted by all. Null = a key of this process alone.
+  std::shared_ptr<const io::Sealer> sealer;
   size_t max_body_bytes = 16 << 20;  // larger requests: 413
   // Threads running requests. Connections hold none: `io_threads` event loops read and write
   // all of them, and a request goes to a thread only once it has arrived whole.
