@@ -1,5 +1,7 @@
 /* Uses skade.h from plain C, as another language's FFI would: open a lake, append an Arrow
- * stream produced by a scan of another table, scan with a filter, read the commit log. The
+ * stream produced by a scan of another table, scan with a filter, read the commit log; then
+ * listings, a table made from an Arrow schema, upserts, overwrites, deletes, time travel, SQL,
+ * commit waits and drops. The
  * first table is created and filled by the test driver (capi_test.sh) with the skade CLI. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,7 +85,99 @@ int main(int argc, char** argv) {
   CHECK(skade_scan(lake, "db.dst", NULL, &after) == SKADE_OK);
   CHECK(CountRows(&after) == 10);
 
+  /* ---- The rest of the interface (ABI version 2). ---- */
+  CHECK(skade_abi_version() == SKADE_ABI_VERSION);
+  struct ArrowArrayStream list;
+  CHECK(skade_namespaces(lake, NULL, &list) == SKADE_OK);
+  CHECK(CountRows(&list) == 1);
+  CHECK(skade_namespace_create(lake, "db") == SKADE_E_ALREADY_EXISTS);
+  CHECK(skade_namespace_create(lake, "a\nb") == SKADE_E_INVALID_ARGUMENT);
+  CHECK(skade_tables(lake, "db", &list) == SKADE_OK);
+  CHECK(CountRows(&list) == 2);
+
+  /* A table made from the Arrow schema of a scan, keyed on id; upserts replace by key. */
+  struct ArrowArrayStream probe;
+  CHECK(skade_scan(lake, "db.src", NULL, &probe) == SKADE_OK);
+  struct ArrowSchema src_schema;
+  CHECK(probe.get_schema(&probe, &src_schema) == 0);
+  probe.release(&probe);
+  const char* keys[] = {"id"};
+  CHECK(skade_table_create(lake, "db.keyed", &src_schema, keys, 1, "bucket(4, id)") == SKADE_OK);
+  CHECK(src_schema.release == NULL); /* consumed */
+  for (int round = 0; round < 2; ++round) {
+    struct ArrowArrayStream five;
+    CHECK(skade_scan(lake, "db.src", "id < 5", &five) == SKADE_OK);
+    int64_t upsert_snapshot = 0;
+    CHECK(skade_upsert(lake, "db.keyed", &five, NULL, 0, &upsert_snapshot, NULL) == SKADE_OK);
+    CHECK(upsert_snapshot > 0);
+    struct ArrowArrayStream keyed;
+    CHECK(skade_scan(lake, "db.keyed", NULL, &keyed) == SKADE_OK);
+    CHECK(CountRows(&keyed) == 5);
+  }
+  struct ArrowSchema keyed_schema;
+  CHECK(skade_table_schema(lake, "db.keyed", &keyed_schema) == SKADE_OK);
+  CHECK(keyed_schema.n_children == 2);
+  keyed_schema.release(&keyed_schema);
+
+  /* Columns, limit and time travel. */
+  const char* name_only[] = {"name"};
+  int64_t three = 3;
+  struct ArrowArrayStream names;
+  CHECK(skade_read(lake, "db.src", name_only, 1, "id >= 50", NULL, NULL, &three, &names) == SKADE_OK);
+  struct ArrowSchema names_schema;
+  CHECK(names.get_schema(&names, &names_schema) == 0);
+  CHECK(names_schema.n_children == 1 && strcmp(names_schema.children[0]->name, "name") == 0);
+  names_schema.release(&names_schema);
+  CHECK(CountRows(&names) == 3);
+  const char* unknown[] = {"nope"};
+  CHECK(skade_read(lake, "db.src", unknown, 1, NULL, NULL, NULL, NULL, &names) != SKADE_OK);
+
+  /* Overwrite the rows with id < 5 by two rows, delete one, delete nothing. */
+  struct ArrowArrayStream two;
+  CHECK(skade_scan(lake, "db.src", "id < 2", &two) == SKADE_OK);
+  CHECK(skade_overwrite(lake, "db.dst", &two, "id < 5", NULL, NULL) == SKADE_OK);
+  CHECK(skade_scan(lake, "db.dst", NULL, &after) == SKADE_OK);
+  CHECK(CountRows(&after) == 7);
+  int64_t deleted_snapshot = 0, deleted_seq = 0;
+  CHECK(skade_delete(lake, "db.dst", "id = 9", &deleted_snapshot, &deleted_seq) == SKADE_OK);
+  CHECK(deleted_snapshot > 0 && deleted_seq > commit_seq);
+  CHECK(skade_delete(lake, "db.dst", "id = 12345", &deleted_snapshot, &deleted_seq) == SKADE_OK);
+  CHECK(deleted_snapshot == 0 && deleted_seq == 0); /* nothing to commit */
+  CHECK(skade_delete(lake, "db.dst", NULL, NULL, NULL) == SKADE_E_INVALID_ARGUMENT);
+  struct ArrowArrayStream old;
+  CHECK(skade_read(lake, "db.dst", NULL, 0, NULL, &snapshot_id, NULL, NULL, &old) == SKADE_OK);
+  CHECK(CountRows(&old) == 10); /* the first append's snapshot */
+  CHECK(skade_snapshots(lake, "db.dst", &list) == SKADE_OK);
+  CHECK(CountRows(&list) == 3); /* append, overwrite, delete */
+
+  /* SQL: a query streams, a write statement commits, other statements are refused. */
+  struct ArrowArrayStream q;
+  CHECK(skade_sql(lake, "SELECT count(*) AS n FROM db.src WHERE id < 10", &q) == SKADE_OK);
+  CHECK(CountRows(&q) == 1);
+  CHECK(skade_sql(lake, "INSERT INTO db.dst VALUES (77, 'x')", &q) == SKADE_OK);
+  CHECK(CountRows(&q) == 1);
+  CHECK(skade_sql(lake, "ATTACH 'other.db'", &q) == SKADE_E_INVALID_ARGUMENT);
+  CHECK(skade_sql(lake, "SELECT 1; SELECT 2", &q) == SKADE_E_INVALID_ARGUMENT);
+
+  /* The commit log's head, and waits: one that is satisfied at once, one that times out. */
+  int64_t head = 0, seen = -1;
+  CHECK(skade_commit_head(lake, &head) == SKADE_OK);
+  CHECK(head > deleted_seq);
+  CHECK(skade_wait_commit(lake, head - 1, 10000, &seen) == SKADE_OK);
+  CHECK(seen == head);
+  CHECK(skade_wait_commit(lake, head, 30, &seen) == SKADE_OK);
+  CHECK(seen == head);
+
+  /* Drops; a stream outlives its lake. */
+  CHECK(skade_table_drop(lake, "db.keyed", SKADE_DROP_PURGE) == SKADE_OK);
+  CHECK(skade_scan(lake, "db.keyed", NULL, &none) == SKADE_E_NOT_FOUND);
+  CHECK(skade_table_drop(lake, "db.keyed", 0) == SKADE_E_NOT_FOUND);
+  CHECK(skade_namespace_drop(lake, "nope") == SKADE_E_NOT_FOUND);
+  struct ArrowArrayStream late;
+  CHECK(skade_scan(lake, "db.src", NULL, &late) == SKADE_OK);
+
   skade_close(lake);
+  CHECK(CountRows(&late) == 100);
   if (failures == 0) printf("capi_test: all checks passed\n");
   return failures == 0 ? 0 : 1;
 }

@@ -1,33 +1,31 @@
-// The C interface (skade.h) over the table layer.
+// The C interface (skade.h) over the table layer: lake lifetime, errors, reads and appends,
+// the commit log and waiting for commits. Catalog listings are in capi_catalog.cc, the other
+// writes in capi_write.cc, SQL in capi_sql.cc.
 #include "skade/capi/skade.h"
 
-#include <filesystem>
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
 
+#include "skade/capi/capi_internal.h"
 #include "skade/catalog/open_catalog.h"
 #include "skade/engine/database.h"
 #include "skade/io/local_folders.h"
 #include "skade/io/location.h"
 #include "skade/io/routing_file_io.h"
-#include "skade/table/failed_write_spool.h"
-#include "skade/table/table.h"
 
-struct skade_lake {
-  std::string warehouse;
-  std::unique_ptr<skade::io::FileIO> io;
-  std::unique_ptr<skade::engine::Database> db;
-  std::unique_ptr<skade::catalog::Catalog> catalog;
-  std::unique_ptr<skade::table::FailedWriteSpool> failed_writes;  // told about every write that fails
-};
-
+namespace skade::capi {
 namespace {
 
 thread_local std::string last_error;
 
 // The C codes are an ABI: each is mapped by name, never by the C++ enum's numbering.
-int CodeOf(skade::StatusCode code) {
-  using C = skade::StatusCode;
+int CodeOf(StatusCode code) {
+  using C = StatusCode;
   switch (code) {
     case C::kOk: return SKADE_OK;
     case C::kInvalidArgument: return SKADE_E_INVALID_ARGUMENT;
@@ -48,119 +46,286 @@ int CodeOf(skade::StatusCode code) {
   return SKADE_E_INTERNAL;
 }
 
-int Report(const skade::Status& st) {
-  if (st.ok()) {
+// A stream handed to the caller: the producer's stream plus a reference to the lake it reads.
+struct KeptStream {
+  std::shared_ptr<LakeState> lake;  // declared first: released after the stream that uses it
+  arrow::StreamHandle inner;
+};
+
+KeptStream& KeptOf(ArrowArrayStream* stream) { return *static_cast<KeptStream*>(stream->private_data); }
+
+int KeptGetSchema(ArrowArrayStream* stream, ArrowSchema* out) {
+  arrow::StreamHandle& inner = KeptOf(stream).inner;
+  return inner->get_schema(inner.get(), out);
+}
+
+int KeptGetNext(ArrowArrayStream* stream, ArrowArray* out) {
+  arrow::StreamHandle& inner = KeptOf(stream).inner;
+  return inner->get_next(inner.get(), out);
+}
+
+const char* KeptGetLastError(ArrowArrayStream* stream) {
+  arrow::StreamHandle& inner = KeptOf(stream).inner;
+  return inner->get_last_error(inner.get());
+}
+
+void KeptRelease(ArrowArrayStream* stream) {
+  // Adopted back by a unique_ptr: destroyed here, exactly once (release is cleared).
+  std::unique_ptr<KeptStream> kept(static_cast<KeptStream*>(stream->private_data));
+  stream->private_data = nullptr;
+  stream->release = nullptr;
+}
+
+// How often skade_wait_commit looks at the log's head: a commit of another process is seen
+// within this (a SQLite catalog answers the look in microseconds).
+constexpr std::chrono::milliseconds kCommitPollInterval{20};
+
+}  // namespace
+
+Result<std::shared_ptr<LakeState>> StateOf(skade_lake* lake) {
+  if (lake == nullptr || lake->state == nullptr) return Status::InvalidArgument("null lake");
+  return lake->state;
+}
+
+int Report(const Status& status) {
+  if (status.ok()) {
     last_error.clear();
     return SKADE_OK;
   }
-  last_error = st.ToString();
-  return CodeOf(st.code());
+  last_error = status.ToString();
+  return CodeOf(status.code());
 }
 
-skade::Result<std::unique_ptr<skade::table::Table>> Open(skade_lake* lake, const char* table) {
-  if (lake == nullptr || table == nullptr) return skade::Status::InvalidArgument("null lake or table name");
-  SKADE_ASSIGN_OR_RETURN(auto ident, skade::catalog::TableIdent::Parse(table));
-  SKADE_ASSIGN_OR_RETURN(auto t, skade::table::Table::Load(*lake->catalog, *lake->io, *lake->db, ident));
-  t->set_write_observer(lake->failed_writes.get());
+Result<std::string> Required(const char* text, const char* what) {
+  if (text == nullptr) return Status::InvalidArgument(std::string("null ") + what);
+  return std::string(text);
+}
+
+std::string Optional(const char* text) { return text == nullptr ? std::string() : std::string(text); }
+
+Result<std::vector<std::string>> Names(const char* const* names, int64_t n, const char* what) {
+  if (n < 0) return Status::InvalidArgument(std::string("negative count of ") + what);
+  if (n > 0 && names == nullptr) return Status::InvalidArgument(std::string("null ") + what);
+  std::vector<std::string> out;
+  for (int64_t i = 0; i < n; ++i) {
+    if (names[i] == nullptr) return Status::InvalidArgument(std::string("null entry in ") + what);
+    out.emplace_back(names[i]);
+  }
+  return out;
+}
+
+Result<std::unique_ptr<table::Table>> LoadTable(LakeState& lake, const char* name) {
+  SKADE_ASSIGN_OR_RETURN(std::string text, Required(name, "table name"));
+  SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident, catalog::TableIdent::Parse(text));
+  if (ident.ns.empty()) return Status::InvalidArgument("table '" + text + "' must be written ns.table");
+  SKADE_RETURN_IF_ERROR(ident.Validate());
+  SKADE_ASSIGN_OR_RETURN(auto t, table::Table::Load(*lake.catalog, *lake.io, *lake.db, ident));
+  t->set_write_observer(lake.failed_writes.get());
   return t;
+}
+
+void Export(std::shared_ptr<LakeState> lake, arrow::StreamHandle stream, ArrowArrayStream* out) {
+  auto kept = std::make_unique<KeptStream>();
+  kept->lake = std::move(lake);
+  kept->inner = std::move(stream);
+  out->get_schema = &KeptGetSchema;
+  out->get_next = &KeptGetNext;
+  out->get_last_error = &KeptGetLastError;
+  out->release = &KeptRelease;
+  out->private_data = kept.release();
+}
+
+Status ExportBuilt(std::shared_ptr<LakeState> lake, arrow::ArrayBuilder& batch, ArrowArrayStream* out) {
+  arrow::SchemaHandle schema;
+  arrow::ArrayHandle array;
+  SKADE_RETURN_IF_ERROR(batch.Finish(schema.get(), array.get()));
+  std::vector<arrow::ArrayHandle> batches;
+  batches.push_back(std::move(array));
+  Export(std::move(lake), arrow::MakeBatchStream(std::move(schema), std::move(batches)), out);
+  return Status::Ok();
+}
+
+}  // namespace skade::capi
+
+using skade::Result;
+using skade::Status;
+using skade::capi::LakeState;
+using skade::capi::Report;
+using skade::capi::StateOf;
+
+namespace {
+
+Status Open(const char* warehouse, const char* catalog_uri, skade_lake** out) {
+  auto lake = std::make_shared<LakeState>();
+  lake->warehouse = skade::io::NormalizeLocation(warehouse);
+  skade::catalog::SqlCatalogOptions options;
+  if (catalog_uri && *catalog_uri) {
+    options.uri = catalog_uri;
+  } else {
+    SKADE_ASSIGN_OR_RETURN(options.uri, skade::catalog::DefaultCatalogUri(lake->warehouse));
+  }
+  if (!skade::io::IsObjectStoreLocation(lake->warehouse)) {
+    SKADE_RETURN_IF_ERROR(skade::io::CreateFoldersDurably(lake->warehouse).WithContext("create the warehouse"));
+  }
+  lake->io = skade::io::MakeEnvironmentFileIO();
+  skade::engine::DatabaseOptions db_options;
+  db_options.object_store = lake->io.get();
+  SKADE_ASSIGN_OR_RETURN(lake->db, skade::engine::Database::Open(db_options));
+  options.warehouse = lake->warehouse;
+  SKADE_ASSIGN_OR_RETURN(lake->catalog, skade::catalog::OpenCatalog(options, *lake->io));
+  lake->failed_writes =
+      std::make_unique<skade::table::FailedWriteSpool>(skade::table::FailedWriteSpool::DefaultPath(options.uri));
+  auto handle = std::make_unique<skade_lake>();
+  handle->state = std::move(lake);
+  *out = handle.release();
+  return Status::Ok();
+}
+
+Status Read(skade_lake* lake, const char* table, const char* const* columns, int64_t n_columns,
+            const char* where_sql, const int64_t* snapshot_id, const int64_t* as_of_ms, const int64_t* limit,
+            ArrowArrayStream* out) {
+  if (out == nullptr) return Status::InvalidArgument("null output stream");
+  SKADE_ASSIGN_OR_RETURN(std::shared_ptr<LakeState> state, StateOf(lake));
+  skade::table::ReadOptions options;
+  SKADE_ASSIGN_OR_RETURN(options.columns, skade::capi::Names(columns, n_columns, "columns"));
+  if (where_sql != nullptr && *where_sql != '\0') {
+    auto where = skade::engine::Predicate::Parse(where_sql);
+    if (!where.ok()) return where.status().WithContext("where");
+    options.where = std::move(where).value();
+  }
+  if (snapshot_id != nullptr) options.snapshot.snapshot_id = *snapshot_id;
+  if (as_of_ms != nullptr) options.snapshot.as_of_ms = *as_of_ms;
+  if (limit != nullptr) {
+    if (*limit < 0) return Status::InvalidArgument("negative limit");
+    options.limit = *limit;
+  }
+  SKADE_ASSIGN_OR_RETURN(auto t, skade::capi::LoadTable(*state, table));
+  SKADE_ASSIGN_OR_RETURN(skade::arrow::StreamHandle stream, t->Read(options));
+  skade::capi::Export(std::move(state), std::move(stream), out);
+  return Status::Ok();
+}
+
+Status Append(skade_lake* lake, const char* table, ArrowArrayStream* rows, int64_t* snapshot_id,
+              int64_t* commit_seq) {
+  if (rows == nullptr || rows->release == nullptr) return Status::InvalidArgument("null input stream");
+  skade::capi::ConsumedStream consumed(rows);
+  SKADE_ASSIGN_OR_RETURN(std::shared_ptr<LakeState> state, StateOf(lake));
+  SKADE_ASSIGN_OR_RETURN(auto t, skade::capi::LoadTable(*state, table));
+  SKADE_ASSIGN_OR_RETURN(skade::table::CommitOutcome outcome, t->AppendStream(rows));
+  if (snapshot_id) *snapshot_id = outcome.snapshot_id;
+  if (commit_seq) *commit_seq = outcome.commit_seq;
+  return Status::Ok();
+}
+
+Status CommitLog(skade_lake* lake, int64_t after_commit_seq, int64_t limit, ArrowArrayStream* out) {
+  if (out == nullptr) return Status::InvalidArgument("null output stream");
+  SKADE_ASSIGN_OR_RETURN(std::shared_ptr<LakeState> state, StateOf(lake));
+  if (limit < 0) return Status::InvalidArgument("negative limit");
+  SKADE_ASSIGN_OR_RETURN(auto entries, state->catalog->CommitsSince(after_commit_seq, limit));
+  using skade::arrow::ArrayBuilder;
+  std::vector<ArrayBuilder> columns;
+  columns.emplace_back("commit_seq", "l", false);
+  columns.emplace_back("table", "u", false);
+  columns.emplace_back("snapshot_id", "l", true);
+  columns.emplace_back("operation", "u", false);
+  columns.emplace_back("added_records", "l", false);
+  columns.emplace_back("deleted_records", "l", false);
+  columns.emplace_back("committed_at_us", "l", false);
+  columns.emplace_back("metadata_location", "u", false);
+  ArrayBuilder b = skade::arrow::RecordBatchBuilder(std::move(columns));
+  for (const auto& e : entries) {
+    b.AppendStruct();
+    b.child(0).AppendInt(e.commit_seq);
+    b.child(1).AppendString(e.table.ToString());
+    e.snapshot_id ? b.child(2).AppendInt(*e.snapshot_id) : b.child(2).AppendNull();
+    b.child(3).AppendString(e.operation);
+    b.child(4).AppendInt(e.added_records);
+    b.child(5).AppendInt(e.deleted_records);
+    b.child(6).AppendInt(e.committed_at_us);
+    b.child(7).AppendString(e.metadata_location);
+  }
+  return skade::capi::ExportBuilt(std::move(state), b, out);
+}
+
+Status WaitCommit(skade_lake* lake, int64_t after_commit_seq, int64_t timeout_ms, int64_t* commit_seq) {
+  SKADE_ASSIGN_OR_RETURN(std::shared_ptr<LakeState> state, StateOf(lake));
+  if (timeout_ms < 0) return Status::InvalidArgument("negative timeout");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  uint64_t interrupts;
+  {
+    std::lock_guard<std::mutex> lock(state->wait_mu);
+    interrupts = state->interrupts;
+  }
+  while (true) {
+    SKADE_ASSIGN_OR_RETURN(int64_t head, state->catalog->LatestCommitSeq());
+    const auto now = std::chrono::steady_clock::now();
+    if (head > after_commit_seq || now >= deadline) {
+      if (commit_seq) *commit_seq = head;
+      return Status::Ok();
+    }
+    std::unique_lock<std::mutex> lock(state->wait_mu);
+    const auto until = std::min(deadline, now + skade::capi::kCommitPollInterval);
+    if (state->wake.wait_until(lock, until, [&] { return state->interrupts != interrupts; })) {
+      return Status::Cancelled("the wait for a commit was interrupted");
+    }
+  }
 }
 
 }  // namespace
 
 extern "C" {
 
+int skade_abi_version(void) { return SKADE_ABI_VERSION; }
+
 int skade_open(const char* warehouse, const char* catalog_uri, skade_lake** out) {
-  if (warehouse == nullptr || out == nullptr) return Report(skade::Status::InvalidArgument("null argument"));
+  if (warehouse == nullptr || out == nullptr) return Report(Status::InvalidArgument("null argument"));
   *out = nullptr;
-  auto lake = std::make_unique<skade_lake>();
-  lake->warehouse = skade::io::NormalizeLocation(warehouse);
-  skade::catalog::SqlCatalogOptions options;
-  if (catalog_uri && *catalog_uri) {
-    options.uri = catalog_uri;
-  } else {
-    auto uri = skade::catalog::DefaultCatalogUri(lake->warehouse);
-    if (!uri.ok()) return Report(uri.status());
-    options.uri = *uri;
-  }
-  if (!skade::io::IsObjectStoreLocation(lake->warehouse)) {
-    skade::Status created = skade::io::CreateFoldersDurably(lake->warehouse);
-    if (!created.ok()) return Report(created.WithContext("create the warehouse"));
-  }
-  lake->io = skade::io::MakeEnvironmentFileIO();
-  skade::engine::DatabaseOptions db_options;
-  db_options.object_store = lake->io.get();
-  auto db = skade::engine::Database::Open(db_options);
-  if (!db.ok()) return Report(db.status());
-  lake->db = std::move(db).value();
-  options.warehouse = lake->warehouse;
-  auto catalog = skade::catalog::OpenCatalog(options, *lake->io);
-  if (!catalog.ok()) return Report(catalog.status());
-  lake->catalog = std::move(catalog).value();
-  lake->failed_writes =
-      std::make_unique<skade::table::FailedWriteSpool>(skade::table::FailedWriteSpool::DefaultPath(options.uri));
-  *out = lake.release();
-  return Report(skade::Status::Ok());
+  return Report(Open(warehouse, catalog_uri, out));
 }
 
-void skade_close(skade_lake* lake) { delete lake; }
-
-int skade_scan(skade_lake* lake, const char* table, const char* where_sql, struct ArrowArrayStream* out) {
-  if (out == nullptr) return Report(skade::Status::InvalidArgument("null output stream"));
-  auto t = Open(lake, table);
-  if (!t.ok()) return Report(t.status());
-  skade::table::ReadOptions options;
-  if (where_sql != nullptr && *where_sql != '\0') {
-    auto where = skade::engine::Predicate::Parse(where_sql);
-    if (!where.ok()) return Report(where.status().WithContext("where"));
-    options.where = std::move(where).value();
-  }
-  auto stream = (*t)->Read(options);
-  if (!stream.ok()) return Report(stream.status());
-  stream->MoveTo(out);
-  return Report(skade::Status::Ok());
+void skade_close(skade_lake* lake) {
+  // Adopted back and destroyed; streams still open hold their own reference to the state.
+  std::unique_ptr<skade_lake> owned(lake);
 }
 
-int skade_append(skade_lake* lake, const char* table, struct ArrowArrayStream* rows, int64_t* snapshot_id,
+int skade_scan(skade_lake* lake, const char* table, const char* where_sql, ArrowArrayStream* out) {
+  return Report(Read(lake, table, nullptr, 0, where_sql, nullptr, nullptr, nullptr, out));
+}
+
+int skade_read(skade_lake* lake, const char* table, const char* const* columns, int64_t n_columns,
+               const char* where_sql, const int64_t* snapshot_id, const int64_t* as_of_ms, const int64_t* limit,
+               ArrowArrayStream* out) {
+  return Report(Read(lake, table, columns, n_columns, where_sql, snapshot_id, as_of_ms, limit, out));
+}
+
+int skade_append(skade_lake* lake, const char* table, ArrowArrayStream* rows, int64_t* snapshot_id,
                  int64_t* commit_seq) {
-  if (rows == nullptr || rows->release == nullptr) return Report(skade::Status::InvalidArgument("null input stream"));
-  // The stream is consumed on every path, failures included.
-  struct ReleaseStream {
-    ArrowArrayStream* s;
-    ~ReleaseStream() {
-      if (s->release != nullptr) s->release(s);
-    }
-  } release{rows};
-  auto t = Open(lake, table);
-  if (!t.ok()) return Report(t.status());
-  auto outcome = (*t)->AppendStream(rows);
-  if (!outcome.ok()) return Report(outcome.status());
-  if (snapshot_id) *snapshot_id = outcome->snapshot_id;
-  if (commit_seq) *commit_seq = outcome->commit_seq;
-  return Report(skade::Status::Ok());
+  return Report(Append(lake, table, rows, snapshot_id, commit_seq));
 }
 
-int skade_commit_log(skade_lake* lake, int64_t after_commit_seq, int64_t limit, struct ArrowArrayStream* out) {
-  if (lake == nullptr || out == nullptr) return Report(skade::Status::InvalidArgument("null argument"));
-  auto entries = lake->catalog->CommitsSince(after_commit_seq, limit);
-  if (!entries.ok()) return Report(entries.status());
-  using skade::engine::QuoteString;
-  std::string sql =
-      "SELECT * FROM (VALUES (0::BIGINT, ''::VARCHAR, NULL::BIGINT, ''::VARCHAR, 0::BIGINT, 0::BIGINT, 0::BIGINT, "
-      "''::VARCHAR)";
-  for (const auto& e : *entries) {
-    sql += ", (" + std::to_string(e.commit_seq) + ", " + QuoteString(e.table.ToString()) + ", " +
-           (e.snapshot_id ? std::to_string(*e.snapshot_id) : "NULL") + ", " + QuoteString(e.operation) + ", " +
-           std::to_string(e.added_records) + ", " + std::to_string(e.deleted_records) + ", " +
-           std::to_string(e.committed_at_us) + ", " + QuoteString(e.metadata_location) + ")";
+int skade_commit_log(skade_lake* lake, int64_t after_commit_seq, int64_t limit, ArrowArrayStream* out) {
+  return Report(CommitLog(lake, after_commit_seq, limit, out));
+}
+
+int skade_commit_head(skade_lake* lake, int64_t* commit_seq) {
+  return Report(WaitCommit(lake, INT64_MAX, 0, commit_seq));
+}
+
+int skade_wait_commit(skade_lake* lake, int64_t after_commit_seq, int64_t timeout_ms, int64_t* commit_seq) {
+  return Report(WaitCommit(lake, after_commit_seq, timeout_ms, commit_seq));
+}
+
+void skade_interrupt(skade_lake* lake) {
+  if (lake == nullptr || lake->state == nullptr) return;
+  LakeState& state = *lake->state;
+  state.db->InterruptRunning();
+  {
+    std::lock_guard<std::mutex> lock(state.wait_mu);
+    ++state.interrupts;
   }
-  sql += ") v(commit_seq, \"table\", snapshot_id, operation, added_records, deleted_records, committed_at_us, "
-         "metadata_location) WHERE commit_seq > 0 ORDER BY commit_seq";
-  auto stream = lake->db->QueryArrow(sql);
-  if (!stream.ok()) return Report(stream.status());
-  stream->MoveTo(out);
-  return Report(skade::Status::Ok());
+  state.wake.notify_all();
 }
 
-const char* skade_last_error(void) { return last_error.c_str(); }
+const char* skade_last_error(void) { return skade::capi::last_error.c_str(); }
 
 }  // extern "C"
