@@ -90,7 +90,7 @@ Result<std::shared_ptr<const Sealer>> Sealer::FromText(std::string_view text) {
     if (line.empty() || line.front() == '#') continue;
     std::optional<std::string> key = line.size() == 2 * kKeyBytes ? HexDecode(line) : std::nullopt;
     if (!key) {
-      return Status::InvalidArgument("sealing key " + std::to_string(line_no) + " is not " +
+      return Status::InvalidArgument("sealing keys: entry " + std::to_string(line_no) + " is not " +
                                      std::to_string(2 * kKeyBytes) + " hex digits");
     }
     keys.push_back(std::move(*key));

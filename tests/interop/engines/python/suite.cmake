@@ -1,9 +1,9 @@
 # The Python interop suite: PyIceberg (REST catalog and SqlCatalog on catalog.db), the ADBC Flight
-# SQL driver with pyarrow, and schemathesis fuzzing of the REST API, each against `skade serve` on
-# loopback. The clients are pinned in requirements.txt and installed by scripts/setup_interop.sh.
-# Three ctest cases so that `ctest -j2` runs them side by side.
+# SQL driver with pyarrow, schemathesis fuzzing of the REST API, and pyarrow's Flight client
+# across servers sharing a key, each against `skade serve` on loopback. The clients are pinned in requirements.txt and installed by scripts/setup_interop.sh.
+# Four ctest cases so that `ctest -j2` runs them side by side.
 set(SKADE_PY_INTEROP_DIR ${CMAKE_CURRENT_LIST_DIR})
-foreach(part IN ITEMS pyiceberg adbc schemathesis)
+foreach(part IN ITEMS pyiceberg adbc schemathesis shared_key)
   if(part STREQUAL "pyiceberg")
     set(files test_pyiceberg_rest.py test_pyiceberg_sqlcatalog.py)
   else()
