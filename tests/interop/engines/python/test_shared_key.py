@@ -1,7 +1,7 @@
 """Several `skade serve` processes on one lake with one shared key (--shared-key-file), as behind a
 load balancer with no affinity: pyarrow's Flight client authenticates on one server and fetches
-on another; a REST OAuth2 token of one server is accepted by another. A server with another key
-accepts nothing of theirs.
+on another; a REST OAuth2 token of one server is accepted by another; the change feed of one
+carries the commits made through another. A server with another key accepts nothing of theirs.
 
 Oracles: the rows the test inserted through the CLI, and the protocol status codes.
 """
@@ -17,8 +17,10 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.flight as flight
 import pytest
+from pyiceberg.catalog import load_catalog
 
 import skade_harness as sk
 
@@ -136,3 +138,33 @@ def test_a_bad_key_file_stops_serve_with_a_clear_error(warehouse: Path, tmp_path
                               "0"], capture_output=True, text=True, timeout=60, env={**env_bad, **sk.NO_NETWORK_ENV})
     assert proc.returncode != 0
     assert "$SKADE_SHARED_KEYS" in proc.stderr and "entry 1 is not 64 hex digits" in proc.stderr
+
+
+def sse_commits(server: sk.Server, token: str, after: int, want: int, timeout: float = 20) -> list[dict]:
+    """The first `want` commit events of the SSE change feed of `server` after commit_seq `after`."""
+    request = urllib.request.Request(f"{server.rest_uri}/v1/events/stream?after={after}",
+                                     headers={"Authorization": f"Bearer {token}", "Accept": "text/event-stream"})
+    events: list[dict] = []
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        for raw in response:
+            line = raw.decode().rstrip("\n")
+            if line.startswith("data: "):
+                events.append(json.loads(line[len("data: "):]))
+                if len(events) == want:
+                    return events
+    return events
+
+
+def test_the_change_feed_of_one_server_carries_the_commits_made_through_another(cluster, warehouse: Path):
+    one, two, _ = cluster
+    head = sk.run(warehouse, "log", "--json").stdout
+    before = max((e["commit_seq"] for e in json.loads(head)), default=0)
+    # A commit through the first server (PyIceberg over REST) and one by a third process (the
+    # CLI) on the same catalog: the second server's feed has both, in commit_seq order.
+    catalog = load_catalog("one", type="rest", uri=one.rest_uri, credential="app:app-secret")
+    catalog.load_table("db.t").append(pa.table({"x": pa.array([4, 5], pa.int64())}))
+    sk.run(warehouse, "sql", "INSERT INTO db.t VALUES (6)")
+    events = sse_commits(two, rest_token(one), before, 2)
+    assert [e["commit-seq"] for e in events] == [before + 1, before + 2], events
+    assert [e["identifier"] for e in events] == [{"namespace": ["db"], "name": "t"}] * 2
+    assert [e["added-records"] for e in events] == [2, 1]
