@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from . import errors
 from ._lake import CommitEvent, CommitResult, Lake, Snapshot, open
 from .errors import (
     AlreadyExists,
@@ -32,25 +33,4 @@ from .errors import (
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "open",
-    "Lake",
-    "CommitResult",
-    "CommitEvent",
-    "Snapshot",
-    "SkadeError",
-    "InvalidArgument",
-    "NotFound",
-    "AlreadyExists",
-    "Conflict",
-    "CommitUnknown",
-    "Unsupported",
-    "Unauthorized",
-    "StorageError",
-    "Corruption",
-    "Unavailable",
-    "InternalError",
-    "PermissionDenied",
-    "ResourceExhausted",
-    "Cancelled",
-]
+__all__ = ["open", "Lake", "CommitResult", "CommitEvent", "Snapshot", *errors.__all__]

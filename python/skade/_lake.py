@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import datetime as _dt
 import threading
@@ -150,17 +151,27 @@ class Lake:
         state = "closed" if self._handle is None else "open"
         return f"<skade.Lake {self.warehouse!r} {state}>"
 
-    def _call(self, name: str, *args: Any) -> None:
-        """Calls skade_<name>(lake, *args) and raises its error. On the main thread the call runs
-        on a helper thread, so that Ctrl-C interrupts it (skade_interrupt) and raises
-        KeyboardInterrupt once it has stopped: the lake stays usable."""
-        fn: Callable[..., int] = getattr(self._lib, name)
+    @contextlib.contextmanager
+    def _using(self) -> Iterator[int]:
+        """The library's handle of the lake, counted as in use (close() waits) while held."""
         with self._lock:
             if self._handle is None:
                 raise InvalidArgument("the lake is closed")
             handle = self._handle
             self._active += 1
         try:
+            yield handle
+        finally:
+            with self._idle:
+                self._active -= 1
+                self._idle.notify_all()
+
+    def _call(self, name: str, *args: Any) -> None:
+        """Calls skade_<name>(lake, *args) and raises its error. On the main thread the call runs
+        on a helper thread, so that Ctrl-C interrupts it (skade_interrupt) and raises
+        KeyboardInterrupt once it has stopped: the lake stays usable."""
+        fn: Callable[..., int] = getattr(self._lib, name)
+        with self._using() as handle:
             if threading.current_thread() is not threading.main_thread():
                 rc = fn(handle, *args)
                 check(rc, _native.last_error() if rc else "")
@@ -186,10 +197,6 @@ class Lake:
                         self._lib.skade_interrupt(handle)
                 raise
             check(box["rc"], box["message"])
-        finally:
-            with self._idle:
-                self._active -= 1
-                self._idle.notify_all()
 
     def _stream(self, name: str, *args: Any) -> pa.RecordBatchReader:
         stream = ArrowArrayStream()
@@ -424,18 +431,9 @@ class Lake:
                 if left <= 0:
                     return False
                 slice_ms = max(1, min(slice_ms, int(left * 1000)))
-            with self._lock:
-                if self._handle is None:
-                    raise InvalidArgument("the lake is closed")
-                handle = self._handle
-                self._active += 1
-            try:
+            with self._using() as handle:
                 rc = self._lib.skade_wait_commit(handle, after, slice_ms, ctypes.byref(head))
                 check(rc, _native.last_error() if rc else "")
-            finally:
-                with self._idle:
-                    self._active -= 1
-                    self._idle.notify_all()
             if head.value > after:
                 return True
 
