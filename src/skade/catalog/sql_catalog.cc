@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "skade/base/ascii.h"
 #include "skade/base/clock.h"
 #include "skade/base/crash_point.h"
 #include "skade/base/log.h"
@@ -1213,8 +1214,7 @@ Result<std::unique_ptr<Catalog>> OpenSqlCatalog(const SqlCatalogOptions& options
   std::string target;
   size_t scheme_end = uri.find("://");
   if (scheme_end != std::string_view::npos) {
-    std::string scheme(uri.substr(0, scheme_end));
-    for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string scheme = AsciiLower(uri.substr(0, scheme_end));
     if (scheme == "postgresql" || scheme == "postgres") {
       dialect = Dialect::kPostgres;
       target = std::string(uri);

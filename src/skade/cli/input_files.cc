@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <set>
 
+#include "skade/base/ascii.h"
 #include "skade/engine/database.h"
 
 namespace skade::cli {
@@ -18,14 +19,9 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // The name without a compression suffix, lower case.
 std::string BaseName(const std::string& path) {
-  std::string name = Lower(fs::path(path).filename().string());
+  std::string name = AsciiLower(fs::path(path).filename().string());
   for (std::string_view z : {".gz", ".zst"}) {
     if (EndsWith(name, z)) name.resize(name.size() - z.size());
   }

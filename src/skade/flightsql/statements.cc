@@ -12,6 +12,7 @@
 
 #include "skade/arrow/builder.h"
 #include "skade/arrow/ipc.h"
+#include "skade/base/ascii.h"
 #include "skade/flightsql/backend_internal.h"
 
 namespace skade::flightsql {
@@ -242,10 +243,7 @@ std::vector<bool> Backend::RequiredColumns(const engine::Statement& statement, c
     bool known = false;
     for (const auto& f : table->fields()) {
       // DuckDB resolves column names case-insensitively.
-      if (!column.empty() && f.name.size() == column.size() &&
-          std::equal(f.name.begin(), f.name.end(), column.begin(),
-                     [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) ==
-                                                 std::tolower(static_cast<unsigned char>(b)); })) {
+      if (!column.empty() && EqualsIgnoreAsciiCase(f.name, column)) {
         known = f.required;
       }
     }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "skade/base/ascii.h"
+
 namespace skade::iceberg {
 
 bool PartitionSpec::is_unpartitioned() const {
@@ -92,8 +94,7 @@ Result<PartitionSpecPtr> ParsePartitionSpec(std::string_view text, const Schema&
       column = Unquote(item);
     } else {
       if (item.back() != ')') return Status::InvalidArgument("malformed partition field '" + item + "'");
-      fn = TrimSpace(item.substr(0, open));
-      for (char& c : fn) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      fn = AsciiLower(TrimSpace(item.substr(0, open)));
       std::vector<std::string> args = SplitTopLevel(std::string_view(item).substr(open + 1, item.size() - open - 2));
       if (fn == "bucket" || fn == "truncate") {
         if (args.size() != 2) return Status::InvalidArgument(fn + " takes (width, column): '" + item + "'");

@@ -11,6 +11,7 @@
 #include <set>
 #include <utility>
 
+#include "skade/base/ascii.h"
 #include "skade/base/uuid.h"
 #include "skade/iceberg/json_internal.h"
 #include "skade/base/json_parse_internal.h"
@@ -25,13 +26,6 @@ constexpr int kMaxFormatVersion = 3;
 constexpr int kDefaultPreviousVersionsMax = 100;
 constexpr std::string_view kMainBranch = "main";
 constexpr std::string_view kPreviousVersionsMaxProperty = "write.metadata.previous-versions-max";
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
 
 std::string OptionalIdText(const std::optional<int64_t>& id) {
   return id ? std::to_string(*id) : "null";
@@ -439,7 +433,7 @@ Status RemovePartitionSpecs(Builder& b, const TableUpdate& u) {
 Status AssignUuid(Builder& b, const TableUpdate& u) {
   if (u.uuid.empty()) return Bad("assign-uuid: empty uuid");
   // The REST spec: re-assigning the UUID of a table that has one is not safe.
-  if (!b.m.table_uuid.empty() && !EqualsIgnoreCase(b.m.table_uuid, u.uuid)) {
+  if (!b.m.table_uuid.empty() && !EqualsIgnoreAsciiCase(b.m.table_uuid, u.uuid)) {
     return Bad("assign-uuid: the table already has uuid " + b.m.table_uuid + ", not " + u.uuid);
   }
   b.m.table_uuid = u.uuid;
@@ -825,7 +819,7 @@ Status TableRequirement::Check(const TableMetadata* current) const {
       return Status::Ok();
     case Kind::kAssertTableUuid:
       // UUIDs compare case-insensitively (their hex text may be written in either case).
-      if (!EqualsIgnoreCase(uuid, current->table_uuid)) {
+      if (!EqualsIgnoreAsciiCase(uuid, current->table_uuid)) {
         return Status::Conflict(name + " failed: expected uuid " + uuid + ", table has " +
                                 (current->table_uuid.empty() ? "none" : current->table_uuid));
       }

@@ -7,6 +7,8 @@
 #include <limits>
 #include <string>
 
+#include "skade/base/ascii.h"
+
 namespace skade::iceberg {
 namespace {
 
@@ -14,12 +16,6 @@ constexpr int64_t kMicrosPerHour = 3'600'000'000;
 constexpr int64_t kMicrosPerDay = 24 * kMicrosPerHour;
 constexpr int64_t kNanosPerHour = kMicrosPerHour * 1000;
 constexpr int64_t kNanosPerDay = kMicrosPerDay * 1000;
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -97,7 +93,7 @@ Status Unsupported(const Transform& t, const Type& source) {
 
 Result<Transform> Transform::Parse(std::string_view raw) {
   std::string_view text = Trim(raw);
-  std::string lower = Lower(text);
+  std::string lower = AsciiLower(text);
   if (lower == "identity") return Identity();
   if (lower == "year") return Year();
   if (lower == "month") return Month();

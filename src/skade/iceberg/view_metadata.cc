@@ -12,6 +12,7 @@
 #include <set>
 #include <utility>
 
+#include "skade/base/ascii.h"
 #include "skade/base/uuid.h"
 #include "skade/iceberg/json_internal.h"
 
@@ -27,19 +28,6 @@ constexpr int kLastAdded = -1;
 constexpr std::string_view kSqlType = "sql";
 constexpr std::string_view kAssertViewUuid = "assert-view-uuid";
 
-std::string LowerCase(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
 std::string VersionContext(int version_id) { return "view version " + std::to_string(version_id); }
 
 // View spec "SQL representation": "only one SQL representation per dialect". Dialect names are
@@ -47,7 +35,7 @@ std::string VersionContext(int version_id) { return "view version " + std::to_st
 Status CheckDialects(const ViewVersion& version, std::string_view ctx) {
   std::set<std::string> dialects;
   for (const ViewRepresentation& r : version.representations) {
-    if (!dialects.insert(LowerCase(r.dialect)).second) {
+    if (!dialects.insert(AsciiLower(r.dialect)).second) {
       return Bad(std::string(ctx) + ": two representations of dialect '" + r.dialect + "'");
     }
   }
@@ -145,7 +133,7 @@ Result<ViewRepresentation> ParseRepresentation(const Json& j, std::string_view c
   SKADE_ASSIGN_OR_RETURN(std::string type, GetString(j, "type", ctx));
   // View spec "Representations": "sql" is the only type. Another one is refused rather than
   // dropped, since writing the metadata back would lose it.
-  if (!EqualsIgnoreCase(type, kSqlType)) {
+  if (!EqualsIgnoreAsciiCase(type, kSqlType)) {
     return Bad(std::string(ctx) + ": unsupported representation type '" + type + "'");
   }
   ViewRepresentation r;
@@ -299,7 +287,7 @@ bool SameVersion(const ViewVersion& a, const ViewVersion& b) {
 Status AssignUuid(Builder& b, const ViewUpdate& u) {
   if (u.uuid.empty()) return Bad("empty uuid");
   // As for tables (REST spec AssignUUIDUpdate): a view's UUID never changes once assigned.
-  if (!b.m.view_uuid.empty() && !EqualsIgnoreCase(b.m.view_uuid, u.uuid)) {
+  if (!b.m.view_uuid.empty() && !EqualsIgnoreAsciiCase(b.m.view_uuid, u.uuid)) {
     return Bad("the view already has uuid " + b.m.view_uuid + ", not " + u.uuid);
   }
   b.m.view_uuid = u.uuid;
@@ -450,7 +438,7 @@ Status ExpireVersions(Builder& b) {
 
 const ViewRepresentation* ViewVersion::Representation(std::string_view dialect) const {
   for (const ViewRepresentation& r : representations) {
-    if (EqualsIgnoreCase(r.dialect, dialect)) return &r;
+    if (EqualsIgnoreAsciiCase(r.dialect, dialect)) return &r;
   }
   return nullptr;
 }
@@ -535,7 +523,7 @@ std::string ViewRequirementToJson(const ViewRequirement& requirement) {
 
 Status CheckViewRequirement(const ViewMetadata& metadata, const ViewRequirement& requirement) {
   // REST spec AssertViewUUID. UUIDs compare case-insensitively (hex in either case).
-  if (!EqualsIgnoreCase(metadata.view_uuid, requirement.uuid)) {
+  if (!EqualsIgnoreAsciiCase(metadata.view_uuid, requirement.uuid)) {
     return Status::Conflict(std::string(kAssertViewUuid) + " failed: expected uuid " +
                             requirement.uuid + ", view has " +
                             (metadata.view_uuid.empty() ? "none" : metadata.view_uuid));

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <vector>
 
+#include "skade/base/ascii.h"
+
 namespace skade::io {
 namespace {
 
@@ -28,12 +30,6 @@ std::string CollapsePath(std::string_view path) {
     if (k > 0) out += '/';
     out += parts[k];
   }
-  return out;
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
@@ -68,7 +64,7 @@ std::string NormalizeLocation(std::string_view location) {
     std::string out = CollapsePath(path);
     return out.empty() ? "/" : out;
   }
-  std::string scheme = Lower(rest.substr(0, scheme_end));
+  std::string scheme = AsciiLower(rest.substr(0, scheme_end));
   if (scheme == "s3a" || scheme == "s3n") scheme = "s3";
   std::string_view after = rest.substr(scheme_end + 3);
   size_t slash = after.find('/');
@@ -92,11 +88,11 @@ bool IsWithin(std::string_view location, std::string_view root) {
 }
 
 bool IsWithinIgnoringCase(std::string_view location, std::string_view root) {
-  return WithinNormal(Lower(NormalizeLocation(location)), Lower(NormalizeLocation(root)));
+  return WithinNormal(AsciiLower(NormalizeLocation(location)), AsciiLower(NormalizeLocation(root)));
 }
 
 std::string LocationScheme(std::string_view location) {
-  if (Lower(location.substr(0, 5)) == "file:") return "file";
+  if (AsciiLower(location.substr(0, 5)) == "file:") return "file";
   size_t end = location.find("://");
   if (end == std::string_view::npos || end == 0) return "";
   std::string_view scheme = location.substr(0, end);
@@ -105,7 +101,7 @@ std::string LocationScheme(std::string_view location) {
   for (char c : scheme) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '-' && c != '.') return "";
   }
-  return Lower(scheme);
+  return AsciiLower(scheme);
 }
 
 bool IsObjectStoreLocation(std::string_view location) {
@@ -114,8 +110,8 @@ bool IsObjectStoreLocation(std::string_view location) {
 }
 
 bool Overlaps(std::string_view a, std::string_view b) {
-  std::string x = Lower(NormalizeLocation(a));
-  std::string y = Lower(NormalizeLocation(b));
+  std::string x = AsciiLower(NormalizeLocation(a));
+  std::string y = AsciiLower(NormalizeLocation(b));
   return WithinNormal(x, y) || WithinNormal(y, x);
 }
 

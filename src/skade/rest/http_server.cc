@@ -22,6 +22,7 @@
 #include <set>
 #include <thread>
 
+#include "skade/base/ascii.h"
 #include "skade/base/clock.h"
 #include "skade/base/log.h"
 #include "skade/base/url.h"
@@ -182,11 +183,6 @@ std::string AddressText(const sockaddr* addr) {
     ::inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(addr)->sin6_addr, text, sizeof(text));
   }
   return text;
-}
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
 }
 
 // Threads running whole requests. Thread-safe.
@@ -443,7 +439,7 @@ struct HttpServer::Impl {
     MHD_get_connection_values(
         ex.connection, MHD_HEADER_KIND,
         [](void* cls, MHD_ValueKind, const char* key, const char* value) -> MHD_Result {
-          static_cast<HttpRequest*>(cls)->headers.emplace(Lower(key != nullptr ? key : ""), value != nullptr ? value : "");
+          static_cast<HttpRequest*>(cls)->headers.emplace(AsciiLower(key != nullptr ? key : ""), value != nullptr ? value : "");
           return MHD_YES;
         },
         &r);
@@ -462,14 +458,14 @@ struct HttpServer::Impl {
     MHD_get_connection_values(
         ex.connection, MHD_HEADER_KIND,
         [](void* cls, MHD_ValueKind, const char* key, const char*) -> MHD_Result {
-          if (key != nullptr && Lower(key) == "content-length") ++*static_cast<int*>(cls);
+          if (key != nullptr && AsciiLower(key) == "content-length") ++*static_cast<int*>(cls);
           return MHD_YES;
         },
         &lengths);
     const auto te = r.headers.find("transfer-encoding");
     if (te != r.headers.end()) {
       if (lengths > 0) return std::pair(400, std::string("a request may not carry both Content-Length and Transfer-Encoding"));
-      if (Lower(te->second) != "chunked") return std::pair(501, "unsupported transfer coding '" + te->second + "'");
+      if (AsciiLower(te->second) != "chunked") return std::pair(501, "unsupported transfer coding '" + te->second + "'");
     }
     if (lengths > 1) return std::pair(400, std::string("a request may carry one Content-Length"));
     if (lengths == 1) {

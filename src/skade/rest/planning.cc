@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "skade/base/ascii.h"
 #include "skade/base/uuid.h"
 #include "skade/iceberg/expression.h"
 #include "skade/iceberg/scan.h"
@@ -32,10 +33,7 @@ Result<std::optional<const iceberg::NestedField*>> ReferencedField(const Json& t
     }
     if (!case_sensitive) {
       for (const auto& f : schema.fields()) {
-        if (f.name.size() == name.size() &&
-            std::equal(f.name.begin(), f.name.end(), name.begin(), [](char a, char b) {
-              return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-            })) {
+        if (EqualsIgnoreAsciiCase(f.name, name)) {
           return std::optional<const iceberg::NestedField*>(&f);
         }
       }
@@ -161,9 +159,7 @@ const char* ContentName(iceberg::DataFileContent c) {
 }
 
 std::string FormatName(iceberg::FileFormat f) {
-  std::string name(iceberg::FileFormatName(f));
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return name;
+  return AsciiLower(iceberg::FileFormatName(f));
 }
 
 Json LiteralJson(const iceberg::Literal& lit) {

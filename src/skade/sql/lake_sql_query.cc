@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "skade/base/ascii.h"
 #include "skade/base/log.h"
 #include "skade/engine/iceberg_scan.h"
 #include "skade/engine/pushdown_scan.h"
@@ -22,14 +23,6 @@ namespace {
 using engine::QuoteIdentifier;
 using engine::QuoteString;
 using Kind = engine::RelationReference::Kind;
-
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-bool SameText(std::string_view a, std::string_view b) { return Lower(a) == Lower(b); }
 
 std::string JoinName(const std::vector<std::string>& parts) {
   std::string out;
@@ -54,7 +47,7 @@ std::string SqlName(const catalog::TableIdent& ident) {
 
 // Levenshtein distance, case-insensitive.
 size_t EditDistance(std::string_view a_text, std::string_view b_text) {
-  const std::string a = Lower(a_text), b = Lower(b_text);
+  const std::string a = AsciiLower(a_text), b = AsciiLower(b_text);
   std::vector<size_t> row(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
@@ -135,10 +128,10 @@ Result<std::vector<ColumnFacts>> ColumnsOf(catalog::Catalog& catalog,
 std::string InformationSchemaTable(const std::vector<std::string>& name,
                                    const std::string& catalog_name) {
   if (name.size() < 2) return "";
-  if (name.size() == 3 && !SameText(name[0], catalog_name) && !SameText(name[0], "system"))
+  if (name.size() == 3 && !EqualsIgnoreAsciiCase(name[0], catalog_name) && !EqualsIgnoreAsciiCase(name[0], "system"))
     return "";
-  if (!SameText(name[name.size() - 2], "information_schema")) return "";
-  const std::string table = Lower(name.back());
+  if (!EqualsIgnoreAsciiCase(name[name.size() - 2], "information_schema")) return "";
+  const std::string table = AsciiLower(name.back());
   return table == "tables" || table == "columns" || table == "schemata" ? table : "";
 }
 
@@ -152,7 +145,7 @@ std::string UnknownTableMessage(const std::vector<std::string>& name,
   std::vector<const catalog::TableIdent*> nearest;
   for (const catalog::TableIdent& t : tables) {
     const size_t d = EditDistance(t.name, wanted) +
-                     (!schema.empty() && !SameText(t.ns.ToString(), schema) ? 1 : 0);
+                     (!schema.empty() && !EqualsIgnoreAsciiCase(t.ns.ToString(), schema) ? 1 : 0);
     if (d < best) {
       best = d;
       nearest.clear();
@@ -380,7 +373,7 @@ Result<std::string> LakeSql::ListingRelation(const engine::RelationReference& re
       auto ident = Resolve(relation.name, default_schema);
       auto columns = ident.ok() ? ColumnsOf(catalog_, *ident) : Result<std::vector<ColumnFacts>>(ident.status());
       const bool lists_schemas = relation.name.size() == 1 &&
-                                 (SameText(relation.name[0], "schemas") || SameText(relation.name[0], "namespaces"));
+                                 (EqualsIgnoreAsciiCase(relation.name[0], "schemas") || EqualsIgnoreAsciiCase(relation.name[0], "namespaces"));
       if (lists_schemas && !columns.ok()) {
         SKADE_ASSIGN_OR_RETURN(std::vector<catalog::Namespace> namespaces, ListNamespaces());
         for (const catalog::Namespace& ns : namespaces) rows.push_back({QuoteString(ns.ToString())});
@@ -463,7 +456,7 @@ Status LakeSql::CheckNamed(const std::vector<std::string>& name,
                            const std::string& default_schema) {
   if (name.empty()) return Status::Ok();
   // DuckDB reads a.b.t as catalog a, schema b: a nested namespace written without quotes.
-  if (name.size() == 3 && !SameText(name[0], catalog_name_)) {
+  if (name.size() == 3 && !EqualsIgnoreAsciiCase(name[0], catalog_name_)) {
     catalog::TableIdent nested{catalog::Namespace{{name[0], name[1]}}, name[2]};
     auto exists = catalog_.NamespaceExists(nested.ns);
     if (exists.ok() && *exists) {

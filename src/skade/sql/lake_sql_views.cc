@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "skade/base/ascii.h"
 #include "skade/base/clock.h"
 #include "skade/engine/pushdown_scan.h"
 #include "skade/engine/schema_convert.h"
@@ -26,14 +27,6 @@ constexpr int kMaxViewDepth = 16;
 
 // The dialects whose SQL DuckDB runs, preferred first.
 constexpr const char* kReadableDialects[] = {"duckdb", "spark"};
-
-bool SameName(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -103,7 +96,7 @@ Result<std::optional<std::string>> LakeSql::ViewRelation(const catalog::TableIde
       // catalog.schema.table naming the version's default catalog (Spark writes its own
       // catalog's name) means this lake.
       std::vector<std::string> parts = relation.name;
-      if (parts.size() == 3 && version->default_catalog && SameName(parts[0], *version->default_catalog)) {
+      if (parts.size() == 3 && version->default_catalog && EqualsIgnoreAsciiCase(parts[0], *version->default_catalog)) {
         parts.erase(parts.begin());
       }
       if (auto named = Resolve(parts, *home_schema); named.ok()) {
