@@ -56,9 +56,20 @@ TEST(Sealer, RefusesEveryChangedByteAnotherPurposeAndAnotherKey) {
 
 TEST(Sealer, ExpiredTokensAreRefused) {
   auto sealer = Ring(kKeyA);
-  auto opened = sealer->Open("t", sealer->Seal("t", "p", seconds(-10)));
+  int64_t expiry = 0;
+  auto opened = sealer->Open("t", sealer->Seal("t", "p", seconds(-10)), &expiry);
   ASSERT_FALSE(opened.ok());
   EXPECT_NE(opened.status().message().find("expired"), std::string::npos);
+  EXPECT_GT(expiry, 0) << "an authenticated token that ran out reports its expiry";
+  // A forged token reports none: the caller tells the two apart.
+  std::string forged = sealer->Seal("t", "p", seconds(60));
+  forged.back() = static_cast<char>(forged.back() ^ 1);
+  int64_t none = 0;
+  EXPECT_FALSE(sealer->Open("t", forged, &none).ok());
+  EXPECT_EQ(none, 0);
+  int64_t live = 0;
+  ASSERT_TRUE(sealer->Open("t", sealer->Seal("t", "p", seconds(60)), &live).ok());
+  EXPECT_GT(live, expiry);
 }
 
 TEST(Sealer, RotationAcceptsBothKeysAndSealsWithTheFirst) {

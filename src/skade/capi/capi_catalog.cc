@@ -28,14 +28,6 @@ Result<catalog::Namespace> NamespaceOf(const char* text, bool required) {
   return ns;
 }
 
-Result<catalog::TableIdent> TableOf(const char* text) {
-  SKADE_ASSIGN_OR_RETURN(std::string name, Required(text, "table name"));
-  SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident, catalog::TableIdent::Parse(name));
-  if (ident.ns.empty()) return Status::InvalidArgument("table '" + name + "' must be written ns.table");
-  SKADE_RETURN_IF_ERROR(ident.Validate());
-  return ident;
-}
-
 Status Namespaces(skade_lake* lake, const char* parent, ArrowArrayStream* out) {
   if (out == nullptr) return Status::InvalidArgument("null output stream");
   SKADE_ASSIGN_OR_RETURN(std::shared_ptr<LakeState> state, StateOf(lake));

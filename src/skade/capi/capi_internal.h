@@ -59,7 +59,10 @@ std::string Optional(const char* text);
 // positive count, or a null entry.
 Result<std::vector<std::string>> Names(const char* const* names, int64_t n, const char* what);
 
-// Loads "ns.table" with the lake's failed-write spool attached.
+// A table argument "ns.table" ("a.b.table": the last level is the table), parsed and
+// validated by the one name rule; kInvalidArgument for null, no namespace or a bad level.
+Result<catalog::TableIdent> TableOf(const char* text);
+// Loads "ns.table" (TableOf) with the lake's failed-write spool attached.
 Result<std::unique_ptr<table::Table>> LoadTable(LakeState& lake, const char* name);
 
 // Hands `stream` to the caller as `out`, wrapped so that it keeps `lake` alive until released.

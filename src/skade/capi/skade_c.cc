@@ -114,11 +114,16 @@ Result<std::vector<std::string>> Names(const char* const* names, int64_t n, cons
   return out;
 }
 
-Result<std::unique_ptr<table::Table>> LoadTable(LakeState& lake, const char* name) {
-  SKADE_ASSIGN_OR_RETURN(std::string text, Required(name, "table name"));
-  SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident, catalog::TableIdent::Parse(text));
-  if (ident.ns.empty()) return Status::InvalidArgument("table '" + text + "' must be written ns.table");
+Result<catalog::TableIdent> TableOf(const char* text) {
+  SKADE_ASSIGN_OR_RETURN(std::string name, Required(text, "table name"));
+  SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident, catalog::TableIdent::Parse(name));
+  if (ident.ns.empty()) return Status::InvalidArgument("table '" + name + "' must be written ns.table");
   SKADE_RETURN_IF_ERROR(ident.Validate());
+  return ident;
+}
+
+Result<std::unique_ptr<table::Table>> LoadTable(LakeState& lake, const char* name) {
+  SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident, TableOf(name));
   SKADE_ASSIGN_OR_RETURN(auto t, table::Table::Load(*lake.catalog, *lake.io, *lake.db, ident));
   t->set_write_observer(lake.failed_writes.get());
   return t;

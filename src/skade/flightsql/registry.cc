@@ -132,6 +132,22 @@ std::string PackPrepared(const PreparedStatement& p, std::string_view params) {
   return out;
 }
 
+// What a prepared-statement handle carries: the statement (principal, sql, schema; the rest is
+// re-derived) and its bound parameters as Arrow IPC ("" for none).
+struct SealedPrepared {
+  PreparedStatement statement;
+  std::string params_ipc;
+};
+
+std::optional<SealedPrepared> UnpackPrepared(std::string_view in) {
+  SealedPrepared p;
+  if (!GetField(in, &p.statement.principal) || !GetField(in, &p.statement.sql) || !GetField(in, &p.statement.schema) ||
+      !GetField(in, &p.params_ipc) || !in.empty()) {
+    return std::nullopt;
+  }
+  return p;
+}
+
 }  // namespace
 
 std::string EncodeParams(const ParamSet& params, size_t max_bytes) {
@@ -212,14 +228,28 @@ struct Registry::Impl {
   // The ticket `handle` of `principal` in the local table, adopted from its token when another
   // instance issued it (or it was forgotten here); null when unknown, expired, closed or
   // another principal's. Called with mu held.
+  // The ticket `handle` carries, if it is a valid ticket of `principal`.
+  std::optional<PendingQuery> OpenQuery(const std::string& handle, const std::string& principal) const {
+    auto payload = sealer->Open(kTicketPurpose, handle);
+    std::optional<PendingQuery> query = payload.ok() ? UnpackQuery(*payload) : std::nullopt;
+    if (!query || query->principal != principal) return std::nullopt;
+    return query;
+  }
+
+  // The prepared statement `handle` carries, if it is a valid handle of `principal`.
+  std::optional<SealedPrepared> OpenPrepared(const std::string& handle, const std::string& principal) const {
+    auto payload = sealer->Open(kPreparedPurpose, handle);
+    std::optional<SealedPrepared> prepared = payload.ok() ? UnpackPrepared(*payload) : std::nullopt;
+    if (!prepared || prepared->statement.principal != principal) return std::nullopt;
+    return prepared;
+  }
+
   Owned<PendingQuery>* QueryLocked(const std::string& handle, const std::string& principal) {
     auto it = queries.find(handle);
     if (it != queries.end()) return it->second.principal == principal ? &it->second : nullptr;
     if (tombstones.contains(handle)) return nullptr;
-    auto payload = sealer->Open(kTicketPurpose, handle);
-    if (!payload.ok()) return nullptr;
-    std::optional<PendingQuery> query = UnpackQuery(*payload);
-    if (!query || query->principal != principal) return nullptr;
+    std::optional<PendingQuery> query = OpenQuery(handle, principal);
+    if (!query) return nullptr;
     MakeRoom(queries, principal, limits.max_pending_queries, "pending statement tickets");
     auto& entry = queries[handle];
     entry = {std::move(*query), principal, MonotonicNanos()};
@@ -348,9 +378,7 @@ Result<PendingQuery> Registry::FindQuery(const std::string& handle, const std::s
   std::lock_guard<std::mutex> lock(impl_->mu);
   if (auto t = impl_->tombstones.find(handle); t != impl_->tombstones.end() && t->second.cancelled) {
     // Cancelled here and forgotten since: still cancelled (unless it is another's).
-    auto payload = impl_->sealer->Open(kTicketPurpose, handle);
-    std::optional<PendingQuery> q = payload.ok() ? UnpackQuery(*payload) : std::nullopt;
-    if (q && q->principal == principal) return Status::Cancelled("the statement was cancelled");
+    if (impl_->OpenQuery(handle, principal)) return Status::Cancelled("the statement was cancelled");
   }
   Owned<PendingQuery>* entry = impl_->QueryLocked(handle, principal);
   if (entry == nullptr) return Status::NotFound("unknown, expired or closed statement ticket");
@@ -390,19 +418,12 @@ Result<std::shared_ptr<const PreparedStatement>> Registry::FindPrepared(const st
   }
   // Issued by another instance (or forgotten here): re-created from the handle, outside the
   // lock (it consults the catalog).
-  auto payload = impl_->sealer->Open(kPreparedPurpose, handle);
-  if (!payload.ok() || !impl_->reprepare) return unknown;
-  std::string_view in = *payload;
-  PreparedStatement sealed;
-  std::string params_ipc;
-  if (!GetField(in, &sealed.principal) || !GetField(in, &sealed.sql) || !GetField(in, &sealed.schema) ||
-      !GetField(in, &params_ipc) || !in.empty() || sealed.principal != principal) {
-    return unknown;
-  }
-  SKADE_ASSIGN_OR_RETURN(std::shared_ptr<const PreparedStatement> statement, impl_->reprepare(sealed));
+  std::optional<SealedPrepared> sealed = impl_->OpenPrepared(handle, principal);
+  if (!sealed || !impl_->reprepare) return unknown;
+  SKADE_ASSIGN_OR_RETURN(std::shared_ptr<const PreparedStatement> statement, impl_->reprepare(sealed->statement));
   std::shared_ptr<const ParamSet> params;
-  if (!params_ipc.empty()) {
-    auto decoded = DecodeParams(params_ipc);
+  if (!sealed->params_ipc.empty()) {
+    auto decoded = DecodeParams(sealed->params_ipc);
     if (!decoded.ok()) return decoded.status().WithContext("the parameters the handle carries");
     params = std::move(*decoded);
   }
@@ -453,11 +474,7 @@ Status Registry::ClosePrepared(const std::string& handle, const std::string& pri
     impl_->prepared.erase(it);
   } else {
     // Issued elsewhere or forgotten here: closed if it is a live handle of the caller.
-    if (impl_->tombstones.contains(handle)) return unknown;
-    auto payload = impl_->sealer->Open(kPreparedPurpose, handle);
-    std::string owner;
-    std::string_view in = payload.ok() ? std::string_view(*payload) : std::string_view();
-    if (!payload.ok() || !GetField(in, &owner) || owner != principal) return unknown;
+    if (impl_->tombstones.contains(handle) || !impl_->OpenPrepared(handle, principal)) return unknown;
   }
   impl_->Bury(handle, impl_->prepared_ns(), false);
   return Status::Ok();

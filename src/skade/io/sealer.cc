@@ -173,8 +173,8 @@ Result<std::string> Sealer::Open(std::string_view purpose, std::string_view toke
   // The expiry is authenticated (it is in the associated data), so it is checked only now.
   uint64_t expiry = 0;
   for (size_t i = 0; i < kExpiryBytes; ++i) expiry = (expiry << 8) | static_cast<uint8_t>(header[1 + kIdBytes + i]);
-  if (static_cast<int64_t>(expiry) < NowMillis()) return Status::NotFound("the handle has expired");
   if (expires_at_ms != nullptr) *expires_at_ms = static_cast<int64_t>(expiry);
+  if (static_cast<int64_t>(expiry) < NowMillis()) return Status::NotFound("the handle has expired");
   return payload;
 }
 

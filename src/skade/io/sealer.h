@@ -43,7 +43,8 @@ class Sealer {
   // The payload of a token sealed for `purpose` by a key of the ring and not expired. kNotFound
   // for anything else (malformed, forged, another purpose, an unknown key, expired): the
   // message says which of expired or not valid, nothing more.
-  // `expires_at_ms` (optional) receives the token's expiry, Unix milliseconds.
+  // `expires_at_ms` (optional) receives the token's expiry (Unix milliseconds) once the token
+  // is authenticated, also when it has expired: a failure with it set is an expired token.
   Result<std::string> Open(std::string_view purpose, std::string_view token, int64_t* expires_at_ms = nullptr) const;
 
   // Whether a token looks like one of this format (cheap; says nothing about validity).

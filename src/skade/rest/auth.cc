@@ -40,17 +40,16 @@ Result<TokenAuthority::Identity> TokenAuthority::Authenticate(const std::string&
   }
   std::string sealed;
   if (!io::DecodeBase64Url(token, &sealed)) return Status::Unauthorized("unknown or expired token");
-  int64_t expires_at_ms = 0;
-  auto client = sealer_->Open(kTokenPurpose, sealed, &expires_at_ms);
+  int64_t expiry = 0;
+  auto client = sealer_->Open(kTokenPurpose, sealed, &expiry);
   if (!client.ok()) {
-    if (client.status().message().find("expired") != std::string::npos) {
-      return Status::Unauthorized("the token expired; request a new one");
-    }
+    // The expiry is set once the token is authenticated: a genuine token that ran out.
+    if (expiry != 0) return Status::Unauthorized("the token expired; request a new one");
     return Status::Unauthorized("unknown or expired token");
   }
   // A client removed from the configuration loses the tokens issued to it.
   if (!clients_.contains(*client)) return Status::Unauthorized("unknown or expired token");
-  const auto expires = std::chrono::steady_clock::now() + std::chrono::milliseconds(expires_at_ms - NowMillis());
+  const auto expires = std::chrono::steady_clock::now() + std::chrono::milliseconds(expiry - NowMillis());
   return Identity{*client, "client:" + *client, expires};
 }
 
