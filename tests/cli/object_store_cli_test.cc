@@ -6,9 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <httplib.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 
@@ -17,7 +20,9 @@
 #include "skade/iceberg/table_metadata.h"
 #include "skade/io/location_map.h"
 #include "skade/io/s3_file_io.h"
+#include "skade/io/sigv4.h"
 #include "tests/testing/build_paths.h"
+#include "tests/testing/child_process.h"
 #include "tests/testing/foreign_table.h"
 #include "tests/testing/run_process.h"
 #include "tests/testing/s3rver.h"
@@ -259,6 +264,182 @@ TEST(ObjectStoreCliTest, RestCatalogVendedCredentialsReachTheTable) {
   auto bad = skade("scan db.bad --format csv");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_THAT(bad.err, ::testing::HasSubstr("PermissionDenied")) << bad.err;
+}
+
+// `skade serve --remote-signing` on a warehouse on S3: loadTable tells clients where to sign, and
+// the sign route signs exactly the requests that stay inside the table, which then reach the store
+// (reads, writes, listings); another table, the warehouse root, a read-only server's writes and a
+// server without credentials are refused.
+TEST(ObjectStoreCliTest, RestRemoteSigningReachesOnlyTheTable) {
+  auto& server = testing::S3rver::Shared();
+  ASSERT_GT(server.port(), 0) << server.error();
+  auto s3 = OpenS3(server);
+  ASSERT_NE(s3, nullptr);
+  testing::TempDir tmp;
+  const std::string prefix = "signed-" + Uuid::NewV7().ToString();
+  const std::string wh = std::string("s3://") + testing::kS3rverBucket + "/" + prefix;
+  const std::string catalog = "sqlite://" + tmp.Path("catalog.db");
+  const std::string lake = "--warehouse " + ShellQuote(wh) + " --catalog " + ShellQuote(catalog);
+  auto ok = [&](const std::string& args) {
+    auto r = RunProcess("cd " + ShellQuote(tmp.path()) + " && " + S3Environment(server) +
+                        ShellQuote(skade::testing::CliPath()) + " " + lake + " " + args);
+    EXPECT_EQ(r.exit_code, 0) << args << ": " << r.err;
+  };
+  ok("ns create sales");
+  ok("create sales.orders --schema 'id bigint, name varchar'");
+  ok("create sales.other --schema 'id bigint'");
+  ok("ingest sales.orders --sql \"SELECT 1 AS id, 'a' AS name\"");
+
+  auto serve = [&](std::vector<std::string> extra, bool with_keys = true) {
+    std::vector<std::string> argv = {"env", "AWS_ENDPOINT_URL=" + server.endpoint(), "AWS_REGION=us-east-1",
+                                     "AWS_PROFILE=", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null"};
+    if (with_keys) {
+      argv.push_back(std::string("AWS_ACCESS_KEY_ID=") + testing::kS3rverAccessKey);
+      argv.push_back(std::string("AWS_SECRET_ACCESS_KEY=") + testing::kS3rverSecretKey);
+    } else {
+      argv.insert(argv.begin() + 1, {"-u", "AWS_ACCESS_KEY_ID", "-u", "AWS_SECRET_ACCESS_KEY", "-u", "AWS_SESSION_TOKEN"});
+    }
+    const std::vector<std::string> command = {skade::testing::CliPath(), "--warehouse", wh, "--catalog", catalog, "serve",
+                                              "--flight-port", "0", "--rest-port", "0", "--remote-signing"};
+    argv.insert(argv.end(), command.begin(), command.end());
+    for (std::string& a : extra) argv.push_back(std::move(a));
+    return testing::ChildProcess::Start(argv, tmp.Path("serve.err"));
+  };
+  auto rest_port = [](testing::ChildProcess& child) {
+    for (int i = 0; i < 10; ++i) {
+      const std::string line = child.ReadLine(std::chrono::seconds(20));
+      const size_t at = line.find("rest catalog listening on http://127.0.0.1:");
+      if (at != std::string::npos) return std::stoi(line.substr(at + 43));
+      if (line.empty()) break;
+    }
+    return 0;
+  };
+
+  // Without the store's credentials the server does not start.
+  auto keyless = serve({}, false);
+  ASSERT_NE(keyless, nullptr);
+  EXPECT_NE(keyless->Stop(0, std::chrono::seconds(30)), 0);
+  EXPECT_THAT(testing::ReadFileOrDie(tmp.Path("serve.err")), ::testing::HasSubstr("--remote-signing signs with"));
+
+  auto child = serve({});
+  ASSERT_NE(child, nullptr);
+  const int port = rest_port(*child);
+  ASSERT_GT(port, 0) << testing::ReadFileOrDie(tmp.Path("serve.err"));
+  httplib::Client rest("127.0.0.1", port);
+  auto config = rest.Get("/v1/config");
+  ASSERT_TRUE(config && config->status == 200);
+  EXPECT_THAT(config->body, ::testing::HasSubstr("POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/sign"));
+  auto loaded = rest.Get("/v1/namespaces/sales/tables/orders");
+  ASSERT_TRUE(loaded && loaded->status == 200);
+  auto table = nlohmann::json::parse(loaded->body);
+  EXPECT_EQ(table["config"]["s3.remote-signing-enabled"], "true");
+  EXPECT_EQ(table["config"]["s3.signer.endpoint"], "v1/namespaces/sales/tables/orders/sign");
+  EXPECT_EQ(table["config"]["signer.endpoint"], "v1/namespaces/sales/tables/orders/sign");
+  EXPECT_EQ(table["config"]["s3.endpoint"], server.endpoint());
+  EXPECT_FALSE(table["config"].contains("s3.access-key-id")) << "no key leaves the server";
+  EXPECT_TRUE(table["remote-signing-config"].is_object());
+  const std::string metadata_location = table["metadata-location"];
+  const std::string table_key = prefix + "/sales/orders";
+  ASSERT_EQ(metadata_location.rfind(wh + "/sales/orders/metadata/", 0), 0u) << metadata_location;
+  const std::string metadata_key = metadata_location.substr(std::string("s3://").size() + std::strlen(testing::kS3rverBucket) + 1);
+
+  // Signs a request through the route and sends it to the store as signed.
+  struct Sent {
+    int sign_status = 0;
+    std::string cache_control;
+    int store_status = 0;
+    std::string body;
+  };
+  auto sign_and_send = [&](httplib::Client& catalog_client, const std::string& method, const std::string& path_and_query,
+                           const std::string& body = "", const std::string& table_route = "sales/tables/orders") {
+    Sent out;
+    nlohmann::json request = {{"region", "us-east-1"},
+                              {"uri", server.endpoint() + path_and_query},
+                              {"method", method},
+                              {"headers", nlohmann::json::object()}};
+    if (method == "PUT") request["headers"]["Content-Length"] = {std::to_string(body.size())};
+    auto signed_reply = catalog_client.Post("/v1/namespaces/" + table_route + "/sign", request.dump(), "application/json");
+    if (!signed_reply) return out;
+    out.sign_status = signed_reply->status;
+    out.cache_control = signed_reply->get_header_value("Cache-Control");
+    if (signed_reply->status != 200) {
+      out.body = signed_reply->body;
+      return out;
+    }
+    auto answer = nlohmann::json::parse(signed_reply->body);
+    const std::string uri = answer["uri"];
+    EXPECT_EQ(uri.rfind(server.endpoint(), 0), 0u) << uri;
+    httplib::Headers headers;
+    for (auto& [name, values] : answer["headers"].items()) {
+      if (name == "Content-Length") continue;  // httplib sets it
+      for (auto& v : values) headers.emplace(name, v.get<std::string>());
+    }
+    EXPECT_EQ(headers.count("Authorization"), 1u);
+    httplib::Client store("127.0.0.1", server.port());
+    const std::string target = uri.substr(server.endpoint().size());
+    httplib::Result r = method == "GET" ? store.Get(target, headers)
+                        : method == "PUT" ? store.Put(target, headers, body, "application/octet-stream")
+                                          : store.Delete(target, headers);
+    if (r) {
+      out.store_status = r->status;
+      out.body = r->body;
+    }
+    return out;
+  };
+  const std::string bucket = std::string("/") + testing::kS3rverBucket + "/";
+
+  Sent read = sign_and_send(rest, "GET", bucket + metadata_key + "?x-id=GetObject");
+  EXPECT_EQ(read.sign_status, 200) << read.body;
+  EXPECT_EQ(read.cache_control, "private");
+  EXPECT_EQ(read.store_status, 200);
+  auto stored = s3->Read(metadata_location);
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(read.body, *stored);
+
+  Sent write = sign_and_send(rest, "PUT", bucket + table_key + "/data/extra%20file.bin", "hello");
+  EXPECT_EQ(write.sign_status, 200) << write.body;
+  EXPECT_EQ(write.cache_control, "no-cache");
+  EXPECT_EQ(write.store_status, 200);
+  auto written = s3->Read(wh + "/sales/orders/data/extra file.bin");
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  EXPECT_EQ(*written, "hello");
+
+  Sent listing = sign_and_send(rest, "GET", std::string("/") + testing::kS3rverBucket + "?list-type=2&prefix=" +
+                                                io::UriEncode(table_key + "/data/"));
+  EXPECT_EQ(listing.sign_status, 200) << listing.body;
+  EXPECT_EQ(listing.store_status, 200);
+  EXPECT_THAT(listing.body, ::testing::HasSubstr("extra file.bin"));
+
+  // Another table's files, the warehouse, another bucket: 403 from the catalog, nothing sent.
+  for (const std::string& path : {bucket + prefix + "/sales/other/metadata/x.json", bucket + prefix + "/catalog.db",
+                                  std::string("/") + testing::kS3rverOtherBucket + "/" + table_key + "/x"}) {
+    Sent refused = sign_and_send(rest, "GET", path);
+    EXPECT_EQ(refused.sign_status, 403) << path << ": " << refused.body;
+    EXPECT_THAT(refused.body, ::testing::HasSubstr("ForbiddenException"));
+  }
+  Sent wide = sign_and_send(rest, "GET", std::string("/") + testing::kS3rverBucket + "?list-type=2&prefix=" + prefix);
+  EXPECT_EQ(wide.sign_status, 403) << wide.body;
+  // The route of the other table signs for that table only.
+  Sent other = sign_and_send(rest, "GET", bucket + metadata_key, "", "sales/tables/other");
+  EXPECT_EQ(other.sign_status, 403) << other.body;
+  Sent missing = sign_and_send(rest, "GET", bucket + metadata_key, "", "nowhere/tables/t");
+  EXPECT_EQ(missing.sign_status, 404) << missing.body;
+  auto malformed = rest.Post("/v1/namespaces/sales/tables/orders/sign", R"({"uri": 1})", "application/json");
+  ASSERT_TRUE(malformed);
+  EXPECT_EQ(malformed->status, 400);
+  EXPECT_EQ(child->Stop(SIGTERM, std::chrono::seconds(30)), 0);
+
+  // A read-only server signs reads and no write.
+  auto read_only = serve({"--read-only"});
+  ASSERT_NE(read_only, nullptr);
+  const int ro_port = rest_port(*read_only);
+  ASSERT_GT(ro_port, 0);
+  httplib::Client ro("127.0.0.1", ro_port);
+  EXPECT_EQ(sign_and_send(ro, "GET", bucket + metadata_key).store_status, 200);
+  Sent refused_write = sign_and_send(ro, "PUT", bucket + table_key + "/data/more.bin", "x");
+  EXPECT_EQ(refused_write.sign_status, 403) << refused_write.body;
+  EXPECT_FALSE(s3->Stat(wh + "/sales/orders/data/more.bin").ok());
+  EXPECT_EQ(read_only->Stop(SIGTERM, std::chrono::seconds(30)), 0);
 }
 
 }  // namespace

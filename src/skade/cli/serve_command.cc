@@ -16,6 +16,7 @@
 #include "skade/flightsql/auth.h"
 #include "skade/flightsql/server.h"
 #include "skade/io/file_io.h"
+#include "skade/io/s3_file_io.h"
 #include "skade/io/sealer.h"
 #include "skade/rest/server.h"
 #include "skade/sql/lake_sql.h"
@@ -49,6 +50,7 @@ struct ServeOptions {
   std::string rest_tokens_file;
   int rest_threads = 8;
   bool rest_rebase_appends = true;
+  bool rest_remote_signing = false;
   int64_t rest_plan_page_tasks = 1000;
   int64_t rest_plan_async_manifests = 64;
   std::string catalog_name = "skade";
@@ -102,6 +104,16 @@ Result<rest::RestOptions> RestOptionsOf(const ServeOptions& o) {
   r.allowed_directories = o.allow_dirs;
   r.threads = o.rest_threads;
   r.rebase_appends = o.rest_rebase_appends;
+  if (o.rest_remote_signing) {
+    // The store's settings as the lake's own S3 client reads them (AWS_* variables, profiles).
+    SKADE_ASSIGN_OR_RETURN(io::S3Options s3, io::S3OptionsFromEnvironment());
+    if (s3.access_key_id.empty()) {
+      return Status::InvalidArgument(
+          "--remote-signing signs with the object store's credentials, and none are set (AWS_ACCESS_KEY_ID and "
+          "AWS_SECRET_ACCESS_KEY, or a profile)");
+    }
+    r.remote_signing = std::move(s3);
+  }
   r.plan_page_tasks = static_cast<size_t>(o.rest_plan_page_tasks);
   r.plan_async_manifests = static_cast<size_t>(o.rest_plan_async_manifests);
   r.plan_manifest_cache_bytes = o.manifest_cache_mb << 20;
@@ -316,6 +328,9 @@ void AddServeCommand(CLI::App& app, const LakeArgs& lake, int* exit_code) {
   cmd->add_option("--rest-threads", o->rest_threads, "REST catalog worker threads")->check(CLI::PositiveNumber);
   cmd->add_flag("!--no-rest-rebase", o->rest_rebase_appends,
                 "answer 409 to an append whose branch moved instead of re-basing it on the branch's head");
+  cmd->add_flag("--remote-signing", o->rest_remote_signing,
+                "sign REST clients' requests to the S3 warehouse (the spec's remote signing) for the table's locations "
+                "only, with this server's AWS credentials; clients then need no keys");
   cmd->add_option("--rest-plan-page-tasks", o->rest_plan_page_tasks,
                   "server-side scan planning: file scan tasks per page (more come as plan tasks)")
       ->check(CLI::PositiveNumber);

@@ -88,12 +88,11 @@ std::optional<int64_t> ParseInt64(std::string_view s) {
   return v;
 }
 
-struct Endpoint {
-  std::string scheme;  // "http" or "https"
-  std::string host;    // host[:port] as the Host header carries it
-};
+using Endpoint = S3Endpoint;
 
-Result<Endpoint> ParseEndpoint(const S3Options& options) {
+}  // namespace
+
+Result<S3Endpoint> S3EndpointOf(const S3Options& options) {
   if (options.endpoint.empty()) {
     return Endpoint{"https", "s3." + options.region + ".amazonaws.com"};
   }
@@ -124,6 +123,15 @@ Result<Endpoint> ParseEndpoint(const S3Options& options) {
   out.host = ToLowerAscii(host);
   return out;
 }
+
+bool S3PathStyleFor(const S3Options& options, const S3Endpoint& endpoint, std::string_view bucket) {
+  const bool path_style = options.path_style.value_or(!options.endpoint.empty());
+  // A bucket with a '.' in a virtual host would not match an https certificate.
+  if (!path_style && endpoint.scheme == "https" && bucket.find('.') != std::string_view::npos) return true;
+  return path_style;
+}
+
+namespace {
 
 struct S3Error {
   std::string code;
@@ -219,13 +227,7 @@ struct S3FileIO::State {
     RetryMode retry = RetryMode::kIfIdempotent;
   };
 
-  bool PathStyleFor(const std::string& bucket) const {
-    bool path_style = options.path_style.value_or(!options.endpoint.empty());
-    if (!path_style && endpoint.scheme == "https" && bucket.find('.') != std::string::npos) {
-      return true;
-    }
-    return path_style;
-  }
+  bool PathStyleFor(const std::string& bucket) const { return S3PathStyleFor(options, endpoint, bucket); }
 
   static std::string Describe(const std::string& bucket, const std::string& key) {
     return key.empty() ? "s3://" + bucket : "s3://" + bucket + "/" + key;
@@ -457,7 +459,7 @@ Result<std::unique_ptr<S3FileIO>> S3FileIO::Open(S3Options options) {
     return Status::InvalidArgument(
         "S3 options: give both the access key id and the secret, or neither");
   }
-  SKADE_ASSIGN_OR_RETURN(Endpoint endpoint, ParseEndpoint(options));
+  SKADE_ASSIGN_OR_RETURN(Endpoint endpoint, S3EndpointOf(options));
   auto state = std::make_unique<State>();
   HttpClientOptions http_options;
   http_options.retry = options.retry;

@@ -83,6 +83,18 @@ struct S3Location {
 // kInvalidArgument unless `location` is s3://, s3a:// or s3n:// with a bucket.
 Result<S3Location> ParseS3Location(std::string_view location);
 
+// Where requests of `options` go: the scheme ("http"/"https") and the Host header (lower case,
+// a default port left out; AWS's regional endpoint when no endpoint is set). kInvalidArgument
+// for a malformed endpoint.
+struct S3Endpoint {
+  std::string scheme;
+  std::string host;
+};
+Result<S3Endpoint> S3EndpointOf(const S3Options& options);
+// Whether `bucket` is addressed path-style ("<host>/<bucket>/<key>") rather than as a virtual
+// host ("<bucket>.<host>/<key>") under `options` (S3Options::path_style).
+bool S3PathStyleFor(const S3Options& options, const S3Endpoint& endpoint, std::string_view bucket);
+
 // FileIO over S3. Thread-safe. Error codes: kNotFound for a missing key or bucket (the message
 // names the bucket), kPermissionDenied for 403 (AccessDenied, SignatureDoesNotMatch,
 // InvalidAccessKeyId, RequestTimeTooSkewed), kUnavailable when the server could not be reached

@@ -250,17 +250,18 @@ std::string ResponseMetadataJson(const iceberg::TableMetadata& m) {
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
-// A LoadTableResult / CommitTableResponse body.
+// A LoadTableResult / CommitTableResponse body; `config` the members after "metadata" of a
+// LoadTableResult (CatalogApi::ConfigMembers), null for a CommitTableResponse.
 std::string TableResultBody(const std::optional<std::string>& metadata_location, const iceberg::TableMetadata& m,
-                            bool with_config) {
+                            const std::string* config) {
   std::string body = "{";
   if (metadata_location) body += "\"metadata-location\":" + Json(*metadata_location).dump() + ",";
   body += "\"metadata\":" + ResponseMetadataJson(m);
-  if (with_config) body += ",\"config\":{}";
+  if (config != nullptr) body += *config;
   return body + "}";
 }
 
-Response TableResponse(const catalog::TableState& state, const std::string& snapshots, bool with_config) {
+Response TableResponse(const catalog::TableState& state, const std::string& snapshots, const std::string* config) {
   const iceberg::TableMetadata* m = state.metadata.get();
   iceberg::TableMetadata filtered;
   if (snapshots == "refs") {
@@ -272,7 +273,7 @@ Response TableResponse(const catalog::TableState& state, const std::string& snap
     m = &filtered;
   }
   Response r;
-  r.body = TableResultBody(state.metadata_location, *m, with_config);
+  r.body = TableResultBody(state.metadata_location, *m, config);
   r.headers.emplace_back("Content-Type", "application/json");
   r.headers.emplace_back("ETag", EtagOf(state.metadata_location + "|" + snapshots));
   return r;
@@ -558,6 +559,7 @@ Response CatalogApi::Config(const Request&) {
     if (!catalog_.SupportsViews() && std::string_view(e).find("view") != std::string_view::npos) continue;
     body["endpoints"].push_back(e);
   }
+  if (options_.remote_signing) body["endpoints"].push_back("POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/sign");
   // Spec CatalogConfig: "Presence of this field indicates the server supports Idempotency-Key
   // semantics for mutation endpoints."
   if (options_.idempotency_key_lifetime.count() > 0) {
@@ -757,13 +759,15 @@ Response CatalogApi::CreateTable(const Request& r, const std::string& segment) {
                                        NowMicros() / 1000);
     if (!m.ok()) return ErrorResponse(m.status());
     Response out;
-    out.body = TableResultBody(std::nullopt, *m, true);
+    const std::string config = ConfigMembers(ident, *m);
+    out.body = TableResultBody(std::nullopt, *m, &config);
     out.headers.emplace_back("Content-Type", "application/json");
     return out;
   }
   auto created = catalog_.CreateTable(ident, req);
   if (!created.ok()) return ErrorResponse(created.status(), "NoSuchNamespaceException");
-  return TableResponse(created->table, "all", true);
+  const std::string config = ConfigMembers(ident, *created->table.metadata);
+  return TableResponse(created->table, "all", &config);
 }
 
 Response CatalogApi::RegisterTable(const Request& r, const std::string& segment) {
@@ -801,7 +805,8 @@ Response CatalogApi::RegisterTable(const Request& r, const std::string& segment)
   }
   auto registered = catalog_.RegisterTable(ident, *location);
   if (!registered.ok()) return ErrorResponse(registered.status(), "NoSuchNamespaceException");
-  return TableResponse(registered->table, "all", true);
+  const std::string config = ConfigMembers(ident, *registered->table.metadata);
+  return TableResponse(registered->table, "all", &config);
 }
 
 Response CatalogApi::LoadTable(const Request& r, const std::string& segment, const std::string& table) {
@@ -819,11 +824,16 @@ Response CatalogApi::LoadTable(const Request& r, const std::string& segment, con
   if (!if_none_match.empty() && (if_none_match == etag || if_none_match == "*")) {
     return Response{304, "", {{"ETag", etag}}};
   }
-  const std::string key = state->metadata_location + "|" + snapshots;
+  // The config names the table (its signer endpoint), and one metadata file may be registered
+  // under two names.
+  std::string key = state->metadata_location + "|" + snapshots;
+  for (const std::string& level : ident->ns.levels) key += "\x1f" + level;
+  key += "\x1e" + ident->name;
   if (auto body = bodies_.Find(key)) {
     return Response{200, std::move(*body), {{"Content-Type", "application/json"}, {"ETag", etag}}};
   }
-  Response out = TableResponse(*state, snapshots, true);
+  const std::string config = ConfigMembers(*ident, *state->metadata);
+  Response out = TableResponse(*state, snapshots, &config);
   bodies_.Put(key, out.body);
   return out;
 }
@@ -912,7 +922,7 @@ Response CatalogApi::CommitTable(const Request& r, const std::string& segment, c
   if (keyed) r.idempotency->stored = true;
   ++commits_;
   Response out;
-  out.body = TableResultBody(result->table.metadata_location, *result->table.metadata, false);
+  out.body = TableResultBody(result->table.metadata_location, *result->table.metadata, nullptr);
   out.headers.emplace_back("Content-Type", "application/json");
   out.headers.emplace_back("ETag", EtagOf(result->table.metadata_location + "|all"));
   return out;
@@ -925,7 +935,7 @@ Response CatalogApi::CommittedTable(const std::string& metadata_location, const 
     auto metadata = iceberg::ParseTableMetadataFile(*bytes);
     if (metadata.ok()) {
       Response out;
-      out.body = TableResultBody(metadata_location, *metadata, false);
+      out.body = TableResultBody(metadata_location, *metadata, nullptr);
       out.headers.emplace_back("Content-Type", "application/json");
       out.headers.emplace_back("ETag", EtagOf(metadata_location + "|all"));
       return out;
@@ -937,7 +947,7 @@ Response CatalogApi::CommittedTable(const std::string& metadata_location, const 
   if (!ident.ok()) return ErrorResponse(ident.status());
   auto state = catalog_.LoadTable(*ident);
   if (!state.ok()) return ErrorResponse(state.status());
-  return TableResponse(*state, "all", false);
+  return TableResponse(*state, "all", nullptr);
 }
 
 Result<catalog::CommitResult> CatalogApi::CommitOnce(const catalog::TableCommit& commit,
@@ -1012,7 +1022,7 @@ Response CatalogApi::UnregisterTable(const Request&, const std::string& segment,
     if (st.code() == StatusCode::kConflict) continue;
     if (!st.ok()) return ErrorResponse(st);
     Response out;
-    out.body = TableResultBody(state->metadata_location, *state->metadata, false);
+    out.body = TableResultBody(state->metadata_location, *state->metadata, nullptr);
     out.headers.emplace_back("Content-Type", "application/json");
     return out;
   }

@@ -208,6 +208,11 @@ class CatalogApi {
                           const std::string& plan_id);
   Response FetchScanTasks(const Request& r, const std::string& ns, const std::string& table);
 
+  // api_signing.cc: signRequest (POST …/tables/{table}/sign): signs a client's request to the
+  // object store for the table's locations (io/s3_remote_signing.h) when options.remote_signing
+  // is set.
+  Response SignRequest(const Request& r, const std::string& ns, const std::string& table);
+
   // events.cc: queryEvents (the proposed events endpoint) over the commit log.
   Response QueryEvents(const Request& r);
 
@@ -222,6 +227,12 @@ class CatalogApi {
     Json snapshot;  // null when the commit added none
   };
   std::optional<TableDetail> DetailOf(const std::string& metadata_location, std::optional<int64_t> snapshot_id);
+
+  // api_signing.cc: the members after "metadata" of a LoadTableResult for `ident`: "config",
+  // holding, for a table on the signed store, the remote signer's settings (the spec's
+  // s3.remote-signing-enabled, the older clients' signer endpoint properties, the store's endpoint
+  // and region), and then "remote-signing-config".
+  std::string ConfigMembers(const catalog::TableIdent& ident, const iceberg::TableMetadata& m) const;
 
   // A commit of one table: requirements and updates from a CommitTableRequest body.
   Result<catalog::TableCommit> ParseCommit(const Json& body, const catalog::TableIdent& ident);

@@ -566,6 +566,8 @@ struct RestServer::Impl {
     keyed("DELETE", table, kCatalog, [this](const Request& r, const Params& p) { return api.DropTable(r, p[0], p[1]); });
     keyed("POST", table + "/unregister", kCatalog,
           [this](const Request& r, const Params& p) { return api.UnregisterTable(r, p[0], p[1]); });
+    // Signing changes nothing itself: what it signs is bounded to the table's locations.
+    add("POST", table + "/sign", [this](const Request& r, const Params& p) { return api.SignRequest(r, p[0], p[1]); });
     add("POST", table + "/metrics", [this](const Request& r, const Params& p) { return api.ReportMetrics(r, p[0], p[1]); });
     // Scan plans live in this server's memory only, and so do the records of their keys.
     keyed("POST", table + "/plan", kMemory,

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "skade/catalog/catalog.h"
 #include "skade/events/bus.h"
 #include "skade/io/file_io.h"
+#include "skade/io/s3_file_io.h"
 #include "skade/io/sealer.h"
 
 namespace skade::rest {
@@ -82,6 +84,13 @@ struct RestOptions {
   // An append (commitTable) refused only because other commits moved its branch is re-based on
   // the branch's head by the server instead of answering 409 (append_rebase.h).
   bool rebase_appends = true;
+  // Remote signing (the spec's signRequest, POST …/tables/{table}/sign): set, the server signs
+  // the requests clients will send to this object store (its endpoint, region and credentials),
+  // for objects under the table's locations only (reads and, unless read_only, writes), and the
+  // loadTable/createTable answers of tables on an object store tell clients to use it, so that
+  // clients hold no keys of their own. A table not created yet (a staged create) is signed for
+  // the location the catalog would give it.
+  std::optional<io::S3Options> remote_signing;
   // Idempotency-Key (the spec's header on mutation endpoints, a UUIDv7): a mutation carrying a key
   // is applied at most once per principal, and a retry with the key within this lifetime (from
   // the first request) gets the first final answer (2xx, or 4xx; a 5xx is not kept). Commits

@@ -1,0 +1,129 @@
+// Remote signing (the REST spec's signRequest, RemoteSignRequest, RemoteSignResult and
+// remote-signing-config): what loadTable tells clients, and the route that signs their requests
+// to the object store for the table's locations only.
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "skade/io/location.h"
+#include "skade/io/s3_remote_signing.h"
+#include "skade/io/sigv4.h"
+#include "skade/rest/api_internal.h"
+
+namespace skade::rest {
+namespace {
+
+// The route of a table's signer, relative to the catalog's base URI (clients resolve it there),
+// its namespace and name encoded as path segments (levels joined by the unit separator).
+std::string SignerEndpoint(const std::string& prefix, const catalog::TableIdent& ident) {
+  std::string levels;
+  for (size_t i = 0; i < ident.ns.levels.size(); ++i) levels += (i == 0 ? "" : "\x1f") + ident.ns.levels[i];
+  return "v1/" + (prefix.empty() ? std::string() : io::UriEncode(prefix) + "/") + "namespaces/" +
+         io::UriEncode(levels) + "/tables/" + io::UriEncode(ident.name) + "/sign";
+}
+
+// The locations a table's files lie under: its location and the folders its properties name
+// for data and metadata (a commit's locations pass the server's location rule first).
+std::vector<std::string> TableRoots(const iceberg::TableMetadata& m) {
+  std::vector<std::string> roots{m.location};
+  for (const char* property : {"write.data.path", "write.metadata.path", "write.object-storage.path"}) {
+    if (auto it = m.properties.find(property); it != m.properties.end() && !it->second.empty()) {
+      roots.push_back(it->second);
+    }
+  }
+  return roots;
+}
+
+}  // namespace
+
+std::string CatalogApi::ConfigMembers(const catalog::TableIdent& ident, const iceberg::TableMetadata& m) const {
+  if (!options_.remote_signing || !io::IsObjectStoreLocation(m.location)) return ",\"config\":{}";
+  const io::S3Options& s3 = *options_.remote_signing;
+  const std::string endpoint = SignerEndpoint(options_.prefix, ident);
+  Json config = Json::object();
+  config["s3.remote-signing-enabled"] = "true";
+  // Clients that predate remote-signing-config: PyIceberg picks its signer by name and finds it
+  // at s3.signer.endpoint, Java's S3FileIO at signer.endpoint, both relative to the catalog URI.
+  config["s3.signer"] = "S3V4RestSigner";
+  config["s3.signer.endpoint"] = endpoint;
+  config["signer.endpoint"] = endpoint;
+  if (!s3.endpoint.empty()) config["s3.endpoint"] = s3.endpoint;
+  config["client.region"] = s3.region;
+  config["s3.region"] = s3.region;
+  if (s3.path_style) config["s3.path-style-access"] = *s3.path_style ? "true" : "false";
+  else if (!s3.endpoint.empty()) config["s3.path-style-access"] = "true";
+  Json signing = {{"properties", Json::object()}, {"headers", Json::object()}};
+  return ",\"config\":" + config.dump() + ",\"remote-signing-config\":" + signing.dump();
+}
+
+Response CatalogApi::SignRequest(const Request& r, const std::string& segment, const std::string& table) {
+  auto ident = IdentFromPath(segment, table);
+  if (!ident.ok()) return ErrorResponse(ident.status());
+  auto body = ParseBody(r);
+  if (!body.ok()) return ErrorResponse(body.status());
+  io::S3SignInput input;
+  for (const char* required : {"region", "uri", "method"}) {
+    auto value = RequiredString(*body, required);
+    if (!value.ok()) return ErrorResponse(value.status());
+    if (std::string(required) == "uri") input.uri = *value;
+    if (std::string(required) == "method") input.method = *value;
+  }
+  const Json* headers = Member(*body, "headers");
+  if (headers == nullptr || !headers->is_object()) {
+    return ErrorResponse(400, "BadRequestException", "'headers' must be an object of string arrays");
+  }
+  for (const auto& [name, values] : headers->items()) {
+    if (!values.is_array()) return ErrorResponse(400, "BadRequestException", "header '" + name + "' must be an array");
+    for (const Json& value : values) {
+      if (!value.is_string()) {
+        return ErrorResponse(400, "BadRequestException", "header '" + name + "' must hold strings");
+      }
+      input.headers.emplace_back(name, value.get<std::string>());
+    }
+  }
+  auto properties = StringMap(*body, "properties");
+  if (!properties.ok()) return ErrorResponse(properties.status());
+  auto payload = OptString(*body, "body");
+  if (!payload.ok()) return ErrorResponse(payload.status());
+  input.body = *payload;
+  auto provider = OptString(*body, "provider");
+  if (!provider.ok()) return ErrorResponse(provider.status());
+  if (*provider && **provider != "s3") {
+    return ErrorResponse(400, "BadRequestException", "requests for the storage provider '" + **provider +
+                                                         "' are not signed here (only s3)");
+  }
+  if (!options_.remote_signing) {
+    return ErrorResponse(400, "BadRequestException", "this server does not sign requests (serve --remote-signing)");
+  }
+
+  // The table's locations; a table not created yet (a staged create writes before its commit)
+  // gets the one the catalog would give it.
+  std::vector<std::string> roots;
+  auto state = catalog_.LoadTable(*ident);
+  if (state.ok()) {
+    roots = TableRoots(*state->metadata);
+  } else if (state.status().code() == StatusCode::kNotFound && !options_.read_only) {
+    if (Status st = RequireNamespace(ident->ns); !st.ok()) return ErrorResponse(st, "NoSuchNamespaceException");
+    auto placed = DefaultLocation(*ident);
+    if (!placed.ok()) return ErrorResponse(placed.status());
+    roots.push_back(*placed);
+  } else {
+    return ErrorResponse(state.status());
+  }
+  const auto access = options_.read_only ? io::S3SignAccess::kRead : io::S3SignAccess::kReadWrite;
+  const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::system_clock::now().time_since_epoch()).count();
+  auto signed_request = io::SignS3Request(*options_.remote_signing, roots, access, input, now);
+  if (!signed_request.ok()) return ErrorResponse(signed_request.status());
+
+  Json out_headers = Json::object();
+  for (const auto& [name, value] : signed_request->headers) out_headers[name].push_back(value);
+  Response out = JsonResponse(Json{{"uri", signed_request->uri}, {"headers", std::move(out_headers)}});
+  // Spec RemoteSignResponse: "private" lets a client reuse the answer of a read for a while,
+  // "no-cache" a write's not at all.
+  out.headers.emplace_back("Cache-Control", signed_request->read ? "private" : "no-cache");
+  return out;
+}
+
+}  // namespace skade::rest
