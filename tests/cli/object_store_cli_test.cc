@@ -51,6 +51,13 @@ std::string S3Environment(const testing::S3rver& server) {
          " AWS_REGION=us-east-1 AWS_PROFILE= AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null ";
 }
 
+// The same, for an endpoint in front of the server.
+std::string S3EnvironmentAt(const std::string& endpoint) {
+  return "AWS_ENDPOINT_URL=" + ShellQuote(endpoint) + " AWS_ACCESS_KEY_ID=" + testing::kS3rverAccessKey +
+         " AWS_SECRET_ACCESS_KEY=" + testing::kS3rverSecretKey +
+         " AWS_REGION=us-east-1 AWS_PROFILE= AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null ";
+}
+
 std::vector<std::string> SortedLines(const std::string& text) {
   auto lines = testing::Lines(text);
   std::sort(lines.begin(), lines.end());
@@ -276,12 +283,23 @@ TEST(ObjectStoreCliTest, RestRemoteSigningReachesOnlyTheTable) {
   auto s3 = OpenS3(server);
   ASSERT_NE(s3, nullptr);
   testing::TempDir tmp;
+  // Every request to the store passes a proxy that checks its signature with botocore as S3 would
+  // (s3rver checks none) and refuses unsigned ones.
+  auto proxy = testing::ChildProcess::Start(
+      {"/usr/bin/python3", skade::testing::SourcePath("tests/io/botocore_verify.py"), "--proxy", server.endpoint(),
+       testing::kS3rverAccessKey, testing::kS3rverSecretKey, "us-east-1"},
+      tmp.Path("proxy.log"));
+  ASSERT_NE(proxy, nullptr);
+  const std::string listening = proxy->ReadLine(std::chrono::seconds(20));
+  ASSERT_EQ(listening.rfind("listening on ", 0), 0u) << listening << testing::ReadFileOrDie(tmp.Path("proxy.log"));
+  const int store_port = std::stoi(listening.substr(13));
+  const std::string store = "http://127.0.0.1:" + std::to_string(store_port);
   const std::string prefix = "signed-" + Uuid::NewV7().ToString();
   const std::string wh = std::string("s3://") + testing::kS3rverBucket + "/" + prefix;
   const std::string catalog = "sqlite://" + tmp.Path("catalog.db");
   const std::string lake = "--warehouse " + ShellQuote(wh) + " --catalog " + ShellQuote(catalog);
   auto ok = [&](const std::string& args) {
-    auto r = RunProcess("cd " + ShellQuote(tmp.path()) + " && " + S3Environment(server) +
+    auto r = RunProcess("cd " + ShellQuote(tmp.path()) + " && " + S3EnvironmentAt(store) +
                         ShellQuote(skade::testing::CliPath()) + " " + lake + " " + args);
     EXPECT_EQ(r.exit_code, 0) << args << ": " << r.err;
   };
@@ -291,7 +309,7 @@ TEST(ObjectStoreCliTest, RestRemoteSigningReachesOnlyTheTable) {
   ok("ingest sales.orders --sql \"SELECT 1 AS id, 'a' AS name\"");
 
   auto serve = [&](std::vector<std::string> extra, bool with_keys = true) {
-    std::vector<std::string> argv = {"env", "AWS_ENDPOINT_URL=" + server.endpoint(), "AWS_REGION=us-east-1",
+    std::vector<std::string> argv = {"env", "AWS_ENDPOINT_URL=" + store, "AWS_REGION=us-east-1",
                                      "AWS_PROFILE=", "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null"};
     if (with_keys) {
       argv.push_back(std::string("AWS_ACCESS_KEY_ID=") + testing::kS3rverAccessKey);
@@ -335,7 +353,7 @@ TEST(ObjectStoreCliTest, RestRemoteSigningReachesOnlyTheTable) {
   EXPECT_EQ(table["config"]["s3.remote-signing-enabled"], "true");
   EXPECT_EQ(table["config"]["s3.signer.endpoint"], "v1/namespaces/sales/tables/orders/sign");
   EXPECT_EQ(table["config"]["signer.endpoint"], "v1/namespaces/sales/tables/orders/sign");
-  EXPECT_EQ(table["config"]["s3.endpoint"], server.endpoint());
+  EXPECT_EQ(table["config"]["s3.endpoint"], store);
   EXPECT_FALSE(table["config"].contains("s3.access-key-id")) << "no key leaves the server";
   EXPECT_TRUE(table["remote-signing-config"].is_object());
   const std::string metadata_location = table["metadata-location"];
@@ -354,7 +372,7 @@ TEST(ObjectStoreCliTest, RestRemoteSigningReachesOnlyTheTable) {
                            const std::string& body = "", const std::string& table_route = "sales/tables/orders") {
     Sent out;
     nlohmann::json request = {{"region", "us-east-1"},
-                              {"uri", server.endpoint() + path_and_query},
+                              {"uri", store + path_and_query},
                               {"method", method},
                               {"headers", nlohmann::json::object()}};
     if (method == "PUT") request["headers"]["Content-Length"] = {std::to_string(body.size())};
@@ -368,18 +386,18 @@ TEST(ObjectStoreCliTest, RestRemoteSigningReachesOnlyTheTable) {
     }
     auto answer = nlohmann::json::parse(signed_reply->body);
     const std::string uri = answer["uri"];
-    EXPECT_EQ(uri.rfind(server.endpoint(), 0), 0u) << uri;
+    EXPECT_EQ(uri.rfind(store, 0), 0u) << uri;
     httplib::Headers headers;
     for (auto& [name, values] : answer["headers"].items()) {
       if (name == "Content-Length") continue;  // httplib sets it
       for (auto& v : values) headers.emplace(name, v.get<std::string>());
     }
     EXPECT_EQ(headers.count("Authorization"), 1u);
-    httplib::Client store("127.0.0.1", server.port());
-    const std::string target = uri.substr(server.endpoint().size());
-    httplib::Result r = method == "GET" ? store.Get(target, headers)
-                        : method == "PUT" ? store.Put(target, headers, body, "application/octet-stream")
-                                          : store.Delete(target, headers);
+    httplib::Client to_store("127.0.0.1", store_port);
+    const std::string target = uri.substr(store.size());
+    httplib::Result r = method == "GET" ? to_store.Get(target, headers)
+                        : method == "PUT" ? to_store.Put(target, headers, body, "application/octet-stream")
+                                          : to_store.Delete(target, headers);
     if (r) {
       out.store_status = r->status;
       out.body = r->body;
@@ -427,7 +445,25 @@ TEST(ObjectStoreCliTest, RestRemoteSigningReachesOnlyTheTable) {
   auto malformed = rest.Post("/v1/namespaces/sales/tables/orders/sign", R"({"uri": 1})", "application/json");
   ASSERT_TRUE(malformed);
   EXPECT_EQ(malformed->status, 400);
+
+  // skade as the catalog's client holding no keys: the catalog signs its reads and writes.
+  const std::string no_aws =
+      "env -u AWS_ENDPOINT_URL -u AWS_ENDPOINT_URL_S3 -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u "
+      "AWS_SESSION_TOKEN AWS_PROFILE= AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null ";
+  auto client = [&](const std::string& args) {
+    auto r = RunProcess(no_aws + ShellQuote(skade::testing::CliPath()) + " --warehouse " + ShellQuote(tmp.Path("client")) +
+                        " --catalog rest+http://127.0.0.1:" + std::to_string(port) + " " + args);
+    EXPECT_EQ(r.exit_code, 0) << args << ": " << r.err;
+    return r.out;
+  };
+  EXPECT_EQ(SortedLines(client("scan sales.orders --format csv")), (std::vector<std::string>{"1,a", "id,name"}));
+  client("ingest sales.orders --sql \"SELECT 2 AS id, 'b' AS name\"");
+  EXPECT_EQ(SortedLines(client("scan sales.orders --format csv")), (std::vector<std::string>{"1,a", "2,b", "id,name"}));
   EXPECT_EQ(child->Stop(SIGTERM, std::chrono::seconds(30)), 0);
+  // Every request that reached the store was signed with the store's key.
+  const std::string proxy_log = testing::ReadFileOrDie(tmp.Path("proxy.log"));
+  EXPECT_THAT(proxy_log, ::testing::HasSubstr("\"PUT /"));
+  EXPECT_THAT(proxy_log, ::testing::Not(::testing::HasSubstr("refused"))) << proxy_log;
 
   // A read-only server signs reads and no write.
   auto read_only = serve({"--read-only"});

@@ -129,7 +129,9 @@ def run_proxy(upstream, access_key, secret_key, region):
                 if name.lower() in ("transfer-encoding", "connection", "content-length"):
                     continue
                 self.send_header(name, value)
-            self.send_header("Content-Length", str(len(data)))
+            # A HEAD answer has no body but the length of the object's.
+            length = resp.getheader("Content-Length") if self.command == "HEAD" else None
+            self.send_header("Content-Length", length if length is not None else str(len(data)))
             self.end_headers()
             if self.command != "HEAD":
                 self.wfile.write(data)

@@ -79,6 +79,31 @@ class VendedS3FileIOTest : public ::testing::Test {
   std::unique_ptr<FileIO> writer_;
 };
 
+TEST(S3OptionsFromStorageConfigTest, RemoteSigningReplacesTheKeysWhenASignerIsGiven) {
+  S3Options base;
+  base.access_key_id = "BASE";
+  base.secret_access_key = "base-secret";
+  base.session_token = "base-token";
+  const std::map<std::string, std::string> config = {{"s3.remote-signing-enabled", "true"},
+                                                     {"s3.endpoint", "http://127.0.0.1:9"}};
+  StorageSigner signer = [](const StorageRequest& r) -> Result<SignedStorageRequest> {
+    return SignedStorageRequest{r.url, {{"Authorization", "signed"}}};
+  };
+  auto with_signer = S3OptionsFromStorageConfig(base, config, signer);
+  ASSERT_TRUE(with_signer.ok() && with_signer->has_value());
+  EXPECT_TRUE(static_cast<bool>((*with_signer)->remote_signer));
+  EXPECT_EQ((*with_signer)->access_key_id, "") << "no key of this process goes to a store the catalog signs for";
+  EXPECT_EQ((*with_signer)->session_token, "");
+  // Without a signer (a caller that is no REST catalog) the flag is ignored.
+  auto without = S3OptionsFromStorageConfig(base, config);
+  ASSERT_TRUE(without.ok() && without->has_value());
+  EXPECT_FALSE(static_cast<bool>((*without)->remote_signer));
+  EXPECT_EQ((*without)->access_key_id, "BASE");
+  auto disabled = S3OptionsFromStorageConfig(base, {{"s3.remote-signing-enabled", "false"}}, signer);
+  ASSERT_TRUE(disabled.ok());
+  EXPECT_FALSE(disabled->has_value());
+}
+
 TEST_F(VendedS3FileIOTest, UsesTheSettingsOfTheLongestVendedPrefix) {
   // A machine with no object-store configuration of its own.
   auto io = MakeVendedS3FileIO(Status::NotFound("AWS profile 'p' is in neither file"));

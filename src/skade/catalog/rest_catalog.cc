@@ -63,15 +63,111 @@ Status ErrorOf(const io::HttpResponse& r, const std::string& what, bool commit) 
   return Status::IoError(text);
 }
 
+// What talks to the server: the HTTP client and the bearer token (renewed as it expires).
+// Shared by the catalog and the remote signers it hands to the FileIO, which may outlive it.
+struct Connection {
+  explicit Connection(RestCatalogOptions o) : options(std::move(o)), http(io::HttpClient::Make(options.http)) {}
+
+  Result<io::HttpResponse> SendTo(const std::string& method, const std::string& url, const std::string& body,
+                                  const io::HttpHeaders& extra, bool commit, const std::string& what) {
+    for (int attempt = 0;; ++attempt) {
+      io::HttpRequest req;
+      req.method = method;
+      req.url = url;
+      req.body = body;
+      req.timeout = options.timeout;
+      // A mutation is sent once: a repeat after a lost answer could apply it twice.
+      req.retry = commit ? io::RetryMode::kNever : io::RetryMode::kIfIdempotent;
+      if (method == "POST" && !commit) req.retry = io::RetryMode::kAlways;  // reads sent as POST (events)
+      for (const auto& [k, v] : extra.entries()) req.headers.Set(k, v);
+      for (const auto& [k, v] : options.headers) req.headers.Set(k, v);
+      if (!body.empty()) req.headers.Set("Content-Type", "application/json");
+      req.headers.Set("X-Iceberg-Access-Delegation", "vended-credentials");
+      SKADE_ASSIGN_OR_RETURN(std::string token, BearerToken());
+      if (!token.empty()) req.headers.Set("Authorization", "Bearer " + token);
+      auto r = http->Send(req);
+      if (!r.ok()) {
+        if (commit) {
+          return Status(StatusCode::kCommitUnknown,
+                        what + ": no answer from the REST catalog, so whether it happened is unknown: " +
+                            r.status().message());
+        }
+        return r.status().WithContext(what);
+      }
+      // An expired token: renew it and send once more (safe: the server refused the request).
+      if (r->status == 401 && attempt == 0 && !options.credential.empty()) {
+        SKADE_RETURN_IF_ERROR(RefreshToken());
+        continue;
+      }
+      return std::move(*r);
+    }
+  }
+
+  // The token to send: a static one, or the OAuth2 token renewed a minute before it expires.
+  Result<std::string> BearerToken() {
+    if (options.credential.empty()) return options.token;
+    {
+      std::lock_guard<std::mutex> lock(token_mu);
+      if (!access_token.empty() && (token_expires_us == 0 || NowMicros() < token_expires_us - 60'000'000)) {
+        return access_token;
+      }
+    }
+    SKADE_RETURN_IF_ERROR(RefreshToken());
+    std::lock_guard<std::mutex> lock(token_mu);
+    return access_token;
+  }
+
+  // OAuth2 client credentials (RFC 6749 §4.4), as the REST spec's token endpoint takes them.
+  Status RefreshToken() {
+    std::string id, secret = options.credential;
+    if (size_t colon = options.credential.find(':'); colon != std::string::npos) {
+      id = options.credential.substr(0, colon);
+      secret = options.credential.substr(colon + 1);
+    }
+    std::string form = "grant_type=client_credentials&client_secret=" + io::UriEncode(secret);
+    if (!id.empty()) form += "&client_id=" + io::UriEncode(id);
+    if (!options.scope.empty()) form += "&scope=" + io::UriEncode(options.scope);
+    io::HttpRequest req;
+    req.method = "POST";
+    req.url = options.oauth2_server_uri.empty() ? options.uri + "/v1/oauth/tokens" : options.oauth2_server_uri;
+    req.body = form;
+    req.timeout = options.timeout;
+    req.retry = io::RetryMode::kAlways;  // asking for a token twice is harmless
+    req.headers.Set("Content-Type", "application/x-www-form-urlencoded");
+    auto r = http->Send(req);
+    if (!r.ok()) return r.status().WithContext("get an OAuth2 token from " + io::RedactUrl(req.url));
+    Json body = ParseOrderedJson(r->body, "the token answer").ValueOr(Json());
+    if (r->status != 200) {
+      std::string error = body.is_object() ? body.value("error", "") + " " + body.value("error_description", "") : r->body;
+      return Status(r->status == 400 || r->status == 401 ? StatusCode::kUnauthorized : StatusCode::kUnavailable,
+                    "the OAuth2 token endpoint refused the client credentials (HTTP " + std::to_string(r->status) +
+                        "): " + error);
+    }
+    const Json* token = Member(body, "access_token");
+    if (token == nullptr || !token->is_string()) return Status::Corruption("the OAuth2 token answer has no access_token");
+    std::lock_guard<std::mutex> lock(token_mu);
+    access_token = token->get<std::string>();
+    const Json* expires = Member(body, "expires_in");
+    token_expires_us = expires && expires->is_number_integer() ? NowMicros() + expires->get<int64_t>() * 1'000'000 : 0;
+    return Status::Ok();
+  }
+
+  const RestCatalogOptions options;
+  const std::unique_ptr<io::HttpClient> http;
+  std::mutex token_mu;
+  std::string access_token;
+  int64_t token_expires_us = 0;
+};
+
 class RestCatalog final : public Catalog {
  public:
-  explicit RestCatalog(RestCatalogOptions options)
-      : options_(std::move(options)), http_(io::HttpClient::Make(options_.http)) {
+  explicit RestCatalog(RestCatalogOptions options) : options_(std::move(options)) {
     while (!options_.uri.empty() && options_.uri.back() == '/') options_.uri.pop_back();
+    conn_ = std::make_shared<Connection>(options_);
   }
 
   Status Connect() {
-    if (!options_.credential.empty()) SKADE_RETURN_IF_ERROR(RefreshToken());
+    if (!options_.credential.empty()) SKADE_RETURN_IF_ERROR(conn_->RefreshToken());
     std::string path = "/v1/config";
     if (!options_.warehouse.empty()) path += "?warehouse=" + io::UriEncode(options_.warehouse);
     SKADE_ASSIGN_OR_RETURN(Json config, Call("GET", path, "", false, "load the catalog configuration"));
@@ -374,7 +470,8 @@ class RestCatalog final : public Catalog {
   }
 
   // The storage settings a LoadTableResult vends (REST spec: `config` for the table's location,
-  // `storage-credentials` each for its prefix) handed to the FileIO, which uses them from now on.
+  // `storage-credentials` each for its prefix) handed to the FileIO, which uses them from now on;
+  // with s3.remote-signing-enabled, requests to the table's locations are signed by the catalog.
   void ApplyVendedStorage(const Json& body, const TableState& state) const {
     if (options_.storage == nullptr) return;
     auto strings = [](const Json* object) {
@@ -386,7 +483,11 @@ class RestCatalog final : public Catalog {
       return out;
     };
     if (auto config = strings(Member(body, "config")); !config.empty()) {
-      options_.storage->ApplyStorageConfig(state.metadata->location, config);
+      io::StorageSigner signer;
+      if (auto it = config.find("s3.remote-signing-enabled"); it != config.end() && it->second == "true") {
+        signer = SignerFor(state.ident, body, config);
+      }
+      options_.storage->ApplyStorageConfig(state.metadata->location, config, signer);
     }
     const Json* credentials = Member(body, "storage-credentials");
     if (credentials == nullptr || !credentials->is_array()) return;
@@ -395,6 +496,89 @@ class RestCatalog final : public Catalog {
       if (prefix == nullptr || !prefix->is_string()) continue;
       options_.storage->ApplyStorageConfig(prefix->get<std::string>(), strings(Member(c, "config")));
     }
+  }
+
+  // What signs a table's requests (spec "Remote Signing"): with remote-signing-config, the
+  // table's own route with its properties and headers; else the older signer.uri and
+  // signer.endpoint (PyIceberg's s3.signer.*), relative to the catalog's URI; else the route.
+  io::StorageSigner SignerFor(const TableIdent& ident, const Json& body,
+                              const std::map<std::string, std::string>& config) const {
+    std::string url = options_.uri + TablePath(ident) + "/sign";
+    Json properties = Json::object();
+    io::HttpHeaders headers;
+    const Json* signing = Member(body, "remote-signing-config");
+    if (signing != nullptr && signing->is_object()) {
+      if (const Json* p = Member(*signing, "properties"); p && p->is_object()) {
+        for (const auto& [k, v] : p->items()) {
+          if (v.is_string()) properties[k] = v;
+        }
+      }
+      if (const Json* h = Member(*signing, "headers"); h && h->is_object()) {
+        for (const auto& [k, values] : h->items()) {
+          if (!values.is_array()) continue;
+          std::string joined;
+          for (const Json& v : values) {
+            if (v.is_string()) joined += (joined.empty() ? "" : ",") + v.get<std::string>();
+          }
+          headers.Set(k, joined);
+        }
+      }
+    } else {
+      auto get = [&](const char* a, const char* b) -> std::string {
+        if (auto it = config.find(a); it != config.end() && !it->second.empty()) return it->second;
+        if (auto it = config.find(b); it != config.end() && !it->second.empty()) return it->second;
+        return "";
+      };
+      const std::string endpoint = get("signer.endpoint", "s3.signer.endpoint");
+      if (!endpoint.empty()) {
+        std::string base = get("signer.uri", "s3.signer.uri");
+        if (base.empty()) base = options_.uri;
+        while (!base.empty() && base.back() == '/') base.pop_back();
+        const bool absolute = endpoint.find("://") != std::string::npos;
+        url = absolute ? endpoint : base + "/" + (endpoint.front() == '/' ? endpoint.substr(1) : endpoint);
+      }
+    }
+    std::string region = "us-east-1";
+    for (const char* key : {"client.region", "s3.region"}) {
+      if (auto it = config.find(key); it != config.end() && !it->second.empty()) {
+        region = it->second;
+        break;
+      }
+    }
+    std::shared_ptr<Connection> conn = conn_;
+    const std::string what = "sign a request for " + ident.ToString();
+    return [conn, url, properties, headers, region, what](const io::StorageRequest& request)
+               -> Result<io::SignedStorageRequest> {
+      Json sign = {{"region", region}, {"uri", request.url}, {"method", request.method},
+                   {"headers", Json::object()}, {"properties", properties}};
+      for (const auto& [name, value] : request.headers) sign["headers"][name].push_back(value);
+      if (request.body) sign["body"] = *request.body;
+      return Sign(*conn, url, Dump(sign), headers, what);
+    };
+  }
+
+  static Result<io::SignedStorageRequest> Sign(Connection& conn, const std::string& url, const std::string& body,
+                                               const io::HttpHeaders& headers, const std::string& what) {
+    SKADE_ASSIGN_OR_RETURN(io::HttpResponse r, conn.SendTo("POST", url, body, headers, false, what));
+    if (r.status != 200) return ErrorOf(r, what, false);
+    SKADE_ASSIGN_OR_RETURN(Json answer, ParseBody(r, what));
+    const Json* uri = Member(answer, "uri");
+    const Json* signed_headers = Member(answer, "headers");
+    if (uri == nullptr || !uri->is_string() || signed_headers == nullptr || !signed_headers->is_object()) {
+      return Status::Corruption(what + ": the answer is not a RemoteSignResult");
+    }
+    io::SignedStorageRequest out;
+    out.url = uri->get<std::string>();
+    for (const auto& [name, values] : signed_headers->items()) {
+      if (!values.is_array()) return Status::Corruption(what + ": header " + name + " is not an array");
+      std::string joined;
+      for (const Json& v : values) {
+        if (!v.is_string()) return Status::Corruption(what + ": header " + name + " holds a non-string");
+        joined += (joined.empty() ? "" : ",") + v.get<std::string>();
+      }
+      out.headers.emplace_back(name, std::move(joined));
+    }
+    return out;
   }
 
   // A LoadTableResult / CommitTableResponse as a TableState.
@@ -475,98 +659,16 @@ class RestCatalog final : public Catalog {
 
   Result<io::HttpResponse> Send(const std::string& method, const std::string& path, const std::string& body,
                                 const io::HttpHeaders& extra, bool commit, const std::string& what) {
-    for (int attempt = 0;; ++attempt) {
-      io::HttpRequest req;
-      req.method = method;
-      req.url = options_.uri + path;
-      req.body = body;
-      req.timeout = options_.timeout;
-      // A mutation is sent once: a repeat after a lost answer could apply it twice.
-      req.retry = commit ? io::RetryMode::kNever : io::RetryMode::kIfIdempotent;
-      if (method == "POST" && !commit) req.retry = io::RetryMode::kAlways;  // reads sent as POST (events)
-      for (const auto& [k, v] : extra.entries()) req.headers.Set(k, v);
-      for (const auto& [k, v] : options_.headers) req.headers.Set(k, v);
-      if (!body.empty()) req.headers.Set("Content-Type", "application/json");
-      req.headers.Set("X-Iceberg-Access-Delegation", "vended-credentials");
-      SKADE_ASSIGN_OR_RETURN(std::string token, BearerToken());
-      if (!token.empty()) req.headers.Set("Authorization", "Bearer " + token);
-      auto r = http_->Send(req);
-      if (!r.ok()) {
-        if (commit) {
-          return Status(StatusCode::kCommitUnknown,
-                        what + ": no answer from the REST catalog, so whether it happened is unknown: " +
-                            r.status().message());
-        }
-        return r.status().WithContext(what);
-      }
-      // An expired token: renew it and send once more (safe: the server refused the request).
-      if (r->status == 401 && attempt == 0 && !options_.credential.empty()) {
-        SKADE_RETURN_IF_ERROR(RefreshToken());
-        continue;
-      }
-      return std::move(*r);
-    }
-  }
-
-  // The token to send: a static one, or the OAuth2 token renewed a minute before it expires.
-  Result<std::string> BearerToken() {
-    if (options_.credential.empty()) return options_.token;
-    {
-      std::lock_guard<std::mutex> lock(token_mu_);
-      if (!access_token_.empty() && (token_expires_us_ == 0 || NowMicros() < token_expires_us_ - 60'000'000)) {
-        return access_token_;
-      }
-    }
-    SKADE_RETURN_IF_ERROR(RefreshToken());
-    std::lock_guard<std::mutex> lock(token_mu_);
-    return access_token_;
-  }
-
-  // OAuth2 client credentials (RFC 6749 §4.4), as the REST spec's token endpoint takes them.
-  Status RefreshToken() {
-    std::string id, secret = options_.credential;
-    if (size_t colon = options_.credential.find(':'); colon != std::string::npos) {
-      id = options_.credential.substr(0, colon);
-      secret = options_.credential.substr(colon + 1);
-    }
-    std::string form = "grant_type=client_credentials&client_secret=" + io::UriEncode(secret);
-    if (!id.empty()) form += "&client_id=" + io::UriEncode(id);
-    if (!options_.scope.empty()) form += "&scope=" + io::UriEncode(options_.scope);
-    io::HttpRequest req;
-    req.method = "POST";
-    req.url = options_.oauth2_server_uri.empty() ? options_.uri + "/v1/oauth/tokens" : options_.oauth2_server_uri;
-    req.body = form;
-    req.timeout = options_.timeout;
-    req.retry = io::RetryMode::kAlways;  // asking for a token twice is harmless
-    req.headers.Set("Content-Type", "application/x-www-form-urlencoded");
-    auto r = http_->Send(req);
-    if (!r.ok()) return r.status().WithContext("get an OAuth2 token from " + io::RedactUrl(req.url));
-    Json body = ParseOrderedJson(r->body, "the token answer").ValueOr(Json());
-    if (r->status != 200) {
-      std::string error = body.is_object() ? body.value("error", "") + " " + body.value("error_description", "") : r->body;
-      return Status(r->status == 400 || r->status == 401 ? StatusCode::kUnauthorized : StatusCode::kUnavailable,
-                    "the OAuth2 token endpoint refused the client credentials (HTTP " + std::to_string(r->status) +
-                        "): " + error);
-    }
-    const Json* token = Member(body, "access_token");
-    if (token == nullptr || !token->is_string()) return Status::Corruption("the OAuth2 token answer has no access_token");
-    std::lock_guard<std::mutex> lock(token_mu_);
-    access_token_ = token->get<std::string>();
-    const Json* expires = Member(body, "expires_in");
-    token_expires_us_ = expires && expires->is_number_integer() ? NowMicros() + expires->get<int64_t>() * 1'000'000 : 0;
-    return Status::Ok();
+    return conn_->SendTo(method, options_.uri + path, body, extra, commit, what);
   }
 
   RestCatalogOptions options_;
-  std::unique_ptr<io::HttpClient> http_;
+  std::shared_ptr<Connection> conn_;
   std::string prefix_;
   std::string base_ = "/v1";
   std::string warehouse_;
   std::set<std::string> endpoints_;
   bool has_endpoints_ = false;
-  std::mutex token_mu_;
-  std::string access_token_;
-  int64_t token_expires_us_ = 0;
   std::mutex cache_mu_;
   std::map<std::string, Cached> cache_;
 };

@@ -68,10 +68,10 @@ std::string DelegatingFileIO::ResolvedLocation(std::string_view location) {
   return t.ok() ? t->io->ResolvedLocation(t->location) : std::string(location);
 }
 
-void DelegatingFileIO::ApplyStorageConfig(std::string_view prefix,
-                                          const std::map<std::string, std::string>& config) {
+void DelegatingFileIO::ApplyStorageConfig(std::string_view prefix, const std::map<std::string, std::string>& config,
+                                          const StorageSigner& signer) {
   Result<Target> t = Route(prefix);
-  if (t.ok()) t->io->ApplyStorageConfig(t->location, config);
+  if (t.ok()) t->io->ApplyStorageConfig(t->location, config, signer);
 }
 
 Status DelegatingFileIO::ForwardGroups(const std::vector<std::string>& locations, GroupCall call) {

@@ -32,8 +32,8 @@ class DelegatingFileIO : public FileIO {
   // The target's answer for the routed location; `location` itself when it goes nowhere.
   std::string ResolvedLocation(std::string_view location) override;
   // Forwarded to where `prefix` goes; a prefix that goes nowhere is ignored.
-  void ApplyStorageConfig(std::string_view prefix,
-                          const std::map<std::string, std::string>& config) override;
+  void ApplyStorageConfig(std::string_view prefix, const std::map<std::string, std::string>& config,
+                          const StorageSigner& signer = nullptr) override;
 
  protected:
   // Where one location goes: the FileIO (kept alive by `hold` when it may be replaced while a

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "skade/base/status.h"
@@ -21,6 +22,22 @@ struct FileInfo {
   int64_t size = 0;
   int64_t modified_ms = 0;
 };
+
+// A request to object storage about to be sent, and the same request signed by someone who
+// holds the store's credentials (the Iceberg REST spec's remote signing: a catalog signs for the
+// tables it serves, so that its clients hold no keys).
+struct StorageRequest {
+  std::string method;
+  std::string url;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::optional<std::string> body;  // where the store must see exactly this body (DeleteObjects)
+};
+struct SignedStorageRequest {
+  std::string url;  // send to this URL…
+  std::vector<std::pair<std::string, std::string>> headers;  // …with every one of these headers
+};
+// Thread-safe; kPermissionDenied when the signer refuses.
+using StorageSigner = std::function<Result<SignedStorageRequest>(const StorageRequest&)>;
 
 class FileIO {
  public:
@@ -93,9 +110,13 @@ class FileIO {
   // loadTable's `config` and `storage-credentials`; vended_s3_file_io.h names the keys used).
   // A FileIO that reaches such storage uses them for those locations from then on; the others
   // ignore them (the default).
-  virtual void ApplyStorageConfig(std::string_view prefix, const std::map<std::string, std::string>& config) {
+  // With s3.remote-signing-enabled in `config`, `signer` (the catalog's) signs the requests to
+  // those locations instead of keys of this process.
+  virtual void ApplyStorageConfig(std::string_view prefix, const std::map<std::string, std::string>& config,
+                                  const StorageSigner& signer = nullptr) {
     (void)prefix;
     (void)config;
+    (void)signer;
   }
 };
 

@@ -42,7 +42,10 @@ struct S3Options {
   // addressing. Unset: path-style when an endpoint is given, virtual-host for AWS. Buckets with
   // a '.' always use path-style over https (their virtual host would not match the certificate).
   std::optional<bool> path_style;
-  // Empty access key: requests are sent unsigned (public buckets).
+  // Set: every request is signed by it (remote signing: the catalog holds the keys), and the
+  // keys below are not used.
+  StorageSigner remote_signer;
+  // Empty access key (and no remote signer): requests are sent unsigned (public buckets).
   std::string access_key_id;
   std::string secret_access_key;
   std::string session_token;

@@ -12,7 +12,8 @@
 namespace skade::io {
 
 Result<std::optional<S3Options>> S3OptionsFromStorageConfig(const S3Options& base,
-                                                            const std::map<std::string, std::string>& config) {
+                                                            const std::map<std::string, std::string>& config,
+                                                            const StorageSigner& signer) {
   auto get = [&](const char* key) -> const std::string* {
     auto it = config.find(key);
     return it == config.end() ? nullptr : &it->second;
@@ -51,6 +52,14 @@ Result<std::optional<S3Options>> S3OptionsFromStorageConfig(const S3Options& bas
     o.path_style = *path_style == "true";
     applied = true;
   }
+  if (const std::string* remote = get("s3.remote-signing-enabled"); remote && *remote == "true" && signer) {
+    // The catalog signs: no key of this process goes to the store for these locations.
+    o.remote_signer = signer;
+    o.access_key_id.clear();
+    o.secret_access_key.clear();
+    o.session_token.clear();
+    applied = true;
+  }
   if (!applied) return std::optional<S3Options>();
   return std::optional<S3Options>(std::move(o));
 }
@@ -69,15 +78,19 @@ class VendedS3FileIO final : public DelegatingFileIO {
     }
   }
 
-  void ApplyStorageConfig(std::string_view prefix, const std::map<std::string, std::string>& config) override {
+  void ApplyStorageConfig(std::string_view prefix, const std::map<std::string, std::string>& config,
+                          const StorageSigner& signer) override {
     if (!IsObjectStoreLocation(prefix)) return;
     const std::string normal = NormalizeLocation(prefix);
     {
       std::shared_lock lock(mu_);
       auto it = scopes_.find(normal);
-      if (it != scopes_.end() && it->second.config == config) return;  // renewed with the same settings
+      // Renewed with the same settings (a signer is the catalog's for the table: the same one).
+      if (it != scopes_.end() && it->second.config == config && static_cast<bool>(it->second.signer) == static_cast<bool>(signer)) {
+        return;
+      }
     }
-    auto options = S3OptionsFromStorageConfig(base_, config);
+    auto options = S3OptionsFromStorageConfig(base_, config, signer);
     if (!options.ok()) {
       SKADE_LOG_WARN("ignoring the storage settings vended for {}: {}", normal, options.status().ToString());
       return;
@@ -89,12 +102,13 @@ class VendedS3FileIO final : public DelegatingFileIO {
       return;
     }
     std::unique_lock lock(mu_);
-    scopes_[normal] = Scope{config, std::shared_ptr<FileIO>(std::move(*io))};
+    scopes_[normal] = Scope{config, signer, std::shared_ptr<FileIO>(std::move(*io))};
   }
 
  private:
   struct Scope {
     std::map<std::string, std::string> config;
+    StorageSigner signer;
     std::shared_ptr<FileIO> io;
   };
 

@@ -17,11 +17,14 @@ namespace skade::io {
 
 // `base` with the storage keys of `config` over it: s3.access-key-id with s3.secret-access-key
 // (and s3.session-token), s3.endpoint, s3.region or client.region, s3.path-style-access
-// ("true"/"false"). nullopt when `config` holds none of them (nothing to apply). Vended
-// credentials replace the base's entirely (a session token never pairs with another key).
-// kInvalidArgument for a key without its secret or a malformed s3.path-style-access.
+// ("true"/"false"); s3.remote-signing-enabled "true" with a `signer` makes it sign every request
+// (no keys of this process are sent then). nullopt when `config` holds none of them (nothing to
+// apply). Vended credentials replace the base's entirely (a session token never pairs with
+// another key). kInvalidArgument for a key without its secret or a malformed
+// s3.path-style-access.
 Result<std::optional<S3Options>> S3OptionsFromStorageConfig(const S3Options& base,
-                                                            const std::map<std::string, std::string>& config);
+                                                            const std::map<std::string, std::string>& config,
+                                                            const StorageSigner& signer = nullptr);
 
 // A FileIO for object-store locations. Locations under a prefix given to ApplyStorageConfig go
 // through an S3FileIO with that prefix's settings (the longest prefix wins, comparing whole path
