@@ -251,6 +251,11 @@ TEST_F(LakeCliTest, SqlNamesTablesWithNestedNamespacesAndFormats) {
   EXPECT_EQ(tables,
             Json::parse(
                 R"([{"namespace": ["a"], "name": "u"}, {"namespace": ["a", "b"], "name": "t"}])"));
+  // Views are listed after the tables, marked as views.
+  SkadeOk("sql " + ShellQuote("CREATE VIEW a.v AS SELECT id FROM a.u"));
+  EXPECT_THAT(Lines(SkadeOk("tables")), ElementsAre("a.u", "a.b.t", "a.v (view)"));
+  EXPECT_THAT(Lines(SkadeOk("tables a.b")), ElementsAre("a.b.t"));
+  EXPECT_EQ(SkadeJson("tables --json").back(), Json::parse(R"({"namespace": ["a"], "name": "v", "type": "view"})"));
 }
 
 // A query that fails prints nothing on stdout, in every format: a script reading

@@ -131,6 +131,16 @@ TEST_F(RestConnectorTest, NamespacesAndTablesThroughTheConnectorAreTheServersCat
   auto registered = rc->RegisterTable(moved, location);
   ASSERT_TRUE(registered.ok()) << registered.status().ToString();
   EXPECT_EQ(registered->table.metadata->properties.at("txn"), "1");
+  // Unregister (the spec's route, which the server lists): only while the pointer is the one
+  // given; the row goes, every file stays, and the table registers again from its last metadata.
+  EXPECT_EQ(rc->UnregisterTable(moved, location + ".stale").code(), StatusCode::kConflict);
+  ASSERT_TRUE(catalog_->LoadTable(moved).ok());
+  const std::string last = rc->LoadTable(moved).value().metadata_location;
+  ASSERT_TRUE(rc->UnregisterTable(moved, last).ok());
+  EXPECT_EQ(catalog_->LoadTable(moved).status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(io_->Stat(last).ok()) << "unregistering deletes no file";
+  EXPECT_EQ(rc->UnregisterTable(moved, last).code(), StatusCode::kNotFound);
+  ASSERT_TRUE(rc->RegisterTable(moved, last).ok());
   ASSERT_TRUE(rc->DropTable(moved, catalog::DropMode::kPurge).ok());
   EXPECT_EQ(rc->DropTable(moved, catalog::DropMode::kPurge).code(), StatusCode::kNotFound);
 }

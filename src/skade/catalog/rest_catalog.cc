@@ -321,6 +321,25 @@ class RestCatalog final : public Catalog {
     return state;
   }
 
+  // The spec's unregisterTable where the server lists it (files stay whatever the server's drop
+  // would do), else a drop that keeps files. Either checks the metadata pointer first: the
+  // protocol has no precondition, so a commit in between is unregistered with the table (its
+  // files stay too).
+  Status UnregisterTable(const TableIdent& ident, const std::string& metadata_location) override {
+    SKADE_RETURN_IF_ERROR(ident.Validate());
+    if (!has_endpoints_ || !endpoints_.count("POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/unregister")) {
+      return Catalog::UnregisterTable(ident, metadata_location);
+    }
+    Forget(ident);
+    SKADE_ASSIGN_OR_RETURN(TableState state, LoadTable(ident));
+    if (state.metadata_location != metadata_location) {
+      return Status::Conflict("table " + ident.ToString() + " changed since it was loaded: its metadata is now " +
+                              state.metadata_location);
+    }
+    Forget(ident);
+    return Call("POST", TablePath(ident) + "/unregister", "", true, "unregister table " + ident.ToString()).status();
+  }
+
   Status DropTable(const TableIdent& ident, DropMode mode,
                    const std::optional<std::string>& if_metadata_location) override {
     SKADE_RETURN_IF_ERROR(ident.Validate());

@@ -704,12 +704,26 @@ int RunTables(const LakeArgs& lake_args, const ListArgs& args, std::ostream& out
     tables.insert(tables.end(), t->begin(), t->end());
   }
   std::sort(tables.begin(), tables.end());
+  // Views too (as SHOW TABLES lists them), marked as such.
+  std::vector<catalog::TableIdent> views;
+  if (cat.SupportsViews()) {
+    for (const auto& ns : namespaces) {
+      auto v = cat.ListViews(ns);
+      if (!v.ok()) return Fail(err, v.status());
+      views.insert(views.end(), v->begin(), v->end());
+    }
+    std::sort(views.begin(), views.end());
+  }
   if (args.json) {
     Json j = Json::array();
+    // Tables as they always were; views carry "type" (scripts that take every entry for a table
+    // can skip them).
     for (const auto& t : tables) j.push_back({{"namespace", t.ns.levels}, {"name", t.name}});
+    for (const auto& v : views) j.push_back({{"namespace", v.ns.levels}, {"name", v.name}, {"type", "view"}});
     out << Dump(j) << "\n";
   } else {
     for (const auto& t : tables) out << t.ToString() << "\n";
+    for (const auto& v : views) out << v.ToString() << " (view)\n";
   }
   return 0;
 }
