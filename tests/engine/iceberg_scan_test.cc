@@ -10,6 +10,7 @@
 #include <map>
 
 #include "skade/engine/database.h"
+#include "skade/engine/schema_convert.h"
 #include "skade/engine/sql_filter.h"
 #include "skade/iceberg/deletion_vector.h"
 #include "skade/iceberg/puffin.h"

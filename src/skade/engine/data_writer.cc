@@ -20,6 +20,7 @@
 #include "skade/engine/input_check.h"
 #include "skade/engine/new_file_checksums.h"
 #include "skade/engine/lossless_cast.h"
+#include "skade/engine/schema_convert.h"
 #include "skade/io/file_io.h"
 #include "skade/io/local_folders.h"
 #include "skade/io/location.h"

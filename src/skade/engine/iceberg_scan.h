@@ -54,10 +54,6 @@ struct ScanQuery {
   std::optional<int64_t> limit;
 };
 
-// The DuckDB type name for an Iceberg type ("DECIMAL(9,2)", "STRUCT(\"a\" INTEGER)", …).
-// kNotImplemented for types DuckDB can't represent (variant, geometry, geography).
-Result<std::string> DuckTypeName(const iceberg::Type& type);
-
 // Whether the relation also exposes each row's origin: __skade_file (the data file's stored
 // path, as manifests record it) and __skade_pos (its row position in that file).
 enum class RowOrigin { kHidden, kExposed };

@@ -240,6 +240,52 @@ Result<std::vector<ColumnDefinition>> ColumnsOfDescribe(const std::vector<TextRo
 
 }  // namespace
 
+// The DuckDB name of each Iceberg type, nested ones spelled out with quoted field names.
+Result<std::string> DuckTypeName(const Type& type) {
+  switch (type.id()) {
+    case TypeId::kBoolean: return std::string("BOOLEAN");
+    case TypeId::kInt: return std::string("INTEGER");
+    case TypeId::kLong: return std::string("BIGINT");
+    case TypeId::kFloat: return std::string("FLOAT");
+    case TypeId::kDouble: return std::string("DOUBLE");
+    case TypeId::kDecimal:
+      return "DECIMAL(" + std::to_string(type.precision()) + "," + std::to_string(type.scale()) + ")";
+    case TypeId::kDate: return std::string("DATE");
+    case TypeId::kTime: return std::string("TIME");
+    case TypeId::kTimestamp: return std::string("TIMESTAMP");
+    case TypeId::kTimestampTz: return std::string("TIMESTAMP WITH TIME ZONE");
+    case TypeId::kTimestampNs: return std::string("TIMESTAMP_NS");
+    // DuckDB has no nanosecond TIMESTAMPTZ; values are UTC instants, read at ns precision.
+    case TypeId::kTimestampTzNs: return std::string("TIMESTAMP_NS");
+    case TypeId::kString: return std::string("VARCHAR");
+    case TypeId::kUuid: return std::string("UUID");
+    case TypeId::kFixed:
+    case TypeId::kBinary: return std::string("BLOB");
+    case TypeId::kUnknown: return std::string("INTEGER");  // always null
+    case TypeId::kStruct: {
+      std::string out = "STRUCT(";
+      for (size_t i = 0; i < type.fields().size(); ++i) {
+        if (i) out += ", ";
+        SKADE_ASSIGN_OR_RETURN(std::string t, DuckTypeName(*type.fields()[i].type));
+        out += QuoteIdentifier(type.fields()[i].name) + " " + t;
+      }
+      return out + ")";
+    }
+    case TypeId::kList: {
+      SKADE_ASSIGN_OR_RETURN(std::string t, DuckTypeName(*type.element().type));
+      return t + "[]";
+    }
+    case TypeId::kMap: {
+      SKADE_ASSIGN_OR_RETURN(std::string k, DuckTypeName(*type.key().type));
+      SKADE_ASSIGN_OR_RETURN(std::string v, DuckTypeName(*type.value().type));
+      return "MAP(" + k + ", " + v + ")";
+    }
+    default:
+      return Status::NotImplemented("type " + type.ToString() + " is not readable by skade yet");
+  }
+}
+
+
 Result<TypePtr> IcebergTypeFromDuck(std::string_view duck_type, int* next_id) {
   return TypeParser(duck_type, next_id).ParseAll();
 }

@@ -1,4 +1,4 @@
-// Iceberg schemas from DuckDB types: parsed column definitions ("id BIGINT NOT NULL, tags
+// Type conversions between Iceberg and DuckDB. Iceberg schemas from DuckDB types: parsed column definitions ("id BIGINT NOT NULL, tags
 // VARCHAR[]", user_sql.h) or the result columns of a query (e.g. read_parquet of a sample file), with field ids assigned
 // as Iceberg does for a new table (top-level fields first, then nested, from 1).
 #pragma once
@@ -21,6 +21,10 @@ Result<iceberg::SchemaPtr> SchemaFromColumnDefinitions(std::string_view text);
 // The result columns of `query` (SQL built by skade or a Query's rendering). kInvalidArgument
 // for SQL DuckDB rejects or types Iceberg can't hold.
 Result<iceberg::SchemaPtr> SchemaFromQuery(Database& db, std::string_view query);
+
+// The DuckDB type name for an Iceberg type ("DECIMAL(9,2)", "STRUCT(\"a\" INTEGER)", …).
+// kNotImplemented for types DuckDB can't represent (variant, geometry, geography).
+Result<std::string> DuckTypeName(const iceberg::Type& type);
 
 // An Iceberg type from a DuckDB type name (as DESCRIBE prints it); nested field ids are
 // assigned from *next_id onward.

@@ -6,6 +6,7 @@
 
 #include "skade/engine/duck_text_internal.h"
 #include "skade/engine/iceberg_scan.h"
+#include "skade/engine/schema_convert.h"
 #include "skade/iceberg/literal.h"
 
 namespace skade::engine {

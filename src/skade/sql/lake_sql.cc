@@ -8,6 +8,7 @@
 #include <set>
 
 #include "skade/base/log.h"
+#include "skade/engine/schema_convert.h"
 #include "skade/iceberg/scan.h"
 
 namespace skade::sql {

@@ -14,6 +14,7 @@
 
 #include "skade/base/log.h"
 #include "skade/engine/iceberg_scan.h"
+#include "skade/engine/schema_convert.h"
 #include "skade/sql/lake_sql.h"
 
 namespace skade::sql {

@@ -13,6 +13,7 @@
 #include "skade/base/log.h"
 #include "skade/engine/iceberg_scan.h"
 #include "skade/engine/pushdown_scan.h"
+#include "skade/engine/schema_convert.h"
 #include "skade/iceberg/scan.h"
 #include "skade/sql/lake_sql.h"
 
