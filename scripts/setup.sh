@@ -16,6 +16,7 @@ APT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev
   python3-botocore s3cmd
+  nginx
 )
 
 missing=()

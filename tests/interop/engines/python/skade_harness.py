@@ -72,8 +72,10 @@ _LISTEN = re.compile(r"^(flight sql|rest catalog) listening on (?:https?://)?([\
 class Server:
     """One `skade serve` process; .flight_port and .rest_port once it answers."""
 
-    def __init__(self, warehouse: Path, *extra: str, rest: bool = True, env: dict | None = None,
-                 log_dir: Path | None = None):
+    def __init__(self, warehouse: Path | str, *extra: str, rest: bool = True, env: dict | None = None,
+                 log_dir: Path | None = None, flight_port: int = 0, rest_port: int = 0):
+        # `warehouse` may be a URI ("s3://bucket/prefix"); then give log_dir. A port other than 0
+        # restarts a server where it was (behind a load balancer that names it).
         self.warehouse = warehouse
         self.flight_port: int | None = None
         self.rest_port: int | None = None
@@ -83,9 +85,9 @@ class Server:
         log_dir = log_dir or warehouse.parent
         self.stderr_path = log_dir / f"serve-{os.getpid()}-{id(self)}.stderr"
         self._stderr = open(self.stderr_path, "w")
-        args = [skade_binary(), "--warehouse", str(warehouse), "serve", "--flight-port", "0"]
+        args = [skade_binary(), "--warehouse", str(warehouse), "serve", "--flight-port", str(flight_port)]
         if rest:
-            args += ["--rest-port", "0"]
+            args += ["--rest-port", str(rest_port)]
         args += list(extra)
         self.args = args
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self._stderr, text=True,

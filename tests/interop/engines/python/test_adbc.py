@@ -238,6 +238,7 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+@pytest.mark.single_server("watches the CPU time of the one server running the query")
 def test_cancel_long_query(serve, lake):
     server = serve(lake, rest=False)
     with connect(server.flight_port) as c, c.cursor() as cur:
@@ -304,6 +305,7 @@ def test_basic_auth(serve, lake, tmp_path):
         assert "nauthenticated" in str(e.value) or "UNAUTHENTICATED" in str(e.value), str(e.value)
 
 
+@pytest.mark.single_server("TLS ends at skade, and the balancer here speaks h2c to the servers")
 def test_tls_with_basic_auth(serve, lake, tmp_path):
     cert, key = _self_signed(tmp_path)
     server = serve(lake, "--auth", "basic", "--users-file", str(_users_file(tmp_path)), "--tls-cert", str(cert),

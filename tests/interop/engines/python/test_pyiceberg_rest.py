@@ -418,6 +418,8 @@ def _compare_planned_scans(client_side, server_side, tbl):
         gc.collect()
 
 
+@pytest.mark.single_server("a scan plan and its plan tasks live in the memory of the server that planned it: "
+                            "a POST …/tasks on another server is 404 (bench/RESULTS.md, section z)")
 def test_server_side_scan_planning(serve, warehouse):
     """PyIceberg 0.12 plans through POST …/plan when scan-planning-mode=server and the server
     advertises the endpoint; results must equal client-side planning. A small page size forces
@@ -426,6 +428,8 @@ def test_server_side_scan_planning(serve, warehouse):
     _compare_planned_scans(*_planning_setup(serve, warehouse, null_category=False))
 
 
+@pytest.mark.single_server("a scan plan and its plan tasks live in the memory of the server that planned it: "
+                            "a POST …/tasks on another server is 404 (bench/RESULTS.md, section z)")
 @pytest.mark.xfail(strict=True, raises=ValidationError, reason="PyIceberg 0.12 limitation, not skade's: its plan-response model rejects a "
                    "null partition value (skade sends JSON null; the OpenAPI's PrimitiveTypeValue lists no null)")
 def test_server_side_scan_planning_null_partition_value(serve, warehouse):
