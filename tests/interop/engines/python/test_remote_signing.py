@@ -20,19 +20,20 @@ import requests
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.exceptions import SignError
 
+import scaleout
 import skade_harness
 
-BUCKET = "lake"
+BUCKET = scaleout.BUCKET
 KEY = "S3RVER"  # the store's key: s3rver's account, known to the proxy and to skade serve only
 REGION = "us-east-1"
 
 
 class _Process:
-    """A helper process that prints its port on its first stdout line ("port N" / "listening on N")."""
+    """The verifying proxy: it prints "listening on PORT" first."""
 
-    def __init__(self, args: list[str], log: Path, cwd: Path | None = None):
+    def __init__(self, args: list[str], log: Path):
         self.log = open(log, "w")
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.log, text=True, cwd=cwd)
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self.log, text=True)
         line = self.proc.stdout.readline()
         if not line:
             self.stop()
@@ -42,31 +43,23 @@ class _Process:
         threading.Thread(target=lambda: [None for _ in self.proc.stdout], daemon=True).start()
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        self.proc.terminate()
+        self.proc.wait(10)
         self.log.close()
 
 
 @pytest.fixture
 def signed_store(tmp_path: Path):
     """(endpoint of the verifying proxy, its log path)."""
-    node = shutil.which("node")
-    if node is None or not Path("/usr/bin/python3").exists():
+    if shutil.which("node") is None or not Path("/usr/bin/python3").exists():
         pytest.skip("node (for s3rver) and /usr/bin/python3 with python3-botocore are needed")
-    interop = skade_harness.REPO / "tests" / "interop"
-    (tmp_path / "s3").mkdir()
-    s3rver = _Process([node, "--openssl-legacy-provider", str(interop / "s3rver.mjs"), str(tmp_path / "s3"), BUCKET],
-                      tmp_path / "s3rver.log", cwd=interop)
+    s3 = scaleout.S3rver(tmp_path)
     proxy_log = tmp_path / "proxy.log"
     proxy = _Process(["/usr/bin/python3", str(skade_harness.REPO / "tests" / "io" / "botocore_verify.py"), "--proxy",
-                      f"http://127.0.0.1:{s3rver.port}", KEY, KEY, REGION], proxy_log)
+                      s3.endpoint, KEY, KEY, REGION], proxy_log)
     yield f"http://127.0.0.1:{proxy.port}", proxy_log
     proxy.stop()
-    s3rver.stop()
+    s3.stop()
 
 
 def _keyless_env():
