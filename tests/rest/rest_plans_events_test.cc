@@ -181,6 +181,37 @@ TEST_F(RestPlansEventsTest, PlansBelongToTheirPrincipalAndOneClientCannotFillThe
   EXPECT_EQ(Delete(plan + "/" + id).status, 204);
 }
 
+// Behind a trusted balancer, a server without authentication tells clients apart by the address
+// the balancer forwards; from any other peer the header is ignored.
+TEST_F(RestPlansEventsTest, PlansBelongToTheForwardedClientBehindATrustedProxy) {
+  for (bool trusted : {true, false}) {
+    SCOPED_TRACE(trusted ? "trusted proxy" : "untrusted peer");
+    RestOptions options;
+    options.plan_page_tasks = 1;
+    options.plan_async_manifests = 0;
+    if (trusted) options.trusted_proxies = {"127.0.0.1"};
+    Start(options);
+    const std::string table = trusted ? "fwd_a" : "fwd_b";
+    MakeTable(table, 3, false);
+    const std::string plan = "/v1/namespaces/base/tables/" + table + "/plan";
+    auto as = [&](const char* address) {
+      return httplib::Headers{{"X-Forwarded-For", std::string("203.0.113.1, ") + address}};
+    };
+    auto mine = Of(client_->Post(plan, as("198.51.100.1"), "{}", "application/json"));
+    ASSERT_EQ(mine.status, 200) << mine.body.dump();
+    const std::string id = mine.body["plan-id"];
+    auto other = Of(client_->Get(plan + "/" + id, as("198.51.100.2")));
+    auto same = Of(client_->Get(plan + "/" + id, as("198.51.100.1")));
+    EXPECT_EQ(same.status, 200);
+    if (trusted) {
+      EXPECT_EQ(ErrorType(other), "NoSuchPlanIdException") << "another client behind the balancer";
+    } else {
+      EXPECT_EQ(other.status, 200) << "the header of an untrusted peer is ignored: one client";
+    }
+    server_.reset();
+  }
+}
+
 TEST_F(RestPlansEventsTest, IncrementalPlansListTheFilesAppendedInTheRange) {
   Start();
   MakeTable("inc", 4, false);

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <thread>
 
+#include "skade/base/forwarded.h"
 #include "skade/cli/lake.h"
 #include "skade/cli/messages.h"
 #include "skade/cli/lineage_command.h"
@@ -57,6 +58,7 @@ struct ServeOptions {
   std::vector<std::string> allow_dirs;
   std::string shared_key_file;
   int handle_lifetime_s = 86400;
+  std::vector<std::string> trusted_proxies;
 };
 
 int Fail(const Status& st) {
@@ -94,6 +96,17 @@ Result<std::map<std::string, std::string>> LoadPairs(const std::string& file) {
   return out;
 }
 
+// --trusted-proxy addresses in canonical form; kInvalidArgument for one that is no IP address.
+Result<std::vector<std::string>> TrustedProxies(const ServeOptions& o) {
+  std::vector<std::string> out;
+  for (const std::string& text : o.trusted_proxies) {
+    std::optional<std::string> address = CanonicalIpAddress(text);
+    if (!address) return Status::InvalidArgument("--trusted-proxy '" + text + "' is not an IP address");
+    out.push_back(std::move(*address));
+  }
+  return out;
+}
+
 // The REST catalog's options from the command line.
 Result<rest::RestOptions> RestOptionsOf(const ServeOptions& o) {
   rest::RestOptions r;
@@ -104,6 +117,7 @@ Result<rest::RestOptions> RestOptionsOf(const ServeOptions& o) {
   r.allowed_directories = o.allow_dirs;
   r.threads = o.rest_threads;
   r.rebase_appends = o.rest_rebase_appends;
+  SKADE_ASSIGN_OR_RETURN(r.trusted_proxies, TrustedProxies(o));
   if (o.rest_remote_signing) {
     // The store's settings as the lake's own S3 client reads them (AWS_* variables, profiles).
     SKADE_ASSIGN_OR_RETURN(io::S3Options s3, io::S3OptionsFromEnvironment());
@@ -239,6 +253,9 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
   options.sealer = *shared_keys;
   options.handle_lifetime = std::chrono::seconds(o.handle_lifetime_s);
   options.max_streams_per_client = o.max_streams_per_client;
+  auto trusted = TrustedProxies(o);
+  if (!trusted.ok()) return Fail(trusted.status());
+  options.trusted_proxies = *trusted;
   options.max_streams = o.max_streams;
   options.stall_timeout = std::chrono::milliseconds(static_cast<int64_t>(o.stall_timeout_s * 1000));
   options.buffer_budget_bytes = o.buffer_budget_mb << 20;
@@ -301,6 +318,10 @@ void AddServeCommand(CLI::App& app, const LakeArgs& lake, int* exit_code) {
   cmd->add_option("--shared-key-file", o->shared_key_file,
                   "keys every server of a deployment shares (one 64-hex-digit key a line, the first seals; else "
                   "$SKADE_SHARED_KEYS): any server then serves the tickets, handles, cookies and tokens of another");
+  cmd->add_option("--trusted-proxy", o->trusted_proxies,
+                  "a load balancer's IP address: its X-Forwarded-For (REST) and x-forwarded-for (Flight SQL) name "
+                  "the client whose per-client bounds a call counts against when there is no authentication "
+                  "(repeat for several)");
   cmd->add_option("--handle-lifetime", o->handle_lifetime_s,
                   "seconds a prepared-statement handle stays valid (sessions: --session-idle-timeout)")
       ->check(CLI::PositiveNumber);

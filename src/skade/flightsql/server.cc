@@ -15,6 +15,7 @@
 #include <grpcpp/impl/codegen/rpc_service_method.h>
 
 #include "skade/base/base64.h"
+#include "skade/base/forwarded.h"
 #include "skade/base/log.h"
 #include "skade/base/random.h"
 #include "skade/flightsql/auth.h"
@@ -52,13 +53,21 @@ std::string SessionCookie(const std::string& cookies) {
 }
 
 // Whose streams a call's count against: its authenticated principal, or without
-// authentication its network address ("ipv4:127.0.0.1:53422" → "ipv4:127.0.0.1").
-std::string StreamOwner(ServerContext* ctx, const std::string& principal, bool authenticated) {
+// authentication its network address ("ipv4:127.0.0.1:53422" → "127.0.0.1"), behind a trusted
+// balancer the client's address it forwards.
+std::string StreamOwner(ServerContext* ctx, const std::string& principal, bool authenticated,
+                        const std::vector<std::string>& trusted_proxies) {
   if (authenticated) return "user:" + principal;
   std::string peer = ctx->peer();
-  size_t colon = peer.rfind(':');
-  size_t first = peer.find(':');
-  if (colon != std::string::npos && colon != first) peer.resize(colon);
+  // gRPC's peer text: "ipv4:ADDR:PORT", "ipv6:[ADDR]:PORT", "unix:PATH".
+  for (std::string_view scheme : {"ipv4:", "ipv6:"}) {
+    if (!peer.starts_with(scheme)) continue;
+    std::string address = peer.substr(scheme.size());
+    const size_t colon = address.rfind(':');
+    if (colon != std::string::npos) address.resize(colon);
+    if (address.size() >= 2 && address.front() == '[' && address.back() == ']') address = address.substr(1, address.size() - 2);
+    return "peer:" + ClientBehindProxies(address, Header(ctx, "x-forwarded-for"), trusted_proxies);
+  }
   return "peer:" + peer;
 }
 
@@ -300,7 +309,7 @@ struct FlightSqlServer::Impl final : public grpc::Service {
   // Admits the stream of `caller` (limits_internal.h); kResourceExhausted past its limits.
   Result<std::unique_ptr<ActiveStream>> Admit(ServerContext* ctx, Caller& caller) {
     SKADE_ASSIGN_OR_RETURN(auto stream,
-                           backend.streams().Admit(StreamOwner(ctx, caller.principal, auth->enabled()), ctx));
+                           backend.streams().Admit(StreamOwner(ctx, caller.principal, auth->enabled(), options.trusted_proxies), ctx));
     caller.stream = stream.get();
     return stream;
   }

@@ -56,6 +56,9 @@ struct ServerOptions {
   // bounded by the database's memory_limit.
   int max_streams_per_client = 16;
   int max_streams = 256;
+  // Load balancers in front (canonical IP addresses, base/forwarded.h): a call arriving from one
+  // counts against the client its x-forwarded-for names, not against the balancer.
+  std::vector<std::string> trusted_proxies;
   std::chrono::milliseconds stall_timeout{60000};
   int64_t buffer_budget_bytes = int64_t{1} << 30;
   std::string version = "0.1.0";

@@ -17,6 +17,7 @@
 #include "skade/base/auth_header.h"
 #include "skade/base/base64.h"
 #include "skade/base/clock.h"
+#include "skade/base/forwarded.h"
 #include "skade/base/log.h"
 #include "skade/base/url.h"
 #include "skade/events/replay.h"
@@ -353,7 +354,10 @@ struct RestServer::Impl {
       auto who = tokens.Authenticate(it == h.headers.end() ? std::string() : it->second);
       if (who.ok()) return std::move(who).value();
     }
-    const std::string address = "address:" + h.client_address;
+    auto forwarded = h.headers.find("x-forwarded-for");
+    const std::string address =
+        "address:" + ClientBehindProxies(h.client_address, forwarded == h.headers.end() ? "" : forwarded->second,
+                                         options.trusted_proxies);
     return TokenAuthority::Identity{address, address, std::nullopt};
   }
 

@@ -59,6 +59,11 @@ struct RestOptions {
   // connection is closed at once). Iceberg's Java client pools up to 100 per host.
   int max_connections = 1024;
   int max_connections_per_client = 128;
+  // Load balancers or proxies in front (canonical IP addresses, base/forwarded.h): a request
+  // from one of them is its client's, the nearest address of X-Forwarded-For that is no trusted
+  // proxy — what a server without authentication keys its per-client bounds, scan plans and
+  // Idempotency-Key records on. Any other peer's header is ignored.
+  std::vector<std::string> trusted_proxies;
   std::string tls_cert_file;  // both set = HTTPS
   std::string tls_key_file;
   // Server-side scan planning: a plan of more file scan tasks than plan_page_tasks answers
