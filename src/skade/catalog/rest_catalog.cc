@@ -330,14 +330,16 @@ class RestCatalog final : public Catalog {
     if (!has_endpoints_ || !endpoints_.count("POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/unregister")) {
       return Catalog::UnregisterTable(ident, metadata_location);
     }
-    Forget(ident);
+    // The load revalidates any cached answer with the server (ETag).
     SKADE_ASSIGN_OR_RETURN(TableState state, LoadTable(ident));
     if (state.metadata_location != metadata_location) {
       return Status::Conflict("table " + ident.ToString() + " changed since it was loaded: its metadata is now " +
                               state.metadata_location);
     }
+    Status unregistered =
+        Call("POST", TablePath(ident) + "/unregister", "", true, "unregister table " + ident.ToString()).status();
     Forget(ident);
-    return Call("POST", TablePath(ident) + "/unregister", "", true, "unregister table " + ident.ToString()).status();
+    return unregistered;
   }
 
   Status DropTable(const TableIdent& ident, DropMode mode,

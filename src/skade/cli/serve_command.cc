@@ -117,7 +117,6 @@ Result<rest::RestOptions> RestOptionsOf(const ServeOptions& o) {
   r.allowed_directories = o.allow_dirs;
   r.threads = o.rest_threads;
   r.rebase_appends = o.rest_rebase_appends;
-  SKADE_ASSIGN_OR_RETURN(r.trusted_proxies, TrustedProxies(o));
   if (o.rest_remote_signing) {
     // The store's settings as the lake's own S3 client reads them (AWS_* variables, profiles).
     SKADE_ASSIGN_OR_RETURN(io::S3Options s3, io::S3OptionsFromEnvironment());
@@ -276,6 +275,7 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
     auto rest_options = RestOptionsOf(o);
     if (!rest_options.ok()) return Fail(rest_options.status());
     rest_options->sealer = *shared_keys;
+    rest_options->trusted_proxies = options.trusted_proxies;
     auto started = rest::RestServer::Start(*lake->catalog, *lake->io, *rest_options, &bus);
     if (!started.ok()) return Fail(started.status());
     rest_server = std::move(*started);

@@ -244,11 +244,7 @@ struct S3FileIO::State {
       host = call.bucket + "." + endpoint.host;
       path = "/" + UriEncodePath(call.key);
     }
-    std::string url = endpoint.scheme + "://" + host + path;
-    for (size_t i = 0; i < call.query.size(); ++i) {
-      url += (i == 0 ? "?" : "&") + UriEncode(call.query[i].first) + "=" +
-             UriEncode(call.query[i].second);
-    }
+    std::string url = endpoint.scheme + "://" + host + path + EncodedQuery(call.query);
     HttpRequest request;
     request.method = call.method;
     request.url = std::move(url);

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "skade/base/ascii.h"
+#include "skade/base/hex.h"
 #include "skade/base/url.h"
 #include "skade/io/location.h"
 #include "skade/io/sigv4.h"
@@ -14,21 +15,23 @@ namespace {
 
 using Pairs = std::vector<std::pair<std::string, std::string>>;
 
-bool IsHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
-
-// Percent-decodes a path or query component, strictly: a malformed escape, a NUL or another
-// control character is an error (a key is compared and signed only in one decoded form).
-Result<std::string> DecodeStrict(std::string_view s, bool plus_is_space, std::string_view what) {
+// kInvalidArgument for a percent escape without two hex digits (PercentDecode would keep it as
+// text: a key is compared and signed only in one decoded form).
+Status CheckEscapes(std::string_view s, std::string_view what) {
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && (i + 2 >= s.size() || !IsHex(s[i + 1]) || !IsHex(s[i + 2]))) {
+    if (s[i] == '%' && (i + 2 >= s.size() || HexDigitValue(s[i + 1]) < 0 || HexDigitValue(s[i + 2]) < 0)) {
       return Status::InvalidArgument(std::string(what) + " has a malformed percent escape");
     }
   }
-  std::string out = PercentDecode(s, plus_is_space);
-  for (unsigned char c : out) {
+  return Status::Ok();
+}
+
+// kInvalidArgument for a NUL or another control character in a decoded path or parameter.
+Status CheckNoControl(std::string_view decoded, std::string_view what) {
+  for (unsigned char c : decoded) {
     if (c < 0x20 || c == 0x7f) return Status::InvalidArgument(std::string(what) + " holds a control character");
   }
-  return out;
+  return Status::Ok();
 }
 
 // A key's segments: none empty, "." or ".." (S3 keeps them literally, but a store on a file
@@ -76,7 +79,9 @@ Result<ParsedUri> ParseUri(const S3Endpoint& endpoint, std::string_view uri) {
   std::string_view raw_path = rest.substr(0, question);
   std::string_view raw_query = question == std::string_view::npos ? std::string_view() : rest.substr(question + 1);
   if (raw_path.empty()) raw_path = "/";
-  SKADE_ASSIGN_OR_RETURN(std::string path, DecodeStrict(raw_path, false, "the uri's path"));
+  SKADE_RETURN_IF_ERROR(CheckEscapes(raw_path, "the uri's path"));
+  const std::string path = PercentDecode(raw_path, false);
+  SKADE_RETURN_IF_ERROR(CheckNoControl(path, "the uri's path"));
 
   ParsedUri out;
   if (scheme != endpoint.scheme) {
@@ -100,20 +105,11 @@ Result<ParsedUri> ParseUri(const S3Endpoint& endpoint, std::string_view uri) {
   }
   out.host = host;
   if (!out.key.empty()) SKADE_RETURN_IF_ERROR(CheckKey(out.key));
-  size_t pos = 0;
-  while (pos <= raw_query.size() && !raw_query.empty()) {
-    const size_t amp = raw_query.find('&', pos);
-    std::string_view part = raw_query.substr(pos, amp == std::string_view::npos ? std::string_view::npos : amp - pos);
-    if (!part.empty()) {
-      const size_t eq = part.find('=');
-      SKADE_ASSIGN_OR_RETURN(std::string name, DecodeStrict(part.substr(0, eq), true, "a query parameter"));
-      SKADE_ASSIGN_OR_RETURN(std::string value, eq == std::string_view::npos
-                                                    ? Result<std::string>(std::string())
-                                                    : DecodeStrict(part.substr(eq + 1), true, "a query parameter"));
-      out.query.emplace_back(std::move(name), std::move(value));
-    }
-    if (amp == std::string_view::npos) break;
-    pos = amp + 1;
+  SKADE_RETURN_IF_ERROR(CheckEscapes(raw_query, "the uri's query"));
+  out.query = ParseQueryString(raw_query);
+  for (const auto& [name, value] : out.query) {
+    SKADE_RETURN_IF_ERROR(CheckNoControl(name, "a query parameter"));
+    SKADE_RETURN_IF_ERROR(CheckNoControl(value, "a query parameter"));
   }
   return out;
 }
@@ -178,8 +174,9 @@ Result<std::vector<std::string>> DeleteKeys(std::string_view body) {
   return keys;
 }
 
+// 64 lower-case hex digits (a SHA-256 as x-amz-content-sha256 carries it).
 bool IsHexDigest(std::string_view s) {
-  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) { return HexDigitValue(c) >= 0 && c == AsciiLower(c); });
 }
 
 // Headers that would let a signed request read other objects or change who may read them.
@@ -305,12 +302,8 @@ Result<S3SignOutput> SignS3Request(const S3Options& options, std::span<const std
   SigV4Result signature = SignRequest(sig, credentials, SigV4Scope{options.region, "s3"}, unix_seconds);
 
   S3SignOutput out;
-  out.uri = endpoint.scheme + "://" + uri.host + uri.path;
-  for (size_t i = 0; i < uri.query.size(); ++i) {
-    out.uri += (i == 0 ? "?" : "&") + UriEncode(uri.query[i].first);
-    // A parameter without a value ("?uploads", "?delete") is sent as "name=", which S3 reads the same.
-    out.uri += "=" + UriEncode(uri.query[i].second);
-  }
+  // A parameter without a value ("?uploads", "?delete") is sent as "name=", which S3 reads the same.
+  out.uri = endpoint.scheme + "://" + uri.host + uri.path + EncodedQuery(uri.query);
   out.headers = std::move(kept);
   for (auto& header : signature.headers_to_add) out.headers.push_back(std::move(header));
   out.read = read;

@@ -141,6 +141,14 @@ std::string Digest(const EVP_MD* md, std::string_view data) {
 std::string UriEncode(std::string_view s) { return Encode(s, false); }
 std::string UriEncodePath(std::string_view s) { return Encode(s, true); }
 
+std::string EncodedQuery(const std::vector<std::pair<std::string, std::string>>& query) {
+  std::string out;
+  for (size_t i = 0; i < query.size(); ++i) {
+    out += (i == 0 ? "?" : "&") + UriEncode(query[i].first) + "=" + UriEncode(query[i].second);
+  }
+  return out;
+}
+
 std::string Sha256Hex(std::string_view data) { return HexEncode(Digest(EVP_sha256(), data)); }
 
 std::string Md5Base64(std::string_view data) { return EncodeBase64(Digest(EVP_md5(), data)); }

@@ -78,6 +78,9 @@ std::string AmzDate(int64_t unix_seconds);
 // requires for query names and values and for S3 keys; UriEncodePath keeps '/' as it is.
 std::string UriEncode(std::string_view s);
 std::string UriEncodePath(std::string_view s);
+// A request's query string as S3 requests carry it: "?name=value&…" in order, names and values
+// UriEncoded (a parameter without a value as "name="); "" for none.
+std::string EncodedQuery(const std::vector<std::pair<std::string, std::string>>& query);
 
 // Digests: lower-case hex SHA-256, raw HMAC-SHA256, and base64 MD5 (the Content-MD5 header).
 std::string Sha256Hex(std::string_view data);

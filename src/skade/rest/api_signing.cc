@@ -2,10 +2,10 @@
 // remote-signing-config): what loadTable tells clients, and the route that signs their requests
 // to the object store for the table's locations only.
 
-#include <chrono>
 #include <string>
 #include <vector>
 
+#include "skade/base/clock.h"
 #include "skade/io/location.h"
 #include "skade/io/s3_remote_signing.h"
 #include "skade/io/sigv4.h"
@@ -62,13 +62,16 @@ Response CatalogApi::SignRequest(const Request& r, const std::string& segment, c
   if (!ident.ok()) return ErrorResponse(ident.status());
   auto body = ParseBody(r);
   if (!body.ok()) return ErrorResponse(body.status());
+  // The region is required but not used: requests are signed for the store's own region.
+  auto region = RequiredString(*body, "region");
+  if (!region.ok()) return ErrorResponse(region.status());
+  auto uri = RequiredString(*body, "uri");
+  if (!uri.ok()) return ErrorResponse(uri.status());
+  auto method = RequiredString(*body, "method");
+  if (!method.ok()) return ErrorResponse(method.status());
   io::S3SignInput input;
-  for (const char* required : {"region", "uri", "method"}) {
-    auto value = RequiredString(*body, required);
-    if (!value.ok()) return ErrorResponse(value.status());
-    if (std::string(required) == "uri") input.uri = *value;
-    if (std::string(required) == "method") input.method = *value;
-  }
+  input.uri = *uri;
+  input.method = *method;
   const Json* headers = Member(*body, "headers");
   if (headers == nullptr || !headers->is_object()) {
     return ErrorResponse(400, "BadRequestException", "'headers' must be an object of string arrays");
@@ -112,9 +115,7 @@ Response CatalogApi::SignRequest(const Request& r, const std::string& segment, c
     return ErrorResponse(state.status());
   }
   const auto access = options_.read_only ? io::S3SignAccess::kRead : io::S3SignAccess::kReadWrite;
-  const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
-                          std::chrono::system_clock::now().time_since_epoch()).count();
-  auto signed_request = io::SignS3Request(*options_.remote_signing, roots, access, input, now);
+  auto signed_request = io::SignS3Request(*options_.remote_signing, roots, access, input, NowMicros() / 1'000'000);
   if (!signed_request.ok()) return ErrorResponse(signed_request.status());
 
   Json out_headers = Json::object();
