@@ -194,7 +194,7 @@ Result<AppendersResult> RunAppenders(const std::string& dir, int appenders, int 
   rest::RestOptions options;
   options.port = 0;
   options.threads = 8;
-  options.rebase_appends = rebase;
+  options.rebase_commits = rebase;
   SKADE_ASSIGN_OR_RETURN(auto server, rest::RestServer::Start(cat, io, options));
   const std::string path = "/v1/namespaces/bench/tables/appended";
   std::vector<std::vector<double>> latencies(appenders);

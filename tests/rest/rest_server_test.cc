@@ -138,7 +138,7 @@ TEST_F(RestServerTest, TablesLoadWithEtagsCommitWithRequirementsRenameAndDrop) {
 
 TEST_F(RestServerTest, AnAppendWrittenBySkadeAndCommittedThroughRestReadsInTheLibrary) {
   RestOptions options;
-  options.rebase_appends = false;  // the stale append below is refused, not re-based
+  options.rebase_commits = false;  // the stale append below is refused, not re-based
   Start(options);
   ASSERT_EQ(CreateTable("base", "facts").status, 200);
   int64_t seen = 0;
@@ -361,7 +361,7 @@ TEST_P(EightAppenders, AppendingToOneTableLosesNoCommit) {
   const bool rebase = GetParam();
   RestOptions options;
   options.threads = 8;
-  options.rebase_appends = rebase;
+  options.rebase_commits = rebase;
   Start(options);
   ASSERT_EQ(CreateTable("base", "busy").status, 200);
   constexpr int kClients = 8, kAppends = 4;

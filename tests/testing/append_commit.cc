@@ -1,5 +1,6 @@
 #include "tests/testing/append_commit.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <vector>
@@ -19,6 +20,7 @@ Result<AppendCommit> WriteAppendCommit(engine::Database& db, io::FileIO& io, con
                          engine::WriteDataFiles(db, {rows_sql, nullptr}, *base.CurrentSchema(), *base.DefaultSpec(), wo));
   const int64_t seq = base.last_sequence_number + 1;
   iceberg::ManifestWriterOptions mo;
+  mo.format_version = std::max(2, base.format_version);
   mo.snapshot_id = snapshot_id;
   SKADE_ASSIGN_OR_RETURN(auto writer, iceberg::ManifestWriter::Create(base.CurrentSchema(), base.DefaultSpec(), mo));
   for (const auto& f : written.files) {
@@ -36,7 +38,15 @@ Result<AppendCommit> WriteAppendCommit(engine::Database& db, io::FileIO& io, con
     SKADE_ASSIGN_OR_RETURN(manifests, iceberg::ReadManifestList(io, current->manifest_list));
   }
   manifests.push_back(manifest.manifest);
-  SKADE_ASSIGN_OR_RETURN(std::string list, iceberg::WriteManifestList(2, snapshot_id, parent, seq, manifests));
+  // v3 (spec "Row Lineage"): the list hands row ids from the table's next-row-id to manifests
+  // without, the snapshot records where they start and how many it took.
+  std::optional<int64_t> first_row_id, added_rows;
+  if (base.format_version >= 3) {
+    first_row_id = base.next_row_id.value_or(0);
+    SKADE_ASSIGN_OR_RETURN(added_rows, iceberg::AssignFirstRowIds(manifests, *first_row_id));
+  }
+  SKADE_ASSIGN_OR_RETURN(std::string list, iceberg::WriteManifestList(std::max(2, base.format_version), snapshot_id,
+                                                                       parent, seq, manifests));
   const std::string list_path = base.location + "/metadata/snap-" + tag + ".avro";
   SKADE_RETURN_IF_ERROR(io.CreateExclusive(list_path, list));
 
@@ -53,6 +63,10 @@ Result<AppendCommit> WriteAppendCommit(engine::Database& db, io::FileIO& io, con
                   {"added-data-files", std::to_string(out.data_files)}}},
                 {"schema-id", base.current_schema_id}};
   if (parent) snapshot["parent-snapshot-id"] = *parent;
+  if (first_row_id) {
+    snapshot["first-row-id"] = *first_row_id;
+    snapshot["added-rows"] = *added_rows;
+  }
   Json requirement{{"type", "assert-ref-snapshot-id"}, {"ref", "main"}};
   requirement["snapshot-id"] = parent ? Json(*parent) : Json(nullptr);
   out.request_json =

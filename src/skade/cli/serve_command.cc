@@ -50,7 +50,7 @@ struct ServeOptions {
   std::string rest_clients_file;
   std::string rest_tokens_file;
   int rest_threads = 8;
-  bool rest_rebase_appends = true;
+  bool rest_rebase_commits = true;
   bool rest_remote_signing = false;
   int64_t rest_plan_page_tasks = 1000;
   int64_t rest_plan_async_manifests = 64;
@@ -116,7 +116,7 @@ Result<rest::RestOptions> RestOptionsOf(const ServeOptions& o) {
   r.read_only = o.read_only;
   r.allowed_directories = o.allow_dirs;
   r.threads = o.rest_threads;
-  r.rebase_appends = o.rest_rebase_appends;
+  r.rebase_commits = o.rest_rebase_commits;
   if (o.rest_remote_signing) {
     // The store's settings as the lake's own S3 client reads them (AWS_* variables, profiles).
     SKADE_ASSIGN_OR_RETURN(io::S3Options s3, io::S3OptionsFromEnvironment());
@@ -347,8 +347,8 @@ void AddServeCommand(CLI::App& app, const LakeArgs& lake, int* exit_code) {
   cmd->add_option("--rest-clients-file", o->rest_clients_file, "OAuth2 clients, one client_id:secret per line");
   cmd->add_option("--rest-tokens-file", o->rest_tokens_file, "static bearer tokens, one per line");
   cmd->add_option("--rest-threads", o->rest_threads, "REST catalog worker threads")->check(CLI::PositiveNumber);
-  cmd->add_flag("!--no-rest-rebase", o->rest_rebase_appends,
-                "answer 409 to an append whose branch moved instead of re-basing it on the branch's head");
+  cmd->add_flag("!--no-rest-rebase", o->rest_rebase_commits,
+                "answer 409 to a commit whose branch moved (an append, property or statistics updates) instead of re-basing it on the table's current state");
   cmd->add_flag("--remote-signing", o->rest_remote_signing,
                 "sign REST clients' requests to the S3 warehouse (the spec's remote signing) for the table's locations "
                 "only, with this server's AWS credentials; clients then need no keys");

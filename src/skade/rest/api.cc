@@ -20,7 +20,7 @@
 #include "skade/iceberg/manifest.h"
 #include "skade/iceberg/references.h"
 #include "skade/io/location.h"
-#include "skade/rest/append_rebase.h"
+#include "skade/rest/commit_rebase.h"
 #include "skade/rest/idempotency_internal.h"
 #include "skade/base/json_parse_internal.h"
 
@@ -917,7 +917,7 @@ Response CatalogApi::CommitTable(const Request& r, const std::string& segment, c
     record = r.idempotency->record;
     record.status = 200;
   }
-  auto result = create ? CreateFromCommit(*commit) : CommitRebasingAppends(*commit, keyed ? &record : nullptr);
+  auto result = create ? CreateFromCommit(*commit) : CommitTableRebasing(*commit, keyed ? &record : nullptr);
   if (!result.ok()) return CommitFailure(result.status());
   if (keyed) r.idempotency->stored = true;
   ++commits_;
@@ -950,40 +950,73 @@ Response CatalogApi::CommittedTable(const std::string& metadata_location, const 
   return TableResponse(*state, "all", nullptr);
 }
 
-Result<catalog::CommitResult> CatalogApi::CommitOnce(const catalog::TableCommit& commit,
-                                                     const catalog::IdempotencyRecord* record) {
-  if (record == nullptr) return catalog_.CommitTable(commit);
-  SKADE_ASSIGN_OR_RETURN(std::vector<catalog::CommitResult> results,
-                         catalog_.CommitTransactionWithRecord({commit}, *record));
-  return std::move(results.at(0));
+Result<iceberg::TableMetadata> CatalogApi::ReadLoggedMetadata(const std::string& location) {
+  SKADE_RETURN_IF_ERROR(CheckLocation(location, "a metadata file of the metadata log"));
+  SKADE_ASSIGN_OR_RETURN(std::string bytes, io_.Read(location));
+  return iceberg::ParseTableMetadataFile(bytes).WithContext(location);
 }
 
-Result<catalog::CommitResult> CatalogApi::CommitRebasingAppends(const catalog::TableCommit& commit,
-                                                                const catalog::IdempotencyRecord* record) {
-  // Each round re-bases on a newer head; past this many, others land faster than the server can
+Result<std::vector<catalog::CommitResult>> CatalogApi::CommitRebasing(const std::vector<catalog::TableCommit>& commits,
+                                                                      const CommitFn& once) {
+  // Each round re-bases on newer heads; past this many, others land faster than the server can
   // re-base, and the client hears the 409 (and retries itself).
   constexpr int kMaxRebases = 64;
-  Result<catalog::CommitResult> first = CommitOnce(commit, record);
-  if (first.ok() || !options_.rebase_appends || first.status().code() != StatusCode::kConflict) return first;
+  Result<std::vector<catalog::CommitResult>> first = once(commits);
+  if (first.ok() || !options_.rebase_commits || first.status().code() != StatusCode::kConflict) return first;
+  const MetadataReader reader = [this](const std::string& location) { return ReadLoggedMetadata(location); };
   for (int round = 0; round < kMaxRebases; ++round) {
-    auto state = catalog_.LoadTable(commit.ident);
-    if (!state.ok()) return first;
-    auto rebased = RebaseAppend(commit, *state->metadata, io_);
-    if (!rebased.ok()) {
-      SKADE_LOG_WARN("rest: append to {} not re-based: {}", commit.ident.ToString(), rebased.status().ToString());
-      return first;
+    std::vector<catalog::TableCommit> attempt;
+    std::vector<std::string> lists;  // named by nothing unless the attempt lands
+    int64_t rebased = 0;
+    auto forget = [this, &lists] {
+      for (const std::string& list : lists) (void)io_.Delete(list);
+    };
+    for (const catalog::TableCommit& commit : commits) {
+      auto state = catalog_.LoadTable(commit.ident);
+      if (!state.ok()) {
+        forget();
+        return first;
+      }
+      const bool holds = std::all_of(commit.requirements.begin(), commit.requirements.end(),
+                                     [&](const iceberg::TableRequirement& r) { return r.Check(state->metadata.get()).ok(); });
+      if (holds) {  // refused by a race: its requirements hold now
+        attempt.push_back(commit);
+        continue;
+      }
+      auto again = RebaseCommit(commit, *state->metadata, io_, reader);
+      if (!again.ok()) {
+        SKADE_LOG_WARN("rest: commit to {} not re-based: {}", commit.ident.ToString(), again.status().ToString());
+      }
+      if (!again.ok() || !again->has_value()) {
+        forget();
+        return first;
+      }
+      if (!(*again)->manifest_list.empty()) lists.push_back((*again)->manifest_list);
+      attempt.push_back(std::move((*again)->commit));
+      ++rebased;
     }
-    if (!rebased->has_value()) return first;
-    Result<catalog::CommitResult> result = CommitOnce((*rebased)->commit, record);
+    Result<std::vector<catalog::CommitResult>> result = once(attempt);
     if (result.ok()) {
-      ++rebased_;
+      rebased_ += rebased;
       return result;
     }
-    // The list is named by nothing unless the commit happened (unknown: it may have).
-    if (result.status().code() != StatusCode::kCommitUnknown) (void)io_.Delete((*rebased)->manifest_list);
+    if (result.status().code() != StatusCode::kCommitUnknown) forget();  // unknown: it may have landed
     if (result.status().code() != StatusCode::kConflict) return result;
   }
   return first;
+}
+
+Result<catalog::CommitResult> CatalogApi::CommitTableRebasing(const catalog::TableCommit& commit,
+                                                              const catalog::IdempotencyRecord* record) {
+  auto once = [this, record](const std::vector<catalog::TableCommit>& one) -> Result<std::vector<catalog::CommitResult>> {
+    if (record != nullptr) return catalog_.CommitTransactionWithRecord(one, *record);
+    SKADE_ASSIGN_OR_RETURN(catalog::CommitResult result, catalog_.CommitTable(one.at(0)));
+    std::vector<catalog::CommitResult> out;
+    out.push_back(std::move(result));
+    return out;
+  };
+  SKADE_ASSIGN_OR_RETURN(std::vector<catalog::CommitResult> results, CommitRebasing({commit}, once));
+  return std::move(results.at(0));
 }
 
 Response CatalogApi::DropTable(const Request& r, const std::string& segment, const std::string& table) {
@@ -1105,7 +1138,9 @@ Response CatalogApi::CommitTransaction(const Request& r) {
     record = r.idempotency->record;
     record.status = 204;
   }
-  auto results = keyed ? catalog_.CommitTransactionWithRecord(commits, record) : catalog_.CommitTransaction(commits);
+  auto results = CommitRebasing(commits, [this, keyed, &record](const std::vector<catalog::TableCommit>& attempt) {
+    return keyed ? catalog_.CommitTransactionWithRecord(attempt, record) : catalog_.CommitTransaction(attempt);
+  });
   if (!results.ok()) return CommitFailure(results.status());
   if (keyed) r.idempotency->stored = true;
   commits_ += static_cast<int64_t>(results->size());

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -265,14 +266,20 @@ class CatalogApi {
   // `added` false).
   Status CheckSnapshotLocations(const iceberg::Snapshot& s, bool added) const;
   Response CommitFailure(const Status& st);
-  // catalog_.CommitTable, and for an append refused only because its branch moved, the same
-  // append re-based on the branch's head (append_rebase.h), a few times while others keep
-  // landing; the original refusal when it cannot be re-based.
-  // With `record` (a request's Idempotency-Key on a catalog that keeps records), the commit
-  // that lands stores it in its own transaction (Catalog::CommitTransactionWithRecord).
-  Result<catalog::CommitResult> CommitRebasingAppends(const catalog::TableCommit& commit,
-                                                      const catalog::IdempotencyRecord* record);
-  Result<catalog::CommitResult> CommitOnce(const catalog::TableCommit& commit, const catalog::IdempotencyRecord* record);
+  // Commits `commits` in one catalog transaction through `once`; when that is refused only
+  // because other commits moved branches since the client's base, each refused commit re-based
+  // on its table's current state (commit_rebase.h) and committed again, a few times while others
+  // keep landing; the original refusal when one cannot be re-based.
+  using CommitFn = std::function<Result<std::vector<catalog::CommitResult>>(const std::vector<catalog::TableCommit>&)>;
+  Result<std::vector<catalog::CommitResult>> CommitRebasing(const std::vector<catalog::TableCommit>& commits,
+                                                            const CommitFn& once);
+  // A metadata file the metadata log names, read when it passes the location rule.
+  Result<iceberg::TableMetadata> ReadLoggedMetadata(const std::string& location);
+  // One table's commit (catalog_.CommitTable), re-based as above. With `record` (a request's
+  // Idempotency-Key on a catalog that keeps records), the commit that lands stores it in its own
+  // transaction (Catalog::CommitTransactionWithRecord).
+  Result<catalog::CommitResult> CommitTableRebasing(const catalog::TableCommit& commit,
+                                                    const catalog::IdempotencyRecord* record);
 
   catalog::Catalog& catalog_;
   io::FileIO& io_;

@@ -73,7 +73,7 @@ class Metrics {
     out += "# HELP skade_rest_commit_conflicts_total Commits refused because a requirement failed.\n";
     out += "# TYPE skade_rest_commit_conflicts_total counter\n";
     out += "skade_rest_commit_conflicts_total " + std::to_string(s.conflicts) + "\n";
-    out += "# HELP skade_rest_commits_rebased_total Appends re-based on their branch's head instead of a 409.\n";
+    out += "# HELP skade_rest_commits_rebased_total Table commits re-based on the current state instead of a 409.\n";
     out += "# TYPE skade_rest_commits_rebased_total counter\n";
     out += "skade_rest_commits_rebased_total " + std::to_string(s.rebased) + "\n";
     out += "# HELP skade_rest_connections Open HTTP connections.\n";

@@ -86,9 +86,10 @@ struct RestOptions {
   int max_event_streams_total = 256;
   // Access log lines (method, path, status, microseconds) at info level.
   bool access_log = false;
-  // An append (commitTable) refused only because other commits moved its branch is re-based on
-  // the branch's head by the server instead of answering 409 (append_rebase.h).
-  bool rebase_appends = true;
+  // A commit (commitTable, or a table of transactions/commit) refused only because other commits
+  // moved its branch — an append, or blind property/statistics updates — is re-based on the
+  // table's current state by the server instead of answering 409 (commit_rebase.h).
+  bool rebase_commits = true;
   // Remote signing (the spec's signRequest, POST …/tables/{table}/sign): set, the server signs
   // the requests clients will send to this object store (its endpoint, region and credentials),
   // for objects under the table's locations only (reads and, unless read_only, writes), and the
@@ -113,7 +114,7 @@ struct RestStats {
   int64_t requests = 0;
   int64_t commits = 0;    // successful table commits (single and in transactions)
   int64_t conflicts = 0;  // commits refused with 409 CommitFailedException
-  int64_t rebased = 0;    // appends re-based on their branch's head instead of a 409
+  int64_t rebased = 0;    // table commits re-based on the current state instead of a 409
   int64_t event_streams = 0;  // change-feed streams open now
   int64_t connections = 0;    // HTTP connections open now
 };
