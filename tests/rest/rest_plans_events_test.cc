@@ -119,6 +119,130 @@ TEST_F(RestPlansEventsTest, LargePlansComeInPagesThatTogetherAreTheLibrarysPlan)
   EXPECT_LT(few_tasks, 8u);
 }
 
+// Issue 35: behind a load balancer, the calls of one plan land on any server. A plan id sealed
+// under the ring the servers share carries what the plan is made from; a server that does not
+// hold the plan makes it again from the same metadata file, cut into the same pages (the page
+// size travels in the id), so its plan tasks and result are those of the server that planned it.
+TEST_F(RestPlansEventsTest, PlanIdsAndPlanTasksWorkOnEveryServerOfTheRing) {
+  auto ring = io::Sealer::FromKeys({std::string(32, 'k')});
+  ASSERT_TRUE(ring.ok());
+  RestOptions options;
+  options.sealer = *ring;
+  options.plan_page_tasks = 3;
+  options.plan_async_manifests = 0;
+  Start(options);
+  MakeTable("paged", 8, true);
+  MakeTable("big", 6, false);
+  // Two more servers of the ring, configured apart (pages of 5, background from 3 manifests),
+  // and one holding another key; the second trusts this host as a proxy.
+  auto start = [&](RestOptions o) {
+    o.port = 0;
+    auto server = RestServer::Start(*catalog_, *io_, o);
+    EXPECT_TRUE(server.ok()) << server.status().ToString();
+    return server.ok() ? std::move(*server) : nullptr;
+  };
+  RestOptions other = options;
+  other.plan_page_tasks = 5;
+  other.plan_async_manifests = 3;
+  other.trusted_proxies = {"127.0.0.1"};
+  auto b = start(other);
+  auto c = start(other);
+  RestOptions foreign = options;
+  foreign.sealer = io::Sealer::Ephemeral();
+  auto d = start(foreign);
+  ASSERT_TRUE(b && c && d);
+  auto call = [](RestServer& server, const std::string& method, const std::string& path, const Json* body = nullptr,
+                 httplib::Headers headers = {}) {
+    httplib::Client client("127.0.0.1", server.port());
+    client.set_read_timeout(60, 0);
+    if (method == "GET") return Of(client.Get(path, headers));
+    if (method == "DELETE") return Of(client.Delete(path, headers));
+    return Of(client.Post(path, headers, body->dump(), "application/json"));
+  };
+  auto tasks_on = [&](RestServer& server, const std::string& table, const Json& token, httplib::Headers headers = {}) {
+    const Json body{{"plan-task", token}};
+    return call(server, "POST", "/v1/namespaces/base/tables/" + table + "/tasks", &body, std::move(headers));
+  };
+
+  const std::string plan = "/v1/namespaces/base/tables/paged/plan";
+  Reply first = Post(plan, Json::object());
+  ASSERT_EQ(first.status, 200) << first.body.dump();
+  ASSERT_EQ(first.body["plan-tasks"].size(), 2u);
+  const std::string id = first.body["plan-id"];
+  const auto expected = LibraryPlan("paged");
+  // A commit after planning changes nothing of the plan: it stays that of its metadata file.
+  auto table = LoadTable(Ident("paged"));
+  ASSERT_TRUE(table->Append({"SELECT 999 AS id, 'us' AS region", nullptr}).ok());
+
+  // Every plan task on the second server, the result on the third: the same plan.
+  std::map<std::string, std::set<std::string>> planned;
+  Collect(first.body, &planned);
+  for (const Json& token : first.body["plan-tasks"]) {
+    Reply page = tasks_on(*b, "paged", token);
+    ASSERT_EQ(page.status, 200) << page.body.dump();
+    Collect(page.body, &planned);
+  }
+  EXPECT_EQ(planned, expected);
+  // The third server makes plans of 3 manifests or more in the background: it answers
+  // "submitted" until it has made this one again.
+  auto poll = [&](RestServer& server, const std::string& path) {
+    Reply r;
+    for (int i = 0; i < 1000; ++i) {
+      r = call(server, "GET", path);
+      if (r.status != 200 || r.body["status"] != "submitted") break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return r;
+  };
+  Reply result = poll(*c, plan + "/" + id);
+  ASSERT_EQ(result.status, 200) << result.body.dump();
+  EXPECT_EQ(result.body["status"], "completed");
+  EXPECT_EQ(result.body["plan-tasks"], first.body["plan-tasks"]);
+  EXPECT_EQ(result.body["file-scan-tasks"], first.body["file-scan-tasks"]);
+
+  // Refused alike everywhere: another client (forwarded by a trusted proxy), another table, a
+  // changed id, a server of another ring.
+  const httplib::Headers someone_else{{"X-Forwarded-For", "203.0.113.7"}};
+  EXPECT_EQ(ErrorType(tasks_on(*b, "paged", first.body["plan-tasks"][0], someone_else)), "NoSuchPlanTaskException");
+  EXPECT_EQ(ErrorType(call(*b, "GET", plan + "/" + id, nullptr, someone_else)), "NoSuchPlanIdException");
+  EXPECT_EQ(ErrorType(call(*b, "GET", "/v1/namespaces/base/tables/big/plan/" + id)), "NoSuchPlanIdException");
+  std::string changed = id;
+  changed[changed.size() / 2] = changed[changed.size() / 2] == 'A' ? 'B' : 'A';
+  EXPECT_EQ(ErrorType(call(*b, "GET", plan + "/" + changed)), "NoSuchPlanIdException");
+  EXPECT_EQ(ErrorType(call(*d, "GET", plan + "/" + id)), "NoSuchPlanIdException");
+  EXPECT_EQ(ErrorType(tasks_on(*d, "paged", first.body["plan-tasks"][1])), "NoSuchPlanTaskException");
+  EXPECT_EQ(id.find(io::EncodeBase64Url("paged")), std::string::npos) << "nothing of the request shows in the id";
+
+  // A cancel on a server that did not plan it holds there: its tasks are not made again there.
+  EXPECT_EQ(call(*d, "DELETE", plan + "/" + id).status, 404);
+  Reply cancel = call(*c, "DELETE", plan + "/" + id);
+  EXPECT_EQ(cancel.status, 204);
+  EXPECT_EQ(call(*c, "GET", plan + "/" + id).body["status"], "cancelled");
+  EXPECT_EQ(ErrorType(tasks_on(*c, "paged", first.body["plan-tasks"][0])), "NoSuchPlanTaskException");
+
+  // A plan another server runs in the background: polled on the second server, which makes it
+  // again (itself in the background, by its own bound) until it completes there.
+  const std::string big = "/v1/namespaces/base/tables/big/plan";
+  const Json no_filter = Json::object();
+  Reply big_first = call(*c, "POST", big, &no_filter);
+  ASSERT_EQ(big_first.status, 200) << big_first.body.dump();
+  ASSERT_EQ(big_first.body["status"], "submitted");
+  const std::string big_id = big_first.body["plan-id"];
+  Reply done = poll(*b, big + "/" + big_id);
+  ASSERT_EQ(done.status, 200) << done.body.dump();
+  ASSERT_EQ(done.body["status"], "completed");
+  std::map<std::string, std::set<std::string>> big_planned;
+  Collect(done.body, &big_planned);
+  // Its tasks, as the second server listed them, fetched where the plan began (which may still
+  // be making it: the fetch waits for it).
+  for (const Json& token : done.body.value("plan-tasks", Json::array())) {
+    Reply page = tasks_on(*c, "big", token);
+    ASSERT_EQ(page.status, 200) << page.body.dump();
+    Collect(page.body, &big_planned);
+  }
+  EXPECT_EQ(big_planned, LibraryPlan("big"));
+}
+
 TEST_F(RestPlansEventsTest, PlansOverManyManifestsRunInTheBackground) {
   RestOptions options;
   options.plan_page_tasks = 4;

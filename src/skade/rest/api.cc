@@ -452,6 +452,7 @@ CatalogApi::CatalogApi(catalog::Catalog& catalog, io::FileIO& io, const RestOpti
       io_(io),
       options_(options),
       manifests_(options.plan_manifest_cache_bytes),
+      plan_sealer_(options.sealer ? options.sealer : io::Sealer::Ephemeral()),
       plans_(PlanStoreOptions{options.plan_ttl}) {}
 
 RestStats CatalogApi::stats() const {

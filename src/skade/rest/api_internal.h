@@ -25,6 +25,7 @@
 #include "skade/events/commit_event.h"
 #include "skade/iceberg/expression.h"
 #include "skade/io/file_io.h"
+#include "skade/io/sealer.h"
 #include "skade/rest/plan_store_internal.h"
 #include "skade/rest/server.h"
 
@@ -251,6 +252,27 @@ class CatalogApi {
   // The answer when the plan store does not hold a plan or plan task (`missing`, kNotFound):
   // NoSuchTableException when `ident` itself is gone (the spec lists both), else `type`.
   Response PlanMissing(const Status& missing, const catalog::TableIdent& ident, std::string_view type);
+  // planning.cc. Plan ids are sealed (plan_sealer_, the ring all servers share) with what the plan
+  // is made from, so that a server that does not hold a plan makes it again on a fetch of its
+  // result or of a task (issue 35): kPlanned answers planTableScan (with the plan id),
+  // kRemade fetchPlanningResult, kRemadeForTasks a fetchScanTasks (planned at once, whatever
+  // its size).
+  enum class PlanAnswer { kPlanned, kRemade, kRemadeForTasks };
+  // Tasks per page for a request (fewer as its filter, which every task repeats, grows).
+  size_t PlanPageTasks(const Json& request) const;
+  std::string NewPlanId(const std::string& owner, const std::string& table, const std::string& metadata_location,
+                        const Json& request, size_t per_page) const;
+  // What a plan id sealed by any server of the ring carries ({"o","t","m","r","p"}: owner, table,
+  // metadata file, request, tasks per page) when it is a plan of `r`'s principal for `ident`;
+  // nullopt otherwise (not sealed, forged, expired, another owner or table).
+  std::optional<Json> OpenPlanId(const Request& r, const catalog::TableIdent& ident, const std::string& plan_id) const;
+  // Plans `body` on `state` under `plan_id` and answers as `answer` says.
+  Response MakePlan(const Request& r, const Json& body, catalog::TableState state, const std::string& plan_id,
+                    size_t per_page, PlanAnswer answer);
+  // The plan another server made under `plan_id`, made again here from the metadata file it was
+  // planned on (`out` its answer); false when the id opens as no plan of `r`'s for `ident`.
+  Result<bool> RemakePlan(const Request& r, const catalog::TableIdent& ident, const std::string& plan_id,
+                          PlanAnswer answer, Response* out);
   // A view request on a catalog without views: listings empty, names missing, changes 406.
   Response NoViews(const Request& r, const catalog::Namespace& ns, const std::string* view);
   // kInvalidArgument unless `location` lies in the warehouse or an allowed directory.
@@ -293,6 +315,7 @@ class CatalogApi {
   std::atomic<int64_t> rebased_{0};
   // Last: destroyed first, its destructor cancels and joins the background plans, whose jobs
   // use the members above (the manifest cache, the counters) until they return.
+  std::shared_ptr<const io::Sealer> plan_sealer_;
   PlanStore plans_;
 };
 

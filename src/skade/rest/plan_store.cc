@@ -62,6 +62,7 @@ PlanStore::~PlanStore() {
     for (auto& [id, plan] : plans_) plan->cancelled = true;
   }
   wake_.notify_all();
+  done_.notify_all();
   worker_.join();
 }
 
@@ -196,7 +197,10 @@ void PlanStore::Work() {
     Sink sink(*this, *plan);
     Status st = job(sink);
     lock.lock();
-    if (plan->cancelled) continue;  // Cancel already freed it and reports "cancelled"
+    if (plan->cancelled) {  // Cancel already freed it and reports "cancelled"
+      done_.notify_all();
+      continue;
+    }
     plan->expires_at = std::chrono::steady_clock::now() + options_.ttl;
     if (!st.ok()) {
       bytes_ -= plan->bytes;
@@ -205,11 +209,13 @@ void PlanStore::Work() {
       plan->state = PlanView::State::kFailed;
       plan->error = st;
       SKADE_LOG_WARN("rest: scan plan {} failed: {}", plan->id, st.ToString());
+      done_.notify_all();
       continue;
     }
     plan->state = PlanView::State::kCompleted;
     plan->fetched.assign(plan->pages.size(), false);
     plan->unfetched = plan->pages.empty() ? 0 : plan->pages.size() - 1;
+    done_.notify_all();
   }
 }
 
@@ -238,6 +244,7 @@ Status PlanStore::Cancel(const std::string& plan_id, const std::string& owner, c
   p.pages.clear();
   p.pages.shrink_to_fit();
   TouchLocked(p, std::chrono::steady_clock::now());
+  done_.notify_all();
   return Status::Ok();
 }
 
@@ -251,9 +258,17 @@ Result<PlanPage> PlanStore::Fetch(const std::string& plan_task, const std::strin
     if (c < '0' || c > '9' || page > 1'000'000'000) return unknown();
     page = page * 10 + static_cast<size_t>(c - '0');
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   ExpireLocked(std::chrono::steady_clock::now());
-  Plan* plan = FindLocked(plan_task.substr(0, colon), owner, table);
+  const std::string plan_id = plan_task.substr(0, colon);
+  Plan* plan = FindLocked(plan_id, owner, table);
+  if (plan != nullptr && plan->state == PlanView::State::kSubmitted) {
+    // Another server listed this task (it made the plan again and finished first); this one is
+    // still making it: the client waits for it rather than hearing the task does not exist.
+    std::shared_ptr<Plan> held = plans_[plan_id];
+    done_.wait_for(lock, options_.task_wait, [&] { return stopping_ || held->state != PlanView::State::kSubmitted; });
+    plan = FindLocked(plan_id, owner, table);
+  }
   if (plan == nullptr) return unknown();
   Plan& p = *plan;
   if (p.state != PlanView::State::kCompleted || page == 0 || page >= p.pages.size()) return unknown();
@@ -266,6 +281,31 @@ Result<PlanPage> PlanStore::Fetch(const std::string& plan_task, const std::strin
   // the grace (a retry of the last fetch), also when fetched again.
   TouchLocked(p, std::chrono::steady_clock::now());
   return p.pages[page];
+}
+
+bool PlanStore::Holds(const std::string& plan_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ExpireLocked(std::chrono::steady_clock::now());
+  return plans_.count(plan_id) != 0;
+}
+
+Status PlanStore::HoldCancelled(const std::string& plan_id, const std::string& owner, const std::string& table) {
+  std::lock_guard<std::mutex> lock(mu_);
+  SKADE_RETURN_IF_ERROR(ReserveLocked(owner));
+  auto plan = std::make_shared<Plan>();
+  plan->id = plan_id;
+  plan->owner = owner;
+  plan->table = table;
+  plan->cancelled = true;
+  plan->state = PlanView::State::kCancelled;
+  TouchLocked(*plan, std::chrono::steady_clock::now());
+  plans_[plan_id] = std::move(plan);
+  return Status::Ok();
+}
+
+std::string PlanStore::PlanOfTask(const std::string& plan_task) {
+  const size_t colon = plan_task.rfind(':');
+  return colon == std::string::npos ? std::string() : plan_task.substr(0, colon);
 }
 
 size_t PlanStore::plans() const {

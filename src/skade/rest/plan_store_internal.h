@@ -32,6 +32,9 @@ struct PlanStoreOptions {
   // it that owner's new plans are refused, so no client fills the store for the others.
   size_t max_plans_per_owner = 32;
   size_t max_bytes = size_t{256} << 20;  // serialized pages held
+  // A plan task of a plan this store is still making in the background (another server listed
+  // it first) waits this long for it.
+  std::chrono::seconds task_wait{30};
 };
 
 // One page: a ScanTasks object ({"file-scan-tasks", "delete-files"}) as JSON text.
@@ -80,9 +83,21 @@ class PlanStore {
   // Cancels a plan (a running job stops at its next page) and frees its pages; the plan then
   // reports "cancelled" until it expires. kNotFound as View.
   Status Cancel(const std::string& plan_id, const std::string& owner, const std::string& table);
-  // The page a plan task names. kNotFound when the task is unknown, of another owner or
-  // table, or of a cancelled or expired plan.
+  // The page a plan task names (waiting up to task_wait while its plan is still being made).
+  // kNotFound when the task is unknown, of another owner or table, or of a cancelled, failed or
+  // expired plan.
   Result<PlanPage> Fetch(const std::string& plan_task, const std::string& owner, const std::string& table);
+
+  // Whether the store holds plan `plan_id` (of anyone, in any state): a plan another server
+  // made is re-made here only when it is not.
+  bool Holds(const std::string& plan_id);
+  // Holds `plan_id` as a cancelled plan of `owner` and `table` (a plan another server made,
+  // cancelled here): it reports "cancelled" here until it expires, and is not re-made here.
+  // kResourceExhausted as PlanNow.
+  Status HoldCancelled(const std::string& plan_id, const std::string& owner, const std::string& table);
+
+  // The plan id a plan task names (the text before its last ':'), empty when it names none.
+  static std::string PlanOfTask(const std::string& plan_task);
 
   size_t plans() const;
   size_t bytes() const;
@@ -110,6 +125,7 @@ class PlanStore {
   const PlanStoreOptions options_;
   mutable std::mutex mu_;
   std::condition_variable wake_;
+  std::condition_variable done_;  // a background plan finished
   std::map<std::string, std::shared_ptr<Plan>> plans_;
   std::deque<std::pair<std::shared_ptr<Plan>, Job>> queue_;
   size_t bytes_ = 0;

@@ -11,6 +11,7 @@
 
 #include "skade/base/ascii.h"
 #include "skade/base/uuid.h"
+#include "skade/io/sealer.h"
 #include "skade/iceberg/expression.h"
 #include "skade/iceberg/scan.h"
 #include "skade/rest/api_internal.h"
@@ -323,6 +324,60 @@ Response CompletedResponse(const PlanView& view, const std::string* plan_id) {
 
 }  // namespace
 
+namespace {
+
+// The shape of a PlanTableScanRequest, checked before anything is looked up (400 before 404);
+// nullopt when it is well formed.
+std::optional<Response> MalformedScanRequest(const Json& body) {
+  if (!body.is_object()) {
+    return ErrorResponse(400, "BadRequestException", "the request body must be a JSON object");
+  }
+  auto bad = [](const std::string& message) { return ErrorResponse(400, "BadRequestException", message); };
+  auto is_int = [&](const char* key) {
+    const Json* v = Member(body, key);
+    return v == nullptr || v->is_number_integer();
+  };
+  for (const char* key : {"snapshot-id", "start-snapshot-id", "end-snapshot-id", "min-rows-requested"}) {
+    if (!is_int(key)) return bad("'" + std::string(key) + "' must be an integer");
+  }
+  if (Member(body, "start-snapshot-id") != nullptr && Member(body, "end-snapshot-id") == nullptr) {
+    return bad("'end-snapshot-id' is required with 'start-snapshot-id'");
+  }
+  if (Member(body, "snapshot-id") != nullptr &&
+      (Member(body, "start-snapshot-id") != nullptr || Member(body, "end-snapshot-id") != nullptr)) {
+    return bad("a scan is either point in time ('snapshot-id') or incremental ('start-snapshot-id', 'end-snapshot-id'), not both");
+  }
+  for (const char* key : {"case-sensitive", "use-snapshot-schema"}) {
+    const Json* v = Member(body, key);
+    if (v != nullptr && !v->is_boolean()) return bad("'" + std::string(key) + "' must be a boolean");
+  }
+  if (const Json* select = Member(body, "select")) {
+    if (!select->is_array() || !std::all_of(select->begin(), select->end(), [](const Json& n) { return n.is_string(); })) {
+      return bad("'select' must be an array of field names");
+    }
+  }
+  return std::nullopt;
+}
+
+// Plan ids another server can take up (issue 35): sealed under the key ring all servers share,
+// they carry what the plan is made from — its owner, the table, the metadata file it was planned
+// on and the request — so a server that does not hold the plan makes the same plan again (the
+// planner streams tasks in manifest order: the same pages, the same plan tasks). A request too
+// large for a URL gets an id of this server alone.
+constexpr char kPlanPurpose[] = "rest.plan";
+constexpr size_t kMaxSealedPlanIdBytes = 4096;
+
+}  // namespace
+
+std::string CatalogApi::NewPlanId(const std::string& owner, const std::string& table,
+                                  const std::string& metadata_location, const Json& request, size_t per_page) const {
+  // The page size travels too: servers configured apart still cut the same pages.
+  const Json payload{{"o", owner}, {"t", table}, {"m", metadata_location}, {"r", request}, {"p", per_page}};
+  std::string id = io::EncodeBase64Url(
+      plan_sealer_->Seal(kPlanPurpose, payload.dump(-1, ' ', false, Json::error_handler_t::replace), options_.plan_ttl));
+  return id.size() <= kMaxSealedPlanIdBytes ? id : Uuid::NewV7().ToString();
+}
+
 Response CatalogApi::PlanTableScan(const Request& r, const std::string& segment, const std::string& table) {
   auto ident = IdentFromPath(segment, table);
   if (!ident.ok()) return ErrorResponse(ident.status());
@@ -330,47 +385,41 @@ Response CatalogApi::PlanTableScan(const Request& r, const std::string& segment,
   auto parsed = r.body.empty() ? Result<Json>(Json::object()) : ParseOrderedJson(r.body, "the request body");
   if (!parsed.ok()) return ErrorResponse(parsed.status());
   Json body = std::move(parsed).value();
-  if (!body.is_object()) {
-    return ErrorResponse(400, "BadRequestException", "the request body must be a JSON object");
-  }
-  auto bad = [](const std::string& message) { return ErrorResponse(400, "BadRequestException", message); };
-  auto int_member = [&](const char* key, std::optional<int64_t>* out) -> bool {
-    const Json* v = Member(body, key);
-    if (v == nullptr) return true;
-    if (!v->is_number_integer()) return false;
-    *out = v->get<int64_t>();
-    return true;
-  };
-  std::optional<int64_t> snapshot_id, start_id, end_id, min_rows;
-  if (!int_member("snapshot-id", &snapshot_id)) return bad("'snapshot-id' must be an integer");
-  if (!int_member("start-snapshot-id", &start_id)) return bad("'start-snapshot-id' must be an integer");
-  if (!int_member("end-snapshot-id", &end_id)) return bad("'end-snapshot-id' must be an integer");
-  if (!int_member("min-rows-requested", &min_rows)) return bad("'min-rows-requested' must be an integer");
-  if (start_id && !end_id) return bad("'end-snapshot-id' is required with 'start-snapshot-id'");
-  if (snapshot_id && (start_id || end_id)) {
-    return bad("a scan is either point in time ('snapshot-id') or incremental ('start-snapshot-id', 'end-snapshot-id'), not both");
-  }
-  bool case_sensitive = true;
-  if (const Json* cs = Member(body, "case-sensitive")) {
-    if (!cs->is_boolean()) return bad("'case-sensitive' must be a boolean");
-    case_sensitive = cs->get<bool>();
-  }
-  bool snapshot_schema = false;
-  if (const Json* uss = Member(body, "use-snapshot-schema")) {
-    if (!uss->is_boolean()) return bad("'use-snapshot-schema' must be a boolean");
-    snapshot_schema = uss->get<bool>();
-  }
-  if (const Json* select = Member(body, "select")) {
-    if (!select->is_array() || !std::all_of(select->begin(), select->end(), [](const Json& n) { return n.is_string(); })) {
-      return bad("'select' must be an array of field names");
-    }
-  }
-
+  if (auto malformed = MalformedScanRequest(body)) return *malformed;
   if (Status st = RequireNamespace(ident->ns); !st.ok()) return ErrorResponse(st, "NoSuchNamespaceException");
-  ScanRequest req;
   auto state = catalog_.LoadTable(*ident);
   if (!state.ok()) return ErrorResponse(state.status());
-  req.state = std::move(*state);
+  const size_t per_page = PlanPageTasks(body);
+  const std::string plan_id = NewPlanId(r.principal, ident->ToString(), state->metadata_location, body, per_page);
+  return MakePlan(r, body, std::move(*state), plan_id, per_page, PlanAnswer::kPlanned);
+}
+
+size_t CatalogApi::PlanPageTasks(const Json& request) const {
+  // Every task carries the residual: a large filter (16 MB of IN values, say) would make one page
+  // of 1000 tasks 16 GB. Pages hold fewer tasks as the residual grows, so one page stays within
+  // a few megabytes (the plan store's byte bound then applies to the whole plan).
+  constexpr size_t kPageBytesForResiduals = size_t{4} << 20;
+  const Json* filter = Member(request, "filter");
+  const size_t residual_bytes = filter != nullptr ? filter->dump().size() : 4;
+  return std::max<size_t>(1, std::min(options_.plan_page_tasks, kPageBytesForResiduals / std::max<size_t>(residual_bytes, 1)));
+}
+
+Response CatalogApi::MakePlan(const Request& r, const Json& body, catalog::TableState state, const std::string& plan_id,
+                              size_t per_page, PlanAnswer answer) {
+  auto bad = [](const std::string& message) { return ErrorResponse(400, "BadRequestException", message); };
+  auto int_member = [&](const char* key) -> std::optional<int64_t> {
+    const Json* v = Member(body, key);
+    return v == nullptr ? std::nullopt : std::optional<int64_t>(v->get<int64_t>());
+  };
+  const std::optional<int64_t> snapshot_id = int_member("snapshot-id"), start_id = int_member("start-snapshot-id"),
+                               end_id = int_member("end-snapshot-id"), min_rows = int_member("min-rows-requested");
+  const Json* cs = Member(body, "case-sensitive");
+  const bool case_sensitive = cs == nullptr || cs->get<bool>();
+  const Json* uss = Member(body, "use-snapshot-schema");
+  const bool snapshot_schema = uss != nullptr && uss->get<bool>();
+  const catalog::TableIdent ident = state.ident;
+  ScanRequest req;
+  req.state = std::move(state);
   const iceberg::TableMetadata& m = *req.state.metadata;
   auto snapshot_by_id = [&](int64_t id) { return m.SnapshotById(id); };
   req.snapshot = m.CurrentSnapshot();
@@ -415,13 +464,6 @@ Response CatalogApi::PlanTableScan(const Request& r, const std::string& segment,
     }
   }
 
-  // Every task carries the residual: a large filter (16 MB of IN values, say) would make one page
-  // of 1000 tasks 16 GB. Pages hold fewer tasks as the residual grows, so one page stays within
-  // a few megabytes (the plan store's byte bound then applies to the whole plan).
-  constexpr size_t kPageBytesForResiduals = size_t{4} << 20;
-  const size_t residual_bytes = req.residual.dump().size();
-  const size_t per_page =
-      std::max<size_t>(1, std::min(options_.plan_page_tasks, kPageBytesForResiduals / std::max<size_t>(residual_bytes, 1)));
   auto job = [this, req, per_page](PlanSink& sink) -> Status {
     if (req.snapshot == nullptr) return PageBuilder(sink, per_page, req.stats_fields, *req.schema, req.residual).Finish();
     PageBuilder pages(sink, per_page, req.stats_fields, *req.schema, req.residual);
@@ -452,11 +494,10 @@ Response CatalogApi::PlanTableScan(const Request& r, const std::string& segment,
     return pages.Finish();
   };
 
-  const std::string plan_id = Uuid::NewV7().ToString();
-  const std::string table_key = ident->ToString();
+  const std::string table_key = ident.ToString();
   // Large plans run in the background; the manifest list says how large.
   bool background = false;
-  if (req.snapshot != nullptr && options_.plan_async_manifests > 0) {
+  if (answer != PlanAnswer::kRemadeForTasks && req.snapshot != nullptr && options_.plan_async_manifests > 0) {
     iceberg::ScanPlanner planner(io_, m);
     planner.set_cache(&manifests_);
     auto manifests = planner.LoadManifests(*req.snapshot);
@@ -466,11 +507,52 @@ Response CatalogApi::PlanTableScan(const Request& r, const std::string& segment,
   if (background) {
     Status submitted = plans_.Submit(plan_id, r.principal, table_key, std::move(job));
     if (!submitted.ok()) return ErrorResponse(submitted);
-    return JsonResponse(Json{{"status", "submitted"}, {"plan-id", plan_id}});
+    Json out{{"status", "submitted"}};
+    if (answer == PlanAnswer::kPlanned) out["plan-id"] = plan_id;
+    return JsonResponse(out);
   }
   auto view = plans_.PlanNow(plan_id, r.principal, table_key, job);
   if (!view.ok()) return ErrorResponse(view.status());
-  return CompletedResponse(*view, &plan_id);
+  return CompletedResponse(*view, answer == PlanAnswer::kPlanned ? &plan_id : nullptr);
+}
+
+std::optional<Json> CatalogApi::OpenPlanId(const Request& r, const catalog::TableIdent& ident,
+                                           const std::string& plan_id) const {
+  std::string sealed;
+  if (!io::DecodeBase64Url(plan_id, &sealed) || !io::Sealer::LooksSealed(sealed)) return std::nullopt;
+  auto payload = plan_sealer_->Open(kPlanPurpose, sealed);
+  if (!payload.ok()) return std::nullopt;  // forged, expired, another ring: as unknown
+  auto origin = ParseOrderedJson(*payload, "a plan id");
+  if (!origin.ok() || !origin->is_object()) return std::nullopt;
+  const Json* owner = Member(*origin, "o");
+  const Json* table = Member(*origin, "t");
+  const Json* location = Member(*origin, "m");
+  const Json* request = Member(*origin, "r");
+  const Json* per_page = Member(*origin, "p");
+  if (owner == nullptr || table == nullptr || location == nullptr || request == nullptr || per_page == nullptr ||
+      !owner->is_string() || !table->is_string() || !location->is_string() || !per_page->is_number_unsigned() ||
+      per_page->get<uint64_t>() == 0 || MalformedScanRequest(*request)) {
+    return std::nullopt;
+  }
+  // A plan id is a capability of its owner, for its table only.
+  if (owner->get<std::string>() != r.principal || table->get<std::string>() != ident.ToString()) return std::nullopt;
+  return std::move(origin).value();
+}
+
+Result<bool> CatalogApi::RemakePlan(const Request& r, const catalog::TableIdent& ident, const std::string& plan_id,
+                                    PlanAnswer answer, Response* out) {
+  std::optional<Json> origin = OpenPlanId(r, ident, plan_id);
+  if (!origin) return false;
+  catalog::TableState state;
+  state.ident = ident;
+  state.metadata_location = (*origin)["m"].get<std::string>();
+  SKADE_RETURN_IF_ERROR(CheckLocation(state.metadata_location, "the metadata file of a scan plan"));
+  SKADE_ASSIGN_OR_RETURN(std::string bytes, io_.Read(state.metadata_location));
+  SKADE_ASSIGN_OR_RETURN(iceberg::TableMetadata metadata,
+                         iceberg::ParseTableMetadataFile(bytes).WithContext(state.metadata_location));
+  state.metadata = std::make_shared<const iceberg::TableMetadata>(std::move(metadata));
+  *out = MakePlan(r, (*origin)["r"], std::move(state), plan_id, (*origin)["p"].get<size_t>(), answer);
+  return true;
 }
 
 Response CatalogApi::PlanMissing(const Status& missing, const catalog::TableIdent& ident, std::string_view type) {
@@ -487,6 +569,13 @@ Response CatalogApi::FetchPlanningResult(const Request& r, const std::string& se
   if (!ident.ok()) return ErrorResponse(ident.status());
   if (Status st = RequireNamespace(ident->ns); !st.ok()) return ErrorResponse(st, "NoSuchNamespaceException");
   auto view = plans_.View(plan_id, r.principal, ident->ToString());
+  if (!view.ok() && view.status().code() == StatusCode::kNotFound && !plans_.Holds(plan_id)) {
+    // Planned by another server: made again here.
+    Response remade;
+    auto taken = RemakePlan(r, *ident, plan_id, PlanAnswer::kRemade, &remade);
+    if (!taken.ok()) return ErrorResponse(taken.status());
+    if (*taken) return remade;
+  }
   if (!view.ok()) return PlanMissing(view.status(), *ident, "NoSuchPlanIdException");
   switch (view->state) {
     case PlanView::State::kSubmitted: return JsonResponse(Json{{"status", "submitted"}});
@@ -510,6 +599,11 @@ Response CatalogApi::CancelPlanning(const Request& r, const std::string& segment
   if (!ident.ok()) return ErrorResponse(ident.status());
   if (Status st = RequireNamespace(ident->ns); !st.ok()) return ErrorResponse(st, "NoSuchNamespaceException");
   Status st = plans_.Cancel(plan_id, r.principal, ident->ToString());
+  if (st.code() == StatusCode::kNotFound && !plans_.Holds(plan_id) && OpenPlanId(r, *ident, plan_id)) {
+    // Planned by another server: cancelled here, where its tasks are then not made again. The
+    // server that planned it keeps its pages until they expire.
+    st = plans_.HoldCancelled(plan_id, r.principal, ident->ToString());
+  }
   if (!st.ok()) return PlanMissing(st, *ident, "NoSuchPlanIdException");
   Response done;
   done.status = 204;
@@ -529,6 +623,16 @@ Response CatalogApi::FetchScanTasks(const Request& r, const std::string& segment
   }
   if (Status st = RequireNamespace(ident->ns); !st.ok()) return ErrorResponse(st, "NoSuchNamespaceException");
   auto page = plans_.Fetch(task->get<std::string>(), r.principal, ident->ToString());
+  const std::string plan_id = PlanStore::PlanOfTask(task->get<std::string>());
+  if (!page.ok() && page.status().code() == StatusCode::kNotFound && !plan_id.empty() && !plans_.Holds(plan_id)) {
+    // A task of a plan another server made: the plan made again here (at once, whatever its
+    // size: the client waits for the task), then its page.
+    Response remade;
+    auto taken = RemakePlan(r, *ident, plan_id, PlanAnswer::kRemadeForTasks, &remade);
+    if (!taken.ok()) return ErrorResponse(taken.status());
+    if (*taken && remade.status != 200) return remade;
+    if (*taken) page = plans_.Fetch(task->get<std::string>(), r.principal, ident->ToString());
+  }
   if (!page.ok()) return PlanMissing(page.status(), *ident, "NoSuchPlanTaskException");
   Response out;
   out.body = std::move(*page);

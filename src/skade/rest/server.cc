@@ -573,7 +573,8 @@ struct RestServer::Impl {
     // Signing changes nothing itself: what it signs is bounded to the table's locations.
     add("POST", table + "/sign", [this](const Request& r, const Params& p) { return api.SignRequest(r, p[0], p[1]); });
     add("POST", table + "/metrics", [this](const Request& r, const Params& p) { return api.ReportMetrics(r, p[0], p[1]); });
-    // Scan plans live in this server's memory only, and so do the records of their keys.
+    // Scan plans are held by the server that made them (another server of the ring makes a plan
+    // again from its sealed id); the records of their keys stay in memory.
     keyed("POST", table + "/plan", kMemory,
           [this](const Request& r, const Params& p) { return api.PlanTableScan(r, p[0], p[1]); });
     add("GET", table + "/plan/*",

@@ -43,8 +43,9 @@ struct RestOptions {
   std::map<std::string, std::string> clients;  // client_id → client_secret
   std::vector<std::string> static_tokens;
   std::chrono::seconds token_lifetime{3600};
-  // The key ring every server of a deployment shares (io/sealer.h): OAuth2 tokens one server
-  // issues are accepted by all. Null = a key of this process alone.
+  // The key ring every server of a deployment shares (io/sealer.h): OAuth2 tokens and scan plan
+  // ids one server issues are accepted by all (a plan id carries what its plan is made from;
+  // another server makes the plan again). Null = a key of this process alone.
   std::shared_ptr<const io::Sealer> sealer;
   size_t max_body_bytes = 16 << 20;  // larger requests: 413
   // Threads running requests. Connections hold none: `io_threads` event loops read and write
