@@ -391,5 +391,47 @@ TEST_F(RestServerTest, EventStreamsAreLimitedPerClientAndEndWithTheirToken) {
   server_->Shutdown();  // before the bus its streams read goes away
 }
 
+// One client address holds at most max_connections_per_client connections (a new one past it
+// is closed at once, before a request); a trusted proxy's connections carry many clients and
+// count only against the total (issue 35: behind nginx every client has the balancer's address).
+TEST_F(RestServerTest, ConnectionsPerClientAreBoundedExceptForTrustedProxies) {
+  for (bool proxy : {false, true}) {
+    SCOPED_TRACE(proxy ? "a trusted proxy" : "a plain client");
+    RestOptions options;
+    options.max_connections_per_client = 3;
+    if (proxy) options.trusted_proxies = {"127.0.0.1"};
+    server_.reset();
+    Start(options);
+    std::vector<std::unique_ptr<RawConnection>> held;
+    auto answers = [](RawConnection& c) {
+      if (!c.Send("GET /v1/config HTTP/1.1\r\nHost: x\r\n\r\n")) return false;
+      const std::string text = c.ReadUntil([](const std::string& t) { return t.find("\r\n\r\n") != std::string::npos; },
+                                           std::chrono::seconds(5));
+      return text.rfind("HTTP/1.1 200", 0) == 0;
+    };
+    for (int i = 0; i < 3; ++i) {
+      held.push_back(std::make_unique<RawConnection>(server_->port()));
+      ASSERT_TRUE(held.back()->connected());
+      EXPECT_TRUE(answers(*held.back())) << "connection " << i << " is within the bound";
+    }
+    RawConnection fourth(server_->port());
+    ASSERT_TRUE(fourth.connected());
+    if (proxy) {
+      EXPECT_TRUE(answers(fourth)) << "a trusted proxy is bounded in all only";
+    } else {
+      EXPECT_TRUE(fourth.WaitClosed(std::chrono::seconds(5))) << "past the bound a connection is closed at once";
+      EXPECT_EQ(fourth.text(), "");
+      // Freed connections make room again.
+      held.clear();
+      ASSERT_TRUE(skade::testing::PollUntil(
+          [&] {
+            RawConnection again(server_->port());
+            return again.connected() && answers(again);
+          },
+          std::chrono::seconds(10), std::chrono::milliseconds(50)));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace skade::rest

@@ -19,11 +19,13 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <set>
 #include <thread>
 
 #include "skade/base/ascii.h"
 #include "skade/base/clock.h"
+#include "skade/base/forwarded.h"
 #include "skade/base/log.h"
 #include "skade/base/url.h"
 
@@ -174,6 +176,15 @@ int BoundPort(int fd) {
   return 0;
 }
 
+std::string AddressText(const sockaddr* addr);
+
+// The canonical form of a peer's address (an IPv4-mapped IPv6 address as IPv4), as trusted
+// proxies are written.
+std::string PeerOf(const sockaddr* addr) {
+  const std::string text = AddressText(addr);
+  return CanonicalIpAddress(text).value_or(text);
+}
+
 std::string AddressText(const sockaddr* addr) {
   if (addr == nullptr) return "";
   char text[INET6_ADDRSTRLEN] = {};
@@ -253,6 +264,7 @@ enum class Phase {
 
 struct ConnectionState {
   int fd = -1;
+  std::string peer;  // canonical IP address
   Phase phase = Phase::kWaiting;
   int64_t since_ns = 0;
   bool cut = false;  // shut down by the watchdog
@@ -293,6 +305,7 @@ struct HttpServer::Impl {
   std::condition_variable watchdog_cv;
   bool watchdog_stop = false;
   std::map<ConnectionState*, std::unique_ptr<ConnectionState>> connections;
+  std::map<std::string, int> per_peer;  // open connections by peer (guarded by connections_mu)
   std::thread watchdog;
 
   std::mutex sinks_mu;
@@ -322,16 +335,38 @@ struct HttpServer::Impl {
         int yes = 1;
         ::setsockopt(state->fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
       }
+      const MHD_ConnectionInfo* address = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+      state->peer = PeerOf(address != nullptr ? address->client_addr : nullptr);
       *socket_context = state.get();
       std::lock_guard<std::mutex> lock(self->connections_mu);
+      ++self->per_peer[state->peer];
       self->connections.emplace(state.get(), std::move(state));
     } else {
       // Before MHD closes the descriptor: the watchdog never shuts down a reused one.
       auto* state = static_cast<ConnectionState*>(*socket_context);
       *socket_context = nullptr;
+      if (state == nullptr) return;
       std::lock_guard<std::mutex> lock(self->connections_mu);
+      auto peer = self->per_peer.find(state->peer);
+      if (peer != self->per_peer.end() && --peer->second <= 0) self->per_peer.erase(peer);
       self->connections.erase(state);
     }
+  }
+
+  // The per-client bound, in place of MHD's own (which cannot spare a proxy): a new connection
+  // from a peer already holding max_connections_per_client is closed at once. Connections are
+  // counted once MHD starts them, so accepts racing on the I/O threads may pass the bound by
+  // at most one each.
+  static MHD_Result OnAccept(void* cls, const sockaddr* addr, socklen_t) {
+    auto* self = static_cast<Impl*>(cls);
+    const int bound = self->options.max_connections_per_client;
+    if (bound <= 0) return MHD_YES;
+    const std::string peer = PeerOf(addr);
+    const auto& unbounded = self->options.unbounded_peers;
+    if (std::find(unbounded.begin(), unbounded.end(), peer) != unbounded.end()) return MHD_YES;
+    std::lock_guard<std::mutex> lock(self->connections_mu);
+    auto it = self->per_peer.find(peer);
+    return it != self->per_peer.end() && it->second >= bound ? MHD_NO : MHD_YES;
   }
 
   void SetPhase(MHD_Connection* connection, Phase phase) {
@@ -633,11 +668,10 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpOptions options, HttpC
   const int fd = listener.get();
   Impl* raw = impl.get();
   impl->daemon = MHD_start_daemon(
-      flags, 0, nullptr, nullptr, &Impl::OnRequest, raw,
+      flags, 0, &Impl::OnAccept, raw, &Impl::OnRequest, raw,
       MHD_OPTION_LISTEN_SOCKET, static_cast<MHD_socket>(fd),
       MHD_OPTION_THREAD_POOL_SIZE, static_cast<unsigned>(o.io_threads),
       MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(std::max(1, o.max_connections)),
-      MHD_OPTION_PER_IP_CONNECTION_LIMIT, static_cast<unsigned>(std::max(0, o.max_connections_per_client)),
       MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(o.request_timeout.count()),
       MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<size_t>(o.max_header_bytes),
       MHD_OPTION_URI_LOG_CALLBACK, &Impl::OnUri, raw,

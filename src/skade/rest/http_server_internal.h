@@ -93,7 +93,10 @@ struct HttpOptions {
   // not reading its response) this long is closed too.
   std::chrono::seconds request_timeout{30};
   int max_connections = 1024;             // open at once in all; past it new ones are closed
-  int max_connections_per_client = 128;   // from one IP address
+  int max_connections_per_client = 128;   // from one IP address (0 = no bound)
+  // Peers (canonical IP addresses, base/forwarded.h) bounded by max_connections only, not by the
+  // per-client bound: load balancers and proxies, whose connections carry many clients.
+  std::vector<std::string> unbounded_peers;
   size_t max_header_bytes = 32 << 10;     // request line and headers together; past it 431
 };
 

@@ -644,6 +644,8 @@ Result<std::unique_ptr<RestServer>> RestServer::Start(catalog::Catalog& catalog,
   http.request_timeout = std::max(std::chrono::seconds(1), options.request_timeout);
   http.max_connections = options.max_connections;
   http.max_connections_per_client = options.max_connections_per_client;
+  // A balancer's connections carry many clients: bounded in all, not as one client.
+  http.unbounded_peers = options.trusted_proxies;
   if (!options.tls_cert_file.empty()) {
     SKADE_ASSIGN_OR_RETURN(http.tls_cert_pem, ReadPem(options.tls_cert_file));
     SKADE_ASSIGN_OR_RETURN(http.tls_key_pem, ReadPem(options.tls_key_file));

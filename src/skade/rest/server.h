@@ -57,7 +57,8 @@ struct RestOptions {
   // this long, or a client not reading its response for this long, is closed.
   std::chrono::seconds request_timeout{30};
   // Connections open at once, in all and from one client address (past either, a new
-  // connection is closed at once). Iceberg's Java client pools up to 100 per host.
+  // connection is closed at once; trusted_proxies count in all only). Iceberg's Java client
+  // pools up to 100 per host.
   int max_connections = 1024;
   int max_connections_per_client = 128;
   // Load balancers or proxies in front (canonical IP addresses, base/forwarded.h): a request
