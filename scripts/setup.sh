@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything skade needs on a fresh Debian 12 machine (run as root). Idempotent.
 #   Debian packages by name, DuckDB 1.4.4 from pinned npm packages (integrity-checked) into
-#   third_party/duckdb/, and the pinned Node.js interop clients in tests/interop/.
+#   third_party/duckdb/, the pinned Node.js interop clients in tests/interop/, and the web
+#   console's packages in web/ (Debian's chromium runs its browser test).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -17,6 +18,7 @@ APT_PACKAGES=(
   clang libclang-rt-14-dev
   python3-botocore s3cmd
   nginx
+  chromium
 )
 
 missing=()
@@ -42,4 +44,6 @@ if [ -f "$ROOT/tests/interop/package-lock.json" ]; then
     echo "$want" > "$stamp"
   fi
 fi
+# The web console's front end (pinned npm packages, bundled by esbuild; skade embeds it).
+"$ROOT/scripts/build_web.sh"
 echo "setup: ok"

@@ -11,6 +11,8 @@
 #include "skade/cli/lake.h"
 #include "skade/cli/messages.h"
 #include "skade/cli/lineage_command.h"
+#include "skade/console/preview.h"
+#include "skade/console/static_files.h"
 #include "skade/events/bus.h"
 #include "skade/events/commit_service.h"
 #include "skade/events/watcher.h"
@@ -45,6 +47,7 @@ struct ServeOptions {
   int64_t manifest_cache_mb = 256;
   std::string query_memory = "4GB";
   int rest_port = -1;  // -1 = no REST catalog
+  bool no_ui = false;  // the web console under /ui on the REST port
   std::string rest_prefix;
   std::string rest_auth = "none";
   std::string rest_clients_file;
@@ -270,12 +273,32 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
   auto server = flightsql::FlightSqlServer::Start(**lake_sql, options);
   if (!server.ok()) return Fail(server.status());
   // The REST catalog shares the catalog (and so the commit log and event bus) with Flight SQL.
+  std::optional<console::Preview> preview;  // the web console's data preview; outlives rest_server
   std::unique_ptr<rest::RestServer> rest_server;
   if (o.rest_port >= 0) {
     auto rest_options = RestOptionsOf(o);
     if (!rest_options.ok()) return Fail(rest_options.status());
     rest_options->sealer = *shared_keys;
     rest_options->trusted_proxies = options.trusted_proxies;
+    if (!o.no_ui) {
+      // The console's pages are public files; what they show comes through the catalog's routes.
+      static const console::StaticFiles kConsole(console::EmbeddedAssets());
+      rest_options->public_files = [](std::string_view method, std::string_view path) {
+        std::optional<console::StaticResponse> file = kConsole.Serve(method, path);
+        if (!file) return std::optional<rest::PublicResponse>();
+        return std::optional<rest::PublicResponse>(rest::PublicResponse{
+            file->status, std::move(file->content_type), std::move(file->headers), std::move(file->body)});
+      };
+      // The data preview reads with the catalog's authentication (not a public file).
+      const console::Preview* reader = &preview.emplace(*lake->catalog, *lake->io, *lake->db);
+      rest_options->extra_routes = [reader](std::string_view method, std::string_view path,
+                                            const std::map<std::string, std::string>& query) {
+        std::optional<console::PreviewAnswer> page = reader->Serve(method, path, query);
+        if (!page) return std::optional<rest::PublicResponse>();
+        return std::optional<rest::PublicResponse>(
+            rest::PublicResponse{page->status, "application/json", {{"Cache-Control", "no-store"}}, std::move(page->body)});
+      };
+    }
     auto started = rest::RestServer::Start(*lake->catalog, *lake->io, *rest_options, &bus);
     if (!started.ok()) return Fail(started.status());
     rest_server = std::move(*started);
@@ -286,6 +309,10 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
   if (rest_server) {
     std::cout << "rest catalog listening on " << (o.tls_cert.empty() ? "http://" : "https://") << o.host << ":"
               << rest_server->port() << (o.rest_prefix.empty() ? "" : " (prefix '" + o.rest_prefix + "')") << std::endl;
+    if (!o.no_ui) {
+      std::cout << "web console on " << (o.tls_cert.empty() ? "http://" : "https://") << o.host << ":"
+                << rest_server->port() << "/ui" << std::endl;
+    }
   }
   while (!StopRequested()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   std::cout << "shutting down" << std::endl;
@@ -341,6 +368,7 @@ void AddServeCommand(CLI::App& app, const LakeArgs& lake, int* exit_code) {
                   "MiB of decoded manifests kept for planning, by Flight SQL and by REST planning each (0 = none)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--rest-port", o->rest_port, "Iceberg REST catalog HTTP port (0 = pick a free one; default: off)");
+  cmd->add_flag("--no-ui", o->no_ui, "do not serve the web console under /ui on the REST port");
   cmd->add_option("--rest-prefix", o->rest_prefix, "the REST catalog's {prefix} path segment (default none)");
   cmd->add_option("--rest-auth", o->rest_auth, "none | bearer (--rest-tokens-file) | oauth2 (--rest-clients-file)")
       ->check(CLI::IsMember({"none", "bearer", "oauth2"}));

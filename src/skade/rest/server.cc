@@ -429,14 +429,25 @@ struct RestServer::Impl {
     return res;
   }
 
-  // Before the body: /healthz (never authenticated), authentication, /metrics — answered in the
-  // I/O thread, so health checks and refusals never wait for a worker.
+  // Before the body: /healthz (never authenticated), public files (the web console's pages),
+  // authentication, /metrics — answered in the I/O thread, so health checks and refusals never
+  // wait for a worker.
   std::optional<HttpResponse> Screen(const HttpRequest& h) {
     const bool get = h.method == "GET" || h.method == "HEAD";
     if (h.path == "/healthz" && get) {
       HttpResponse ok;
       ok.body = "{\"status\":\"ok\"}";
       return ok;
+    }
+    if (options.public_files) {
+      if (std::optional<PublicResponse> file = options.public_files(h.method, h.path)) {
+        HttpResponse out;
+        out.status = file->status;
+        out.content_type = std::move(file->content_type);
+        out.headers = std::move(file->headers);
+        out.body = std::move(file->body);
+        return out;
+      }
     }
     if (tokens.enabled() && h.path != "/v1/oauth/tokens" && h.path != "/healthz") {
       auto it = h.headers.find("authorization");
@@ -477,6 +488,17 @@ struct RestServer::Impl {
         return route.run(r, h, params);
       } catch (const std::exception& e) {
         return ToHttp(ErrorResponse(500, "ServerErrorException", e.what()));
+      }
+    }
+    if (options.extra_routes) {
+      const std::string_view method_view = h.method == "HEAD" ? std::string_view("GET") : h.method;
+      if (std::optional<PublicResponse> extra = options.extra_routes(method_view, h.path, h.query)) {
+        HttpResponse out;
+        out.status = extra->status;
+        out.content_type = std::move(extra->content_type);
+        out.headers = std::move(extra->headers);
+        out.body = std::move(extra->body);
+        return out;
       }
     }
     return NoRoute(h, segments);

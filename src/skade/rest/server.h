@@ -11,10 +11,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "skade/base/status.h"
@@ -25,6 +28,14 @@
 #include "skade/io/sealer.h"
 
 namespace skade::rest {
+
+// The answer of a public route (RestOptions::public_files).
+struct PublicResponse {
+  int status = 200;
+  std::string content_type;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+};
 
 struct RestOptions {
   std::string host = "127.0.0.1";
@@ -99,6 +110,17 @@ struct RestOptions {
   // clients hold no keys of their own. A table not created yet (a staged create) is signed for
   // the location the catalog would give it.
   std::optional<io::S3Options> remote_signing;
+  // Public files served beside the catalog (the web console under /ui, console/static_files.h):
+  // asked first with every request's method and percent-decoded path, before authentication, in
+  // an I/O thread — so it answers from memory without blocking, and only with what anyone may
+  // read; nullopt leaves the request to the catalog's routes. Unset = none.
+  std::function<std::optional<PublicResponse>(std::string_view method, std::string_view path)> public_files;
+  // Extra read routes beside the catalog's (the web console's data preview, console/preview.h):
+  // asked, after authentication and in a worker thread, with the method, the percent-decoded
+  // path and the decoded query of a request no catalog route serves; nullopt = 404 as before.
+  std::function<std::optional<PublicResponse>(std::string_view method, std::string_view path,
+                                              const std::map<std::string, std::string>& query)>
+      extra_routes;
   // Idempotency-Key (the spec's header on mutation endpoints, a UUIDv7): a mutation carrying a key
   // is applied at most once per principal, and a retry with the key within this lifetime (from
   // the first request) gets the first final answer (2xx, or 4xx; a 5xx is not kept). Commits

@@ -1,0 +1,116 @@
+// The preview reads exactly as `skade scan` does (Table::PlanRead, then the engine's SQL of the
+// planned scan, deletes applied), and pages it with LIMIT/OFFSET over that relation ordered by
+// each row's origin. Every parameter is parsed into a number or a checked name first; what runs
+// is SQL the engine built, around two integers.
+#include "skade/console/preview.h"
+
+#include <charconv>
+
+#include <nlohmann/json.hpp>
+
+#include "skade/engine/iceberg_scan.h"
+#include "skade/table/table.h"
+
+namespace skade::console {
+namespace {
+
+using Json = nlohmann::json;
+
+PreviewAnswer Error(int status, std::string_view type, const std::string& message) {
+  Json body{{"error", {{"message", message}, {"type", type}, {"code", status}}}};
+  return PreviewAnswer{status, body.dump(-1, ' ', false, Json::error_handler_t::replace)};
+}
+
+PreviewAnswer Error(const Status& st) {
+  switch (st.code()) {
+    case StatusCode::kNotFound: return Error(404, "NoSuchTableException", st.message());
+    case StatusCode::kInvalidArgument: return Error(400, "BadRequestException", st.message());
+    default: return Error(500, "ServerErrorException", st.message());
+  }
+}
+
+// A decimal integer in [0, max], or nullopt.
+std::optional<int64_t> Number(const std::map<std::string, std::string>& query, const char* key,
+                              int64_t fallback, int64_t max) {
+  auto it = query.find(key);
+  if (it == query.end()) return fallback;
+  int64_t v = 0;
+  const std::string& s = it->second;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v < 0 || v > max) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+Preview::Preview(catalog::Catalog& catalog, io::FileIO& io, engine::Database& db)
+    : catalog_(catalog), io_(io), db_(db) {}
+
+std::optional<PreviewAnswer> Preview::Serve(std::string_view method, std::string_view path,
+                                            const std::map<std::string, std::string>& query) const {
+  if (path != kPreviewPath) return std::nullopt;
+  if (method != "GET") return Error(405, "BadRequestException", "the preview is read with GET");
+  auto table_param = query.find("table");
+  if (table_param == query.end()) return Error(400, "BadRequestException", "'table' (ns.table) is required");
+  auto ident = catalog::TableIdent::Parse(table_param->second);
+  if (!ident.ok()) return Error(ident.status());
+  if (Status valid = ident->Validate(); !valid.ok()) return Error(valid);
+  const std::optional<int64_t> offset = Number(query, "offset", 0, kMaxOffset);
+  const std::optional<int64_t> limit = Number(query, "limit", 50, kMaxLimit);
+  if (!offset || !limit || *limit == 0) {
+    return Error(400, "BadRequestException",
+                 "'offset' must be 0…" + std::to_string(kMaxOffset) + " and 'limit' 1…" + std::to_string(kMaxLimit));
+  }
+  table::ReadOptions read;
+  if (auto snapshot = query.find("snapshot-id"); snapshot != query.end()) {
+    int64_t id = 0;
+    const std::string& s = snapshot->second;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), id);
+    if (ec != std::errc() || end != s.data() + s.size()) {
+      return Error(400, "BadRequestException", "'snapshot-id' must be a snapshot id");
+    }
+    read.snapshot.snapshot_id = id;
+  }
+
+  auto table = table::Table::Load(catalog_, io_, db_, *ident);
+  if (!table.ok()) return Error(table.status());
+  auto scan = (*table)->PlanRead(read);
+  if (!scan.ok()) return Error(scan.status());
+  // Rows in file order (each row's data file and position in it), so that pages of one snapshot
+  // neither repeat nor skip rows (a scan with deletes applied has no stable order of its own);
+  // one row past the page says whether there is more.
+  auto sql = engine::BuildTableSql(db_, *scan, engine::RowOrigin::kExposed);
+  if (!sql.ok()) return Error(sql.status());
+  const std::string paged = "SELECT * EXCLUDE (__skade_file, __skade_pos) FROM (" + *sql +
+                            ") ORDER BY __skade_file, __skade_pos LIMIT " + std::to_string(*limit + 1) +
+                            " OFFSET " + std::to_string(*offset);
+  Json columns = Json::array();
+  Json rows = Json::array();
+  Status ran = db_.QueryTypedText(
+      paged,
+      [&](const std::vector<engine::ColumnType>& header) {
+        for (const auto& c : header) columns.push_back(Json{{"name", c.name}, {"type", c.type}});
+      },
+      [&](const engine::TextRow& row) {
+        Json r = Json::array();
+        for (const auto& v : row) r.push_back(v ? Json(*v) : Json(nullptr));
+        rows.push_back(std::move(r));
+        return Status::Ok();
+      });
+  if (!ran.ok()) return Error(ran);
+  const bool more = static_cast<int64_t>(rows.size()) > *limit;
+  if (more) rows.erase(rows.end() - 1);
+  Json body;
+  body["table"] = ident->ToString();
+  std::optional<int64_t> snapshot_id = read.snapshot.snapshot_id;
+  if (!snapshot_id) snapshot_id = (*table)->CurrentSnapshotId();
+  body["snapshot-id"] = snapshot_id ? Json(*snapshot_id) : Json(nullptr);
+  body["offset"] = *offset;
+  body["limit"] = *limit;
+  body["columns"] = std::move(columns);
+  body["rows"] = std::move(rows);
+  body["more"] = more;
+  return PreviewAnswer{200, body.dump(-1, ' ', false, Json::error_handler_t::replace)};
+}
+
+}  // namespace skade::console

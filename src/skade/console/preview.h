@@ -1,0 +1,51 @@
+// The web console's data preview: one page of a table's rows at a snapshot, as JSON, read through
+// the table layer (planned scan, deletes applied) — the rows `skade scan` shows. The route's
+// request names a table, a snapshot, an offset and a page size, all parsed; no user text becomes
+// SQL. Served by `skade serve` on the REST port with the catalog's authentication.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "skade/catalog/catalog.h"
+#include "skade/engine/database.h"
+#include "skade/io/file_io.h"
+
+namespace skade::console {
+
+// The route's path (beside the REST catalog's /v1/…).
+inline constexpr std::string_view kPreviewPath = "/console/v1/preview";
+
+struct PreviewAnswer {
+  int status = 200;
+  std::string body;  // JSON: the page, or {"error": {"message", "type", "code"}}
+};
+
+// Thread-safe (each call reads on its own DuckDB connection); borrows the catalog, the FileIO
+// and the Database, which must outlive it.
+class Preview {
+ public:
+  Preview(catalog::Catalog& catalog, io::FileIO& io, engine::Database& db);
+
+  // Pages of at most this many rows; offsets at most kMaxOffset (a preview, not an export).
+  static constexpr int64_t kMaxLimit = 500;
+  static constexpr int64_t kMaxOffset = 1'000'000;
+
+  // Answers GET kPreviewPath?table=NS.TABLE[&snapshot-id=ID][&offset=N][&limit=N] (nullopt for
+  // any other path): {"table", "snapshot-id", "offset", "limit", "columns": [{"name", "type"}],
+  // "rows": [[text or null, …]], "more"} — values as DuckDB renders them as text. 400 for a bad
+  // parameter, 404 for a table or snapshot that does not exist, 405 for another method.
+  std::optional<PreviewAnswer> Serve(std::string_view method, std::string_view path,
+                                     const std::map<std::string, std::string>& query) const;
+
+ private:
+  catalog::Catalog& catalog_;
+  io::FileIO& io_;
+  engine::Database& db_;
+};
+
+}  // namespace skade::console

@@ -1,0 +1,368 @@
+// The web console in a real browser: Debian's chromium, driven headless by playwright-core
+// (pinned in web/package-lock.json), against a real `skade serve` on a temporary lake made with
+// the CLI (hostile namespace, table, column doc and property strings included), three times:
+// with OAuth2 client credentials, with a static bearer token on a --read-only server, and
+// without authentication behind a REST prefix. Checks that every page loads with no console
+// error and no CSP violation, that hostile strings show as text and run nothing, that the files
+// lists are the table's data and delete files, that a wrong token or secret gets the sign-in
+// form and not data, and that a commit made by the CLI shows in the live feed within 2 s (and
+// after leaving and coming back, with none missed or repeated). Screenshots go to --out (SKADE_CONSOLE_SCREENSHOT=FILE also saves the overview
+// there, for the README). Without chromium it skips (exit 77), saying why.
+//   node browser_test.mjs --skade BUILD/src/skade --out DIR
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import http from 'node:http';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '..', '..');
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : fallback;
+};
+const skadeBin = resolve(arg('--skade', join(root, 'build', 'src', 'skade')));
+const out = resolve(arg('--out', join(root, 'build', 'tests', 'console_artifacts')));
+const chromiumPath = process.env.SKADE_CHROMIUM ?? '/usr/bin/chromium';
+
+if (!existsSync(chromiumPath)) {
+  console.log(`SKIP: no chromium at ${chromiumPath} (scripts/setup.sh installs Debian's chromium); the browser test did not run`);
+  process.exit(77);
+}
+let chromium;
+try {
+  chromium = createRequire(join(root, 'web', 'package.json'))('playwright-core').chromium;
+} catch (e) {
+  console.log(`FAIL: playwright-core is not installed in web/node_modules (run scripts/setup.sh): ${e.message}`);
+  process.exit(1);
+}
+
+mkdirSync(out, { recursive: true });
+const work = mkdtempSync(join(tmpdir(), 'skade-console-'));
+const lake = join(work, 'lake');
+const TOKEN = 'console-test-token-0123456789';
+const CLIENT_ID = 'console';
+const CLIENT_SECRET = 'console-secret-0123456789';
+const HOSTILE_NS = '<img src=x onerror=alert(1)>';
+const HOSTILE_TABLE = '<img src=x onerror=alert(2)>';
+const HOSTILE_DOC = '<img src=x onerror=alert(3)>';
+const HOSTILE_KEY = '<svg><script>alert(4)</script></svg>';
+const HOSTILE_VALUE = '<script>alert(5)</script>';
+
+let passed = 0;
+let failed = 0;
+const check = (ok, what) => {
+  if (ok) passed++;
+  else failed++;
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
+};
+
+function cli(...args) {
+  const r = spawnSync(skadeBin, ['--warehouse', lake, '-q', ...args], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`skade ${args.join(' ')}: ${r.stderr}${r.stdout}`);
+  return r.stdout;
+}
+
+function lastSeq() {
+  const log = JSON.parse(cli('log', '--json'));
+  return log[log.length - 1].commit_seq;
+}
+
+// The data (or delete) files the table holds now, by the CLI's own reading of its manifests.
+function liveFiles(table, kind) {
+  const j = JSON.parse(cli('inspect', join(lake, ...table.split('.')), '--json', '--no-page-check'));
+  const files = [];
+  for (const m of j.manifests ?? []) {
+    for (const f of m.files ?? []) {
+      if (f.status !== 'deleted' && (f.content === 'data') === (kind === 'data')) files.push(f.file_path);
+    }
+  }
+  return files.sort();
+}
+
+// The first column of every page of the table page's data preview at `snapshotId`.
+async function previewColumn(page, snapshotId) {
+  const loaded = () => page.waitForSelector('#preview[data-loading="false"]', { timeout: 15_000 });
+  await loaded();
+  await page.selectOption('#preview-snapshot', snapshotId);
+  const values = [];
+  for (let i = 0; i < 100; i++) {
+    await loaded();
+    values.push(...(await page.$$eval('#preview-rows tbody tr', (rows) => rows.map((r) => r.cells[0].textContent))));
+    if (await page.isDisabled('#preview-next')) return values;
+    await page.click('#preview-next');
+  }
+  throw new Error('the preview did not end');
+}
+
+// The status of GET `path` sent as it is.
+function rawGet(port, path) {
+  return new Promise((resolveStatus, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, path, method: 'GET' }, (res) => {
+      res.resume();
+      resolveStatus(res.statusCode);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+// `skade serve` in one of the modes: OAuth2 client credentials; static bearer tokens on a
+// read-only server; no authentication, with a REST prefix (the console reads it from /v1/config).
+async function startServer(mode) {
+  writeFileSync(join(work, 'tokens'), `${TOKEN}\n`);
+  writeFileSync(join(work, 'clients'), `${CLIENT_ID}:${CLIENT_SECRET}\n`);
+  const auth = {
+    oauth2: ['--rest-auth', 'oauth2', '--rest-clients-file', join(work, 'clients')],
+    bearer: ['--rest-auth', 'bearer', '--rest-tokens-file', join(work, 'tokens'), '--read-only'],
+    none: ['--rest-prefix', 'wh'],
+  }[mode.auth];
+  const child = spawn(skadeBin, ['--warehouse', lake, 'serve', '--flight-port', '0', '--rest-port', '0', ...auth],
+    { stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout });
+  const port = await new Promise((resolvePort, reject) => {
+    const timer = setTimeout(() => reject(new Error('skade serve did not start within 30 s')), 30_000);
+    lines.on('line', (line) => {
+      const m = /^rest catalog listening on http:\/\/[^:]+:(\d+)/.exec(line);
+      if (m) {
+        clearTimeout(timer);
+        resolvePort(Number(m[1]));
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`skade serve exited with ${code}`)));
+  });
+  return { child, port };
+}
+
+function makeLake() {
+  cli('ns', 'create', 'db');
+  cli('ns', 'create', `db.${HOSTILE_NS}`);
+  cli('create', 'db.orders', '--schema',
+    'id BIGINT NOT NULL, region VARCHAR, info STRUCT(a INT, b VARCHAR), tags VARCHAR[]', '--partition-by', 'region');
+  cli('ingest', 'db.orders', '--sql',
+    "SELECT range AS id, 'r' || (range % 3) AS region, {'a': 1, 'b': 'x'} AS info, ['t'] AS tags FROM range(100)");
+  cli('ingest', 'db.orders', '--sql', "SELECT range + 100 AS id, 'r9' AS region, NULL AS info, [] AS tags FROM range(10)");
+  cli('alter', 'db.orders', 'set-doc', 'region', '--doc', HOSTILE_DOC);
+  cli('alter', 'db.orders', 'identifier-fields', 'id');
+  // Merge-on-read: the delete below writes a position delete file (the files list shows both).
+  cli('props', 'db.orders', '--set', `${HOSTILE_KEY}=${HOSTILE_VALUE}`, 'write.delete.mode=merge-on-read');
+  cli('delete', 'db.orders', '--where', 'id < 5');
+  cli('create', `db.${HOSTILE_TABLE}`, '--schema', 'x INT');
+  cli('create', `db.${HOSTILE_NS}.inner`, '--schema', 'y VARCHAR');
+  cli('create', 'db.other', '--schema', 'z INT');
+}
+
+async function run(mode) {
+  console.log(`-- ${mode.name}`);
+  const { child, port } = await startServer(mode);
+  const origin = `http://127.0.0.1:${port}`;
+  const profile = mkdtempSync(join(tmpdir(), 'skade-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: chromiumPath,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1280, height: 900 },
+  });
+  const problems = [];
+  const dialogs = [];
+  const page = context.pages()[0] ?? (await context.newPage());
+  try {
+    // Recorded in the page before any of its scripts (CDP, outside the page's CSP).
+    await page.addInitScript(() => {
+      window.__csp = [];
+      document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
+    });
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+    });
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    page.on('requestfailed', (r) => {
+      // Requests a page aborts when it is left (the feed's stream, a page still loading) are no failure.
+      if (r.failure()?.errorText !== 'net::ERR_ABORTED') problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`);
+    });
+    page.on('dialog', (d) => {
+      dialogs.push(d.message());
+      d.dismiss().catch(() => {});
+    });
+    // A sign-in page's 401 answers are expected: they are the point of it.
+    const expected401 = (text) => /status of 401/.test(text);
+    const settle = async (what) => {
+      await page.waitForSelector('body[data-ready="true"]', { timeout: 15_000 });
+      const csp = await page.evaluate(() => window.__csp);
+      const real = problems.filter((p) => !expected401(p));
+      check(real.length === 0 && csp.length === 0, `${what}: no console errors, no CSP violations ${[...real, ...csp].join(' | ')}`);
+      problems.length = 0;
+    };
+    const shot = (name) => page.screenshot({ path: join(out, `${mode.name}-${name}.png`), fullPage: true });
+
+    // The headers of the pages.
+    const index = await fetch(`${origin}/ui`);
+    check(index.status === 200 && /text\/html/.test(index.headers.get('content-type')), 'GET /ui is index.html');
+    check((index.headers.get('content-security-policy') ?? '').includes("script-src 'self'") &&
+      index.headers.get('x-content-type-options') === 'nosniff', '/ui carries the CSP and nosniff');
+    // Raw paths (fetch() would resolve the dots before sending).
+    for (const climb of ['/ui/%2e%2e/v1/namespaces', '/ui/../v1/namespaces']) {
+      check((await rawGet(port, climb)) === 404, `${climb} is refused, not served unauthenticated`);
+    }
+
+    if (mode.auth === 'none') {
+      // Without authentication on the server the console just works.
+      await page.goto(`${origin}/ui`);
+    } else {
+      // No token: the sign-in form, and no data.
+      await page.goto(`${origin}/ui/`);
+      await page.waitForSelector('#sign-in', { timeout: 15_000 });
+      check((await page.locator('#counts').count()) === 0, 'without a token: the sign-in form, no data');
+      await settle('sign-in page');
+      await shot('sign-in');
+      // A wrong token: still the sign-in form, saying the token was refused.
+      await page.fill('#token', 'wrong-token');
+      await page.click('#token-form button');
+      await page.waitForSelector('#sign-in', { timeout: 15_000 });
+      await page.waitForFunction(() => /refused/.test(document.getElementById('sign-in-error')?.textContent ?? ''));
+      check((await page.locator('#counts').count()) === 0, 'a wrong token gets the sign-in form, not data');
+      problems.length = 0;
+      if (mode.auth === 'oauth2') {
+        // Client credentials: a wrong secret is refused with the server's reason, the right one signs in.
+        await page.fill('#client-id', CLIENT_ID);
+        await page.fill('#client-secret', 'not-the-secret');
+        await page.evaluate(() => (document.getElementById('sign-in-error').textContent = ''));
+        await page.click('#sign-in button');
+        await page.waitForFunction(() => (document.getElementById('sign-in-error')?.textContent ?? '') !== '');
+        check((await page.locator('#counts').count()) === 0 && (await page.textContent('#sign-in-error')).length > 0,
+          `a wrong client secret is refused (${await page.textContent('#sign-in-error')})`);
+        problems.length = 0;
+        await page.fill('#client-secret', CLIENT_SECRET);
+        await page.click('#sign-in button');
+      } else {
+        await page.fill('#token', TOKEN);
+        await page.click('#token-form button');
+      }
+    }
+    await page.waitForSelector('#counts', { timeout: 15_000 });
+    await page.waitForFunction(() => !document.querySelector('#main td.num')?.textContent?.includes('…'));
+    await settle('overview');
+    const counts = await page.textContent('#counts');
+    check(/2 namespaces, 4 tables/.test(counts), `overview counts namespaces and tables (${counts})`);
+    const nsNames = await page.$$eval('.ns-name', (els) => els.map((e) => e.textContent));
+    check(nsNames.includes(HOSTILE_NS), 'a hostile namespace name shows as text in the tree');
+    const tableLinks = await page.$$eval('a[data-table]', (els) => els.map((e) => e.textContent));
+    check(tableLinks.includes(HOSTILE_TABLE), 'a hostile table name shows as text');
+    const ordersRow = await page.$$eval('a[data-table="db.orders"]', (els) =>
+      els.map((a) => Array.from(a.closest('tr').cells).map((c) => c.textContent)));
+    check(ordersRow.length === 1 && ordersRow[0][1] === '110', `db.orders shows 110 rows (summary total-records, deletes not applied) (${JSON.stringify(ordersRow)})`);
+    check((await page.locator('#commit-chart canvas').count()) > 0, 'the commits-per-minute chart is drawn');
+    check(/requests served/.test(await page.textContent('#health')), 'server health from /metrics');
+    await shot('overview');
+
+    // The table page.
+    await page.click('a[data-table="db.orders"]');
+    await page.waitForSelector('#data-files, #files-empty', { timeout: 15_000 });
+    await settle('table page');
+    const shownFiles = (await page.$$eval('#data-files tbody tr', (rows) => rows.map((r) => r.dataset.path))).sort();
+    const heldFiles = liveFiles('db.orders', 'data');
+    check(JSON.stringify(shownFiles) === JSON.stringify(heldFiles),
+      `the files list is the table's data files (${shownFiles.length} shown, ${heldFiles.length} held)`);
+    const shownDeletes = (await page.$$eval('#delete-files tbody tr', (rows) => rows.map((r) => r.dataset.path))).sort();
+    const heldDeletes = liveFiles('db.orders', 'deletes');
+    check(heldDeletes.length > 0 && JSON.stringify(shownDeletes) === JSON.stringify(heldDeletes),
+      `the delete files list is the table's delete files (${shownDeletes.length} shown, ${heldDeletes.length} held)`);
+    const schemaText = await page.textContent('#schema');
+    check(['info', 'a', 'b', 'tags', 'element', 'identifier'].every((s) => schemaText.includes(s)), 'nested schema with identifier field');
+    check(schemaText.includes(HOSTILE_DOC), 'a hostile column doc shows as text');
+    const props = await page.textContent('#properties');
+    check(props.includes(HOSTILE_KEY) && props.includes(HOSTILE_VALUE), 'hostile property key and value show as text');
+    check((await page.locator('#snapshots li').count()) >= 3, 'the snapshot timeline lists the snapshots');
+    check(/main/.test(await page.textContent('#refs')), 'branches and tags list main');
+    check((await page.locator('#schema-history tbody tr').count()) >= 3, 'the schema history lists every schema');
+    const history = await page.textContent('#schema-history');
+    check(history.includes('identifier fields: id') && history.includes('region'),
+      'the schema history shows the doc and identifier-field changes');
+    // The data preview, paged through, equals `skade scan` at the current and the oldest snapshot.
+    const snapshotIds = await page.$$eval('#preview-snapshot option', (os) => os.map((o) => o.value));
+    for (const id of [snapshotIds[0], snapshotIds[snapshotIds.length - 1]]) {
+      const shown = await previewColumn(page, id);
+      const scanned = JSON.parse(cli('scan', join(lake, 'db', 'orders'), '--snapshot', id, '--format', 'json', '--columns', 'id'))
+        .map((r) => String(r.id));
+      check(shown.length === scanned.length && JSON.stringify([...shown].sort()) === JSON.stringify([...scanned].sort()),
+        `the data preview at snapshot ${id} is what skade scan reads (${shown.length} rows shown, ${scanned.length} scanned)`);
+    }
+    await shot('table');
+
+    // The hostile table's page.
+    await page.goto(`${origin}/ui/#/table/${encodeURIComponent(JSON.stringify(['db', HOSTILE_TABLE]))}`);
+    await page.waitForSelector('#table-title', { timeout: 15_000 });
+    await settle('hostile table page');
+    check((await page.textContent('#table-title')).endsWith(HOSTILE_TABLE), 'the hostile table title is text');
+
+    // The live feed: a CLI commit shows within 2 s.
+    await page.goto(`${origin}/ui/#/feed`);
+    await page.waitForSelector('#feed-status.live', { timeout: 15_000 });
+    await settle('live feed');
+    const before = await page.locator('#feed-rows tr').count();
+    check(before > 0, `the feed starts with recent commits (${before})`);
+    cli('ingest', 'db.other', '--sql', 'SELECT 1 AS z');
+    const committed = Date.now();
+    const seq = lastSeq();
+    await page.waitForSelector(`#feed-rows tr[data-seq="${seq}"]`, { timeout: 10_000 });
+    const latency = Date.now() - committed;
+    check(latency <= 2000, `a CLI commit shows in the live feed within 2 s (${latency} ms)`);
+    check((await page.textContent(`#feed-rows tr[data-seq="${seq}"]`)).includes('db.other'), 'the feed row names its table');
+    await shot('feed');
+    // Filter by table.
+    await page.fill('#feed-filter', 'db.orders');
+    const visible = await page.$$eval('#feed-rows tr', (rows) => rows.filter((r) => !r.hidden).map((r) => r.dataset.table));
+    check(visible.length > 0 && visible.every((t) => t === 'db.orders'), 'the filter shows only that table');
+    await page.fill('#feed-filter', '');
+    // Away (the stream closes), a commit lands, back: resumed from the last seen commit_seq.
+    await page.goto(`${origin}/ui/#/`);
+    await page.waitForSelector('#counts', { timeout: 15_000 });
+    cli('ingest', 'db.other', '--sql', 'SELECT 2 AS z');
+    const missed = lastSeq();
+    await page.reload();
+    await page.goto(`${origin}/ui/#/feed`);
+    await page.waitForSelector(`#feed-rows tr[data-seq="${missed}"]`, { timeout: 10_000 });
+    const seqs = await page.$$eval('#feed-rows tr', (rows) => rows.map((r) => Number(r.dataset.seq)));
+    check(new Set(seqs).size === seqs.length && seqs.includes(seq) && seqs.includes(missed),
+      'after a reload the feed resumes: the missed commit shows, none twice');
+    await settle('live feed after reload');
+
+    check(dialogs.length === 0, `no script from the lake's strings ran (${dialogs.join(', ')})`);
+    check((await page.evaluate(() => window.__csp.length)) === 0, 'no CSP violation at the end');
+    if (process.env.SKADE_CONSOLE_SCREENSHOT) {
+      await page.goto(`${origin}/ui/#/`);
+      await page.waitForSelector('#counts');
+      await page.waitForFunction(() => !document.querySelector('#main td.num')?.textContent?.includes('…'));
+      await page.screenshot({ path: process.env.SKADE_CONSOLE_SCREENSHOT });
+    }
+  } catch (e) {
+    // What the page showed when it failed.
+    await page.screenshot({ path: join(out, 'failure.png'), fullPage: true }).catch(() => {});
+    console.log(`page at failure: ${page.url()}\n${await page.textContent('#main').catch(() => '')}`);
+    console.log(`console: ${problems.join(' | ')}`);
+    throw e;
+  } finally {
+    await context.close();
+    child.kill('SIGTERM');
+    rmSync(profile, { recursive: true, force: true });
+  }
+}
+
+try {
+  makeLake();
+  await run({ name: 'oauth2', auth: 'oauth2' });
+  await run({ name: 'bearer-read-only', auth: 'bearer' });
+  await run({ name: 'no-auth-prefix', auth: 'none' });
+} catch (e) {
+  failed++;
+  console.log(`FAIL ${e.stack ?? e}`);
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+console.log(`screenshots in ${out}`);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,355 @@
+// A table's page: schema (nested, identifier fields, history), partition specs, sort orders,
+// snapshots as a timeline, branches and tags, properties, data and delete files (the REST
+// scan-planning route, paged through its plan tasks), and the metadata JSON.
+import { getJson, Ident, postJson, tablePath, toJson } from './api';
+import { Child, append, clear, el, errorBox, fmtBytes, fmtInt, fmtTime, section, table } from './dom';
+
+export async function renderTable(main: HTMLElement, parts: string[], signal: AbortSignal): Promise<void> {
+  const ident: Ident = { namespace: parts.slice(0, -1), name: parts[parts.length - 1] };
+  const path = await tablePath(ident.namespace, ident.name);
+  const loaded = await getJson(path, { signal });
+  const m = loaded.metadata ?? {};
+  const title = el('h1', { id: 'table-title' }, el('span', { class: 'muted' }, ident.namespace.join('.') + '.'), ident.name);
+  const current = (m.snapshots ?? []).find((s: any) => s['snapshot-id'] === m['current-snapshot-id']);
+  const summary = current?.summary ?? {};
+  const facts = el(
+    'dl',
+    { class: 'facts' },
+    el('dt', {}, 'rows'),
+    el('dd', {}, fmtInt(summary['total-records'] ?? 0)),
+    el('dt', {}, 'bytes'),
+    el('dd', {}, fmtBytes(summary['total-files-size'] ?? 0)),
+    el('dt', {}, 'format version'),
+    el('dd', {}, String(m['format-version'] ?? '–')),
+    el('dt', {}, 'uuid'),
+    el('dd', {}, String(m['table-uuid'] ?? '–')),
+    el('dt', {}, 'location'),
+    el('dd', {}, String(m.location ?? '–')),
+    el('dt', {}, 'metadata file'),
+    el('dd', {}, String(loaded['metadata-location'] ?? '–')),
+  );
+  const files = section('Files', el('p', { class: 'muted' }, 'Planning a scan…'));
+  const preview = previewSection(ident, m, signal);
+  main.append(
+    title,
+    facts,
+    schemaSection(m),
+    specsSection(m),
+    snapshotsSection(m),
+    refsSection(m),
+    propertiesSection(m),
+    files,
+    preview,
+    section('Metadata JSON', el('details', {}, el('summary', {}, 'show'), el('pre', { class: 'json' }, toJson(loaded.metadata, 2)))),
+  );
+  await fillFiles(files, path, m, signal);
+}
+
+const PAGE = 50;
+
+// A page of rows at a chosen snapshot (GET /console/v1/preview), with the previous and next pages.
+function previewSection(ident: Ident, m: any, signal: AbortSignal): HTMLElement {
+  const snaps: any[] = [...(m.snapshots ?? [])].sort((a, b) => b['timestamp-ms'] - a['timestamp-ms']);
+  const choose = el('select', { id: 'preview-snapshot', 'aria-label': 'snapshot' });
+  for (const s of snaps) {
+    const label = `${String(s['snapshot-id'])} · ${s.summary?.operation ?? ''} · ${fmtTime(s['timestamp-ms'])}`;
+    const option = el('option', { value: String(s['snapshot-id']) }, label);
+    if (s['snapshot-id'] === m['current-snapshot-id']) option.selected = true;
+    choose.append(option);
+  }
+  const prev = el('button', { type: 'button', id: 'preview-prev' }, '‹ previous');
+  const next = el('button', { type: 'button', id: 'preview-next' }, 'next ›');
+  const where = el('span', { class: 'muted', id: 'preview-where' });
+  const grid = el('div', { id: 'preview' });
+  let offset = 0;
+  const show = async () => {
+    prev.disabled = next.disabled = true;
+    grid.dataset.loading = 'true';
+    const q = new URLSearchParams({ table: [...ident.namespace, ident.name].join('.'), offset: String(offset), limit: String(PAGE) });
+    if (choose.value) q.set('snapshot-id', choose.value);
+    try {
+      const page: any = await getJson(`/console/v1/preview?${q}`, { signal });
+      clear(grid);
+      const columns: any[] = page.columns ?? [];
+      const rows: Child[][] = (page.rows ?? []).map((r: any[]) => r.map((v) => (v === null ? el('span', { class: 'null' }, 'NULL') : v)));
+      grid.append(table(columns.map((c) => `${c.name} ${c.type}`), rows, { id: 'preview-rows', class: 'rows' }));
+      where.textContent = rows.length ? `rows ${fmtInt(offset + 1)}–${fmtInt(offset + rows.length)}` : 'no rows';
+      prev.disabled = offset === 0;
+      next.disabled = !page.more;
+    } catch (e) {
+      if (signal.aborted) return;
+      clear(grid);
+      grid.append(errorBox(`cannot preview: ${e instanceof Error ? e.message : e}`));
+    }
+    grid.dataset.loading = 'false';
+  };
+  prev.addEventListener('click', () => {
+    offset = Math.max(0, offset - PAGE);
+    show();
+  });
+  next.addEventListener('click', () => {
+    offset += PAGE;
+    show();
+  });
+  choose.addEventListener('change', () => {
+    offset = 0;
+    show();
+  });
+  if (snaps.length) show();
+  else grid.append(el('p', { class: 'muted' }, 'no snapshot: no rows'));
+  return section('Data preview', el('div', { class: 'toolbar' }, choose, prev, next, where), grid);
+}
+
+function typeText(t: any): string {
+  if (typeof t === 'string') return t;
+  if (!t || typeof t !== 'object') return String(t);
+  if (t.type === 'struct') return 'struct';
+  if (t.type === 'list') return `list<${typeText(t.element)}>`;
+  if (t.type === 'map') return `map<${typeText(t.key)}, ${typeText(t.value)}>`;
+  return String(t.type);
+}
+
+// The fields of a schema as rows, nested fields indented under their parent.
+function fieldRows(fields: any[], ids: Set<number>, depth: number, out: Child[][]): void {
+  for (const f of fields ?? []) {
+    const name = el('span', { class: 'field', 'data-depth': String(depth) }, f.name);
+    out.push([
+      String(f.id),
+      el('span', { class: `indent d${Math.min(depth, 6)}` }, name),
+      typeText(f.type),
+      f.required ? 'required' : 'optional',
+      ids.has(f.id) ? 'identifier' : '',
+      f.doc ?? '',
+    ]);
+    const t = f.type;
+    if (t && typeof t === 'object') {
+      if (t.type === 'struct') fieldRows(t.fields, ids, depth + 1, out);
+      if (t.type === 'list') fieldRows([{ id: t['element-id'], name: 'element', type: t.element, required: t['element-required'] }], ids, depth + 1, out);
+      if (t.type === 'map') {
+        fieldRows(
+          [
+            { id: t['key-id'], name: 'key', type: t.key, required: true },
+            { id: t['value-id'], name: 'value', type: t.value, required: t['value-required'] },
+          ],
+          ids,
+          depth + 1,
+          out,
+        );
+      }
+    }
+  }
+}
+
+function flatNames(fields: any[], prefix = ''): Map<number, string> {
+  const out = new Map<number, string>();
+  for (const f of fields ?? []) {
+    out.set(f.id, prefix + f.name);
+    if (f.type?.type === 'struct') for (const [k, v] of flatNames(f.type.fields, `${prefix}${f.name}.`)) out.set(k, v);
+  }
+  return out;
+}
+
+// What a field is, apart from its name: its type, whether required, its doc.
+function flatShapes(fields: any[], out = new Map<number, string>()): Map<number, string> {
+  for (const f of fields ?? []) {
+    out.set(f.id, `${typeText(f.type)}|${f.required ? 1 : 0}|${f.doc ?? ''}`);
+    if (f.type?.type === 'struct') flatShapes(f.type.fields, out);
+  }
+  return out;
+}
+
+function schemaSection(m: any): HTMLElement {
+  const schemas: any[] = m.schemas ?? [];
+  const cur = schemas.find((s) => s['schema-id'] === m['current-schema-id']) ?? schemas[schemas.length - 1];
+  const rows: Child[][] = [];
+  if (cur) fieldRows(cur.fields, new Set(cur['identifier-field-ids'] ?? []), 0, rows);
+  const history: Child[][] = [];
+  let prev = new Map<number, string>();
+  let prevShapes = new Map<number, string>();
+  let prevIds = '';
+  for (const s of schemas) {
+    const names = flatNames(s.fields);
+    const shapes = flatShapes(s.fields);
+    const ids = [...(s['identifier-field-ids'] ?? [])].map((id: number) => names.get(id) ?? String(id)).join(', ');
+    const added = [...names].filter(([id]) => !prev.has(id)).map(([, n]) => n);
+    const dropped = [...prev].filter(([id]) => !names.has(id)).map(([, n]) => n);
+    const renamed = [...names].filter(([id, n]) => prev.has(id) && prev.get(id) !== n).map(([id, n]) => `${prev.get(id)} → ${n}`);
+    const changed = [...shapes].filter(([id, v]) => prevShapes.has(id) && prevShapes.get(id) !== v).map(([id]) => names.get(id) ?? String(id));
+    if (history.length && ids !== prevIds) changed.push(`identifier fields: ${ids || 'none'}`);
+    history.push([
+      String(s['schema-id']) + (s === cur ? ' (current)' : ''),
+      String(names.size),
+      added.join(', '),
+      dropped.join(', '),
+      renamed.join(', '),
+      changed.join(', '),
+    ]);
+    prev = names;
+    prevShapes = shapes;
+    prevIds = ids;
+  }
+  return section(
+    'Schema',
+    table(['id', 'name', 'type', '', 'identifier', 'doc'], rows, { id: 'schema' }),
+    el('h3', {}, 'Schema history'),
+    table(['schema', 'fields', 'added', 'dropped', 'renamed', 'changed (type, required, doc)'], history, { id: 'schema-history' }),
+  );
+}
+
+function specsSection(m: any): HTMLElement {
+  const schemas: any[] = m.schemas ?? [];
+  const names = new Map<number, string>();
+  for (const s of schemas) for (const [k, v] of flatNames(s.fields)) names.set(k, v);
+  const specs: Child[][] = (m['partition-specs'] ?? []).map((s: any) => [
+    String(s['spec-id']) + (s['spec-id'] === m['default-spec-id'] ? ' (default)' : ''),
+    (s.fields ?? []).length
+      ? (s.fields ?? []).map((f: any) => `${f.name} = ${f.transform}(${names.get(f['source-id']) ?? f['source-id']})`).join(', ')
+      : 'unpartitioned',
+  ]);
+  const orders: Child[][] = (m['sort-orders'] ?? []).map((o: any) => [
+    String(o['order-id']) + (o['order-id'] === m['default-sort-order-id'] ? ' (default)' : ''),
+    (o.fields ?? []).length
+      ? (o.fields ?? [])
+          .map((f: any) => `${f.transform}(${names.get(f['source-id']) ?? f['source-id']}) ${f.direction} ${f['null-order']}`)
+          .join(', ')
+      : 'unsorted',
+  ]);
+  return section(
+    'Partitioning and sort orders',
+    table(['partition spec', 'fields'], specs, { id: 'specs' }),
+    table(['sort order', 'fields'], orders, { id: 'sort-orders' }),
+  );
+}
+
+function snapshotsSection(m: any): HTMLElement {
+  const snaps: any[] = [...(m.snapshots ?? [])].sort((a, b) => b['timestamp-ms'] - a['timestamp-ms']);
+  const refsBySnap = new Map<number, string[]>();
+  for (const [name, r] of Object.entries<any>(m.refs ?? {})) {
+    refsBySnap.set(r['snapshot-id'], [...(refsBySnap.get(r['snapshot-id']) ?? []), name]);
+  }
+  const list = el('ol', { class: 'timeline', id: 'snapshots' });
+  for (const s of snaps.slice(0, 500)) {
+    const sum = s.summary ?? {};
+    const delta = (added: string, removed: string, unit: string) => {
+      const a = Number(sum[added] ?? 0);
+      const r = Number(sum[removed] ?? 0);
+      return a || r ? `+${fmtInt(a)} / −${fmtInt(r)} ${unit}` : '';
+    };
+    const writer = ['engine-name', 'engine-version', 'app-id', 'skade.writer', 'spark.app.id']
+      .filter((k) => sum[k])
+      .map((k) => `${k}=${sum[k]}`)
+      .join(' ');
+    list.append(
+      el(
+        'li',
+        { class: s['snapshot-id'] === m['current-snapshot-id'] ? 'current' : '' },
+        el('span', { class: `op op-${String(sum.operation ?? 'unknown').replace(/[^a-z]/g, '')}` }, sum.operation ?? '?'),
+        el('span', { class: 'when' }, fmtTime(s['timestamp-ms'])),
+        el('span', { class: 'sid' }, String(s['snapshot-id'])),
+        el('span', {}, delta('added-records', 'deleted-records', 'rows')),
+        el('span', {}, delta('added-data-files', 'deleted-data-files', 'data files')),
+        el('span', {}, delta('added-delete-files', 'removed-delete-files', 'delete files')),
+        el('span', { class: 'muted' }, `total ${fmtInt(sum['total-records'])} rows`),
+        ...(refsBySnap.get(s['snapshot-id']) ?? []).map((r) => el('span', { class: 'ref' }, r)),
+        writer ? el('span', { class: 'muted' }, writer) : null,
+      ),
+    );
+  }
+  const more = snaps.length > 500 ? el('p', { class: 'muted' }, `${snaps.length - 500} older snapshots not shown`) : null;
+  return section(`Snapshots (${snaps.length})`, snaps.length ? list : el('p', { class: 'muted' }, 'no snapshots'), more);
+}
+
+function refsSection(m: any): HTMLElement {
+  const rows: Child[][] = Object.entries<any>(m.refs ?? {}).map(([name, r]) => [
+    name,
+    r.type,
+    String(r['snapshot-id']),
+    r['max-ref-age-ms'] != null ? `${r['max-ref-age-ms']} ms` : '',
+    r['max-snapshot-age-ms'] != null ? `${r['max-snapshot-age-ms']} ms` : '',
+    r['min-snapshots-to-keep'] != null ? String(r['min-snapshots-to-keep']) : '',
+  ]);
+  return section('Branches and tags', table(['name', 'type', 'snapshot', 'max ref age', 'max snapshot age', 'min snapshots'], rows, { id: 'refs' }));
+}
+
+function propertiesSection(m: any): HTMLElement {
+  const rows: Child[][] = Object.entries<any>(m.properties ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([k, v]) => [k, String(v)]);
+  return section('Properties', table(['key', 'value'], rows, { id: 'properties' }));
+}
+
+function partitionText(p: any): string {
+  if (Array.isArray(p)) return p.map((v) => (v === null ? 'null' : typeof v === 'object' ? toJson(v) : String(v))).join(', ');
+  if (p && typeof p === 'object') return toJson(p);
+  return p == null ? '' : String(p);
+}
+
+function fileName(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1);
+}
+
+async function fillFiles(card: HTMLElement, path: string, m: any, signal: AbortSignal): Promise<void> {
+  const data: any[] = [];
+  const deletes = new Map<string, any>();
+  const take = (page: any) => {
+    const pageDeletes: any[] = page['delete-files'] ?? [];
+    for (const d of pageDeletes) deletes.set(`${d['file-path']}#${d['content-offset'] ?? ''}`, d);
+    for (const t of page['file-scan-tasks'] ?? []) data.push({ ...t['data-file'], deletes: (t['delete-file-references'] ?? []).length });
+  };
+  try {
+    if (m['current-snapshot-id'] == null || m['current-snapshot-id'] === -1) {
+      clear(card);
+      append(card, el('h2', {}, 'Files'), el('p', { class: 'muted', id: 'files-empty' }, 'no snapshot: no files'));
+      return;
+    }
+    let plan: any = await postJson(`${path}/plan`, { 'snapshot-id': m['current-snapshot-id'] }, signal);
+    const planId = plan['plan-id'];
+    for (let i = 0; plan.status === 'submitted' && i < 600; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      plan = await getJson(`${path}/plan/${encodeURIComponent(planId)}`, { signal });
+    }
+    if (plan.status !== 'completed') throw new Error(`scan planning ended ${plan.status}`);
+    take(plan);
+    for (const task of plan['plan-tasks'] ?? []) take(await postJson(`${path}/tasks`, { 'plan-task': task }, signal));
+  } catch (e) {
+    if (signal.aborted) return;
+    clear(card);
+    append(card, el('h2', {}, 'Files'), errorBox(`cannot list the files: ${e}`));
+    return;
+  }
+  // A table of many files shows the first kShownFiles (a paged, virtualised list is to come).
+  const kShownFiles = 2000;
+  const dataRows: Child[][] = data.slice(0, kShownFiles).map((f) => [
+    el('span', { title: f['file-path'] }, fileName(f['file-path'])),
+    f['file-format'],
+    partitionText(f.partition),
+    fmtInt(f['record-count']),
+    fmtBytes(f['file-size-in-bytes']),
+    f.deletes ? String(f.deletes) : '',
+  ]);
+  const deleteRows: Child[][] = [...deletes.values()].slice(0, kShownFiles).map((d) => [
+    el('span', { title: d['file-path'] }, fileName(d['file-path'])),
+    d.content,
+    partitionText(d.partition),
+    fmtInt(d['record-count']),
+    fmtBytes(d['file-size-in-bytes']),
+  ]);
+  const totalBytes = data.reduce((a, f) => a + Number(f['file-size-in-bytes'] ?? 0), 0);
+  clear(card);
+  append(
+    card,
+    el('h2', {}, 'Files'),
+    el('p', { class: 'muted' }, `${fmtInt(data.length)} data files (${fmtBytes(totalBytes)}), ${fmtInt(deletes.size)} delete files, at snapshot ${m['current-snapshot-id']}`),
+    el('h3', {}, 'Data files'),
+    table(['file', 'format', 'partition', 'rows', 'size', 'deletes'], dataRows, { id: 'data-files' }),
+    data.length > kShownFiles ? el('p', { class: 'muted' }, `the first ${kShownFiles} of ${fmtInt(data.length)} shown`) : null,
+    el('h3', {}, 'Delete files'),
+    deleteRows.length ? table(['file', 'content', 'partition', 'rows', 'size'], deleteRows, { id: 'delete-files' }) : el('p', { class: 'muted' }, 'none'),
+    deletes.size > kShownFiles ? el('p', { class: 'muted' }, `the first ${kShownFiles} of ${fmtInt(deletes.size)} shown`) : null,
+  );
+  // The full paths, for tests and tooltips (the cells show file names).
+  const dataTrs = card.querySelectorAll<HTMLElement>('#data-files tbody tr');
+  dataTrs.forEach((tr, i) => (tr.dataset.path = data[i]['file-path']));
+  const deleteList = [...deletes.values()];
+  card.querySelectorAll<HTMLElement>('#delete-files tbody tr').forEach((tr, i) => (tr.dataset.path = deleteList[i]['file-path']));
+}
