@@ -23,11 +23,11 @@ phase build
 phase tests
 (cd "$ROOT/build" && ctest --output-on-failure -j "$JOBS" --timeout 600)
 
-phase "sanitizers (ASan+UBSan): parsers, catalog, engine, table, SQL, CLI and Flight SQL tests"
+phase "sanitizers (ASan+UBSan): parsers, catalog, engine, table, SQL, CLI, Flight SQL, REST and console tests"
 # The CLI and Flight SQL tests run the sanitized skade binary of the same build folder; the
 # Flight SQL interop groups run with cookie-echoing clients only here (both modes above).
 SANITIZED=(base_test io_test arrow_test iceberg_test catalog_test engine_test table_test sql_test cli_test
-           flightsql_test flightsql_interop_test rest_test)
+           flightsql_test flightsql_interop_test rest_test console_test)
 # Not position-independent: a sanitized PIE binary applies millions of relocations (UBSan's and
 # ASan's per-site data) at each start, 0.3 s of the 0.75 s every test process and skade child took.
 SKADE_BUILD_DIR="$ROOT/build-asan" SKADE_BUILD_TYPE=Debug \
