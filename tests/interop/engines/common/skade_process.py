@@ -19,14 +19,16 @@ SERVER_START_TIMEOUT_S = 30
 class Server:
     """`skade serve` over a warehouse, REST catalog and Flight SQL on ports it picks itself."""
 
-    def __init__(self, binary, warehouse, log_path):
+    def __init__(self, binary, warehouse, log_path, lake_args=(), serve_args=(), env=None):
+        """lake_args go before `serve` (e.g. --catalog), serve_args after it; env adds to this
+        process's environment."""
         self.log_path = log_path
         self._log = open(log_path, "w")
         # Port 0: the server binds a free port and prints it, so parallel runs never collide.
         self.proc = subprocess.Popen(
-            [binary, "--warehouse", warehouse, "--log-level", "info", "serve", "--host", "127.0.0.1",
-             "--flight-port", "0", "--rest-port", "0"],
-            stdout=subprocess.PIPE, stderr=self._log, text=True, env=dict(os.environ, TZ="UTC"))
+            [binary, "--warehouse", warehouse, *lake_args, "--log-level", "info", "serve", "--host", "127.0.0.1",
+             "--flight-port", "0", "--rest-port", "0", *serve_args],
+            stdout=subprocess.PIPE, stderr=self._log, text=True, env=dict(os.environ, TZ="UTC", **(env or {})))
         self.rest_uri = None
         found = threading.Event()
 
