@@ -77,5 +77,50 @@ TEST_F(RestServerTest, SignRequestsAreCheckedBeforeSigning) {
   EXPECT_EQ(Post(route, std::string("{not json")).status, 400);
 }
 
+// A staged create at a location of the client's choice writes its files before the table
+// exists: the staged answer's signer route carries a sealed scope (those locations, that client,
+// that table), and only requests under it are signed until the table is committed.
+TEST_F(RestServerTest, AStagedCreateAtItsOwnLocationIsSignedThroughItsScope) {
+  RestOptions options;
+  io::S3Options store;
+  store.endpoint = "http://127.0.0.1:9000";
+  store.access_key_id = "AKID";
+  store.secret_access_key = "secret";
+  options.remote_signing = store;
+  options.allowed_directories = {"s3://bucket/custom"};
+  options.static_tokens = {"alice-token", "bob-token"};
+  token_ = "alice-token";
+  Start(options);
+  ASSERT_EQ(Post("/v1/namespaces", Json{{"namespace", {"sales"}}}).status, 200);
+  Json staged{{"name", "orders"}, {"schema", Schema()}, {"stage-create", true},
+              {"location", "s3://bucket/custom/orders"}};
+  Reply r = Post("/v1/namespaces/sales/tables", staged);
+  ASSERT_EQ(r.status, 200) << r.body.dump();
+  const std::string endpoint = r.body["config"]["signer.endpoint"];
+  EXPECT_EQ(r.body["config"]["s3.signer.endpoint"], endpoint);
+  const std::string plain = "v1/namespaces/sales/tables/orders/sign";
+  ASSERT_EQ(endpoint.rfind(plain + "?scope=", 0), 0u) << endpoint;
+  const std::string scoped = "/" + endpoint;
+  const std::string file = "http://127.0.0.1:9000/bucket/custom/orders/data/00000-x.parquet";
+
+  Reply put = Post(scoped, SignBody(file, "PUT"));
+  ASSERT_EQ(put.status, 200) << put.body.dump();
+  EXPECT_EQ(put.body["uri"], file);
+  EXPECT_TRUE(put.body["headers"].contains("Authorization")) << put.body.dump();
+  // Outside the staged location, without the scope (the table's default location is on disk),
+  // for another table, by another client, or with a changed scope: refused.
+  EXPECT_EQ(ErrorType(Post(scoped, SignBody("http://127.0.0.1:9000/bucket/custom/other/x.parquet", "PUT"))),
+            "ForbiddenException");
+  EXPECT_EQ(ErrorType(Post("/" + plain, SignBody(file, "PUT"))), "ForbiddenException");
+  const std::string query = endpoint.substr(endpoint.find('?'));
+  EXPECT_EQ(ErrorType(Post("/v1/namespaces/sales/tables/other/sign" + query, SignBody(file, "PUT"))),
+            "ForbiddenException");
+  std::string changed = scoped;
+  changed[changed.size() - 5] = changed[changed.size() - 5] == 'A' ? 'B' : 'A';
+  EXPECT_EQ(ErrorType(Post(changed, SignBody(file, "PUT"))), "ForbiddenException");
+  token_ = "bob-token";
+  EXPECT_EQ(ErrorType(Post(scoped, SignBody(file, "PUT"))), "ForbiddenException");
+}
+
 }  // namespace
 }  // namespace skade::rest

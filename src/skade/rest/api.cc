@@ -452,7 +452,7 @@ CatalogApi::CatalogApi(catalog::Catalog& catalog, io::FileIO& io, const RestOpti
       io_(io),
       options_(options),
       manifests_(options.plan_manifest_cache_bytes),
-      plan_sealer_(options.sealer ? options.sealer : io::Sealer::Ephemeral()),
+      sealer_(options.sealer ? options.sealer : io::Sealer::Ephemeral()),
       plans_(PlanStoreOptions{options.plan_ttl}) {}
 
 RestStats CatalogApi::stats() const {
@@ -760,7 +760,7 @@ Response CatalogApi::CreateTable(const Request& r, const std::string& segment) {
                                        NowMicros() / 1000);
     if (!m.ok()) return ErrorResponse(m.status());
     Response out;
-    const std::string config = ConfigMembers(ident, *m);
+    const std::string config = ConfigMembers(ident, *m, &r.principal);
     out.body = TableResultBody(std::nullopt, *m, &config);
     out.headers.emplace_back("Content-Type", "application/json");
     return out;

@@ -214,6 +214,9 @@ class CatalogApi {
   // object store for the table's locations (io/s3_remote_signing.h) when options.remote_signing
   // is set.
   Response SignRequest(const Request& r, const std::string& ns, const std::string& table);
+  // The locations a staged table's signing scope (the request's `scope`) admits: kPermissionDenied
+  // unless it was sealed for `r`'s principal and `ident` and has not expired.
+  Result<std::vector<std::string>> ScopeRoots(const Request& r, const catalog::TableIdent& ident) const;
 
   // events.cc: queryEvents (the proposed events endpoint) over the commit log.
   Response QueryEvents(const Request& r);
@@ -233,8 +236,11 @@ class CatalogApi {
   // api_signing.cc: the members after "metadata" of a LoadTableResult for `ident`: "config",
   // holding, for a table on the signed store, the remote signer's settings (the spec's
   // s3.remote-signing-enabled, the older clients' signer endpoint properties, the store's endpoint
-  // and region), and then "remote-signing-config".
-  std::string ConfigMembers(const catalog::TableIdent& ident, const iceberg::TableMetadata& m) const;
+  // and region), and then "remote-signing-config". For a staged create (`staged_by`, the
+  // principal that staged it), the signer's route carries a sealed scope: the staged locations
+  // that passed the location rule, for that principal and table, until the table exists.
+  std::string ConfigMembers(const catalog::TableIdent& ident, const iceberg::TableMetadata& m,
+                            const std::string* staged_by = nullptr) const;
 
   // A commit of one table: requirements and updates from a CommitTableRequest body.
   Result<catalog::TableCommit> ParseCommit(const Json& body, const catalog::TableIdent& ident);
@@ -252,7 +258,7 @@ class CatalogApi {
   // The answer when the plan store does not hold a plan or plan task (`missing`, kNotFound):
   // NoSuchTableException when `ident` itself is gone (the spec lists both), else `type`.
   Response PlanMissing(const Status& missing, const catalog::TableIdent& ident, std::string_view type);
-  // planning.cc. Plan ids are sealed (plan_sealer_, the ring all servers share) with what the plan
+  // planning.cc. Plan ids are sealed (sealer_, the ring all servers share) with what the plan
   // is made from, so that a server that does not hold a plan makes it again on a fetch of its
   // result or of a task (issue 35): kPlanned answers planTableScan (with the plan id),
   // kRemade fetchPlanningResult, kRemadeForTasks a fetchScanTasks (planned at once, whatever
@@ -315,7 +321,8 @@ class CatalogApi {
   std::atomic<int64_t> rebased_{0};
   // Last: destroyed first, its destructor cancels and joins the background plans, whose jobs
   // use the members above (the manifest cache, the counters) until they return.
-  std::shared_ptr<const io::Sealer> plan_sealer_;
+  // Seals plan ids and staged tables' signing scopes (options.sealer, else a key of this process).
+  std::shared_ptr<const io::Sealer> sealer_;
   PlanStore plans_;
 };
 

@@ -2,12 +2,15 @@
 // remote-signing-config): what loadTable tells clients, and the route that signs their requests
 // to the object store for the table's locations only.
 
+#include <chrono>
 #include <string>
 #include <vector>
 
 #include "skade/base/clock.h"
+#include "skade/base/json_parse_internal.h"
 #include "skade/io/location.h"
 #include "skade/io/s3_remote_signing.h"
+#include "skade/io/sealer.h"
 #include "skade/io/sigv4.h"
 #include "skade/rest/api_internal.h"
 
@@ -35,12 +38,31 @@ std::vector<std::string> TableRoots(const iceberg::TableMetadata& m) {
   return roots;
 }
 
+// A staged table's signing scope (sealed, base64url in the signer route's query): what a client
+// that staged a create may have signed before the table exists.
+constexpr char kScopePurpose[] = "rest.sign-scope";
+// A staged create is committed within this long (a CTAS writing for hours stages once).
+constexpr std::chrono::hours kScopeLifetime{24};
+
 }  // namespace
 
-std::string CatalogApi::ConfigMembers(const catalog::TableIdent& ident, const iceberg::TableMetadata& m) const {
+std::string CatalogApi::ConfigMembers(const catalog::TableIdent& ident, const iceberg::TableMetadata& m,
+                                      const std::string* staged_by) const {
   if (!options_.remote_signing || !io::IsObjectStoreLocation(m.location)) return ",\"config\":{}";
   const io::S3Options& s3 = *options_.remote_signing;
-  const std::string endpoint = SignerEndpoint(options_.prefix, ident);
+  std::string endpoint = SignerEndpoint(options_.prefix, ident);
+  if (staged_by != nullptr) {
+    // The staged locations (a custom location is not the one the catalog would give the table),
+    // those the location rule admits only; clients keep the route's query when they call it.
+    Json roots = Json::array();
+    for (const std::string& root : TableRoots(m)) {
+      if (CheckLocation(root, "a staged table's location").ok()) roots.push_back(root);
+    }
+    const Json scope{{"p", *staged_by}, {"t", ident.ToString()}, {"r", std::move(roots)}};
+    endpoint += "?scope=" + io::EncodeBase64Url(sealer_->Seal(
+                                kScopePurpose, scope.dump(-1, ' ', false, Json::error_handler_t::replace),
+                                std::chrono::duration_cast<std::chrono::seconds>(kScopeLifetime)));
+  }
   Json config = Json::object();
   config["s3.remote-signing-enabled"] = "true";
   // Clients that predate remote-signing-config: PyIceberg picks its signer by name and finds it
@@ -55,6 +77,32 @@ std::string CatalogApi::ConfigMembers(const catalog::TableIdent& ident, const ic
   else if (!s3.endpoint.empty()) config["s3.path-style-access"] = "true";
   Json signing = {{"properties", Json::object()}, {"headers", Json::object()}};
   return ",\"config\":" + config.dump() + ",\"remote-signing-config\":" + signing.dump();
+}
+
+Result<std::vector<std::string>> CatalogApi::ScopeRoots(const Request& r, const catalog::TableIdent& ident) const {
+  const auto refused = [] {
+    return Status(StatusCode::kPermissionDenied,
+                  "the signing scope is not valid (expired, or of another table or client): stage the create again");
+  };
+  std::string sealed;
+  if (!io::DecodeBase64Url(r.query.at("scope"), &sealed)) return refused();
+  auto payload = sealer_->Open(kScopePurpose, sealed);
+  if (!payload.ok()) return refused();
+  auto scope = ParseOrderedJson(*payload, "a signing scope");
+  if (!scope.ok() || !scope->is_object()) return refused();
+  const Json* principal = Member(*scope, "p");
+  const Json* table = Member(*scope, "t");
+  const Json* roots = Member(*scope, "r");
+  if (principal == nullptr || table == nullptr || roots == nullptr || !principal->is_string() || !table->is_string() ||
+      !roots->is_array() || principal->get<std::string>() != r.principal || table->get<std::string>() != ident.ToString()) {
+    return refused();
+  }
+  std::vector<std::string> out;
+  for (const Json& root : *roots) {
+    if (!root.is_string()) return refused();
+    out.push_back(root.get<std::string>());
+  }
+  return out;
 }
 
 Response CatalogApi::SignRequest(const Request& r, const std::string& segment, const std::string& table) {
@@ -101,16 +149,23 @@ Response CatalogApi::SignRequest(const Request& r, const std::string& segment, c
   }
 
   // The table's locations; a table not created yet (a staged create writes before its commit)
-  // gets the one the catalog would give it.
+  // gets those of its signing scope (the route's query, from the staged create's answer), or
+  // without one the location the catalog would give it.
   std::vector<std::string> roots;
   auto state = catalog_.LoadTable(*ident);
   if (state.ok()) {
     roots = TableRoots(*state->metadata);
   } else if (state.status().code() == StatusCode::kNotFound && !options_.read_only) {
     if (Status st = RequireNamespace(ident->ns); !st.ok()) return ErrorResponse(st, "NoSuchNamespaceException");
-    auto placed = DefaultLocation(*ident);
-    if (!placed.ok()) return ErrorResponse(placed.status());
-    roots.push_back(*placed);
+    if (r.has("scope")) {
+      auto scoped = ScopeRoots(r, *ident);
+      if (!scoped.ok()) return ErrorResponse(scoped.status());
+      roots = std::move(*scoped);
+    } else {
+      auto placed = DefaultLocation(*ident);
+      if (!placed.ok()) return ErrorResponse(placed.status());
+      roots.push_back(*placed);
+    }
   } else {
     return ErrorResponse(state.status());
   }

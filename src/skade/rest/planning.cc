@@ -374,7 +374,7 @@ std::string CatalogApi::NewPlanId(const std::string& owner, const std::string& t
   // The page size travels too: servers configured apart still cut the same pages.
   const Json payload{{"o", owner}, {"t", table}, {"m", metadata_location}, {"r", request}, {"p", per_page}};
   std::string id = io::EncodeBase64Url(
-      plan_sealer_->Seal(kPlanPurpose, payload.dump(-1, ' ', false, Json::error_handler_t::replace), options_.plan_ttl));
+      sealer_->Seal(kPlanPurpose, payload.dump(-1, ' ', false, Json::error_handler_t::replace), options_.plan_ttl));
   return id.size() <= kMaxSealedPlanIdBytes ? id : Uuid::NewV7().ToString();
 }
 
@@ -520,7 +520,7 @@ std::optional<Json> CatalogApi::OpenPlanId(const Request& r, const catalog::Tabl
                                            const std::string& plan_id) const {
   std::string sealed;
   if (!io::DecodeBase64Url(plan_id, &sealed) || !io::Sealer::LooksSealed(sealed)) return std::nullopt;
-  auto payload = plan_sealer_->Open(kPlanPurpose, sealed);
+  auto payload = sealer_->Open(kPlanPurpose, sealed);
   if (!payload.ok()) return std::nullopt;  // forged, expired, another ring: as unknown
   auto origin = ParseOrderedJson(*payload, "a plan id");
   if (!origin.ok() || !origin->is_object()) return std::nullopt;

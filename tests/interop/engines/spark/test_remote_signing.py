@@ -108,6 +108,13 @@ def test_spark_without_keys_writes_and_reads_through_remote_signing(spark, signe
     expected_sum = sum(range(1000)) + sum(range(10)) - 2 * 7
     assert (got["n"], got["s"]) == (1008, expected_sum)
 
+    # CTAS at a location of Spark's choosing: a staged create writes its files before the table
+    # exists; the staged answer's signer route carries the scope those writes are signed under.
+    spark.sql(f"CREATE TABLE signed.sales.copy USING iceberg LOCATION 's3://{BUCKET}/wh/elsewhere/copy' "
+              "AS SELECT * FROM signed.sales.orders WHERE id < 100")
+    copied = spark.sql("SELECT count(*) AS n FROM signed.sales.copy").collect()[0]
+    assert copied["n"] == 108  # ids 0..99 but 7, and the ten of the second insert
+
     # skade reads what Spark wrote (its own S3 client signs with the key, through the proxy).
     counted = subprocess.run(
         [os.environ["SKADE_BIN"], "--warehouse", f"s3://{BUCKET}/wh", "--catalog", f"sqlite://{catalog}", "--quiet",
@@ -123,5 +130,6 @@ def test_spark_without_keys_writes_and_reads_through_remote_signing(spark, signe
     puts = [line for line in log.splitlines() if '"PUT ' in line]
     # Data files and manifests are Spark's own writes (skade writes only the metadata files).
     assert sum("/wh/sales/orders/data/" in line for line in puts) >= 4, log[-3000:]
+    assert sum("/wh/elsewhere/copy/data/" in line for line in puts) >= 1, log[-3000:]
     assert sum(".avro " in line for line in puts) >= 6, log[-3000:]
     print(f"proxy log: {log.count(chr(10))} requests", file=sys.stderr)
