@@ -16,6 +16,17 @@ Json SignBody(const std::string& uri, const std::string& method = "GET") {
   return Json{{"region", "us-east-1"}, {"uri", uri}, {"method", method}, {"headers", Json::object()}};
 }
 
+// A server that signs for a store at 127.0.0.1:9000.
+RestOptions SigningFor127() {
+  RestOptions options;
+  io::S3Options store;
+  store.endpoint = "http://127.0.0.1:9000";
+  store.access_key_id = "AKID";
+  store.secret_access_key = "secret";
+  options.remote_signing = store;
+  return options;
+}
+
 bool Lists(const Json& config, const std::string& endpoint) {
   for (const Json& e : config["endpoints"]) {
     if (e == endpoint) return true;
@@ -37,12 +48,7 @@ TEST_F(RestServerTest, SigningIsOffWithoutAStore) {
 }
 
 TEST_F(RestServerTest, SignRequestsAreCheckedBeforeSigning) {
-  RestOptions options;
-  io::S3Options store;
-  store.endpoint = "http://127.0.0.1:9000";
-  store.access_key_id = "AKID";
-  store.secret_access_key = "secret";
-  options.remote_signing = store;
+  RestOptions options = SigningFor127();
   Start(options);
   ASSERT_EQ(Post("/v1/namespaces", Json{{"namespace", {"sales"}}}).status, 200);
   ASSERT_EQ(CreateTable("sales", "orders").status, 200);
@@ -81,12 +87,7 @@ TEST_F(RestServerTest, SignRequestsAreCheckedBeforeSigning) {
 // exists: the staged answer's signer route carries a sealed scope (those locations, that client,
 // that table), and only requests under it are signed until the table is committed.
 TEST_F(RestServerTest, AStagedCreateAtItsOwnLocationIsSignedThroughItsScope) {
-  RestOptions options;
-  io::S3Options store;
-  store.endpoint = "http://127.0.0.1:9000";
-  store.access_key_id = "AKID";
-  store.secret_access_key = "secret";
-  options.remote_signing = store;
+  RestOptions options = SigningFor127();
   options.allowed_directories = {"s3://bucket/custom"};
   options.static_tokens = {"alice-token", "bob-token"};
   token_ = "alice-token";

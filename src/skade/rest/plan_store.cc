@@ -53,6 +53,15 @@ std::string TaskToken(const std::string& plan_id, size_t page) { return plan_id 
 
 }  // namespace
 
+std::shared_ptr<PlanStore::Plan> PlanStore::NewPlan(const std::string& id, const std::string& owner,
+                                                    const std::string& table) {
+  auto plan = std::make_shared<Plan>();
+  plan->id = id;
+  plan->owner = owner;
+  plan->table = table;
+  return plan;
+}
+
 PlanStore::PlanStore(PlanStoreOptions options) : options_(options), worker_([this] { Work(); }) {}
 
 PlanStore::~PlanStore() {
@@ -148,10 +157,7 @@ Result<PlanView> PlanStore::PlanNow(const std::string& plan_id, const std::strin
     std::lock_guard<std::mutex> lock(mu_);
     SKADE_RETURN_IF_ERROR(ReserveLocked(owner));
   }
-  auto plan = std::make_shared<Plan>();
-  plan->id = plan_id;
-  plan->owner = owner;
-  plan->table = table;
+  auto plan = NewPlan(plan_id, owner, table);
   Sink sink(*this, *plan);
   Status st = job(sink);
   std::lock_guard<std::mutex> lock(mu_);
@@ -175,10 +181,7 @@ Result<PlanView> PlanStore::PlanNow(const std::string& plan_id, const std::strin
 Status PlanStore::Submit(const std::string& plan_id, const std::string& owner, const std::string& table, Job job) {
   std::lock_guard<std::mutex> lock(mu_);
   SKADE_RETURN_IF_ERROR(ReserveLocked(owner));
-  auto plan = std::make_shared<Plan>();
-  plan->id = plan_id;
-  plan->owner = owner;
-  plan->table = table;
+  auto plan = NewPlan(plan_id, owner, table);
   plans_[plan_id] = plan;
   queue_.emplace_back(std::move(plan), std::move(job));
   wake_.notify_one();
@@ -292,10 +295,7 @@ bool PlanStore::Holds(const std::string& plan_id) {
 Status PlanStore::HoldCancelled(const std::string& plan_id, const std::string& owner, const std::string& table) {
   std::lock_guard<std::mutex> lock(mu_);
   SKADE_RETURN_IF_ERROR(ReserveLocked(owner));
-  auto plan = std::make_shared<Plan>();
-  plan->id = plan_id;
-  plan->owner = owner;
-  plan->table = table;
+  auto plan = NewPlan(plan_id, owner, table);
   plan->cancelled = true;
   plan->state = PlanView::State::kCancelled;
   TouchLocked(*plan, std::chrono::steady_clock::now());

@@ -104,6 +104,7 @@ class PlanStore {
 
  private:
   struct Plan;
+  static std::shared_ptr<Plan> NewPlan(const std::string& id, const std::string& owner, const std::string& table);
   class Sink;
   void Work();
   void ExpireLocked(std::chrono::steady_clock::time_point now);

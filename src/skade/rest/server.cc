@@ -320,6 +320,16 @@ std::vector<std::string> Segments(std::string_view path) {
   return out;
 }
 
+// The answer of a public file or an extra route, as the transport sends it.
+HttpResponse FromPublic(PublicResponse r) {
+  HttpResponse out;
+  out.status = r.status;
+  out.content_type = std::move(r.content_type);
+  out.headers = std::move(r.headers);
+  out.body = std::move(r.body);
+  return out;
+}
+
 }  // namespace
 
 struct RestServer::Impl {
@@ -440,14 +450,7 @@ struct RestServer::Impl {
       return ok;
     }
     if (options.public_files) {
-      if (std::optional<PublicResponse> file = options.public_files(h.method, h.path)) {
-        HttpResponse out;
-        out.status = file->status;
-        out.content_type = std::move(file->content_type);
-        out.headers = std::move(file->headers);
-        out.body = std::move(file->body);
-        return out;
-      }
+      if (std::optional<PublicResponse> file = options.public_files(h.method, h.path)) return FromPublic(std::move(*file));
     }
     if (tokens.enabled() && h.path != "/v1/oauth/tokens" && h.path != "/healthz") {
       auto it = h.headers.find("authorization");
@@ -493,12 +496,7 @@ struct RestServer::Impl {
     if (options.extra_routes) {
       const std::string_view method_view = h.method == "HEAD" ? std::string_view("GET") : h.method;
       if (std::optional<PublicResponse> extra = options.extra_routes(method_view, h.path, h.query)) {
-        HttpResponse out;
-        out.status = extra->status;
-        out.content_type = std::move(extra->content_type);
-        out.headers = std::move(extra->headers);
-        out.body = std::move(extra->body);
-        return out;
+        return FromPublic(std::move(*extra));
       }
     }
     return NoRoute(h, segments);
