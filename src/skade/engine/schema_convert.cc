@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cctype>
 
+#include "skade/arrow/builder.h"
+#include "skade/engine/iceberg_scan.h"
+
 namespace skade::engine {
 namespace {
 
@@ -285,6 +288,100 @@ Result<std::string> DuckTypeName(const Type& type) {
   }
 }
 
+namespace {
+
+// The Arrow field DuckDB exports for a column of `type` named `name`; nullopt where this does
+// not know it. Every field is nullable as DuckDB exports it (callers apply Iceberg's required).
+std::optional<arrow::ArrayBuilder> ArrowField(const std::string& name, const Type& type, bool nullable = true) {
+  auto leaf = [&](std::string format) {
+    return std::optional<arrow::ArrayBuilder>(arrow::ArrayBuilder(name, std::move(format), nullable));
+  };
+  switch (type.id()) {
+    case TypeId::kBoolean: return leaf("b");
+    case TypeId::kInt: return leaf("i");
+    case TypeId::kLong: return leaf("l");
+    case TypeId::kFloat: return leaf("f");
+    case TypeId::kDouble: return leaf("g");
+    // DuckDB exports every decimal as a 128-bit one.
+    case TypeId::kDecimal:
+      return leaf("d:" + std::to_string(type.precision()) + "," + std::to_string(type.scale()) + ",128");
+    case TypeId::kDate: return leaf("tdD");
+    case TypeId::kTime: return leaf("ttu");
+    case TypeId::kTimestamp: return leaf("tsu:");
+    case TypeId::kTimestampTz: return leaf("tsu:UTC");
+    case TypeId::kTimestampNs:
+    case TypeId::kTimestampTzNs: return leaf("tsn:");
+    case TypeId::kString: return leaf("u");
+    case TypeId::kFixed:
+    case TypeId::kBinary: return leaf("z");
+    case TypeId::kStruct: {
+      std::vector<arrow::ArrayBuilder> children;
+      for (const auto& f : type.fields()) {
+        auto child = ArrowField(f.name, *f.type);
+        if (!child) return std::nullopt;
+        children.push_back(std::move(*child));
+      }
+      return arrow::ArrayBuilder(name, "+s", nullable, std::move(children));
+    }
+    case TypeId::kList: {
+      auto element = ArrowField("l", *type.element().type);
+      if (!element) return std::nullopt;
+      std::vector<arrow::ArrayBuilder> children;
+      children.push_back(std::move(*element));
+      return arrow::ArrayBuilder(name, "+l", nullable, std::move(children));
+    }
+    case TypeId::kMap: {
+      const TypeId key_id = type.key().type->id();
+      if (key_id == TypeId::kStruct || key_id == TypeId::kList || key_id == TypeId::kMap) {
+        return std::nullopt;  // nested keys: DuckDB's to tell
+      }
+      auto key = ArrowField("key", *type.key().type, false);
+      auto value = ArrowField("value", *type.value().type);
+      if (!key || !value) return std::nullopt;
+      std::vector<arrow::ArrayBuilder> kv;
+      kv.push_back(std::move(*key));
+      kv.push_back(std::move(*value));
+      std::vector<arrow::ArrayBuilder> entries;
+      entries.push_back(arrow::ArrayBuilder("entries", "+s", false, std::move(kv)));
+      return arrow::ArrayBuilder(name, "+m", nullable, std::move(entries));
+    }
+    default:
+      return std::nullopt;  // UUID, unknown, v3's variant and geo types
+  }
+}
+
+}  // namespace
+
+std::optional<arrow::SchemaHandle> DirectArrowSchema(const iceberg::Schema& schema) {
+  std::vector<arrow::ArrayBuilder> columns;
+  for (const auto& f : schema.fields()) {
+    auto column = ArrowField(f.name, *f.type);
+    if (!column) return std::nullopt;
+    columns.push_back(std::move(*column));
+  }
+  // The top-level struct under the name DuckDB gives its results.
+  arrow::ArrayBuilder batch("duckdb_query_result", "+s", false, std::move(columns));
+  ArrowSchema out;
+  ArrowArray empty;
+  if (!batch.Finish(&out, &empty).ok()) return std::nullopt;
+  empty.release(&empty);
+  return arrow::SchemaHandle(&out);
+}
+
+Result<arrow::SchemaHandle> RelationArrowSchema(Database& db, const iceberg::SchemaPtr& schema) {
+  if (!schema) return Status::InvalidArgument("no schema");
+  if (auto direct = DirectArrowSchema(*schema)) return std::move(*direct);
+  IcebergScan empty;
+  empty.schema = schema;
+  SKADE_ASSIGN_OR_RETURN(std::string sql, BuildTableSql(db, empty));
+  SKADE_ASSIGN_OR_RETURN(arrow::StreamHandle stream, db.QueryArrow(sql));
+  arrow::SchemaHandle out;
+  if (stream->get_schema(stream.get(), out.get()) != 0) {
+    const char* e = stream->get_last_error(stream.get());
+    return Status::Internal(std::string("cannot read the relation's schema: ") + (e ? e : "unknown"));
+  }
+  return out;
+}
 
 Result<TypePtr> IcebergTypeFromDuck(std::string_view duck_type, int* next_id) {
   return TypeParser(duck_type, next_id).ParseAll();

@@ -13,6 +13,7 @@
 #include "skade/base/json_parse_internal.h"
 #include "skade/engine/database.h"
 #include "skade/engine/iceberg_scan.h"
+#include "skade/engine/schema_convert.h"
 #include "skade/sql/like.h"
 
 namespace skade::flightsql {
@@ -687,16 +688,8 @@ Result<arrow::SchemaHandle> AnnotatedViewSchema(engine::Database& db, const cata
                                                 const std::string& catalog_name) {
   iceberg::SchemaPtr schema = view.metadata->CurrentSchema();
   if (!schema) return Status::Corruption("view " + view.ident.ToString() + " has no current schema");
-  // An empty relation of the view's schema: DuckDB maps the types to Arrow, as for a table.
-  engine::IcebergScan empty;
-  empty.schema = schema;
-  SKADE_ASSIGN_OR_RETURN(std::string sql, engine::BuildTableSql(db, empty));
-  SKADE_ASSIGN_OR_RETURN(arrow::StreamHandle stream, db.QueryArrow(sql));
-  arrow::SchemaHandle base;
-  if (stream->get_schema(stream.get(), base.get()) != 0) {
-    const char* e = stream->get_last_error(stream.get());
-    return Status::Internal(std::string("cannot read the view's schema: ") + (e ? e : "unknown"));
-  }
+  // The Arrow schema of a relation of the view's columns, as for a table.
+  SKADE_ASSIGN_OR_RETURN(arrow::SchemaHandle base, engine::RelationArrowSchema(db, schema));
   return AnnotatedSchema(*base.get(), *schema, catalog_name, view.ident, true);
 }
 

@@ -1,5 +1,7 @@
 #include "skade/table/table.h"
 
+#include "skade/engine/schema_convert.h"
+
 #include "skade/iceberg/relocation.h"
 
 #include "skade/table/append_queue.h"
@@ -114,17 +116,7 @@ Result<int64_t> Table::Count(const ReadOptions& options) {
 }
 
 Result<arrow::SchemaHandle> Table::ArrowSchema() {
-  // An empty relation of the current schema: DuckDB maps the types to Arrow.
-  engine::IcebergScan empty;
-  empty.schema = metadata().CurrentSchema();
-  SKADE_ASSIGN_OR_RETURN(std::string sql, engine::BuildTableSql(db_, empty));
-  SKADE_ASSIGN_OR_RETURN(arrow::StreamHandle stream, db_.QueryArrow(sql));
-  arrow::SchemaHandle schema;
-  if (stream->get_schema(stream.get(), schema.get()) != 0) {
-    const char* e = stream->get_last_error(stream.get());
-    return Status::Internal(std::string("cannot read the scan schema: ") + (e ? e : "unknown"));
-  }
-  return schema;
+  return engine::RelationArrowSchema(db_, metadata().CurrentSchema());
 }
 
 Result<arrow::StreamHandle> Table::ScanDelta(int64_t from_snapshot, std::optional<int64_t> to_snapshot) {
