@@ -455,6 +455,21 @@ CatalogApi::CatalogApi(catalog::Catalog& catalog, io::FileIO& io, const RestOpti
       sealer_(options.sealer ? options.sealer : io::Sealer::Ephemeral()),
       plans_(PlanStoreOptions{options.plan_ttl}) {}
 
+std::string CatalogApi::SealJson(std::string_view purpose, const Json& payload, std::chrono::seconds lifetime) const {
+  return io::EncodeBase64Url(
+      sealer_->Seal(purpose, payload.dump(-1, ' ', false, Json::error_handler_t::replace), lifetime));
+}
+
+std::optional<Json> CatalogApi::OpenSealedJson(std::string_view purpose, const std::string& token) const {
+  std::string sealed;
+  if (!io::DecodeBase64Url(token, &sealed) || !io::Sealer::LooksSealed(sealed)) return std::nullopt;
+  auto payload = sealer_->Open(purpose, sealed);
+  if (!payload.ok()) return std::nullopt;
+  auto parsed = ParseOrderedJson(*payload, "a sealed token");
+  if (!parsed.ok() || !parsed->is_object()) return std::nullopt;
+  return std::move(parsed).value();
+}
+
 RestStats CatalogApi::stats() const {
   RestStats s;
   s.commits = commits_;
@@ -951,8 +966,8 @@ Response CatalogApi::CommittedTable(const std::string& metadata_location, const 
   return TableResponse(*state, "all", nullptr);
 }
 
-Result<iceberg::TableMetadata> CatalogApi::ReadLoggedMetadata(const std::string& location) {
-  SKADE_RETURN_IF_ERROR(CheckLocation(location, "a metadata file of the metadata log"));
+Result<iceberg::TableMetadata> CatalogApi::ReadMetadataFile(const std::string& location, std::string_view what) {
+  SKADE_RETURN_IF_ERROR(CheckLocation(location, what));
   SKADE_ASSIGN_OR_RETURN(std::string bytes, io_.Read(location));
   return iceberg::ParseTableMetadataFile(bytes).WithContext(location);
 }
@@ -964,7 +979,9 @@ Result<std::vector<catalog::CommitResult>> CatalogApi::CommitRebasing(const std:
   constexpr int kMaxRebases = 64;
   Result<std::vector<catalog::CommitResult>> first = once(commits);
   if (first.ok() || !options_.rebase_commits || first.status().code() != StatusCode::kConflict) return first;
-  const MetadataReader reader = [this](const std::string& location) { return ReadLoggedMetadata(location); };
+  const MetadataReader reader = [this](const std::string& location) {
+    return ReadMetadataFile(location, "a metadata file of the metadata log");
+  };
   for (int round = 0; round < kMaxRebases; ++round) {
     std::vector<catalog::TableCommit> attempt;
     std::vector<std::string> lists;  // named by nothing unless the attempt lands

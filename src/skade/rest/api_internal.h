@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -14,6 +15,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -301,8 +303,9 @@ class CatalogApi {
   using CommitFn = std::function<Result<std::vector<catalog::CommitResult>>(const std::vector<catalog::TableCommit>&)>;
   Result<std::vector<catalog::CommitResult>> CommitRebasing(const std::vector<catalog::TableCommit>& commits,
                                                             const CommitFn& once);
-  // A metadata file the metadata log names, read when it passes the location rule.
-  Result<iceberg::TableMetadata> ReadLoggedMetadata(const std::string& location);
+  // A metadata file named by table state (a metadata log entry, a sealed plan id), read when it
+  // passes the location rule; `what` names it in errors.
+  Result<iceberg::TableMetadata> ReadMetadataFile(const std::string& location, std::string_view what);
   // One table's commit (catalog_.CommitTable), re-based as above. With `record` (a request's
   // Idempotency-Key on a catalog that keeps records), the commit that lands stores it in its own
   // transaction (Catalog::CommitTransactionWithRecord).
@@ -323,6 +326,11 @@ class CatalogApi {
   // use the members above (the manifest cache, the counters) until they return.
   // Seals plan ids and staged tables' signing scopes (options.sealer, else a key of this process).
   std::shared_ptr<const io::Sealer> sealer_;
+  // `payload` sealed for `purpose`, as base64url text (a URL segment or query value).
+  std::string SealJson(std::string_view purpose, const Json& payload, std::chrono::seconds lifetime) const;
+  // The JSON object a token of SealJson carries; nullopt for anything else (not base64url, forged,
+  // expired, another purpose or ring, not an object), never saying which.
+  std::optional<Json> OpenSealedJson(std::string_view purpose, const std::string& token) const;
   PlanStore plans_;
 };
 

@@ -10,7 +10,6 @@
 #include "skade/base/json_parse_internal.h"
 #include "skade/io/location.h"
 #include "skade/io/s3_remote_signing.h"
-#include "skade/io/sealer.h"
 #include "skade/io/sigv4.h"
 #include "skade/rest/api_internal.h"
 
@@ -59,9 +58,7 @@ std::string CatalogApi::ConfigMembers(const catalog::TableIdent& ident, const ic
       if (CheckLocation(root, "a staged table's location").ok()) roots.push_back(root);
     }
     const Json scope{{"p", *staged_by}, {"t", ident.ToString()}, {"r", std::move(roots)}};
-    endpoint += "?scope=" + io::EncodeBase64Url(sealer_->Seal(
-                                kScopePurpose, scope.dump(-1, ' ', false, Json::error_handler_t::replace),
-                                std::chrono::duration_cast<std::chrono::seconds>(kScopeLifetime)));
+    endpoint += "?scope=" + SealJson(kScopePurpose, scope, kScopeLifetime);
   }
   Json config = Json::object();
   config["s3.remote-signing-enabled"] = "true";
@@ -84,12 +81,8 @@ Result<std::vector<std::string>> CatalogApi::ScopeRoots(const Request& r, const 
     return Status(StatusCode::kPermissionDenied,
                   "the signing scope is not valid (expired, or of another table or client): stage the create again");
   };
-  std::string sealed;
-  if (!io::DecodeBase64Url(r.query.at("scope"), &sealed)) return refused();
-  auto payload = sealer_->Open(kScopePurpose, sealed);
-  if (!payload.ok()) return refused();
-  auto scope = ParseOrderedJson(*payload, "a signing scope");
-  if (!scope.ok() || !scope->is_object()) return refused();
+  std::optional<Json> scope = OpenSealedJson(kScopePurpose, r.query.at("scope"));
+  if (!scope) return refused();
   const Json* principal = Member(*scope, "p");
   const Json* table = Member(*scope, "t");
   const Json* roots = Member(*scope, "r");

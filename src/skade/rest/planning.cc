@@ -11,7 +11,6 @@
 
 #include "skade/base/ascii.h"
 #include "skade/base/uuid.h"
-#include "skade/io/sealer.h"
 #include "skade/iceberg/expression.h"
 #include "skade/iceberg/scan.h"
 #include "skade/rest/api_internal.h"
@@ -373,8 +372,7 @@ std::string CatalogApi::NewPlanId(const std::string& owner, const std::string& t
                                   const std::string& metadata_location, const Json& request, size_t per_page) const {
   // The page size travels too: servers configured apart still cut the same pages.
   const Json payload{{"o", owner}, {"t", table}, {"m", metadata_location}, {"r", request}, {"p", per_page}};
-  std::string id = io::EncodeBase64Url(
-      sealer_->Seal(kPlanPurpose, payload.dump(-1, ' ', false, Json::error_handler_t::replace), options_.plan_ttl));
+  std::string id = SealJson(kPlanPurpose, payload, options_.plan_ttl);
   return id.size() <= kMaxSealedPlanIdBytes ? id : Uuid::NewV7().ToString();
 }
 
@@ -518,12 +516,8 @@ Response CatalogApi::MakePlan(const Request& r, const Json& body, catalog::Table
 
 std::optional<Json> CatalogApi::OpenPlanId(const Request& r, const catalog::TableIdent& ident,
                                            const std::string& plan_id) const {
-  std::string sealed;
-  if (!io::DecodeBase64Url(plan_id, &sealed) || !io::Sealer::LooksSealed(sealed)) return std::nullopt;
-  auto payload = sealer_->Open(kPlanPurpose, sealed);
-  if (!payload.ok()) return std::nullopt;  // forged, expired, another ring: as unknown
-  auto origin = ParseOrderedJson(*payload, "a plan id");
-  if (!origin.ok() || !origin->is_object()) return std::nullopt;
+  std::optional<Json> origin = OpenSealedJson(kPlanPurpose, plan_id);  // else as unknown
+  if (!origin) return std::nullopt;
   const Json* owner = Member(*origin, "o");
   const Json* table = Member(*origin, "t");
   const Json* location = Member(*origin, "m");
@@ -546,10 +540,8 @@ Result<bool> CatalogApi::RemakePlan(const Request& r, const catalog::TableIdent&
   catalog::TableState state;
   state.ident = ident;
   state.metadata_location = (*origin)["m"].get<std::string>();
-  SKADE_RETURN_IF_ERROR(CheckLocation(state.metadata_location, "the metadata file of a scan plan"));
-  SKADE_ASSIGN_OR_RETURN(std::string bytes, io_.Read(state.metadata_location));
   SKADE_ASSIGN_OR_RETURN(iceberg::TableMetadata metadata,
-                         iceberg::ParseTableMetadataFile(bytes).WithContext(state.metadata_location));
+                         ReadMetadataFile(state.metadata_location, "the metadata file of a scan plan"));
   state.metadata = std::make_shared<const iceberg::TableMetadata>(std::move(metadata));
   *out = MakePlan(r, (*origin)["r"], std::move(state), plan_id, (*origin)["p"].get<size_t>(), answer);
   return true;
