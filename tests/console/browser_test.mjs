@@ -6,7 +6,9 @@
 // error and no CSP violation, that hostile strings show as text and run nothing, that the files
 // lists are the table's data and delete files, that a wrong token or secret gets the sign-in
 // form and not data, and that a commit made by the CLI shows in the live feed within 2 s (and
-// after leaving and coming back, with none missed or repeated). Screenshots go to --out (SKADE_CONSOLE_SCREENSHOT=FILE also saves the overview
+// after leaving and coming back, with none missed or repeated), that the SQL page's grid is what
+// `skade sql` reads, hostile names in results stay text, a write is refused and Cancel stops a
+// running query. Screenshots go to --out (SKADE_CONSOLE_SCREENSHOT=FILE also saves the overview
 // there, for the README). Without chromium it skips (exit 77), saying why.
 //   node browser_test.mjs --skade BUILD/src/skade --out DIR
 import { spawn, spawnSync } from 'node:child_process';
@@ -96,6 +98,35 @@ async function previewColumn(page, snapshotId) {
     await page.click('#preview-next');
   }
   throw new Error('the preview did not end');
+}
+
+// CSV text (RFC 4180, as `skade sql --format csv` writes it) as rows of fields.
+function parseCsv(text) {
+  const rows = [];
+  let row = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') {
+      row.push(field);
+      field = '';
+    } else if (c === '\n') {
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = '';
+    } else if (c !== '\r') field += c;
+  }
+  if (field || row.length) rows.push([...row, field]);
+  return rows;
 }
 
 // The status of GET `path` sent as it is.
@@ -330,6 +361,53 @@ async function run(mode) {
     check(new Set(seqs).size === seqs.length && seqs.includes(seq) && seqs.includes(missed),
       'after a reload the feed resumes: the missed commit shows, none twice');
     await settle('live feed after reload');
+
+    // The SQL page: a query's grid is what `skade sql` reads, cell by cell.
+    await page.goto(`${origin}/ui/#/sql`);
+    await page.waitForSelector('#sql-text', { timeout: 15_000 });
+    await settle('sql page');
+    const runSql = async (sql, state = 'done') => {
+      await page.fill('#sql-text', sql);
+      const started = Date.now();
+      await page.press('#sql-text', 'Control+Enter');
+      await page.waitForSelector(`#sql-result[data-state="${state}"]`, { timeout: 30_000 });
+      return Date.now() - started;
+    };
+    const gridOf = (id) => page.$$eval(`${id} tr`, (rows) => rows.map((r) => Array.from(r.cells).map((c) =>
+      c.querySelector('.col') ? c.querySelector('.col').textContent : c.classList.contains('null') ? '' : c.textContent)));
+    const ordersSql = 'SELECT id, region, info, tags FROM db.orders ORDER BY id';
+    const took = await runSql(ordersSql);
+    const shownGrid = await gridOf('#sql-rows');
+    const cliGrid = parseCsv(cli('sql', '--format', 'csv', ordersSql));
+    check(shownGrid.length === 106 && JSON.stringify(shownGrid) === JSON.stringify(cliGrid),
+      `the SQL page's grid is what skade sql reads (${shownGrid.length - 1} rows in ${took} ms, ${cliGrid.length - 1} from the CLI)`);
+    await settle('sql page after a query');
+    await shot('sql');
+    // Hostile names and values are text, in the header and the cells.
+    await runSql(`SELECT '${HOSTILE_VALUE}' AS "${HOSTILE_TABLE}", * FROM "db.${HOSTILE_NS}".inner`);
+    await runSql(`SELECT '${HOSTILE_VALUE}' AS "${HOSTILE_TABLE}"`);
+    const hostileGrid = await gridOf('#sql-rows');
+    check(JSON.stringify(hostileGrid) === JSON.stringify([[HOSTILE_TABLE], [HOSTILE_VALUE]]) &&
+      (await page.locator('#sql-result img, #sql-result script').count()) === 0, 'hostile names and values in results stay text');
+    // A write is refused (on every server: the console reads only) and changes nothing.
+    const countBefore = cli('sql', '--format', 'csv', 'SELECT count(*) FROM db.orders');
+    await runSql('DELETE FROM db.orders WHERE id = 50', 'error');
+    const refusal = await page.textContent('#sql-error');
+    check(/^403/.test(refusal) && /read queries only/.test(refusal) &&
+      cli('sql', '--format', 'csv', 'SELECT count(*) FROM db.orders') === countBefore, `a write is refused (${refusal})`);
+    // Cancel interrupts a long query on the server.
+    await page.fill('#sql-text', 'SELECT count(*) FROM range(10000000000)');
+    await page.click('#sql-run');
+    await page.waitForSelector('#sql-result[data-state="running"]');
+    await page.waitForTimeout(300);
+    const cancelAt = Date.now();
+    await page.click('#sql-cancel');
+    await page.waitForSelector('#sql-result[data-state="cancelled"]', { timeout: 10_000 });
+    const cancelMs = Date.now() - cancelAt;
+    check(cancelMs <= 2000, `cancel stops a running query (${cancelMs} ms)`);
+    // The refusal (403) and the cancelled query (499) are answers the page expects.
+    for (let i = problems.length - 1; i >= 0; i--) if (/status of (403|499)/.test(problems[i])) problems.splice(i, 1);
+    await settle('sql page after a refusal and a cancel');
 
     check(dialogs.length === 0, `no script from the lake's strings ran (${dialogs.join(', ')})`);
     check((await page.evaluate(() => window.__csp.length)) === 0, 'no CSP violation at the end');

@@ -64,14 +64,12 @@ TEST_F(ConsoleServerTest, PagesNeedNoTokenAndCatalogRoutesStillDo) {
 
 TEST_F(ConsoleServerTest, ExtraRoutesAnswerOnlyAuthenticatedRequestsNoCatalogRouteServes) {
   RestOptions options;
-  options.static_tokens = {"s3cr3t"};
-  options.extra_routes = [](std::string_view method, std::string_view path,
-                            const std::map<std::string, std::string>& query) {
-    if (path != "/console/v1/preview" && path != "/v1/namespaces") return std::optional<PublicResponse>();
-    auto table = query.find("table");
-    return std::optional<PublicResponse>(PublicResponse{
-        200, "application/json", {}, "{\"m\":\"" + std::string(method) + "\",\"t\":\"" +
-                                         (table == query.end() ? "" : table->second) + "\"}"});
+  options.static_tokens = {"s3cr3t", "other-token"};
+  options.extra_routes = [](const ExtraRequest& r) {
+    if (r.path != "/console/v1/preview" && r.path != "/v1/namespaces") return std::optional<PublicResponse>();
+    auto table = r.query.find("table");
+    Json echo{{"m", r.method}, {"t", table == r.query.end() ? "" : table->second}, {"b", r.body}, {"p", r.principal}};
+    return std::optional<PublicResponse>(PublicResponse{200, "application/json", {{"Allow", "GET"}}, echo.dump()});
   };
   StartWithConsole(options);
   EXPECT_EQ(client_->Get("/console/v1/preview?table=db.t")->status, 401);
@@ -80,6 +78,17 @@ TEST_F(ConsoleServerTest, ExtraRoutesAnswerOnlyAuthenticatedRequestsNoCatalogRou
   EXPECT_EQ(page.status, 200);
   EXPECT_EQ(page.body["t"], "db.t");
   EXPECT_EQ(page.body["m"], "GET");
+  // The body and who sent it: each token is a principal of its own.
+  auto posted = Post("/console/v1/preview", std::string("{\"sql\":\"SELECT 1\"}"));
+  EXPECT_EQ(posted.body["m"], "POST");
+  EXPECT_EQ(posted.body["b"], "{\"sql\":\"SELECT 1\"}");
+  const std::string first = posted.body["p"];
+  EXPECT_FALSE(first.empty());
+  token_ = "other-token";
+  const std::string second = Get("/console/v1/preview").body["p"];
+  EXPECT_FALSE(second.empty());
+  EXPECT_NE(first, second);
+  EXPECT_EQ(client_->Get("/console/v1/preview", Headers())->get_header_value("Allow"), "GET");
   // A catalog route keeps its answer; a path nobody serves stays 404.
   EXPECT_TRUE(Get("/v1/namespaces").body.contains("namespaces"));
   EXPECT_EQ(Get("/console/v1/other").status, 404);

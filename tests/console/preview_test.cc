@@ -2,6 +2,7 @@
 // applied, in a stable order), parameter checks, and errors in the REST error model's shape.
 #include "skade/console/preview.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -97,6 +98,7 @@ TEST_F(PreviewTest, AnswersOnlyItsPathAndGet) {
   auto post = preview.Serve("POST", kPreviewPath, {{"table", "db.t"}});
   ASSERT_TRUE(post.has_value());
   EXPECT_EQ(post->status, 405);
+  EXPECT_THAT(post->headers, ::testing::Contains(std::make_pair(std::string("Allow"), std::string("GET, HEAD"))));
 }
 
 }  // namespace

@@ -1,11 +1,12 @@
-// The console's shell: hash routing (#/, #/table/…, #/feed), the sign-in form when the server
-// asks for a token, and the pages (overview.ts, table.ts, feed.ts).
+// The console's shell: hash routing (#/, #/table/…, #/feed, #/sql), the sign-in form when the
+// server asks for a token, and the pages (overview.ts, table.ts, feed.ts, sql.ts).
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import { AuthError, setToken, signIn, token } from './api';
 import { clear, el, errorBox } from './dom';
 import { renderFeed } from './feed';
 import { renderOverview } from './overview';
+import { renderSql } from './sql';
 import { renderTable } from './table';
 
 let current: AbortController | null = null;
@@ -82,14 +83,21 @@ async function route(): Promise<void> {
   clear(m);
   showWho();
   const hash = location.hash.replace(/^#/, '') || '/';
+  const page = hash.startsWith('/feed') ? 'feed' : hash.startsWith('/sql') ? 'sql' : 'overview';
   for (const a of Array.from(document.querySelectorAll<HTMLAnchorElement>('nav a'))) {
-    a.classList.toggle('active', (a.dataset.nav === 'feed') === hash.startsWith('/feed'));
+    a.classList.toggle('active', a.dataset.nav === page);
   }
+  // A table in a hash: the JSON array of its namespace's levels and its name.
+  const tableOf = (rest: string): string[] => {
+    const parts = JSON.parse(decodeURIComponent(rest));
+    if (!Array.isArray(parts) || parts.length < 2 || !parts.every((p) => typeof p === 'string')) throw new Error('not a table');
+    return parts;
+  };
   try {
     if (hash.startsWith('/table/')) {
-      const parts = JSON.parse(decodeURIComponent(hash.slice('/table/'.length)));
-      if (!Array.isArray(parts) || parts.length < 2 || !parts.every((p) => typeof p === 'string')) throw new Error('not a table');
-      await renderTable(m, parts, controller.signal);
+      await renderTable(m, tableOf(hash.slice('/table/'.length)), controller.signal);
+    } else if (hash.startsWith('/sql')) {
+      await renderSql(m, controller.signal);
     } else if (hash.startsWith('/feed')) {
       await renderFeed(m, controller.signal);
     } else {

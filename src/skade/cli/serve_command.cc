@@ -12,6 +12,7 @@
 #include "skade/cli/messages.h"
 #include "skade/cli/lineage_command.h"
 #include "skade/console/preview.h"
+#include "skade/console/query.h"
 #include "skade/console/static_files.h"
 #include "skade/events/bus.h"
 #include "skade/events/commit_service.h"
@@ -273,7 +274,11 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
   auto server = flightsql::FlightSqlServer::Start(**lake_sql, options);
   if (!server.ok()) return Fail(server.status());
   // The REST catalog shares the catalog (and so the commit log and event bus) with Flight SQL.
-  std::optional<console::Preview> preview;  // the web console's data preview; outlives rest_server
+  // The web console's statements (timed, cancellable), data preview and SQL page; they outlive
+  // rest_server.
+  std::optional<console::RunningQueries> console_queries;
+  std::optional<console::Preview> preview;
+  std::optional<console::QueryRoute> query_route;
   std::unique_ptr<rest::RestServer> rest_server;
   if (o.rest_port >= 0) {
     auto rest_options = RestOptionsOf(o);
@@ -289,14 +294,26 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
         return std::optional<rest::PublicResponse>(rest::PublicResponse{
             file->status, std::move(file->content_type), std::move(file->headers), std::move(file->body)});
       };
-      // The data preview reads with the catalog's authentication (not a public file).
-      const console::Preview* reader = &preview.emplace(*lake->catalog, *lake->io, *lake->db);
-      rest_options->extra_routes = [reader](std::string_view method, std::string_view path,
-                                            const std::map<std::string, std::string>& query) {
-        std::optional<console::PreviewAnswer> page = reader->Serve(method, path, query);
-        if (!page) return std::optional<rest::PublicResponse>();
+      // The data preview and the SQL page read with the catalog's authentication (not public
+      // files), on the locked-down database, every statement under the console's timeout (the
+      // server's --query-timeout, else 60 s: console queries always end).
+      console::RunningQueries::Limits limits;
+      if (o.query_timeout_s > 0) limits.timeout = std::chrono::seconds(o.query_timeout_s);
+      console::RunningQueries* running = &console_queries.emplace(limits);
+      const console::Preview* reader = &preview.emplace(*lake->catalog, *lake->io, *lake->db, running);
+      console::QueryOptions query_options;
+      query_options.private_paths = options.private_paths;
+      std::stable_sort(query_options.private_paths.begin(), query_options.private_paths.end(),
+                       [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+      const console::QueryRoute* queries = &query_route.emplace(**lake_sql, *running, std::move(query_options));
+      rest_options->extra_routes = [reader, queries](const rest::ExtraRequest& r) {
+        std::optional<console::RouteAnswer> answer = reader->Serve(r.method, r.path, r.query);
+        if (!answer) answer = queries->Serve(r.method, r.path, r.body, r.principal);
+        if (!answer) return std::optional<rest::PublicResponse>();
+        std::vector<std::pair<std::string, std::string>> headers = {{"Cache-Control", "no-store"}};
+        for (auto& h : answer->headers) headers.push_back(std::move(h));
         return std::optional<rest::PublicResponse>(
-            rest::PublicResponse{page->status, "application/json", {{"Cache-Control", "no-store"}}, std::move(page->body)});
+            rest::PublicResponse{answer->status, "application/json", std::move(headers), std::move(answer->body)});
       };
     }
     auto started = rest::RestServer::Start(*lake->catalog, *lake->io, *rest_options, &bus);
@@ -352,7 +369,7 @@ void AddServeCommand(CLI::App& app, const LakeArgs& lake, int* exit_code) {
   cmd->add_option("--handle-lifetime", o->handle_lifetime_s,
                   "seconds a prepared-statement handle stays valid (sessions: --session-idle-timeout)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--query-timeout", o->query_timeout_s, "seconds before a query is interrupted (0 = none)");
+  cmd->add_option("--query-timeout", o->query_timeout_s, "seconds before a query is interrupted (0 = none; the web console's then stop after 60 s)");
   cmd->add_option("--max-streams-per-client", o->max_streams_per_client,
                   "concurrent DoGet/DoPut streams of one user (one address without auth)")
       ->check(CLI::PositiveNumber);

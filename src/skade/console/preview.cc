@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "skade/console/query.h"
 #include "skade/engine/iceberg_scan.h"
 #include "skade/table/table.h"
 
@@ -16,12 +17,12 @@ namespace {
 
 using Json = nlohmann::json;
 
-PreviewAnswer Error(int status, std::string_view type, const std::string& message) {
+RouteAnswer Error(int status, std::string_view type, const std::string& message) {
   Json body{{"error", {{"message", message}, {"type", type}, {"code", status}}}};
-  return PreviewAnswer{status, body.dump(-1, ' ', false, Json::error_handler_t::replace)};
+  return RouteAnswer{status, body.dump(-1, ' ', false, Json::error_handler_t::replace), {}};
 }
 
-PreviewAnswer Error(const Status& st) {
+RouteAnswer Error(const Status& st) {
   switch (st.code()) {
     case StatusCode::kNotFound: return Error(404, "NoSuchTableException", st.message());
     case StatusCode::kInvalidArgument: return Error(400, "BadRequestException", st.message());
@@ -43,13 +44,17 @@ std::optional<int64_t> Number(const std::map<std::string, std::string>& query, c
 
 }  // namespace
 
-Preview::Preview(catalog::Catalog& catalog, io::FileIO& io, engine::Database& db)
-    : catalog_(catalog), io_(io), db_(db) {}
+Preview::Preview(catalog::Catalog& catalog, io::FileIO& io, engine::Database& db, RunningQueries* running)
+    : catalog_(catalog), io_(io), db_(db), running_(running) {}
 
-std::optional<PreviewAnswer> Preview::Serve(std::string_view method, std::string_view path,
+std::optional<RouteAnswer> Preview::Serve(std::string_view method, std::string_view path,
                                             const std::map<std::string, std::string>& query) const {
   if (path != kPreviewPath) return std::nullopt;
-  if (method != "GET") return Error(405, "BadRequestException", "the preview is read with GET");
+  if (method != "GET") {
+    RouteAnswer refused = Error(405, "BadRequestException", "the preview is read with GET");
+    refused.headers.emplace_back("Allow", "GET, HEAD");
+    return refused;
+  }
   auto table_param = query.find("table");
   if (table_param == query.end()) return Error(400, "BadRequestException", "'table' (ns.table) is required");
   auto ident = catalog::TableIdent::Parse(table_param->second);
@@ -86,7 +91,15 @@ std::optional<PreviewAnswer> Preview::Serve(std::string_view method, std::string
                             " OFFSET " + std::to_string(*offset);
   Json columns = Json::array();
   Json rows = Json::array();
-  Status ran = db_.QueryTypedText(
+  auto con = db_.Connect();
+  if (!con.ok()) return Error(con.status());
+  std::unique_ptr<RunningQueries::Run> run;
+  if (running_ != nullptr) {
+    auto started = running_->Start("", "", **con);
+    if (!started.ok()) return Error(started.status());
+    run = std::move(*started);
+  }
+  Status ran = (*con)->QueryTypedText(
       paged,
       [&](const std::vector<engine::ColumnType>& header) {
         for (const auto& c : header) columns.push_back(Json{{"name", c.name}, {"type", c.type}});
@@ -97,7 +110,12 @@ std::optional<PreviewAnswer> Preview::Serve(std::string_view method, std::string
         rows.push_back(std::move(r));
         return Status::Ok();
       });
-  if (!ran.ok()) return Error(ran);
+  if (run && run->stop() == RunningQueries::Stop::kTimedOut) {
+    return Error(504, "QueryTimeoutException",
+                 "the preview ran longer than the statement timeout (" +
+                     std::to_string(running_->timeout().count()) + " ms) and was stopped");
+  }
+  if (!ran.ok()) return Error(db_.data_file_checks().Explain(paged, ran));
   const bool more = static_cast<int64_t>(rows.size()) > *limit;
   if (more) rows.erase(rows.end() - 1);
   Json body;
@@ -110,7 +128,7 @@ std::optional<PreviewAnswer> Preview::Serve(std::string_view method, std::string
   body["columns"] = std::move(columns);
   body["rows"] = std::move(rows);
   body["more"] = more;
-  return PreviewAnswer{200, body.dump(-1, ' ', false, Json::error_handler_t::replace)};
+  return RouteAnswer{200, body.dump(-1, ' ', false, Json::error_handler_t::replace), {}};
 }
 
 }  // namespace skade::console

@@ -20,16 +20,22 @@ namespace skade::console {
 // The route's path (beside the REST catalog's /v1/…).
 inline constexpr std::string_view kPreviewPath = "/console/v1/preview";
 
-struct PreviewAnswer {
+// The answer of one of the console's JSON routes.
+struct RouteAnswer {
   int status = 200;
-  std::string body;  // JSON: the page, or {"error": {"message", "type", "code"}}
+  std::string body;  // JSON: the answer, or {"error": {"message", "type", "code"}}
+  std::vector<std::pair<std::string, std::string>> headers;  // beyond Content-Type (e.g. Allow)
 };
 
-// Thread-safe (each call reads on its own DuckDB connection); borrows the catalog, the FileIO
-// and the Database, which must outlive it.
+class RunningQueries;  // query.h
+
+// Thread-safe (each call reads on its own DuckDB connection); borrows the catalog, the FileIO,
+// the Database and `running`, which must outlive it.
 class Preview {
  public:
-  Preview(catalog::Catalog& catalog, io::FileIO& io, engine::Database& db);
+  // With `running`, each page's statement is registered there and so stopped by its timeout
+  // (504); without, pages are not timed.
+  Preview(catalog::Catalog& catalog, io::FileIO& io, engine::Database& db, RunningQueries* running = nullptr);
 
   // Pages of at most this many rows; offsets at most kMaxOffset (a preview, not an export).
   static constexpr int64_t kMaxLimit = 500;
@@ -38,14 +44,16 @@ class Preview {
   // Answers GET kPreviewPath?table=NS.TABLE[&snapshot-id=ID][&offset=N][&limit=N] (nullopt for
   // any other path): {"table", "snapshot-id", "offset", "limit", "columns": [{"name", "type"}],
   // "rows": [[text or null, …]], "more"} — values as DuckDB renders them as text. 400 for a bad
-  // parameter, 404 for a table or snapshot that does not exist, 405 for another method.
-  std::optional<PreviewAnswer> Serve(std::string_view method, std::string_view path,
+  // parameter, 404 for a table or snapshot that does not exist, 405 for another method (with
+  // Allow), 504 past the statement timeout.
+  std::optional<RouteAnswer> Serve(std::string_view method, std::string_view path,
                                      const std::map<std::string, std::string>& query) const;
 
  private:
   catalog::Catalog& catalog_;
   io::FileIO& io_;
   engine::Database& db_;
+  RunningQueries* running_;
 };
 
 }  // namespace skade::console

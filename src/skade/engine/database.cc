@@ -1,6 +1,7 @@
 #include "skade/engine/database.h"
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <climits>
 #include <cstdint>
@@ -719,7 +720,13 @@ Status QueryTextOn(duckdb_connection connection, std::string_view sql,
       return Status::Ok();
     }
   }
-  std::string wrapped = "SELECT CAST(COLUMNS(*) AS VARCHAR) FROM (" + std::string(sql) + "\n)";
+  // The SELECT just prepared, as a subquery: without the ';' and blanks that may close it (a
+  // ';' there ends the one statement, or sits in a line comment that "\n" ends either way).
+  std::string_view select = sql;
+  while (!select.empty() && (select.back() == ';' || std::isspace(static_cast<unsigned char>(select.back())))) {
+    select.remove_suffix(1);
+  }
+  std::string wrapped = "SELECT CAST(COLUMNS(*) AS VARCHAR) FROM (" + std::string(select) + "\n)";
   SKADE_ASSIGN_OR_RETURN(auto query, StreamingQuery::StartOn(connection, wrapped));
   duckdb_result* r = &query->result.result;
   idx_t ncols = duckdb_column_count(r);
@@ -1019,6 +1026,12 @@ Result<std::unique_ptr<PreparedStatement>> Connection::Prepare(std::string_view 
 }
 
 void Connection::Interrupt() { duckdb_interrupt(impl_->con); }
+
+Status Connection::QueryTypedText(std::string_view sql,
+                                  const std::function<void(const std::vector<ColumnType>&)>& on_header,
+                                  const std::function<Status(const TextRow&)>& on_row) {
+  return QueryTextOn(impl_->con, sql, on_header, on_row);
+}
 
 PreparedStatement::PreparedStatement(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 PreparedStatement::~PreparedStatement() = default;

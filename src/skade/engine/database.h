@@ -43,6 +43,15 @@ struct DatabaseOptions {
   io::FileIO* object_store = nullptr;
 };
 
+// A row of text values (nullopt = SQL NULL).
+using TextRow = std::vector<std::optional<std::string>>;
+
+// A column of a relation with the type DuckDB gives it (its SQL spelling, e.g. "INTEGER[]").
+struct ColumnType {
+  std::string name;
+  std::string type;
+};
+
 // DuckDB's classification of a prepared statement.
 enum class StatementKind { kSelect, kExplain, kInsert, kUpdate, kDelete, kCreate, kDrop, kAlter, kOther };
 
@@ -93,6 +102,11 @@ class Connection {
   Result<std::unique_ptr<PreparedStatement>> Prepare(std::string_view sql);
   // Interrupts the statement running on this connection (it fails with "Interrupted").
   void Interrupt();
+  // Database::QueryTypedText on this connection (its settings; Interrupt stops it): the rows of
+  // `sql` with values rendered as text, streamed; a non-OK status from `on_row` stops the query
+  // and is returned.
+  Status QueryTypedText(std::string_view sql, const std::function<void(const std::vector<ColumnType>&)>& on_header,
+                        const std::function<Status(const TextRow&)>& on_row);
 
   struct Impl;
   explicit Connection(std::unique_ptr<Impl> impl);
@@ -101,21 +115,12 @@ class Connection {
   std::unique_ptr<Impl> impl_;
 };
 
-// A row of text values (nullopt = SQL NULL).
-using TextRow = std::vector<std::optional<std::string>>;
-
 // How far a running statement is (DuckDB's own estimate).
 struct QueryProgress {
   double percent = 0;          // 0..100; negative when DuckDB cannot tell
   uint64_t rows_processed = 0;
   uint64_t total_rows = 0;     // 0 when unknown
   double seconds = 0;          // since the statement started
-};
-
-// A column of a relation with the type DuckDB gives it (its SQL spelling, e.g. "INTEGER[]").
-struct ColumnType {
-  std::string name;
-  std::string type;
 };
 
 // Thread-safe: every call uses its own DuckDB connection.
@@ -201,6 +206,7 @@ class Database {
   DataFileChecks& data_file_checks();
 
  private:
+  friend struct DatabaseAccess;  // engine code reading through a connection of its own
   struct Impl;
   explicit Database(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;

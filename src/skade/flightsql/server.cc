@@ -20,6 +20,7 @@
 #include "skade/base/random.h"
 #include "skade/flightsql/auth.h"
 #include "skade/flightsql/backend_internal.h"
+#include "skade/sql/client_query.h"
 
 namespace skade::flightsql {
 
@@ -243,26 +244,7 @@ struct FlightSqlServer::Impl final : public grpc::Service {
   // directories): clients see "<warehouse>/ns/t/…" instead of an absolute path.
   GStatus Redact(GStatus st) const {
     if (st.ok() || options.private_paths.empty()) return st;
-    std::string message = st.error_message();
-    // Where a path ends in a message: at a quote, a space or punctuation around it.
-    auto token_end = [&](size_t from) {
-      const size_t end = message.find_first_of(" \t\n'\"`,;()[]{}", from);
-      return end == std::string::npos ? message.size() : end;
-    };
-    for (const auto& [path, name] : options.private_paths) {
-      if (path.empty()) continue;
-      for (size_t pos = message.find(path); pos != std::string::npos;) {
-        const size_t after = pos + path.size();
-        // Inside the folder ("<folder>/x") or the folder itself: its name stands in. A longer
-        // name that merely starts the same ("<folder>2/x", a sibling) is a private path too,
-        // and goes whole (a plain prefix replacement would show "<warehouse>2/x").
-        const bool boundary = after == message.size() || message[after] == '/' || token_end(after) == after;
-        const std::string stand_in = boundary ? name : "<private path>";
-        message.replace(pos, boundary ? path.size() : token_end(after) - pos, stand_in);
-        pos = message.find(path, pos + stand_in.size());
-      }
-    }
-    return GStatus(st.error_code(), message);
+    return GStatus(st.error_code(), sql::RedactPaths(st.error_message(), options.private_paths));
   }
 
   GStatus GetFlightInfo(ServerContext* ctx, const pb::FlightDescriptor& desc, InfoUse use, pb::FlightInfo* out) {

@@ -14,6 +14,7 @@
 #include "skade/arrow/ipc.h"
 #include "skade/base/ascii.h"
 #include "skade/flightsql/backend_internal.h"
+#include "skade/sql/client_query.h"
 
 namespace skade::flightsql {
 
@@ -112,26 +113,10 @@ std::vector<std::string> SqlTypesFor(engine::Connection& con, const std::string&
 }  // namespace
 
 Status RefuseConfigurationReads(const engine::Statement& statement) {
-  if (statement.reads_configuration.empty()) return Status::Ok();
-  return Status(StatusCode::kPermissionDenied, "permission denied: " + statement.reads_configuration +
-                                                   " shows the server's configuration, which clients may not read");
+  return sql::RefuseConfigurationReads(statement);
 }
 
-namespace {
-
-Status NotAllowed(const std::string& type_name) {
-  return Status(StatusCode::kPermissionDenied, "permission denied: " + type_name +
-                                                   " statements are not allowed (only queries, and through "
-                                                   "CommandStatementUpdate the Iceberg write statements)");
-}
-
-}  // namespace
-
-Status CheckSqlSize(const std::string& sql) {
-  constexpr size_t kMaxSqlBytes = 1 << 20;
-  if (sql.size() <= kMaxSqlBytes) return Status::Ok();
-  return Status::InvalidArgument("SQL text is " + std::to_string(sql.size()) + " bytes; the limit is 1 MiB");
-}
+Status CheckSqlSize(const std::string& sql) { return sql::CheckClientSqlSize(sql); }
 
 Status ReadOnlyRefusal() { return Status(StatusCode::kPermissionDenied, "permission denied: the server is read-only"); }
 
@@ -198,24 +183,18 @@ Result<std::unique_ptr<engine::Connection>> Backend::Connect(const Caller& calle
 
 Result<PreparedQuery> Backend::PrepareQuery(const std::string& schema, engine::Connection& con,
                                             const std::string& sql) {
-  SKADE_RETURN_IF_ERROR(CheckSqlSize(sql));
   // Classified from DuckDB's parse tree before anything runs; exactly one statement.
-  SKADE_ASSIGN_OR_RETURN(engine::Statement statement, engine::ParseStatement(sql));
-  SKADE_RETURN_IF_ERROR(RefuseConfigurationReads(statement));
+  SKADE_ASSIGN_OR_RETURN(engine::Statement statement, sql::ClassifyClientSql(sql));
   if (statement.is_write()) {
     if (options_.read_only) return ReadOnlyRefusal();
     return Status::InvalidArgument("a write statement cannot run as a query; send it as CommandStatementUpdate");
   }
-  if (statement.kind != engine::Statement::Kind::kQuery && statement.kind != engine::Statement::Kind::kExplain) {
-    return NotAllowed(statement.type_name);
-  }
-  // The lake's tables current, AT (…) snapshots and the lake's listings substituted.
-  SKADE_ASSIGN_OR_RETURN(std::string resolved, lake_.ResolveQuery(sql, schema));
+  // The lake's tables current, AT (…) snapshots and the lake's listings substituted; only what
+  // DuckDB prepares as a query runs (the rules every client's SQL meets, sql/client_query.h).
+  SKADE_ASSIGN_OR_RETURN(sql::PreparedRead read, sql::PrepareReadQuery(lake_, con, schema, sql, statement));
+  const std::string& resolved = read.resolved;
   PreparedQuery query;
-  SKADE_ASSIGN_OR_RETURN(query.stmt, con.Prepare(resolved));
-  if (query->kind() != engine::StatementKind::kSelect && query->kind() != engine::StatementKind::kExplain) {
-    return NotAllowed(query->kind_name());
-  }
+  query.stmt = std::move(read.stmt);
   auto result = query->ResultSchema();
   if (result.ok()) {
     if (!statement.source_table.empty()) {

@@ -494,8 +494,10 @@ struct RestServer::Impl {
       }
     }
     if (options.extra_routes) {
-      const std::string_view method_view = h.method == "HEAD" ? std::string_view("GET") : h.method;
-      if (std::optional<PublicResponse> extra = options.extra_routes(method_view, h.path, h.query)) {
+      const std::string who = Who(h).client;
+      const ExtraRequest request{h.method == "HEAD" ? std::string_view("GET") : std::string_view(h.method), h.path,
+                                 h.query, h.body, who};
+      if (std::optional<PublicResponse> extra = options.extra_routes(request)) {
         return FromPublic(std::move(*extra));
       }
     }

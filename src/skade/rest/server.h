@@ -37,6 +37,17 @@ struct PublicResponse {
   std::string body;
 };
 
+// A request to an extra route (RestOptions::extra_routes), borrowed for the call.
+struct ExtraRequest {
+  std::string_view method;  // as sent, but HEAD is "GET"
+  std::string_view path;    // percent-decoded, without the query
+  const std::map<std::string, std::string>& query;  // decoded
+  std::string_view body;
+  // Who sent it, as the server keys what it holds for clients: the authenticated client (each
+  // static token, each OAuth2 client) or, without authentication, "address:<client address>".
+  std::string_view principal;
+};
+
 struct RestOptions {
   std::string host = "127.0.0.1";
   int port = 8181;  // 0 picks a free port
@@ -115,12 +126,11 @@ struct RestOptions {
   // an I/O thread — so it answers from memory without blocking, and only with what anyone may
   // read; nullopt leaves the request to the catalog's routes. Unset = none.
   std::function<std::optional<PublicResponse>(std::string_view method, std::string_view path)> public_files;
-  // Extra read routes beside the catalog's (the web console's data preview, console/preview.h):
-  // asked, after authentication and in a worker thread, with the method, the percent-decoded
-  // path and the decoded query of a request no catalog route serves; nullopt = 404 as before.
-  std::function<std::optional<PublicResponse>(std::string_view method, std::string_view path,
-                                              const std::map<std::string, std::string>& query)>
-      extra_routes;
+  // Extra routes beside the catalog's (the web console's data preview and SQL page,
+  // console/preview.h, console/query.h): asked, after authentication and in a worker thread, with
+  // each request no catalog route serves; nullopt = 404 as before. They run whatever
+  // options.read_only says: each route keeps to reads itself.
+  std::function<std::optional<PublicResponse>(const ExtraRequest& request)> extra_routes;
   // Idempotency-Key (the spec's header on mutation endpoints, a UUIDv7): a mutation carrying a key
   // is applied at most once per principal, and a retry with the key within this lifetime (from
   // the first request) gets the first final answer (2xx, or 4xx; a 5xx is not kept). Commits
