@@ -8,7 +8,8 @@
 // form and not data, and that a commit made by the CLI shows in the live feed within 2 s (and
 // after leaving and coming back, with none missed or repeated), that the SQL page's grid is what
 // `skade sql` reads, hostile names in results stay text, a write is refused and Cancel stops a
-// running query. Screenshots go to --out (SKADE_CONSOLE_SCREENSHOT=FILE also saves the overview
+// running query, and that the live rows pane shows a CLI commit to its table within 2 s, read
+// again on the feed's event. Screenshots go to --out (SKADE_CONSOLE_SCREENSHOT=FILE also saves the overview
 // there, for the README). Without chromium it skips (exit 77), saying why.
 //   node browser_test.mjs --skade BUILD/src/skade --out DIR
 import { spawn, spawnSync } from 'node:child_process';
@@ -409,6 +410,28 @@ async function run(mode) {
     for (let i = problems.length - 1; i >= 0; i--) if (/status of (403|499)/.test(problems[i])) problems.splice(i, 1);
     await settle('sql page after a refusal and a cancel');
 
+    // Live rows: the pane reads the table again when the feed reports its commit, within 2 s.
+    await page.goto(`${origin}/ui/#/live/${encodeURIComponent(JSON.stringify(['db', 'other']))}`);
+    await page.waitForSelector('#live-status.live', { timeout: 15_000 });
+    await page.waitForSelector('#live-result[data-state="done"]', { timeout: 15_000 });
+    await settle('live rows');
+    const marker = String(7000 + mode.index);
+    check(!(await gridOf('#live-rows')).flat().includes(marker), 'the live rows do not show the next commit yet');
+    cli('ingest', 'db.other', '--sql', `SELECT ${marker} AS z`);
+    const liveCommitted = Date.now();
+    const liveSeq = lastSeq();
+    await page.waitForFunction((v) => Array.from(document.querySelectorAll('#live-rows td')).some((td) => td.textContent === v),
+      marker, { timeout: 10_000 });
+    const liveLatency = Date.now() - liveCommitted;
+    check(liveLatency <= 2000, `the live rows show a CLI commit within 2 s (${liveLatency} ms)`);
+    await page.waitForSelector(`#live-result[data-seq="${liveSeq}"][data-state="done"]`, { timeout: 10_000 });
+    const liveGrid = await gridOf('#live-rows');
+    const cliOther = parseCsv(cli('sql', '--format', 'csv', 'SELECT * FROM db.other'));
+    check(JSON.stringify(liveGrid.slice(1).map((r) => r[0]).sort()) === JSON.stringify(cliOther.slice(1).map((r) => r[0]).sort()),
+      `the live rows are the table's rows after commit ${liveSeq} (${liveGrid.length - 1})`);
+    await settle('live rows after a commit');
+    await shot('live');
+
     check(dialogs.length === 0, `no script from the lake's strings ran (${dialogs.join(', ')})`);
     check((await page.evaluate(() => window.__csp.length)) === 0, 'no CSP violation at the end');
     if (process.env.SKADE_CONSOLE_SCREENSHOT) {
@@ -432,9 +455,9 @@ async function run(mode) {
 
 try {
   makeLake();
-  await run({ name: 'oauth2', auth: 'oauth2' });
-  await run({ name: 'bearer-read-only', auth: 'bearer' });
-  await run({ name: 'no-auth-prefix', auth: 'none' });
+  await run({ name: 'oauth2', auth: 'oauth2', index: 1 });
+  await run({ name: 'bearer-read-only', auth: 'bearer', index: 2 });
+  await run({ name: 'no-auth-prefix', auth: 'none', index: 3 });
 } catch (e) {
   failed++;
   console.log(`FAIL ${e.stack ?? e}`);

@@ -67,55 +67,95 @@ export async function renderFeed(main: HTMLElement, signal: AbortSignal): Promis
   });
   for (const c of commits) body.prepend(row(c));
 
-  let backoff = 500;
-  while (!signal.aborted) {
-    const last = commits.length ? commits[commits.length - 1].seq : null;
-    try {
-      const headers: Record<string, string> = { Accept: 'text/event-stream', ...authHeaders() };
-      // Resume after the last commit shown; on a first visit, start with the last 50 commits.
-      let url = `${root}events/stream`;
-      if (last !== null) headers['Last-Event-ID'] = String(last);
-      else url += `?after=${Math.max(0, (await logHead(root, signal)) - 50)}`;
-      const res = await request(url, { headers, signal });
+  await followCommits(root, signal, {
+    // Resume after the last commit shown; on a first visit, start with the last 50 commits.
+    start: async () => {
+      const last = commits.length ? commits[commits.length - 1].seq : null;
+      return last !== null ? { lastEventId: String(last) } : { after: Math.max(0, (await logHead(root, signal)) - 50) };
+    },
+    onLive: () => {
       status.textContent = 'live';
       status.className = 'status live';
       document.body.dataset.ready = 'true';
+    },
+    onDown: (why) => {
+      status.textContent = `reconnecting (${why})`;
+      status.className = 'status';
+    },
+    onEvent: (ev) => {
+      const ident = ev.identifier ?? { namespace: [], name: '?' };
+      const c: Commit = {
+        seq: Number(ev['commit-seq']),
+        table: identText(ident),
+        ident,
+        operation: String(ev.operation ?? ''),
+        snapshot: ev['snapshot-id'] == null ? '' : String(ev['snapshot-id']),
+        added: Number(ev['added-records'] ?? 0),
+        deleted: Number(ev['deleted-records'] ?? 0),
+        at: Math.floor(Number(ev['committed-at-us'] ?? 0) / 1000),
+      };
+      if (commits.length && c.seq <= commits[commits.length - 1].seq) return;  // already shown
+      commits.push(c);
+      if (commits.length > KEEP) commits.splice(0, commits.length - KEEP);
+      save(commits);
+      body.prepend(row(c));
+      while (body.rows.length > KEEP) body.deleteRow(body.rows.length - 1);
+    },
+  });
+  clear(body);
+}
+
+// Where a commit stream starts: after a commit_seq (Last-Event-ID, as a reconnecting
+// EventSource sends it), after a log position (?after=), or, neither given, from now on.
+export interface StreamStart {
+  lastEventId?: string;
+  after?: number;
+}
+
+export interface CommitFollower {
+  start: () => Promise<StreamStart>;  // asked before the first connection
+  tables?: string[];  // only these tables' commits (the server filters: ?tables=)
+  onLive: () => void;
+  onDown: (why: string) => void;
+  onEvent: (event: any) => void;
+}
+
+// Follows the change feed's Server-Sent Events until `signal` aborts: each commit event to
+// `onEvent`, reconnecting with backoff after the last commit_seq seen (nothing missed, nothing
+// twice). No polling: the server pushes each commit as it lands.
+export async function followCommits(root: string, signal: AbortSignal, f: CommitFollower): Promise<void> {
+  let backoff = 500;
+  let lastSeq: string | null = null;
+  while (!signal.aborted) {
+    try {
+      const headers: Record<string, string> = { Accept: 'text/event-stream', ...authHeaders() };
+      const q = new URLSearchParams();
+      if (f.tables?.length) q.set('tables', f.tables.join(','));
+      const from: StreamStart = lastSeq !== null ? { lastEventId: lastSeq } : await f.start();
+      if (from.lastEventId !== undefined) headers['Last-Event-ID'] = from.lastEventId;
+      else if (from.after !== undefined) q.set('after', String(from.after));
+      const query = q.toString();
+      const res = await request(`${root}events/stream${query ? `?${query}` : ''}`, { headers, signal });
+      f.onLive();
       backoff = 500;
       await readEvents(res, signal, (data) => {
         const ev = parseJson(data);
-        const ident = ev.identifier ?? { namespace: [], name: '?' };
-        const c: Commit = {
-          seq: Number(ev['commit-seq']),
-          table: identText(ident),
-          ident,
-          operation: String(ev.operation ?? ''),
-          snapshot: ev['snapshot-id'] == null ? '' : String(ev['snapshot-id']),
-          added: Number(ev['added-records'] ?? 0),
-          deleted: Number(ev['deleted-records'] ?? 0),
-          at: Math.floor(Number(ev['committed-at-us'] ?? 0) / 1000),
-        };
-        if (commits.length && c.seq <= commits[commits.length - 1].seq) return;  // already shown
-        commits.push(c);
-        if (commits.length > KEEP) commits.splice(0, commits.length - KEEP);
-        save(commits);
-        body.prepend(row(c));
-        while (body.rows.length > KEEP) body.deleteRow(body.rows.length - 1);
+        if (ev['commit-seq'] != null) lastSeq = String(ev['commit-seq']);
+        f.onEvent(ev);
       });
     } catch (e) {
       if (signal.aborted) return;
       if (e instanceof AuthError) throw e;
-      status.textContent = `reconnecting (${e instanceof Error ? e.message : e})`;
-      status.className = 'status';
+      f.onDown(e instanceof Error ? e.message : String(e));
     }
     if (signal.aborted) return;
-    // The stream ended (token expired, server restarted): resume after the last commit shown.
+    // The stream ended (token expired, server restarted): resume after the last commit seen.
     await new Promise((r) => setTimeout(r, backoff));
     backoff = Math.min(backoff * 2, 10_000);
   }
-  clear(body);
 }
 
-async function logHead(root: string, signal: AbortSignal): Promise<number> {
+export async function logHead(root: string, signal: AbortSignal): Promise<number> {
   const res = await request(`${root}events`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },

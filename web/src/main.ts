@@ -1,10 +1,12 @@
-// The console's shell: hash routing (#/, #/table/…, #/feed, #/sql), the sign-in form when the
-// server asks for a token, and the pages (overview.ts, table.ts, feed.ts, sql.ts).
+// The console's shell: hash routing (#/, #/table/…, #/feed, #/sql, #/live/…), the sign-in form
+// when the server asks for a token, and the pages (overview.ts, table.ts, feed.ts, sql.ts,
+// live.ts).
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import { AuthError, setToken, signIn, token } from './api';
 import { clear, el, errorBox } from './dom';
 import { renderFeed } from './feed';
+import { renderLive } from './live';
 import { renderOverview } from './overview';
 import { renderSql } from './sql';
 import { renderTable } from './table';
@@ -96,6 +98,8 @@ async function route(): Promise<void> {
   try {
     if (hash.startsWith('/table/')) {
       await renderTable(m, tableOf(hash.slice('/table/'.length)), controller.signal);
+    } else if (hash.startsWith('/live/')) {
+      await renderLive(m, tableOf(hash.slice('/live/'.length)), controller.signal);
     } else if (hash.startsWith('/sql')) {
       await renderSql(m, controller.signal);
     } else if (hash.startsWith('/feed')) {
