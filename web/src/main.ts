@@ -1,11 +1,12 @@
-// The console's shell: hash routing (#/, #/table/…, #/feed, #/sql, #/live/…), the sign-in form
-// when the server asks for a token, and the pages (overview.ts, table.ts, feed.ts, sql.ts,
-// live.ts).
+// The console's shell: hash routing (#/, #/table/…, #/feed, #/sql, #/live/…, #/lineage/…), the
+// sign-in form when the server asks for a token, and the pages (overview.ts, table.ts, feed.ts,
+// sql.ts, live.ts, lineage.ts).
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import { AuthError, setToken, signIn, token } from './api';
 import { clear, el, errorBox } from './dom';
 import { renderFeed } from './feed';
+import { renderLineage } from './lineage';
 import { renderLive } from './live';
 import { renderOverview } from './overview';
 import { renderSql } from './sql';
@@ -98,6 +99,8 @@ async function route(): Promise<void> {
   try {
     if (hash.startsWith('/table/')) {
       await renderTable(m, tableOf(hash.slice('/table/'.length)), controller.signal);
+    } else if (hash.startsWith('/lineage/')) {
+      await renderLineage(m, tableOf(hash.slice('/lineage/'.length)), controller.signal);
     } else if (hash.startsWith('/live/')) {
       await renderLive(m, tableOf(hash.slice('/live/'.length)), controller.signal);
     } else if (hash.startsWith('/sql')) {

@@ -3,6 +3,7 @@
 // scan-planning route, paged through its plan tasks), and the metadata JSON.
 import { getJson, Ident, postJson, tablePath, toJson } from './api';
 import { Child, append, clear, el, errorBox, fmtBytes, fmtInt, fmtTime, section, table } from './dom';
+import { lineageHref } from './lineage';
 import { liveHref } from './live';
 
 export async function renderTable(main: HTMLElement, parts: string[], signal: AbortSignal): Promise<void> {
@@ -11,7 +12,12 @@ export async function renderTable(main: HTMLElement, parts: string[], signal: Ab
   const loaded = await getJson(path, { signal });
   const m = loaded.metadata ?? {};
   const title = el('h1', { id: 'table-title' }, el('span', { class: 'muted' }, ident.namespace.join('.') + '.'), ident.name);
-  const live = el('p', {}, el('a', { href: liveHref(ident), id: 'live-link' }, 'Live rows: this table read again on every commit ›'));
+  const live = el(
+    'p',
+    { class: 'links' },
+    el('a', { href: liveHref(ident), id: 'live-link' }, 'Live rows: this table read again on every commit ›'),
+    el('a', { href: lineageHref(ident), id: 'lineage-link' }, 'Lineage: where its rows came from ›'),
+  );
   const current = (m.snapshots ?? []).find((s: any) => s['snapshot-id'] === m['current-snapshot-id']);
   const summary = current?.summary ?? {};
   const facts = el(
