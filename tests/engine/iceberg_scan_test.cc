@@ -19,6 +19,7 @@
 #include "skade/io/file_io.h"
 #include "skade/io/location.h"
 #include "skade/io/location_map.h"
+#include "skade/io/reserved_files.h"
 #include "tests/testing/query_rows.h"
 #include "tests/testing/temp_dir.h"
 
@@ -651,6 +652,113 @@ TEST_F(IdentityPartitionScanTest, PositionDeletesMatchDataFilesWhateverTheirPath
   EXPECT_EQ(One(*sql, "SELECT string_agg(id::VARCHAR, ',' ORDER BY id) FROM t"), "0,2,5");
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_THAT(notes[0], ::testing::HasSubstr("1 position delete row(s) name no data file"));
+}
+
+// Position delete files become one bitmap per data file (as deletion vectors): several files for
+// one data file are merged, each file is read again once it changes, other files are untouched.
+class PositionDeleteBitmapTest : public IdentityPartitionScanTest {
+ protected:
+  // A position delete file of (file_path, pos) rows in that order, with the spec's field ids.
+  void WriteDeletes(const std::string& path, const std::vector<std::pair<std::string, std::string>>& rows) {
+    std::string values;
+    for (const auto& [file, pos] : rows) {
+      values += std::string(values.empty() ? "" : ", ") + "(" + file + "::VARCHAR, " + pos + "::BIGINT)";
+    }
+    ASSERT_TRUE(db_->Execute("COPY (SELECT * FROM (VALUES " + values + ") t(file_path, pos)) TO " + QuoteString(path) +
+                             " (FORMAT parquet, FIELD_IDS {file_path: 2147483546, pos: 2147483545})")
+                    .ok());
+  }
+  std::shared_ptr<iceberg::DeleteFileTask> Deletes(const std::string& path, int64_t rows) {
+    auto d = std::make_shared<iceberg::DeleteFileTask>();
+    d->file.content = iceberg::DataFileContent::kPositionDeletes;
+    d->file.file_path = path;
+    d->file.record_count = rows;
+    d->sequence_number = 2;
+    return d;
+  }
+  std::string Ids(const IcebergScan& scan) {
+    auto sql = BuildTableSql(*db_, scan);
+    if (!sql.ok()) return sql.status().ToString();
+    return One(*sql, "SELECT string_agg(id::VARCHAR, ',' ORDER BY id) FROM t");
+  }
+};
+
+TEST_F(PositionDeleteBitmapTest, FilesOfOneDataFileAreMergedAndReadAgainWhenTheyChange) {
+  testing::TempDir tmp;
+  auto data = Task(IdOnlyFile(tmp, "d.parquet", 0, 10), 10);
+  auto other = Task(IdOnlyFile(tmp, "e.parquet", 100, 3), 3);
+  const std::string d = QuoteString(data.file.file_path), e = QuoteString(other.file.file_path);
+  const std::string a = tmp.Path("a-deletes.parquet"), b = tmp.Path("b-deletes.parquet");
+  WriteDeletes(a, {{d, "1"}, {d, "3"}, {e, "0"}});
+  WriteDeletes(b, {{d, "3"}, {d, "7"}, {d, "70000"}});  // a position past the file deletes nothing
+  data.deletes = {Deletes(a, 3), Deletes(b, 3)};
+  IcebergScan scan;
+  scan.schema = Schema();
+  scan.tasks = {data, other};  // `e` was given no delete file by the planner: its row in `a` is not applied
+  EXPECT_EQ(Ids(scan), "0,2,4,5,6,8,9,100,101,102");
+
+  // Rewritten in place (another size): read again, not served from the cache.
+  WriteDeletes(a, {{d, "2"}, {"'/elsewhere/f.parquet'", "0"}, {d, "9"}});
+  EXPECT_EQ(Ids(scan), "0,1,4,5,6,8,100,101,102");
+  scan.tasks[1].deletes = {Deletes(a, 3)};
+  EXPECT_EQ(Ids(scan), "0,1,4,5,6,8,100,101,102");  // `a` now names no row of `e`
+  WriteDeletes(a, {{e, "1"}});
+  EXPECT_EQ(Ids(scan), "0,1,2,4,5,6,8,9,100,102");
+}
+
+TEST_F(PositionDeleteBitmapTest, RowsWithoutAPathOrWithANegativePositionAreCorruption) {
+  testing::TempDir tmp;
+  auto data = Task(IdOnlyFile(tmp, "d.parquet", 0, 4), 4);
+  const std::string d = QuoteString(data.file.file_path);
+  for (const auto& [name, rows] : std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>>{
+           {"null-pos.parquet", {{d, "1"}, {d, "NULL"}}},
+           {"null-path.parquet", {{d, "1"}, {"NULL", "2"}}},
+           {"negative.parquet", {{d, "-1"}}}}) {
+    const std::string path = tmp.Path(name);
+    WriteDeletes(path, rows);
+    auto task = data;
+    task.deletes = {Deletes(path, static_cast<int64_t>(rows.size()))};
+    IcebergScan scan;
+    scan.schema = Schema();
+    scan.tasks = {task};
+    auto sql = BuildTableSql(*db_, scan);
+    ASSERT_EQ(sql.status().code(), StatusCode::kCorruption) << name << ": " << sql.status().ToString();
+    EXPECT_THAT(sql.status().message(), ::testing::HasSubstr(name));
+  }
+}
+
+TEST_F(PositionDeleteBitmapTest, LockedDownDatabaseReadsThemOnlyInsideItsDirectories) {
+  testing::TempDir inside, outside;
+  const std::string in_file = inside.Path("in.parquet"), out_file = outside.Path("out.parquet"),
+                    reserved = inside.Path("catalog.parquet");
+  WriteDeletes(in_file, {{"'x'", "1"}});
+  WriteDeletes(out_file, {{"'x'", "1"}});
+  WriteDeletes(reserved, {{"'x'", "1"}});
+  io::ReserveFile(reserved);
+  DatabaseOptions options;
+  options.lock_down = true;
+  options.allowed_directories = {inside.path()};
+  auto db = Database::Open(options);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  auto call = [&](const std::string& file) {
+    return (*db)->QueryRows("SELECT skade_position_deletes('x', 1, [" + QuoteString(file) + "], ['x'], ['x'], [[0]])");
+  };
+  auto ok = call(in_file);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(*(*ok)[0][0], "true");
+  for (const std::string& escape : {out_file, "file://" + out_file, "file:" + out_file,
+                                    inside.path() + "/../" + outside.path().substr(outside.path().rfind('/') + 1) + "/out.parquet"}) {
+    auto refused = call(escape);
+    ASSERT_FALSE(refused.ok()) << escape;
+    EXPECT_THAT(refused.status().message(), ::testing::HasSubstr("outside the allowed directories"));
+  }
+  // The catalog's own files stay closed to it as to every reader (io/reserved_files.h).
+  auto closed = call(reserved);
+  ASSERT_FALSE(closed.ok());
+  // Lists that do not line up, or name a file the list does not hold, are refused.
+  auto bad = (*db)->QueryRows("SELECT skade_position_deletes('x', 1, [" + QuoteString(in_file) + "], ['x'], ['x'], [[1]])");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), ::testing::HasSubstr("names delete file 1 of 1"));
 }
 
 }  // namespace

@@ -21,7 +21,8 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include "skade/arrow/builder.h"
-#include "skade/engine/deletion_vectors_internal.h"
+#include "skade/engine/database_internal.h"
+#include "skade/engine/delete_probes_internal.h"
 #include "skade/engine/duck_types_internal.h"
 #include "skade/engine/file_guard_internal.h"
 #include "skade/engine/functions_internal.h"
@@ -414,6 +415,8 @@ struct Database::Impl {
   }
 };
 
+duckdb_database DatabaseAccess::Raw(const Database& db) { return db.impl_->db; }
+
 namespace {
 
 Status ExecuteOn(duckdb_connection con, std::string_view sql);
@@ -570,7 +573,7 @@ Result<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& options)
     return Status::Internal("cannot open a DuckDB connection");
   }
   SKADE_RETURN_IF_ERROR(RegisterIcebergFunctions(con.con));
-  SKADE_RETURN_IF_ERROR(RegisterDeletionVectorFunction(con.con, options));
+  SKADE_RETURN_IF_ERROR(RegisterDeleteProbeFunctions(db->impl_->db, con.con, options));
   for (const std::string& name : options.attach_in_memory) {
     SKADE_RETURN_IF_ERROR(db->Execute("ATTACH IF NOT EXISTS ':memory:' AS " + QuoteIdentifier(name)));
   }

@@ -1,23 +1,16 @@
 // Deletion vectors for reads (spec v3): loaded once per blob into a process-wide cache bounded
-// in memory, checked against their Puffin footer and manifest entries when a scan is built,
-// and served to DuckDB by the scalar function
-//   skade_deletion_vector_deletes(path VARCHAR, pos BIGINT, puffin_paths VARCHAR[],
-//                                 offsets BIGINT[], lengths BIGINT[], data_paths VARCHAR[],
-//                                 data_row_counts BIGINT[]) → BOOLEAN
-// whether row `pos` of data file `path` is deleted, by the vector of data_paths[i] in the blob at
-// offsets[i] of puffin_paths[i] (each position below data_row_counts[i], checked); the lists
-// are constants read once when the query binds, then each row is one bitmap probe.
+// in memory, checked against their Puffin footer and manifest entries when a scan is built, and
+// probed row by row in DuckDB by skade_deletion_vector_deletes (delete_probes_internal.h).
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "duckdb.h"
 #include "skade/base/status.h"
-#include "skade/engine/database.h"
 #include "skade/iceberg/deletion_vector.h"
 #include "skade/iceberg/manifest.h"
+#include "skade/io/file_io.h"
 
 namespace skade::engine {
 
@@ -38,8 +31,9 @@ struct DeletionVectorRequest {
 Result<std::vector<DeletionVectorPtr>> LoadDeletionVectors(const std::vector<DeletionVectorRequest>& requests,
                                                            io::FileIO* object_store);
 
-// Registers skade_deletion_vector_deletes on the database of `con`. A locked-down database lets
-// it read only below `options.allowed_directories`, as DuckDB's own readers.
-Status RegisterDeletionVectorFunction(duckdb_connection con, const DatabaseOptions& options);
+// The blob at `offset` of the Puffin file `puffin` (from the cache when it holds it), without
+// the footer check LoadDeletionVectors makes on first sight: for a blob that check passed.
+Result<DeletionVectorPtr> ReadDeletionVector(const std::string& puffin, int64_t offset, int64_t length,
+                                             io::FileIO* object_store);
 
 }  // namespace skade::engine

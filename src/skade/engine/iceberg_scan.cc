@@ -7,7 +7,9 @@
 
 #include "skade/base/hex.h"
 #include "skade/base/log.h"
+#include "skade/engine/database_internal.h"
 #include "skade/engine/deletion_vectors_internal.h"
+#include "skade/engine/position_deletes_internal.h"
 #include "skade/engine/schema_convert.h"
 #include "skade/engine/sql_filter.h"
 #include "skade/iceberg/literal.h"
@@ -21,9 +23,6 @@ using iceberg::NestedField;
 using iceberg::Type;
 using iceberg::TypeId;
 
-// Reserved field ids of position delete files (spec "Reserved Field IDs").
-constexpr int kPosFilePathId = 2147483546;
-constexpr int kPosPosId = 2147483545;
 // Reserved field ids of the row-lineage metadata columns (spec v3 "Row Lineage"), and the names
 // they carry inside the relation until the last projection.
 constexpr int kRowIdId = 2147483540;
@@ -605,65 +604,79 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
     return mark + "SELECT " + visible + " FROM (" + data_sql + ") d";
   }
 
-  // Files with deletes: stored path, local path, data sequence number, partition key.
-  std::string sql = "WITH __skade_data AS (" + data_sql + "),\n__skade_files(path, stored, seq, part) AS (VALUES ";
-  bool first = true;
-  for (size_t i = 0; i < scan.tasks.size(); ++i) {
-    const auto& t = scan.tasks[i];
-    if (t.deletes.empty()) continue;
-    sql += std::string(first ? "" : ", ") + "(" + QuoteString(data_paths[i]) + ", " +
-           QuoteString(t.file.file_path) + ", " + std::to_string(t.sequence_number) + ", " +
-           QuoteString(PartitionKey(t.file)) + ")";
-    first = false;
-  }
-  sql += ")";
-
-  // Delete files: local path, sequence number, partition key (NULL = global).
+  // Delete files by kind: position delete files (index in the probe's list), equality
+  // delete files grouped by their key columns.
   std::vector<std::string> pos_files;
+  std::map<std::string, int64_t> pos_index;  // local path → index in pos_files
   std::map<std::vector<int>, std::vector<std::string>> eq_groups;
-  std::string del_values;
+  std::string del_values;  // equality delete files: local path, sequence number, partition key (NULL = global)
   for (const auto& [p, ref] : delete_files) {
-    bool global = ref.task->file.partition.empty();
+    if (ref.task->file.content == DataFileContent::kPositionDeletes) {
+      pos_index[p] = static_cast<int64_t>(pos_files.size());
+      pos_files.push_back(p);
+      continue;
+    }
+    const bool global = ref.task->file.partition.empty();
     del_values += std::string(del_values.empty() ? "" : ", ") + "(" + QuoteString(p) + ", " +
                   std::to_string(ref.task->sequence_number) + ", " +
                   (global ? std::string("NULL") : QuoteString(PartitionKey(ref.task->file))) + ")";
-    if (ref.task->file.content == DataFileContent::kPositionDeletes) {
-      pos_files.push_back(p);
-    } else {
-      std::vector<int> ids = ref.task->file.equality_ids;
-      std::sort(ids.begin(), ids.end());
-      eq_groups[ids].push_back(p);
-    }
+    std::vector<int> ids = ref.task->file.equality_ids;
+    std::sort(ids.begin(), ids.end());
+    eq_groups[ids].push_back(p);
   }
-  if (!del_values.empty()) sql += ",\n__skade_deletes(path, seq, part) AS (VALUES " + del_values + ")";
 
-  std::string body = "SELECT " + visible + " FROM (SELECT __skade_data.*, f.seq AS __skade_seq, " +
-                     "f.part AS __skade_part FROM __skade_data LEFT JOIN __skade_files f ON " +
-                     "__skade_data.filename = f.path) d";
+  std::string sql = "WITH __skade_data AS (" + data_sql + ")";
+  std::string body = "SELECT " + visible + " FROM __skade_data d";
+  if (!eq_groups.empty()) {
+    // Files with deletes: local path, stored path, data sequence number, partition key.
+    sql += ",\n__skade_files(path, stored, seq, part) AS (VALUES ";
+    bool first = true;
+    for (size_t i = 0; i < scan.tasks.size(); ++i) {
+      const auto& t = scan.tasks[i];
+      if (t.deletes.empty()) continue;
+      sql += std::string(first ? "" : ", ") + "(" + QuoteString(data_paths[i]) + ", " +
+             QuoteString(t.file.file_path) + ", " + std::to_string(t.sequence_number) + ", " +
+             QuoteString(PartitionKey(t.file)) + ")";
+      first = false;
+    }
+    sql += "),\n__skade_deletes(path, seq, part) AS (VALUES " + del_values + ")";
+    body = "SELECT " + visible + " FROM (SELECT __skade_data.*, f.seq AS __skade_seq, " +
+           "f.part AS __skade_part FROM __skade_data LEFT JOIN __skade_files f ON " +
+           "__skade_data.filename = f.path) d";
+  }
+  std::vector<std::string> filters;  // each a row-position probe (no join)
   if (!pos_files.empty()) {
     // Spec: a position delete applies to the data file named by file_path when the data file's
-    // sequence number is <= the delete file's. Writers spell that path their own way
-    // (hdfs://nn:8020/w/f for /w/f, s3a:// for s3://): each distinct file_path is matched to a
-    // data file of this read through one normal form (io::ComparableLocation), never as text.
-    const std::string pos_schema = SchemaMap({{kPosFilePathId, "file_path", "VARCHAR", "NULL::VARCHAR"},
-                                              {kPosPosId, "pos", "BIGINT", "NULL::VARCHAR"}});
-    SKADE_ASSIGN_OR_RETURN(auto named, db.QueryRows("SELECT file_path, count(*) FROM read_parquet(" +
-                                                    SqlList(pos_files) + ", schema = " + pos_schema +
-                                                    ") GROUP BY file_path"));
-    std::map<std::string, std::string> by_key;  // comparable stored path → local path
+    // sequence number is <= the delete file's (the planner chose the delete files of each data
+    // file by that rule and by partition). Writers spell that path their own way
+    // (hdfs://nn:8020/w/f for /w/f, s3a:// for s3://): each file_path is matched through one
+    // normal form (io::ComparableLocation), never as text. The files are read into bitmaps here
+    // (cached), so a damaged one fails now and the probe's bind finds them decoded.
+    SKADE_ASSIGN_OR_RETURN(std::vector<PositionDeletesPtr> loaded,
+                           LoadPositionDeletes(DatabaseAccess::Raw(db), pos_files, db.object_store()));
+    std::set<std::string> named;  // comparable paths of the data files read with deletes
+    std::string paths, locations, uses;
     for (size_t i = 0; i < scan.tasks.size(); ++i) {
-      if (!scan.tasks[i].deletes.empty()) by_key[io::ComparableLocation(scan.tasks[i].file.file_path)] = data_paths[i];
-    }
-    std::string pairs;
-    int64_t unmatched_rows = 0;
-    for (const auto& row : named) {
-      const int64_t n = row[1] ? std::stoll(*row[1]) : 0;
-      auto it = row[0] ? by_key.find(io::ComparableLocation(*row[0])) : by_key.end();
-      if (it == by_key.end()) {
-        unmatched_rows += n;
-        continue;
+      const auto& t = scan.tasks[i];
+      std::string mine;
+      for (const auto& d : t.deletes) {
+        if (d->file.content != DataFileContent::kPositionDeletes || d->file.file_format == iceberg::FileFormat::kPuffin) {
+          continue;
+        }
+        mine += std::string(mine.empty() ? "" : ", ") + std::to_string(pos_index.at(local(d->file.file_path)));
       }
-      pairs += std::string(pairs.empty() ? "" : ", ") + "(" + QuoteString(*row[0]) + ", " + QuoteString(it->second) + ")";
+      if (mine.empty()) continue;
+      named.insert(io::ComparableLocation(t.file.file_path));
+      const std::string sep = paths.empty() ? "" : ", ";
+      paths += sep + QuoteString(data_paths[i]);
+      locations += sep + QuoteString(t.file.file_path);
+      uses += sep + "[" + mine + "]";
+    }
+    int64_t unmatched_rows = 0;
+    for (const PositionDeletesPtr& file : loaded) {
+      for (const auto& [location, vector] : file->by_location) {
+        if (!named.count(location)) unmatched_rows += vector.cardinality();
+      }
     }
     if (unmatched_rows > 0) {
       std::string message = std::to_string(unmatched_rows) +
@@ -675,14 +688,10 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
         SKADE_LOG_DEBUG("{}", message);
       }
     }
-    if (pairs.empty()) pairs = "(NULL::VARCHAR, NULL::VARCHAR)";
-    sql += ",\n__skade_named(raw, path) AS (VALUES " + pairs + ")";
-    sql += ",\n__skade_pos AS (SELECT f.path AS path, p.pos AS pos FROM read_parquet(" + SqlList(pos_files) +
-           ", schema = " + pos_schema + ", filename = true) p JOIN __skade_deletes dl ON p.filename = dl.path " +
-           "JOIN __skade_named n ON n.raw = p.file_path JOIN __skade_files f ON f.path = n.path AND dl.seq >= f.seq)";
-    body += "\nANTI JOIN __skade_pos p ON d.filename = p.path AND d.file_row_number = p.pos";
+    filters.push_back("NOT skade_position_deletes(d.filename, d.file_row_number, " + SqlList(pos_files) +
+                      "::VARCHAR[], [" + paths + "]::VARCHAR[], [" + locations + "]::VARCHAR[], [" + uses +
+                      "]::BIGINT[][])");
   }
-  std::string vector_filter;
   if (!vector_requests.empty()) {
     // Checked here (footer, CRC, cardinality, positions within the data file) so a damaged
     // vector is a Corruption naming its file; the read below finds them decoded in the cache.
@@ -698,9 +707,9 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
       counts += sep + std::to_string(vector_requests[k].data->record_count);
     }
     // One bitmap probe per row (no join): the vectors are read once when the query binds.
-    vector_filter = "NOT skade_deletion_vector_deletes(d.filename, d.file_row_number, [" + puffins + "]::VARCHAR[], [" +
-                    offsets + "]::BIGINT[], [" + lengths + "]::BIGINT[], [" + targets + "]::VARCHAR[], [" + counts +
-                    "]::BIGINT[])";
+    filters.push_back("NOT skade_deletion_vector_deletes(d.filename, d.file_row_number, [" + puffins +
+                      "]::VARCHAR[], [" + offsets + "]::BIGINT[], [" + lengths + "]::BIGINT[], [" + targets +
+                      "]::VARCHAR[], [" + counts + "]::BIGINT[])");
   }
   int group = 0;
   for (const auto& [ids, files] : eq_groups) {
@@ -727,7 +736,7 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
             "e.__skade_dseq > d.__skade_seq AND (e.__skade_dpart IS NULL OR " +
             "e.__skade_dpart = d.__skade_part)";
   }
-  if (!vector_filter.empty()) body += "\nWHERE " + vector_filter;
+  for (size_t i = 0; i < filters.size(); ++i) body += (i ? " AND " : "\nWHERE ") + filters[i];
   return mark + sql + "\n" + body;
 }
 

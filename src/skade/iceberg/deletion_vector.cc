@@ -208,7 +208,8 @@ Result<DeletionVector> DeletionVector::Deserialize(std::string_view blob) {
 }
 
 DeletionVector DeletionVector::FromPositions(std::vector<int64_t> positions) {
-  std::sort(positions.begin(), positions.end());
+  // Position delete files and scans give them sorted already.
+  if (!std::is_sorted(positions.begin(), positions.end())) std::sort(positions.begin(), positions.end());
   positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
   DeletionVector dv;
   size_t i = 0;
@@ -315,6 +316,19 @@ bool DeletionVector::Contains(int64_t position) const {
                             [](const Container& x, uint16_t k) { return x.key < k; });
   if (c == b->containers.end() || c->key != high) return false;
   return c->Contains(static_cast<uint16_t>(position & 0xFFFF));
+}
+
+void DeletionVector::Prober::Seek(int64_t block) {
+  block_ = block;
+  container_ = nullptr;
+  const uint32_t key = static_cast<uint32_t>(static_cast<uint64_t>(block) >> 16);
+  const auto& bitmaps = vector_->bitmaps_;
+  auto b = std::lower_bound(bitmaps.begin(), bitmaps.end(), key, [](const Bitmap32& x, uint32_t k) { return x.key < k; });
+  if (b == bitmaps.end() || b->key != key) return;
+  const uint16_t high = static_cast<uint16_t>(block & 0xFFFF);
+  auto c = std::lower_bound(b->containers.begin(), b->containers.end(), high,
+                            [](const Container& x, uint16_t k) { return x.key < k; });
+  if (c != b->containers.end() && c->key == high) container_ = &*c;
 }
 
 int64_t DeletionVector::max() const {

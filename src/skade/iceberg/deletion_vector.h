@@ -40,6 +40,8 @@ class DeletionVector {
   // Calls `fn` with every position, ascending.
   void ForEach(const std::function<void(int64_t)>& fn) const;
 
+  class Prober;
+
  private:
   enum class Shape : uint8_t { kArray, kBitset, kRuns };
   // One 2^16-value block of a 32-bit bitmap. kArray: sorted values; kBitset: 1024 words;
@@ -59,6 +61,29 @@ class DeletionVector {
 
   std::vector<Bitmap32> bitmaps_;  // by ascending key
   int64_t cardinality_ = 0;
+};
+
+// Contains for many positions in a row, as a scan asks: the 65536-position block of the last
+// position is remembered, so positions of one block cost one container test each. Borrows the
+// vector. Thread-compatible (one per thread).
+class DeletionVector::Prober {
+ public:
+  explicit Prober(const DeletionVector& vector) : vector_(&vector) {}
+  bool Contains(int64_t position) {
+    if (position < 0) return false;
+    const int64_t block = position >> 16;
+    if (block != block_) Seek(block);
+    if (container_ == nullptr) return false;
+    const auto low = static_cast<uint16_t>(position & 0xFFFF);
+    if (container_->shape == Shape::kBitset) return (container_->words[low >> 6] >> (low & 63)) & 1;
+    return container_->Contains(low);
+  }
+
+ private:
+  void Seek(int64_t block);
+  const DeletionVector* vector_;
+  int64_t block_ = -1;
+  const Container* container_ = nullptr;  // of block_; null when it holds no position
 };
 
 }  // namespace skade::iceberg
