@@ -68,7 +68,8 @@ TEST_F(ConsoleServerTest, ExtraRoutesAnswerOnlyAuthenticatedRequestsNoCatalogRou
   options.extra_routes = [](const ExtraRequest& r) {
     if (r.path != "/console/v1/preview" && r.path != "/v1/namespaces") return std::optional<PublicResponse>();
     auto table = r.query.find("table");
-    Json echo{{"m", r.method}, {"t", table == r.query.end() ? "" : table->second}, {"b", r.body}, {"p", r.principal}};
+    Json echo{{"m", r.method}, {"t", table == r.query.end() ? "" : table->second}, {"b", r.body}, {"p", r.principal},
+              {"c", r.content_type}};
     return std::optional<PublicResponse>(PublicResponse{200, "application/json", {{"Allow", "GET"}}, echo.dump()});
   };
   StartWithConsole(options);
@@ -82,6 +83,7 @@ TEST_F(ConsoleServerTest, ExtraRoutesAnswerOnlyAuthenticatedRequestsNoCatalogRou
   auto posted = Post("/console/v1/preview", std::string("{\"sql\":\"SELECT 1\"}"));
   EXPECT_EQ(posted.body["m"], "POST");
   EXPECT_EQ(posted.body["b"], "{\"sql\":\"SELECT 1\"}");
+  EXPECT_EQ(posted.body["c"], "application/json");
   const std::string first = posted.body["p"];
   EXPECT_FALSE(first.empty());
   token_ = "other-token";

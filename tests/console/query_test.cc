@@ -59,7 +59,7 @@ class QueryRouteTest : public testing::LakeTest {
     return PostText(request.dump(), principal);
   }
   std::pair<int, Json> PostText(const std::string& body, const std::string& principal = "alice") {
-    auto answer = route_->Serve("POST", kQueryPath, body, principal);
+    auto answer = route_->Serve("POST", kQueryPath, body, "application/json", principal);
     EXPECT_TRUE(answer.has_value());
     if (!answer) return {0, Json()};
     Json parsed = Json::parse(answer->body, nullptr, false);
@@ -67,7 +67,7 @@ class QueryRouteTest : public testing::LakeTest {
     return {answer->status, parsed};
   }
   int Cancel(const std::string& id, const std::string& principal) {
-    auto answer = route_->Serve("DELETE", std::string(kQueryPath) + "/" + id, "", principal);
+    auto answer = route_->Serve("DELETE", std::string(kQueryPath) + "/" + id, "", "", principal);
     return answer ? answer->status : 0;
   }
   std::string Count() {
@@ -212,6 +212,37 @@ TEST_F(QueryRouteTest, OnlyItsOwnPrincipalCancelsAQuery) {
   EXPECT_EQ(Cancel("bad id!", "alice"), 400);
 }
 
+// What the preview relies on: a statement of the console's own (no id) is timed like a query,
+// but counts against no limit and nobody cancels it.
+TEST_F(QueryRouteTest, StatementsWithoutAnIdAreTimedOnly) {
+  RunningQueries::Limits limits;
+  limits.timeout = std::chrono::milliseconds(300);
+  limits.per_principal = 1;
+  limits.total = 1;
+  RunningQueries running(limits);
+  auto con = db_->Connect();
+  ASSERT_TRUE(con.ok());
+  auto other = db_->Connect();
+  ASSERT_TRUE(other.ok());
+  auto own = running.Start("", "", **con);
+  ASSERT_TRUE(own.ok());
+  auto query = running.Start("alice", "q", **other);
+  ASSERT_TRUE(query.ok()) << query.status().ToString();
+  EXPECT_EQ(running.Start("bob", "q2", **other).status().code(), StatusCode::kResourceExhausted);
+  EXPECT_FALSE(running.Cancel("", ""));
+  const auto start = Clock::now();
+  Status ran = (*con)->QueryTypedText(
+      "SELECT count(*) FROM range(10000000000)", [](const std::vector<engine::ColumnType>&) {},
+      [](const engine::TextRow&) { return Status::Ok(); });
+  EXPECT_FALSE(ran.ok());
+  EXPECT_EQ((*own)->stop(), RunningQueries::Stop::kTimedOut);
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(running.running(), 2u);
+  own->reset();
+  query->reset();
+  EXPECT_EQ(running.running(), 0u);
+}
+
 TEST_F(QueryRouteTest, RefusesOversizeAndMalformedRequests) {
   MakeRoute();
   const std::string big = Json{{"sql", "SELECT '" + std::string(2 << 20, 'x') + "'"}}.dump();
@@ -229,12 +260,21 @@ TEST_F(QueryRouteTest, RefusesOversizeAndMalformedRequests) {
   EXPECT_EQ(Post({{"sql", "SELECT 1"}, {"limit", "5; DROP"}}).first, 400);
   EXPECT_EQ(Post({{"sql", "SELECT 1"}, {"id", "../x"}}).first, 400);
   EXPECT_EQ(Post({{"sql", std::string("SELECT 1") + '\0' + "; DROP TABLE db.t"}}).first, 400);
-  auto get = route_->Serve("GET", kQueryPath, "", "alice");
+  auto get = route_->Serve("GET", kQueryPath, "", "", "alice");
   ASSERT_TRUE(get.has_value());
   EXPECT_EQ(get->status, 405);
   EXPECT_THAT(get->headers, ::testing::Contains(std::make_pair(std::string("Allow"), std::string("POST"))));
-  EXPECT_FALSE(route_->Serve("POST", "/console/v1/queryx", "", "alice").has_value());
-  EXPECT_FALSE(route_->Serve("POST", "/console/v1/preview", "", "alice").has_value());
+  EXPECT_FALSE(route_->Serve("POST", "/console/v1/queryx", "", "application/json", "alice").has_value());
+  EXPECT_FALSE(route_->Serve("POST", "/console/v1/preview", "", "application/json", "alice").has_value());
+  // What a page of another site may POST without asking first (a form, text/plain) is refused;
+  // JSON with parameters is JSON.
+  const std::string select = Json{{"sql", "SELECT 1"}}.dump();
+  for (const char* type : {"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""}) {
+    auto refused = route_->Serve("POST", kQueryPath, select, type, "alice");
+    ASSERT_TRUE(refused.has_value());
+    EXPECT_EQ(refused->status, 415) << type;
+  }
+  EXPECT_EQ(route_->Serve("POST", kQueryPath, select, "Application/JSON; charset=utf-8", "alice")->status, 200);
   EXPECT_EQ(Count(), "100");
 }
 

@@ -308,7 +308,7 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
       const console::QueryRoute* queries = &query_route.emplace(**lake_sql, *running, std::move(query_options));
       rest_options->extra_routes = [reader, queries](const rest::ExtraRequest& r) {
         std::optional<console::RouteAnswer> answer = reader->Serve(r.method, r.path, r.query);
-        if (!answer) answer = queries->Serve(r.method, r.path, r.body, r.principal);
+        if (!answer) answer = queries->Serve(r.method, r.path, r.body, r.content_type, r.principal);
         if (!answer) return std::optional<rest::PublicResponse>();
         std::vector<std::pair<std::string, std::string>> headers = {{"Cache-Control", "no-store"}};
         for (auto& h : answer->headers) headers.push_back(std::move(h));

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "skade/base/ascii.h"
 #include "skade/sql/client_query.h"
 
 namespace skade::console {
@@ -133,9 +134,16 @@ QueryRoute::QueryRoute(sql::LakeSql& lake, RunningQueries& running, QueryOptions
     : lake_(lake), running_(running), options_(std::move(options)) {}
 
 std::optional<RouteAnswer> QueryRoute::Serve(std::string_view method, std::string_view path, std::string_view body,
-                                             std::string_view principal) const {
+                                             std::string_view content_type, std::string_view principal) const {
   if (path == kQueryPath) {
     if (method != "POST") return MethodNotAllowed("POST", "queries are sent with POST");
+    // A form or a text/plain POST is what a page of another site may send without a CORS
+    // preflight; a JSON one it may not.
+    std::string_view media = content_type.substr(0, content_type.find(';'));
+    while (!media.empty() && (media.back() == ' ' || media.back() == '\t')) media.remove_suffix(1);
+    if (!EqualsIgnoreAsciiCase(media, "application/json")) {
+      return Error(415, "BadRequestException", "queries are sent as application/json");
+    }
     return Run(body, principal);
   }
   if (path.size() <= kQueryPath.size() + 1 || path.substr(0, kQueryPath.size()) != kQueryPath ||

@@ -127,11 +127,12 @@ class QueryRoute {
   // Errors are {"error": {"message", "type", "code"}}: 400 bad request or SQL error
   // (BadRequestException), 403 a write or anything else that is not a read query
   // (ForbiddenException), 405 another method (with Allow), 409 an id the caller runs already,
-  // 413 a request over kMaxRequestBytes, 429 past the running-query limits
-  // (TooManyQueriesException), 499 cancelled (QueryCancelledException), 504 past the statement
-  // timeout (QueryTimeoutException).
+  // 413 a request over kMaxRequestBytes, 415 a POST whose `content_type` is not JSON (so that a
+  // page of another site cannot send one without the browser asking the server first), 429 past
+  // the running-query limits (TooManyQueriesException), 499 cancelled (QueryCancelledException),
+  // 504 past the statement timeout (QueryTimeoutException).
   std::optional<RouteAnswer> Serve(std::string_view method, std::string_view path, std::string_view body,
-                                   std::string_view principal) const;
+                                   std::string_view content_type, std::string_view principal) const;
 
  private:
   RouteAnswer Run(std::string_view body, std::string_view principal) const;

@@ -495,8 +495,10 @@ struct RestServer::Impl {
     }
     if (options.extra_routes) {
       const std::string who = Who(h).client;
+      auto content_type = h.headers.find("content-type");
       const ExtraRequest request{h.method == "HEAD" ? std::string_view("GET") : std::string_view(h.method), h.path,
-                                 h.query, h.body, who};
+                                 h.query, h.body,
+                                 content_type == h.headers.end() ? std::string_view() : content_type->second, who};
       if (std::optional<PublicResponse> extra = options.extra_routes(request)) {
         return FromPublic(std::move(*extra));
       }

@@ -43,6 +43,7 @@ struct ExtraRequest {
   std::string_view path;    // percent-decoded, without the query
   const std::map<std::string, std::string>& query;  // decoded
   std::string_view body;
+  std::string_view content_type;  // the Content-Type header as sent ("" without one)
   // Who sent it, as the server keys what it holds for clients: the authenticated client (each
   // static token, each OAuth2 client) or, without authentication, "address:<client address>".
   std::string_view principal;
