@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <filesystem>
 #include <set>
 
 #include "skade/engine/user_sql.h"
@@ -89,6 +90,23 @@ TEST_F(PreviewTest, RefusesBadParameters) {
   Get({{"table", "db.nope"}}, 404);
   Get({{"table", "db.t"}, {"snapshot-id", "12345"}}, 404);
   Get({{"table", "db.t/../x"}}, 400);
+}
+
+// A data file gone from under the table fails the page, and the error names the warehouse by its
+// name, not its path.
+TEST_F(PreviewTest, ErrorsNameNoPrivateFolder) {
+  auto t = CreateTable("t", "id BIGINT");
+  ASSERT_NE(t, nullptr);
+  ASSERT_TRUE(t->Append({"SELECT range AS id FROM range(10)", nullptr}).ok());
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(tmp_.Path("warehouse"))) {
+    if (entry.path().extension() == ".parquet") std::filesystem::remove(entry.path());
+  }
+  Preview preview(*catalog_, *io_, *db_, nullptr, {{tmp_.Path("warehouse"), "<warehouse>"}});
+  auto answer = preview.Serve("GET", kPreviewPath, {{"table", "db.t"}});
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_GE(answer->status, 400);
+  EXPECT_THAT(answer->body, ::testing::HasSubstr("<warehouse>/"));
+  EXPECT_THAT(answer->body, ::testing::Not(::testing::HasSubstr(tmp_.path())));
 }
 
 TEST_F(PreviewTest, AnswersOnlyItsPathAndGet) {

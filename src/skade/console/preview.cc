@@ -10,6 +10,7 @@
 
 #include "skade/console/query.h"
 #include "skade/engine/iceberg_scan.h"
+#include "skade/sql/client_query.h"
 #include "skade/table/table.h"
 
 namespace skade::console {
@@ -44,8 +45,15 @@ std::optional<int64_t> Number(const std::map<std::string, std::string>& query, c
 
 }  // namespace
 
-Preview::Preview(catalog::Catalog& catalog, io::FileIO& io, engine::Database& db, RunningQueries* running)
-    : catalog_(catalog), io_(io), db_(db), running_(running) {}
+Preview::Preview(catalog::Catalog& catalog, io::FileIO& io, engine::Database& db, RunningQueries* running,
+                 std::vector<std::pair<std::string, std::string>> private_paths)
+    : catalog_(catalog), io_(io), db_(db), running_(running), private_paths_(std::move(private_paths)) {}
+
+RouteAnswer Preview::Failed(const Status& st) const {
+  // A failed read names files (a data file missing or damaged): the server's folders are shown
+  // by their names.
+  return Error(Status(st.code(), sql::RedactPaths(st.message(), private_paths_)));
+}
 
 std::optional<RouteAnswer> Preview::Serve(std::string_view method, std::string_view path,
                                             const std::map<std::string, std::string>& query) const {
@@ -58,8 +66,8 @@ std::optional<RouteAnswer> Preview::Serve(std::string_view method, std::string_v
   auto table_param = query.find("table");
   if (table_param == query.end()) return Error(400, "BadRequestException", "'table' (ns.table) is required");
   auto ident = catalog::TableIdent::Parse(table_param->second);
-  if (!ident.ok()) return Error(ident.status());
-  if (Status valid = ident->Validate(); !valid.ok()) return Error(valid);
+  if (!ident.ok()) return Failed(ident.status());
+  if (Status valid = ident->Validate(); !valid.ok()) return Failed(valid);
   const std::optional<int64_t> offset = Number(query, "offset", 0, kMaxOffset);
   const std::optional<int64_t> limit = Number(query, "limit", 50, kMaxLimit);
   if (!offset || !limit || *limit == 0) {
@@ -78,25 +86,25 @@ std::optional<RouteAnswer> Preview::Serve(std::string_view method, std::string_v
   }
 
   auto table = table::Table::Load(catalog_, io_, db_, *ident);
-  if (!table.ok()) return Error(table.status());
+  if (!table.ok()) return Failed(table.status());
   auto scan = (*table)->PlanRead(read);
-  if (!scan.ok()) return Error(scan.status());
+  if (!scan.ok()) return Failed(scan.status());
   // Rows in file order (each row's data file and position in it), so that pages of one snapshot
   // neither repeat nor skip rows (a scan with deletes applied has no stable order of its own);
   // one row past the page says whether there is more.
   auto sql = engine::BuildTableSql(db_, *scan, engine::RowOrigin::kExposed);
-  if (!sql.ok()) return Error(sql.status());
+  if (!sql.ok()) return Failed(sql.status());
   const std::string paged = "SELECT * EXCLUDE (__skade_file, __skade_pos) FROM (" + *sql +
                             ") ORDER BY __skade_file, __skade_pos LIMIT " + std::to_string(*limit + 1) +
                             " OFFSET " + std::to_string(*offset);
   Json columns = Json::array();
   Json rows = Json::array();
   auto con = db_.Connect();
-  if (!con.ok()) return Error(con.status());
+  if (!con.ok()) return Failed(con.status());
   std::unique_ptr<RunningQueries::Run> run;
   if (running_ != nullptr) {
     auto started = running_->Start("", "", **con);
-    if (!started.ok()) return Error(started.status());
+    if (!started.ok()) return Failed(started.status());
     run = std::move(*started);
   }
   Status ran = (*con)->QueryTypedText(
@@ -115,7 +123,7 @@ std::optional<RouteAnswer> Preview::Serve(std::string_view method, std::string_v
                  "the preview ran longer than the statement timeout (" +
                      std::to_string(running_->timeout().count()) + " ms) and was stopped");
   }
-  if (!ran.ok()) return Error(db_.data_file_checks().Explain(paged, ran));
+  if (!ran.ok()) return Failed(db_.data_file_checks().Explain(paged, ran));
   const bool more = static_cast<int64_t>(rows.size()) > *limit;
   if (more) rows.erase(rows.end() - 1);
   Json body;

@@ -34,8 +34,10 @@ class RunningQueries;  // query.h
 class Preview {
  public:
   // With `running`, each page's statement is registered there and so stopped by its timeout
-  // (504); without, pages are not timed.
-  Preview(catalog::Catalog& catalog, io::FileIO& io, engine::Database& db, RunningQueries* running = nullptr);
+  // (504); without, pages are not timed. Errors name each of `private_paths` (absolute folder,
+  // name; longer first) by its name (sql::RedactPaths).
+  Preview(catalog::Catalog& catalog, io::FileIO& io, engine::Database& db, RunningQueries* running = nullptr,
+          std::vector<std::pair<std::string, std::string>> private_paths = {});
 
   // Pages of at most this many rows; offsets at most kMaxOffset (a preview, not an export).
   static constexpr int64_t kMaxLimit = 500;
@@ -50,10 +52,13 @@ class Preview {
                                      const std::map<std::string, std::string>& query) const;
 
  private:
+  RouteAnswer Failed(const Status& st) const;
+
   catalog::Catalog& catalog_;
   io::FileIO& io_;
   engine::Database& db_;
   RunningQueries* running_;
+  std::vector<std::pair<std::string, std::string>> private_paths_;
 };
 
 }  // namespace skade::console
