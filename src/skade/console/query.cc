@@ -60,7 +60,12 @@ RunningQueries::~RunningQueries() {
 void RunningQueries::Watch() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
-    wake_.wait_for(lock, kWatchPeriod);
+    // Idle (nothing registered) until Start or the destructor wakes it.
+    if (entries_.empty()) {
+      wake_.wait(lock);
+    } else {
+      wake_.wait_for(lock, kWatchPeriod);
+    }
     const auto now = Clock::now();
     for (auto& [serial, e] : entries_) {
       if (e.stop == Stop::kNone && now >= e.deadline) e.stop = Stop::kTimedOut;
@@ -93,6 +98,7 @@ Result<std::unique_ptr<RunningQueries::Run>> RunningQueries::Start(std::string p
   }
   const uint64_t serial = next_serial_++;
   entries_.emplace(serial, Entry{std::move(principal), std::move(id), &con, Clock::now() + limits_.timeout, Stop::kNone});
+  wake_.notify_all();
   return std::unique_ptr<Run>(new Run(*this, serial));
 }
 
