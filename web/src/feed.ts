@@ -73,15 +73,7 @@ export async function renderFeed(main: HTMLElement, signal: AbortSignal): Promis
       const last = commits.length ? commits[commits.length - 1].seq : null;
       return last !== null ? { lastEventId: String(last) } : { after: Math.max(0, (await logHead(root, signal)) - 50) };
     },
-    onLive: () => {
-      status.textContent = 'live';
-      status.className = 'status live';
-      document.body.dataset.ready = 'true';
-    },
-    onDown: (why) => {
-      status.textContent = `reconnecting (${why})`;
-      status.className = 'status';
-    },
+    status,
     onEvent: (ev) => {
       const ident = ev.identifier ?? { namespace: [], name: '?' };
       const c: Commit = {
@@ -115,8 +107,8 @@ export interface StreamStart {
 export interface CommitFollower {
   start: () => Promise<StreamStart>;  // asked before the first connection
   tables?: string[];  // only these tables' commits (the server filters: ?tables=)
-  onLive: () => void;
-  onDown: (why: string) => void;
+  // Says "live" (and marks the page ready) while connected, why not while reconnecting.
+  status: HTMLElement;
   onEvent: (event: any) => void;
 }
 
@@ -136,7 +128,9 @@ export async function followCommits(root: string, signal: AbortSignal, f: Commit
       else if (from.after !== undefined) q.set('after', String(from.after));
       const query = q.toString();
       const res = await request(`${root}events/stream${query ? `?${query}` : ''}`, { headers, signal });
-      f.onLive();
+      f.status.textContent = 'live';
+      f.status.className = 'status live';
+      document.body.dataset.ready = 'true';
       backoff = 500;
       await readEvents(res, signal, (data) => {
         const ev = parseJson(data);
@@ -146,7 +140,8 @@ export async function followCommits(root: string, signal: AbortSignal, f: Commit
     } catch (e) {
       if (signal.aborted) return;
       if (e instanceof AuthError) throw e;
-      f.onDown(e instanceof Error ? e.message : String(e));
+      f.status.textContent = `reconnecting (${e instanceof Error ? e.message : String(e)})`;
+      f.status.className = 'status';
     }
     if (signal.aborted) return;
     // The stream ended (token expired, server restarted): resume after the last commit seen.

@@ -76,15 +76,7 @@ export async function renderLive(main: HTMLElement, parts: string[], signal: Abo
   await followCommits(root, signal, {
     start: async () => ({ after: head }),
     tables: listable ? [name] : undefined,
-    onLive: () => {
-      feed.textContent = 'live';
-      feed.className = 'status live';
-      document.body.dataset.ready = 'true';
-    },
-    onDown: (why) => {
-      feed.textContent = `reconnecting (${why})`;
-      feed.className = 'status';
-    },
+    status: feed,
     onEvent: (ev) => {
       const who = ev.identifier ? identText(ev.identifier) : '';
       if (who !== name || (ev.identifier?.namespace ?? []).join('\u001f') !== ident.namespace.join('\u001f')) return;
