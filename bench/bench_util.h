@@ -3,6 +3,7 @@
 #pragma once
 
 #include <malloc.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <charconv>
@@ -19,6 +20,15 @@ namespace skade::bench {
 
 // Seconds since an arbitrary point (monotonic).
 inline double NowSeconds() { return static_cast<double>(MonotonicNanos()) / 1e9; }
+
+// User + system CPU time of the whole process so far (every thread): per operation it varies
+// far less than wall time on a machine others share.
+inline double ProcessCpuSeconds() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
 
 inline double Median(std::vector<double> values) {
   if (values.empty()) return 0;

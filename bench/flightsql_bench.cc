@@ -77,14 +77,6 @@ double Percentile(std::vector<double> values, double p) {
   return values[std::min(values.size(), std::max<size_t>(rank, 1)) - 1];
 }
 
-// CPU time (user + system) of the whole process so far: server, client and DuckDB threads.
-double ProcessCpuSeconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
-
 double Best(const std::vector<double>& values) {
   return values.empty() ? 0 : *std::min_element(values.begin(), values.end());
 }

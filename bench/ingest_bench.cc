@@ -188,15 +188,6 @@ struct SmallResult {
   std::vector<double> latencies;
 };
 
-// User + system CPU time of this process so far: per commit it varies far less than wall time
-// on a machine others share.
-double ProcessCpuSeconds() {
-  struct rusage u;
-  ::getrusage(RUSAGE_SELF, &u);
-  auto secs = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
-  return secs(u.ru_utime) + secs(u.ru_stime);
-}
-
 // One operation of a writer thread: its status and commit attempts (0 when not counted).
 struct Op {
   Status status;
