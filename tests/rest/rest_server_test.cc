@@ -88,6 +88,29 @@ TEST_F(RestServerTest, AWrongMethodOnAKnownPathIs405WithAllow) {
   EXPECT_EQ(Get("/v1/no/such/path").status, 404);
 }
 
+// A web page of another site can make a browser POST text/plain, form data or no body at all
+// without asking first (a CORS "simple request"); only a JSON body changes the catalog.
+TEST_F(RestServerTest, MutationsFromAWebPageOfAnotherSiteAreRefused) {
+  Start();
+  const std::string body = R"({"namespace":["csrf"]})";
+  for (const char* type : {"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
+                           "text/plain; charset=application/json", "application/jsonx"}) {
+    httplib::Result r = client_->Post("/v1/namespaces", Headers(), body, type);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 415) << type;
+    EXPECT_THAT(r->body, HasSubstr("needs Content-Type: application/json")) << type;
+  }
+  httplib::Headers no_type = Headers();
+  httplib::Result bare = client_->Post("/v1/namespaces/base/tables/events/unregister", no_type);
+  ASSERT_TRUE(bare);
+  EXPECT_EQ(bare->status, 415) << "a bodiless POST without a type";
+  EXPECT_EQ(Head("/v1/namespaces/csrf").status, 404) << "nothing was created";
+  // What clients send passes (parameters and case as they come).
+  httplib::Result json = client_->Post("/v1/namespaces", Headers(), body, "Application/JSON; charset=utf-8");
+  ASSERT_TRUE(json);
+  EXPECT_EQ(json->status, 200) << json->body;
+}
+
 TEST_F(RestServerTest, TablesLoadWithEtagsCommitWithRequirementsRenameAndDrop) {
   Start();
   Reply created = CreateTable("base", "events");

@@ -81,7 +81,8 @@ struct Connection {
       if (method == "POST" && !commit) req.retry = io::RetryMode::kAlways;  // reads sent as POST (events)
       for (const auto& [k, v] : extra.entries()) req.headers.Set(k, v);
       for (const auto& [k, v] : options.headers) req.headers.Set(k, v);
-      if (!body.empty()) req.headers.Set("Content-Type", "application/json");
+      // Every POST and PUT says JSON, bodiless ones too (the server refuses others: rest/server.cc).
+      if (!body.empty() || method == "POST" || method == "PUT") req.headers.Set("Content-Type", "application/json");
       req.headers.Set("X-Iceberg-Access-Delegation", "vended-credentials");
       SKADE_ASSIGN_OR_RETURN(std::string token, BearerToken());
       if (!token.empty()) req.headers.Set("Authorization", "Bearer " + token);

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "skade/base/ascii.h"
 #include "skade/base/auth_header.h"
 #include "skade/base/base64.h"
 #include "skade/base/clock.h"
@@ -478,6 +479,10 @@ struct RestServer::Impl {
       if (route.method != method) continue;
       Params params;
       if (!Matches(route, segments, &params)) continue;
+      if (!JsonBodyAllowed(h)) {
+        return ToHttp(ErrorResponse(415, "BadRequestException",
+                                    "a " + h.method + " to " + h.path + " needs Content-Type: application/json"));
+      }
       Request r;
       r.method = h.method;
       r.path = h.path;
@@ -504,6 +509,23 @@ struct RestServer::Impl {
       }
     }
     return NoRoute(h, segments);
+  }
+
+  // A catalog route changes state only from a JSON body sent as such: a web page of another site
+  // can make a browser send a POST of text/plain, form data or no body without asking the
+  // server first (a CORS "simple request"), but not one of application/json. So every POST and
+  // PUT must say application/json (any parameters), except the OAuth2 token route, whose body
+  // the spec makes a form and which changes nothing.
+  static bool JsonBodyAllowed(const HttpRequest& h) {
+    if (h.method != "POST" && h.method != "PUT") return true;
+    if (h.path == "/v1/oauth/tokens") return true;
+    auto it = h.headers.find("content-type");
+    if (it == h.headers.end()) return false;
+    std::string_view type = it->second;
+    type = type.substr(0, type.find(';'));
+    while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.remove_suffix(1);
+    while (!type.empty() && (type.front() == ' ' || type.front() == '\t')) type.remove_prefix(1);
+    return EqualsIgnoreAsciiCase(type, "application/json");
   }
 
   // Whether `route` serves the path `segments`; its wildcard segments go to `params`.
