@@ -480,7 +480,8 @@ struct RestServer::Impl {
       Params params;
       if (!Matches(route, segments, &params)) continue;
       if (!JsonBodyAllowed(h)) {
-        return ToHttp(ErrorResponse(415, "BadRequestException",
+        // 400, the spec's status for a malformed request (it documents no 415).
+        return ToHttp(ErrorResponse(400, "BadRequestException",
                                     "a " + h.method + " to " + h.path + " needs Content-Type: application/json"));
       }
       Request r;
