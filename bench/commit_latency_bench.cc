@@ -58,13 +58,6 @@ std::string RowsQuery(int64_t k, int64_t rows) {
          std::to_string(rows) + ")";
 }
 
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
-  return v[std::min(v.size(), std::max<size_t>(rank, 1)) - 1];
-}
-
 struct Line {
   std::string front;
   int64_t rows = 0;

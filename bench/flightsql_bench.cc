@@ -70,13 +70,6 @@ std::string LoadAverage() {
 }
 
 // Nearest-rank percentile (p in (0, 100]) of unsorted values.
-double Percentile(std::vector<double> values, double p) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(values.size())));
-  return values[std::min(values.size(), std::max<size_t>(rank, 1)) - 1];
-}
-
 double Best(const std::vector<double>& values) {
   return values.empty() ? 0 : *std::min_element(values.begin(), values.end());
 }

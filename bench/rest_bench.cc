@@ -36,13 +36,6 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
-  return v[std::min(v.size(), std::max<size_t>(rank, 1)) - 1];
-}
-
 struct LoadResult {
   double per_second = 0;
   double p50_ms = 0;

@@ -31,13 +31,6 @@
 namespace skade::bench {
 namespace {
 
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
-  return v[std::min(v.size(), std::max<size_t>(rank, 1)) - 1];
-}
-
 struct Probe {
   int64_t requests = 0;
   int64_t failures = 0;

@@ -23,6 +23,7 @@
 #include "skade/arrow/builder.h"
 #include "skade/engine/database_internal.h"
 #include "skade/engine/delete_probes_internal.h"
+#include "skade/engine/duck_handles_internal.h"
 #include "skade/engine/duck_types_internal.h"
 #include "skade/engine/file_guard_internal.h"
 #include "skade/engine/functions_internal.h"
@@ -112,27 +113,6 @@ struct RawConnection {
   }
 };
 
-struct RawPrepared {
-  duckdb_prepared_statement stmt = nullptr;
-  ~RawPrepared() {
-    if (stmt) duckdb_destroy_prepare(&stmt);
-  }
-};
-
-struct PendingResult {
-  duckdb_pending_result pending = nullptr;
-  ~PendingResult() {
-    if (pending) duckdb_destroy_pending(&pending);
-  }
-};
-
-struct QueryResult {
-  duckdb_result result;
-  bool valid = false;
-  ~QueryResult() {
-    if (valid) duckdb_destroy_result(&result);
-  }
-};
 
 struct DataChunk {
   duckdb_data_chunk chunk = nullptr;

@@ -4,6 +4,7 @@
 
 #include "skade/base/byte_bounded_cache.h"
 #include "skade/engine/database.h"
+#include "skade/engine/duck_handles_internal.h"
 #include "skade/io/location.h"
 
 namespace skade::engine {
@@ -21,35 +22,10 @@ constexpr const char* kColumns =
     "MAP {2147483546: {name: 'file_path', type: 'VARCHAR', default_value: NULL::VARCHAR}, "
     "2147483545: {name: 'pos', type: 'BIGINT', default_value: NULL::VARCHAR}}";
 
-struct RawConnection {
+struct OwnedConnection {
   duckdb_connection con = nullptr;
-  ~RawConnection() {
+  ~OwnedConnection() {
     if (con) duckdb_disconnect(&con);
-  }
-};
-struct Prepared {
-  duckdb_prepared_statement stmt = nullptr;
-  ~Prepared() {
-    if (stmt) duckdb_destroy_prepare(&stmt);
-  }
-};
-struct Pending {
-  duckdb_pending_result pending = nullptr;
-  ~Pending() {
-    if (pending) duckdb_destroy_pending(&pending);
-  }
-};
-struct QueryResult {
-  duckdb_result result{};
-  bool set = false;
-  ~QueryResult() {
-    if (set) duckdb_destroy_result(&result);
-  }
-};
-struct Chunk {
-  duckdb_data_chunk chunk = nullptr;
-  ~Chunk() {
-    if (chunk) duckdb_destroy_data_chunk(&chunk);
   }
 };
 
@@ -62,19 +38,19 @@ Result<PositionDeletesPtr> ReadFile(duckdb_connection con, const std::string& pa
   if (path.find('\0') != std::string::npos) return Status::InvalidArgument("a delete file path holds a NUL byte");
   const std::string sql =
       "SELECT file_path, pos FROM read_parquet(" + QuoteString(path) + ", schema = " + kColumns + ")";
-  Prepared stmt;
+  RawPrepared stmt;
   if (duckdb_prepare(con, sql.c_str(), &stmt.stmt) != DuckDBSuccess) {
     const char* e = duckdb_prepare_error(stmt.stmt);
     return Status::InvalidArgument("cannot read position delete file '" + path + "': " + (e ? e : "unknown error"));
   }
-  Pending pending;
+  PendingResult pending;
   if (duckdb_pending_prepared_streaming(stmt.stmt, &pending.pending) != DuckDBSuccess) {
     const char* e = pending.pending ? duckdb_pending_error(pending.pending) : nullptr;
     return Status::InvalidArgument("cannot read position delete file '" + path + "': " + (e ? e : "unknown error"));
   }
   QueryResult r;
   const duckdb_state state = duckdb_execute_pending(pending.pending, &r.result);
-  r.set = true;
+  r.valid = true;
   if (state != DuckDBSuccess) {
     const char* e = duckdb_result_error(&r.result);
     return Status::InvalidArgument("cannot read position delete file '" + path + "': " + (e ? e : "unknown error"));
@@ -85,7 +61,7 @@ Result<PositionDeletesPtr> ReadFile(duckdb_connection con, const std::string& pa
   std::vector<int64_t>* positions = nullptr;
   int64_t rows = 0;
   while (true) {
-    Chunk chunk;
+    RawChunk chunk;
     chunk.chunk = duckdb_fetch_chunk(r.result);
     if (chunk.chunk == nullptr) {
       if (const char* e = duckdb_result_error(&r.result)) {
@@ -153,7 +129,7 @@ Result<std::vector<PositionDeletesPtr>> LoadPositionDeletes(duckdb_database db, 
   std::vector<PositionDeletesPtr> out;
   out.reserve(paths.size());
   auto local = io::MakeLocalFileIO();
-  RawConnection con;
+  OwnedConnection con;
   for (const std::string& path : paths) {
     io::FileIO* io = local.get();
     if (io::IsObjectStoreLocation(path)) {
