@@ -202,8 +202,7 @@ Result<std::vector<Line>> Flight(const std::string& warehouse, int n) {
   std::vector<Line> lines;
   for (int64_t rows : {1, 1000}) {
     const std::string name = "flight_" + std::to_string(rows);
-    SKADE_ASSIGN_OR_RETURN(auto ident, CreateTable(*lake.catalog, name));
-    (void)ident;
+    SKADE_RETURN_IF_ERROR(CreateTable(*lake.catalog, name).status());
     SKADE_ASSIGN_OR_RETURN(Line line, Measure("Flight SQL INSERT, SQLite", rows, n, [&](int k) {
       return update("INSERT INTO skade.bench." + name + " " + RowsQuery(k, rows));
     }));

@@ -113,27 +113,6 @@ struct RawConnection {
   }
 };
 
-
-struct DataChunk {
-  duckdb_data_chunk chunk = nullptr;
-  DataChunk() = default;
-  DataChunk(DataChunk&& o) noexcept : chunk(o.chunk) { o.chunk = nullptr; }
-  DataChunk(const DataChunk&) = delete;
-  DataChunk& operator=(const DataChunk&) = delete;
-  ~DataChunk() {
-    if (chunk) duckdb_destroy_data_chunk(&chunk);
-  }
-};
-
-struct ErrorData {
-  duckdb_error_data error = nullptr;
-  ~ErrorData() {
-    if (error) duckdb_destroy_error_data(&error);
-  }
-  bool has_error() const { return error && duckdb_error_data_has_error(error); }
-  std::string message() const { return error ? duckdb_error_data_message(error) : ""; }
-};
-
 struct ArrowOptions {
   duckdb_arrow_options options = nullptr;
   ~ArrowOptions() {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "skade/engine/deletion_vectors_internal.h"
+#include "skade/engine/duck_handles_internal.h"
 #include "skade/engine/position_deletes_internal.h"
 #include "skade/io/location.h"
 
@@ -196,12 +197,10 @@ void BindProbe(duckdb_bind_info info, const char* name, idx_t arguments, Loader 
   for (idx_t i = 2; i < arguments; ++i) {
     duckdb_expression e = duckdb_scalar_function_bind_get_argument(info, i);
     duckdb_value v = nullptr;
-    duckdb_error_data error = nullptr;
-    if (duckdb_expression_is_foldable(e)) error = duckdb_expression_fold(context, e, &v);
+    ErrorData error;
+    if (duckdb_expression_is_foldable(e)) error.error = duckdb_expression_fold(context, e, &v);
     duckdb_destroy_expression(&e);
-    const bool failed = v == nullptr || (error != nullptr && duckdb_error_data_has_error(error));
-    if (error != nullptr) duckdb_destroy_error_data(&error);
-    if (failed) {
+    if (v == nullptr || error.has_error()) {
       if (v != nullptr) duckdb_destroy_value(&v);
       duckdb_destroy_client_context(&context);
       duckdb_scalar_function_bind_set_error(info, (std::string(name) + ": the lists must be constants").c_str());

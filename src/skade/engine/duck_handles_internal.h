@@ -1,6 +1,8 @@
 // Owners of DuckDB C API handles, each released once when it goes out of scope.
 #pragma once
 
+#include <string>
+
 #include "duckdb.h"
 
 namespace skade::engine {
@@ -27,11 +29,24 @@ struct QueryResult {
   }
 };
 
-struct RawChunk {
+struct DataChunk {
   duckdb_data_chunk chunk = nullptr;
-  ~RawChunk() {
+  DataChunk() = default;
+  DataChunk(DataChunk&& o) noexcept : chunk(o.chunk) { o.chunk = nullptr; }
+  DataChunk(const DataChunk&) = delete;
+  DataChunk& operator=(const DataChunk&) = delete;
+  ~DataChunk() {
     if (chunk) duckdb_destroy_data_chunk(&chunk);
   }
+};
+
+struct ErrorData {
+  duckdb_error_data error = nullptr;
+  ~ErrorData() {
+    if (error) duckdb_destroy_error_data(&error);
+  }
+  bool has_error() const { return error && duckdb_error_data_has_error(error); }
+  std::string message() const { return error ? duckdb_error_data_message(error) : ""; }
 };
 
 }  // namespace skade::engine

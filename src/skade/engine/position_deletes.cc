@@ -61,7 +61,7 @@ Result<PositionDeletesPtr> ReadFile(duckdb_connection con, const std::string& pa
   std::vector<int64_t>* positions = nullptr;
   int64_t rows = 0;
   while (true) {
-    RawChunk chunk;
+    DataChunk chunk;
     chunk.chunk = duckdb_fetch_chunk(r.result);
     if (chunk.chunk == nullptr) {
       if (const char* e = duckdb_result_error(&r.result)) {

@@ -305,18 +305,7 @@ std::string DeletionVector::Serialize() const {
   return blob;
 }
 
-bool DeletionVector::Contains(int64_t position) const {
-  if (position < 0) return false;
-  const uint32_t key = static_cast<uint32_t>(static_cast<uint64_t>(position) >> 32);
-  auto b = std::lower_bound(bitmaps_.begin(), bitmaps_.end(), key,
-                            [](const Bitmap32& x, uint32_t k) { return x.key < k; });
-  if (b == bitmaps_.end() || b->key != key) return false;
-  const uint16_t high = static_cast<uint16_t>((position >> 16) & 0xFFFF);
-  auto c = std::lower_bound(b->containers.begin(), b->containers.end(), high,
-                            [](const Container& x, uint16_t k) { return x.key < k; });
-  if (c == b->containers.end() || c->key != high) return false;
-  return c->Contains(static_cast<uint16_t>(position & 0xFFFF));
-}
+bool DeletionVector::Contains(int64_t position) const { return Prober(*this).Contains(position); }
 
 void DeletionVector::Prober::Seek(int64_t block) {
   block_ = block;
