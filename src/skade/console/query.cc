@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "skade/base/ascii.h"
+#include "skade/base/media_type.h"
 #include "skade/sql/client_query.h"
 
 namespace skade::console {
@@ -145,9 +145,7 @@ std::optional<RouteAnswer> QueryRoute::Serve(std::string_view method, std::strin
     if (method != "POST") return MethodNotAllowed("POST", "queries are sent with POST");
     // A form or a text/plain POST is what a page of another site may send without a CORS
     // preflight; a JSON one it may not.
-    std::string_view media = content_type.substr(0, content_type.find(';'));
-    while (!media.empty() && (media.back() == ' ' || media.back() == '\t')) media.remove_suffix(1);
-    if (!EqualsIgnoreAsciiCase(media, "application/json")) {
+    if (!IsJsonContentType(content_type)) {
       return Error(415, "BadRequestException", "queries are sent as application/json");
     }
     return Run(body, principal);

@@ -14,12 +14,12 @@
 #include <sstream>
 #include <thread>
 
-#include "skade/base/ascii.h"
 #include "skade/base/auth_header.h"
 #include "skade/base/base64.h"
 #include "skade/base/clock.h"
 #include "skade/base/forwarded.h"
 #include "skade/base/log.h"
+#include "skade/base/media_type.h"
 #include "skade/base/url.h"
 #include "skade/events/replay.h"
 #include "skade/rest/api_internal.h"
@@ -521,12 +521,7 @@ struct RestServer::Impl {
     if (h.method != "POST" && h.method != "PUT") return true;
     if (h.path == "/v1/oauth/tokens") return true;
     auto it = h.headers.find("content-type");
-    if (it == h.headers.end()) return false;
-    std::string_view type = it->second;
-    type = type.substr(0, type.find(';'));
-    while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.remove_suffix(1);
-    while (!type.empty() && (type.front() == ' ' || type.front() == '\t')) type.remove_prefix(1);
-    return EqualsIgnoreAsciiCase(type, "application/json");
+    return it != h.headers.end() && IsJsonContentType(it->second);
   }
 
   // Whether `route` serves the path `segments`; its wildcard segments go to `params`.
