@@ -447,6 +447,46 @@ iceberg::ViewUpdate SetCurrentUpdate(int id) {
   return u;
 }
 
+// One query lists a namespace's tables with their current metadata files: what LoadTable gives,
+// after commits and renames, views and other namespaces left out, sorted by name.
+TEST_P(SqlCatalogTest, TablePointersAreEachTablesCurrentMetadataFile) {
+  auto catalog = Open();
+  ASSERT_NE(catalog, nullptr);
+  ASSERT_TRUE(catalog->CreateNamespace(Ns({"db"}), {}).ok());
+  ASSERT_TRUE(catalog->CreateNamespace(Ns({"db", "inner"}), {}).ok());
+  for (const char* name : {"b", "a", "c"}) ASSERT_TRUE(catalog->CreateTable(Ident({"db"}, name), TestTable()).ok());
+  ASSERT_TRUE(catalog->CreateTable(Ident({"db", "inner"}, "z"), TestTable()).ok());
+  ASSERT_TRUE(AppendWithRetry(*catalog, Ident({"db"}, "b"), 42).ok());
+  ASSERT_TRUE(catalog->RenameTable(Ident({"db"}, "c"), Ident({"db"}, "d")).ok());
+  CreateViewRequest view;
+  view.schema = TestSchema();
+  view.version = TestViewVersion("SELECT id, data FROM a");
+  ASSERT_TRUE(catalog->CreateView(Ident({"db"}, "v"), view).ok());
+
+  auto pointers = catalog->ListTablePointers(Ns({"db"}));
+  ASSERT_TRUE(pointers.ok()) << pointers.status().ToString();
+  std::vector<std::string> names;
+  for (const TablePointer& p : *pointers) {
+    names.push_back(p.ident.ToString());
+    auto loaded = catalog->LoadTable(p.ident);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    EXPECT_EQ(p.metadata_location, loaded->metadata_location) << p.ident.ToString();
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"db.a", "db.b", "db.d"}));
+  // The appended table's pointer is its second file.
+  EXPECT_NE((*pointers)[1].metadata_location.find("/00001-"), std::string::npos) << (*pointers)[1].metadata_location;
+  // The default (load every table) agrees, through a catalog without the override.
+  auto by_default = catalog->Catalog::ListTablePointers(Ns({"db"}));
+  ASSERT_TRUE(by_default.ok()) << by_default.status().ToString();
+  ASSERT_EQ(by_default->size(), pointers->size());
+  for (size_t i = 0; i < pointers->size(); ++i) {
+    EXPECT_EQ((*by_default)[i].ident, (*pointers)[i].ident);
+    EXPECT_EQ((*by_default)[i].metadata_location, (*pointers)[i].metadata_location);
+  }
+  EXPECT_EQ(catalog->ListTablePointers(Ns({"nope"})).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(catalog->ListTablePointers(Ns({"db", "inner"})).value().size(), 1u);
+}
+
 TEST_P(SqlCatalogTest, ViewsLiveBesideTablesWithTheirOwnVersions) {
   auto catalog = Open();
   ASSERT_NE(catalog, nullptr);

@@ -3,6 +3,9 @@
 // (GetPrimaryKeys from Iceberg identifier fields; GetImportedKeys, GetExportedKeys and
 // GetCrossReference empty) answer the spec's schemas, and TYPE_NAME spells ENUM and UNION
 // columns in full.
+#include <map>
+#include <set>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -361,6 +364,75 @@ TEST_F(FlightServerTest, ViewsAreListedAndRead) {
   EXPECT_TRUE(catalog_->LoadView(*catalog::TableIdent::Parse("db.few")).ok());
   ASSERT_TRUE(good.Update("DROP VIEW db.few").ok());
   EXPECT_EQ(catalog_->LoadView(*catalog::TableIdent::Parse("db.few")).status().code(), StatusCode::kNotFound);
+}
+
+// GetTables' schemas come from a cache keyed by table name and metadata file: a renamed table
+// (same file) carries its new name in each column's TABLE_NAME, a table whose schema changed
+// shows its new column, and a dropped one is gone, on the same server.
+TEST_F(FlightServerTest, TableSchemasFollowRenamesAndSchemaChanges) {
+  StartServer();
+  Client good(server_->port(), "good");
+  // table name -> "TABLE_NAME of every column|column names", for the tables of schema db.
+  auto schemas = [&]() {
+    std::map<std::string, std::string> out;
+    pbsql::CommandGetTables cmd;
+    cmd.set_db_schema_filter_pattern("db");
+    cmd.add_table_types("TABLE");
+    cmd.set_include_schema(true);
+    arrow::SchemaHandle announced;
+    auto fetched = good.Metadata(cmd, &announced);
+    EXPECT_TRUE(fetched.ok()) << fetched.status().ToString();
+    if (!fetched.ok()) return out;
+    for (const auto& batch : fetched->batches) {
+      const auto* name_offsets = static_cast<const int32_t*>(batch->children[2]->buffers[1]);
+      const auto* names = static_cast<const char*>(batch->children[2]->buffers[2]);
+      const auto* offsets = static_cast<const int32_t*>(batch->children[4]->buffers[1]);
+      const auto* bytes = static_cast<const char*>(batch->children[4]->buffers[2]);
+      for (int64_t row = 0; row < batch->length; ++row) {
+        std::string name(names + name_offsets[row], name_offsets[row + 1] - name_offsets[row]);
+        auto reader = arrow::ipc::StreamReader::Open(std::string(bytes + offsets[row], offsets[row + 1] - offsets[row]));
+        EXPECT_TRUE(reader.ok()) << reader.status().ToString();
+        if (!reader.ok()) continue;
+        auto schema = (*reader)->ExportSchema();
+        EXPECT_TRUE(schema.ok());
+        if (!schema.ok()) continue;
+        std::set<std::string> table_names;
+        std::string columns;
+        for (int64_t i = 0; i < (*schema)->n_children; ++i) {
+          const ArrowSchema& c = *(*schema)->children[i];
+          columns += std::string(i ? "," : "") + c.name;
+          auto kv = arrow::DecodeMetadata(c.metadata);
+          if (!kv.ok()) continue;
+          for (const auto& [k, v] : *kv) {
+            if (k == "ARROW:FLIGHT:SQL:TABLE_NAME") table_names.insert(v);
+          }
+        }
+        std::string label;
+        for (const auto& t : table_names) label += (label.empty() ? "" : "+") + t;
+        out[name] = label + "|" + columns;
+      }
+    }
+    return out;
+  };
+  auto before = schemas();
+  ASSERT_EQ(before.count("target"), 1u);
+  const std::string target_columns = before["target"].substr(before["target"].find('|'));
+  EXPECT_EQ(before["target"], "target" + target_columns);
+  ASSERT_TRUE(catalog_->RenameTable(Ident("target"), Ident("moved")).ok());
+  auto renamed = schemas();
+  EXPECT_EQ(renamed.count("target"), 0u);
+  EXPECT_EQ(renamed["moved"], "moved" + target_columns);
+  auto moved = LoadTable(Ident("moved"));
+  ASSERT_TRUE(moved);
+  table::SchemaChange add;
+  add.column = "note";
+  add.type = "VARCHAR";
+  auto altered = moved->UpdateSchema({add});
+  ASSERT_TRUE(altered.ok()) << altered.status().ToString();
+  EXPECT_EQ(schemas()["moved"], "moved" + target_columns + ",note");
+  ASSERT_TRUE(good.Update("DROP TABLE db.moved").ok());
+  EXPECT_EQ(schemas().count("moved"), 0u);
+  EXPECT_EQ(schemas().count("big"), 1u);
 }
 
 TEST_F(FlightServerTest, AtReadsPastSnapshots) {

@@ -179,6 +179,19 @@ Status Catalog::DropView(const TableIdent&) { return NoViews(); }
 Status Catalog::RenameView(const TableIdent&, const TableIdent&) { return NoViews(); }
 Result<ViewState> Catalog::RegisterView(const TableIdent&, const std::string&) { return NoViews(); }
 
+Result<std::vector<TablePointer>> Catalog::ListTablePointers(const Namespace& ns) {
+  SKADE_ASSIGN_OR_RETURN(std::vector<TableIdent> tables, ListTables(ns));
+  std::vector<TablePointer> out;
+  out.reserve(tables.size());
+  for (TableIdent& ident : tables) {
+    Result<TableState> state = LoadTable(ident);
+    if (!state.ok() && state.status().code() == StatusCode::kNotFound) continue;  // dropped meanwhile
+    SKADE_RETURN_IF_ERROR(state.status());
+    out.push_back(TablePointer{std::move(ident), std::move(state->metadata_location)});
+  }
+  return out;
+}
+
 Result<std::vector<TableLocation>> Catalog::ListTableLocations() {
   SKADE_ASSIGN_OR_RETURN(std::vector<Namespace> namespaces, ListNamespacesBelow(*this, Namespace{}));
   std::vector<TableLocation> out;

@@ -84,6 +84,12 @@ struct TableLocation {
   std::string location;
 };
 
+// A table's name and its current metadata file, as a listing gives them.
+struct TablePointer {
+  TableIdent ident;
+  std::string metadata_location;
+};
+
 // One table's part of a commit.
 struct TableCommit {
   TableIdent ident;
@@ -191,6 +197,11 @@ class Catalog {
 
   // Tables.
   virtual Result<std::vector<TableIdent>> ListTables(const Namespace& ns) = 0;
+  // The tables of `ns` with their current metadata files, sorted by name: what a caller that
+  // keeps something per metadata file (a file never changes) needs to find it without loading
+  // each table. The default loads every table (one dropped meanwhile is left out); SqlCatalog
+  // reads them in one query.
+  virtual Result<std::vector<TablePointer>> ListTablePointers(const Namespace& ns);
   // Writes the first metadata file and registers the table (one commit-log entry "create").
   // Without request.location the table goes to the first free place of placement.h's
   // PlaceTable; a given location that overlaps another table or a namespace folder is

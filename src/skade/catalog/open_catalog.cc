@@ -23,6 +23,9 @@ class ReadOnlyCatalog final : public internal::ReadOnlyCatalogBase {
   }
   Result<bool> NamespaceExists(const Namespace& ns) override { return inner_->NamespaceExists(ns); }
   Result<std::vector<TableIdent>> ListTables(const Namespace& ns) override { return inner_->ListTables(ns); }
+  Result<std::vector<TablePointer>> ListTablePointers(const Namespace& ns) override {
+    return inner_->ListTablePointers(ns);
+  }
   Result<TableState> LoadTable(const TableIdent& ident) override { return inner_->LoadTable(ident); }
   bool SupportsViews() const override { return inner_->SupportsViews(); }
   Result<std::vector<TableIdent>> ListViews(const Namespace& ns) override { return inner_->ListViews(ns); }

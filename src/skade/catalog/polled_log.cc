@@ -89,6 +89,9 @@ class PolledLogCatalog final : public Catalog {
   Status DropNamespace(const Namespace& ns) override { return inner_->DropNamespace(ns); }
   Result<bool> NamespaceExists(const Namespace& ns) override { return inner_->NamespaceExists(ns); }
   Result<std::vector<TableIdent>> ListTables(const Namespace& ns) override { return inner_->ListTables(ns); }
+  Result<std::vector<TablePointer>> ListTablePointers(const Namespace& ns) override {
+    return inner_->ListTablePointers(ns);
+  }
   Result<TableState> LoadTable(const TableIdent& ident) override { return inner_->LoadTable(ident); }
   Result<std::vector<TableLocation>> ListTableLocations() override { return inner_->ListTableLocations(); }
 

@@ -347,6 +347,33 @@ class SqlCatalog final : public Catalog {
 
   Result<std::vector<TableIdent>> ListTables(const Namespace& ns) override { return ListNames(ns, kIsTable); }
 
+  Result<std::vector<TablePointer>> ListTablePointers(const Namespace& ns) override {
+    SKADE_RETURN_IF_ERROR(ns.Validate());
+    return Read<std::vector<TablePointer>>([&](SqlConnection& conn) -> Result<std::vector<TablePointer>> {
+      SKADE_ASSIGN_OR_RETURN(bool exists, NamespaceExistsOn(conn, name(), ns));
+      if (!exists) return Status::NotFound("namespace " + ns.ToString() + " does not exist");
+      SKADE_ASSIGN_OR_RETURN(SqlResult result,
+                             conn.Exec("SELECT table_name, metadata_location FROM iceberg_tables WHERE catalog_name = ? "
+                                       "AND table_namespace = ? AND " +
+                                           std::string(kIsTable),
+                                       {Text(name()), Text(ns.ToString())}));
+      std::vector<TablePointer> out;
+      out.reserve(result.rows.size());
+      for (auto& row : result.rows) {
+        if (!row[0]) continue;
+        TableIdent ident{ns, *row[0]};
+        if (!row[1] || row[1]->empty()) {
+          // As LoadTable answers for this table.
+          return Status::Corruption("table " + ident.ToString() + " has no metadata location");
+        }
+        out.push_back(TablePointer{std::move(ident), std::move(*row[1])});
+      }
+      std::sort(out.begin(), out.end(),
+                [](const TablePointer& a, const TablePointer& b) { return a.ident < b.ident; });
+      return out;
+    });
+  }
+
   Result<CommitResult> CreateTable(const TableIdent& ident,
                                    const CreateTableRequest& request) override {
     SKADE_RETURN_IF_ERROR(ValidateIdent(ident));

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <functional>
 #include <set>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -373,17 +374,27 @@ Result<arrow::StreamHandle> Tables(const pbsql::CommandGetTables& cmd, sql::Lake
       std::string schema = ns.ToString();
       if (cmd.has_db_schema_filter_pattern() && !sql::LikeMatch(cmd.db_schema_filter_pattern(), schema)) continue;
       // Ordered by name as FlightSql.proto asks (then by type): tables and views together.
-      std::vector<std::pair<catalog::TableIdent, bool>> entries;  // (name, is a view)
-      if (tables_wanted) {
+      // A table's entry carries its metadata file when its schema is wanted (the cache's key).
+      struct Entry {
+        catalog::TableIdent ident;
+        bool is_view = false;
+        std::string metadata_location;
+        bool operator<(const Entry& o) const { return std::tie(ident, is_view) < std::tie(o.ident, o.is_view); }
+      };
+      std::vector<Entry> entries;
+      if (tables_wanted && cmd.include_schema()) {
+        SKADE_ASSIGN_OR_RETURN(auto tables, lake.catalog().ListTablePointers(ns));
+        for (auto& t : tables) entries.push_back(Entry{std::move(t.ident), false, std::move(t.metadata_location)});
+      } else if (tables_wanted) {
         SKADE_ASSIGN_OR_RETURN(auto tables, lake.catalog().ListTables(ns));
-        for (auto& t : tables) entries.emplace_back(std::move(t), false);
+        for (auto& t : tables) entries.push_back(Entry{std::move(t), false, {}});
       }
       if (views_wanted) {
         SKADE_ASSIGN_OR_RETURN(auto views, lake.catalog().ListViews(ns));
-        for (auto& v : views) entries.emplace_back(std::move(v), true);
+        for (auto& v : views) entries.push_back(Entry{std::move(v), true, {}});
       }
       std::sort(entries.begin(), entries.end());
-      for (const auto& [ident, is_view] : entries) {
+      for (const auto& [ident, is_view, metadata_location] : entries) {
         if (cmd.has_table_name_filter_pattern() && !sql::LikeMatch(cmd.table_name_filter_pattern(), ident.name)) continue;
         std::string schema_bytes;
         if (cmd.include_schema() && is_view) {
@@ -391,15 +402,17 @@ Result<arrow::StreamHandle> Tables(const pbsql::CommandGetTables& cmd, sql::Lake
           SKADE_ASSIGN_OR_RETURN(auto annotated, AnnotatedViewSchema(lake.db(), view, lake.catalog_name()));
           SKADE_ASSIGN_OR_RETURN(schema_bytes, SerializeSchema(*annotated.get()));
         } else if (cmd.include_schema()) {
-          SKADE_ASSIGN_OR_RETURN(auto t, lake.LoadTable(ident));
           std::optional<std::string> cached;
-          if (facts.schema_cache) cached = facts.schema_cache->Find(t->metadata_location());
+          if (facts.schema_cache) cached = facts.schema_cache->Find(ident, metadata_location);
           if (cached) {
             schema_bytes = std::move(*cached);
           } else {
-            SKADE_ASSIGN_OR_RETURN(auto annotated, AnnotatedTableSchema(*t, lake.catalog_name(), facts.read_only));
+            auto t = lake.LoadTable(ident);
+            if (!t.ok() && t.status().code() == StatusCode::kNotFound) continue;  // dropped since the listing
+            SKADE_RETURN_IF_ERROR(t.status());
+            SKADE_ASSIGN_OR_RETURN(auto annotated, AnnotatedTableSchema(**t, lake.catalog_name(), facts.read_only));
             SKADE_ASSIGN_OR_RETURN(schema_bytes, SerializeSchema(*annotated.get()));
-            if (facts.schema_cache) facts.schema_cache->Put(t->metadata_location(), schema_bytes);
+            if (facts.schema_cache) facts.schema_cache->Put(ident, (*t)->metadata_location(), schema_bytes);
           }
         }
         b.AppendStruct();
@@ -714,17 +727,29 @@ void AnnotateResultSchema(const ArrowSchema& schema, ArrowSchema* out, const Res
   }
 }
 
-std::optional<std::string> TableSchemaCache::Find(const std::string& metadata_location) {
+std::string TableSchemaCache::Key(const catalog::TableIdent& ident, const std::string& metadata_location) {
+  // Names hold no NUL (TableIdent::Validate), so the parts cannot run into each other.
+  std::string key = metadata_location;
+  for (const std::string& level : ident.ns.levels) key.append(1, '\0').append(level);
+  key.append(1, '\0').append(1, '\0').append(ident.name);
+  return key;
+}
+
+std::optional<std::string> TableSchemaCache::Find(const catalog::TableIdent& ident,
+                                                  const std::string& metadata_location) {
+  const std::string key = Key(ident, metadata_location);
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = bytes_.find(metadata_location);
+  auto it = bytes_.find(key);
   if (it == bytes_.end()) return std::nullopt;
   return it->second;
 }
 
-void TableSchemaCache::Put(const std::string& metadata_location, std::string schema_bytes) {
+void TableSchemaCache::Put(const catalog::TableIdent& ident, const std::string& metadata_location,
+                           std::string schema_bytes) {
+  std::string key = Key(ident, metadata_location);
   std::lock_guard<std::mutex> lock(mu_);
   if (bytes_.size() >= kMaxEntries) bytes_.clear();
-  bytes_[metadata_location] = std::move(schema_bytes);
+  bytes_[std::move(key)] = std::move(schema_bytes);
 }
 
 Result<std::string> SerializeSchema(const ArrowSchema& schema) {

@@ -15,19 +15,22 @@
 
 #include "skade/arrow/c_data.h"
 #include "skade/base/status.h"
+#include "skade/catalog/catalog.h"
 #include "skade/sql/lake_sql.h"
 
 namespace skade::flightsql {
 
-// GetTables' serialized table schemas by metadata location (a metadata file never changes, so
-// an entry never goes stale). Thread-safe; bounded (cleared when it reaches `kMaxEntries`).
+// GetTables' serialized table schemas by table name and metadata location: a metadata file never
+// changes, and the name is part of the key because the schema's column metadata carries it (a
+// renamed table keeps its file). Thread-safe; bounded (cleared when it reaches `kMaxEntries`).
 class TableSchemaCache {
  public:
   static constexpr size_t kMaxEntries = 100000;
-  std::optional<std::string> Find(const std::string& metadata_location);
-  void Put(const std::string& metadata_location, std::string schema_bytes);
+  std::optional<std::string> Find(const catalog::TableIdent& ident, const std::string& metadata_location);
+  void Put(const catalog::TableIdent& ident, const std::string& metadata_location, std::string schema_bytes);
 
  private:
+  static std::string Key(const catalog::TableIdent& ident, const std::string& metadata_location);
   std::mutex mu_;
   std::unordered_map<std::string, std::string> bytes_;
 };
