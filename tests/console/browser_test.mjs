@@ -10,7 +10,8 @@
 // `skade sql` reads, hostile names in results stay text, a write is refused and Cancel stops a
 // running query, and that the live rows pane shows a CLI commit to its table within 2 s, read
 // again on the feed's event, and that the lineage graph shows a table made by SQL from another with
-// its commit's column lineage. Screenshots go to --out (SKADE_CONSOLE_SCREENSHOT=FILE also saves the overview
+// its commit's column lineage. The overview's OpenLineage emitter panel shows a working emitter
+// (a receiver on loopback), none configured, and a failing one (a closed port) with its last error. Screenshots go to --out (SKADE_CONSOLE_SCREENSHOT=FILE also saves the overview
 // there, for the README). Without chromium it skips (exit 77), saying why.
 //   node browser_test.mjs --skade BUILD/src/skade --out DIR
 import { spawn, spawnSync } from 'node:child_process';
@@ -143,8 +144,49 @@ function rawGet(port, path) {
   });
 }
 
+// An OpenLineage receiver on loopback: counts the events it takes.
+async function startReceiver() {
+  const receiver = { events: 0 };
+  receiver.server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      receiver.events++;
+      res.writeHead(201).end();
+    });
+  });
+  await new Promise((resolveListen) => receiver.server.listen(0, '127.0.0.1', resolveListen));
+  receiver.url = `http://127.0.0.1:${receiver.server.address().port}/api/v1/lineage`;
+  return receiver;
+}
+
+// A loopback URL where nothing listens (a port just listened on and closed): connections are refused.
+async function closedUrl() {
+  const probe = http.createServer();
+  await new Promise((resolveListen) => probe.listen(0, '127.0.0.1', resolveListen));
+  const port = probe.address().port;
+  await new Promise((resolveClose) => probe.close(resolveClose));
+  return `http://127.0.0.1:${port}/api/v1/lineage`;
+}
+
+// Waits up to 15 s until `ready` holds.
+async function waitFor(ready, what) {
+  const deadline = Date.now() + 15_000;
+  while (!(await ready())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+// A sample of /metrics, without labels (null when absent).
+async function metricOf(origin, name) {
+  const text = await (await fetch(`${origin}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line ? Number(line.slice(name.length + 1)) : null;
+}
+
 // `skade serve` in one of the modes: OAuth2 client credentials; static bearer tokens on a
 // read-only server; no authentication, with a REST prefix (the console reads it from /v1/config).
+// mode.lineage is the OpenLineage endpoint's URL, if any.
 async function startServer(mode) {
   writeFileSync(join(work, 'tokens'), `${TOKEN}\n`);
   writeFileSync(join(work, 'clients'), `${CLIENT_ID}:${CLIENT_SECRET}\n`);
@@ -153,7 +195,8 @@ async function startServer(mode) {
     bearer: ['--rest-auth', 'bearer', '--rest-tokens-file', join(work, 'tokens'), '--read-only'],
     none: ['--rest-prefix', 'wh'],
   }[mode.auth];
-  const child = spawn(skadeBin, ['--warehouse', lake, 'serve', '--flight-port', '0', '--rest-port', '0', ...auth],
+  const lineage = mode.lineage ? ['--openlineage-url', mode.lineage] : [];
+  const child = spawn(skadeBin, ['--warehouse', lake, 'serve', '--flight-port', '0', '--rest-port', '0', ...auth, ...lineage],
     { stdio: ['ignore', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout });
   const port = await new Promise((resolvePort, reject) => {
@@ -192,8 +235,20 @@ function makeLake() {
 
 async function run(mode) {
   console.log(`-- ${mode.name}`);
+  const receiver = mode.emitter === 'receiver' ? await startReceiver() : null;
+  if (receiver) mode.lineage = receiver.url;
+  if (mode.emitter === 'failing') mode.lineage = await closedUrl();
   const { child, port } = await startServer(mode);
   const origin = `http://127.0.0.1:${port}`;
+  // The emitter starts at the log's head (or its stored cursor): a commit now gives it events to
+  // send (or to fail to send) before the overview reads its metrics.
+  if (mode.emitter) cli('ingest', 'db.other', '--sql', 'SELECT 0 AS z');
+  if (receiver) await waitFor(() => receiver.events >= 2, 'the OpenLineage receiver to get a commit\'s events');
+  if (mode.emitter === 'failing') {
+    // (The failing emitter runs on the server without authentication.)
+    await waitFor(async () => ((await metricOf(origin, 'skade_lineage_failing_attempts')) ?? 0) >= 1,
+      'the emitter to fail');
+  }
   const profile = mkdtempSync(join(tmpdir(), 'skade-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: chromiumPath,
@@ -292,6 +347,23 @@ async function run(mode) {
     check(ordersRow.length === 1 && ordersRow[0][1] === '110', `db.orders shows 110 rows (summary total-records, deletes not applied) (${JSON.stringify(ordersRow)})`);
     check((await page.locator('#commit-chart canvas').count()) > 0, 'the commits-per-minute chart is drawn');
     check(/requests served/.test(await page.textContent('#health')), 'server health from /metrics');
+    // The OpenLineage emitter's panel, as name/value pairs.
+    const emitterRows = Object.fromEntries(await page.$$eval('#lineage-health dt', (dts) =>
+      dts.map((dt) => [dt.textContent, dt.nextElementSibling.textContent])));
+    const emitterText = JSON.stringify(emitterRows);
+    if (mode.emitter === 'receiver') {
+      check(emitterRows.emitter === 'delivering' && Number(emitterRows['events sent'].replace(/,/g, '')) >= 2 &&
+        emitterRows['failed attempts'] === '0' && emitterRows['last error'] === 'none' && 'commits pending' in emitterRows,
+        `the overview shows a working OpenLineage emitter and what it sent (${emitterText})`);
+    } else if (mode.emitter === 'failing') {
+      check(/^failing \(/.test(emitterRows.emitter) && Number(emitterRows['failed attempts'].replace(/,/g, '')) >= 1 &&
+        Number(emitterRows['commits pending'].replace(/,/g, '')) >= 1 &&
+        emitterRows['last error'].includes(new URL(mode.lineage).host),
+        `the overview shows a failing OpenLineage emitter, commits pending and its last error (${emitterText})`);
+    } else {
+      check(/^not configured/.test(emitterRows.emitter ?? '') && Object.keys(emitterRows).length === 1,
+        `the overview says no OpenLineage emitter is configured (${emitterText})`);
+    }
     await shot('overview');
 
     // The table page.
@@ -477,15 +549,16 @@ async function run(mode) {
   } finally {
     await context.close();
     child.kill('SIGTERM');
+    if (receiver) receiver.server.close();
     rmSync(profile, { recursive: true, force: true });
   }
 }
 
 try {
   makeLake();
-  await run({ name: 'oauth2', auth: 'oauth2', index: 1 });
+  await run({ name: 'oauth2', auth: 'oauth2', index: 1, emitter: 'receiver' });
   await run({ name: 'bearer-read-only', auth: 'bearer', index: 2 });
-  await run({ name: 'no-auth-prefix', auth: 'none', index: 3 });
+  await run({ name: 'no-auth-prefix', auth: 'none', index: 3, emitter: 'failing' });
 } catch (e) {
   failed++;
   console.log(`FAIL ${e.stack ?? e}`);

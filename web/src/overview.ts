@@ -1,9 +1,9 @@
 // The overview: the namespaces as a tree with their tables (rows and bytes of the current
 // snapshot), commits per minute over the last hour (the change feed's events endpoint) and the
-// server's health (/healthz, /metrics).
+// server's health (/healthz, /metrics), the OpenLineage emitter's among it.
 import uPlot from 'uplot';
 import { base, getJson, Ident, identText, listAll, nsPath, request, tablePath } from './api';
-import { append, clear, el, errorBox, fmtBytes, fmtInt, section } from './dom';
+import { append, clear, el, errorBox, fmtBytes, fmtInt, fmtTime, section } from './dom';
 
 export function tableHref(i: Ident): string {
   return `#/table/${encodeURIComponent(JSON.stringify([...i.namespace, i.name]))}`;
@@ -185,8 +185,63 @@ function metric(text: string, name: string): number | null {
   return sum;
 }
 
+// Prometheus text: the value of label `label` of the first sample of `name` (the exposition
+// format's escapes undone), or null.
+function labelOf(text: string, name: string, label: string): string | null {
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`)) continue;
+    const at = line.indexOf(`${label}="`, name.length);
+    if (at < 0) continue;
+    let value = '';
+    for (let i = at + label.length + 2; i < line.length; i++) {
+      const c = line[i];
+      if (c === '"') return value;
+      if (c === '\\' && i + 1 < line.length) {
+        const next = line[++i];
+        value += next === 'n' ? '\n' : next;
+      } else {
+        value += c;
+      }
+    }
+  }
+  return null;
+}
+
+function fmtAge(seconds: number | null, now: number): string {
+  if (seconds === null) return '';
+  const ago = Math.max(0, Math.round(now / 1000 - seconds));
+  const when = fmtTime(seconds * 1000);
+  return ago < 120 ? `${when} (${ago} s ago)` : when;
+}
+
+// The OpenLineage emitter of `skade serve`, from its skade_lineage_* metrics: none configured,
+// or its counts, whether it is failing now, and its last error.
+function lineageRows(text: string): Array<[string, string]> {
+  const configured = metric(text, 'skade_lineage_emitter_configured');
+  if (configured === null) return [['emitter', 'not reported by this server']];
+  if (configured === 0) return [['emitter', 'not configured (serve --openlineage-url, --openlineage-file or --openlineage-console)']];
+  const now = Date.now();
+  const failing = metric(text, 'skade_lineage_failing_attempts') ?? 0;
+  const rows: Array<[string, string]> = [
+    ['emitter', failing > 0 ? `failing (${fmtInt(failing)} attempts in a row, retrying)` : 'delivering'],
+    ['events sent', fmtInt(metric(text, 'skade_lineage_events_sent_total'))],
+    ['failed attempts', fmtInt(metric(text, 'skade_lineage_send_failures_total'))],
+    ['events refused', fmtInt(metric(text, 'skade_lineage_events_refused_total'))],
+    ['failed writes reported', fmtInt(metric(text, 'skade_lineage_failed_writes_sent_total'))],
+    ['commits pending', fmtInt(metric(text, 'skade_lineage_pending_commits'))],
+    ['delivered through commit', fmtInt(metric(text, 'skade_lineage_delivered_commit_seq'))],
+  ];
+  const sent = metric(text, 'skade_lineage_last_sent_timestamp_seconds');
+  if (sent !== null) rows.push(['last sent', fmtAge(sent, now)]);
+  const errorAt = metric(text, 'skade_lineage_last_error_timestamp_seconds');
+  const message = labelOf(text, 'skade_lineage_last_error_info', 'message');
+  rows.push(['last error', errorAt === null ? 'none' : `${fmtAge(errorAt, now)}: ${message ?? ''}`]);
+  return rows;
+}
+
 async function fillHealth(card: HTMLElement, signal: AbortSignal): Promise<void> {
   const rows: Array<[string, string]> = [];
+  let lineage: Array<[string, string]> = [];
   try {
     const h = await fetch('/healthz', { signal, cache: 'no-store' });
     rows.push(['/healthz', h.ok ? 'ok' : `${h.status}`]);
@@ -206,14 +261,24 @@ async function fillHealth(card: HTMLElement, signal: AbortSignal): Promise<void>
       ['open connections', fmtInt(metric(text, 'skade_rest_connections'))],
       ['open change-feed streams', fmtInt(metric(text, 'skade_rest_event_streams'))],
     );
+    lineage = lineageRows(text);
   } catch (e) {
     if (signal.aborted) return;
     rows.push(['/metrics', String(e)]);
   }
   clear(card);
-  const dl = el('dl', { class: 'health', id: 'health' });
-  for (const [k, v] of rows) dl.append(el('dt', {}, k), el('dd', {}, v));
-  append(card, el('h2', {}, 'Server health'), dl);
+  const list = (id: string, entries: Array<[string, string]>) => {
+    const dl = el('dl', { class: 'health', id });
+    for (const [k, v] of entries) dl.append(el('dt', {}, k), el('dd', {}, v));
+    return dl;
+  };
+  append(card, el('h2', {}, 'Server health'), list('health', rows));
+  if (lineage.length) {
+    const emitter = list('lineage-health', lineage);
+    // Coloured by the stylesheet (the CSP allows no inline styles).
+    if (lineage[0][1].startsWith('failing')) emitter.dataset.state = 'failing';
+    append(card, el('h3', {}, 'OpenLineage emitter'), emitter);
+  }
 }
 
 export { identText };

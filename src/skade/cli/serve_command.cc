@@ -285,6 +285,9 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
     if (!rest_options.ok()) return Fail(rest_options.status());
     rest_options->sealer = *shared_keys;
     rest_options->trusted_proxies = options.trusted_proxies;
+    // The emitter's health (or that there is none) beside the catalog's metrics; the emitter
+    // outlives rest_server.
+    rest_options->more_metrics = [lineage = emitter->get()] { return lineage::EmitterMetricsText(lineage); };
     if (!o.no_ui) {
       // The console's pages are public files; what they show comes through the catalog's routes.
       static const console::StaticFiles kConsole(console::EmbeddedAssets());

@@ -7,8 +7,10 @@
 #include <cerrno>
 #include <cstring>
 #include <random>
+#include <string_view>
 #include <utility>
 
+#include "skade/base/clock.h"
 #include "skade/base/log.h"
 #include "skade/events/replay.h"
 
@@ -67,7 +69,108 @@ catalog::CommitLogEntry EntryOf(const events::CommitEvent& e) {
   return entry;
 }
 
+// The length of the UTF-8 sequence starting at text[i], or 0 when none is (a stray or
+// overlong byte, a cut-off sequence, a surrogate).
+size_t Utf8Length(std::string_view text, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char c = b(i);
+  size_t n = 0;
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) n = 2;
+  else if (c >= 0xE0 && c <= 0xEF) n = 3;
+  else if (c >= 0xF0 && c <= 0xF4) n = 4;
+  else return 0;
+  if (i + n > text.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((b(i + k) & 0xC0) != 0x80) return 0;
+  }
+  if (c == 0xE0 && b(i + 1) < 0xA0) return 0;   // overlong
+  if (c == 0xED && b(i + 1) >= 0xA0) return 0;  // a surrogate
+  if (c == 0xF0 && b(i + 1) < 0x90) return 0;   // overlong
+  if (c == 0xF4 && b(i + 1) >= 0x90) return 0;  // past U+10FFFF
+  return n;
+}
+
+// `text` as a Prometheus label value: the exposition format escapes backslash, double quote and
+// line feed; other control characters become spaces and bytes that are not UTF-8 '?' (a scraper
+// refuses a page that is not UTF-8), cut to about `max_bytes`.
+std::string LabelValue(std::string_view text, size_t max_bytes) {
+  std::string out;
+  for (size_t i = 0; i < text.size() && out.size() < max_bytes;) {
+    const char c = text[i];
+    const size_t n = Utf8Length(text, i);
+    if (n == 0) {
+      out += '?';
+      ++i;
+    } else if (n > 1) {
+      out.append(text.substr(i, n));
+      i += n;
+    } else {
+      if (c == '\\') out += "\\\\";
+      else if (c == '"') out += "\\\"";
+      else if (c == '\n') out += "\\n";
+      else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) out += ' ';
+      else out += c;
+      ++i;
+    }
+  }
+  return out;
+}
+
+// One metric: its HELP and TYPE lines and one sample.
+void AddMetric(std::string& out, std::string_view name, std::string_view type, std::string_view help,
+               const std::string& value) {
+  out.append("# HELP ").append(name).append(" ").append(help).append("\n");
+  out.append("# TYPE ").append(name).append(" ").append(type).append("\n");
+  out.append(name).append(" ").append(value).append("\n");
+}
+
+// Unix microseconds as Prometheus seconds (milliseconds kept).
+std::string Seconds(int64_t us) {
+  const int64_t ms = us / 1000;
+  std::string frac = std::to_string(ms % 1000);
+  return std::to_string(ms / 1000) + "." + std::string(3 - frac.size(), '0') + frac;
+}
+
 }  // namespace
+
+std::string EmitterMetricsText(const Emitter* emitter) {
+  std::string out;
+  AddMetric(out, "skade_lineage_emitter_configured", "gauge",
+            "Whether this server runs an OpenLineage emitter (1) or none is configured (0).",
+            emitter != nullptr ? "1" : "0");
+  if (emitter == nullptr) return out;
+  const EmitterStats s = emitter->stats();
+  AddMetric(out, "skade_lineage_events_sent_total", "counter", "OpenLineage events delivered.",
+            std::to_string(s.events_sent));
+  AddMetric(out, "skade_lineage_send_failures_total", "counter",
+            "OpenLineage delivery attempts that failed (each is retried).", std::to_string(s.send_failures));
+  AddMetric(out, "skade_lineage_events_refused_total", "counter",
+            "OpenLineage events the receiver refused as invalid (skipped).", std::to_string(s.events_refused));
+  AddMetric(out, "skade_lineage_failed_writes_sent_total", "counter",
+            "Failed writes whose START and FAIL events were delivered.", std::to_string(s.failed_writes_sent));
+  AddMetric(out, "skade_lineage_pending_commits", "gauge",
+            "Commits in the log whose OpenLineage events are not delivered yet.", std::to_string(s.pending_commits()));
+  AddMetric(out, "skade_lineage_delivered_commit_seq", "gauge",
+            "commit_seq of the last commit whose OpenLineage events were delivered.", std::to_string(s.delivered_seq));
+  AddMetric(out, "skade_lineage_stored_commit_seq", "gauge", "The OpenLineage emitter's cursor as last stored.",
+            std::to_string(s.stored_seq));
+  AddMetric(out, "skade_lineage_failing_attempts", "gauge",
+            "Failed attempts in a row at the OpenLineage event in flight (0 once one is delivered).",
+            std::to_string(s.failing_attempts));
+  if (s.last_sent_at_us > 0) {
+    AddMetric(out, "skade_lineage_last_sent_timestamp_seconds", "gauge",
+              "When an OpenLineage event was last delivered (Unix time).", Seconds(s.last_sent_at_us));
+  }
+  if (s.last_error_at_us > 0) {
+    AddMetric(out, "skade_lineage_last_error_timestamp_seconds", "gauge",
+              "When an OpenLineage delivery last failed or was refused (Unix time).", Seconds(s.last_error_at_us));
+    out += "# HELP skade_lineage_last_error_info The last failed or refused OpenLineage delivery, as its message.\n";
+    out += "# TYPE skade_lineage_last_error_info gauge\n";
+    out += "skade_lineage_last_error_info{message=\"" + LabelValue(s.last_error, 512) + "\"} 1\n";
+  }
+  return out;
+}
 
 Result<std::unique_ptr<CursorStore>> OpenCursorStore(catalog::Catalog& catalog, const std::string& consumer,
                                                      const std::string& fallback_path) {
@@ -142,8 +245,11 @@ void Emitter::Stop() {
 }
 
 EmitterStats Emitter::stats() const {
+  const int64_t head = bus_.last_seq();
   std::lock_guard<std::mutex> lock(mu_);
-  return stats_;
+  EmitterStats out = stats_;
+  out.head_seq = head;
+  return out;
 }
 
 bool Emitter::WaitDelivered(int64_t commit_seq, std::chrono::milliseconds timeout) const {
@@ -167,6 +273,8 @@ bool Emitter::Deliver(const std::string& event, const std::string& what) {
     if (sent.ok()) {
       std::lock_guard<std::mutex> lock(mu_);
       ++stats_.events_sent;
+      stats_.failing_attempts = 0;
+      stats_.last_sent_at_us = NowMicros();
       return true;
     }
     if (sent.code() == StatusCode::kInvalidArgument) {
@@ -175,11 +283,17 @@ bool Emitter::Deliver(const std::string& event, const std::string& what) {
                       sent.message());
       std::lock_guard<std::mutex> lock(mu_);
       ++stats_.events_refused;
+      stats_.failing_attempts = 0;
+      stats_.last_error = sent.message();
+      stats_.last_error_at_us = NowMicros();
       return true;
     }
     {
       std::lock_guard<std::mutex> lock(mu_);
       ++stats_.send_failures;
+      ++stats_.failing_attempts;
+      stats_.last_error = sent.message();
+      stats_.last_error_at_us = NowMicros();
     }
     if (attempt == 0 || (attempt & (attempt - 1)) == 0) {  // 1st, 2nd, 4th, 8th… failure: not every one
       SKADE_LOG_WARN("openlineage: cannot deliver {} to {} (attempt {}), retrying: {}", what, transport_->Describe(),

@@ -64,10 +64,19 @@ struct EmitterOptions {
 struct EmitterStats {
   int64_t delivered_seq = 0;      // commit_seq of the last commit whose events were delivered
   int64_t stored_seq = 0;         // the cursor as last stored
+  int64_t head_seq = 0;           // the newest commit_seq the bus has published (the log's head)
   int64_t events_sent = 0;
   int64_t send_failures = 0;      // attempts that failed (each retried)
   int64_t events_refused = 0;     // refused by the receiver as invalid (logged, skipped)
   int64_t failed_writes_sent = 0; // failed writes from the spool whose events were delivered
+  int64_t failing_attempts = 0;   // failed attempts in a row at the event in flight (0 once one is delivered)
+  int64_t last_sent_at_us = 0;    // when an event was last delivered (Unix microseconds; 0 = never)
+  // The last failed or refused delivery: the transport's message (URLs redacted) and when.
+  std::string last_error;
+  int64_t last_error_at_us = 0;   // 0 = none since the start
+
+  // Commits in the log whose events are not delivered yet.
+  int64_t pending_commits() const { return head_seq > delivered_seq ? head_seq - delivered_seq : 0; }
 };
 
 // Thread-safe. Borrows catalog, io and bus, which must outlive it; the bus must be fed
@@ -122,5 +131,14 @@ class Emitter {
   EmitterStats stats_;
   std::thread thread_;
 };
+
+// The emitter's health in the Prometheus text exposition format (HELP and TYPE lines, then the
+// samples), for the REST server's /metrics: whether an emitter runs
+// (skade_lineage_emitter_configured), and for a running one its counters (events sent, failed
+// attempts, refused events, failed writes reported), the commits pending, the delivered and
+// stored commit_seq, the failed attempts in a row, when it last sent and its last error (the
+// message as a label of skade_lineage_last_error_info). Null `emitter`: the first line only.
+// Reads stats(), so it never waits for a delivery.
+std::string EmitterMetricsText(const Emitter* emitter);
 
 }  // namespace skade::lineage

@@ -465,6 +465,7 @@ struct RestServer::Impl {
     if (h.path == "/metrics" && get) {
       HttpResponse text;
       text.body = metrics.Text(Stats());
+      if (options.more_metrics) text.body += options.more_metrics();
       text.content_type = "text/plain; version=0.0.4";
       return text;
     }

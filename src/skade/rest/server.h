@@ -132,6 +132,10 @@ struct RestOptions {
   // each request no catalog route serves; nullopt = 404 as before. They run whatever
   // options.read_only says: each route keeps to reads itself.
   std::function<std::optional<PublicResponse>(const ExtraRequest& request)> extra_routes;
+  // More of the process's health for /metrics (the OpenLineage emitter of `skade serve`,
+  // lineage::EmitterMetricsText): Prometheus text appended to the server's own metrics. Asked on
+  // each scrape, in an I/O thread, so it must answer from memory without waiting. Unset = none.
+  std::function<std::string()> more_metrics;
   // Idempotency-Key (the spec's header on mutation endpoints, a UUIDv7): a mutation carrying a key
   // is applied at most once per principal, and a retry with the key within this lifetime (from
   // the first request) gets the first final answer (2xx, or 4xx; a 5xx is not kept). Commits
