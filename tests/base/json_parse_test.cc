@@ -82,5 +82,51 @@ TEST(JsonTextTest, FindsNulCharactersOnlyWhereTheyAre) {
   EXPECT_EQ(CheckJsonHasNoNul(std::string("{\"a\":\"\0\"}", 9), "t").code(), StatusCode::kInvalidArgument);
 }
 
+// Splitting an object around one member: putting the parsed value back in place of the rest's
+// null gives exactly the tree of the whole text, whatever strings, escapes and nesting surround
+// it; anything doubtful (the key twice, absent, escaped, text after the object, an unfinished
+// value, no object) is nullopt, for the caller to parse the whole text instead.
+TEST(JsonTextTest, SplitsAnObjectAroundOneTopLevelMember) {
+  const std::string texts[] = {
+      R"({"metadata":{"a":1}})",
+      R"( { "x" : "}{\"metadata\":", "metadata" : [1, {"metadata": "]}"}, "\\"], "y": -1.5e3 } )",
+      R"({"metadata-location":"s3://b/m.json","metadata":{"s":"\"{[","n":[[],[[{}]]],"t":true},"config":{"k":"v"}})",
+      R"({"a":null,"metadata":17,"b":false})",
+      R"({"metadata":"text"})",
+  };
+  for (const std::string& text : texts) {
+    auto split = SplitJsonMember(text, "metadata");
+    ASSERT_TRUE(split.has_value()) << text;
+    auto rest = ParseOrderedJson(split->rest, "rest");
+    auto value = ParseOrderedJson(split->value, "value");
+    auto whole = ParseOrderedJson(text, "whole");
+    ASSERT_TRUE(rest.ok() && value.ok() && whole.ok()) << text;
+    ASSERT_TRUE((*rest)["metadata"].is_null()) << split->rest;
+    (*rest)["metadata"] = *value;
+    EXPECT_EQ(rest->dump(), whole->dump()) << text;
+  }
+  for (const char* doubtful : {
+           R"({"metadata":1,"metadata":2})",  // twice
+           R"({"other":{"metadata":1}})",     // only nested
+           R"({"metad\u0061ta":1})",          // escaped: not the raw key
+           R"({"metadata":1} x)",             // text after the object
+           R"({"metadata":{"a":1})",          // unfinished
+           R"({"metadata":"abc)",             // unfinished string
+           R"({"metadata":})",                // no value
+           R"({"metadata" 1})",               // no colon
+           R"([{"metadata":1}])",             // no object
+           R"({})",
+           R"()",
+       }) {
+    EXPECT_FALSE(SplitJsonMember(doubtful, "metadata").has_value()) << doubtful;
+  }
+  // Deep nesting is followed without recursion.
+  const std::string deep = R"({"metadata":)" + Nested(100000, '[', ']') + "}";
+  auto split = SplitJsonMember(deep, "metadata");
+  ASSERT_TRUE(split.has_value());
+  EXPECT_EQ(split->value.size(), 200000u);
+  EXPECT_EQ(split->rest, R"({"metadata":null})");
+}
+
 }  // namespace
 }  // namespace skade

@@ -181,6 +181,46 @@ TEST_F(RestConnectorTest, TheTableLayerAppendsAndReadsThroughTheConnector) {
   EXPECT_EQ(Count("base", "facts"), "220") << "the server's own view";
 }
 
+// A commit's answer is the table as it now stands: the connector keeps it under the answer's
+// ETag, so the load that follows (the table layer loads before each append) is a 304 that
+// moves no metadata, and gives the state the commit answered; a commit made beside the
+// connector still shows at the next load.
+TEST_F(RestConnectorTest, ALoadAfterACommitRevalidatesTheAnsweredState) {
+  Start();
+  auto rc = Connect();
+  ASSERT_NE(rc, nullptr);
+  const catalog::TableIdent t = Ident("kept");
+  ASSERT_TRUE(rc->CreateTable(t, Request()).ok());
+  httplib::Client plain("127.0.0.1", server_->port());
+  // Requests answered 304 so far (the server counts a request once its answer is written).
+  auto not_modified = [&]() -> long {
+    auto got = plain.Get("/metrics");
+    const std::string text = got ? got->body : "";
+    const std::string tag = "method=\"GET\",status=\"304\"} ";
+    const size_t at = text.find(tag);
+    return at == std::string::npos ? 0 : std::atol(text.c_str() + at + tag.size());
+  };
+  auto committed = rc->CommitTable(catalog::TableCommit{t, {}, {iceberg::TableUpdate::SetProperties({{"stage", "one"}})}, {}});
+  ASSERT_TRUE(committed.ok()) << committed.status().ToString();
+  const long before = not_modified();
+  auto loaded = rc->LoadTable(t);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->metadata_location, committed->table.metadata_location);
+  EXPECT_EQ(loaded->metadata->properties.at("stage"), "one");
+  long after = before;
+  skade::testing::PollUntil([&] { return (after = not_modified()) > before; }, std::chrono::seconds(20),
+                            std::chrono::milliseconds(10));
+  EXPECT_EQ(after, before + 1) << "the load after the commit was answered 304";
+  // The state is the server's: its metadata file, parsed, is the one the connector holds.
+  auto server_side = catalog_->LoadTable(t);
+  ASSERT_TRUE(server_side.ok());
+  EXPECT_EQ(server_side->metadata_location, loaded->metadata_location);
+  EXPECT_EQ(iceberg::TableMetadataToJson(*server_side->metadata), iceberg::TableMetadataToJson(*loaded->metadata));
+  // Someone else's commit: the tag no longer matches, the next load has it.
+  ASSERT_TRUE(catalog_->CommitTable(catalog::TableCommit{t, {}, {iceberg::TableUpdate::SetProperties({{"stage", "two"}})}, {}}).ok());
+  EXPECT_EQ(rc->LoadTable(t).value().metadata->properties.at("stage"), "two");
+}
+
 // The commit log through the change feed: the same entries as the server's catalog, and a
 // Watcher on the connector publishes commits made on the server by anyone.
 TEST_F(RestConnectorTest, TheCommitLogAndCommitEventsFollowTheServer) {

@@ -4,9 +4,12 @@
 #include <cstdlib>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <utility>
 
 #include "skade/base/clock.h"
+#include "skade/base/json_text.h"
 #include "skade/base/log.h"
 #include "skade/base/url.h"
 #include "skade/catalog/json_internal.h"
@@ -291,11 +294,11 @@ class RestCatalog final : public Catalog {
     body["stage-create"] = false;
     body["properties"] = Json::object();
     for (const auto& [k, v] : request.properties) body["properties"][k] = v;
-    SKADE_ASSIGN_OR_RETURN(Json result, Call("POST", NamespacePath(ident.ns) + "/tables", Dump(body), true,
-                                             "create table " + ident.ToString()));
-    SKADE_ASSIGN_OR_RETURN(TableState state, StateOf(ident, result, "create table " + ident.ToString()));
-    ApplyVendedStorage(result, state);
-    return CommitResult{std::move(state), 0};
+    const std::string what = "create table " + ident.ToString();
+    SKADE_ASSIGN_OR_RETURN(io::HttpResponse r, CallRaw("POST", NamespacePath(ident.ns) + "/tables", Dump(body), true, what));
+    SKADE_ASSIGN_OR_RETURN(auto answer, TableAnswer(ident, r, what));
+    ApplyVendedStorage(answer.first, answer.second);
+    return CommitResult{std::move(answer.second), 0};
   }
 
   Result<TableState> LoadTable(const TableIdent& ident) override {
@@ -311,15 +314,10 @@ class RestCatalog final : public Catalog {
     SKADE_ASSIGN_OR_RETURN(io::HttpResponse r, Send("GET", path, "", extra, false, "load table " + ident.ToString()));
     if (r.status == 304 && cached) return cached->state;
     if (r.status != 200) return ErrorOf(r, "load table " + ident.ToString(), false);
-    SKADE_ASSIGN_OR_RETURN(Json body, ParseBody(r, "load table " + ident.ToString()));
-    SKADE_ASSIGN_OR_RETURN(TableState state, StateOf(ident, body, "load table " + ident.ToString()));
-    ApplyVendedStorage(body, state);
-    if (auto etag = r.headers.Get("ETag"); etag && !etag->empty()) {
-      std::lock_guard<std::mutex> lock(cache_mu_);
-      if (cache_.size() >= 1024) cache_.clear();
-      cache_[path] = Cached{*etag, state};
-    }
-    return state;
+    SKADE_ASSIGN_OR_RETURN(auto answer, TableAnswer(ident, r, "load table " + ident.ToString()));
+    ApplyVendedStorage(answer.first, answer.second);
+    Remember(path, r, answer.second);
+    return std::move(answer.second);
   }
 
   // The spec's unregisterTable where the server lists it (files stay whatever the server's drop
@@ -373,20 +371,25 @@ class RestCatalog final : public Catalog {
   Result<CommitResult> RegisterTable(const TableIdent& ident, const std::string& metadata_location) override {
     SKADE_RETURN_IF_ERROR(ident.Validate());
     Json body{{"name", ident.name}, {"metadata-location", metadata_location}};
-    SKADE_ASSIGN_OR_RETURN(Json result, Call("POST", NamespacePath(ident.ns) + "/register", Dump(body), true,
-                                             "register table " + ident.ToString()));
-    SKADE_ASSIGN_OR_RETURN(TableState state, StateOf(ident, result, "register table " + ident.ToString()));
-    ApplyVendedStorage(result, state);
-    return CommitResult{std::move(state), 0};
+    const std::string what = "register table " + ident.ToString();
+    SKADE_ASSIGN_OR_RETURN(io::HttpResponse r, CallRaw("POST", NamespacePath(ident.ns) + "/register", Dump(body), true, what));
+    SKADE_ASSIGN_OR_RETURN(auto answer, TableAnswer(ident, r, what));
+    ApplyVendedStorage(answer.first, answer.second);
+    return CommitResult{std::move(answer.second), 0};
   }
 
   Result<CommitResult> CommitTable(const TableCommit& commit) override {
     SKADE_RETURN_IF_ERROR(commit.ident.Validate());
     const std::string what = "commit to table " + commit.ident.ToString();
     if (commit.before_swap) SKADE_RETURN_IF_ERROR(commit.before_swap());
-    SKADE_ASSIGN_OR_RETURN(Json result, Call("POST", TablePath(commit.ident), Dump(CommitJson(commit)), true, what));
-    SKADE_ASSIGN_OR_RETURN(TableState state, StateOf(commit.ident, result, what));
-    return CommitResult{std::move(state), 0};
+    const std::string path = TablePath(commit.ident);
+    SKADE_ASSIGN_OR_RETURN(io::HttpResponse r, CallRaw("POST", path, Dump(CommitJson(commit)), true, what));
+    SKADE_ASSIGN_OR_RETURN(auto answer, TableAnswer(commit.ident, r, what));
+    // An ETag on the answer tags the table as it now stands, so the next load revalidates this
+    // state instead of fetching the metadata just received (skade's server tags both answers
+    // alike; a server whose commit tags mean something else only costs a full answer later).
+    Remember(path, r, answer.second);
+    return CommitResult{std::move(answer.second), 0};
   }
 
   Result<std::vector<CommitResult>> CommitTransaction(const std::vector<TableCommit>& commits) override {
@@ -603,6 +606,39 @@ class RestCatalog final : public Catalog {
     return out;
   }
 
+  // A LoadTableResult / CommitTableResponse: its members other than "metadata" (as a tree, for
+  // the config and credentials) and the table state. The metadata, megabytes with a long history,
+  // is parsed once straight from its text, not into a tree first and again from the tree's text;
+  // an answer the split cannot vouch for takes the ordinary way (SplitJsonMember).
+  static Result<std::pair<Json, TableState>> TableAnswer(const TableIdent& ident, const io::HttpResponse& r,
+                                                         const std::string& what) {
+    if (std::optional<JsonMemberSplit> split = SplitJsonMember(r.body, "metadata")) {
+      auto rest = ParseOrderedJson(split->rest, what);
+      auto parsed = rest.ok() ? iceberg::ParseTableMetadata(split->value) : Result<iceberg::TableMetadata>(rest.status());
+      if (parsed.ok() && rest->is_object() && rest->contains("metadata") && rest->at("metadata").is_null()) {
+        TableState state;
+        state.ident = ident;
+        if (const Json* loc = Member(*rest, "metadata-location"); loc && loc->is_string()) {
+          state.metadata_location = *loc;
+        }
+        state.metadata = std::make_shared<const iceberg::TableMetadata>(std::move(*parsed));
+        return std::make_pair(std::move(*rest), std::move(state));
+      }
+    }
+    SKADE_ASSIGN_OR_RETURN(Json body, ParseBody(r, what));
+    SKADE_ASSIGN_OR_RETURN(TableState state, StateOf(ident, body, what));
+    return std::make_pair(std::move(body), std::move(state));
+  }
+
+  // Keeps `state` to revalidate with the answer's ETag (LoadTable's If-None-Match).
+  void Remember(const std::string& path, const io::HttpResponse& r, const TableState& state) {
+    auto etag = r.headers.Get("ETag");
+    if (!etag || etag->empty()) return;
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    if (cache_.size() >= 1024) cache_.clear();
+    cache_[path] = Cached{*etag, state};
+  }
+
   // A LoadTableResult / CommitTableResponse as a TableState.
   static Result<TableState> StateOf(const TableIdent& ident, const Json& body, const std::string& what) {
     const Json* metadata = Member(body, "metadata");
@@ -672,6 +708,14 @@ class RestCatalog final : public Catalog {
   }
 
   // Sends and maps a non-2xx answer to a status; the JSON body of a 2xx.
+  // The answer of a call that succeeded (2xx), unparsed.
+  Result<io::HttpResponse> CallRaw(const std::string& method, const std::string& path, const std::string& body,
+                                   bool commit, const std::string& what) {
+    SKADE_ASSIGN_OR_RETURN(io::HttpResponse r, Send(method, path, body, {}, commit, what));
+    if (r.status < 200 || r.status >= 300) return ErrorOf(r, what, commit);
+    return r;
+  }
+
   Result<Json> Call(const std::string& method, const std::string& path, const std::string& body, bool commit,
                     const std::string& what) {
     SKADE_ASSIGN_OR_RETURN(io::HttpResponse r, Send(method, path, body, {}, commit, what));
