@@ -1,4 +1,4 @@
-// The REST catalog's HTTP transport on libmicrohttpd (MHD): epoll I/O threads, a worker pool for
+// The REST catalog's HTTP transport on libmicrohttpd (MHD): poll() I/O threads, a worker pool for
 // whole requests (their connections suspended meanwhile), streamed bodies that park their
 // connection while nothing is queued, and a watchdog for requests that arrive too slowly.
 #include "skade/rest/http_server_internal.h"
@@ -278,6 +278,7 @@ struct Exchange {
   HttpRequest request;
   bool headers_seen = false;
   bool refused = false;            // answered early: the rest of its body is dropped
+  bool handled = false;            // handed to a worker (counted in Impl::unsent_answers)
   std::optional<HttpResponse> screened;  // answer once the body has been read
   std::optional<HttpResponse> ready;     // the worker's answer, queued when the connection resumes
   int status = 0;
@@ -299,6 +300,12 @@ struct HttpServer::Impl {
   MHD_Daemon* daemon = nullptr;
   std::unique_ptr<WorkerPool> pool;
   std::atomic<bool> stopping{false};
+  // How long Stop waits for the answers of requests that reached a worker to be sent.
+  static constexpr std::chrono::seconds kAnswerGrace{1};
+
+  std::mutex answers_mu;
+  std::condition_variable answers_cv;
+  int unsent_answers = 0;  // requests handed to a worker whose exchange has not completed
   std::once_flag stopped;
 
   std::mutex connections_mu;
@@ -406,6 +413,10 @@ struct HttpServer::Impl {
     auto* self = static_cast<Impl*>(cls);
     std::unique_ptr<Exchange> exchange(static_cast<Exchange*>(*context));
     *context = nullptr;
+    if (exchange != nullptr && exchange->handled) {
+      std::lock_guard<std::mutex> lock(self->answers_mu);
+      if (--self->unsent_answers == 0) self->answers_cv.notify_all();
+    }
     self->SetPhase(connection, Phase::kWaiting);
     if (exchange == nullptr || !exchange->headers_seen || exchange->status == 0) return;
     const double seconds = static_cast<double>(MonotonicNanos() - exchange->started_ns) / 1e9;
@@ -587,7 +598,15 @@ struct HttpServer::Impl {
       ex->ready = self->callbacks.error(503, "the server is shutting down");
       MHD_resume_connection(connection);
     };
-    if (!self->pool->Post(std::move(task), [connection] { MHD_suspend_connection(connection); })) {
+    const bool posted = self->pool->Post(std::move(task), [self, ex, connection] {
+      ex->handled = true;
+      {
+        std::lock_guard<std::mutex> lock(self->answers_mu);
+        ++self->unsent_answers;
+      }
+      MHD_suspend_connection(connection);
+    });
+    if (!posted) {
       return self->Queue(*ex, self->callbacks.error(503, "the server is shutting down"));
     }
     return MHD_YES;
@@ -596,10 +615,16 @@ struct HttpServer::Impl {
   void Stop() {
     std::call_once(stopped, [this] {
       stopping = true;
+      // No new connections. MHD_quiesce_daemon hands the listening socket back to us (safe in
+      // poll mode only; see Start) but the I/O threads may still poll it until MHD_stop_daemon,
+      // so it stays open until then (microhttpd.h). shutdown() makes it stop listening at once
+      // (Linux disconnects a listening socket shut for reading): connections now opened are
+      // refused rather than left in the backlog until the running requests finish, and a
+      // thread still polling it finds accept() failing with EINVAL, which MHD passes over.
+      Socket listener;
       if (daemon != nullptr) {
-        // No new connections; the listening socket is ours to close.
-        const MHD_socket listener = MHD_quiesce_daemon(daemon);
-        if (listener != MHD_INVALID_SOCKET) ::close(listener);
+        listener = Socket(MHD_quiesce_daemon(daemon));
+        if (listener.get() >= 0) ::shutdown(listener.get(), SHUT_RDWR);
       }
       // Running handlers finish and resume their connections; queued ones are answered 503.
       if (pool) pool->Close();
@@ -612,9 +637,18 @@ struct HttpServer::Impl {
         open.assign(sinks.begin(), sinks.end());
       }
       for (const auto& sink : open) sink->End();
-      // Closes every connection, slow or not, and joins the I/O threads.
+      // The workers' answers are queued when their connections resume, in the I/O threads, and
+      // MHD_stop_daemon would close those connections before the answers went out: they get a
+      // moment to be sent. A client that does not read its answer is not waited for past it.
+      {
+        std::unique_lock<std::mutex> lock(answers_mu);
+        answers_cv.wait_for(lock, kAnswerGrace, [this] { return unsent_answers == 0; });
+      }
+      // Closes every connection, slow or not, and joins the I/O threads; then the listening
+      // socket can be closed.
       if (daemon != nullptr) MHD_stop_daemon(daemon);
       daemon = nullptr;
+      listener.Reset();
       {
         std::lock_guard<std::mutex> lock(connections_mu);
         watchdog_stop = true;
@@ -657,7 +691,16 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpOptions options, HttpC
   const HttpOptions& o = impl->options;
   impl->pool = std::make_unique<WorkerPool>(o.workers);
 
-  unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+  // poll(), not epoll: Stop needs MHD_quiesce_daemon, and in epoll mode with a thread pool
+  // libmicrohttpd 0.9.75 takes the listening socket out of each I/O thread's epoll set from the
+  // calling thread while that thread, seeing the quiesce, may take it out itself; the loser's
+  // epoll_ctl fails with ENOENT and MHD aborts the process ("Failed to remove listen FD from
+  // epoll set", issue 35; about one stop in 400 under a connect storm). In poll mode quiescing
+  // only raises a flag and wakes the threads through their ITC (MHD_ALLOW_SUSPEND_RESUME
+  // includes MHD_USE_ITC, which quiescing requires). Connections still hold no thread; each
+  // wake-up walks its thread's connections (at most max_connections in all), leaving out the
+  // suspended ones (requests with a worker, parked streams).
+  unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
   if (tls) flags |= MHD_USE_TLS;
   std::vector<MHD_OptionItem> tls_items;
   if (tls) {
@@ -685,7 +728,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpOptions options, HttpC
     if (tls) return Status::InvalidArgument("cannot start HTTPS: the TLS certificate or key is not usable");
     return Status::Unavailable("cannot start the HTTP server on " + o.host + ":" + std::to_string(impl->port));
   }
-  listener.Release();  // MHD's now (and ours again after MHD_quiesce_daemon)
+  listener.Release();  // MHD's now (and ours again after MHD_quiesce_daemon, in Stop)
   impl->watchdog = std::thread([raw] { raw->Watch(); });
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
 }

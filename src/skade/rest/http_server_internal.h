@@ -1,5 +1,5 @@
 // Private to skade/rest: the REST catalog's HTTP/1.1 transport on libmicrohttpd, event-driven so
-// that threads serve requests, never connections. A few I/O threads (epoll) read and write every
+// that threads serve requests, never connections. A few I/O threads (poll) read and write every
 // connection; a request that has arrived whole goes to a pool of worker threads while its
 // connection is suspended, and comes back with its response. Idle keep-alive connections, slow
 // senders (slowloris) and streamed responses (Server-Sent Events) hold no thread.
@@ -126,8 +126,9 @@ class HttpServer {
   int port() const;
   // Connections open now.
   int64_t connections() const;
-  // Stops accepting, lets running handlers finish (requests still queued get 503), ends
-  // streamed bodies and closes every connection without waiting for slow clients; idempotent.
+  // Stops accepting (connections opened from now on are refused), lets running handlers finish
+  // (requests still queued get 503), ends streamed bodies and closes every connection without
+  // waiting for slow clients; idempotent.
   void Shutdown();
 
   struct Impl;
