@@ -1,6 +1,9 @@
 #include "skade/iceberg/relocation.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <string_view>
+#include <vector>
 
 #include "skade/io/location.h"
 
@@ -15,10 +18,10 @@ std::string Normalize(std::string_view location) {
 }
 
 // The stored table root implied by a metadata path ("<root>/metadata/<file>").
-std::string RootOf(std::string_view stored_path) {
+std::string_view RootOf(std::string_view stored_path) {
   size_t pos = stored_path.rfind("/metadata/");
   if (pos == std::string_view::npos) return "";
-  return std::string(stored_path.substr(0, pos));
+  return stored_path.substr(0, pos);
 }
 
 }  // namespace
@@ -54,16 +57,26 @@ Relocation DetectRelocation(const TableMetadata& metadata, const std::string& ta
     }
     return false;
   };
+  // Spellings of roots already found among `roots`: a table's snapshots nearly all spell theirs
+  // alike, so each snapshot after the first costs one comparison, not a normalisation (this runs
+  // at every load of the table, over its whole history).
+  std::vector<std::string> known_spellings;
   for (const auto& s : metadata.snapshots) {
     const std::string& first = s.manifest_list.empty() ? (s.manifests.empty() ? "" : s.manifests[0]) : s.manifest_list;
-    std::string recorded = RootOf(first);
+    const std::string_view recorded = RootOf(first);
+    if (std::find(known_spellings.begin(), known_spellings.end(), recorded) != known_spellings.end()) continue;
     std::string root = Normalize(recorded);
-    if (root.empty() || known(root)) continue;
+    if (root.empty()) continue;
+    if (known(root)) {
+      known_spellings.emplace_back(recorded);
+      continue;
+    }
     // A snapshot whose files are where it says (another table's folder, as Spark's snapshot
     // procedure or add_files make) is read from there; only missing roots are relocated.
     std::error_code ec;
     if (std::filesystem::exists(io::LocalPath(first), ec)) continue;
-    roots.push_back({recorded, root});
+    roots.push_back({std::string(recorded), root});
+    known_spellings.emplace_back(recorded);
   }
   for (size_t i = 0; i < roots.size(); ++i) {
     const Root& root = roots[i];
