@@ -5,6 +5,8 @@
 //     the same lake: zero-copy body slices and copy_batches, cookie-less (as ADBC, pyarrow and
 //     Arrow C++ call) and with a session cookie (as JDBC). Baseline in the same run: DuckDB in
 //     process running the same view SQL to Arrow (Database::QueryArrow), every batch drained.
+//  1b. First rows: a 1M-row, 4-column result, time to its first batch and to its last, through
+//     Flight SQL and from DuckDB in process (issue 36, item 2).
 //  2. Metadata latency: GetTables (GetFlightInfo + DoGet) over 1,000 small tables, with
 //     include_schema cold (new server) and warm (schema cache filled) and without, p50/p99;
 //     in process for comparison: catalog list + load of each table (+ its Arrow schema).
@@ -161,6 +163,7 @@ struct DoGetStats {
   int64_t flattened = 0;     // messages that arrived in several slices and were made contiguous
   double flatten_seconds = 0;
   double decode_seconds = 0;
+  double first_batch_at = 0;  // NowSeconds() when the first record batch was decoded (0: none)
 };
 
 // A Flight SQL client over grpc::GenericStub: protobuf messages in raw ByteBuffers, one
@@ -361,7 +364,7 @@ class FlightClient {
                            decoder.Decode(view.header, view.body));
     stats.decode_seconds += NowSeconds() - start;
     if (batch) {
-      ++stats.batches;
+      if (stats.batches++ == 0) stats.first_batch_at = NowSeconds();
       stats.rows += (*batch)->length;
     }
     return Status::Ok();
@@ -376,6 +379,7 @@ class FlightClient {
 
 // One Flight SQL query from the client's side: GetFlightInfo, then DoGet of its only endpoint.
 struct QueryRun {
+  double first_batch_seconds = 0;  // from the start to the first record batch in hand
   double seconds = 0;        // GetFlightInfo + DoGet
   double doget_seconds = 0;  // DoGet alone
   double cpu_seconds = 0;    // process CPU time (all threads) during the run
@@ -395,6 +399,7 @@ Result<QueryRun> RunFlightCommand(FlightClient& client, const std::string& comma
   double end = NowSeconds();
   run.seconds = end - start;
   run.doget_seconds = end - doget_start;
+  if (run.stats.first_batch_at > 0) run.first_batch_seconds = run.stats.first_batch_at - start;
   run.cpu_seconds = ProcessCpuSeconds() - cpu_start;
   return run;
 }
@@ -407,7 +412,16 @@ Result<QueryRun> RunBaseline(sql::LakeSql& lake, const std::string& sql) {
   double start = NowSeconds();
   SKADE_RETURN_IF_ERROR(lake.SyncViews(sql, ""));
   SKADE_ASSIGN_OR_RETURN(arrow::StreamHandle stream, lake.db().QueryArrow(sql));
-  SKADE_ASSIGN_OR_RETURN(run.stats.rows, DrainStream(stream));
+  while (true) {
+    arrow::ArrayHandle batch;
+    if (stream->get_next(stream.get(), batch.get()) != 0) {
+      const char* e = stream->get_last_error(stream.get());
+      return Status::Internal(std::string("stream failed: ") + (e ? e : "unknown"));
+    }
+    if (!batch.valid()) break;
+    if (run.stats.batches++ == 0) run.first_batch_seconds = NowSeconds() - start;
+    run.stats.rows += batch->length;
+  }
   run.seconds = NowSeconds() - start;
   run.cpu_seconds = ProcessCpuSeconds() - cpu_start;
   return run;
@@ -423,6 +437,7 @@ struct Options {
   int tables = 1000;
   int calls = 50;
   bool skip_doget = false;
+  bool skip_first_rows = false;
   bool skip_metadata = false;
   bool skip_concurrency = false;
   int clients = 64;          // concurrency: clients running the small query in a loop
@@ -681,6 +696,48 @@ Status MetadataBenchmark(sql::LakeSql& lake, const Options& options) {
   return Status::Ok();
 }
 
+// First rows (issue 36, item 2): a 1M-row, 4-column result (`id < 1000000` of ns.t: the first
+// file when the table has 10M rows in 10 files), time to the first record batch and to the last,
+// through Flight SQL (one cookie-less client, loopback) and from DuckDB in process.
+Status FirstRowsBenchmark(sql::LakeSql& lake, const Options& options) {
+  const int64_t want = std::min<int64_t>(options.rows, 1'000'000);
+  const std::string sql = "SELECT id, qty, price, amount FROM skade.\"ns\".t WHERE id < " + std::to_string(want);
+  pbsql::CommandStatementQuery query;
+  query.set_query(sql);
+  const std::string command = PackCommand(query);
+  flightsql::ServerOptions server_options;
+  server_options.port = 0;
+  SKADE_ASSIGN_OR_RETURN(auto server, flightsql::FlightSqlServer::Start(lake, server_options));
+  FlightClient client(server->port());
+  std::cout << "\n== first rows: " << sql << " (load " << LoadAverage() << ")\n";
+  std::vector<double> base_first, base_last, flight_first, flight_last;
+  const int rounds = std::max(options.repeat, 5);
+  for (int rep = -1; rep < rounds; ++rep) {  // one warm-up round, then alternating
+    for (int k = 0; k < 2; ++k) {
+      const bool flight = (k + std::max(rep, 0)) % 2 == 1;
+      Result<QueryRun> run = flight ? RunFlightCommand(client, command) : RunBaseline(lake, sql);
+      if (!run.ok()) return run.status();
+      if (run->stats.rows != want) {
+        return Status::Internal("first rows: " + std::to_string(run->stats.rows) + " rows, expected " +
+                                std::to_string(want));
+      }
+      if (rep < 0) continue;
+      (flight ? flight_first : base_first).push_back(run->first_batch_seconds * 1e3);
+      (flight ? flight_last : base_last).push_back(run->seconds * 1e3);
+    }
+  }
+  server->Shutdown();
+  auto line = [](const std::string& name, const std::vector<double>& first, const std::vector<double>& last) {
+    std::cout << name << ": first batch median " << Median(first) << " ms (best " << Best(first)
+              << "), whole result median " << Median(last) << " ms (best " << Best(last) << ")\n";
+  };
+  line("DuckDB in process (baseline)", base_first, base_last);
+  line("Flight SQL DoGet (GetFlightInfo + DoGet)", flight_first, flight_last);
+  std::cout << "ratio baseline/Flight, whole result: median " << Median(base_last) / Median(flight_last)
+            << "; first batch: median " << Median(base_first) / Median(flight_first) << "\n";
+  return Status::Ok();
+}
+
 // Threads of this process (server, clients, DuckDB).
 int64_t ThreadCount() { return ProcStatusKb("Threads"); }
 
@@ -785,6 +842,7 @@ int Main(int argc, char** argv) {
   app.add_option("--tables", options.tables, "tables in schema meta")->capture_default_str();
   app.add_option("--calls", options.calls, "GetTables calls per variant")->capture_default_str();
   app.add_flag("--skip-doget", options.skip_doget, "no DoGet throughput benchmark");
+  app.add_flag("--skip-first-rows", options.skip_first_rows, "no first-rows benchmark (1M rows x 4 columns)");
   app.add_flag("--skip-metadata", options.skip_metadata, "no metadata benchmark");
   app.add_flag("--skip-concurrency", options.skip_concurrency, "no many-clients benchmark");
   app.add_option("--clients", options.clients, "concurrency: clients in the query loop")->capture_default_str();
@@ -821,13 +879,16 @@ int Main(int argc, char** argv) {
     if (!lake.ok()) return fail(lake.status());
     std::cout << "lake " << lake->warehouse << ", " << std::thread::hardware_concurrency()
               << " cores, load " << LoadAverage() << "\n";
-    Status st = options.skip_doget && options.skip_concurrency ? Status::Ok() : EnsureBigTable(*lake, options);
+    Status st = options.skip_doget && options.skip_first_rows && options.skip_concurrency
+                    ? Status::Ok()
+                    : EnsureBigTable(*lake, options);
     if (st.ok() && !options.skip_concurrency) st = EnsureTable(*lake, SmallTable(), 10000, 1);
     if (st.ok() && !options.skip_metadata) st = EnsureMetaTables(*lake, options.tables);
     if (!st.ok()) return fail(st);
     auto lake_sql = sql::LakeSql::Open(*lake->catalog, *lake->io, *lake->db, kCatalogName);
     if (!lake_sql.ok()) return fail(lake_sql.status());
     if (!options.skip_doget) st = DoGetBenchmark(**lake_sql, options);
+    if (st.ok() && !options.skip_first_rows) st = FirstRowsBenchmark(**lake_sql, options);
     if (st.ok() && !options.skip_metadata) st = MetadataBenchmark(**lake_sql, options);
     if (st.ok() && !options.skip_concurrency) st = ConcurrencyBenchmark(**lake_sql, options);
     if (!st.ok()) exit_code = fail(st);
