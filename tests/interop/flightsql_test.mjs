@@ -488,7 +488,7 @@ groups.metadata = async () => {
   const c = server.client();
 
   await run('GetSqlInfo: requested ids, dense union, server name, read-write', async () => {
-    const ids = [0, 1, 2, 3, 4, 5, 8, 9, 10, 503, 504, 505, 526];
+    const ids = [0, 1, 2, 3, 4, 5, 8, 9, 10, 100, 503, 504, 505, 526];
     const info = await sqlInfo(c, ids);
     eq([...info.keys()].sort((a, b) => a - b), ids, 'returned info ids');
     eq(info.get(0).value, 'skade', 'FLIGHT_SQL_SERVER_NAME');
@@ -500,6 +500,7 @@ groups.metadata = async () => {
     eq(info.get(8).value, 0, 'FLIGHT_SQL_SERVER_TRANSACTION (NONE)');
     eq(info.get(9).value, true, 'FLIGHT_SQL_SERVER_CANCEL');
     eq(info.get(10).value, true, 'FLIGHT_SQL_SERVER_BULK_INGESTION');
+    eq(info.get(100).value, 60000, 'FLIGHT_SQL_SERVER_STATEMENT_TIMEOUT (no --query-timeout: 60 s)');
     eq(info.get(504).value, '"', 'SQL_IDENTIFIER_QUOTE_CHAR');
     for (const id of [503, 505]) {
       check([0, 1, 2, 3].includes(info.get(id).value), `SqlInfo ${id} is not a case-sensitivity ordinal`);

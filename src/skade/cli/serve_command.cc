@@ -23,6 +23,7 @@
 #include "skade/io/s3_file_io.h"
 #include "skade/io/sealer.h"
 #include "skade/rest/server.h"
+#include "skade/sql/client_query.h"
 #include "skade/sql/lake_sql.h"
 
 namespace skade::cli {
@@ -39,7 +40,7 @@ struct ServeOptions {
   std::string tls_key;
   int max_sessions = 256;
   int session_idle_timeout_s = 900;
-  int query_timeout_s = 0;
+  int query_timeout_s = 0;  // not given: sql::ClientStatementTimeout's default
   int token_lifetime_s = 3600;
   int max_streams_per_client = 16;
   int max_streams = 256;
@@ -252,7 +253,7 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
   options.read_only = o.read_only || !catalog::CatalogTakesWrites(lake->kind);
   options.max_sessions = o.max_sessions;
   options.session_idle_timeout = std::chrono::seconds(o.session_idle_timeout_s);
-  options.query_timeout = std::chrono::seconds(o.query_timeout_s);
+  options.query_timeout = sql::ClientStatementTimeout(o.query_timeout_s);
   options.sealer = *shared_keys;
   options.handle_lifetime = std::chrono::seconds(o.handle_lifetime_s);
   options.max_streams_per_client = o.max_streams_per_client;
@@ -298,10 +299,10 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
             file->status, std::move(file->content_type), std::move(file->headers), std::move(file->body)});
       };
       // The data preview and the SQL page read with the catalog's authentication (not public
-      // files), on the locked-down database, every statement under the console's timeout (the
-      // server's --query-timeout, else 60 s: console queries always end).
+      // files), on the locked-down database, every statement under the timeout Flight SQL's
+      // statements have too (sql::ClientStatementTimeout).
       console::RunningQueries::Limits limits;
-      if (o.query_timeout_s > 0) limits.timeout = std::chrono::seconds(o.query_timeout_s);
+      limits.timeout = sql::ClientStatementTimeout(o.query_timeout_s);
       console::RunningQueries* running = &console_queries.emplace(limits);
       console::QueryOptions query_options;
       query_options.private_paths = options.private_paths;
@@ -373,7 +374,9 @@ void AddServeCommand(CLI::App& app, const LakeArgs& lake, int* exit_code) {
   cmd->add_option("--handle-lifetime", o->handle_lifetime_s,
                   "seconds a prepared-statement handle stays valid (sessions: --session-idle-timeout)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--query-timeout", o->query_timeout_s, "seconds before a query is interrupted (0 = none; the web console's then stop after 60 s)");
+  cmd->add_option("--query-timeout", o->query_timeout_s,
+                  "seconds before a client's statement (Flight SQL queries and updates, the web console's queries) is "
+                  "interrupted (default and 0: 60)");
   cmd->add_option("--max-streams-per-client", o->max_streams_per_client,
                   "concurrent DoGet/DoPut streams of one user (one address without auth)")
       ->check(CLI::PositiveNumber);

@@ -82,24 +82,34 @@ Status DuckError(const char* message, const char* fallback) {
 namespace {
 
 // RAII over the DuckDB C handles used here.
-// The connections statements run on now: what Database::InterruptRunning interrupts. Shared by
-// the Databases over one DuckDB (WithConnectionSetup).
+// The connections statements run on now, of one Database (what InterruptOwnStatements
+// interrupts); each is registered in `all` too, which the Databases over one DuckDB share
+// (WithConnectionSetup; what InterruptRunning interrupts).
 class RunningConnections {
  public:
+  explicit RunningConnections(std::shared_ptr<RunningConnections> all = nullptr) : all_(std::move(all)) {}
   void Add(duckdb_connection con) {
-    std::lock_guard<std::mutex> lock(mu_);
-    running_.insert(con);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      running_.insert(con);
+    }
+    if (all_) all_->Add(con);
   }
   void Remove(duckdb_connection con) {
-    std::lock_guard<std::mutex> lock(mu_);
-    running_.erase(con);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      running_.erase(con);
+    }
+    if (all_) all_->Remove(con);
   }
   void InterruptAll() {
     std::lock_guard<std::mutex> lock(mu_);
     for (duckdb_connection con : running_) duckdb_interrupt(con);
   }
+  const std::shared_ptr<RunningConnections>& all() const { return all_; }
 
  private:
+  std::shared_ptr<RunningConnections> all_;
   std::mutex mu_;
   std::set<duckdb_connection> running_;  // guarded by mu_
 };
@@ -365,7 +375,8 @@ struct Database::Impl {
   std::shared_ptr<ScanSources> scans = std::make_shared<ScanSources>();
   std::shared_ptr<DataFileChecks> data_file_checks;
   std::shared_ptr<ProgressSlot> progress = std::make_shared<ProgressSlot>();
-  std::shared_ptr<RunningConnections> running = std::make_shared<RunningConnections>();
+  std::shared_ptr<RunningConnections> running =
+      std::make_shared<RunningConnections>(std::make_shared<RunningConnections>());
   // ArrowInputColumns: schema key → columns; emptied when full (schemas seen are few).
   std::mutex described_mu;
   std::unordered_map<std::string, std::vector<ColumnType>> described;
@@ -477,7 +488,7 @@ std::unique_ptr<Database> Database::WithConnectionSetup(std::vector<std::string>
   impl->scans = impl_->scans;
   impl->data_file_checks = impl_->data_file_checks;
   impl->progress = impl_->progress;
-  impl->running = impl_->running;
+  impl->running = std::make_shared<RunningConnections>(impl_->running->all());
   return std::unique_ptr<Database>(new Database(std::move(impl)));
 }
 
@@ -747,7 +758,9 @@ Status Database::QueryText(std::string_view sql,
       on_row);
 }
 
-void Database::InterruptRunning() { impl_->running->InterruptAll(); }
+void Database::InterruptRunning() { impl_->running->all()->InterruptAll(); }
+
+void Database::InterruptOwnStatements() { impl_->running->InterruptAll(); }
 
 Result<std::vector<TextRow>> Database::QueryRowsWithArrow(std::string_view view_name, ArrowArrayStream* input,
                                                           std::string_view sql) {

@@ -171,6 +171,9 @@ class Database {
   // QueryRows and QueryArrow's streams on this Database and every Database over the same DuckDB
   // (they fail with "Interrupted"); statements started later run. Any thread may call it.
   void InterruptRunning();
+  // The same for the statements running now on this Database only, not on the others over
+  // the same DuckDB (e.g. one write's, on its WithConnectionSetup Database).
+  void InterruptOwnStatements();
 
   // Convenience: all rows as text.
   Result<std::vector<TextRow>> QueryRows(std::string_view sql);

@@ -5,6 +5,7 @@
 //   actions.cc     prepared statements, cancel, session options
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <span>
@@ -171,13 +172,17 @@ class Backend {
   Result<std::shared_ptr<const ParamSet>> ReadParamsFor(const Caller& caller, const PreparedStatement& prepared,
                                                         const pb::FlightData& first, PutStream* stream);
   Result<std::vector<std::vector<std::string>>> ParamLiterals(const ParamSet& params);
-  // Runs an update statement for `session` (its default schema and user, as its queries see
-  // them); `parameters` (SQL literals) replace its markers in the parse tree.
-  Result<int64_t> RunUpdate(const sql::Session& session, const std::string& sql,
+  // A run of the registry for an update: the query timeout and a shutdown interrupt it. Its
+  // key is no statement handle, so no client cancels it.
+  std::unique_ptr<Registry::Run> StartUpdateRun(const std::string& principal);
+  // Runs an update statement as `run` for `session` (its default schema and user, as its
+  // queries see them); `parameters` (SQL literals) replace its markers in the parse tree. A
+  // failure of an interrupted run is the caller's to report as QueryFailure(run, …).
+  Result<int64_t> RunUpdate(Registry::Run& run, sql::Session session, const std::string& sql,
                             std::span<const std::string> parameters = {});
-  // Runs the prepared update statement `prepared`: once without parameters, once per row of
-  // `params` with them (not at all for zero rows). The rows changed in all.
-  Result<int64_t> RunPreparedUpdate(const PreparedStatement& prepared, const ParamSet* params);
+  // Runs the prepared update statement `prepared` as `run`: once without parameters, once per
+  // row of `params` with them (not at all for zero rows). The rows changed in all.
+  Result<int64_t> RunPreparedUpdate(Registry::Run& run, const PreparedStatement& prepared, const ParamSet* params);
 
   sql::LakeSql& lake_;
   const ServerOptions& options_;
@@ -187,6 +192,7 @@ class Backend {
   MemoryBudget budget_;
   Registry registry_;
   StreamMonitor streams_;
+  std::atomic<uint64_t> update_runs_{0};  // numbers the keys of StartUpdateRun
 };
 
 }  // namespace skade::flightsql

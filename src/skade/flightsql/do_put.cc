@@ -118,8 +118,13 @@ Result<std::vector<std::vector<std::string>>> Backend::ParamLiterals(const Param
   return rows;
 }
 
-Result<int64_t> Backend::RunUpdate(const sql::Session& session, const std::string& sql,
+std::unique_ptr<Registry::Run> Backend::StartUpdateRun(const std::string& principal) {
+  return registry_.StartRun("update:" + std::to_string(++update_runs_), principal);
+}
+
+Result<int64_t> Backend::RunUpdate(Registry::Run& run, sql::Session session, const std::string& sql,
                                    std::span<const std::string> parameters) {
+  session.interrupt = run.write_interrupt();
   SKADE_RETURN_IF_ERROR(CheckSqlSize(sql));
   SKADE_ASSIGN_OR_RETURN(engine::Statement statement, engine::ParseStatement(sql, parameters));
   SKADE_RETURN_IF_ERROR(RefuseConfigurationReads(statement));
@@ -153,8 +158,9 @@ GStatus Backend::PutStatementUpdate(const Caller& caller, const pbsql::CommandSt
       return GStatus(GCode::INVALID_ARGUMENT, "CommandStatementUpdate carries no data; the client sent a record batch");
     }
   }
-  auto n = RunUpdate(sql::Session{caller.schema(), caller.principal}, command.query());
-  if (!n.ok()) return ToGrpc(n.status());
+  std::unique_ptr<Registry::Run> run = StartUpdateRun(caller.principal);
+  auto n = RunUpdate(*run, sql::Session{caller.schema(), caller.principal}, command.query());
+  if (!n.ok()) return QueryFailure(*run, n.status());
   return UpdateResult(stream, *n);
 }
 
@@ -234,12 +240,14 @@ GStatus Backend::PutPreparedUpdate(const Caller& caller, const std::string& hand
   if (options_.read_only) return ToGrpc(ReadOnlyRefusal());
   auto params = ReadParamsFor(caller, **prepared, first, stream);
   if (!params.ok()) return ToGrpc(params.status());
-  auto changed = RunPreparedUpdate(**prepared, params->get());
-  if (!changed.ok()) return ToGrpc(changed.status());
+  std::unique_ptr<Registry::Run> run = StartUpdateRun(caller.principal);
+  auto changed = RunPreparedUpdate(*run, **prepared, params->get());
+  if (!changed.ok()) return QueryFailure(*run, changed.status());
   return UpdateResult(stream, *changed);
 }
 
-Result<int64_t> Backend::RunPreparedUpdate(const PreparedStatement& prepared, const ParamSet* params) {
+Result<int64_t> Backend::RunPreparedUpdate(Registry::Run& run, const PreparedStatement& prepared,
+                                           const ParamSet* params) {
   // Without parameters the statement runs exactly once; with them once per row (none for none).
   std::vector<std::vector<std::string>> rows = {{}};
   if (params != nullptr) {
@@ -247,7 +255,9 @@ Result<int64_t> Backend::RunPreparedUpdate(const PreparedStatement& prepared, co
   }
   int64_t total = 0;
   for (const auto& row : rows) {
-    SKADE_ASSIGN_OR_RETURN(int64_t n, RunUpdate(sql::Session{prepared.schema, prepared.principal}, prepared.sql, row));
+    if (run.stop() != Registry::Run::Stop::kNone) return Status::Cancelled("stopped before the next parameter row");
+    SKADE_ASSIGN_OR_RETURN(int64_t n,
+                           RunUpdate(run, sql::Session{prepared.schema, prepared.principal}, prepared.sql, row));
     total += n;
   }
   return total;

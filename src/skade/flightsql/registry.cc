@@ -27,14 +27,16 @@ int64_t ParamSet::rows() const {
 struct Registry::Run::Entry {
   std::string handle;
   std::string principal;
-  int64_t started_ns;
+  int64_t started_ns = 0;
   engine::Connection* connection = nullptr;  // guarded by Registry::Impl::mu; set by Attach
   Run::Stop stop = Run::Stop::kNone;         // guarded by Registry::Impl::mu
+  sql::WriteInterrupt write;                 // a write's statements (thread-safe itself)
 
   // Records why (the first reason wins) and interrupts the statement if it executes yet.
   void Interrupt(Run::Stop why) {
     if (stop == Run::Stop::kNone) stop = why;
     if (connection != nullptr) connection->Interrupt();
+    write.Interrupt();
   }
 };
 
@@ -481,7 +483,10 @@ Status Registry::ClosePrepared(const std::string& handle, const std::string& pri
 }
 
 std::unique_ptr<Registry::Run> Registry::StartRun(const std::string& handle, const std::string& principal) {
-  auto entry = std::make_shared<Run::Entry>(Run::Entry{handle, principal, MonotonicNanos()});
+  auto entry = std::make_shared<Run::Entry>();
+  entry->handle = handle;
+  entry->principal = principal;
+  entry->started_ns = MonotonicNanos();
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->running.emplace(handle, entry);
   return std::unique_ptr<Run>(new Run(this, std::move(entry)));
@@ -509,6 +514,8 @@ Registry::Run::Stop Registry::Run::Attach(engine::Connection* connection) {
   entry_->connection = connection;
   return entry_->stop;
 }
+
+sql::WriteInterrupt* Registry::Run::write_interrupt() { return &entry_->write; }
 
 void Registry::Run::Cancel() {
   std::lock_guard<std::mutex> lock(registry_->impl_->mu);
@@ -547,6 +554,10 @@ void Registry::Reap(std::chrono::seconds query_timeout) {
   for (auto& [handle, run] : impl_->running) {
     if (timeout_ns > 0 && run->stop == Run::Stop::kNone && now - run->started_ns > timeout_ns) {
       run->Interrupt(Run::Stop::kTimedOut);
+    } else if (run->stop != Run::Stop::kNone) {
+      // A write runs one DuckDB statement after another, and DuckDB forgets an interrupt that
+      // comes between two: the next one is stopped here.
+      run->write.Interrupt();
     }
   }
   int64_t idle = impl_->idle_ns();

@@ -40,6 +40,7 @@
 #include "skade/engine/user_sql.h"
 #include "skade/flightsql/limits_internal.h"
 #include "skade/io/sealer.h"
+#include "skade/sql/lake_sql.h"
 
 namespace skade::flightsql {
 
@@ -169,6 +170,9 @@ class Registry {
     Stop Attach(engine::Connection* connection);
     // Interrupts the run as cancelled (its client went away).
     void Cancel();
+    // For a write (LakeSql::ExecuteWrite's Session::interrupt): a cancel or timeout interrupts
+    // it, and interrupts it again at every Reap until the run ends. Valid while the Run lives.
+    sql::WriteInterrupt* write_interrupt();
 
    private:
     friend class Registry;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "skade/base/status.h"
+#include "skade/sql/client_query.h"
 #include "skade/sql/lake_sql.h"
 
 namespace grpc {
@@ -39,7 +40,10 @@ struct ServerOptions {
   int max_sessions = 256;  // per principal; past it the least recently used session closes
   // Sessions, statement tickets and prepared statements unused this long are closed.
   std::chrono::seconds session_idle_timeout{900};
-  std::chrono::seconds query_timeout{0};  // 0 = none
+  // A query (DoGet of a statement or prepared statement) or update running longer is
+  // interrupted and answered DEADLINE_EXCEEDED; SqlInfo FLIGHT_SQL_SERVER_STATEMENT_TIMEOUT
+  // reports it. 0 = none (`skade serve` never passes 0: sql::ClientStatementTimeout).
+  std::chrono::seconds query_timeout = sql::kDefaultClientStatementTimeout;
   // Session cookies, statement tickets and prepared-statement handles are sealed with this key
   // ring (io/sealer.h) and carry what serving them needs: every server given the same keys
   // serves the handles of the others (a load balancer needs no affinity). Null = a random key

@@ -272,8 +272,9 @@ GStatus Backend::StatementInfo(const Caller& caller, const pbsql::CommandStateme
       return WriteInfo(caller, schema_name, std::nullopt, desc, out);
     }
     // Executing the command runs the write, once, as CommandStatementUpdate would.
-    auto changed = RunUpdate(sql::Session{schema_name, caller.principal}, command.query());
-    if (!changed.ok()) return ToGrpc(changed.status());
+    std::unique_ptr<Registry::Run> run = StartUpdateRun(caller.principal);
+    auto changed = RunUpdate(*run, sql::Session{schema_name, caller.principal}, command.query());
+    if (!changed.ok()) return QueryFailure(*run, changed.status());
     return WriteInfo(caller, schema_name, *changed, desc, out);
   }
   auto con = Connect(caller, schema_name, command.query());
@@ -302,8 +303,9 @@ GStatus Backend::PreparedInfo(const Caller& caller, const pbsql::CommandPrepared
     if ((*prepared)->parameter_count > 0 && !params) {
       return GStatus(GCode::INVALID_ARGUMENT, "the prepared statement has parameters; bind them with DoPut first");
     }
-    auto changed = RunPreparedUpdate(**prepared, params.get());
-    if (!changed.ok()) return ToGrpc(changed.status());
+    std::unique_ptr<Registry::Run> run = StartUpdateRun(caller.principal);
+    auto changed = RunPreparedUpdate(*run, **prepared, params.get());
+    if (!changed.ok()) return QueryFailure(*run, changed.status());
     return WriteInfo(caller, (*prepared)->schema, *changed, desc, out);
   }
   auto con = Connect(caller, (*prepared)->schema, (*prepared)->sql);
@@ -644,7 +646,8 @@ GStatus Backend::QueryFailure(const Registry::Run& run, const Status& st) {
   switch (run.stop()) {
     case Registry::Run::Stop::kTimedOut:
       return GStatus(GCode::DEADLINE_EXCEEDED,
-                     "query timed out after " + std::to_string(options_.query_timeout.count()) + " s");
+                     "the statement timed out after " + std::to_string(options_.query_timeout.count()) +
+                         " s (the server's query timeout) and was stopped");
     case Registry::Run::Stop::kCancelled:
       return GStatus(GCode::CANCELLED, "query cancelled");
     case Registry::Run::Stop::kNone:

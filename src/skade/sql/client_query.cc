@@ -5,6 +5,10 @@
 
 namespace skade::sql {
 
+std::chrono::seconds ClientStatementTimeout(int seconds) {
+  return seconds > 0 ? std::chrono::seconds(seconds) : kDefaultClientStatementTimeout;
+}
+
 Status CheckClientSqlSize(std::string_view sql) {
   if (sql.size() <= kMaxClientSqlBytes) return Status::Ok();
   return Status::InvalidArgument("SQL text is " + std::to_string(sql.size()) + " bytes; the limit is 1 MiB");

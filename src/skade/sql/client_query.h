@@ -4,6 +4,7 @@
 // lake and accepted only if DuckDB prepared a query; the server's folders never named in errors.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -20,6 +21,15 @@ namespace skade::sql {
 
 // The longest SQL text a client may send.
 inline constexpr size_t kMaxClientSqlBytes = size_t{1} << 20;
+
+// How long a client's statement may run when the server is given no timeout: Flight SQL
+// statements and updates and the web console's queries and previews alike.
+inline constexpr std::chrono::seconds kDefaultClientStatementTimeout{60};
+
+// The one rule for `skade serve --query-timeout` on every front: the seconds given when
+// positive, else (0, or not given) kDefaultClientStatementTimeout. No client statement runs
+// without a limit.
+std::chrono::seconds ClientStatementTimeout(int seconds);
 
 // kInvalidArgument for SQL text longer than kMaxClientSqlBytes.
 Status CheckClientSqlSize(std::string_view sql);

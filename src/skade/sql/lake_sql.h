@@ -31,9 +31,28 @@ namespace skade::sql {
 // session's SQL — its queries' (LakeSql::SetUp) and all that its writes run
 // (LakeSql::ExecuteWrite) — is set up alike from it (LakeSql::SessionSetup), so a statement
 // means the same whether it reads or writes.
+// Lets another thread stop a write (LakeSql::ExecuteWrite, given in its Session) while it runs
+// in DuckDB: the statement running then fails ("Interrupted") and the write with it, before
+// its commit; a write already committing finishes. DuckDB forgets an interrupt that comes
+// between two of the write's statements, so a caller interrupts again until the write ends.
+// Thread-safe.
+class WriteInterrupt {
+ public:
+  void Interrupt();
+
+ private:
+  friend class LakeSql;
+  // The Database the write runs its statements on, while it runs (null after).
+  void Attach(engine::Database* db);
+
+  std::mutex mu_;
+  engine::Database* db_ = nullptr;
+};
+
 struct Session {
   std::string schema;  // where unqualified names resolve ("" = none: tables need their schema)
   std::string user;    // whom current_user, user, session_user and current_role name ("" = DuckDB's own)
+  WriteInterrupt* interrupt = nullptr;  // borrowed, for ExecuteWrite; null = not interruptible
 };
 
 // Thread-safe. Borrows the catalog, FileIO and Database, which must outlive it.

@@ -60,6 +60,16 @@ Result<arrow::SchemaHandle> UntypedParameters(int64_t n) {
 
 }  // namespace
 
+void WriteInterrupt::Interrupt() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (db_ != nullptr) db_->InterruptOwnStatements();
+}
+
+void WriteInterrupt::Attach(engine::Database* db) {
+  std::lock_guard<std::mutex> lock(mu_);
+  db_ = db;
+}
+
 Result<int64_t> LakeSql::ExecuteWrite(const engine::Statement& w, const std::string& default_schema) {
   return ExecuteWrite(w, Session{default_schema, ""});
 }
@@ -99,6 +109,14 @@ Result<int64_t> LakeSql::ExecuteWrite(const engine::Statement& w, const Session&
   SKADE_ASSIGN_OR_RETURN(std::vector<std::string> setup, SessionSetup(session, PartsText(w)));
   std::unique_ptr<engine::Database> session_db = db_.WithConnectionSetup(std::move(setup));
   engine::Database& db = *session_db;
+  // What runs on `db` is the write's alone: an interrupt stops it and nothing of other sessions.
+  struct Attached {
+    WriteInterrupt* interrupt;
+    ~Attached() {
+      if (interrupt != nullptr) interrupt->Attach(nullptr);
+    }
+  } attached{session.interrupt};
+  if (session.interrupt != nullptr) session.interrupt->Attach(&db);
   if (w.kind == Kind::kCreateTable) {
     SKADE_ASSIGN_OR_RETURN(bool ns_exists, catalog_.NamespaceExists(ident.ns));
     if (!ns_exists) return Status::NotFound("schema '" + ident.ns.ToString() + "' does not exist");
