@@ -46,9 +46,11 @@ inline double Median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-// Reads every batch of `stream` and returns the number of rows.
-inline Result<int64_t> DrainStream(arrow::StreamHandle& stream) {
+// Reads every batch of `stream` and returns the number of rows; `first_batch_at`, when given,
+// gets NowSeconds() at the first batch.
+inline Result<int64_t> DrainStream(arrow::StreamHandle& stream, double* first_batch_at = nullptr) {
   int64_t rows = 0;
+  bool first = true;
   while (true) {
     arrow::ArrayHandle batch;
     if (stream->get_next(stream.get(), batch.get()) != 0) {
@@ -56,6 +58,8 @@ inline Result<int64_t> DrainStream(arrow::StreamHandle& stream) {
       return Status::Internal(std::string("stream failed: ") + (e ? e : "unknown"));
     }
     if (!batch.valid()) break;
+    if (first && first_batch_at != nullptr) *first_batch_at = NowSeconds();
+    first = false;
     rows += batch->length;
   }
   return rows;

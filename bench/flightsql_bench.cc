@@ -412,17 +412,10 @@ Result<QueryRun> RunBaseline(sql::LakeSql& lake, const std::string& sql) {
   double start = NowSeconds();
   SKADE_RETURN_IF_ERROR(lake.SyncViews(sql, ""));
   SKADE_ASSIGN_OR_RETURN(arrow::StreamHandle stream, lake.db().QueryArrow(sql));
-  while (true) {
-    arrow::ArrayHandle batch;
-    if (stream->get_next(stream.get(), batch.get()) != 0) {
-      const char* e = stream->get_last_error(stream.get());
-      return Status::Internal(std::string("stream failed: ") + (e ? e : "unknown"));
-    }
-    if (!batch.valid()) break;
-    if (run.stats.batches++ == 0) run.first_batch_seconds = NowSeconds() - start;
-    run.stats.rows += batch->length;
-  }
+  double first_batch_at = 0;
+  SKADE_ASSIGN_OR_RETURN(run.stats.rows, DrainStream(stream, &first_batch_at));
   run.seconds = NowSeconds() - start;
+  if (first_batch_at > 0) run.first_batch_seconds = first_batch_at - start;
   run.cpu_seconds = ProcessCpuSeconds() - cpu_start;
   return run;
 }
