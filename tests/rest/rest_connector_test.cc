@@ -3,6 +3,7 @@
 // through the connector, OAuth2 tokens that expire, the commit log read through the change
 // feed (and a Watcher following it), and a server that is down or answers garbage.
 #include <atomic>
+#include <map>
 #include <thread>
 
 #include "skade/catalog/open_catalog.h"
@@ -317,6 +318,56 @@ TEST_F(RestConnectorTest, ReadOnlyAndUrisAndUnreachableOrBrokenServers) {
   o.http.retry.max_attempts = 1;
   auto down = catalog::OpenRestCatalog(o);
   EXPECT_EQ(down.status().code(), StatusCode::kUnavailable) << down.status().ToString();
+}
+
+// Table answers of other servers, as the spec allows them: the metadata member spelt with an
+// escape, or given twice (a JSON parser keeps the last), is read as a full parse reads it; a
+// broken one is an error, never a guess. The connector cuts the metadata out of the answer's
+// text only when the cut is unambiguous (SplitJsonMember) and parses the whole answer otherwise.
+TEST_F(RestConnectorTest, TableAnswersTheMetadataSplitCannotVouchForAreParsedWhole) {
+  Start();
+  ASSERT_TRUE(catalog_->CreateTable(Ident("real"), Request()).ok());
+  auto real = catalog_->LoadTable(Ident("real"));
+  ASSERT_TRUE(real.ok());
+  const std::string metadata = iceberg::TableMetadataToJson(*real->metadata);
+  const std::string location = "\"metadata-location\":\"" + real->metadata_location + "\"";
+  const std::map<std::string, std::string> answers = {
+      {"plain", "{" + location + ",\"metadata\":" + metadata + "}"},
+      {"escaped", "{" + location + ",\"metad\\u0061ta\":" + metadata + ",\"config\":{}}"},
+      {"twice", "{" + location + ",\"metadata\":{\"format-version\":99},\"metadata\":" + metadata + "}"},
+      {"broken", "{" + location + ",\"metadata\":{\"format-version\":2,\"table-uuid\":}}"},
+      {"cut", "{" + location + ",\"metadata\":" + metadata.substr(0, metadata.size() / 2)},
+  };
+  httplib::Server other;
+  other.Get("/v1/config", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"defaults":{},"overrides":{}})", "application/json");
+  });
+  other.Get(R"(/v1/namespaces/db/tables/(\w+))", [&](const httplib::Request& req, httplib::Response& res) {
+    auto it = answers.find(req.matches[1]);
+    if (it == answers.end()) {
+      res.status = 404;
+      return;
+    }
+    res.set_content(it->second, "application/json");
+  });
+  const int port = other.bind_to_any_port("127.0.0.1");
+  std::thread loop([&] { other.listen_after_bind(); });
+  catalog::RestCatalogOptions o;
+  o.uri = "http://127.0.0.1:" + std::to_string(port);
+  auto rc = catalog::OpenRestCatalog(o);
+  ASSERT_TRUE(rc.ok()) << rc.status().ToString();
+  for (const char* name : {"plain", "escaped", "twice"}) {
+    auto loaded = (*rc)->LoadTable(catalog::TableIdent{Ns({"db"}), name});
+    ASSERT_TRUE(loaded.ok()) << name << ": " << loaded.status().ToString();
+    EXPECT_EQ(loaded->metadata_location, real->metadata_location) << name;
+    EXPECT_EQ(iceberg::TableMetadataToJson(*loaded->metadata), metadata) << name;
+  }
+  for (const char* name : {"broken", "cut"}) {
+    auto loaded = (*rc)->LoadTable(catalog::TableIdent{Ns({"db"}), name});
+    EXPECT_FALSE(loaded.ok()) << name;
+  }
+  other.stop();
+  loop.join();
 }
 
 }  // namespace
