@@ -348,30 +348,20 @@ class SqlCatalog final : public Catalog {
   Result<std::vector<TableIdent>> ListTables(const Namespace& ns) override { return ListNames(ns, kIsTable); }
 
   Result<std::vector<TablePointer>> ListTablePointers(const Namespace& ns) override {
-    SKADE_RETURN_IF_ERROR(ns.Validate());
-    return Read<std::vector<TablePointer>>([&](SqlConnection& conn) -> Result<std::vector<TablePointer>> {
-      SKADE_ASSIGN_OR_RETURN(bool exists, NamespaceExistsOn(conn, name(), ns));
-      if (!exists) return Status::NotFound("namespace " + ns.ToString() + " does not exist");
-      SKADE_ASSIGN_OR_RETURN(SqlResult result,
-                             conn.Exec("SELECT table_name, metadata_location FROM iceberg_tables WHERE catalog_name = ? "
-                                       "AND table_namespace = ? AND " +
-                                           std::string(kIsTable),
-                                       {Text(name()), Text(ns.ToString())}));
-      std::vector<TablePointer> out;
-      out.reserve(result.rows.size());
-      for (auto& row : result.rows) {
-        if (!row[0]) continue;
-        TableIdent ident{ns, *row[0]};
-        if (!row[1] || row[1]->empty()) {
-          // As LoadTable answers for this table.
-          return Status::Corruption("table " + ident.ToString() + " has no metadata location");
-        }
-        out.push_back(TablePointer{std::move(ident), std::move(*row[1])});
+    SKADE_ASSIGN_OR_RETURN(SqlResult result, SelectInNamespace(ns, "table_name, metadata_location", kIsTable));
+    std::vector<TablePointer> out;
+    out.reserve(result.rows.size());
+    for (auto& row : result.rows) {
+      if (!row[0]) continue;
+      TableIdent ident{ns, *row[0]};
+      if (!row[1] || row[1]->empty()) {
+        // As LoadTable answers for this table.
+        return Status::Corruption("table " + ident.ToString() + " has no metadata location");
       }
-      std::sort(out.begin(), out.end(),
-                [](const TablePointer& a, const TablePointer& b) { return a.ident < b.ident; });
-      return out;
-    });
+      out.push_back(TablePointer{std::move(ident), std::move(*row[1])});
+    }
+    std::sort(out.begin(), out.end(), [](const TablePointer& a, const TablePointer& b) { return a.ident < b.ident; });
+    return out;
   }
 
   Result<CommitResult> CreateTable(const TableIdent& ident,
@@ -1032,21 +1022,25 @@ class SqlCatalog final : public Catalog {
   // The names in `ns` of the rows meeting `condition` (kIsTable, or views'), sorted; kNotFound
   // for a namespace that does not exist.
   Result<std::vector<TableIdent>> ListNames(const Namespace& ns, std::string_view condition) {
+    SKADE_ASSIGN_OR_RETURN(SqlResult result, SelectInNamespace(ns, "table_name", condition));
+    std::vector<TableIdent> out;
+    for (const auto& row : result.rows) {
+      if (row[0]) out.push_back(TableIdent{ns, *row[0]});
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  // `columns` (constant SQL, table_name first) of the rows in `ns` meeting `condition`;
+  // kNotFound for a namespace that does not exist.
+  Result<SqlResult> SelectInNamespace(const Namespace& ns, std::string_view columns, std::string_view condition) {
     SKADE_RETURN_IF_ERROR(ns.Validate());
-    return Read<std::vector<TableIdent>>([&](SqlConnection& conn) -> Result<std::vector<TableIdent>> {
+    return Read<SqlResult>([&](SqlConnection& conn) -> Result<SqlResult> {
       SKADE_ASSIGN_OR_RETURN(bool exists, NamespaceExistsOn(conn, name(), ns));
       if (!exists) return Status::NotFound("namespace " + ns.ToString() + " does not exist");
-      SKADE_ASSIGN_OR_RETURN(SqlResult result,
-                             conn.Exec("SELECT table_name FROM iceberg_tables WHERE catalog_name = ? AND "
-                                       "table_namespace = ? AND " +
-                                           std::string(condition),
-                                       {Text(name()), Text(ns.ToString())}));
-      std::vector<TableIdent> out;
-      for (const auto& row : result.rows) {
-        if (row[0]) out.push_back(TableIdent{ns, *row[0]});
-      }
-      std::sort(out.begin(), out.end());
-      return out;
+      return conn.Exec("SELECT " + std::string(columns) + " FROM iceberg_tables WHERE catalog_name = ? AND "
+                       "table_namespace = ? AND " + std::string(condition),
+                       {Text(name()), Text(ns.ToString())});
     });
   }
 
