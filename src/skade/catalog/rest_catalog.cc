@@ -707,8 +707,7 @@ class RestCatalog final : public Catalog {
     return Status::Corruption(what + ": too many pages");
   }
 
-  // Sends and maps a non-2xx answer to a status; the JSON body of a 2xx.
-  // The answer of a call that succeeded (2xx), unparsed.
+  // Sends and maps a non-2xx answer to a status; a 2xx answer unparsed.
   Result<io::HttpResponse> CallRaw(const std::string& method, const std::string& path, const std::string& body,
                                    bool commit, const std::string& what) {
     SKADE_ASSIGN_OR_RETURN(io::HttpResponse r, Send(method, path, body, {}, commit, what));
@@ -716,10 +715,10 @@ class RestCatalog final : public Catalog {
     return r;
   }
 
+  // The same, with the JSON body of the 2xx answer.
   Result<Json> Call(const std::string& method, const std::string& path, const std::string& body, bool commit,
                     const std::string& what) {
-    SKADE_ASSIGN_OR_RETURN(io::HttpResponse r, Send(method, path, body, {}, commit, what));
-    if (r.status < 200 || r.status >= 300) return ErrorOf(r, what, commit);
+    SKADE_ASSIGN_OR_RETURN(io::HttpResponse r, CallRaw(method, path, body, commit, what));
     return ParseBody(r, what);
   }
 
