@@ -7,6 +7,14 @@
 
 namespace skade::engine {
 
+// A connection of its own (a registered one is database.cc's RawConnection).
+struct OwnedConnection {
+  duckdb_connection con = nullptr;
+  ~OwnedConnection() {
+    if (con) duckdb_disconnect(&con);
+  }
+};
+
 struct RawPrepared {
   duckdb_prepared_statement stmt = nullptr;
   ~RawPrepared() {

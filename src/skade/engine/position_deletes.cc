@@ -22,13 +22,6 @@ constexpr const char* kColumns =
     "MAP {2147483546: {name: 'file_path', type: 'VARCHAR', default_value: NULL::VARCHAR}, "
     "2147483545: {name: 'pos', type: 'BIGINT', default_value: NULL::VARCHAR}}";
 
-struct OwnedConnection {
-  duckdb_connection con = nullptr;
-  ~OwnedConnection() {
-    if (con) duckdb_disconnect(&con);
-  }
-};
-
 Status Bad(const std::string& path, const std::string& what) {
   return Status::Corruption("position delete file '" + path + "': " + what);
 }
