@@ -27,10 +27,6 @@
 
 namespace skade::sql {
 
-// Who runs SQL through a LakeSql: a client's session. Every DuckDB connection that runs a
-// session's SQL — its queries' (LakeSql::SetUp) and all that its writes run
-// (LakeSql::ExecuteWrite) — is set up alike from it (LakeSql::SessionSetup), so a statement
-// means the same whether it reads or writes.
 // Lets another thread stop a write (LakeSql::ExecuteWrite, given in its Session) while it runs
 // in DuckDB: the statement running then fails ("Interrupted") and the write with it, before
 // its commit; a write already committing finishes. DuckDB forgets an interrupt that comes
@@ -49,6 +45,10 @@ class WriteInterrupt {
   engine::Database* db_ = nullptr;
 };
 
+// Who runs SQL through a LakeSql: a client's session. Every DuckDB connection that runs a
+// session's SQL — its queries' (LakeSql::SetUp) and all that its writes run
+// (LakeSql::ExecuteWrite) — is set up alike from it (LakeSql::SessionSetup), so a statement
+// means the same whether it reads or writes.
 struct Session {
   std::string schema;  // where unqualified names resolve ("" = none: tables need their schema)
   std::string user;    // whom current_user, user, session_user and current_role name ("" = DuckDB's own)
