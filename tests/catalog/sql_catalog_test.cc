@@ -678,6 +678,73 @@ TEST_P(SqlCatalogTest, IdempotencyRecordsArePerScopeAndExpire) {
   EXPECT_EQ((*reader)->LoadIdempotencyRecord("client:a", "k1", now).status().code(), StatusCode::kNotImplemented);
 }
 
+ServerStateRecord StateRecord(std::string scope, std::string key, std::string value, int64_t expires_at_us) {
+  ServerStateRecord record;
+  record.kind = "test.params";
+  record.scope = std::move(scope);
+  record.key = std::move(key);
+  record.value = std::move(value);
+  record.expires_at_us = expires_at_us;
+  return record;
+}
+
+// Server state (a Flight SQL server's bound parameters, closes, cancels): any bytes, seen by
+// another catalog object on the same database, per kind, scope and key, gone once expired and
+// purged, bounded per value and per scope; a read-only catalog keeps none.
+TEST_P(SqlCatalogTest, ServerStateIsSharedPerScopeBoundedAndExpires) {
+  auto catalog = Open();
+  ASSERT_NE(catalog, nullptr);
+  auto other = Open();
+  ASSERT_NE(other, nullptr);
+  EXPECT_TRUE(catalog->KeepsServerState());
+  const int64_t now = NowMicros();
+  const int64_t hour = int64_t{3600} * 1000 * 1000;
+  const std::string bytes("\0\xff\x80 'quoted' \x01\n", 15);
+  ASSERT_TRUE(catalog->PutServerState(StateRecord("alice", "k1", bytes, now + hour), 0).ok());
+  auto found = other->GetServerState("test.params", "alice", "k1", now);
+  ASSERT_TRUE(found.ok()) << found.status().ToString();
+  ASSERT_TRUE(found->has_value());
+  EXPECT_EQ((*found)->value, bytes);
+  EXPECT_EQ((*found)->expires_at_us, now + hour);
+  EXPECT_FALSE(other->GetServerState("test.params", "bob", "k1", now).value().has_value()) << "another scope";
+  EXPECT_FALSE(other->GetServerState("test.closed", "alice", "k1", now).value().has_value()) << "another kind";
+  EXPECT_FALSE(other->GetServerState("test.params", "alice", "k1", now + hour).value().has_value()) << "expired";
+
+  // Replacing a key does not count its old value against the scope's limit; a new key does.
+  ASSERT_TRUE(catalog->PutServerState(StateRecord("alice", "k1", std::string(100, 'a'), now + hour), 150).ok());
+  EXPECT_EQ(other->GetServerState("test.params", "alice", "k1", now).value()->value, std::string(100, 'a'));
+  EXPECT_EQ(catalog->PutServerState(StateRecord("alice", "k2", std::string(51, 'b'), now + hour), 150).code(),
+            StatusCode::kResourceExhausted);
+  ASSERT_TRUE(catalog->PutServerState(StateRecord("bob", "k2", std::string(51, 'b'), now + hour), 150).ok());
+  ASSERT_TRUE(catalog->PutServerState(StateRecord("alice", "k2", std::string(50, 'b'), now + hour), 150).ok());
+  EXPECT_EQ(catalog->PutServerState(StateRecord("alice", "k3", std::string(kMaxServerStateBytes + 1, 'c'), now + hour),
+                                    0)
+                .code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(catalog->PutServerState(StateRecord("alice", std::string(129, 'k'), "v", now + hour), 0).code(),
+            StatusCode::kInvalidArgument);
+
+  // Deleted on one, gone on the other; expired rows are purged, live ones stay.
+  ASSERT_TRUE(other->DeleteServerState("test.params", "alice", "k2").ok());
+  EXPECT_FALSE(catalog->GetServerState("test.params", "alice", "k2", now).value().has_value());
+  ASSERT_TRUE(catalog->PutServerState(StateRecord("alice", "old", "v", now - 1), 0).ok());
+  EXPECT_TRUE(catalog->GetServerState("test.params", "alice", "old", now - 2).value().has_value());
+  auto purged = other->PurgeServerState(now);
+  ASSERT_TRUE(purged.ok()) << purged.status().ToString();
+  EXPECT_EQ(*purged, 1);
+  EXPECT_FALSE(catalog->GetServerState("test.params", "alice", "old", now - 2).value().has_value());
+  EXPECT_TRUE(catalog->GetServerState("test.params", "alice", "k1", now).value().has_value());
+  EXPECT_EQ(catalog->PurgeServerState(now + hour).value(), 2);
+  ExpectDenseLog(*catalog, 0);
+
+  SqlCatalogOptions read_only = Options();
+  read_only.access = SqlCatalogOptions::Access::kReadOnly;
+  auto reader = OpenSqlCatalog(read_only, *io_);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  EXPECT_FALSE((*reader)->KeepsServerState());
+  EXPECT_EQ((*reader)->GetServerState("test.params", "alice", "k1", now).status().code(), StatusCode::kNotImplemented);
+}
+
 // A commit's record lands in the commit's own transaction, naming its metadata file; a second
 // commit with the key commits nothing and leaves no metadata file.
 TEST_P(SqlCatalogTest, ACommitStoresItsIdempotencyRecordWithIt) {

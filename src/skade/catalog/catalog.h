@@ -170,6 +170,19 @@ struct IdempotencyRecord {
   int64_t expires_at_us = 0;  // from then on the key is free again and the record is purged
 };
 
+// State a server keeps for its clients that every server sharing the catalog must see (Flight
+// SQL's bound parameters too large for a handle, closed prepared statements and sessions,
+// cancelled tickets): bytes under a kind, the scope they belong to (the principal) and a key the
+// caller makes unguessable, until they expire. A lookup in another scope never finds them.
+struct ServerStateRecord {
+  std::string kind;           // what the value is, e.g. "flightsql.params" (1-64 bytes)
+  std::string scope;          // whose it is (at most 1000 bytes)
+  std::string key;            // 1-128 bytes
+  std::string value;          // any bytes, at most kMaxServerStateBytes
+  int64_t expires_at_us = 0;  // from then on it is gone, and purged
+};
+inline constexpr size_t kMaxServerStateBytes = size_t{32} << 20;
+
 // Thread-safe. Errors: kNotFound (missing namespace/table), kAlreadyExists, kConflict (a
 // requirement failed or another commit won), kCommitUnknown (the outcome could not be
 // determined), kInvalidArgument, kIoError, kUnavailable (database down).
@@ -311,6 +324,41 @@ class Catalog {
   virtual Result<int64_t> PurgeIdempotencyRecords(int64_t now_us) {
     (void)now_us;
     return Status::NotImplemented("this catalog keeps no idempotency records");
+  }
+
+  // Server state (ServerStateRecord), kept beside the commit log so that every server of the
+  // catalog shares it. Catalogs that keep none (read-only ones, those without a database of their
+  // own: REST, Nessie, file) say false here and answer kNotImplemented: their servers keep such
+  // state in their own memory, seen by one process only.
+  virtual bool KeepsServerState() const { return false; }
+  // Inserts `record`, replacing the row of its kind, scope and key. kInvalidArgument for a value
+  // over kMaxServerStateBytes or a kind, scope or key out of bounds; kResourceExhausted when the
+  // unexpired values of its kind and scope would exceed `max_scope_bytes` in all (0 = no limit).
+  virtual Status PutServerState(const ServerStateRecord& record, int64_t max_scope_bytes) {
+    (void)record;
+    (void)max_scope_bytes;
+    return Status::NotImplemented("this catalog keeps no server state");
+  }
+  // The record of `kind`, `scope` and `key` not expired at `now_us`, nullopt if none.
+  virtual Result<std::optional<ServerStateRecord>> GetServerState(const std::string& kind, const std::string& scope,
+                                                                  const std::string& key, int64_t now_us) {
+    (void)kind;
+    (void)scope;
+    (void)key;
+    (void)now_us;
+    return Status::NotImplemented("this catalog keeps no server state");
+  }
+  // Deletes the record of `kind`, `scope` and `key` (nothing when there is none).
+  virtual Status DeleteServerState(const std::string& kind, const std::string& scope, const std::string& key) {
+    (void)kind;
+    (void)scope;
+    (void)key;
+    return Status::NotImplemented("this catalog keeps no server state");
+  }
+  // Deletes the records expired at `now_us` (bounded storage); how many were deleted.
+  virtual Result<int64_t> PurgeServerState(int64_t now_us) {
+    (void)now_us;
+    return Status::NotImplemented("this catalog keeps no server state");
   }
 
   // Durable positions of the commit log's consumers (the lineage emitter's last delivered

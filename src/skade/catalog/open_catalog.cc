@@ -42,6 +42,20 @@ class ReadOnlyCatalog final : public internal::ReadOnlyCatalogBase {
   Status StoreConsumerCursor(const std::string& consumer, int64_t commit_seq) override {
     return inner_->StoreConsumerCursor(consumer, commit_seq);
   }
+  // Server state (a Flight SQL server's bound parameters, closes and cancels) changes no table
+  // either.
+  bool KeepsServerState() const override { return inner_->KeepsServerState(); }
+  Status PutServerState(const ServerStateRecord& record, int64_t max_scope_bytes) override {
+    return inner_->PutServerState(record, max_scope_bytes);
+  }
+  Result<std::optional<ServerStateRecord>> GetServerState(const std::string& kind, const std::string& scope,
+                                                          const std::string& key, int64_t now_us) override {
+    return inner_->GetServerState(kind, scope, key, now_us);
+  }
+  Status DeleteServerState(const std::string& kind, const std::string& scope, const std::string& key) override {
+    return inner_->DeleteServerState(kind, scope, key);
+  }
+  Result<int64_t> PurgeServerState(int64_t now_us) override { return inner_->PurgeServerState(now_us); }
   void SetCommitListener(CommitListener listener) override { inner_->SetCommitListener(std::move(listener)); }
 
  private:

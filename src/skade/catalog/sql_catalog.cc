@@ -714,6 +714,52 @@ class SqlCatalog final : public Catalog {
     return purged;
   }
 
+  // ---- server state (skade_server_state; the same rule as idempotency records) ----
+
+  bool KeepsServerState() const override { return writer_ && has_log_; }
+
+  Status RequireServerState() const {
+    if (KeepsServerState()) return Status::Ok();
+    return Status::NotImplemented("catalog " + name() + " is open read-only and keeps no server state");
+  }
+
+  Status PutServerState(const ServerStateRecord& record, int64_t max_scope_bytes) override {
+    SKADE_RETURN_IF_ERROR(RequireServerState());
+    SKADE_RETURN_IF_ERROR(internal::CheckServerStateKey(record.kind, record.scope, record.key));
+    return Write([&](SqlConnection& conn) -> Result<std::vector<CommitLogEntry>> {
+             SKADE_RETURN_IF_ERROR(internal::PutServerStateRow(conn, name(), record, max_scope_bytes, NowMicros()));
+             return std::vector<CommitLogEntry>();
+           })
+        .status();
+  }
+
+  Result<std::optional<ServerStateRecord>> GetServerState(const std::string& kind, const std::string& scope,
+                                                          const std::string& key, int64_t now_us) override {
+    SKADE_RETURN_IF_ERROR(RequireServerState());
+    return Read<std::optional<ServerStateRecord>>([&](SqlConnection& conn) {
+      return internal::SelectServerState(conn, name(), kind, scope, key, now_us);
+    });
+  }
+
+  Status DeleteServerState(const std::string& kind, const std::string& scope, const std::string& key) override {
+    SKADE_RETURN_IF_ERROR(RequireServerState());
+    return Write([&](SqlConnection& conn) -> Result<std::vector<CommitLogEntry>> {
+             SKADE_RETURN_IF_ERROR(internal::DeleteServerStateRow(conn, name(), kind, scope, key));
+             return std::vector<CommitLogEntry>();
+           })
+        .status();
+  }
+
+  Result<int64_t> PurgeServerState(int64_t now_us) override {
+    SKADE_RETURN_IF_ERROR(RequireServerState());
+    int64_t purged = 0;
+    SKADE_RETURN_IF_ERROR(Write([&](SqlConnection& conn) -> Result<std::vector<CommitLogEntry>> {
+                            SKADE_ASSIGN_OR_RETURN(purged, internal::DeleteExpiredServerState(conn, name(), now_us));
+                            return std::vector<CommitLogEntry>();
+                          }).status());
+    return purged;
+  }
+
   // Records live in skade's own tables, written through the writer: a read-only catalog, or a
   // foreign one without skade's tables, keeps none.
   Status RequireRecords() const {

@@ -118,6 +118,27 @@ Status InsertIdempotencyRecord(SqlConnection& conn, const std::string& catalog, 
 // Deletes the rows of `catalog` expired at `now_us`; how many.
 Result<int64_t> DeleteExpiredIdempotencyRecords(SqlConnection& conn, const std::string& catalog, int64_t now_us);
 
+// ---- Server state (sql_server_state.cc) ----
+// skade_server_state holds one row per ServerStateRecord, keyed by catalog, kind, scope and key.
+// Added without a schema version change (created where missing), as the idempotency keys were.
+
+extern const std::string_view kCreateServerStateSql;
+extern const std::string_view kCreateServerStateExpiryIndexSql;
+
+// kInvalidArgument for a kind, scope or key out of the column's bounds.
+Status CheckServerStateKey(const std::string& kind, const std::string& scope, const std::string& key);
+// The record of `kind`, `scope` and `key` in `catalog` not expired at `now_us`, nullopt if none.
+Result<std::optional<ServerStateRecord>> SelectServerState(SqlConnection& conn, const std::string& catalog,
+                                                           const std::string& kind, const std::string& scope,
+                                                           const std::string& key, int64_t now_us);
+// Inside a write transaction: inserts or replaces `record` (Catalog::PutServerState's errors).
+Status PutServerStateRow(SqlConnection& conn, const std::string& catalog, const ServerStateRecord& record,
+                         int64_t max_scope_bytes, int64_t now_us);
+Status DeleteServerStateRow(SqlConnection& conn, const std::string& catalog, const std::string& kind,
+                            const std::string& scope, const std::string& key);
+// Deletes the rows of `catalog` expired at `now_us`; how many.
+Result<int64_t> DeleteExpiredServerState(SqlConnection& conn, const std::string& catalog, int64_t now_us);
+
 // A text parameter.
 inline SqlParam Text(std::string value) { return SqlParam(std::move(value)); }
 // Ends the open transaction, if any, ignoring errors (the caller reports its own).

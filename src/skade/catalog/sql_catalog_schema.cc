@@ -1,6 +1,6 @@
 // The catalog's tables: the Iceberg JDBC catalog's (iceberg_tables, iceberg_namespace_properties)
 // and skade's own (skade_commit_log, skade_meta, skade_table_locations,
-// skade_idempotency_keys), created where missing
+// skade_idempotency_keys, skade_server_state), created where missing
 // and checked against the schema version this build understands.
 #include <cstdint>
 #include <map>
@@ -111,7 +111,8 @@ Status SetUpSchema(SqlConnection& conn) {
     }
     for (std::string_view ddl : {kCreateTablesSql, kCreateNamespacePropertiesSql, kCreateCommitLogSql,
                                  kCreateMetaSql, kCreateTableLocationsSql, kCreateIdempotencyKeysSql,
-                                 kCreateIdempotencyExpiryIndexSql}) {
+                                 kCreateIdempotencyExpiryIndexSql, kCreateServerStateSql,
+                                 kCreateServerStateExpiryIndexSql}) {
       SKADE_RETURN_IF_ERROR(conn.Exec(ddl, {}));
     }
     // JDBC catalogs created before the V1 schema have no iceberg_type column; add it as
