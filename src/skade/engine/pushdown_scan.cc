@@ -316,6 +316,30 @@ struct ScanState final : duckdb::GlobalTableFunctionState {
     if (checks != nullptr) error = checks->Explain(sql, error);
     throw duckdb::IOException(error.code() == StatusCode::kInvalidArgument ? error.message() : error.ToString());
   }
+  std::string select;                      // the scan's columns over a query of the source
+  std::shared_ptr<ScanParts> parts;        // the source's further queries, when it has parts
+  duckdb::ClientContext* context = nullptr;
+
+  // Runs `query` (the whole scan, or its next part).
+  void Start(std::string query) {
+    if (connection == nullptr) connection = duckdb::make_uniq<duckdb::Connection>(*context->db);
+    sql = std::move(query);
+    result = connection->SendQuery("SELECT " + select + " FROM (" + sql + ")");
+    if (result->HasError()) ThrowError();
+  }
+  // Starts the next part; false when there is none.
+  bool StartNextPart() {
+    if (parts == nullptr) return false;
+    Result<std::optional<std::string>> next = parts->Next();
+    if (!next.ok()) throw duckdb::IOException(next.status().ToString());
+    if (!*next) {
+      parts.reset();  // lets the planner go
+      return false;
+    }
+    Start(std::move(**next));
+    return true;
+  }
+
   int64_t rows_left = 0;  // a scan of no column: rows still to emit
   // A scan of no column whose rows come from a query: its one column of NULLs is not the
   // scan's (whose type DuckDB chose), so only the row count is taken from it.
@@ -357,7 +381,9 @@ duckdb::unique_ptr<duckdb::GlobalTableFunctionState> Init(duckdb::ClientContext&
     state->rows_left = *plan->row_count;
     return state;
   }
-  if (plan->sql.empty()) throw duckdb::InternalException("skade_scan: the source planned no query");
+  if (plan->sql.empty() && plan->parts == nullptr) {
+    throw duckdb::InternalException("skade_scan: the source planned no query");
+  }
   // The columns in the scan's order and types, whatever the source's SQL gives.
   std::string select;
   for (size_t i = 0; i < projected.size(); ++i) {
@@ -369,11 +395,15 @@ duckdb::unique_ptr<duckdb::GlobalTableFunctionState> Init(duckdb::ClientContext&
     select = "NULL";
     state->counts_only = true;
   }
-  state->connection = duckdb::make_uniq<duckdb::Connection>(*context.db);
-  state->sql = plan->sql;
+  state->select = std::move(select);
+  state->context = &context;
   state->checks = data.checks;
-  state->result = state->connection->SendQuery("SELECT " + select + " FROM (" + plan->sql + ")");
-  if (state->result->HasError()) state->ThrowError();
+  if (plan->parts == nullptr) {
+    state->Start(std::move(plan->sql));
+  } else {
+    state->parts = std::move(plan->parts);
+    if (!state->StartNextPart()) state->done = true;  // no file to read
+  }
   return state;
 }
 
@@ -398,12 +428,16 @@ void Scan(duckdb::ClientContext&, duckdb::TableFunctionInput& input, duckdb::Dat
   }
   auto chunk = state.result->Fetch();
   if (state.result->HasError()) state.ThrowError();
-  if (!chunk || chunk->size() == 0) {
-    state.done = true;
+  while (!chunk || chunk->size() == 0) {
     state.result.reset();
-    state.connection.reset();
-    output.SetCardinality(0);
-    return;
+    if (!state.StartNextPart()) {
+      state.done = true;
+      state.connection.reset();
+      output.SetCardinality(0);
+      return;
+    }
+    chunk = state.result->Fetch();
+    if (state.result->HasError()) state.ThrowError();
   }
   if (!state.counts_only && output.ColumnCount() == chunk->ColumnCount()) {
     output.Reference(*chunk);  // the inner result's buffers, not a copy

@@ -33,12 +33,24 @@ struct PushedScan {
   std::optional<Predicate> filter;
 };
 
+// A scan's rows in parts, each a query over some of its files, planned as they are asked for:
+// a statement that stops early (a LIMIT) plans and reads no more than the parts it took.
+// Called from one thread at a time.
+class ScanParts {
+ public:
+  virtual ~ScanParts() = default;
+  // The next part's query (as ScanPlan::sql), nullopt after the last.
+  virtual Result<std::optional<std::string>> Next() = 0;
+};
+
 struct ScanPlan {
   // A query giving `columns` (by name; cast to the declared types here) for every row that
   // may match the filter.
   std::string sql;
   // For a scan that reads no column: the number of rows, and no query runs.
   std::optional<int64_t> row_count;
+  // Instead of `sql`: the rows come from these parts, one after the other.
+  std::shared_ptr<ScanParts> parts;
 };
 
 // Thread-safe implementations: statements of several connections plan at once.

@@ -10,6 +10,7 @@
 #include "skade/base/log.h"
 #include "skade/engine/schema_convert.h"
 #include "skade/iceberg/scan.h"
+#include "skade/table/parted_read.h"
 
 namespace skade::sql {
 
@@ -129,20 +130,40 @@ namespace {
 // snapshot (LakeSql::set_pushdown(false)).
 enum class ScanPlanning { kPushdown, kWholeSnapshot };
 
+// The parts of a table read planned while it is read (table/parted_read.h).
+class TableScanParts final : public engine::ScanParts {
+ public:
+  TableScanParts(std::unique_ptr<table::PartedRead> read, std::shared_ptr<iceberg::ManifestCache> cache)
+      : cache_(std::move(cache)), read_(std::move(read)) {}
+  Result<std::optional<std::string>> Next() override { return read_->Next(); }
+
+ private:
+  std::shared_ptr<iceberg::ManifestCache> cache_;  // the read's planner reads through it
+  std::unique_ptr<table::PartedRead> read_;
+};
+
 // One table at one snapshot as the source of a pushdown scan: each statement's scan is
 // planned with its columns and filter (manifest, partition and metrics pruning). The snapshot
 // never changes under a source, so plans are kept by (columns, filter): the same BI query
 // again plans without reading a manifest. Bounded by kCacheBytes of plan text per source.
+// A snapshot of more than `parted_read_files` data files (or that does not say how many) is
+// read in parts planned as they are read instead (LakeSql::set_parted_read_files).
 class TableScanSource final : public engine::ScanSource {
  public:
   static constexpr size_t kCacheBytes = size_t{8} << 20;
 
   // Plans `table` at the snapshot `selector` selects through `cache` (kept alive as long as
-  // this source); kWholeSnapshot lists every file of it whatever the scan pushes.
+  // this source); kWholeSnapshot lists every file of it whatever the scan pushes; kPushdown
+  // reads a snapshot of more than `parted_read_files` files in parts.
   TableScanSource(std::unique_ptr<table::Table> table, std::shared_ptr<iceberg::ManifestCache> cache,
-                  iceberg::SnapshotSelector selector, ScanPlanning planning)
+                  iceberg::SnapshotSelector selector, ScanPlanning planning, int64_t parted_read_files)
       : cache_(std::move(cache)), table_(std::move(table)), selector_(std::move(selector)), planning_(planning) {
     table_->set_manifest_cache(cache_.get());
+    auto selected = iceberg::SelectSnapshot(table_->metadata(), selector_);
+    if (selected.ok() && selected->snapshot != nullptr) {
+      std::optional<int64_t> files = selected->snapshot->SummaryLong("total-data-files");
+      parted_ = planning_ == ScanPlanning::kPushdown && (!files || *files > parted_read_files);
+    }
   }
   Result<engine::ScanPlan> Plan(const engine::PushedScan& pushed) override {
     engine::PushedScan scan;
@@ -165,6 +186,11 @@ class TableScanSource final : public engine::ScanSource {
       options.snapshot = selector_;
       options.columns = scan.columns;
       options.where = scan.filter;
+      if (parted_) {
+        SKADE_ASSIGN_OR_RETURN(auto read, table_->ReadInParts(options));
+        plan.parts = std::make_shared<TableScanParts>(std::move(read), cache_);
+        return plan;
+      }
       SKADE_ASSIGN_OR_RETURN(plan.sql, table_->ReadSql(options));
     }
     Remember(std::move(key), plan);
@@ -195,6 +221,7 @@ class TableScanSource final : public engine::ScanSource {
   std::unique_ptr<table::Table> table_;
   const iceberg::SnapshotSelector selector_;
   const ScanPlanning planning_;
+  bool parted_ = false;  // read in parts (kPushdown only)
   std::map<std::string, Cached> plans_;
   std::list<std::string> order_;
   size_t cached_bytes_ = 0;
@@ -223,6 +250,13 @@ LakeSql::~LakeSql() {
   }
 }
 
+void LakeSql::set_parted_read_files(int64_t files) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (parted_read_files_ == files) return;
+  parted_read_files_ = files;
+  for (auto& [ident, view] : views_) view.metadata_location.clear();  // remade at next use
+}
+
 void LakeSql::set_pushdown(bool on) {
   std::lock_guard<std::mutex> lock(mu_);
   if (pushdown_ == on) return;
@@ -240,7 +274,7 @@ Result<std::unique_ptr<table::Table>> LakeSql::SyncView(const catalog::TableIden
   if (pushdown_) {
     SKADE_ASSIGN_OR_RETURN(engine::ScanSourceInfo info, ScanSourceOf(*table, {}));
     info.source = std::make_shared<TableScanSource>(table->Clone(), manifest_cache_, iceberg::SnapshotSelector{},
-                                                    ScanPlanning::kPushdown);
+                                                    ScanPlanning::kPushdown, parted_read_files_);
     view.scan_token = db_.scans().Register(std::move(info));
     view_sql = engine::PushdownScanSql(view.scan_token);
   } else {
@@ -263,11 +297,14 @@ Result<std::string> LakeSql::RegisterSnapshotScan(const table::Table& table,
                                                   const iceberg::SnapshotSelector& selector) {
   SKADE_ASSIGN_OR_RETURN(engine::ScanSourceInfo info, ScanSourceOf(table, selector));
   ScanPlanning planning;
+  int64_t parted_read_files;
   {
     std::lock_guard<std::mutex> lock(mu_);
     planning = pushdown_ ? ScanPlanning::kPushdown : ScanPlanning::kWholeSnapshot;
+    parted_read_files = parted_read_files_;
   }
-  info.source = std::make_shared<TableScanSource>(table.Clone(), manifest_cache_, selector, planning);
+  info.source =
+      std::make_shared<TableScanSource>(table.Clone(), manifest_cache_, selector, planning, parted_read_files);
   return db_.scans().Register(std::move(info));
 }
 

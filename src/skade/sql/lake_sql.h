@@ -77,6 +77,12 @@ class LakeSql {
   // (engine/pushdown_scan.h; the default), or list every file of the snapshot when made (off:
   // the oracle of the pushdown tests and benchmarks). Applies to views made from now on.
   void set_pushdown(bool on);
+  // With pushdown, a snapshot of more data files than this (or that does not say how many) is
+  // read in parts planned while they are read (table/parted_read.h): a LIMIT reads a few
+  // manifests, and no statement holds the whole file list; such plans are not kept.
+  // kPartedReadFiles unless set; applies to views made from now on.
+  void set_parted_read_files(int64_t files);
+  static constexpr int64_t kPartedReadFiles = 1000;
   // Told about every write through this object that fails (borrowed; null for none).
   void set_write_observer(table::WriteObserver* observer) { write_observer_ = observer; }
   // The decoded manifest lists and manifests that views' scans plan with, shared by every
@@ -295,6 +301,7 @@ class LakeSql {
   };
   std::map<catalog::TableIdent, View> views_;
   bool pushdown_ = true;
+  int64_t parted_read_files_ = kPartedReadFiles;
   std::set<std::string> schemas_;                     // DuckDB schemas made so far
 };
 

@@ -172,7 +172,7 @@ class RowsSource final : public engine::ScanSource {
  public:
   explicit RowsSource(std::string sql) : sql_(std::move(sql)) {}
   Result<engine::ScanPlan> Plan(const engine::PushedScan&) override {
-    return engine::ScanPlan{sql_, std::nullopt};
+    return engine::ScanPlan{sql_, std::nullopt, nullptr};
   }
 
  private:

@@ -67,24 +67,30 @@ void Table::UseRelocation() {
   relocated_io_ = io::MakeRelocatingFileIO(io_, std::move(r.map));
 }
 
-Result<engine::IcebergScan> Table::PlanRead(const ReadOptions& options) {
+Result<Table::PreparedRead> Table::PrepareRead(const ReadOptions& options) {
   const iceberg::TableMetadata& m = metadata();
   SKADE_ASSIGN_OR_RETURN(auto selected, iceberg::SelectSnapshot(m, options.snapshot));
-  engine::IcebergScan scan;
-  scan.schema = selected.schema;
-  scan.name_mapping = m.DefaultNameMapping();
-  scan.specs = m.partition_specs;
-  scan.format_version = m.format_version;
-  if (selected.snapshot == nullptr) return scan;
-  iceberg::ExprPtr filter;
+  PreparedRead read;
+  read.scan.schema = selected.schema;
+  read.scan.name_mapping = m.DefaultNameMapping();
+  read.scan.specs = m.partition_specs;
+  read.scan.format_version = m.format_version;
+  read.snapshot = selected.snapshot;
+  if (read.snapshot == nullptr) return read;
   if (options.where) {
-    SKADE_ASSIGN_OR_RETURN(filter, engine::SqlToIcebergFilter(db_, *options.where, *selected.schema));
+    SKADE_ASSIGN_OR_RETURN(read.filter, engine::SqlToIcebergFilter(db_, *options.where, *selected.schema));
   }
-  iceberg::ScanPlanner planner(read_io(), m);
+  read.scan.locations = locations_;
+  return read;
+}
+
+Result<engine::IcebergScan> Table::PlanRead(const ReadOptions& options) {
+  SKADE_ASSIGN_OR_RETURN(PreparedRead read, PrepareRead(options));
+  if (read.snapshot == nullptr) return std::move(read.scan);
+  iceberg::ScanPlanner planner(read_io(), metadata());
   planner.set_cache(manifest_cache_);
-  SKADE_ASSIGN_OR_RETURN(scan.tasks, planner.PlanAll(*selected.snapshot, *selected.schema, filter));
-  scan.locations = locations_;
-  return scan;
+  SKADE_ASSIGN_OR_RETURN(read.scan.tasks, planner.PlanAll(*read.snapshot, *read.scan.schema, read.filter));
+  return std::move(read.scan);
 }
 
 Result<std::string> Table::ReadSql(const ReadOptions& options) {

@@ -36,6 +36,7 @@ namespace skade::table {
 struct PendingSnapshot;  // commit_internal.h
 class AppendQueue;       // append_queue.h
 struct QueuedAppend;
+class PartedRead;        // parted_read.h
 
 // What to read.
 struct ReadOptions {
@@ -137,6 +138,9 @@ class Table : public IcebergSource, public IcebergSink {
   Result<engine::IcebergScan> PlanRead(const ReadOptions& options);
   // The DuckDB SQL of a read (columns, where, limit applied).
   Result<std::string> ReadSql(const ReadOptions& options);
+  // The same read in parts, planned while it is read (parted_read.h): a reader that stops
+  // early has read only the manifests of the parts it took. options.limit is not applied.
+  Result<std::unique_ptr<PartedRead>> ReadInParts(const ReadOptions& options) const;
   // Rows as an Arrow C stream (bounded memory).
   Result<arrow::StreamHandle> Read(const ReadOptions& options);
   // Row count (from manifests when no filter and no delete files).
@@ -282,6 +286,15 @@ class Table : public IcebergSource, public IcebergSink {
   // location map (iceberg/relocation.h). No-op for tables where they say they are.
   void UseRelocation();
   io::FileIO& read_io() { return relocated_io_ ? *relocated_io_ : io_; }
+
+  // A read before its files are planned: the scan without tasks, and what planning needs.
+  struct PreparedRead {
+    engine::IcebergScan scan;
+    const iceberg::Snapshot* snapshot = nullptr;  // null: the table has no snapshot
+    iceberg::ExprPtr filter;                      // the Iceberg-expressible part of `where`
+  };
+  Result<PreparedRead> PrepareRead(const ReadOptions& options);
+  friend class PartedRead;
 
   // A metadata-only commit (table/maintenance.cc): `build` turns the current metadata into
   // requirements + updates; on kConflict the table is reloaded and `build` runs again.
