@@ -64,7 +64,7 @@ TEST(RegistryTest, SessionsArePerPrincipalAndTheLeastRecentlyUsedGivesWay) {
   auto back = r.FindSession(a2_cookie, "alice");
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ((*back)->schema(), "sales");
-  r.CloseSession(a1->id);
+  ASSERT_TRUE(r.CloseSession(a1).ok());
   EXPECT_EQ(r.FindSession(a1->id, "alice").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(r.FindSession("not-a-cookie", "alice").status().code(), StatusCode::kNotFound);
 }
@@ -119,14 +119,14 @@ TEST(RegistryTest, IdleEntriesAreReapedAndCancelStopsAPendingTicket) {
   std::string q = r.AddQuery(PendingQuery{"", "SELECT 1", ""});
   std::string p = r.AddPrepared(Prepared("", "SELECT 2"));
   std::string cancelled = r.AddQuery(PendingQuery{"", "SELECT 3", ""});
-  EXPECT_EQ(r.Cancel(cancelled, "someone else"), CancelOutcome::kNotCancellable);
-  EXPECT_EQ(r.Cancel(cancelled, ""), CancelOutcome::kCancelled);
+  EXPECT_EQ(r.Cancel(cancelled, "someone else").value(), CancelOutcome::kNotCancellable);
+  EXPECT_EQ(r.Cancel(cancelled, "").value(), CancelOutcome::kCancelled);
   EXPECT_EQ(r.FindQuery(cancelled, "").status().code(), StatusCode::kCancelled);
-  EXPECT_EQ(r.Cancel(cancelled, ""), CancelOutcome::kCancelled) << "cancelling twice is no error";
+  EXPECT_EQ(r.Cancel(cancelled, "").value(), CancelOutcome::kCancelled) << "cancelling twice is no error";
   EXPECT_EQ(r.FindQuery(cancelled, "someone else").status().code(), StatusCode::kNotFound);
   std::string fetched = r.AddQuery(PendingQuery{"", "SELECT 4", ""});
   r.MarkFetched(fetched);
-  EXPECT_EQ(r.Cancel(fetched, ""), CancelOutcome::kNotCancellable);  // finished
+  EXPECT_EQ(r.Cancel(fetched, "").value(), CancelOutcome::kNotCancellable);  // finished
   EXPECT_TRUE(r.FindQuery(fetched, "").ok());
   r.Reap(std::chrono::seconds(0));
   EXPECT_TRUE(r.FindSession(s->id, "").ok());
@@ -184,7 +184,7 @@ TEST(RegistryTest, AnyInstanceSharingTheKeyServesTheHandlesOfAnother) {
   EXPECT_EQ(stranger.FindQuery(ticket, "alice").status().code(), StatusCode::kNotFound);
   // A cancel on the second instance sticks there.
   std::string pending = one.AddQuery(PendingQuery{"alice", "SELECT 1", ""});
-  EXPECT_EQ(two.Cancel(pending, "alice"), CancelOutcome::kCancelled);
+  EXPECT_EQ(two.Cancel(pending, "alice").value(), CancelOutcome::kCancelled);
   EXPECT_EQ(two.FindQuery(pending, "alice").status().code(), StatusCode::kCancelled);
 
   auto prepared = std::make_shared<PreparedStatement>();
@@ -253,8 +253,8 @@ TEST(RegistryTest, ACancelBeforeTheRunExecutesIsReportedWhenItAttaches) {
   {
     std::unique_ptr<Registry::Run> run = r.StartRun(q, "");
     ASSERT_TRUE(r.FindQuery(q, "").ok());
-    EXPECT_EQ(r.Cancel(q, "someone else"), CancelOutcome::kNotCancellable);
-    EXPECT_EQ(r.Cancel(q, ""), CancelOutcome::kCancelled);
+    EXPECT_EQ(r.Cancel(q, "someone else").value(), CancelOutcome::kNotCancellable);
+    EXPECT_EQ(r.Cancel(q, "").value(), CancelOutcome::kCancelled);
     EXPECT_EQ(run->Attach(nullptr), Registry::Run::Stop::kCancelled);
     EXPECT_EQ(run->stop(), Registry::Run::Stop::kCancelled);
   }
@@ -265,7 +265,7 @@ TEST(RegistryTest, ACancelBeforeTheRunExecutesIsReportedWhenItAttaches) {
   std::string p = r.AddQuery(PendingQuery{"", "SELECT 2", ""});
   std::unique_ptr<Registry::Run> again = r.StartRun(p, "");
   EXPECT_EQ(again->Attach(nullptr), Registry::Run::Stop::kNone);
-  EXPECT_EQ(r.Cancel(p, ""), CancelOutcome::kCancelled);
+  EXPECT_EQ(r.Cancel(p, "").value(), CancelOutcome::kCancelled);
   EXPECT_EQ(again->stop(), Registry::Run::Stop::kCancelled);
   // A timeout interrupts a run that has not attached yet just the same.
   std::unique_ptr<Registry::Run> slow = r.StartRun("prepared-handle", "");

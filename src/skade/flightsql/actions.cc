@@ -95,7 +95,7 @@ GStatus Backend::ClosePrepared(const Caller& caller, const pbsql::ActionClosePre
   return ToGrpc(registry_.ClosePrepared(request.prepared_statement_handle(), caller.principal));
 }
 
-pb::CancelStatus Backend::Cancel(const Caller& caller, const pb::FlightInfo& info) {
+Result<pb::CancelStatus> Backend::Cancel(const Caller& caller, const pb::FlightInfo& info) {
   pb::CancelStatus result = pb::CANCEL_STATUS_NOT_CANCELLABLE;
   for (const auto& endpoint : info.endpoint()) {
     google::protobuf::Any ticket;
@@ -109,7 +109,8 @@ pb::CancelStatus Backend::Cancel(const Caller& caller, const pb::FlightInfo& inf
       handle = prepared.prepared_statement_handle();
     }
     if (handle.empty()) continue;
-    if (registry_.Cancel(handle, caller.principal) == CancelOutcome::kCancelled) result = pb::CANCEL_STATUS_CANCELLED;
+    SKADE_ASSIGN_OR_RETURN(CancelOutcome outcome, registry_.Cancel(handle, caller.principal));
+    if (outcome == CancelOutcome::kCancelled) result = pb::CANCEL_STATUS_CANCELLED;
   }
   return result;
 }

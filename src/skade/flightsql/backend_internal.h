@@ -119,7 +119,8 @@ class Backend {
                                                      const std::string& sql,
                                                      pbsql::ActionCreatePreparedStatementResult* out);
   GStatus ClosePrepared(const Caller& caller, const pbsql::ActionClosePreparedStatementRequest& request);
-  pb::CancelStatus Cancel(const Caller& caller, const pb::FlightInfo& info);
+  // The cancel's error when it could not be recorded for the other instances (shared state).
+  Result<pb::CancelStatus> Cancel(const Caller& caller, const pb::FlightInfo& info);
   // Applies the options to `session` (created by the caller when the call had none).
   void SetSessionOptions(Session& session, const pb::SetSessionOptionsRequest& request,
                          pb::SetSessionOptionsResult* out);

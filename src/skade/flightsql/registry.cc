@@ -5,6 +5,8 @@
 #include "skade/arrow/ipc.h"
 #include "skade/base/clock.h"
 #include "skade/base/log.h"
+#include "skade/base/random.h"
+#include "skade/io/sigv4.h"
 
 namespace skade::flightsql {
 
@@ -105,6 +107,20 @@ constexpr std::string_view kSessionPurpose = "flightsql.session";
 // their tokens expire; at most this many (the oldest give way).
 constexpr size_t kMaxTombstones = 65536;
 
+// Kinds of shared state (catalog::ServerStateRecord), each scoped to the principal. A prepared
+// statement's and a session's key is the random id all their tokens carry; a ticket's, the
+// SHA-256 of the ticket.
+constexpr std::string_view kParamsKind = "flightsql.params";
+constexpr std::string_view kClosedPreparedKind = "flightsql.prepared.closed";
+constexpr std::string_view kClosedSessionKind = "flightsql.session.closed";
+constexpr std::string_view kCancelledTicketKind = "flightsql.ticket.cancelled";
+
+// The id of a statement or session whose token carries none (issued by an older build): its
+// token's digest.
+std::string IdOrDigest(const std::string& id, std::string_view token) {
+  return id.empty() ? io::Sha256Hex(token) : id;
+}
+
 std::string PackQuery(const PendingQuery& q) {
   std::string out;
   PutField(out, q.principal);
@@ -125,28 +141,37 @@ std::optional<PendingQuery> UnpackQuery(std::string_view in) {
   return q;
 }
 
-std::string PackPrepared(const PreparedStatement& p, std::string_view params) {
+// What a prepared-statement handle carries: the statement (principal, sql, schema; the rest is
+// re-derived), its bound parameters as Arrow IPC ("" for none), the statement's random id (the
+// same in every handle of it) and the shared-state key of its bound parameters ("" for none).
+struct SealedPrepared {
+  PreparedStatement statement;
+  std::string params_ipc;
+  std::string id;
+  std::string params_key;
+};
+
+std::string PackPrepared(const PreparedStatement& p, std::string_view params, std::string_view id,
+                         std::string_view params_key) {
   std::string out;
   PutField(out, p.principal);
   PutField(out, p.sql);
   PutField(out, p.schema);
   PutField(out, params);
+  PutField(out, id);
+  PutField(out, params_key);
   return out;
 }
-
-// What a prepared-statement handle carries: the statement (principal, sql, schema; the rest is
-// re-derived) and its bound parameters as Arrow IPC ("" for none).
-struct SealedPrepared {
-  PreparedStatement statement;
-  std::string params_ipc;
-};
 
 std::optional<SealedPrepared> UnpackPrepared(std::string_view in) {
   SealedPrepared p;
   if (!GetField(in, &p.statement.principal) || !GetField(in, &p.statement.sql) || !GetField(in, &p.statement.schema) ||
-      !GetField(in, &p.params_ipc) || !in.empty()) {
+      !GetField(in, &p.params_ipc)) {
     return std::nullopt;
   }
+  // Handles of an older build end here (no id, no key).
+  if (!in.empty() && (!GetField(in, &p.id) || !GetField(in, &p.params_key))) return std::nullopt;
+  if (!in.empty()) return std::nullopt;
   return p;
 }
 
@@ -190,6 +215,7 @@ Result<std::shared_ptr<const ParamSet>> DecodeParams(std::string_view ipc) {
 struct Registry::Impl {
   RegistryLimits limits;
   std::shared_ptr<const io::Sealer> sealer;
+  catalog::Catalog* shared = nullptr;  // null: no shared state (RegistryLimits::shared_state)
   Reprepare reprepare;
   mutable std::mutex mu;
   // A session by each of its cookies (a new cookie each time its options change or its cookie
@@ -203,6 +229,8 @@ struct Registry::Impl {
   struct PreparedEntry {
     std::shared_ptr<const PreparedStatement> statement;
     std::shared_ptr<const ParamSet> params;
+    std::string id;          // the statement's (IdOrDigest)
+    std::string params_key;  // shared state of the parameters, "" for none
   };
   std::map<std::string, Owned<PreparedEntry>> prepared;
   std::multimap<std::string, std::shared_ptr<Run::Entry>> running;  // handle → runs
@@ -212,6 +240,8 @@ struct Registry::Impl {
     bool cancelled;
   };
   std::map<std::string, Tombstone> tombstones;
+  int64_t last_cancel_poll_ns = 0;  // Reap's shared-state work, guarded by mu
+  int64_t last_purge_ns = 0;
 
   int64_t idle_ns() const { return std::chrono::duration_cast<std::chrono::nanoseconds>(limits.idle_lifetime).count(); }
   int64_t prepared_ns() const {
@@ -227,9 +257,51 @@ struct Registry::Impl {
     tombstones[handle] = Tombstone{MonotonicNanos() + lifetime_ns, cancelled};
   }
 
-  // The ticket `handle` of `principal` in the local table, adopted from its token when another
-  // instance issued it (or it was forgotten here); null when unknown, expired, closed or
-  // another principal's. Called with mu held.
+  // Whether the shared state records `key` of `principal` under `kind` (a close or a cancel on
+  // any instance); false without shared state. Called without mu (it reads the database).
+  Result<bool> Recorded(std::string_view kind, const std::string& principal, const std::string& key) const {
+    if (shared == nullptr) return false;
+    SKADE_ASSIGN_OR_RETURN(std::optional<catalog::ServerStateRecord> row,
+                           shared->GetServerState(std::string(kind), principal, key, NowMicros()));
+    return row.has_value();
+  }
+
+  // Records `key` of `principal` under `kind` for `lifetime` (no shared state: nothing to do).
+  Status Record(std::string_view kind, const std::string& principal, const std::string& key,
+                std::chrono::seconds lifetime) const {
+    if (shared == nullptr) return Status::Ok();
+    catalog::ServerStateRecord row;
+    row.kind = std::string(kind);
+    row.scope = principal;
+    row.key = key;
+    row.expires_at_us = NowMicros() + lifetime.count() * 1000 * 1000;
+    return shared->PutServerState(row, 0);
+  }
+
+  // Forgets every local handle of the prepared statement `id` and buries them. Called with mu.
+  void ForgetPrepared(const std::string& id) {
+    for (auto e = prepared.begin(); e != prepared.end();) {
+      if (e->second.value.id == id) {
+        Bury(e->first, prepared_ns(), false);
+        e = prepared.erase(e);
+      } else {
+        ++e;
+      }
+    }
+  }
+
+  // Forgets every local cookie of the session `key` and buries them. Called with mu.
+  void ForgetSession(const std::string& key) {
+    for (auto e = sessions.begin(); e != sessions.end();) {
+      if (e->second.value.session->key == key) {
+        Bury(e->first, idle_ns(), false);
+        e = sessions.erase(e);
+      } else {
+        ++e;
+      }
+    }
+  }
+
   // The ticket `handle` carries, if it is a valid ticket of `principal`.
   std::optional<PendingQuery> OpenQuery(const std::string& handle, const std::string& principal) const {
     auto payload = sealer->Open(kTicketPurpose, handle);
@@ -238,14 +310,19 @@ struct Registry::Impl {
     return query;
   }
 
-  // The prepared statement `handle` carries, if it is a valid handle of `principal`.
+  // The prepared statement `handle` carries, if it is a valid handle of `principal` (its id
+  // filled in for a handle of an older build).
   std::optional<SealedPrepared> OpenPrepared(const std::string& handle, const std::string& principal) const {
     auto payload = sealer->Open(kPreparedPurpose, handle);
     std::optional<SealedPrepared> prepared = payload.ok() ? UnpackPrepared(*payload) : std::nullopt;
     if (!prepared || prepared->statement.principal != principal) return std::nullopt;
+    prepared->id = IdOrDigest(prepared->id, handle);
     return prepared;
   }
 
+  // The ticket `handle` of `principal` in the local table, adopted from its token when another
+  // instance issued it (or it was forgotten here); null when unknown, expired, closed or
+  // another principal's. Called with mu held.
   Owned<PendingQuery>* QueryLocked(const std::string& handle, const std::string& principal) {
     auto it = queries.find(handle);
     if (it != queries.end()) return it->second.principal == principal ? &it->second : nullptr;
@@ -262,6 +339,9 @@ struct Registry::Impl {
 Registry::Registry(RegistryLimits limits) : impl_(std::make_unique<Impl>()) {
   impl_->limits = limits;
   impl_->sealer = limits.sealer ? limits.sealer : io::Sealer::Ephemeral();
+  // A catalog that keeps no server state (REST, Nessie, file catalogs; a read-only SqlCatalog):
+  // large parameters, closes and cancels stay in this process, as without a catalog.
+  if (limits.shared_state != nullptr && limits.shared_state->KeepsServerState()) impl_->shared = limits.shared_state;
 }
 Registry::~Registry() = default;
 
@@ -276,6 +356,7 @@ std::pair<std::string, int64_t> SessionCookieValue(const io::Sealer& sealer, con
   std::string payload;
   PutField(payload, s.principal);
   PutField(payload, s.schema());
+  PutField(payload, s.key);
   const int64_t expires_at_ms = NowMillis() + lifetime.count() * 1000;
   return {io::EncodeBase64Url(sealer.Seal(kSessionPurpose, payload, lifetime)), expires_at_ms};
 }
@@ -285,6 +366,7 @@ std::pair<std::string, int64_t> SessionCookieValue(const io::Sealer& sealer, con
 std::shared_ptr<Session> Registry::CreateSession(const std::string& principal) {
   auto s = std::make_shared<Session>();
   s->principal = principal;
+  s->key = RandomHex(16);
   auto [id, expires] = SessionCookieValue(*impl_->sealer, *s, impl_->limits.idle_lifetime);
   s->id = id;
   std::lock_guard<std::mutex> lock(impl_->mu);
@@ -317,54 +399,62 @@ std::optional<std::string> Registry::Refresh(const std::string& id) {
 Result<std::shared_ptr<Session>> Registry::FindSession(const std::string& id, const std::string& principal) {
   const Status unknown = Status::NotFound(
       "the session is closed, expired or unknown; drop the arrow_flight_session_id cookie to start anew");
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  auto it = impl_->sessions.find(id);
-  if (it != impl_->sessions.end() && it->second.value.expires_at_ms < NowMillis()) {
-    impl_->sessions.erase(it);
+  std::shared_ptr<Session> session;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    auto it = impl_->sessions.find(id);
+    if (it != impl_->sessions.end() && it->second.value.expires_at_ms < NowMillis()) {
+      impl_->sessions.erase(it);
+      return unknown;
+    }
+    if (it == impl_->sessions.end()) {
+      // A session of another instance (or one forgotten here): its cookie carries it.
+      std::string token;
+      if (impl_->tombstones.contains(id) || !io::DecodeBase64Url(id, &token)) return unknown;
+      int64_t expires_at_ms = 0;
+      auto payload = impl_->sealer->Open(kSessionPurpose, token, &expires_at_ms);
+      if (!payload.ok()) return unknown;
+      std::string_view in = *payload;
+      auto s = std::make_shared<Session>();
+      std::string schema;
+      if (!GetField(in, &s->principal) || !GetField(in, &schema)) return unknown;
+      // Cookies of an older build end here (no key).
+      if (!in.empty() && !GetField(in, &s->key)) return unknown;
+      if (!in.empty()) return unknown;
+      if (s->principal != principal) return Status::Unauthorized("the session belongs to another user");
+      s->id = id;
+      s->key = IdOrDigest(s->key, token);
+      s->set_schema(std::move(schema));
+      MakeRoom(impl_->sessions, principal, impl_->limits.max_sessions, "sessions");
+      it = impl_->sessions
+               .emplace(id, Owned<Impl::SessionCookie>{Impl::SessionCookie{s, expires_at_ms}, principal, MonotonicNanos()})
+               .first;
+    }
+    if (it->second.principal != principal) return Status::Unauthorized("the session belongs to another user");
+    it->second.last_used_ns = MonotonicNanos();
+    session = it->second.value.session;
+  }
+  // Closed on another instance? (Read outside the lock: it asks the database.)
+  SKADE_ASSIGN_OR_RETURN(bool closed, impl_->Recorded(kClosedSessionKind, principal, session->key));
+  if (closed) {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->ForgetSession(session->key);
     return unknown;
   }
-  if (it == impl_->sessions.end()) {
-    // A session of another instance (or one forgotten here): its cookie carries it.
-    std::string token;
-    if (impl_->tombstones.contains(id) || !io::DecodeBase64Url(id, &token)) return unknown;
-    int64_t expires_at_ms = 0;
-    auto payload = impl_->sealer->Open(kSessionPurpose, token, &expires_at_ms);
-    if (!payload.ok()) return unknown;
-    std::string_view in = *payload;
-    auto s = std::make_shared<Session>();
-    std::string schema;
-    if (!GetField(in, &s->principal) || !GetField(in, &schema) || !in.empty()) return unknown;
-    if (s->principal != principal) return Status::Unauthorized("the session belongs to another user");
-    s->id = id;
-    s->set_schema(std::move(schema));
-    MakeRoom(impl_->sessions, principal, impl_->limits.max_sessions, "sessions");
-    it = impl_->sessions
-             .emplace(id, Owned<Impl::SessionCookie>{Impl::SessionCookie{s, expires_at_ms}, principal, MonotonicNanos()})
-             .first;
-  }
-  if (it->second.principal != principal) return Status::Unauthorized("the session belongs to another user");
-  it->second.last_used_ns = MonotonicNanos();
-  return it->second.value.session;
+  return session;
 }
 
-void Registry::CloseSession(const std::string& id) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  auto it = impl_->sessions.find(id);
-  if (it == impl_->sessions.end()) {
-    // Forgotten here (or another instance's): closed all the same.
-    impl_->Bury(id, impl_->idle_ns(), false);
-    return;
+Status Registry::CloseSession(const std::shared_ptr<Session>& session) {
+  // Every cookie of the session (one per change of its options or refresh) closes with it:
+  // here by its key, elsewhere through the shared state, until the last cookie it could have
+  // issued expires.
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->Bury(session->id, impl_->idle_ns(), false);
+    impl_->ForgetSession(session->key);
   }
-  // Every cookie of the session (one per change of its options) closes with it.
-  const std::shared_ptr<Session> session = it->second.value.session;
-  for (auto e = impl_->sessions.begin(); e != impl_->sessions.end();) {
-    if (e->second.value.session == session) {
-      impl_->Bury(e->first, impl_->idle_ns(), false);
-      e = impl_->sessions.erase(e);
-    } else {
-      ++e;
-    }
-  }
+  return impl_->Record(kClosedSessionKind, session->principal, session->key, impl_->limits.idle_lifetime)
+      .WithContext("close the session");
 }
 
 std::string Registry::AddQuery(PendingQuery query) {
@@ -377,16 +467,30 @@ std::string Registry::AddQuery(PendingQuery query) {
 }
 
 Result<PendingQuery> Registry::FindQuery(const std::string& handle, const std::string& principal) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  if (auto t = impl_->tombstones.find(handle); t != impl_->tombstones.end() && t->second.cancelled) {
-    // Cancelled here and forgotten since: still cancelled (unless it is another's).
-    if (impl_->OpenQuery(handle, principal)) return Status::Cancelled("the statement was cancelled");
+  PendingQuery query;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (auto t = impl_->tombstones.find(handle); t != impl_->tombstones.end() && t->second.cancelled) {
+      // Cancelled here and forgotten since: still cancelled (unless it is another's).
+      if (impl_->OpenQuery(handle, principal)) return Status::Cancelled("the statement was cancelled");
+    }
+    Owned<PendingQuery>* entry = impl_->QueryLocked(handle, principal);
+    if (entry == nullptr) return Status::NotFound("unknown, expired or closed statement ticket");
+    if (entry->value.cancelled) return Status::Cancelled("the statement was cancelled");
+    entry->last_used_ns = MonotonicNanos();
+    query = entry->value;
   }
-  Owned<PendingQuery>* entry = impl_->QueryLocked(handle, principal);
-  if (entry == nullptr) return Status::NotFound("unknown, expired or closed statement ticket");
-  if (entry->value.cancelled) return Status::Cancelled("the statement was cancelled");
-  entry->last_used_ns = MonotonicNanos();
-  return entry->value;
+  // A write's ticket only reports its count: nothing to cancel (Cancel records none for it).
+  if (query.changed_rows) return query;
+  // Cancelled on another instance? (Read outside the lock: it asks the database.)
+  SKADE_ASSIGN_OR_RETURN(bool cancelled, impl_->Recorded(kCancelledTicketKind, principal, io::Sha256Hex(handle)));
+  if (cancelled) {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (auto it = impl_->queries.find(handle); it != impl_->queries.end()) it->second.value.cancelled = true;
+    impl_->Bury(handle, impl_->idle_ns(), true);
+    return Status::Cancelled("the statement was cancelled");
+  }
+  return query;
 }
 
 void Registry::MarkFetched(const std::string& handle) {
@@ -396,44 +500,84 @@ void Registry::MarkFetched(const std::string& handle) {
 }
 
 std::string Registry::AddPrepared(std::shared_ptr<const PreparedStatement> prepared) {
+  std::string id = RandomHex(16);
   std::string handle =
-      impl_->sealer->Seal(kPreparedPurpose, PackPrepared(*prepared, ""), impl_->limits.prepared_lifetime);
+      impl_->sealer->Seal(kPreparedPurpose, PackPrepared(*prepared, "", id, ""), impl_->limits.prepared_lifetime);
   std::lock_guard<std::mutex> lock(impl_->mu);
   MakeRoom(impl_->prepared, prepared->principal, impl_->limits.max_prepared, "prepared statements");
   std::string principal = prepared->principal;
-  impl_->prepared[handle] = {Impl::PreparedEntry{std::move(prepared), nullptr}, std::move(principal), MonotonicNanos()};
+  impl_->prepared[handle] = {Impl::PreparedEntry{std::move(prepared), nullptr, std::move(id), ""}, std::move(principal),
+                             MonotonicNanos()};
   return handle;
 }
 
 Result<std::shared_ptr<const PreparedStatement>> Registry::FindPrepared(const std::string& handle,
                                                                         const std::string& principal) {
   const Status unknown = Status::NotFound("unknown, expired or closed prepared statement");
+  std::string id;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     auto it = impl_->prepared.find(handle);
     if (it != impl_->prepared.end()) {
       if (it->second.principal != principal) return unknown;
+      id = it->second.value.id;
+    } else if (impl_->tombstones.contains(handle)) {
+      return unknown;
+    }
+  }
+  // Issued by another instance (or forgotten here): opened from the handle, outside the lock.
+  std::optional<SealedPrepared> sealed;
+  if (id.empty()) {
+    sealed = impl_->OpenPrepared(handle, principal);
+    if (!sealed || !impl_->reprepare) return unknown;
+    id = sealed->id;
+  }
+  // Closed on another instance? (Read outside the lock: it asks the database.)
+  SKADE_ASSIGN_OR_RETURN(bool closed, impl_->Recorded(kClosedPreparedKind, principal, id));
+  if (closed) {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->Bury(handle, impl_->prepared_ns(), false);
+    impl_->ForgetPrepared(id);
+    return unknown;
+  }
+  if (!sealed) {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    auto it = impl_->prepared.find(handle);
+    if (it != impl_->prepared.end()) {
       it->second.last_used_ns = MonotonicNanos();
       return it->second.value.statement;
     }
-    if (impl_->tombstones.contains(handle)) return unknown;
+    // Forgotten meanwhile (the principal's limit): adopted again below.
+    sealed = impl_->OpenPrepared(handle, principal);
+    if (!sealed || !impl_->reprepare) return unknown;
   }
-  // Issued by another instance (or forgotten here): re-created from the handle, outside the
-  // lock (it consults the catalog).
-  std::optional<SealedPrepared> sealed = impl_->OpenPrepared(handle, principal);
-  if (!sealed || !impl_->reprepare) return unknown;
+  // Re-created from the handle, outside the lock (it consults the catalog).
   SKADE_ASSIGN_OR_RETURN(std::shared_ptr<const PreparedStatement> statement, impl_->reprepare(sealed->statement));
+  std::string ipc = std::move(sealed->params_ipc);
+  if (!sealed->params_key.empty()) {
+    // Parameters too large for the handle: kept in the shared state under the key it carries.
+    if (impl_->shared == nullptr) return unknown;
+    SKADE_ASSIGN_OR_RETURN(
+        std::optional<catalog::ServerStateRecord> row,
+        impl_->shared->GetServerState(std::string(kParamsKind), principal, sealed->params_key, NowMicros()));
+    if (!row) {
+      return Status::NotFound(
+          "the parameters bound to the prepared statement expired or were dropped: bind them again");
+    }
+    ipc = std::move(row->value);
+  }
   std::shared_ptr<const ParamSet> params;
-  if (!sealed->params_ipc.empty()) {
-    auto decoded = DecodeParams(sealed->params_ipc);
-    if (!decoded.ok()) return decoded.status().WithContext("the parameters the handle carries");
+  if (!ipc.empty()) {
+    auto decoded = DecodeParams(ipc);
+    if (!decoded.ok()) return decoded.status().WithContext("the parameters bound to the prepared statement");
     params = std::move(*decoded);
   }
   std::lock_guard<std::mutex> lock(impl_->mu);
   if (impl_->tombstones.contains(handle)) return unknown;  // closed meanwhile
   MakeRoom(impl_->prepared, principal, impl_->limits.max_prepared, "prepared statements");
   auto& entry = impl_->prepared[handle];
-  entry = {Impl::PreparedEntry{statement, std::move(params)}, principal, MonotonicNanos()};
+  entry = {Impl::PreparedEntry{statement, std::move(params), std::move(sealed->id), std::move(sealed->params_key)},
+           principal, MonotonicNanos()};
   return statement;
 }
 
@@ -446,6 +590,8 @@ std::shared_ptr<const ParamSet> Registry::Params(const std::string& handle) {
 Result<std::string> Registry::BindParams(const std::string& handle, const std::string& principal,
                                          std::shared_ptr<const ParamSet> params) {
   std::shared_ptr<const PreparedStatement> statement;
+  std::string id;
+  std::string old_key;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     auto it = impl_->prepared.find(handle);
@@ -454,32 +600,90 @@ Result<std::string> Registry::BindParams(const std::string& handle, const std::s
     }
     it->second.value.params = params;
     statement = it->second.value.statement;
+    id = it->second.value.id;
+    old_key = it->second.value.params_key;
   }
   if (!params) return handle;
-  // Small parameters travel in a new handle, so that the next call may land on any instance.
-  std::string ipc = EncodeParams(*params, impl_->limits.max_sealed_params_bytes);
-  if (ipc.empty()) return handle;
-  std::string sealed =
-      impl_->sealer->Seal(kPreparedPurpose, PackPrepared(*statement, ipc), impl_->limits.prepared_lifetime);
+  // Small parameters travel in a new handle, so that the next call may land on any instance;
+  // larger ones go to the shared state, under a new key that new handle carries.
+  const size_t limit = impl_->shared != nullptr
+                           ? std::max(impl_->limits.max_sealed_params_bytes, impl_->limits.max_shared_params_bytes)
+                           : impl_->limits.max_sealed_params_bytes;
+  std::string ipc = EncodeParams(*params, limit);
+  if (ipc.size() > limit) ipc.clear();  // EncodeParams bounds the messages, not the stream's end marker
+  std::string sealed;
+  std::string key;
+  if (!ipc.empty() && ipc.size() <= impl_->limits.max_sealed_params_bytes) {
+    sealed = impl_->sealer->Seal(kPreparedPurpose, PackPrepared(*statement, ipc, id, ""), impl_->limits.prepared_lifetime);
+  } else if (impl_->shared == nullptr) {
+    return handle;  // the parameters stay on this instance
+  } else if (ipc.empty()) {
+    return Status::InvalidArgument("the bound parameters are larger than " +
+                                   std::to_string(impl_->limits.max_shared_params_bytes) +
+                                   " bytes (Arrow IPC), the most a server keeps for one binding");
+  } else {
+    // A rebinding replaces the row of the parameters bound before (a handle naming it sees the
+    // new ones, as on the instance that bound them): rebinding piles no rows up.
+    key = old_key.empty() ? RandomHex(16) : old_key;
+    catalog::ServerStateRecord row;
+    row.kind = std::string(kParamsKind);
+    row.scope = principal;
+    row.key = key;
+    row.value = std::move(ipc);
+    row.expires_at_us = NowMicros() + impl_->limits.prepared_lifetime.count() * 1000 * 1000;
+    SKADE_RETURN_IF_ERROR(impl_->shared->PutServerState(row, impl_->limits.max_shared_params_bytes_per_principal)
+                              .WithContext("keep the bound parameters"));
+    sealed = impl_->sealer->Seal(kPreparedPurpose, PackPrepared(*statement, "", id, key), impl_->limits.prepared_lifetime);
+  }
+  // Small parameters after large ones: the row of the large ones goes.
+  if (!old_key.empty() && key.empty() && impl_->shared != nullptr) {
+    Status dropped = impl_->shared->DeleteServerState(std::string(kParamsKind), principal, old_key);
+    if (!dropped.ok()) SKADE_LOG_WARN("flight sql: replaced parameters were not deleted (they expire): {}", dropped.ToString());
+  }
   std::lock_guard<std::mutex> lock(impl_->mu);
   MakeRoom(impl_->prepared, principal, impl_->limits.max_prepared, "prepared statements");
-  impl_->prepared[sealed] = {Impl::PreparedEntry{std::move(statement), std::move(params)}, principal, MonotonicNanos()};
+  impl_->prepared[sealed] = {Impl::PreparedEntry{std::move(statement), std::move(params), std::move(id), std::move(key)},
+                             principal, MonotonicNanos()};
   return sealed;
 }
 
 Status Registry::ClosePrepared(const std::string& handle, const std::string& principal) {
   const Status unknown = Status::NotFound("unknown or already closed prepared statement");
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  auto it = impl_->prepared.find(handle);
-  if (it != impl_->prepared.end()) {
-    if (it->second.principal != principal) return unknown;
-    impl_->prepared.erase(it);
-  } else {
-    // Issued elsewhere or forgotten here: closed if it is a live handle of the caller.
-    if (impl_->tombstones.contains(handle) || !impl_->OpenPrepared(handle, principal)) return unknown;
+  std::string id;
+  std::string params_key;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    auto it = impl_->prepared.find(handle);
+    if (it != impl_->prepared.end()) {
+      if (it->second.principal != principal) return unknown;
+      id = it->second.value.id;
+      params_key = it->second.value.params_key;
+    } else if (impl_->tombstones.contains(handle)) {
+      return unknown;
+    }
   }
+  if (id.empty()) {
+    // Issued elsewhere or forgotten here: closed if it is a live handle of the caller.
+    std::optional<SealedPrepared> sealed = impl_->OpenPrepared(handle, principal);
+    if (!sealed) return unknown;
+    id = sealed->id;
+    params_key = sealed->params_key;
+  }
+  SKADE_ASSIGN_OR_RETURN(bool closed, impl_->Recorded(kClosedPreparedKind, principal, id));
+  if (!closed) {
+    // Every handle of the statement was issued less than prepared_lifetime ago: the record
+    // outlives them all.
+    SKADE_RETURN_IF_ERROR(impl_->Record(kClosedPreparedKind, principal, id, impl_->limits.prepared_lifetime)
+                              .WithContext("close the prepared statement"));
+    if (!params_key.empty() && impl_->shared != nullptr) {
+      Status dropped = impl_->shared->DeleteServerState(std::string(kParamsKind), principal, params_key);
+      if (!dropped.ok()) SKADE_LOG_WARN("flight sql: a closed statement's parameters were not deleted (they expire): {}", dropped.ToString());
+    }
+  }
+  std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->Bury(handle, impl_->prepared_ns(), false);
-  return Status::Ok();
+  impl_->ForgetPrepared(id);
+  return closed ? unknown : Status::Ok();
 }
 
 std::unique_ptr<Registry::Run> Registry::StartRun(const std::string& handle, const std::string& principal) {
@@ -522,22 +726,32 @@ void Registry::Run::Cancel() {
   entry_->Interrupt(Stop::kCancelled);
 }
 
-CancelOutcome Registry::Cancel(const std::string& handle, const std::string& principal) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+Result<CancelOutcome> Registry::Cancel(const std::string& handle, const std::string& principal) {
   bool cancelled = false;
-  auto [begin, end] = impl_->running.equal_range(handle);
-  for (auto it = begin; it != end; ++it) {
-    if (it->second->principal != principal) continue;
-    it->second->Interrupt(Run::Stop::kCancelled);
-    cancelled = true;
+  bool ticket = false;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    auto [begin, end] = impl_->running.equal_range(handle);
+    for (auto it = begin; it != end; ++it) {
+      if (it->second->principal != principal) continue;
+      it->second->Interrupt(Run::Stop::kCancelled);
+      cancelled = true;
+    }
+    Owned<PendingQuery>* q = impl_->QueryLocked(handle, principal);
+    if (q != nullptr && !q->value.fetched && !q->value.changed_rows) {
+      // Running or not, the ticket is dead: remembered (until it expires) so that a DoGet of it,
+      // a retry included, says it was cancelled rather than runs it again.
+      q->value.cancelled = true;
+      impl_->Bury(handle, impl_->idle_ns(), true);
+      cancelled = true;
+      ticket = true;
+    }
   }
-  Owned<PendingQuery>* q = impl_->QueryLocked(handle, principal);
-  if (q != nullptr && !q->value.fetched && !q->value.changed_rows) {
-    // Running or not, the ticket is dead: remembered (until it expires) so that a DoGet of it
-    // on this instance, a retry included, says it was cancelled rather than runs it again.
-    q->value.cancelled = true;
-    impl_->Bury(handle, impl_->idle_ns(), true);
-    cancelled = true;
+  // On every instance: a DoGet there reads it, and one running there is interrupted (Reap).
+  if (ticket) {
+    SKADE_RETURN_IF_ERROR(impl_->Record(kCancelledTicketKind, principal, io::Sha256Hex(handle),
+                                        impl_->limits.idle_lifetime)
+                              .WithContext("cancel the statement"));
   }
   return cancelled ? CancelOutcome::kCancelled : CancelOutcome::kNotCancellable;
 }
@@ -547,7 +761,52 @@ void Registry::InterruptAll() {
   for (auto& [handle, run] : impl_->running) run->Interrupt(Run::Stop::kCancelled);
 }
 
+void Registry::ReapShared() {
+  if (impl_->shared == nullptr) return;
+  constexpr int64_t kPollNs = 1000 * 1000 * 1000;
+  constexpr int64_t kPurgeNs = int64_t{60} * kPollNs;
+  const int64_t now = MonotonicNanos();
+  bool purge = false;
+  std::vector<std::pair<std::string, std::string>> tickets;  // running ticket handles, principals
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (now - impl_->last_purge_ns >= kPurgeNs) {
+      impl_->last_purge_ns = now;
+      purge = true;
+    }
+    if (now - impl_->last_cancel_poll_ns >= kPollNs) {
+      impl_->last_cancel_poll_ns = now;
+      for (const auto& [handle, run] : impl_->running) {
+        auto q = impl_->queries.find(handle);
+        if (run->stop == Run::Stop::kNone && q != impl_->queries.end() && !q->second.value.changed_rows) {
+          tickets.emplace_back(handle, run->principal);
+        }
+      }
+    }
+  }
+  // Tickets running here that another instance cancelled: one read each, outside the lock.
+  for (const auto& [handle, principal] : tickets) {
+    Result<bool> cancelled = impl_->Recorded(kCancelledTicketKind, principal, io::Sha256Hex(handle));
+    if (!cancelled.ok() || !*cancelled) continue;
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    auto [begin, end] = impl_->running.equal_range(handle);
+    for (auto it = begin; it != end; ++it) {
+      if (it->second->principal == principal) it->second->Interrupt(Run::Stop::kCancelled);
+    }
+    if (auto q = impl_->queries.find(handle); q != impl_->queries.end()) q->second.value.cancelled = true;
+    impl_->Bury(handle, impl_->idle_ns(), true);
+  }
+  if (purge) {
+    Result<int64_t> purged = impl_->shared->PurgeServerState(NowMicros());
+    if (!purged.ok()) {
+      SKADE_LOG_WARN("flight sql: expired shared state was not purged (next try in a minute): {}",
+                     purged.status().ToString());
+    }
+  }
+}
+
 void Registry::Reap(std::chrono::seconds query_timeout) {
+  ReapShared();
   int64_t now = MonotonicNanos();
   int64_t timeout_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(query_timeout).count();
   std::lock_guard<std::mutex> lock(impl_->mu);

@@ -6,7 +6,16 @@
 // in, a write's changed-row count, small bound parameters), under a key that every server of a
 // deployment shares. A server that receives a token another one issued opens it and adopts it;
 // the local tables below are caches of opened tokens plus what happens on this instance only
-// (a running statement, a cancel, a close, parameters too large to travel).
+// (a running statement).
+//
+// What cannot travel in a token is kept in the catalog's database when the catalog keeps server
+// state (Catalog::KeepsServerState: SqlCatalog on SQLite or PostgreSQL), so that every server
+// sharing that database sees it: bound parameters too large for a handle (under a random key
+// the new handle carries, scoped to the principal, until the handle expires; bounded per binding
+// and per principal), and the closes of prepared statements and sessions and the cancels of
+// tickets (until the tokens they concern expire). A catalog without such state (REST, Nessie,
+// file catalogs, a read-only SqlCatalog) leaves all of it in this process: large parameters,
+// closes and cancels then hold on the instance that received them only.
 //
 // Sessions hold options (the default schema) and exist only for clients that ask for them: a
 // client's SetSessionOptions creates one and sets the arrow_flight_session_id cookie (a new
@@ -16,8 +25,10 @@
 // Statement handles do not belong to a session: each is a capability of the principal that
 // created it (cookie or not) until it expires (tickets: the idle lifetime after they were
 // issued; prepared statements: prepared_lifetime). Session cookies expire when unused for the
-// idle lifetime (calls refresh them). Closing a prepared statement or cancelling a
-// ticket is recorded on the instance that receives it (a tombstone until the token expires).
+// idle lifetime (calls refresh them). Closing a prepared statement (any of its handles: one
+// more each time parameters are bound) or a session (any of its cookies), or cancelling a ticket,
+// is recorded on the instance that receives it and in the shared state (a tombstone until the
+// tokens expire), which every lookup of a handle or cookie consults.
 //
 // Limits are per principal (sessions, pending tickets, prepared statements) and bound the local
 // caches: past a limit the principal's least recently used entry is forgotten, and adopted again
@@ -36,6 +47,7 @@
 
 #include "skade/arrow/c_data.h"
 #include "skade/base/status.h"
+#include "skade/catalog/catalog.h"
 #include "skade/engine/database.h"
 #include "skade/engine/user_sql.h"
 #include "skade/flightsql/limits_internal.h"
@@ -45,8 +57,9 @@
 namespace skade::flightsql {
 
 struct Session {
-  std::string id;
+  std::string id;         // the cookie value it was created or adopted with
   std::string principal;
+  std::string key;        // random, the same in every cookie of the session: what a close names
 
   std::string schema() const;
   void set_schema(std::string schema);
@@ -101,9 +114,18 @@ struct RegistryLimits {
   // How long a prepared-statement handle stays valid after it was issued (tickets and session
   // cookies: idle_lifetime).
   std::chrono::seconds prepared_lifetime{86400};
-  // Bound parameters up to this size travel in the handle DoPut answers; larger ones stay on
-  // the instance that received them.
+  // Bound parameters up to this size travel in the handle DoPut answers; larger ones go to
+  // `shared_state`, or stay on the instance that received them when there is none.
   size_t max_sealed_params_bytes = 64 * 1024;
+  // Where what every instance must see is kept (bound parameters too large for a handle, closes,
+  // cancels): borrowed, outliving the registry. Null, or a catalog that keeps no server state,
+  // keeps it in this process only.
+  catalog::Catalog* shared_state = nullptr;
+  // With `shared_state`: one binding's parameters (Arrow IPC) larger than this are refused
+  // (kInvalidArgument), and a principal's kept parameters larger than this in all
+  // (kResourceExhausted) until some expire or their statements close.
+  size_t max_shared_params_bytes = size_t{16} << 20;
+  int64_t max_shared_params_bytes_per_principal = int64_t{256} << 20;
 };
 
 // Re-creates a prepared statement from what its handle carries (principal, sql, schema): the
@@ -133,7 +155,9 @@ class Registry {
   // A session cookie lives idle_lifetime: once half of it has passed, a call with it gets a
   // fresh one (the server sets it), so a session closes only when unused that long.
   std::optional<std::string> Refresh(const std::string& id);
-  void CloseSession(const std::string& id);
+  // Closes `session` and every cookie of it, here and (shared state) on every instance; the
+  // shared state's error if it cannot record the close.
+  Status CloseSession(const std::shared_ptr<Session>& session);
 
   // ---- statement handles (unknown, closed and another principal's handles are all kNotFound)
   std::string AddQuery(PendingQuery query);
@@ -143,13 +167,18 @@ class Registry {
   Result<std::shared_ptr<const PreparedStatement>> FindPrepared(const std::string& handle,
                                                                 const std::string& principal);
   // The parameters last bound to a prepared statement (null when none): bound on this instance,
-  // or carried by the handle.
+  // carried by the handle, or kept in the shared state under the key the handle carries.
   std::shared_ptr<const ParamSet> Params(const std::string& handle);
   // Binds `params` to the statement and returns the handle the client should use from now on:
-  // a new one carrying the parameters when they are small enough, else `handle` (the
-  // parameters then stay on this instance).
+  // a new one carrying the parameters when they are small enough, or else the key they are kept
+  // under in the shared state (the old handle's key, if it had one: its row is replaced); `handle` itself
+  // when there is no shared state (the parameters then stay on this instance). With shared
+  // state: kInvalidArgument past max_shared_params_bytes, kResourceExhausted past the
+  // principal's limit, or the store's error.
   Result<std::string> BindParams(const std::string& handle, const std::string& principal,
                                  std::shared_ptr<const ParamSet> params);
+  // Closes the prepared statement of `handle` (every handle of it), here and (shared state) on
+  // every instance; kNotFound when unknown, closed or another's.
   Status ClosePrepared(const std::string& handle, const std::string& principal);
 
   // ---- running statements
@@ -184,16 +213,22 @@ class Registry {
   std::unique_ptr<Run> StartRun(const std::string& handle, const std::string& principal);
   // Interrupts the runs of `handle` and marks its ticket cancelled if not fetched (a DoGet of
   // it then fails with kCancelled); kNotCancellable when the statement is finished (fetched,
-  // not running), unknown or another principal's.
-  CancelOutcome Cancel(const std::string& handle, const std::string& principal);
+  // not running), unknown or another principal's. A cancelled ticket is recorded in the shared
+  // state too (its error if it cannot be): a DoGet of it on any instance answers kCancelled, and
+  // one running on another instance is interrupted there within about a second (Reap).
+  Result<CancelOutcome> Cancel(const std::string& handle, const std::string& principal);
   void InterruptAll();
 
-  // Interrupts runs older than `query_timeout` (0 = none) and closes idle sessions and handles.
+  // Interrupts runs older than `query_timeout` (0 = none) and closes idle sessions and handles;
+  // with shared state, about once a second interrupts running tickets cancelled on another
+  // instance, and about once a minute purges its expired rows.
   void Reap(std::chrono::seconds query_timeout);
 
   size_t session_count() const;
 
  private:
+  // Reap's part that reads and writes the shared state (outside the lock).
+  void ReapShared();
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -395,7 +395,9 @@ struct FlightSqlServer::Impl final : public grpc::Service {
       pb::CancelFlightInfoRequest req;
       if (!req.ParseFromString(action.body())) return Malformed("CancelFlightInfoRequest");
       pb::CancelFlightInfoResult r;
-      r.set_status(backend.Cancel(*caller, req.info()));
+      auto status = backend.Cancel(*caller, req.info());
+      if (!status.ok()) return ToGrpc(status.status());
+      r.set_status(*status);
       return Reply(w, r.SerializeAsString());
     }
     if (type == "CancelQuery") {
@@ -406,7 +408,9 @@ struct FlightSqlServer::Impl final : public grpc::Service {
         return Malformed("ActionCancelQueryRequest");
       }
       pbsql::ActionCancelQueryResult r;
-      r.set_result(static_cast<pbsql::ActionCancelQueryResult::CancelResult>(backend.Cancel(*caller, info)));
+      auto status = backend.Cancel(*caller, info);
+      if (!status.ok()) return ToGrpc(status.status());
+      r.set_result(static_cast<pbsql::ActionCancelQueryResult::CancelResult>(*status));
       return Reply(w, PackAny(r));
     }
     if (type == "SetSessionOptions") {
@@ -426,7 +430,10 @@ struct FlightSqlServer::Impl final : public grpc::Service {
     }
     if (type == "CloseSession") {
       // Without a cookie there is no session to close: closing nothing succeeds.
-      if (caller->session) backend.registry().CloseSession(caller->session->id);
+      if (caller->session) {
+        Status closed = backend.registry().CloseSession(caller->session);
+        if (!closed.ok()) return ToGrpc(closed);
+      }
       pb::CloseSessionResult r;
       r.set_status(pb::CloseSessionResult::CLOSED);
       return Reply(w, r.SerializeAsString());

@@ -161,7 +161,7 @@ Backend::Backend(sql::LakeSql& lake, const ServerOptions& options)
       options_(options),
       budget_(options.buffer_budget_bytes),
       registry_(RegistryLimits{options.max_sessions, 1024, 4096, options.session_idle_timeout, options.sealer,
-                               options.handle_lifetime}),
+                               options.handle_lifetime, RegistryLimits{}.max_sealed_params_bytes, &lake.catalog()}),
       streams_(StreamLimits{options.max_streams_per_client, options.max_streams, options.stall_timeout}) {
   registry_.set_reprepare([this](const PreparedStatement& sealed) -> Result<std::shared_ptr<const PreparedStatement>> {
     SKADE_ASSIGN_OR_RETURN(auto prepared, Prepare(sealed.principal, sealed.schema, sealed.sql, nullptr));
