@@ -129,18 +129,3 @@ export interface Ident {
 export function identText(i: Ident): string {
   return [...i.namespace, i.name].join('.');
 }
-
-// Every page of a list route (namespaces, tables) that answers with next-page-token.
-export async function listAll<T>(path: string, key: string, signal?: AbortSignal): Promise<T[]> {
-  const out: T[] = [];
-  let pageToken: string | null = null;
-  for (let i = 0; i < 1000; i++) {
-    const sep = path.includes('?') ? '&' : '?';
-    const url = pageToken ? `${path}${sep}pageToken=${encodeURIComponent(pageToken)}` : path;
-    const page: any = await getJson(url, { signal });
-    out.push(...(page[key] ?? []));
-    pageToken = page['next-page-token'] ?? null;
-    if (!pageToken) break;
-  }
-  return out;
-}

@@ -1,9 +1,10 @@
 // The overview: the namespaces as a tree with their tables (rows and bytes of the current
-// snapshot), commits per minute over the last hour (the change feed's events endpoint) and the
+// snapshot; a virtualised list, paged from the server), commits per minute over the last hour (the change feed's events endpoint) and the
 // server's health (/healthz, /metrics), the OpenLineage emitter's among it.
 import uPlot from 'uplot';
-import { base, getJson, Ident, identText, listAll, nsPath, request, tablePath } from './api';
+import { base, getJson, Ident, identText, request } from './api';
 import { append, clear, el, errorBox, fmtBytes, fmtInt, fmtTime, section } from './dom';
+import { PagedRows, tableSpacer, VirtualList } from './virtual';
 
 export function tableHref(i: Ident): string {
   return `#/table/${encodeURIComponent(JSON.stringify([...i.namespace, i.name]))}`;
@@ -15,104 +16,123 @@ export async function renderOverview(main: HTMLElement, signal: AbortSignal): Pr
   const tree = section('Namespaces and tables', el('p', { class: 'muted' }, 'Loading…'));
   main.append(el('div', { class: 'grid' }, health, chart), tree);
   const root = await base();
-  await Promise.all([fillTree(tree, root, signal), fillChart(chart, root, signal), fillHealth(health, signal)]);
+  await Promise.all([fillTree(tree, signal), fillChart(chart, root, signal), fillHealth(health, signal)]);
 }
 
-// Loads run four at a time, each when its row first scrolls into view: a lake of thousands of
-// tables costs the loads of the rows one looks at, not one per table.
-function lazyLoader(signal: AbortSignal): (row: Element, load: () => Promise<void>) => void {
-  const queue: Array<() => Promise<void>> = [];
-  const pending = new Map<Element, () => Promise<void>>();
+interface TreeRow {
+  namespace: string[];
+  name?: string;
+  depth: number;
+}
+
+interface Stats {
+  rows: string;
+  bytes: string;
+  files: string;
+  snapshots: string;
+  error?: string;
+}
+
+const ROW_HEIGHT = 28;
+const TREE_PAGE = 500;
+
+// A table's numbers from its metadata without history (/console/v1/table): those of its current
+// snapshot's summary and how many snapshots it has.
+async function loadStats(i: Ident, signal: AbortSignal): Promise<Stats> {
+  const q = new URLSearchParams({ table: identText(i) });
+  const t = await getJson(`/console/v1/table?${q}`, { signal });
+  const m = t.metadata ?? {};
+  const current = (m.snapshots ?? []).find((s: any) => s['snapshot-id'] === m['current-snapshot-id']);
+  const summary = current?.summary ?? {};
+  return {
+    rows: fmtInt(summary['total-records'] ?? (current ? null : 0)),
+    bytes: fmtBytes(summary['total-files-size'] ?? (current ? null : 0)),
+    files: fmtInt(summary['total-data-files'] ?? (current ? null : 0)),
+    snapshots: fmtInt(t['snapshot-count'] ?? 0),
+  };
+}
+
+// The namespaces and their tables as one virtualised table, a page of the tree at a time
+// (/console/v1/tree): a lake of 10,000 tables draws the few dozen rows in view. Each table's
+// numbers load when its row is drawn, four loads at a time, and only while it is still in view.
+async function fillTree(card: HTMLElement, signal: AbortSignal): Promise<void> {
+  const head = el('tr', {}, ...['table', 'rows', 'bytes', 'data files', 'snapshots'].map((h) => el('th', {}, h)));
+  const body = el('tbody', { id: 'tree-rows' });
+  const viewport = el('div', { class: 'vlist', id: 'tree' }, el('table', { class: 'tables' }, el('thead', {}, head), body));
+  const stats = new Map<string, Stats>();
+  const drawn = new Map<string, HTMLTableCellElement[]>();
+  const queue: Array<{ key: string; ident: Ident }> = [];
+  const asked = new Set<string>();  // queued or loading
   let running = 0;
+  let list: VirtualList | null = null;
+  let counts = '';
+  const fill = (cells: HTMLTableCellElement[], s: Stats) => {
+    [cells[0].textContent, cells[1].textContent, cells[2].textContent, cells[3].textContent] = [s.rows, s.bytes, s.files, s.snapshots];
+    if (s.error) cells[0].title = s.error;
+  };
   const pump = () => {
     while (running < 4 && queue.length && !signal.aborted) {
-      const next = queue.shift()!;
-      running++;
-      next().finally(() => {
-        running--;
-        pump();
-      });
-    }
-  };
-  const observer = new IntersectionObserver((entries) => {
-    for (const e of entries) {
-      const load = e.isIntersecting ? pending.get(e.target) : undefined;
-      if (!load) continue;
-      pending.delete(e.target);
-      observer.unobserve(e.target);
-      queue.push(load);
-    }
-    pump();
-  });
-  signal.addEventListener('abort', () => observer.disconnect(), { once: true });
-  return (row, load) => {
-    pending.set(row, load);
-    observer.observe(row);
-  };
-}
-
-async function fillTree(card: HTMLElement, root: string, signal: AbortSignal): Promise<void> {
-  const stats: Array<[Element, () => Promise<void>]> = [];
-  let tables = 0;
-  let namespaces = 0;
-  const branch = async (parent: string[]): Promise<HTMLElement> => {
-    const q = parent.length ? `?parent=${nsPath(parent)}` : '';
-    const children = await listAll<string[]>(`${root}namespaces${q}`, 'namespaces', signal);
-    const list = el('ul', { class: parent.length ? 'tree' : 'tree root' });
-    for (const levels of children) {
-      namespaces++;
-      const idents = await listAll<Ident>(`${root}namespaces/${nsPath(levels)}/tables`, 'identifiers', signal);
-      const item = el('li', { class: 'ns' }, el('span', { class: 'ns-name' }, levels[levels.length - 1]));
-      if (idents.length) {
-        const rows = idents.map((i) => {
-          tables++;
-          const rowsCell = el('td', { class: 'num' }, '…');
-          const bytesCell = el('td', { class: 'num' }, '…');
-          const filesCell = el('td', { class: 'num' }, '…');
-          const snapsCell = el('td', { class: 'num' }, '…');
-          const load = async () => {
-            try {
-              const t = await getJson(await tablePath(i.namespace, i.name), { signal });
-              const m = t.metadata ?? {};
-              const current = (m.snapshots ?? []).find((s: any) => s['snapshot-id'] === m['current-snapshot-id']);
-              const summary = current?.summary ?? {};
-              rowsCell.textContent = fmtInt(summary['total-records'] ?? (current ? null : 0));
-              bytesCell.textContent = fmtBytes(summary['total-files-size'] ?? (current ? null : 0));
-              filesCell.textContent = fmtInt(summary['total-data-files'] ?? (current ? null : 0));
-              snapsCell.textContent = fmtInt((m.snapshots ?? []).length);
-            } catch (e) {
-              rowsCell.textContent = bytesCell.textContent = filesCell.textContent = snapsCell.textContent = '!';
-              rowsCell.title = String(e);
-            }
-          };
-          const tr = el(
-            'tr',
-            {},
-            el('td', {}, el('a', { href: tableHref(i), 'data-table': identText(i) }, i.name)),
-            rowsCell,
-            bytesCell,
-            filesCell,
-            snapsCell,
-          );
-          stats.push([tr, load]);
-          return tr;
-        });
-        const head = el('tr', {}, ...['table', 'rows', 'bytes', 'data files', 'snapshots'].map((h) => el('th', {}, h)));
-        item.append(el('table', { class: 'tables' }, el('thead', {}, head), el('tbody', {}, ...rows)));
+      const { key, ident } = queue.shift()!;
+      // Scrolled past before its turn: loaded when it is drawn again.
+      if (!drawn.get(key)?.[0].isConnected) {
+        asked.delete(key);
+        continue;
       }
-      item.append(await branch(levels));
-      list.append(item);
+      running++;
+      loadStats(ident, signal)
+        .catch((e): Stats => ({ rows: '!', bytes: '!', files: '!', snapshots: '!', error: String(e) }))
+        .then((s) => {
+          stats.set(key, s);
+          // The row as drawn now (it may have been drawn again while this loaded).
+          const cells = drawn.get(key);
+          if (cells) fill(cells, s);
+        })
+        .finally(() => {
+          running--;
+          pump();
+        });
     }
-    return list;
+  };
+  const tree = new PagedRows<TreeRow>(
+    TREE_PAGE,
+    async (offset, limit) => {
+      const page: any = await getJson(`/console/v1/tree?offset=${offset}&limit=${limit}`, { signal });
+      counts = `${fmtInt(page.namespaces)} namespaces, ${fmtInt(page.tables)} tables`;
+      return { rows: page.rows ?? [], total: page.total ?? 0 };
+    },
+    () => list?.redraw(),
+    (e) => {
+      if (!signal.aborted) card.append(errorBox(String(e)));
+    },
+  );
+  const render = (i: number): HTMLElement => {
+    const r = tree.get(i);
+    if (!r) return el('tr', { class: 'vrow loading' }, el('td', { colspan: '5', class: 'muted' }, '…'));
+    const indent = `indent d${Math.min(r.depth, 6)}`;
+    if (r.name === undefined) {
+      return el('tr', { class: 'vrow nsrow' },
+        el('td', { colspan: '5' }, el('span', { class: indent }, el('span', { class: 'ns-name' }, r.namespace[r.namespace.length - 1]))));
+    }
+    const ident: Ident = { namespace: r.namespace, name: r.name };
+    const key = identText(ident);
+    const cells = [0, 1, 2, 3].map(() => el('td', { class: 'num' }, '…'));
+    drawn.set(key, cells);
+    const known = stats.get(key);
+    if (known) fill(cells, known);
+    else if (!asked.has(key)) {
+      asked.add(key);
+      queue.push({ key, ident });
+      queueMicrotask(pump);
+    }
+    return el('tr', { class: 'vrow' },
+      el('td', {}, el('span', { class: indent }, el('a', { href: tableHref(ident), 'data-table': key }, r.name))), ...cells);
   };
   try {
-    const top = await branch([]);
+    await tree.start();
     clear(card);
-    append(card, el('h2', {}, 'Namespaces and tables'),
-      el('p', { class: 'muted', id: 'counts' }, `${fmtInt(namespaces)} namespaces, ${fmtInt(tables)} tables`), top);
-    // The page shows at once; each row fills in as it comes into view.
-    const whenVisible = lazyLoader(signal);
-    for (const [tr, load] of stats) whenVisible(tr, load);
+    append(card, el('h2', {}, 'Namespaces and tables'), el('p', { class: 'muted', id: 'counts' }, counts), viewport);
+    list = new VirtualList({ rowHeight: ROW_HEIGHT, items: body, viewport, spacer: tableSpacer(5), render });
+    list.setCount(tree.total);
   } catch (e) {
     if (signal.aborted) return;
     clear(card);

@@ -1,16 +1,31 @@
 // A table's page: schema (nested, identifier fields, history), partition specs, sort orders,
 // snapshots as a timeline, branches and tags, properties, data and delete files (the REST
-// scan-planning route, paged through its plan tasks), and the metadata JSON.
-import { getJson, Ident, postJson, tablePath, toJson } from './api';
+// scan-planning route, paged through its plan tasks), and the metadata JSON. The metadata comes
+// without its history (/console/v1/table); the snapshots come a page at a time
+// (/console/v1/snapshots) into a virtualised timeline, and the files into virtualised tables, so
+// that a table of 100,000 snapshots or files draws what is in view.
+import { getJson, Ident, identText, postJson, tablePath, toJson } from './api';
 import { Child, append, clear, el, errorBox, fmtBytes, fmtInt, fmtTime, section, table } from './dom';
 import { lineageHref } from './lineage';
 import { liveHref } from './live';
+import { PagedRows, tableSpacer, VirtualList } from './virtual';
 
 export async function renderTable(main: HTMLElement, parts: string[], signal: AbortSignal): Promise<void> {
   const ident: Ident = { namespace: parts.slice(0, -1), name: parts[parts.length - 1] };
   const path = await tablePath(ident.namespace, ident.name);
-  const loaded = await getJson(path, { signal });
+  const q = new URLSearchParams({ table: identText(ident) });
+  const loaded = await getJson(`/console/v1/table?${q}`, { signal });
   const m = loaded.metadata ?? {};
+  const snaps = new PagedRows<any>(
+    SNAPSHOT_PAGE,
+    async (offset, limit) => {
+      const page: any = await getJson(`/console/v1/snapshots?${q}&offset=${offset}&limit=${limit}`, { signal });
+      return { rows: page.snapshots ?? [], total: page.total ?? 0 };
+    },
+    () => timeline?.redraw(),
+    () => {},
+  );
+  await snaps.start();
   const title = el('h1', { id: 'table-title' }, el('span', { class: 'muted' }, ident.namespace.join('.') + '.'), ident.name);
   const live = el(
     'p',
@@ -37,28 +52,54 @@ export async function renderTable(main: HTMLElement, parts: string[], signal: Ab
     el('dd', {}, String(loaded['metadata-location'] ?? '–')),
   );
   const files = section('Files', el('p', { class: 'muted' }, 'Planning a scan…'));
-  const preview = previewSection(ident, m, signal);
+  const preview = previewSection(ident, m, snaps, signal);
+  const history = snapshotsSection(m, snaps);
+  const timeline = history.list;
   main.append(
     title,
     live,
     facts,
     schemaSection(m),
     specsSection(m),
-    snapshotsSection(m),
+    history.card,
     refsSection(m),
     propertiesSection(m),
     files,
     preview,
-    section('Metadata JSON', el('details', {}, el('summary', {}, 'show'), el('pre', { class: 'json' }, toJson(loaded.metadata, 2)))),
+    metadataSection(path, signal),
   );
   await fillFiles(files, path, m, signal);
 }
 
 const PAGE = 50;
+const SNAPSHOT_PAGE = 500;
+const ROW_HEIGHT = 28;
+
+// The full metadata JSON (the REST catalog's loadTable, history included), read when opened.
+function metadataSection(path: string, signal: AbortSignal): HTMLElement {
+  const pre = el('pre', { class: 'json', id: 'metadata-json' }, 'Loading…');
+  const details = el('details', {}, el('summary', {}, 'show'), pre);
+  let asked = false;
+  details.addEventListener('toggle', async () => {
+    if (!details.open || asked) return;
+    asked = true;
+    try {
+      pre.textContent = toJson((await getJson(path, { signal })).metadata, 2);
+    } catch (e) {
+      asked = false;
+      pre.textContent = `cannot load the metadata: ${e instanceof Error ? e.message : e}`;
+    }
+  });
+  return section('Metadata JSON', details);
+}
 
 // A page of rows at a chosen snapshot (GET /console/v1/preview), with the previous and next pages.
-function previewSection(ident: Ident, m: any, signal: AbortSignal): HTMLElement {
-  const snaps: any[] = [...(m.snapshots ?? [])].sort((a, b) => b['timestamp-ms'] - a['timestamp-ms']);
+// The snapshots offered are the newest SNAPSHOT_PAGE (the first page of the history) and the current one.
+function previewSection(ident: Ident, m: any, history: PagedRows<any>, signal: AbortSignal): HTMLElement {
+  const snaps: any[] = [];
+  for (let i = 0; i < Math.min(history.total, SNAPSHOT_PAGE); i++) snaps.push(history.get(i));
+  const current = (m.snapshots ?? []).find((s: any) => s['snapshot-id'] === m['current-snapshot-id']);
+  if (current && !snaps.some((s) => s['snapshot-id'] === current['snapshot-id'])) snaps.unshift(current);
   const choose = el('select', { id: 'preview-snapshot', 'aria-label': 'snapshot' });
   for (const s of snaps) {
     const label = `${String(s['snapshot-id'])} · ${s.summary?.operation ?? ''} · ${fmtTime(s['timestamp-ms'])}`;
@@ -230,42 +271,53 @@ function specsSection(m: any): HTMLElement {
   );
 }
 
-function snapshotsSection(m: any): HTMLElement {
-  const snaps: any[] = [...(m.snapshots ?? [])].sort((a, b) => b['timestamp-ms'] - a['timestamp-ms']);
-  const refsBySnap = new Map<number, string[]>();
+function snapshotRow(s: any, m: any, refsBySnap: Map<unknown, string[]>): HTMLElement {
+  const sum = s.summary ?? {};
+  const delta = (added: string, removed: string, unit: string) => {
+    const a = Number(sum[added] ?? 0);
+    const r = Number(sum[removed] ?? 0);
+    return a || r ? `+${fmtInt(a)} / −${fmtInt(r)} ${unit}` : '';
+  };
+  const writer = ['engine-name', 'engine-version', 'app-id', 'skade.writer', 'spark.app.id']
+    .filter((k) => sum[k])
+    .map((k) => `${k}=${sum[k]}`)
+    .join(' ');
+  return el(
+    'li',
+    { class: s['snapshot-id'] === m['current-snapshot-id'] ? 'vrow current' : 'vrow', 'data-snapshot': String(s['snapshot-id']) },
+    el('span', { class: `op op-${String(sum.operation ?? 'unknown').replace(/[^a-z]/g, '')}` }, sum.operation ?? '?'),
+    el('span', { class: 'when' }, fmtTime(s['timestamp-ms'])),
+    el('span', { class: 'sid' }, String(s['snapshot-id'])),
+    el('span', {}, delta('added-records', 'deleted-records', 'rows')),
+    el('span', {}, delta('added-data-files', 'deleted-data-files', 'data files')),
+    el('span', {}, delta('added-delete-files', 'removed-delete-files', 'delete files')),
+    el('span', { class: 'muted' }, `total ${fmtInt(sum['total-records'])} rows`),
+    ...(refsBySnap.get(s['snapshot-id']) ?? []).map((r) => el('span', { class: 'ref' }, r)),
+    writer ? el('span', { class: 'muted' }, writer) : null,
+  );
+}
+
+// The snapshots, newest first, as a virtualised timeline paged from the server.
+function snapshotsSection(m: any, snaps: PagedRows<any>): { card: HTMLElement; list: VirtualList | null } {
+  if (!snaps.total) return { card: section('Snapshots (0)', el('p', { class: 'muted' }, 'no snapshots')), list: null };
+  const refsBySnap = new Map<unknown, string[]>();
   for (const [name, r] of Object.entries<any>(m.refs ?? {})) {
     refsBySnap.set(r['snapshot-id'], [...(refsBySnap.get(r['snapshot-id']) ?? []), name]);
   }
-  const list = el('ol', { class: 'timeline', id: 'snapshots' });
-  for (const s of snaps.slice(0, 500)) {
-    const sum = s.summary ?? {};
-    const delta = (added: string, removed: string, unit: string) => {
-      const a = Number(sum[added] ?? 0);
-      const r = Number(sum[removed] ?? 0);
-      return a || r ? `+${fmtInt(a)} / −${fmtInt(r)} ${unit}` : '';
-    };
-    const writer = ['engine-name', 'engine-version', 'app-id', 'skade.writer', 'spark.app.id']
-      .filter((k) => sum[k])
-      .map((k) => `${k}=${sum[k]}`)
-      .join(' ');
-    list.append(
-      el(
-        'li',
-        { class: s['snapshot-id'] === m['current-snapshot-id'] ? 'current' : '' },
-        el('span', { class: `op op-${String(sum.operation ?? 'unknown').replace(/[^a-z]/g, '')}` }, sum.operation ?? '?'),
-        el('span', { class: 'when' }, fmtTime(s['timestamp-ms'])),
-        el('span', { class: 'sid' }, String(s['snapshot-id'])),
-        el('span', {}, delta('added-records', 'deleted-records', 'rows')),
-        el('span', {}, delta('added-data-files', 'deleted-data-files', 'data files')),
-        el('span', {}, delta('added-delete-files', 'removed-delete-files', 'delete files')),
-        el('span', { class: 'muted' }, `total ${fmtInt(sum['total-records'])} rows`),
-        ...(refsBySnap.get(s['snapshot-id']) ?? []).map((r) => el('span', { class: 'ref' }, r)),
-        writer ? el('span', { class: 'muted' }, writer) : null,
-      ),
-    );
-  }
-  const more = snaps.length > 500 ? el('p', { class: 'muted' }, `${snaps.length - 500} older snapshots not shown`) : null;
-  return section(`Snapshots (${snaps.length})`, snaps.length ? list : el('p', { class: 'muted' }, 'no snapshots'), more);
+  const items = el('ol', { class: 'timeline vrows', id: 'snapshots' });
+  const viewport = el('div', { class: 'vlist', id: 'snapshots-view' }, items);
+  const list = new VirtualList({
+    rowHeight: ROW_HEIGHT,
+    items,
+    viewport,
+    spacer: () => el('li', { 'aria-hidden': 'true' }),
+    render: (i) => {
+      const s = snaps.get(i);
+      return s ? snapshotRow(s, m, refsBySnap) : el('li', { class: 'vrow muted' }, '…');
+    },
+  });
+  list.setCount(snaps.total);
+  return { card: section(`Snapshots (${fmtInt(snaps.total)})`, viewport), list };
 }
 
 function refsSection(m: any): HTMLElement {
@@ -297,6 +349,28 @@ function fileName(path: string): string {
   return path.slice(path.lastIndexOf('/') + 1);
 }
 
+// Files as a virtualised table: the file name (its full path as the row's data-path, for tests
+// and tooltips) and `cells`.
+function fileList(id: string, headers: string[], files: any[], cells: (f: any) => Child[]): HTMLElement {
+  const body = el('tbody');
+  const viewport = el('div', { class: 'vlist' }, table(headers, [], { id }));
+  viewport.querySelector('table')!.replaceChild(body, viewport.querySelector('tbody')!);
+  const list = new VirtualList({
+    rowHeight: ROW_HEIGHT,
+    items: body,
+    viewport,
+    spacer: tableSpacer(headers.length),
+    render: (i) => {
+      const f = files[i];
+      const tr = el('tr', { class: 'vrow', 'data-path': f['file-path'] },
+        el('td', { title: f['file-path'] }, fileName(f['file-path'])), ...cells(f).map((c) => el('td', {}, c)));
+      return tr;
+    },
+  });
+  list.setCount(files.length);
+  return viewport;
+}
+
 async function fillFiles(card: HTMLElement, path: string, m: any, signal: AbortSignal): Promise<void> {
   const data: any[] = [];
   const deletes = new Map<string, any>();
@@ -326,23 +400,7 @@ async function fillFiles(card: HTMLElement, path: string, m: any, signal: AbortS
     append(card, el('h2', {}, 'Files'), errorBox(`cannot list the files: ${e}`));
     return;
   }
-  // A table of many files shows the first kShownFiles (a paged, virtualised list is to come).
-  const kShownFiles = 2000;
-  const dataRows: Child[][] = data.slice(0, kShownFiles).map((f) => [
-    el('span', { title: f['file-path'] }, fileName(f['file-path'])),
-    f['file-format'],
-    partitionText(f.partition),
-    fmtInt(f['record-count']),
-    fmtBytes(f['file-size-in-bytes']),
-    f.deletes ? String(f.deletes) : '',
-  ]);
-  const deleteRows: Child[][] = [...deletes.values()].slice(0, kShownFiles).map((d) => [
-    el('span', { title: d['file-path'] }, fileName(d['file-path'])),
-    d.content,
-    partitionText(d.partition),
-    fmtInt(d['record-count']),
-    fmtBytes(d['file-size-in-bytes']),
-  ]);
+  const deleteList = [...deletes.values()];
   const totalBytes = data.reduce((a, f) => a + Number(f['file-size-in-bytes'] ?? 0), 0);
   clear(card);
   append(
@@ -350,15 +408,21 @@ async function fillFiles(card: HTMLElement, path: string, m: any, signal: AbortS
     el('h2', {}, 'Files'),
     el('p', { class: 'muted' }, `${fmtInt(data.length)} data files (${fmtBytes(totalBytes)}), ${fmtInt(deletes.size)} delete files, at snapshot ${m['current-snapshot-id']}`),
     el('h3', {}, 'Data files'),
-    table(['file', 'format', 'partition', 'rows', 'size', 'deletes'], dataRows, { id: 'data-files' }),
-    data.length > kShownFiles ? el('p', { class: 'muted' }, `the first ${kShownFiles} of ${fmtInt(data.length)} shown`) : null,
+    fileList('data-files', ['file', 'format', 'partition', 'rows', 'size', 'deletes'], data, (f) => [
+      f['file-format'],
+      partitionText(f.partition),
+      fmtInt(f['record-count']),
+      fmtBytes(f['file-size-in-bytes']),
+      f.deletes ? String(f.deletes) : '',
+    ]),
     el('h3', {}, 'Delete files'),
-    deleteRows.length ? table(['file', 'content', 'partition', 'rows', 'size'], deleteRows, { id: 'delete-files' }) : el('p', { class: 'muted' }, 'none'),
-    deletes.size > kShownFiles ? el('p', { class: 'muted' }, `the first ${kShownFiles} of ${fmtInt(deletes.size)} shown`) : null,
+    deleteList.length
+      ? fileList('delete-files', ['file', 'content', 'partition', 'rows', 'size'], deleteList, (d) => [
+          d.content,
+          partitionText(d.partition),
+          fmtInt(d['record-count']),
+          fmtBytes(d['file-size-in-bytes']),
+        ])
+      : el('p', { class: 'muted' }, 'none'),
   );
-  // The full paths, for tests and tooltips (the cells show file names).
-  const dataTrs = card.querySelectorAll<HTMLElement>('#data-files tbody tr');
-  dataTrs.forEach((tr, i) => (tr.dataset.path = data[i]['file-path']));
-  const deleteList = [...deletes.values()];
-  card.querySelectorAll<HTMLElement>('#delete-files tbody tr').forEach((tr, i) => (tr.dataset.path = deleteList[i]['file-path']));
 }

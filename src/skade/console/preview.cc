@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "skade/console/answers_internal.h"
 #include "skade/console/query.h"
 #include "skade/engine/iceberg_scan.h"
 #include "skade/sql/client_query.h"
@@ -17,37 +18,14 @@ namespace skade::console {
 namespace {
 
 using Json = nlohmann::json;
-
-RouteAnswer Error(int status, std::string_view type, const std::string& message) {
-  Json body{{"error", {{"message", message}, {"type", type}, {"code", status}}}};
-  return RouteAnswer{status, body.dump(-1, ' ', false, Json::error_handler_t::replace), {}};
-}
-
-RouteAnswer Error(const Status& st) {
-  switch (st.code()) {
-    case StatusCode::kNotFound: return Error(404, "NoSuchTableException", st.message());
-    case StatusCode::kInvalidArgument: return Error(400, "BadRequestException", st.message());
-    default: return Error(500, "ServerErrorException", st.message());
-  }
-}
-
-// A decimal integer in [0, max], or nullopt.
-std::optional<int64_t> Number(const std::map<std::string, std::string>& query, const char* key,
-                              int64_t fallback, int64_t max) {
-  auto it = query.find(key);
-  if (it == query.end()) return fallback;
-  int64_t v = 0;
-  const std::string& s = it->second;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || v < 0 || v > max) return std::nullopt;
-  return v;
-}
+using internal::Error;
+using internal::Number;
 
 }  // namespace
 
 Preview::Preview(catalog::Catalog& catalog, io::FileIO& io, engine::Database& db, RunningQueries* running,
                  std::vector<std::pair<std::string, std::string>> private_paths)
-    : catalog_(catalog), io_(io), db_(db), running_(running), private_paths_(std::move(private_paths)) {}
+    : catalog_(catalog), io_(io), db_(db), running_(running), private_paths_(std::move(private_paths)), pages_(catalog) {}
 
 RouteAnswer Preview::Failed(const Status& st) const {
   // A failed read names files (a data file missing or damaged): the server's folders are shown
@@ -57,12 +35,8 @@ RouteAnswer Preview::Failed(const Status& st) const {
 
 std::optional<RouteAnswer> Preview::Serve(std::string_view method, std::string_view path,
                                             const std::map<std::string, std::string>& query) const {
-  if (path != kPreviewPath) return std::nullopt;
-  if (method != "GET") {
-    RouteAnswer refused = Error(405, "BadRequestException", "the preview is read with GET");
-    refused.headers.emplace_back("Allow", "GET, HEAD");
-    return refused;
-  }
+  if (path != kPreviewPath) return pages_.Serve(method, path, query);
+  if (method != "GET") return internal::OnlyGet("the preview");
   auto table_param = query.find("table");
   if (table_param == query.end()) return Error(400, "BadRequestException", "'table' (ns.table) is required");
   auto ident = catalog::TableIdent::Parse(table_param->second);

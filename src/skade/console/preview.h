@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "skade/catalog/catalog.h"
+#include "skade/console/route_answer.h"
+#include "skade/console/table_pages.h"
 #include "skade/engine/database.h"
 #include "skade/io/file_io.h"
 
@@ -19,13 +21,6 @@ namespace skade::console {
 
 // The route's path (beside the REST catalog's /v1/…).
 inline constexpr std::string_view kPreviewPath = "/console/v1/preview";
-
-// The answer of one of the console's JSON routes.
-struct RouteAnswer {
-  int status = 200;
-  std::string body;  // JSON: the answer, or {"error": {"message", "type", "code"}}
-  std::vector<std::pair<std::string, std::string>> headers;  // beyond Content-Type (e.g. Allow)
-};
 
 class RunningQueries;  // query.h
 
@@ -44,10 +39,11 @@ class Preview {
   static constexpr int64_t kMaxOffset = 1'000'000;
 
   // Answers GET kPreviewPath?table=NS.TABLE[&snapshot-id=ID][&offset=N][&limit=N] (nullopt for
-  // any other path): {"table", "snapshot-id", "offset", "limit", "columns": [{"name", "type"}],
+  // any other path but the table pages'): {"table", "snapshot-id", "offset", "limit", "columns": [{"name", "type"}],
   // "rows": [[text or null, …]], "more"} — values as DuckDB renders them as text. 400 for a bad
   // parameter, 404 for a table or snapshot that does not exist, 405 for another method (with
-  // Allow), 504 past the statement timeout.
+  // Allow), 504 past the statement timeout. The table pages' routes (table_pages.h) are answered
+  // here too, so that whoever serves the preview serves them.
   std::optional<RouteAnswer> Serve(std::string_view method, std::string_view path,
                                      const std::map<std::string, std::string>& query) const;
 
@@ -59,6 +55,7 @@ class Preview {
   engine::Database& db_;
   RunningQueries* running_;
   std::vector<std::pair<std::string, std::string>> private_paths_;
+  TablePages pages_;
 };
 
 }  // namespace skade::console

@@ -1,0 +1,130 @@
+// The console's virtualised lists in a real browser (Debian's chromium, headless, playwright-core
+// as in browser_test.mjs): a lake of 2,000 tables and a table of 3,000 snapshots, made as metadata
+// by bench/console_lake.py and served by `skade serve`. The overview's tree scrolled to its end
+// shows the last table, with its numbers, and holds far fewer rows than the lake has; so does the
+// table page's snapshot timeline, whose last row is the oldest snapshot. No console errors.
+// Screenshots go to --out. Without chromium it skips (exit 77), saying why.
+//   node virtual_list_test.mjs --skade BUILD/src/skade --out DIR
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '..', '..');
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : fallback;
+};
+const skadeBin = resolve(arg('--skade', join(root, 'build', 'src', 'skade')));
+const out = resolve(arg('--out', join(root, 'build', 'tests', 'console_artifacts')));
+const chromiumPath = process.env.SKADE_CHROMIUM ?? '/usr/bin/chromium';
+const TABLES = 2000;
+const SNAPSHOTS = 3000;
+
+if (!existsSync(chromiumPath)) {
+  console.log(`SKIP: no chromium at ${chromiumPath} (scripts/setup.sh installs Debian's chromium); the browser test did not run`);
+  process.exit(77);
+}
+const { chromium } = createRequire(join(root, 'web', 'package.json'))('playwright-core');
+
+let failed = 0;
+const check = (ok, what) => {
+  if (!ok) failed++;
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
+};
+
+mkdirSync(out, { recursive: true });
+const work = mkdtempSync(join(tmpdir(), 'skade-console-virtual-'));
+const lake = join(work, 'lake');
+let child = null;
+let browser = null;
+try {
+  const made = spawnSync('python3', [join(root, 'bench', 'console_lake.py'), '--skade', skadeBin, '--warehouse', lake,
+    '--tables', String(TABLES), '--snapshots', String(SNAPSHOTS)], { encoding: 'utf8' });
+  if (made.status !== 0) throw new Error(`console_lake.py: ${made.stderr}${made.stdout}`);
+  child = spawn(skadeBin, ['--warehouse', lake, '-q', 'serve', '--flight-port', '0', '--rest-port', '0'],
+    { stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout });
+  const port = await new Promise((ok, fail) => {
+    const timer = setTimeout(() => fail(new Error('skade serve did not start within 30 s')), 30_000);
+    lines.on('line', (line) => {
+      const m = /^rest catalog listening on http:\/\/[^:]+:(\d+)/.exec(line);
+      if (m) {
+        clearTimeout(timer);
+        ok(Number(m[1]));
+      }
+    });
+    child.on('exit', (code) => fail(new Error(`skade serve exited with ${code}`)));
+  });
+  const origin = `http://127.0.0.1:${port}`;
+  browser = await chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const problems = [];
+  page.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
+  page.on('pageerror', (e) => problems.push(e.message));
+
+  // The overview: 2,000 tables (and bench.history) in one namespace.
+  await page.goto(`${origin}/ui/#/`);
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 30_000 });
+  const counts = await page.textContent('#counts');
+  check(counts === `1 namespaces, ${(TABLES + 1).toLocaleString('en-US')} tables`, `the overview counts every table (${counts})`);
+  const first = await page.locator('#tree-rows a[data-table]').first().textContent();
+  check(first === 'history', `the tree starts with the namespace's first table (${first})`);
+  const last = `bench.t${String(TABLES - 1).padStart(5, '0')}`;
+  check((await page.locator(`a[data-table="${last}"]`).count()) === 0, 'the last table is not drawn before scrolling');
+  await page.$eval('#tree', (v) => v.scrollTo(0, v.scrollHeight));
+  await page.waitForSelector(`a[data-table="${last}"]`, { timeout: 10_000 });
+  const waited = Date.now();
+  await page.waitForFunction((name) => {
+    const cells = document.querySelector(`a[data-table="${name}"]`)?.closest('tr')?.cells;
+    return cells && cells[1].textContent === '1,000';
+  }, last, { timeout: 10_000 });
+  console.log(`(the last table's numbers after ${Date.now() - waited} ms)`);
+  const lastRow = await page.$eval(`a[data-table="${last}"]`, (a) => Array.from(a.closest('tr').cells).map((c) => c.textContent));
+  check(JSON.stringify(lastRow.slice(1, 5)) === JSON.stringify(['1,000', lastRow[2], '1', '1']),
+    `after scrolling to the end the last table shows with its numbers (${JSON.stringify(lastRow)})`);
+  const treeRows = await page.locator('#tree-rows tr.vrow').count();
+  check(treeRows > 0 && treeRows < 200, `the tree's DOM holds ${treeRows} of ${TABLES + 2} rows`);
+  // Halfway: the rows there are the tables there, in order.
+  await page.$eval('#tree', (v) => v.scrollTo(0, v.scrollHeight / 2));
+  await page.waitForFunction(() => {
+    const drawn = Array.from(document.querySelectorAll('#tree-rows tr.vrow'));
+    return drawn.length && Math.abs(Number(drawn[0].dataset.index) - 1000) < 100 && !drawn.some((r) => r.classList.contains('loading'));
+  }, null, { timeout: 10_000 });
+  const middle = await page.$$eval('#tree-rows a[data-table]', (as) => as.map((a) => a.textContent));
+  const sorted = middle.length > 10 && middle.every((n, i) => i === 0 || Number(n.slice(1)) === Number(middle[i - 1].slice(1)) + 1);
+  check(sorted && Math.abs(Number(middle[0].slice(1)) - TABLES / 2) < 100, `halfway down the tree shows consecutive tables near the middle (${middle[0]}…${middle[middle.length - 1]})`);
+  await page.screenshot({ path: join(out, 'virtual-overview.png') });
+
+  // The table page: 3,000 snapshots, newest first.
+  await page.goto(`${origin}/ui/#/table/${encodeURIComponent(JSON.stringify(['bench', 'history']))}`);
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 30_000 });
+  check((await page.textContent('main')).includes(`Snapshots (${SNAPSHOTS.toLocaleString('en-US')})`), 'the table page counts every snapshot');
+  await page.$eval('#snapshots-view', (v) => v.scrollTo(0, v.scrollHeight));
+  // The oldest snapshot console_lake.py wrote has the first of its ids.
+  await page.waitForSelector('#snapshots li[data-snapshot="1000000000"]', { timeout: 10_000 });
+  const lastSnapshot = await page.$$eval('#snapshots li[data-snapshot]', (lis) => lis[lis.length - 1].dataset.snapshot);
+  check(lastSnapshot === '1000000000', `after scrolling to the end the last row is the oldest snapshot (${lastSnapshot})`);
+  const snapshotRows = await page.locator('#snapshots li.vrow').count();
+  check(snapshotRows > 0 && snapshotRows < 200, `the timeline's DOM holds ${snapshotRows} of ${SNAPSHOTS} rows`);
+  await page.screenshot({ path: join(out, 'virtual-table.png') });
+  check(problems.length === 0, `no console errors ${problems.join(' | ')}`);
+} catch (e) {
+  failed++;
+  console.log(`FAIL ${e.stack ?? e}`);
+} finally {
+  await browser?.close();
+  child?.kill('SIGTERM');
+  rmSync(work, { recursive: true, force: true });
+}
+console.log(failed ? `${failed} failed` : 'all passed');
+process.exit(failed ? 1 : 0);
