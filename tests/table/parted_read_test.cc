@@ -208,6 +208,101 @@ TEST_F(PartedReadTest, AFilterAndColumnsAreAppliedInEachPart) {
   EXPECT_EQ(names, expected);
 }
 
+// Rows and the sum of the first (BIGINT) column of a stream; the stream's error as a failure.
+struct Drained {
+  int64_t rows = 0;
+  int64_t sum = 0;
+  std::string schema;  // formats of the columns
+};
+Drained Drain(arrow::StreamHandle& stream) {
+  Drained d;
+  arrow::SchemaHandle schema;
+  EXPECT_EQ(stream->get_schema(stream.get(), schema.get()), 0);
+  for (int64_t i = 0; i < schema->n_children; ++i) d.schema += std::string(schema->children[i]->format) + ";";
+  for (;;) {
+    arrow::ArrayHandle batch;
+    const int rc = stream->get_next(stream.get(), batch.get());
+    EXPECT_EQ(rc, 0) << (stream->get_last_error(stream.get()) ? stream->get_last_error(stream.get()) : "");
+    if (rc != 0 || !batch.valid()) break;
+    d.rows += batch->length;
+    const ArrowArray& ids = *batch->children[0];
+    const auto* values = static_cast<const int64_t*>(ids.buffers[1]);
+    for (int64_t i = 0; i < ids.length; ++i) d.sum += values[ids.offset + i];
+  }
+  return d;
+}
+
+TEST_F(PartedReadTest, AStreamOfThePartsGivesEveryRowOrTheLimit) {
+  MakeTable();
+  auto t = LoadTable(Ident("t"));
+  ASSERT_NE(t, nullptr);
+  {
+    auto read = t->ReadInParts({});
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    auto stream = PartedRead::Stream(std::move(*read), std::nullopt);
+    ASSERT_TRUE(stream.ok()) << stream.status().ToString();
+    Drained d = Drain(*stream);
+    EXPECT_EQ(d.rows, kFiles);
+    EXPECT_EQ(d.sum, kFiles * (kFiles - 1) / 2);
+    EXPECT_EQ(d.schema, "l;u;");
+  }
+  // Limits inside the first part, at its end, past it and of no row.
+  ManifestCountingIO counting(*io_);
+  auto counted = table::Table::Load(*catalog_, counting, *db_, Ident("t"));
+  ASSERT_TRUE(counted.ok());
+  for (int64_t limit : {0, 5, 8, 9, 45}) {
+    SCOPED_TRACE(limit);
+    auto read = (*counted)->ReadInParts({});
+    ASSERT_TRUE(read.ok());
+    auto stream = PartedRead::Stream(std::move(*read), limit);
+    ASSERT_TRUE(stream.ok()) << stream.status().ToString();
+    EXPECT_EQ(Drain(*stream).rows, limit);
+  }
+  // No file matches: the typed empty result.
+  table::ReadOptions none;
+  none.where = *engine::Predicate::Parse("id > 1000");
+  auto read = t->ReadInParts(none);
+  ASSERT_TRUE(read.ok());
+  auto stream = PartedRead::Stream(std::move(*read), std::nullopt);
+  ASSERT_TRUE(stream.ok()) << stream.status().ToString();
+  Drained d = Drain(*stream);
+  EXPECT_EQ(d.rows, 0);
+  EXPECT_EQ(d.schema, "l;u;");
+}
+
+TEST_F(PartedReadTest, AStreamNamesTheMissingManifestOfALaterPart) {
+  MakeTable();
+  auto t = LoadTable(Ident("t"));
+  ASSERT_NE(t, nullptr);
+  const std::string missing = Manifests(*t).back();
+  ASSERT_TRUE(std::filesystem::remove(io::LocalPath(missing)));
+  // A limit the first part satisfies does not need it.
+  {
+    auto read = t->ReadInParts({});
+    ASSERT_TRUE(read.ok());
+    auto stream = PartedRead::Stream(std::move(*read), 10);
+    ASSERT_TRUE(stream.ok()) << stream.status().ToString();
+    EXPECT_EQ(Drain(*stream).rows, 10);
+  }
+  auto read = t->ReadInParts({});
+  ASSERT_TRUE(read.ok());
+  auto stream = PartedRead::Stream(std::move(*read), std::nullopt);
+  ASSERT_TRUE(stream.ok()) << stream.status().ToString();
+  int rc = 0;
+  int64_t rows = 0;
+  for (;;) {
+    arrow::ArrayHandle batch;
+    rc = (*stream)->get_next(stream->get(), batch.get());
+    if (rc != 0 || !batch.valid()) break;
+    rows += batch->length;
+  }
+  EXPECT_NE(rc, 0);
+  EXPECT_EQ(rows, 40);
+  const char* error = (*stream)->get_last_error(stream->get());
+  ASSERT_NE(error, nullptr);
+  EXPECT_NE(std::string(error).find(std::filesystem::path(missing).filename().string()), std::string::npos) << error;
+}
+
 TEST_F(PartedReadTest, ATableWithoutSnapshotsHasNoPart) {
   auto t = CreateTable("empty", "id BIGINT");
   ASSERT_NE(t, nullptr);

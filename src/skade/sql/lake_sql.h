@@ -23,6 +23,7 @@
 #include "skade/engine/user_sql.h"
 #include "skade/iceberg/manifest_cache.h"
 #include "skade/table/drop.h"
+#include "skade/table/parted_read.h"
 #include "skade/table/table.h"
 
 namespace skade::sql {
@@ -82,7 +83,7 @@ class LakeSql {
   // manifests, and no statement holds the whole file list; such plans are not kept.
   // kPartedReadFiles unless set; applies to views made from now on.
   void set_parted_read_files(int64_t files);
-  static constexpr int64_t kPartedReadFiles = 1000;
+  static constexpr int64_t kPartedReadFiles = table::kPartedReadFiles;
   // Told about every write through this object that fails (borrowed; null for none).
   void set_write_observer(table::WriteObserver* observer) { write_observer_ = observer; }
   // The decoded manifest lists and manifests that views' scans plan with, shared by every

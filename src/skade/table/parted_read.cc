@@ -1,5 +1,6 @@
 #include "skade/table/parted_read.h"
 
+#include <cerrno>
 #include <utility>
 
 namespace skade::table {
@@ -89,6 +90,129 @@ Result<std::optional<std::string>> PartedRead::Next() {
   scan.tasks = std::move(part);
   SKADE_ASSIGN_OR_RETURN(std::string sql, engine::BuildScanSql(table_->db_, scan, query_));
   return std::optional<std::string>(std::move(sql));
+}
+
+Result<std::string> PartedRead::EmptySql() {
+  engine::IcebergScan scan = scan_;
+  scan.tasks.clear();
+  return engine::BuildScanSql(table_->db_, scan, query_);
+}
+
+namespace {
+
+// A schema's shape as text (formats and names, depth first), to check that parts agree.
+std::string Shape(const ArrowSchema& s) {
+  std::string out = std::string(s.format ? s.format : "") + ":" + (s.name ? s.name : "") + "(";
+  for (int64_t i = 0; i < s.n_children; ++i) out += Shape(*s.children[i]) + ",";
+  return out + ")";
+}
+
+Result<std::string> ShapeOf(ArrowArrayStream& stream) {
+  arrow::SchemaHandle schema;
+  if (stream.get_schema(&stream, schema.get()) != 0) {
+    const char* e = stream.get_last_error(&stream);
+    return Status::Internal(std::string("no schema for a part of a read: ") + (e ? e : "unknown error"));
+  }
+  return Shape(*schema.get());
+}
+
+// The chained stream's state: the part being read, the ones read (kept until the end, so that
+// arrays handed out never outlive the stream that made them), and the rows still allowed.
+struct Chain {
+  std::unique_ptr<PartedRead> read;
+  engine::Database* db = nullptr;
+  std::vector<arrow::StreamHandle> streams;  // the last is the part being read
+  std::string shape;                         // the first part's
+  std::optional<int64_t> left;
+  bool ended = false;
+  std::string error;
+
+  // Opens the query of the next part; false at the end.
+  Result<bool> OpenNext() {
+    SKADE_ASSIGN_OR_RETURN(std::optional<std::string> sql, read->Next());
+    if (!sql) return false;
+    std::string query = std::move(*sql);
+    if (left) query = "SELECT * FROM (" + query + ") LIMIT " + std::to_string(*left);
+    SKADE_ASSIGN_OR_RETURN(arrow::StreamHandle stream, db->QueryArrow(query));
+    SKADE_ASSIGN_OR_RETURN(std::string shape_now, ShapeOf(*stream.get()));
+    if (shape.empty()) {
+      shape = std::move(shape_now);
+    } else if (shape_now != shape) {
+      return Status::Internal("a part of a read gives other columns than the first (" + shape_now + " vs " + shape + ")");
+    }
+    streams.push_back(std::move(stream));
+    return true;
+  }
+
+  int Fail(const Status& status) {
+    error = status.ToString();
+    return EIO;
+  }
+
+  int GetNext(ArrowArray* out) {
+    out->release = nullptr;
+    while (!ended) {
+      if (left && *left <= 0) break;
+      ArrowArrayStream& current = *streams.back().get();
+      if (current.get_next(&current, out) != 0) {
+        const char* e = current.get_last_error(&current);
+        error = e ? e : "a part of a read failed";
+        return EIO;
+      }
+      if (out->release != nullptr) {
+        if (left) *left -= out->length;
+        return 0;
+      }
+      Result<bool> opened = OpenNext();
+      if (!opened.ok()) return Fail(opened.status());
+      if (!*opened) break;
+    }
+    ended = true;
+    read.reset();  // lets the planner go
+    return 0;
+  }
+};
+
+}  // namespace
+
+Result<arrow::StreamHandle> PartedRead::Stream(std::unique_ptr<PartedRead> read, std::optional<int64_t> limit) {
+  auto chain = std::make_unique<Chain>();
+  chain->db = &read->table_->db_;
+  chain->left = limit;
+  chain->read = std::move(read);
+  SKADE_ASSIGN_OR_RETURN(bool any, chain->OpenNext());
+  if (!any) {
+    // No file to read: the typed empty result.
+    SKADE_ASSIGN_OR_RETURN(std::string sql, chain->read->EmptySql());
+    SKADE_ASSIGN_OR_RETURN(arrow::StreamHandle empty, chain->db->QueryArrow(sql));
+    chain->streams.push_back(std::move(empty));
+    chain->ended = true;
+    chain->read.reset();
+  }
+  ArrowArrayStream out;
+  out.get_schema = [](ArrowArrayStream* s, ArrowSchema* schema) -> int {
+    auto* c = static_cast<Chain*>(s->private_data);
+    ArrowArrayStream& first = *c->streams.front().get();
+    if (first.get_schema(&first, schema) != 0) {
+      const char* e = first.get_last_error(&first);
+      c->error = e ? e : "no schema";
+      return EIO;
+    }
+    return 0;
+  };
+  out.get_next = [](ArrowArrayStream* s, ArrowArray* array) -> int {
+    return static_cast<Chain*>(s->private_data)->GetNext(array);
+  };
+  out.get_last_error = [](ArrowArrayStream* s) -> const char* {
+    auto* c = static_cast<Chain*>(s->private_data);
+    return c->error.empty() ? nullptr : c->error.c_str();
+  };
+  out.release = [](ArrowArrayStream* s) {
+    delete static_cast<Chain*>(s->private_data);
+    s->release = nullptr;
+  };
+  out.private_data = chain.release();
+  return arrow::StreamHandle(&out);
 }
 
 int64_t PartedRead::files_planned() const {

@@ -18,12 +18,18 @@
 #include <thread>
 #include <vector>
 
+#include "skade/arrow/c_data.h"
 #include "skade/base/status.h"
 #include "skade/engine/iceberg_scan.h"
 #include "skade/iceberg/scan.h"
 #include "skade/table/table.h"
 
 namespace skade::table {
+
+// Reads of snapshots of more data files than this, or that do not say how many, are read in
+// parts (Table::Read, and SQL views: sql::LakeSql::set_parted_read_files). A smaller snapshot
+// is planned whole: its plan is cheap, and SQL views keep it for the next statement.
+inline constexpr int64_t kPartedReadFiles = 1000;
 
 // Made by Table::ReadInParts. One reader thread at a time; destroying it stops the planner.
 class PartedRead {
@@ -43,6 +49,14 @@ class PartedRead {
   // limit), nullopt after the last. A read of a table without files has no part. A planning
   // error (a missing manifest) comes from the call that would have needed its files.
   Result<std::optional<std::string>> Next();
+
+  // The SQL of no rows with the read's columns and types (for a read without parts).
+  Result<std::string> EmptySql();
+
+  // The rows of every part as one Arrow stream (bounded memory), at most `limit` of them: each
+  // part's query runs once the one before is exhausted, and none after the limit is reached.
+  // Errors of a later part (a missing manifest or file) come from the get_next that needed it.
+  static Result<arrow::StreamHandle> Stream(std::unique_ptr<PartedRead> read, std::optional<int64_t> limit);
 
   // Data files the planner has handed on so far (taken or waiting), for tests and benchmarks.
   int64_t files_planned() const;

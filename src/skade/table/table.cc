@@ -6,6 +6,7 @@
 
 #include "skade/table/append_queue.h"
 #include "skade/table/commit_internal.h"
+#include "skade/table/parted_read.h"
 
 #include <charconv>
 #include <chrono>
@@ -103,6 +104,16 @@ Result<std::string> Table::ReadSql(const ReadOptions& options) {
 }
 
 Result<arrow::StreamHandle> Table::Read(const ReadOptions& options) {
+  // A large snapshot is read in parts planned while they are read (parted_read.h): a limit then
+  // reads a few manifests, and memory does not grow with the number of files.
+  SKADE_ASSIGN_OR_RETURN(auto selected, iceberg::SelectSnapshot(metadata(), options.snapshot));
+  if (selected.snapshot != nullptr) {
+    std::optional<int64_t> files = selected.snapshot->SummaryLong("total-data-files");
+    if (!files || *files > kPartedReadFiles) {
+      SKADE_ASSIGN_OR_RETURN(std::unique_ptr<PartedRead> read, ReadInParts(options));
+      return PartedRead::Stream(std::move(read), options.limit);
+    }
+  }
   SKADE_ASSIGN_OR_RETURN(std::string sql, ReadSql(options));
   return db_.QueryArrow(sql);
 }
