@@ -1,0 +1,168 @@
+// The web console on a large lake (issue 37): first paint and time to interactive of the overview
+// and of a table's page, in Debian's chromium driven headless by playwright-core (the console
+// browser test's, web/package-lock.json), against `skade serve`. Two lakes made by
+// console_lake.py in the same run: the large one (--tables tables, one table of --snapshots
+// snapshots) and a baseline of 10 tables and 10 snapshots; each page is loaded --runs times per
+// lake, alternating, each in a fresh browser context (nothing cached), after one warm-up load.
+//
+// Before the browser, the server alone: the first page of the large table's snapshots with its
+// metadata not yet read by the server (cold) and again (warm).
+// Per load, from the page's own clocks (ms since navigation start):
+//   - first paint: the first contentful paint (the shell, before any data);
+//   - content: when the page's list first shows rows (the overview's tree, the table's timeline);
+//   - interactive: the page's loads done (body[data-ready=true]) and the last long task (> 50 ms
+//     of main thread, PerformanceObserver 'longtask') ended, whichever is later;
+//   - DOM rows: the rows the list holds; scroll end: from scrolling the list to its end to its
+//     last row drawn.
+//   node bench/console_bench.mjs --skade build/src/skade [--tables 10000] [--snapshots 100000] [--runs 5] [--keep DIR]
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os, { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '..');
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : fallback;
+};
+const skadeBin = resolve(arg('--skade', join(root, 'build', 'src', 'skade')));
+const tables = Number(arg('--tables', '10000'));
+const snapshots = Number(arg('--snapshots', '100000'));
+const runs = Number(arg('--runs', '5'));
+const chromiumPath = process.env.SKADE_CHROMIUM ?? '/usr/bin/chromium';
+if (!existsSync(chromiumPath)) throw new Error(`no chromium at ${chromiumPath}`);
+const { chromium } = createRequire(join(root, 'web', 'package.json'))('playwright-core');
+
+const work = arg('--keep', null) ?? mkdtempSync(join(tmpdir(), 'skade-console-bench-'));
+
+function makeLake(name, t, s) {
+  const lake = join(work, name);
+  if (existsSync(join(lake, 'catalog.db'))) return lake;
+  const r = spawnSync('python3', [join(here, 'console_lake.py'), '--skade', skadeBin, '--warehouse', lake,
+    '--tables', String(t), '--snapshots', String(s)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  if (r.status !== 0) throw new Error(`console_lake.py failed (${r.status})`);
+  process.stdout.write(r.stdout);
+  return lake;
+}
+
+async function serve(lake) {
+  const child = spawn(skadeBin, ['--warehouse', lake, '-q', 'serve', '--flight-port', '0', '--rest-port', '0'],
+    { stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout });
+  const port = await new Promise((ok, fail) => {
+    const timer = setTimeout(() => fail(new Error('skade serve did not start within 60 s')), 60_000);
+    lines.on('line', (line) => {
+      const m = /^rest catalog listening on http:\/\/[^:]+:(\d+)/.exec(line);
+      if (m) {
+        clearTimeout(timer);
+        ok(Number(m[1]));
+      }
+    });
+    child.on('exit', (code) => fail(new Error(`skade serve exited with ${code}`)));
+  });
+  return { child, origin: `http://127.0.0.1:${port}` };
+}
+
+const PAGES = {
+  overview: { hash: '#/', list: '#tree-rows', rows: '#tree-rows tr.vrow', view: '#tree', last: (t) => `a[data-table="bench.t${String(t - 1).padStart(5, '0')}"]` },
+  table: { hash: `#/table/${encodeURIComponent(JSON.stringify(['bench', 'history']))}`, list: '#snapshots', rows: '#snapshots li.vrow', view: '#snapshots-view', last: () => '#snapshots li[data-snapshot="1000000000"]' },
+};
+
+// Recorded in the page before its scripts: paints, long tasks, when data-ready turned true and
+// when the list first held rows.
+function probe() {
+  window.__bench = { longTaskEnd: 0, ready: null, content: null };
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) window.__bench.longTaskEnd = Math.max(window.__bench.longTaskEnd, e.startTime + e.duration);
+  }).observe({ type: 'longtask', buffered: true });
+  new MutationObserver(() => {
+    const b = window.__bench;
+    if (b.ready === null && document.body?.dataset.ready === 'true') b.ready = performance.now();
+    if (b.content === null && document.querySelector('#tree-rows tr.vrow a, #snapshots li.vrow[data-snapshot]')) b.content = performance.now();
+  }).observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-ready'] });
+}
+
+async function load(browser, origin, which, lakeTables) {
+  const p = PAGES[which];
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+  await page.addInitScript(probe);
+  await page.goto(`${origin}/ui/${p.hash}`);
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 120_000 });
+  // Long tasks are reported after they end: a moment for the last one.
+  await page.waitForTimeout(300);
+  const m = await page.evaluate(() => {
+    const paint = performance.getEntriesByName('first-contentful-paint')[0];
+    const b = window.__bench;
+    return { paint: paint ? paint.startTime : null, content: b.content, ready: b.ready, interactive: Math.max(b.ready ?? 0, b.longTaskEnd) };
+  });
+  m.domRows = await page.locator(p.rows).count();
+  // Scroll the list to its end: how long until its last row is drawn.
+  const started = Date.now();
+  await page.$eval(p.view, (v) => v.scrollTo(0, v.scrollHeight));
+  await page.waitForSelector(p.last(lakeTables), { timeout: 30_000 });
+  m.scrollEnd = Date.now() - started;
+  m.errors = errors.length;
+  await context.close();
+  return m;
+}
+
+const median = (xs) => {
+  const s = xs.filter((x) => x !== null).sort((a, b) => a - b);
+  return s.length ? s[Math.floor((s.length - 1) / 2)] : null;
+};
+const fmt = (x) => (x === null ? '–' : x.toFixed(0));
+
+const big = makeLake('large', tables, snapshots);
+const small = makeLake('small', 10, 10);
+const servers = { large: await serve(big), small: await serve(small) };
+// The server's side alone: the history table's first page of snapshots, first (its metadata not
+// yet read by the server) and again (read and kept by the catalog).
+for (const lake of ['small', 'large']) {
+  const times = [];
+  for (let i = 0; i < 2; i++) {
+    const t = performance.now();
+    const res = await fetch(`${servers[lake].origin}/console/v1/snapshots?table=bench.history&limit=500`);
+    await res.arrayBuffer();
+    times.push(performance.now() - t);
+  }
+  console.log(`server ${lake}: first page of bench.history's snapshots ${times[0].toFixed(0)} ms cold, ${times[1].toFixed(0)} ms warm`);
+}
+const sizes = { large: tables, small: 10 };
+const browser = await chromium.launch({
+  executablePath: chromiumPath,
+  headless: true,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync'],
+});
+const results = {};
+try {
+  for (const which of Object.keys(PAGES)) {
+    for (const lake of ['small', 'large']) await load(browser, servers[lake].origin, which, sizes[lake]);  // warm-up
+    for (let i = 0; i < runs; i++) {
+      for (const lake of ['small', 'large']) {
+        const m = await load(browser, servers[lake].origin, which, sizes[lake]);
+        (results[`${which} ${lake}`] ??= []).push(m);
+        console.log(`${which} ${lake} run ${i + 1}: ${JSON.stringify(m)}`);
+      }
+    }
+  }
+} finally {
+  await browser.close();
+  for (const s of Object.values(servers)) s.child.kill('SIGTERM');
+  if (!arg('--keep', null)) rmSync(work, { recursive: true, force: true });
+}
+console.log(`\nload average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(`| page, lake | first paint | content | interactive | DOM rows | scroll to end | errors |`);
+console.log('|---|---|---|---|---|---|---|');
+for (const [key, ms] of Object.entries(results)) {
+  const col = (k) => fmt(median(ms.map((m) => m[k])));
+  console.log(`| ${key} | ${col('paint')} ms | ${col('content')} ms | ${col('interactive')} ms | ${col('domRows')} | ${col('scrollEnd')} ms | ${ms.reduce((a, m) => a + m.errors, 0)} |`);
+}
