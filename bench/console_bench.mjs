@@ -14,9 +14,15 @@
 //     of main thread, PerformanceObserver 'longtask') ended, whichever is later;
 //   - DOM rows: the rows the list holds; scroll end: from scrolling the list to its end to its
 //     last row drawn.
-//   node bench/console_bench.mjs --skade build/src/skade [--tables 10000] [--snapshots 100000] [--runs 5] [--keep DIR]
+//
+// --ui DIR serves the console's pages from DIR instead (web/build.mjs's output, e.g. of an older
+// commit, for a before/after comparison) through a proxy in this process that passes every other
+// request to `skade serve`; lists that are not virtualised are then counted as drawn and scrolled
+// with the window.
+//   node bench/console_bench.mjs --skade build/src/skade [--tables 10000] [--snapshots 100000] [--runs 5] [--keep DIR] [--ui DIR]
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import { createRequire } from 'node:module';
 import os, { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -67,9 +73,32 @@ async function serve(lake) {
   return { child, origin: `http://127.0.0.1:${port}` };
 }
 
+// The pages from `dir`, everything else from `origin`.
+async function uiProxy(dir, origin) {
+  const target = new URL(origin);
+  const server = http.createServer((req, res) => {
+    const path = req.url.split('?')[0];
+    if (path === '/ui' || path === '/ui/' || path.startsWith('/ui/assets/')) {
+      const file = path.startsWith('/ui/assets/') ? join(dir, path.slice(4)) : join(dir, 'index.html');
+      const type = file.endsWith('.js') ? 'text/javascript' : file.endsWith('.css') ? 'text/css' : 'text/html';
+      res.writeHead(200, { 'Content-Type': type }).end(readFileSync(file));
+      return;
+    }
+    const upstream = http.request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode, answer.headers);
+        answer.pipe(res);
+      });
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
+  return { server, origin: `http://127.0.0.1:${server.address().port}` };
+}
+
 const PAGES = {
-  overview: { hash: '#/', list: '#tree-rows', rows: '#tree-rows tr.vrow', view: '#tree', last: (t) => `a[data-table="bench.t${String(t - 1).padStart(5, '0')}"]` },
-  table: { hash: `#/table/${encodeURIComponent(JSON.stringify(['bench', 'history']))}`, list: '#snapshots', rows: '#snapshots li.vrow', view: '#snapshots-view', last: () => '#snapshots li[data-snapshot="1000000000"]' },
+  overview: { hash: '#/', list: '#tree-rows', rows: '#tree-rows tr.vrow', plainRows: 'a[data-table]', view: '#tree', last: (t) => `a[data-table="bench.t${String(t - 1).padStart(5, '0')}"]` },
+  table: { hash: `#/table/${encodeURIComponent(JSON.stringify(['bench', 'history']))}`, list: '#snapshots', rows: '#snapshots li.vrow', plainRows: '#snapshots li', view: '#snapshots-view', last: () => '#snapshots li[data-snapshot="1000000000"]' },
 };
 
 // Recorded in the page before its scripts: paints, long tasks, when data-ready turned true and
@@ -82,7 +111,9 @@ function probe() {
   new MutationObserver(() => {
     const b = window.__bench;
     if (b.ready === null && document.body?.dataset.ready === 'true') b.ready = performance.now();
-    if (b.content === null && document.querySelector('#tree-rows tr.vrow a, #snapshots li.vrow[data-snapshot]')) b.content = performance.now();
+    if (b.content === null && document.querySelector('a[data-table], #snapshots li.vrow[data-snapshot], #snapshots:not(.vrows) li')) {
+      b.content = performance.now();
+    }
   }).observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-ready'] });
 }
 
@@ -103,12 +134,13 @@ async function load(browser, origin, which, lakeTables) {
     const b = window.__bench;
     return { paint: paint ? paint.startTime : null, content: b.content, ready: b.ready, interactive: Math.max(b.ready ?? 0, b.longTaskEnd) };
   });
-  m.domRows = await page.locator(p.rows).count();
-  // Scroll the list to its end: how long until its last row is drawn.
+  const virtual = (await page.locator(p.view).count()) > 0;
+  m.domRows = await page.locator(virtual ? p.rows : p.plainRows).count();
+  // Scroll the list to its end: how long until its last row is drawn (null: never, within 10 s).
   const started = Date.now();
-  await page.$eval(p.view, (v) => v.scrollTo(0, v.scrollHeight));
-  await page.waitForSelector(p.last(lakeTables), { timeout: 30_000 });
-  m.scrollEnd = Date.now() - started;
+  if (virtual) await page.$eval(p.view, (v) => v.scrollTo(0, v.scrollHeight));
+  else await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+  m.scrollEnd = await page.waitForSelector(p.last(lakeTables), { timeout: 10_000 }).then(() => Date.now() - started, () => null);
   m.errors = errors.length;
   await context.close();
   return m;
@@ -123,6 +155,15 @@ const fmt = (x) => (x === null ? '–' : x.toFixed(0));
 const big = makeLake('large', tables, snapshots);
 const small = makeLake('small', 10, 10);
 const servers = { large: await serve(big), small: await serve(small) };
+const uiDir = arg('--ui', null);
+const proxies = [];
+if (uiDir) {
+  for (const s of Object.values(servers)) {
+    const proxy = await uiProxy(resolve(uiDir), s.origin);
+    proxies.push(proxy.server);
+    s.pages = proxy.origin;
+  }
+}
 // The server's side alone: the history table's first page of snapshots, first (its metadata not
 // yet read by the server) and again (read and kept by the catalog).
 for (const lake of ['small', 'large']) {
@@ -145,10 +186,10 @@ const browser = await chromium.launch({
 const results = {};
 try {
   for (const which of Object.keys(PAGES)) {
-    for (const lake of ['small', 'large']) await load(browser, servers[lake].origin, which, sizes[lake]);  // warm-up
+    for (const lake of ['small', 'large']) await load(browser, servers[lake].pages ?? servers[lake].origin, which, sizes[lake]);  // warm-up
     for (let i = 0; i < runs; i++) {
       for (const lake of ['small', 'large']) {
-        const m = await load(browser, servers[lake].origin, which, sizes[lake]);
+        const m = await load(browser, servers[lake].pages ?? servers[lake].origin, which, sizes[lake]);
         (results[`${which} ${lake}`] ??= []).push(m);
         console.log(`${which} ${lake} run ${i + 1}: ${JSON.stringify(m)}`);
       }
@@ -156,6 +197,7 @@ try {
   }
 } finally {
   await browser.close();
+  for (const p of proxies) p.close();
   for (const s of Object.values(servers)) s.child.kill('SIGTERM');
   if (!arg('--keep', null)) rmSync(work, { recursive: true, force: true });
 }
