@@ -25,7 +25,12 @@ using internal::Number;
 
 Preview::Preview(catalog::Catalog& catalog, io::FileIO& io, engine::Database& db, RunningQueries* running,
                  std::vector<std::pair<std::string, std::string>> private_paths)
-    : catalog_(catalog), io_(io), db_(db), running_(running), private_paths_(std::move(private_paths)), pages_(catalog) {}
+    : catalog_(catalog),
+      io_(io),
+      db_(db),
+      running_(running),
+      private_paths_(std::move(private_paths)),
+      pages_(catalog) {}
 
 RouteAnswer Preview::Failed(const Status& st) const {
   // A failed read names files (a data file missing or damaged): the server's folders are shown

@@ -6,6 +6,7 @@
 #include "skade/console/table_pages.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 #include <vector>
 
@@ -84,8 +85,8 @@ std::optional<RouteAnswer> TablePages::Serve(std::string_view method, std::strin
 RouteAnswer TablePages::Tree(int64_t offset, int64_t limit) const {
   TreeWalk walk{catalog_, offset, limit};
   if (Status st = walk.Walk(catalog::Namespace{}, 0); !st.ok()) return Error(st);
-  Json body{{"total", walk.total},    {"namespaces", walk.namespaces}, {"tables", walk.tables},
-            {"offset", offset},       {"rows", std::move(walk.rows)}};
+  Json body{{"total", walk.total}, {"namespaces", walk.namespaces}, {"tables", walk.tables},
+            {"offset", offset}, {"rows", std::move(walk.rows)}};
   return RouteAnswer{200, Dump(body), {}};
 }
 
