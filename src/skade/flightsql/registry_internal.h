@@ -14,8 +14,11 @@
 // the new handle carries, scoped to the principal, until the handle expires; bounded per binding
 // and per principal), and the closes of prepared statements and sessions and the cancels of
 // tickets (until the tokens they concern expire). A catalog without such state (REST, Nessie,
-// file catalogs, a read-only SqlCatalog) leaves all of it in this process: large parameters,
-// closes and cancels then hold on the instance that received them only.
+// file catalogs, a read-only SqlCatalog, so `serve --read-only`) leaves all of it in this
+// process: large parameters, closes and cancels then hold on the instance that received them
+// only. With shared state every lookup of a handle, ticket or cookie reads the database once (an
+// indexed row): when it cannot, the call fails (kUnavailable) rather than serve a handle that may
+// have been closed.
 //
 // Sessions hold options (the default schema) and exist only for clients that ask for them: a
 // client's SetSessionOptions creates one and sets the arrow_flight_session_id cookie (a new
