@@ -2,7 +2,8 @@
 // as in browser_test.mjs): a lake of 2,000 tables and a table of 3,000 snapshots, made as metadata
 // by bench/console_lake.py and served by `skade serve`. The overview's tree scrolled to its end
 // shows the last table, with its numbers, and holds far fewer rows than the lake has; so does the
-// table page's snapshot timeline, whose last row is the oldest snapshot. No console errors.
+// table page's snapshot timeline, whose last row is the oldest snapshot, which previews its rows
+// when its id is clicked. No console errors.
 // Screenshots go to --out. Without chromium it skips (exit 77), saying why.
 //   node virtual_list_test.mjs --skade BUILD/src/skade --out DIR
 import { spawn, spawnSync } from 'node:child_process';
@@ -117,6 +118,12 @@ try {
   const snapshotRows = await page.locator('#snapshots li.vrow').count();
   check(snapshotRows > 0 && snapshotRows < 200, `the timeline's DOM holds ${snapshotRows} of ${SNAPSHOTS} rows`);
   await page.screenshot({ path: join(out, 'virtual-table.png') });
+  // Its id previews the rows at that snapshot, though the chooser offers only the newest.
+  await page.click('#snapshots li[data-snapshot="1000000000"] button.sid');
+  await page.waitForFunction(() => document.querySelector('#preview-snapshot')?.value === '1000000000' &&
+    document.querySelector('#preview')?.dataset.loading === 'false', null, { timeout: 15_000 });
+  const previewRows = await page.locator('#preview-rows tbody tr').count();
+  check(previewRows === 50, `the oldest snapshot's id shows its rows in the preview (${previewRows} of a page of 50)`);
   check(problems.length === 0, `no console errors ${problems.join(' | ')}`);
 } catch (e) {
   failed++;

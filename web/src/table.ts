@@ -53,7 +53,7 @@ export async function renderTable(main: HTMLElement, parts: string[], signal: Ab
   );
   const files = section('Files', el('p', { class: 'muted' }, 'Planning a scan…'));
   const preview = previewSection(ident, m, snaps, signal);
-  const history = snapshotsSection(m, snaps);
+  const history = snapshotsSection(m, snaps, preview.at);
   const timeline = history.list;
   main.append(
     title,
@@ -65,7 +65,7 @@ export async function renderTable(main: HTMLElement, parts: string[], signal: Ab
     refsSection(m),
     propertiesSection(m),
     files,
-    preview,
+    preview.card,
     metadataSection(path, signal),
   );
   await fillFiles(files, path, m, signal);
@@ -94,8 +94,9 @@ function metadataSection(path: string, signal: AbortSignal): HTMLElement {
 }
 
 // A page of rows at a chosen snapshot (GET /console/v1/preview), with the previous and next pages.
-// The snapshots offered are the newest SNAPSHOT_PAGE (the first page of the history) and the current one.
-function previewSection(ident: Ident, m: any, history: PagedRows<any>, signal: AbortSignal): HTMLElement {
+// The snapshots offered are the newest SNAPSHOT_PAGE (the first page of the history) and the
+// current one; `at` shows any other (a snapshot chosen in the timeline).
+function previewSection(ident: Ident, m: any, history: PagedRows<any>, signal: AbortSignal): { card: HTMLElement; at: (s: any) => void } {
   const snaps: any[] = [];
   for (let i = 0; i < Math.min(history.total, SNAPSHOT_PAGE); i++) snaps.push(history.get(i));
   const current = (m.snapshots ?? []).find((s: any) => s['snapshot-id'] === m['current-snapshot-id']);
@@ -147,7 +148,18 @@ function previewSection(ident: Ident, m: any, history: PagedRows<any>, signal: A
   });
   if (snaps.length) show();
   else grid.append(el('p', { class: 'muted' }, 'no snapshot: no rows'));
-  return section('Data preview', el('div', { class: 'toolbar' }, choose, prev, next, where), grid);
+  const card = section('Data preview', el('div', { class: 'toolbar' }, choose, prev, next, where), grid);
+  const at = (s: any) => {
+    const id = String(s['snapshot-id']);
+    if (!Array.from(choose.options).some((o) => o.value === id)) {
+      choose.append(el('option', { value: id }, `${id} · ${s.summary?.operation ?? ''} · ${fmtTime(s['timestamp-ms'])}`));
+    }
+    choose.value = id;
+    offset = 0;
+    show();
+    card.scrollIntoView();
+  };
+  return { card, at };
 }
 
 function typeText(t: any): string {
@@ -271,7 +283,7 @@ function specsSection(m: any): HTMLElement {
   );
 }
 
-function snapshotRow(s: any, m: any, refsBySnap: Map<unknown, string[]>): HTMLElement {
+function snapshotRow(s: any, m: any, refsBySnap: Map<unknown, string[]>, preview: (s: any) => void): HTMLElement {
   const sum = s.summary ?? {};
   const delta = (added: string, removed: string, unit: string) => {
     const a = Number(sum[added] ?? 0);
@@ -282,12 +294,15 @@ function snapshotRow(s: any, m: any, refsBySnap: Map<unknown, string[]>): HTMLEl
     .filter((k) => sum[k])
     .map((k) => `${k}=${sum[k]}`)
     .join(' ');
+  // The id previews the rows at this snapshot.
+  const sid = el('button', { type: 'button', class: 'sid', title: 'preview the rows at this snapshot' }, String(s['snapshot-id']));
+  sid.addEventListener('click', () => preview(s));
   return el(
     'li',
     { class: s['snapshot-id'] === m['current-snapshot-id'] ? 'vrow current' : 'vrow', 'data-snapshot': String(s['snapshot-id']) },
     el('span', { class: `op op-${String(sum.operation ?? 'unknown').replace(/[^a-z]/g, '')}` }, sum.operation ?? '?'),
     el('span', { class: 'when' }, fmtTime(s['timestamp-ms'])),
-    el('span', { class: 'sid' }, String(s['snapshot-id'])),
+    sid,
     el('span', {}, delta('added-records', 'deleted-records', 'rows')),
     el('span', {}, delta('added-data-files', 'deleted-data-files', 'data files')),
     el('span', {}, delta('added-delete-files', 'removed-delete-files', 'delete files')),
@@ -297,8 +312,9 @@ function snapshotRow(s: any, m: any, refsBySnap: Map<unknown, string[]>): HTMLEl
   );
 }
 
-// The snapshots, newest first, as a virtualised timeline paged from the server.
-function snapshotsSection(m: any, snaps: PagedRows<any>): { card: HTMLElement; list: VirtualList | null } {
+// The snapshots, newest first, as a virtualised timeline paged from the server; a snapshot's id
+// shows its rows in the preview.
+function snapshotsSection(m: any, snaps: PagedRows<any>, preview: (s: any) => void): { card: HTMLElement; list: VirtualList | null } {
   if (!snaps.total) return { card: section('Snapshots (0)', el('p', { class: 'muted' }, 'no snapshots')), list: null };
   const refsBySnap = new Map<unknown, string[]>();
   for (const [name, r] of Object.entries<any>(m.refs ?? {})) {
@@ -313,7 +329,7 @@ function snapshotsSection(m: any, snaps: PagedRows<any>): { card: HTMLElement; l
     spacer: () => el('li', { 'aria-hidden': 'true' }),
     render: (i) => {
       const s = snaps.get(i);
-      return s ? snapshotRow(s, m, refsBySnap) : el('li', { class: 'vrow muted' }, '…');
+      return s ? snapshotRow(s, m, refsBySnap, preview) : el('li', { class: 'vrow muted' }, '…');
     },
   });
   list.setCount(snaps.total);
