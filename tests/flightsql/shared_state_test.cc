@@ -460,5 +460,32 @@ TEST_P(SharedStateServerTest, CancelledOnOneServerIsCancelledOnTheOther) {
   EXPECT_TRUE(on_b.Get(other->endpoint(0).ticket()).ok());
 }
 
+// A query running on B is interrupted by a cancel sent to A (B polls the shared state about
+// once a second).
+TEST_P(SharedStateServerTest, ARunningQueryIsInterruptedByACancelOnTheOtherServer) {
+  Client alice(a_.server->port(), "alice");
+  auto info = alice.Info(
+      "SELECT count(*) FROM range(1000000) a CROSS JOIN range(1000000) b WHERE (a.range + b.range) % 7 = 3");
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  Client on_b(b_.server->port(), "alice");
+  grpc::StatusCode code = grpc::StatusCode::OK;
+  std::chrono::steady_clock::time_point ended;
+  std::thread get([&] {
+    EXPECT_FALSE(on_b.Get(info->endpoint(0).ticket()).ok());
+    code = on_b.code_of_last_failure();
+    ended = std::chrono::steady_clock::now();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // B runs it by now
+  pb::CancelFlightInfoRequest request;
+  *request.mutable_info() = *info;
+  std::string answer;
+  const auto cancelled_at = std::chrono::steady_clock::now();
+  grpc::Status st = Act(a_, "alice", "", "CancelFlightInfo", request.SerializeAsString(), &answer);
+  get.join();
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(code, grpc::StatusCode::CANCELLED);
+  EXPECT_LT(ended - cancelled_at, std::chrono::seconds(10));
+}
+
 }  // namespace
 }  // namespace skade::flightsql
