@@ -71,6 +71,15 @@ TEST_F(TablePagesTest, TableHasNoHistoryAndSnapshotsComeNewestFirstInPages) {
     for (const Json& s : page["snapshots"]) paged.push_back(s["snapshot-id"].get<int64_t>());
   }
   EXPECT_EQ(paged, std::vector<int64_t>(ids.rbegin(), ids.rend()));
+
+  // Only the snapshots whose summary has a key: every append has added-records, none a made-up key.
+  Json with = Get(kSnapshotsPath, {{"table", ns_ + ".t"}, {"summary-key", "added-records"}, {"limit", "1"}});
+  EXPECT_EQ(with["total"], 5);
+  ASSERT_EQ(with["snapshots"].size(), 1u);
+  EXPECT_EQ(with["snapshots"][0]["snapshot-id"], ids.back());
+  Json without = Get(kSnapshotsPath, {{"table", ns_ + ".t"}, {"summary-key", "no.such-key"}});
+  EXPECT_EQ(without["total"], 0);
+  EXPECT_TRUE(without["snapshots"].empty());
 }
 
 TEST_F(TablePagesTest, RefusesBadParametersMissingTablesAndOtherMethods) {

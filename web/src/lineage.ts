@@ -2,8 +2,10 @@
 // text node). What skade records per commit is read from the tables' metadata (each snapshot's
 // summary "skade.lineage": the input tables at the snapshots read, files read, and per output
 // column the input columns it derives from): the table, the commits that wrote it with lineage,
-// their inputs, and so on upstream. Selecting a commit or an edge shows its column lineage.
-import { Ident, getJson, identText, parseJson, tablePath } from './api';
+// their inputs, and so on upstream. Selecting a commit or an edge shows its column lineage. A
+// table's commits with lineage come from the server as its newest MAX_COMMITS snapshots with that
+// summary key (/console/v1/snapshots), not with its whole history.
+import { Ident, getJson, identText, parseJson } from './api';
 import { Child, clear, el, fmtTime, section, table } from './dom';
 import { tableHref } from './overview';
 
@@ -60,10 +62,9 @@ function short(text: string, n = 30): string {
   return text.length > n ? `${text.slice(0, n - 1)}…` : text;
 }
 
-// The commits of a table's metadata that recorded lineage, newest first.
-function commitsOf(table: string, metadata: any): Commit[] {
+// The commits of a table that recorded lineage, newest first, from its snapshots (newest first).
+function commitsOf(table: string, snaps: any[]): Commit[] {
   const out: Commit[] = [];
-  const snaps: any[] = [...(metadata?.snapshots ?? [])].sort((a, b) => b['timestamp-ms'] - a['timestamp-ms']);
   for (const s of snaps) {
     const raw = s.summary?.['skade.lineage'];
     if (typeof raw !== 'string') continue;
@@ -114,15 +115,16 @@ export async function renderLineage(main: HTMLElement, parts: string[], signal: 
       notes.push(`more than ${MAX_TABLES} tables upstream: the rest are not shown`);
       break;
     }
-    let metadata: any;
+    let snaps: any[];
     try {
-      metadata = (await getJson(await tablePath(ident.namespace, ident.name), { signal })).metadata;
+      const q = new URLSearchParams({ table: name, 'summary-key': 'skade.lineage', limit: String(MAX_COMMITS) });
+      snaps = (await getJson(`/console/v1/snapshots?${q}`, { signal })).snapshots ?? [];
     } catch (e) {
       if (signal.aborted) throw e;
       notes.push(`${name}: ${e instanceof Error ? e.message : e}`);
       continue;
     }
-    for (const c of commitsOf(name, metadata)) {
+    for (const c of commitsOf(name, snaps)) {
       nodes.set(c.key, {
         key: c.key,
         kind: 'commit',

@@ -79,7 +79,8 @@ std::optional<RouteAnswer> TablePages::Serve(std::string_view method, std::strin
   if (!ident.ok()) return Error(ident.status());
   if (Status valid = ident->Validate(); !valid.ok()) return Error(valid);
   if (path == kTablePath) return Table(*ident);
-  return Snapshots(*ident, *offset, *limit);
+  auto key = query.find("summary-key");
+  return Snapshots(*ident, *offset, *limit, key == query.end() ? std::string_view() : std::string_view(key->second));
 }
 
 RouteAnswer TablePages::Tree(int64_t offset, int64_t limit) const {
@@ -118,7 +119,8 @@ RouteAnswer TablePages::Table(const catalog::TableIdent& ident) const {
   return RouteAnswer{200, std::move(body), {}};
 }
 
-RouteAnswer TablePages::Snapshots(const catalog::TableIdent& ident, int64_t offset, int64_t limit) const {
+RouteAnswer TablePages::Snapshots(const catalog::TableIdent& ident, int64_t offset, int64_t limit,
+                                  std::string_view summary_key) const {
   auto loaded = catalog_.LoadTable(ident);
   if (!loaded.ok()) return Error(loaded.status());
   const iceberg::TableMetadata& m = *loaded->metadata;
@@ -126,13 +128,16 @@ RouteAnswer TablePages::Snapshots(const catalog::TableIdent& ident, int64_t offs
   // Newest first: by timestamp, and among equal timestamps the later in the metadata first.
   std::vector<size_t> order(snapshots.size());
   std::iota(order.begin(), order.end(), size_t{0});
+  if (!summary_key.empty()) {
+    std::erase_if(order, [&](size_t i) { return !snapshots[i].SummaryValue(summary_key).has_value(); });
+  }
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     if (snapshots[a].timestamp_ms != snapshots[b].timestamp_ms) {
       return snapshots[a].timestamp_ms > snapshots[b].timestamp_ms;
     }
     return a > b;
   });
-  std::string body = Dump(Json{{"total", snapshots.size()}, {"offset", offset}});
+  std::string body = Dump(Json{{"total", order.size()}, {"offset", offset}});
   body.pop_back();
   body += ",\"snapshots\":[";
   const int64_t size = static_cast<int64_t>(order.size());

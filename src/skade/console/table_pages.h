@@ -35,15 +35,17 @@ class TablePages {
   //  - kTablePath?table=NS.T: {"metadata-location", "snapshot-count", "metadata": the metadata
   //    JSON with only the current snapshot and those refs name, and empty snapshot and metadata
   //    logs}.
-  //  - kSnapshotsPath?table=NS.T&offset=N&limit=N: {"total", "offset", "snapshots": [snapshot
-  //    JSON, newest first (timestamp, then order in the metadata)]}.
+  //  - kSnapshotsPath?table=NS.T&offset=N&limit=N[&summary-key=K]: {"total", "offset",
+  //    "snapshots": [snapshot JSON, newest first (timestamp, then order in the metadata)]}; with
+  //    summary-key, only the snapshots whose summary has K (e.g. skade.lineage), counted so.
   std::optional<RouteAnswer> Serve(std::string_view method, std::string_view path,
                                      const std::map<std::string, std::string>& query) const;
 
  private:
   RouteAnswer Tree(int64_t offset, int64_t limit) const;
   RouteAnswer Table(const catalog::TableIdent& ident) const;
-  RouteAnswer Snapshots(const catalog::TableIdent& ident, int64_t offset, int64_t limit) const;
+  RouteAnswer Snapshots(const catalog::TableIdent& ident, int64_t offset, int64_t limit,
+                        std::string_view summary_key) const;
 
   catalog::Catalog& catalog_;
 };
