@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <optional>
 #include <ostream>
@@ -12,11 +13,14 @@
 #include "skade/cli/table_location.h"
 #include "skade/engine/database.h"
 #include "skade/engine/iceberg_scan.h"
+#include "skade/engine/pushdown_scan.h"
+#include "skade/engine/schema_convert.h"
 #include "skade/engine/sql_filter.h"
 #include "skade/iceberg/literal.h"
 #include "skade/iceberg/scan.h"
 #include "skade/io/location_map.h"
 #include "skade/io/routing_file_io.h"
+#include "skade/table/parted_read.h"
 
 namespace skade::cli {
 namespace {
@@ -30,6 +34,36 @@ bool ParseDigits(std::string_view s, int* out) {
 int Fail(std::ostream& err, const Status& st) {
   err << ErrorLine(st) << "\n";
   return 1;
+}
+
+// The snapshot of a scan as a skade_scan source whose statements read it in parts planned while
+// they are read (table/parted_read.h): a --limit then reads a few manifests of a snapshot of
+// 100,000 files, not all of them.
+class PartedScanSource final : public engine::ScanSource {
+ public:
+  PartedScanSource(engine::Database& db, table::PartedReadPlan plan) : db_(db), plan_(std::move(plan)) {}
+  Result<engine::ScanPlan> Plan(const engine::PushedScan& pushed) override {
+    table::PartedReadPlan plan = plan_;
+    plan.query.columns = pushed.columns;
+    plan.query.where = pushed.filter;
+    engine::ScanPlan out;
+    out.parts = std::make_shared<table::PartedRead>(db_, std::move(plan));
+    return out;
+  }
+
+ private:
+  engine::Database& db_;
+  const table::PartedReadPlan plan_;  // its filter prunes by --where; DuckDB applies the rest
+};
+
+// Whether a scan of `snapshot` is read in parts: one of many files (or that does not say how
+// many), unless it asks for the row-lineage columns, which only the whole read gives.
+bool ReadsInParts(const iceberg::Snapshot& snapshot, const std::vector<std::string>& columns) {
+  for (const std::string& c : columns) {
+    if (c == engine::kRowIdColumn || c == engine::kLastUpdatedSequenceNumberColumn) return false;
+  }
+  std::optional<int64_t> files = snapshot.SummaryLong("total-data-files");
+  return !files || *files > table::kPartedReadFiles;
 }
 
 }  // namespace
@@ -93,6 +127,58 @@ std::optional<int64_t> ParseTimestampMillis(const std::string& text) {
   int64_t days = iceberg::DaysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
   return ((days * 24 + h) * 60 + mi - offset_min) * 60000 + s * 1000 + frac_ms;
 }
+
+namespace {
+
+// Writes the rows of a scan read in parts: a skade_scan source over the snapshot, and one query
+// over it with the scan's columns, --where and --limit.
+int ScanInParts(const ScanArgs& args, engine::Database& db, io::FileIO& io, const iceberg::TableMetadata& metadata,
+                const iceberg::Snapshot& snapshot, engine::IcebergScan scan, const iceberg::ExprPtr& filter,
+                const std::optional<engine::Predicate>& where, std::ostream& out, std::ostream& err) {
+  engine::ScanSourceInfo info;
+  for (const iceberg::NestedField& f : scan.schema->fields()) {
+    auto type = engine::DuckTypeName(*f.type);
+    if (!type.ok()) return Fail(err, type.status().WithContext("column '" + f.name + "'"));
+    info.names.push_back(f.name);
+    info.types.push_back(std::move(*type));
+  }
+  for (const std::string& c : args.columns) {
+    if (std::find(info.names.begin(), info.names.end(), c) == info.names.end()) {
+      return Fail(err, Status::InvalidArgument("unknown column '" + c + "'"));
+    }
+  }
+  info.estimated_rows = snapshot.SummaryLong("total-records");
+  table::PartedReadPlan plan;
+  plan.io = &io;
+  plan.metadata = &metadata;
+  plan.snapshot = &snapshot;
+  plan.filter = filter;
+  plan.scan = std::move(scan);
+  info.source = std::make_shared<PartedScanSource>(db, std::move(plan));
+  const std::string token = db.scans().Register(std::move(info));
+  std::string projection;
+  for (const std::string& c : args.columns) projection += (projection.empty() ? "" : ", ") + engine::QuoteIdentifier(c);
+  std::string sql = "SELECT " + (projection.empty() ? std::string("*") : projection) + " FROM (" +
+                    engine::PushdownScanSql(token) + ") __skade_t";
+  if (where) sql += " WHERE " + where->sql();
+  if (args.limit) sql += " LIMIT " + std::to_string(*args.limit);
+  if (args.verbose) err << "skade: reading in parts planned while they are read\nskade: sql: " << sql << "\n";
+  std::optional<ProgressReporter> progress;
+  if (!::isatty(STDOUT_FILENO)) {
+    progress.emplace("scan", err, ProgressReporter::StyleFor(args.lake.quiet));
+    Status attached = progress->Attach(db);
+    if (!attached.ok()) return Fail(err, attached);
+  }
+  BoxOptions box = StdoutBoxOptions();
+  if (args.max_rows) box.max_rows = *args.max_rows;
+  auto rows = WriteQuery(db, sql, args.format, box, out);
+  if (progress) progress->Done();
+  db.scans().Retire(token);
+  if (!rows.ok()) return Fail(err, rows.status());
+  return 0;
+}
+
+}  // namespace
 
 int RunScan(const ScanArgs& args, std::ostream& out, std::ostream& err) {
   std::shared_ptr<io::FileIO> local_io = io::MakeEnvironmentFileIO();
@@ -162,6 +248,9 @@ int RunScan(const ScanArgs& args, std::ostream& out, std::ostream& err) {
   scan.format_version = t.metadata.format_version;
   scan.locations = t.locations;
   if (args.verbose) scan.note = [&err](const std::string& message) { err << "skade: " << message << "\n"; };
+  if (snapshot != nullptr && !args.count && ReadsInParts(*snapshot, args.columns)) {
+    return ScanInParts(args, **db, *table_io, t.metadata, *snapshot, std::move(scan), filter, where, out, err);
+  }
   if (snapshot != nullptr) {
     auto tasks = planner.PlanAll(*snapshot, *selected->schema, filter);
     if (!tasks.ok()) return Fail(err, tasks.status());

@@ -6,22 +6,25 @@
 namespace skade::table {
 
 Result<std::unique_ptr<PartedRead>> Table::ReadInParts(const ReadOptions& options) const {
-  std::unique_ptr<Table> table = Clone();
+  std::shared_ptr<Table> table = Clone();
   table->manifest_cache_ = manifest_cache_;
   SKADE_ASSIGN_OR_RETURN(PreparedRead prepared, table->PrepareRead(options));
-  engine::ScanQuery query;
-  query.columns = options.columns;
-  query.where = options.where;
-  return std::unique_ptr<PartedRead>(new PartedRead(std::move(table), std::move(prepared), std::move(query)));
+  PartedReadPlan plan;
+  plan.io = &table->read_io();
+  plan.metadata = &table->metadata();
+  plan.snapshot = prepared.snapshot;
+  plan.filter = std::move(prepared.filter);
+  plan.cache = manifest_cache_;
+  plan.scan = std::move(prepared.scan);
+  plan.query.columns = options.columns;
+  plan.query.where = options.where;
+  plan.owner = std::move(table);
+  return std::make_unique<PartedRead>(db_, std::move(plan));
 }
 
-PartedRead::PartedRead(std::unique_ptr<Table> table, Table::PreparedRead prepared, engine::ScanQuery query)
-    : table_(std::move(table)),
-      scan_(std::move(prepared.scan)),
-      snapshot_(prepared.snapshot),
-      filter_(std::move(prepared.filter)),
-      query_(std::move(query)) {
-  if (snapshot_ == nullptr) {
+PartedRead::PartedRead(engine::Database& db, PartedReadPlan plan) : db_(db), plan_(std::move(plan)) {
+  plan_.scan.tasks.clear();
+  if (plan_.snapshot == nullptr) {
     planned_ = true;
     return;
   }
@@ -38,8 +41,8 @@ PartedRead::~PartedRead() {
 }
 
 void PartedRead::Plan() {
-  iceberg::ScanPlanner planner(table_->read_io(), table_->metadata());
-  planner.set_cache(table_->manifest_cache_);
+  iceberg::ScanPlanner planner(*plan_.io, *plan_.metadata);
+  planner.set_cache(plan_.cache);
   std::vector<iceberg::FileScanTask> part;
   size_t part_files = kFirstPartFiles;
   // The planner is one part ahead of the reader at most: it starts a part once the reader has
@@ -60,7 +63,7 @@ void PartedRead::Plan() {
     changed_.notify_all();
     return Status::Ok();
   };
-  Status status = planner.PlanFiles(*snapshot_, *scan_.schema, filter_, [&](iceberg::FileScanTask task) -> Status {
+  Status status = planner.PlanFiles(*plan_.snapshot, *plan_.scan.schema, plan_.filter, [&](iceberg::FileScanTask task) -> Status {
     if (part.empty()) SKADE_RETURN_IF_ERROR(wait_for_reader());
     part.push_back(std::move(task));
     if (part.size() < part_files) return Status::Ok();
@@ -86,16 +89,14 @@ Result<std::optional<std::string>> PartedRead::Next() {
     ready_.pop_front();
   }
   changed_.notify_all();  // the planner may go on with the next part
-  engine::IcebergScan scan = scan_;
+  engine::IcebergScan scan = plan_.scan;
   scan.tasks = std::move(part);
-  SKADE_ASSIGN_OR_RETURN(std::string sql, engine::BuildScanSql(table_->db_, scan, query_));
+  SKADE_ASSIGN_OR_RETURN(std::string sql, engine::BuildScanSql(db_, scan, plan_.query));
   return std::optional<std::string>(std::move(sql));
 }
 
 Result<std::string> PartedRead::EmptySql() {
-  engine::IcebergScan scan = scan_;
-  scan.tasks.clear();
-  return engine::BuildScanSql(table_->db_, scan, query_);
+  return engine::BuildScanSql(db_, plan_.scan, plan_.query);
 }
 
 namespace {
@@ -177,7 +178,7 @@ struct Chain {
 
 Result<arrow::StreamHandle> PartedRead::Stream(std::unique_ptr<PartedRead> read, std::optional<int64_t> limit) {
   auto chain = std::make_unique<Chain>();
-  chain->db = &read->table_->db_;
+  chain->db = &read->db_;
   chain->left = limit;
   chain->read = std::move(read);
   SKADE_ASSIGN_OR_RETURN(bool any, chain->OpenNext());

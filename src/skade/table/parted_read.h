@@ -21,7 +21,10 @@
 #include "skade/arrow/c_data.h"
 #include "skade/base/status.h"
 #include "skade/engine/iceberg_scan.h"
+#include "skade/engine/pushdown_scan.h"
+#include "skade/iceberg/manifest_cache.h"
 #include "skade/iceberg/scan.h"
+#include "skade/io/file_io.h"
 #include "skade/table/table.h"
 
 namespace skade::table {
@@ -31,9 +34,26 @@ namespace skade::table {
 // is planned whole: its plan is cheap, and SQL views keep it for the next statement.
 inline constexpr int64_t kPartedReadFiles = 1000;
 
-// Made by Table::ReadInParts. One reader thread at a time; destroying it stops the planner.
-class PartedRead {
+// What a parted read reads: a snapshot of a table, planned through `io`.
+struct PartedReadPlan {
+  // Keeps what io, metadata, snapshot and cache point to alive as long as the read (null when
+  // they outlive it anyway).
+  std::shared_ptr<const void> owner;
+  io::FileIO* io = nullptr;  // reads manifest lists and manifests
+  const iceberg::TableMetadata* metadata = nullptr;
+  const iceberg::Snapshot* snapshot = nullptr;  // null: the read has no part
+  iceberg::ExprPtr filter;                      // prunes manifests and files (may be null)
+  iceberg::ManifestCache* cache = nullptr;      // optional
+  engine::IcebergScan scan;                     // the read, without tasks
+  engine::ScanQuery query;                      // columns and where of each part; limit unused
+};
+
+// Made by Table::ReadInParts, or from a plan. One reader thread at a time; destroying it stops
+// the planner. As engine::ScanParts, it is what a skade_scan source plans (pushdown_scan.h).
+class PartedRead final : public engine::ScanParts {
  public:
+  // Starts the planner. `db` runs the parts' SQL; it must outlive the read.
+  PartedRead(engine::Database& db, PartedReadPlan plan);
   // Files of the first part; each next part holds kGrowth times more, up to kMaxPartFiles. The
   // first is small so that the first rows come at once; the later ones are large so that a
   // whole read pays the set-up of a query (footers, checksums) over many files at a time.
@@ -41,14 +61,14 @@ class PartedRead {
   static constexpr size_t kGrowth = 4;
   static constexpr size_t kMaxPartFiles = 2048;
 
-  ~PartedRead();
+  ~PartedRead() override;
   PartedRead(const PartedRead&) = delete;
   PartedRead& operator=(const PartedRead&) = delete;
 
   // The SQL of the next part's rows (as ReadSql over only that part's files, without the
   // limit), nullopt after the last. A read of a table without files has no part. A planning
   // error (a missing manifest) comes from the call that would have needed its files.
-  Result<std::optional<std::string>> Next();
+  Result<std::optional<std::string>> Next() override;
 
   // The SQL of no rows with the read's columns and types (for a read without parts).
   Result<std::string> EmptySql();
@@ -62,15 +82,10 @@ class PartedRead {
   int64_t files_planned() const;
 
  private:
-  friend class Table;
-  PartedRead(std::unique_ptr<Table> table, Table::PreparedRead prepared, engine::ScanQuery query);
   void Plan();  // the planner thread
 
-  std::unique_ptr<Table> table_;  // a clone: the reader may outlive the Table it came from
-  engine::IcebergScan scan_;      // without tasks; each part gets its own
-  const iceberg::Snapshot* snapshot_;
-  iceberg::ExprPtr filter_;
-  engine::ScanQuery query_;
+  engine::Database& db_;
+  PartedReadPlan plan_;
 
   mutable std::mutex mu_;
   std::condition_variable changed_;

@@ -294,7 +294,6 @@ class Table : public IcebergSource, public IcebergSink {
     iceberg::ExprPtr filter;                      // the Iceberg-expressible part of `where`
   };
   Result<PreparedRead> PrepareRead(const ReadOptions& options);
-  friend class PartedRead;
 
   // A metadata-only commit (table/maintenance.cc): `build` turns the current metadata into
   // requirements + updates; on kConflict the table is reloaded and `build` runs again.
