@@ -68,6 +68,9 @@ TEST_F(PartedScanCliTest, RowsFiltersAndLimitsAreTheTables) {
   const std::string many = SkadeOk("scan " + table + " --columns id --limit 500 --format csv");
   EXPECT_EQ(std::count(many.begin(), many.end(), '\n'), 501);
   EXPECT_NE(Skade("scan " + table + " --columns nope --limit 1").exit_code, 0);
+  // Counts: from the manifests, and with a filter over the parts.
+  EXPECT_EQ(SkadeOk("scan " + table + " --count"), std::to_string(kFiles) + "\n");
+  EXPECT_EQ(SkadeOk("scan " + table + " --count --where 'id >= 1000'"), std::to_string(kFiles - 1000) + "\n");
 }
 
 TEST_F(PartedScanCliTest, ALimitNeverReadsTheManifestsOfLaterParts) {

@@ -118,6 +118,7 @@ class PushdownTest : public testing::LakeTest {
     EXPECT_EQ(Sql(all, true, /*parted=*/true), Sql(all, false));
     const std::string count = "SELECT count(*) FROM " + view;
     EXPECT_EQ(Sql(count, true), Sql(count, false));
+    EXPECT_EQ(Sql(count, true, /*parted=*/true), Sql(count, false));
   }
 
   std::unique_ptr<LakeSql> lake_;

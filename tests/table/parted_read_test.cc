@@ -303,6 +303,35 @@ TEST_F(PartedReadTest, AStreamNamesTheMissingManifestOfALaterPart) {
   EXPECT_NE(std::string(error).find(std::filesystem::path(missing).filename().string()), std::string::npos) << error;
 }
 
+TEST_F(PartedReadTest, ACountInPartsAppliesDeletesAndTheFilter) {
+  // 12 files of 10 rows (ids 0 … 119); deletes as position delete files.
+  auto t = CreateTable("d", "id BIGINT", "",
+                       {{"commit.manifest-merge.enabled", "false"}, {"write.delete.mode", "merge-on-read"}});
+  ASSERT_NE(t, nullptr);
+  for (int i = 0; i < 12; ++i) {
+    auto r = t->Append({"SELECT range + " + std::to_string(i * 10) + " AS id FROM range(10)", nullptr});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  }
+  auto deleted = t->DeleteWhere(*engine::Predicate::Parse("id % 7 = 0"));
+  ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+  table::ReadOptions parted;
+  parted.parted_read_files = 0;
+  ASSERT_TRUE(*t->ReadsInParts(parted));
+  // Delete files: the manifests' counts no longer answer, rows are counted.
+  EXPECT_FALSE(t->CountFromManifests(parted)->has_value());
+  table::ReadOptions whole;
+  ASSERT_FALSE(*t->ReadsInParts(whole));
+  const int64_t kept = 120 - 18;  // ids 0, 7, … 119 deleted
+  EXPECT_EQ(*t->Count(whole), kept);
+  auto counted = t->Count(parted);
+  ASSERT_TRUE(counted.ok()) << counted.status().ToString();
+  EXPECT_EQ(*counted, kept);
+  parted.where = *engine::Predicate::Parse("id >= 60");
+  whole.where = parted.where;
+  EXPECT_EQ(*t->Count(whole), 60 - 9);  // 63, 70, … 119
+  EXPECT_EQ(*t->Count(parted), 60 - 9);
+}
+
 TEST_F(PartedReadTest, ATableWithoutSnapshotsHasNoPart) {
   auto t = CreateTable("empty", "id BIGINT");
   ASSERT_NE(t, nullptr);

@@ -158,11 +158,20 @@ int ScanInParts(const ScanArgs& args, engine::Database& db, io::FileIO& io, cons
   const std::string token = db.scans().Register(std::move(info));
   std::string projection;
   for (const std::string& c : args.columns) projection += (projection.empty() ? "" : ", ") + engine::QuoteIdentifier(c);
+  if (args.count) projection = "count(*)";
   std::string sql = "SELECT " + (projection.empty() ? std::string("*") : projection) + " FROM (" +
                     engine::PushdownScanSql(token) + ") __skade_t";
   if (where) sql += " WHERE " + where->sql();
-  if (args.limit) sql += " LIMIT " + std::to_string(*args.limit);
+  if (args.limit && !args.count) sql += " LIMIT " + std::to_string(*args.limit);
   if (args.verbose) err << "skade: reading in parts planned while they are read\nskade: sql: " << sql << "\n";
+  if (args.count) {
+    auto rows = db.QueryRows(sql);
+    db.scans().Retire(token);
+    if (!rows.ok()) return Fail(err, rows.status());
+    if (rows->size() != 1 || !(*rows)[0][0]) return Fail(err, Status::Internal("count returned no row"));
+    out << *(*rows)[0][0] << "\n";
+    return 0;
+  }
   std::optional<ProgressReporter> progress;
   if (!::isatty(STDOUT_FILENO)) {
     progress.emplace("scan", err, ProgressReporter::StyleFor(args.lake.quiet));
@@ -248,7 +257,7 @@ int RunScan(const ScanArgs& args, std::ostream& out, std::ostream& err) {
   scan.format_version = t.metadata.format_version;
   scan.locations = t.locations;
   if (args.verbose) scan.note = [&err](const std::string& message) { err << "skade: " << message << "\n"; };
-  if (snapshot != nullptr && !args.count && ReadsInParts(*snapshot, args.columns)) {
+  if (snapshot != nullptr && ReadsInParts(*snapshot, args.columns)) {
     return ScanInParts(args, **db, *table_io, t.metadata, *snapshot, std::move(scan), filter, where, out, err);
   }
   if (snapshot != nullptr) {

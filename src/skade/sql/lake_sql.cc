@@ -159,11 +159,11 @@ class TableScanSource final : public engine::ScanSource {
                   iceberg::SnapshotSelector selector, ScanPlanning planning, int64_t parted_read_files)
       : cache_(std::move(cache)), table_(std::move(table)), selector_(std::move(selector)), planning_(planning) {
     table_->set_manifest_cache(cache_.get());
-    auto selected = iceberg::SelectSnapshot(table_->metadata(), selector_);
-    if (selected.ok() && selected->snapshot != nullptr) {
-      std::optional<int64_t> files = selected->snapshot->SummaryLong("total-data-files");
-      parted_ = planning_ == ScanPlanning::kPushdown && (!files || *files > parted_read_files);
-    }
+    table::ReadOptions options;
+    options.snapshot = selector_;
+    options.parted_read_files = parted_read_files;
+    auto parted = table_->ReadsInParts(options);
+    parted_ = planning_ == ScanPlanning::kPushdown && parted.ok() && *parted;
   }
   Result<engine::ScanPlan> Plan(const engine::PushedScan& pushed) override {
     engine::PushedScan scan;
@@ -177,10 +177,21 @@ class TableScanSource final : public engine::ScanSource {
     }
     engine::ScanPlan plan;
     if (scan.columns.empty() && planning_ == ScanPlanning::kPushdown) {
-      // No column read (count(*)): from manifests when the snapshot has no delete files.
+      // No column read (count(*)): from manifests when the snapshot has no delete files; else
+      // the rows are counted, a large snapshot's part by part.
       table::ReadOptions options;
       options.snapshot = selector_;
-      SKADE_ASSIGN_OR_RETURN(plan.row_count, table_->Count(options));
+      if (parted_) {
+        SKADE_ASSIGN_OR_RETURN(std::optional<int64_t> counted, table_->CountFromManifests(options));
+        if (!counted) {
+          SKADE_ASSIGN_OR_RETURN(auto read, table_->ReadInParts(options));
+          plan.parts = std::make_shared<TableScanParts>(std::move(read), cache_);
+          return plan;
+        }
+        plan.row_count = counted;
+      } else {
+        SKADE_ASSIGN_OR_RETURN(plan.row_count, table_->Count(options));
+      }
     } else {
       table::ReadOptions options;
       options.snapshot = selector_;

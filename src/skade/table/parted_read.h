@@ -29,11 +29,6 @@
 
 namespace skade::table {
 
-// Reads of snapshots of more data files than this, or that do not say how many, are read in
-// parts (Table::Read, and SQL views: sql::LakeSql::set_parted_read_files). A smaller snapshot
-// is planned whole: its plan is cheap, and SQL views keep it for the next statement.
-inline constexpr int64_t kPartedReadFiles = 1000;
-
 // What a parted read reads: a snapshot of a table, planned through `io`.
 struct PartedReadPlan {
   // Keeps what io, metadata, snapshot and cache point to alive as long as the read (null when

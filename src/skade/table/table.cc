@@ -103,33 +103,56 @@ Result<std::string> Table::ReadSql(const ReadOptions& options) {
   return engine::BuildScanSql(db_, scan, q);
 }
 
+Result<bool> Table::ReadsInParts(const ReadOptions& options) const {
+  SKADE_ASSIGN_OR_RETURN(auto selected, iceberg::SelectSnapshot(metadata(), options.snapshot));
+  if (selected.snapshot == nullptr) return false;
+  std::optional<int64_t> files = selected.snapshot->SummaryLong("total-data-files");
+  return !files || *files > options.parted_read_files;
+}
+
 Result<arrow::StreamHandle> Table::Read(const ReadOptions& options) {
   // A large snapshot is read in parts planned while they are read (parted_read.h): a limit then
   // reads a few manifests, and memory does not grow with the number of files.
-  SKADE_ASSIGN_OR_RETURN(auto selected, iceberg::SelectSnapshot(metadata(), options.snapshot));
-  if (selected.snapshot != nullptr) {
-    std::optional<int64_t> files = selected.snapshot->SummaryLong("total-data-files");
-    if (!files || *files > kPartedReadFiles) {
-      SKADE_ASSIGN_OR_RETURN(std::unique_ptr<PartedRead> read, ReadInParts(options));
-      return PartedRead::Stream(std::move(read), options.limit);
-    }
+  SKADE_ASSIGN_OR_RETURN(bool parted, ReadsInParts(options));
+  if (parted) {
+    SKADE_ASSIGN_OR_RETURN(std::unique_ptr<PartedRead> read, ReadInParts(options));
+    return PartedRead::Stream(std::move(read), options.limit);
   }
   SKADE_ASSIGN_OR_RETURN(std::string sql, ReadSql(options));
   return db_.QueryArrow(sql);
 }
 
-Result<int64_t> Table::Count(const ReadOptions& options) {
+Result<std::optional<int64_t>> Table::CountFromManifests(const ReadOptions& options) {
+  if (options.where) return std::optional<int64_t>();
   const iceberg::TableMetadata& m = metadata();
   SKADE_ASSIGN_OR_RETURN(auto selected, iceberg::SelectSnapshot(m, options.snapshot));
-  if (selected.snapshot == nullptr) return 0;
-  if (!options.where) {
-    iceberg::ScanPlanner planner(read_io(), m);
-    planner.set_cache(manifest_cache_);
-    SKADE_ASSIGN_OR_RETURN(auto counts, planner.CountFromManifests(*selected.snapshot));
-    if (counts.delete_files == 0) return counts.record_count;
+  if (selected.snapshot == nullptr) return std::optional<int64_t>(0);
+  iceberg::ScanPlanner planner(read_io(), m);
+  planner.set_cache(manifest_cache_);
+  SKADE_ASSIGN_OR_RETURN(auto counts, planner.CountFromManifests(*selected.snapshot));
+  if (counts.delete_files != 0) return std::optional<int64_t>();
+  return std::optional<int64_t>(counts.record_count);
+}
+
+Result<int64_t> Table::Count(const ReadOptions& options) {
+  SKADE_ASSIGN_OR_RETURN(std::optional<int64_t> counted, CountFromManifests(options));
+  if (counted) return *counted;
+  SKADE_ASSIGN_OR_RETURN(bool parted, ReadsInParts(options));
+  if (!parted) {
+    SKADE_ASSIGN_OR_RETURN(engine::IcebergScan scan, PlanRead(options));
+    return engine::CountRows(db_, scan, options.where);
   }
-  SKADE_ASSIGN_OR_RETURN(engine::IcebergScan scan, PlanRead(options));
-  return engine::CountRows(db_, scan, options.where);
+  ReadOptions counting = options;
+  counting.columns.clear();
+  SKADE_ASSIGN_OR_RETURN(std::unique_ptr<PartedRead> read, ReadInParts(counting));
+  int64_t total = 0;
+  for (;;) {
+    SKADE_ASSIGN_OR_RETURN(std::optional<std::string> sql, read->Next());
+    if (!sql) return total;
+    SKADE_ASSIGN_OR_RETURN(auto rows, db_.QueryRows("SELECT count(*) FROM (" + *sql + ")"));
+    if (rows.size() != 1 || !rows[0][0]) return Status::Internal("a part's count returned no row");
+    total += std::stoll(*rows[0][0]);
+  }
 }
 
 Result<arrow::SchemaHandle> Table::ArrowSchema() {

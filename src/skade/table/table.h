@@ -38,12 +38,19 @@ class AppendQueue;       // append_queue.h
 struct QueuedAppend;
 class PartedRead;        // parted_read.h
 
+// Reads of snapshots of more data files than this, or that do not say how many, are read in
+// parts (Table::Read and Count; SQL views: sql::LakeSql::set_parted_read_files). A smaller
+// snapshot is planned whole: its plan is cheap, and SQL views keep it for the next statement.
+inline constexpr int64_t kPartedReadFiles = 1000;
+
 // What to read.
 struct ReadOptions {
   iceberg::SnapshotSelector snapshot;
   std::vector<std::string> columns;  // empty = all
   std::optional<engine::Predicate> where;  // prunes files where Iceberg can; DuckDB applies it all
   std::optional<int64_t> limit;
+  // Read and Count read a snapshot of more data files than this in parts (parted_read.h).
+  int64_t parted_read_files = kPartedReadFiles;
 };
 
 // One schema change (Iceberg schema evolution; columns by dotted name, nested too).
@@ -143,8 +150,15 @@ class Table : public IcebergSource, public IcebergSink {
   Result<std::unique_ptr<PartedRead>> ReadInParts(const ReadOptions& options) const;
   // Rows as an Arrow C stream (bounded memory).
   Result<arrow::StreamHandle> Read(const ReadOptions& options);
-  // Row count (from manifests when no filter and no delete files).
+  // Row count (from manifests when no filter and no delete files; a snapshot of more than
+  // options.parted_read_files data files is counted part by part, parted_read.h).
   Result<int64_t> Count(const ReadOptions& options);
+  // The row count the manifests give without a filter: nullopt when delete files exist (or
+  // options.where is set), since rows must then be read.
+  Result<std::optional<int64_t>> CountFromManifests(const ReadOptions& options);
+  // Whether Read and Count read the snapshot options select in parts: one of more than
+  // options.parted_read_files data files, or whose summary does not say how many.
+  Result<bool> ReadsInParts(const ReadOptions& options) const;
 
   // Fast append: new data files in one snapshot; retried on conflicts (rebasable). Appends to
   // one table from several threads of a process (through any Table objects over the same
