@@ -20,14 +20,14 @@
 // request to `skade serve`; lists that are not virtualised are then counted as drawn and scrolled
 // with the window.
 //   node bench/console_bench.mjs --skade build/src/skade [--tables 10000] [--snapshots 100000] [--runs 5] [--keep DIR] [--ui DIR]
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import os, { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { startServe } from '../tests/console/start_serve.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '..');
@@ -56,20 +56,8 @@ function makeLake(name, t, s) {
 }
 
 async function serve(lake) {
-  const child = spawn(skadeBin, ['--warehouse', lake, '-q', 'serve', '--flight-port', '0', '--rest-port', '0'],
-    { stdio: ['ignore', 'pipe', 'inherit'] });
-  const lines = createInterface({ input: child.stdout });
-  const port = await new Promise((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error('skade serve did not start within 60 s')), 60_000);
-    lines.on('line', (line) => {
-      const m = /^rest catalog listening on http:\/\/[^:]+:(\d+)/.exec(line);
-      if (m) {
-        clearTimeout(timer);
-        ok(Number(m[1]));
-      }
-    });
-    child.on('exit', (code) => fail(new Error(`skade serve exited with ${code}`)));
-  });
+  const { child, port } = await startServe(skadeBin,
+    ['--warehouse', lake, '-q', 'serve', '--flight-port', '0', '--rest-port', '0'], 60_000);
   return { child, origin: `http://127.0.0.1:${port}` };
 }
 

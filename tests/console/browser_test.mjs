@@ -14,14 +14,14 @@
 // (a receiver on loopback), none configured, and a failing one (a closed port) with its last error. Screenshots go to --out (SKADE_CONSOLE_SCREENSHOT=FILE also saves the overview
 // there, for the README). Without chromium it skips (exit 77), saying why.
 //   node browser_test.mjs --skade BUILD/src/skade --out DIR
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import http from 'node:http';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { startServe } from './start_serve.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '..', '..');
@@ -196,20 +196,8 @@ async function startServer(mode) {
     none: ['--rest-prefix', 'wh'],
   }[mode.auth];
   const lineage = mode.lineage ? ['--openlineage-url', mode.lineage] : [];
-  const child = spawn(skadeBin, ['--warehouse', lake, 'serve', '--flight-port', '0', '--rest-port', '0', ...auth, ...lineage],
-    { stdio: ['ignore', 'pipe', 'inherit'] });
-  const lines = createInterface({ input: child.stdout });
-  const port = await new Promise((resolvePort, reject) => {
-    const timer = setTimeout(() => reject(new Error('skade serve did not start within 30 s')), 30_000);
-    lines.on('line', (line) => {
-      const m = /^rest catalog listening on http:\/\/[^:]+:(\d+)/.exec(line);
-      if (m) {
-        clearTimeout(timer);
-        resolvePort(Number(m[1]));
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`skade serve exited with ${code}`)));
-  });
+  const { child, port } = await startServe(skadeBin,
+    ['--warehouse', lake, 'serve', '--flight-port', '0', '--rest-port', '0', ...auth, ...lineage]);
   return { child, port };
 }
 

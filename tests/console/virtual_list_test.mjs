@@ -6,13 +6,13 @@
 // when its id is clicked. No console errors.
 // Screenshots go to --out. Without chromium it skips (exit 77), saying why.
 //   node virtual_list_test.mjs --skade BUILD/src/skade --out DIR
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { startServe } from './start_serve.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '..', '..');
@@ -47,20 +47,8 @@ try {
   const made = spawnSync('python3', [join(root, 'bench', 'console_lake.py'), '--skade', skadeBin, '--warehouse', lake,
     '--tables', String(TABLES), '--snapshots', String(SNAPSHOTS)], { encoding: 'utf8' });
   if (made.status !== 0) throw new Error(`console_lake.py: ${made.stderr}${made.stdout}`);
-  child = spawn(skadeBin, ['--warehouse', lake, '-q', 'serve', '--flight-port', '0', '--rest-port', '0'],
-    { stdio: ['ignore', 'pipe', 'inherit'] });
-  const lines = createInterface({ input: child.stdout });
-  const port = await new Promise((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error('skade serve did not start within 30 s')), 30_000);
-    lines.on('line', (line) => {
-      const m = /^rest catalog listening on http:\/\/[^:]+:(\d+)/.exec(line);
-      if (m) {
-        clearTimeout(timer);
-        ok(Number(m[1]));
-      }
-    });
-    child.on('exit', (code) => fail(new Error(`skade serve exited with ${code}`)));
-  });
+  let port;
+  ({ child, port } = await startServe(skadeBin, ['--warehouse', lake, '-q', 'serve', '--flight-port', '0', '--rest-port', '0']));
   const origin = `http://127.0.0.1:${port}`;
   browser = await chromium.launch({
     executablePath: chromiumPath,

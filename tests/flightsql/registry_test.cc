@@ -9,9 +9,12 @@
 #include <gtest/gtest.h>
 
 #include "skade/arrow/builder.h"
+#include "tests/flightsql/param_sets.h"
 
 namespace skade::flightsql {
 namespace {
+
+using testing::OneIntParam;
 
 std::shared_ptr<const PreparedStatement> Prepared(const std::string& principal, const std::string& sql) {
   auto p = std::make_shared<PreparedStatement>();
@@ -136,19 +139,6 @@ TEST(RegistryTest, IdleEntriesAreReapedAndCancelStopsAPendingTicket) {
   EXPECT_FALSE(r.FindQuery(q, "").ok());
   EXPECT_FALSE(r.FindPrepared(p, "").ok());
   EXPECT_EQ(r.FindQuery(cancelled, "").status().code(), StatusCode::kNotFound) << "reaped when idle";
-}
-
-ParamSet OneIntParam(int64_t value) {
-  arrow::ArrayBuilder builder = arrow::RecordBatchBuilder({arrow::ArrayBuilder("p0", "l", true)});
-  builder.child(0).AppendInt(value);
-  builder.AppendStruct();
-  ArrowSchema schema;
-  ArrowArray batch;
-  EXPECT_TRUE(builder.Finish(&schema, &batch).ok());
-  ParamSet set;
-  set.schema = arrow::SchemaHandle(&schema);
-  set.batches.emplace_back(&batch);
-  return set;
 }
 
 // Two instances sharing a key: whatever one issues, the other serves; a third with another key

@@ -15,6 +15,7 @@
 #include "skade/flightsql/registry_internal.h"
 #include "skade/io/sealer.h"
 #include "tests/flightsql/flight_server_test.h"
+#include "tests/flightsql/param_sets.h"
 #include "tests/testing/pg_cluster.h"
 #include "tests/testing/temp_dir.h"
 
@@ -24,6 +25,8 @@ namespace {
 namespace pb = testing::pb;
 namespace pbsql = testing::pbsql;
 using testing::Client;
+using testing::FirstInt;
+using testing::OneIntParam;
 
 enum class Dialect { kSqlite, kPostgres };
 
@@ -69,23 +72,6 @@ std::shared_ptr<const io::Sealer> SharedKey() {
   auto key = io::Sealer::FromText(std::string(64, '7'));
   EXPECT_TRUE(key.ok());
   return *key;
-}
-
-ParamSet IntParam(int64_t value) {
-  arrow::ArrayBuilder builder = arrow::RecordBatchBuilder({arrow::ArrayBuilder("p0", "l", true)});
-  builder.child(0).AppendInt(value);
-  builder.AppendStruct();
-  ArrowSchema schema;
-  ArrowArray batch;
-  EXPECT_TRUE(builder.Finish(&schema, &batch).ok());
-  ParamSet set;
-  set.schema = arrow::SchemaHandle(&schema);
-  set.batches.emplace_back(&batch);
-  return set;
-}
-
-int64_t FirstInt(const ParamSet& params) {
-  return static_cast<const int64_t*>(params.batches.at(0)->children[0]->buffers[1])[0];
 }
 
 Result<std::shared_ptr<const PreparedStatement>> Reprepare(const PreparedStatement& sealed) {
@@ -145,7 +131,7 @@ TEST_P(SharedStateRegistryTest, LargeParametersBoundOnOneInstanceServeAnother) {
   two.set_reprepare(Reprepare);
   stranger.set_reprepare(Reprepare);
   std::string handle = one.AddPrepared(Statement("alice"));
-  auto bound = one.BindParams(handle, "alice", std::make_shared<ParamSet>(IntParam(42)));
+  auto bound = one.BindParams(handle, "alice", std::make_shared<ParamSet>(OneIntParam(42)));
   ASSERT_TRUE(bound.ok()) << bound.status().ToString();
   EXPECT_NE(*bound, handle);
   ASSERT_TRUE(two.FindPrepared(*bound, "alice").ok());
@@ -156,7 +142,7 @@ TEST_P(SharedStateRegistryTest, LargeParametersBoundOnOneInstanceServeAnother) {
   EXPECT_EQ(stranger.FindPrepared(*bound, "alice").status().code(), StatusCode::kNotFound);
 
   // Bound again: the new handle has the new values everywhere.
-  auto again = one.BindParams(*bound, "alice", std::make_shared<ParamSet>(IntParam(43)));
+  auto again = one.BindParams(*bound, "alice", std::make_shared<ParamSet>(OneIntParam(43)));
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   Registry three(Limits(second_.get()));
   three.set_reprepare(Reprepare);
@@ -165,31 +151,31 @@ TEST_P(SharedStateRegistryTest, LargeParametersBoundOnOneInstanceServeAnother) {
 }
 
 TEST_P(SharedStateRegistryTest, KeptParametersAreBoundedPerBindingAndPerPrincipal) {
-  const size_t one_set = EncodeParams(IntParam(1), SIZE_MAX).size();
+  const size_t one_set = EncodeParams(OneIntParam(1), SIZE_MAX).size();
   ASSERT_GT(one_set, 16u);
   RegistryLimits limits = Limits(first_.get());
   limits.max_shared_params_bytes = one_set - 1;
   Registry tight(limits);
   std::string handle = tight.AddPrepared(Statement("alice"));
-  EXPECT_EQ(tight.BindParams(handle, "alice", std::make_shared<ParamSet>(IntParam(1))).status().code(),
+  EXPECT_EQ(tight.BindParams(handle, "alice", std::make_shared<ParamSet>(OneIntParam(1))).status().code(),
             StatusCode::kInvalidArgument);
 
   limits.max_shared_params_bytes = one_set;
   limits.max_shared_params_bytes_per_principal = static_cast<int64_t>(one_set + one_set / 2);
   Registry r(limits);
   std::string a = r.AddPrepared(Statement("alice"));
-  auto bound = r.BindParams(a, "alice", std::make_shared<ParamSet>(IntParam(1)));
+  auto bound = r.BindParams(a, "alice", std::make_shared<ParamSet>(OneIntParam(1)));
   ASSERT_TRUE(bound.ok()) << bound.status().ToString();
   // Binding the same statement again replaces its row: no more room needed.
-  ASSERT_TRUE(r.BindParams(*bound, "alice", std::make_shared<ParamSet>(IntParam(2))).ok());
+  ASSERT_TRUE(r.BindParams(*bound, "alice", std::make_shared<ParamSet>(OneIntParam(2))).ok());
   std::string b = r.AddPrepared(Statement("alice"));
-  EXPECT_EQ(r.BindParams(b, "alice", std::make_shared<ParamSet>(IntParam(3))).status().code(),
+  EXPECT_EQ(r.BindParams(b, "alice", std::make_shared<ParamSet>(OneIntParam(3))).status().code(),
             StatusCode::kResourceExhausted);
   std::string theirs = r.AddPrepared(Statement("bob"));
-  EXPECT_TRUE(r.BindParams(theirs, "bob", std::make_shared<ParamSet>(IntParam(4))).ok()) << "another user's room";
+  EXPECT_TRUE(r.BindParams(theirs, "bob", std::make_shared<ParamSet>(OneIntParam(4))).ok()) << "another user's room";
   // Closing the first statement frees its room.
   ASSERT_TRUE(r.ClosePrepared(*bound, "alice").ok());
-  EXPECT_TRUE(r.BindParams(b, "alice", std::make_shared<ParamSet>(IntParam(3))).ok());
+  EXPECT_TRUE(r.BindParams(b, "alice", std::make_shared<ParamSet>(OneIntParam(3))).ok());
 }
 
 TEST_P(SharedStateRegistryTest, ClosesAndCancelsHoldOnEveryInstance) {
@@ -201,7 +187,7 @@ TEST_P(SharedStateRegistryTest, ClosesAndCancelsHoldOnEveryInstance) {
   // A prepared statement the second instance knows already, closed on the first: refused there,
   // by every handle of it; another user closes nothing.
   std::string handle = one.AddPrepared(Statement("alice"));
-  auto bound = one.BindParams(handle, "alice", std::make_shared<ParamSet>(IntParam(7)));
+  auto bound = one.BindParams(handle, "alice", std::make_shared<ParamSet>(OneIntParam(7)));
   ASSERT_TRUE(bound.ok()) << bound.status().ToString();
   ASSERT_TRUE(two.FindPrepared(handle, "alice").ok());
   ASSERT_TRUE(two.FindPrepared(*bound, "alice").ok());
@@ -251,7 +237,7 @@ TEST_P(SharedStateRegistryTest, ExpiredStateIsRefusedAndPurged) {
   limits.prepared_lifetime = std::chrono::seconds(1);
   Registry one(limits);
   std::string handle = one.AddPrepared(Statement("alice"));
-  auto bound = one.BindParams(handle, "alice", std::make_shared<ParamSet>(IntParam(5)));
+  auto bound = one.BindParams(handle, "alice", std::make_shared<ParamSet>(OneIntParam(5)));
   ASSERT_TRUE(bound.ok()) << bound.status().ToString();
   std::string closed = one.AddPrepared(Statement("alice"));
   ASSERT_TRUE(one.ClosePrepared(closed, "alice").ok());
@@ -274,7 +260,7 @@ TEST_P(SharedStateRegistryTest, WithoutServerStateLargeParametersStayOnTheInstan
   ASSERT_NE(reader, nullptr);
   Registry r(Limits(reader.get()));
   std::string handle = r.AddPrepared(Statement("alice"));
-  auto bound = r.BindParams(handle, "alice", std::make_shared<ParamSet>(IntParam(5)));
+  auto bound = r.BindParams(handle, "alice", std::make_shared<ParamSet>(OneIntParam(5)));
   ASSERT_TRUE(bound.ok()) << bound.status().ToString();
   EXPECT_EQ(*bound, handle);
   ASSERT_TRUE(r.Params(handle));
