@@ -23,25 +23,17 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import { createRequire } from 'node:module';
 import os, { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startServe } from '../tests/console/start_serve.mjs';
+import { arg, chromiumArgs, chromiumPath, requireChromium, skadeBinary, startServe } from '../tests/console/harness.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const root = resolve(here, '..');
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : fallback;
-};
-const skadeBin = resolve(arg('--skade', join(root, 'build', 'src', 'skade')));
+const skadeBin = skadeBinary();
 const tables = Number(arg('--tables', '10000'));
 const snapshots = Number(arg('--snapshots', '100000'));
 const runs = Number(arg('--runs', '5'));
-const chromiumPath = process.env.SKADE_CHROMIUM ?? '/usr/bin/chromium';
-if (!existsSync(chromiumPath)) throw new Error(`no chromium at ${chromiumPath}`);
-const { chromium } = createRequire(join(root, 'web', 'package.json'))('playwright-core');
+const chromium = requireChromium('throw');
 
 const work = arg('--keep', null) ?? mkdtempSync(join(tmpdir(), 'skade-console-bench-'));
 
@@ -168,8 +160,7 @@ const sizes = { large: tables, small: 10 };
 const browser = await chromium.launch({
   executablePath: chromiumPath,
   headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
+  args: chromiumArgs,
 });
 const results = {};
 try {

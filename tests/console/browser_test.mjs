@@ -15,35 +15,15 @@
 // there, for the README). Without chromium it skips (exit 77), saying why.
 //   node browser_test.mjs --skade BUILD/src/skade --out DIR
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import http from 'node:http';
-import { fileURLToPath } from 'node:url';
-import { startServe } from './start_serve.mjs';
+import { arg, chromiumArgs, chromiumPath, repoRoot as root, requireChromium, skadeBinary, startServe } from './harness.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const root = resolve(here, '..', '..');
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : fallback;
-};
-const skadeBin = resolve(arg('--skade', join(root, 'build', 'src', 'skade')));
+const skadeBin = skadeBinary();
 const out = resolve(arg('--out', join(root, 'build', 'tests', 'console_artifacts')));
-const chromiumPath = process.env.SKADE_CHROMIUM ?? '/usr/bin/chromium';
-
-if (!existsSync(chromiumPath)) {
-  console.log(`SKIP: no chromium at ${chromiumPath} (scripts/setup.sh installs Debian's chromium); the browser test did not run`);
-  process.exit(77);
-}
-let chromium;
-try {
-  chromium = createRequire(join(root, 'web', 'package.json'))('playwright-core').chromium;
-} catch (e) {
-  console.log(`FAIL: playwright-core is not installed in web/node_modules (run scripts/setup.sh): ${e.message}`);
-  process.exit(1);
-}
+const chromium = requireChromium();
 
 mkdirSync(out, { recursive: true });
 const work = mkdtempSync(join(tmpdir(), 'skade-console-'));
@@ -241,8 +221,7 @@ async function run(mode) {
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: chromiumPath,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [...chromiumArgs, '--disable-quic'],
     viewport: { width: 1280, height: 900 },
   });
   const problems = [];

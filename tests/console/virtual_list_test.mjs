@@ -7,30 +7,17 @@
 // Screenshots go to --out. Without chromium it skips (exit 77), saying why.
 //   node virtual_list_test.mjs --skade BUILD/src/skade --out DIR
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { startServe } from './start_serve.mjs';
+import { join, resolve } from 'node:path';
+import { arg, chromiumArgs, chromiumPath, repoRoot as root, requireChromium, skadeBinary, startServe } from './harness.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const root = resolve(here, '..', '..');
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : fallback;
-};
-const skadeBin = resolve(arg('--skade', join(root, 'build', 'src', 'skade')));
+const skadeBin = skadeBinary();
 const out = resolve(arg('--out', join(root, 'build', 'tests', 'console_artifacts')));
-const chromiumPath = process.env.SKADE_CHROMIUM ?? '/usr/bin/chromium';
 const TABLES = 2000;
 const SNAPSHOTS = 3000;
 
-if (!existsSync(chromiumPath)) {
-  console.log(`SKIP: no chromium at ${chromiumPath} (scripts/setup.sh installs Debian's chromium); the browser test did not run`);
-  process.exit(77);
-}
-const { chromium } = createRequire(join(root, 'web', 'package.json'))('playwright-core');
+const chromium = requireChromium();
 
 let failed = 0;
 const check = (ok, what) => {
@@ -53,8 +40,7 @@ try {
   browser = await chromium.launch({
     executablePath: chromiumPath,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
+    args: chromiumArgs,
   });
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   const problems = [];
