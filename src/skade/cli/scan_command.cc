@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <functional>
 #include <optional>
 #include <ostream>
 
@@ -56,14 +57,35 @@ class PartedScanSource final : public engine::ScanSource {
   const table::PartedReadPlan plan_;  // its filter prunes by --where; DuckDB applies the rest
 };
 
-// Whether a scan of `snapshot` is read in parts: one of many files (or that does not say how
-// many), unless it asks for the row-lineage columns, which only the whole read gives.
-bool ReadsInParts(const iceberg::Snapshot& snapshot, const std::vector<std::string>& columns) {
+// Whether a scan of `snapshot` is read in parts (table::ReadsInParts), unless it asks for the
+// row-lineage columns, which only the whole read gives.
+bool ScansInParts(const iceberg::Snapshot& snapshot, const std::vector<std::string>& columns) {
   for (const std::string& c : columns) {
     if (c == engine::kRowIdColumn || c == engine::kLastUpdatedSequenceNumberColumn) return false;
   }
-  std::optional<int64_t> files = snapshot.SummaryLong("total-data-files");
-  return !files || *files > table::kPartedReadFiles;
+  return table::ReadsInParts(snapshot, table::kPartedReadFiles);
+}
+
+// Writes the rows of the query `make_sql` gives in the format asked for; progress on the
+// terminal while rows go to a file or a pipe (the SQL is made with it attached: making it reads
+// footers and checksums).
+int WriteScanRows(const ScanArgs& args, engine::Database& db, const std::function<Result<std::string>()>& make_sql,
+                  std::ostream& out, std::ostream& err) {
+  std::optional<ProgressReporter> progress;
+  if (!::isatty(STDOUT_FILENO)) {
+    progress.emplace("scan", err, ProgressReporter::StyleFor(args.lake.quiet));
+    Status attached = progress->Attach(db);
+    if (!attached.ok()) return Fail(err, attached);
+  }
+  Result<std::string> sql = make_sql();
+  if (!sql.ok()) return Fail(err, sql.status());
+  if (args.verbose) err << "skade: sql: " << *sql << "\n";
+  BoxOptions box = StdoutBoxOptions();
+  if (args.max_rows) box.max_rows = *args.max_rows;
+  auto rows = WriteQuery(db, *sql, args.format, box, out);
+  if (progress) progress->Done();
+  if (!rows.ok()) return Fail(err, rows.status());
+  return 0;
 }
 
 }  // namespace
@@ -163,8 +185,9 @@ int ScanInParts(const ScanArgs& args, engine::Database& db, io::FileIO& io, cons
                     engine::PushdownScanSql(token) + ") __skade_t";
   if (where) sql += " WHERE " + where->sql();
   if (args.limit && !args.count) sql += " LIMIT " + std::to_string(*args.limit);
-  if (args.verbose) err << "skade: reading in parts planned while they are read\nskade: sql: " << sql << "\n";
+  if (args.verbose) err << "skade: reading in parts planned while they are read\n";
   if (args.count) {
+    if (args.verbose) err << "skade: sql: " << sql << "\n";
     auto rows = db.QueryRows(sql);
     db.scans().Retire(token);
     if (!rows.ok()) return Fail(err, rows.status());
@@ -172,19 +195,9 @@ int ScanInParts(const ScanArgs& args, engine::Database& db, io::FileIO& io, cons
     out << *(*rows)[0][0] << "\n";
     return 0;
   }
-  std::optional<ProgressReporter> progress;
-  if (!::isatty(STDOUT_FILENO)) {
-    progress.emplace("scan", err, ProgressReporter::StyleFor(args.lake.quiet));
-    Status attached = progress->Attach(db);
-    if (!attached.ok()) return Fail(err, attached);
-  }
-  BoxOptions box = StdoutBoxOptions();
-  if (args.max_rows) box.max_rows = *args.max_rows;
-  auto rows = WriteQuery(db, sql, args.format, box, out);
-  if (progress) progress->Done();
+  const int written = WriteScanRows(args, db, [&]() -> Result<std::string> { return sql; }, out, err);
   db.scans().Retire(token);
-  if (!rows.ok()) return Fail(err, rows.status());
-  return 0;
+  return written;
 }
 
 }  // namespace
@@ -257,7 +270,7 @@ int RunScan(const ScanArgs& args, std::ostream& out, std::ostream& err) {
   scan.format_version = t.metadata.format_version;
   scan.locations = t.locations;
   if (args.verbose) scan.note = [&err](const std::string& message) { err << "skade: " << message << "\n"; };
-  if (snapshot != nullptr && ReadsInParts(*snapshot, args.columns)) {
+  if (snapshot != nullptr && ScansInParts(*snapshot, args.columns)) {
     return ScanInParts(args, **db, *table_io, t.metadata, *snapshot, std::move(scan), filter, where, out, err);
   }
   if (snapshot != nullptr) {
@@ -279,26 +292,11 @@ int RunScan(const ScanArgs& args, std::ostream& out, std::ostream& err) {
     out << *n << "\n";
     return 0;
   }
-  // Rows going to a file or a pipe can take a while: show progress on the terminal.
-  std::optional<ProgressReporter> progress;
-  if (!::isatty(STDOUT_FILENO)) {
-    progress.emplace("scan", err, ProgressReporter::StyleFor(args.lake.quiet));
-    Status attached = progress->Attach(**db);
-    if (!attached.ok()) return Fail(err, attached);
-  }
   engine::ScanQuery query;
   query.columns = args.columns;
   query.where = where;
   query.limit = args.limit;
-  auto sql = engine::BuildScanSql(**db, scan, query);
-  if (!sql.ok()) return Fail(err, sql.status());
-  if (args.verbose) err << "skade: sql: " << *sql << "\n";
-  BoxOptions box = StdoutBoxOptions();
-  if (args.max_rows) box.max_rows = *args.max_rows;
-  auto rows = WriteQuery(**db, *sql, args.format, box, out);
-  if (progress) progress->Done();
-  if (!rows.ok()) return Fail(err, rows.status());
-  return 0;
+  return WriteScanRows(args, **db, [&] { return engine::BuildScanSql(**db, scan, query); }, out, err);
 }
 
 }  // namespace skade::cli

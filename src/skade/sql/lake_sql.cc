@@ -183,11 +183,7 @@ class TableScanSource final : public engine::ScanSource {
       options.snapshot = selector_;
       if (parted_) {
         SKADE_ASSIGN_OR_RETURN(std::optional<int64_t> counted, table_->CountFromManifests(options));
-        if (!counted) {
-          SKADE_ASSIGN_OR_RETURN(auto read, table_->ReadInParts(options));
-          plan.parts = std::make_shared<TableScanParts>(std::move(read), cache_);
-          return plan;
-        }
+        if (!counted) return PartedPlan(options);
         plan.row_count = counted;
       } else {
         SKADE_ASSIGN_OR_RETURN(plan.row_count, table_->Count(options));
@@ -197,11 +193,7 @@ class TableScanSource final : public engine::ScanSource {
       options.snapshot = selector_;
       options.columns = scan.columns;
       options.where = scan.filter;
-      if (parted_) {
-        SKADE_ASSIGN_OR_RETURN(auto read, table_->ReadInParts(options));
-        plan.parts = std::make_shared<TableScanParts>(std::move(read), cache_);
-        return plan;
-      }
+      if (parted_) return PartedPlan(options);
       SKADE_ASSIGN_OR_RETURN(plan.sql, table_->ReadSql(options));
     }
     Remember(std::move(key), plan);
@@ -209,6 +201,14 @@ class TableScanSource final : public engine::ScanSource {
   }
 
  private:
+  // A plan read in parts; not kept (each statement plans while it reads).
+  Result<engine::ScanPlan> PartedPlan(const table::ReadOptions& options) {
+    SKADE_ASSIGN_OR_RETURN(auto read, table_->ReadInParts(options));
+    engine::ScanPlan plan;
+    plan.parts = std::make_shared<TableScanParts>(std::move(read), cache_);
+    return plan;
+  }
+
   struct Cached {
     engine::ScanPlan plan;
     std::list<std::string>::iterator position;  // in order_, most recent first

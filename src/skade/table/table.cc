@@ -103,11 +103,14 @@ Result<std::string> Table::ReadSql(const ReadOptions& options) {
   return engine::BuildScanSql(db_, scan, q);
 }
 
+bool ReadsInParts(const iceberg::Snapshot& snapshot, int64_t parted_read_files) {
+  std::optional<int64_t> files = snapshot.SummaryLong("total-data-files");
+  return !files || *files > parted_read_files;
+}
+
 Result<bool> Table::ReadsInParts(const ReadOptions& options) const {
   SKADE_ASSIGN_OR_RETURN(auto selected, iceberg::SelectSnapshot(metadata(), options.snapshot));
-  if (selected.snapshot == nullptr) return false;
-  std::optional<int64_t> files = selected.snapshot->SummaryLong("total-data-files");
-  return !files || *files > options.parted_read_files;
+  return selected.snapshot != nullptr && table::ReadsInParts(*selected.snapshot, options.parted_read_files);
 }
 
 Result<arrow::StreamHandle> Table::Read(const ReadOptions& options) {

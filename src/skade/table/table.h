@@ -42,6 +42,9 @@ class PartedRead;        // parted_read.h
 // parts (Table::Read and Count; SQL views: sql::LakeSql::set_parted_read_files). A smaller
 // snapshot is planned whole: its plan is cheap, and SQL views keep it for the next statement.
 inline constexpr int64_t kPartedReadFiles = 1000;
+// Whether `snapshot` is read in parts: it has more data files than `parted_read_files`, or its
+// summary does not say how many.
+bool ReadsInParts(const iceberg::Snapshot& snapshot, int64_t parted_read_files);
 
 // What to read.
 struct ReadOptions {
