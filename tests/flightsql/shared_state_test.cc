@@ -5,6 +5,7 @@
 // cases need: they fail when it cannot start).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -229,6 +230,50 @@ TEST_P(SharedStateRegistryTest, ClosesAndCancelsHoldOnEveryInstance) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_EQ(run->stop(), Registry::Run::Stop::kCancelled);
+}
+
+// Reaps `r` until `run` stops or `limit` passes: why it stopped.
+Registry::Run::Stop ReapUntilStopped(Registry& r, const Registry::Run& run, std::chrono::milliseconds limit) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (run.stop() == Registry::Run::Stop::kNone && std::chrono::steady_clock::now() < until) {
+    r.Reap(std::chrono::seconds(0));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return run.stop();
+}
+
+// A prepared statement running on the second instance, cancelled on the first: interrupted
+// there (it polls about once a second). A cancel recorded before the run started, and another
+// user's, leave it running; the statement itself stays usable.
+TEST_P(SharedStateRegistryTest, APreparedRunIsInterruptedByACancelOnAnotherInstance) {
+  using Stop = Registry::Run::Stop;
+  Registry one(Limits(first_.get()));
+  Registry two(Limits(second_.get()));
+  one.set_reprepare(Reprepare);
+  two.set_reprepare(Reprepare);
+  const std::string handle = one.AddPrepared(Statement("alice"));
+  // Nothing runs on the first instance: the cancel is recorded for the others.
+  EXPECT_EQ(one.Cancel(handle, "alice").value(), CancelOutcome::kCancelling);
+  EXPECT_EQ(two.Cancel(handle, "bob").value(), CancelOutcome::kNotCancellable);
+
+  std::unique_ptr<Registry::Run> run = two.StartRun(handle, "alice");
+  ASSERT_TRUE(two.FindPrepared(handle, "alice").ok());
+  ASSERT_TRUE(two.WatchCancels(*run).ok());
+  ASSERT_EQ(run->Attach(nullptr), Stop::kNone);
+  EXPECT_EQ(ReapUntilStopped(two, *run, std::chrono::milliseconds(1500)), Stop::kNone) << "an older cancel";
+  EXPECT_EQ(one.Cancel(handle, "bob").value(), CancelOutcome::kNotCancellable);
+  EXPECT_EQ(ReapUntilStopped(two, *run, std::chrono::milliseconds(1500)), Stop::kNone) << "another user's cancel";
+  EXPECT_EQ(one.Cancel(handle, "alice").value(), CancelOutcome::kCancelling);
+  EXPECT_EQ(ReapUntilStopped(two, *run, std::chrono::seconds(10)), Stop::kCancelled);
+
+  // The statement runs again, and only a new cancel stops that run.
+  std::unique_ptr<Registry::Run> again = two.StartRun(handle, "alice");
+  ASSERT_TRUE(two.FindPrepared(handle, "alice").ok());
+  ASSERT_TRUE(two.WatchCancels(*again).ok());
+  EXPECT_EQ(ReapUntilStopped(two, *again, std::chrono::milliseconds(1500)), Stop::kNone);
+  // A cancel on the instance running it answers cancelled at once.
+  EXPECT_EQ(two.Cancel(handle, "alice").value(), CancelOutcome::kCancelled);
+  EXPECT_EQ(again->stop(), Stop::kCancelled);
 }
 
 TEST_P(SharedStateRegistryTest, ExpiredStateIsRefusedAndPurged) {
@@ -471,6 +516,53 @@ TEST_P(SharedStateServerTest, ARunningQueryIsInterruptedByACancelOnTheOtherServe
   ASSERT_TRUE(st.ok()) << st.error_message();
   EXPECT_EQ(code, grpc::StatusCode::CANCELLED);
   EXPECT_LT(ended - cancelled_at, std::chrono::seconds(10));
+}
+
+// A prepared query running on A is interrupted by a cancel sent to B, and only by its user's.
+TEST_P(SharedStateServerTest, ARunningPreparedQueryIsInterruptedByACancelOnTheOtherServer) {
+  Client alice(a_.server->port(), "alice");
+  auto prepared = alice.CreatePrepared(
+      "SELECT count(*) FROM range(1000000) a CROSS JOIN range(1000000) b WHERE (a.range + b.range) % 7 = 3");
+  ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
+  pbsql::CommandPreparedStatementQuery command;
+  command.set_prepared_statement_handle(prepared->prepared_statement_handle());
+  auto info = alice.InfoFor(command);
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  grpc::StatusCode code = grpc::StatusCode::OK;
+  std::atomic<bool> done{false};
+  std::chrono::steady_clock::time_point ended;
+  std::thread get([&] {
+    EXPECT_FALSE(alice.Get(info->endpoint(0).ticket()).ok());
+    code = alice.code_of_last_failure();
+    ended = std::chrono::steady_clock::now();
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // A runs it by now
+  pb::CancelFlightInfoRequest request;
+  *request.mutable_info() = *info;
+  std::string answer;
+  pb::CancelFlightInfoResult result;
+
+  // Bob's cancel, through B, leaves it running (A would see a cancel within about a second).
+  grpc::Status st = Act(b_, "bob", "", "CancelFlightInfo", request.SerializeAsString(), &answer);
+  EXPECT_TRUE(st.ok()) << st.error_message();
+  EXPECT_TRUE(result.ParseFromString(answer));
+  EXPECT_EQ(result.status(), pb::CANCEL_STATUS_NOT_CANCELLABLE);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  EXPECT_FALSE(done) << "another user's cancel stopped the query";
+
+  // Alice's, through B, which does not run it: recorded (CANCELLING), and A stops its run.
+  const auto cancelled_at = std::chrono::steady_clock::now();
+  st = Act(b_, "alice", "", "CancelFlightInfo", request.SerializeAsString(), &answer);
+  get.join();
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  ASSERT_TRUE(result.ParseFromString(answer));
+  EXPECT_EQ(result.status(), pb::CANCEL_STATUS_CANCELLING);
+  EXPECT_EQ(code, grpc::StatusCode::CANCELLED);
+  EXPECT_LT(ended - cancelled_at, std::chrono::seconds(10));
+
+  // The cancel does not close the prepared statement.
+  EXPECT_TRUE(Client(b_.server->port(), "alice").InfoFor(command).ok());
 }
 
 }  // namespace

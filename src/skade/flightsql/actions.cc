@@ -110,7 +110,12 @@ Result<pb::CancelStatus> Backend::Cancel(const Caller& caller, const pb::FlightI
     }
     if (handle.empty()) continue;
     SKADE_ASSIGN_OR_RETURN(CancelOutcome outcome, registry_.Cancel(handle, caller.principal));
-    if (outcome == CancelOutcome::kCancelled) result = pb::CANCEL_STATUS_CANCELLED;
+    if (outcome == CancelOutcome::kCancelled) {
+      result = pb::CANCEL_STATUS_CANCELLED;
+    } else if (outcome == CancelOutcome::kCancelling && result != pb::CANCEL_STATUS_CANCELLED) {
+      // Recorded for the instances that may run it; none ran here (the client may ask again).
+      result = pb::CANCEL_STATUS_CANCELLING;
+    }
   }
   return result;
 }

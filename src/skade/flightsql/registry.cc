@@ -33,6 +33,10 @@ struct Registry::Run::Entry {
   engine::Connection* connection = nullptr;  // guarded by Registry::Impl::mu; set by Attach
   Run::Stop stop = Run::Stop::kNone;         // guarded by Registry::Impl::mu
   sql::WriteInterrupt write;                 // a write's statements (thread-safe itself)
+  // A prepared statement's run watching the shared state for cancels (Registry::WatchCancels):
+  // the value of the handle's cancel record when it started ("" for none). Guarded by mu.
+  bool watches_cancels = false;
+  std::string cancel_seen;
 
   // Records why (the first reason wins) and interrupts the statement if it executes yet.
   void Interrupt(Run::Stop why) {
@@ -114,6 +118,9 @@ constexpr std::string_view kParamsKind = "flightsql.params";
 constexpr std::string_view kClosedPreparedKind = "flightsql.prepared.closed";
 constexpr std::string_view kClosedSessionKind = "flightsql.session.closed";
 constexpr std::string_view kCancelledTicketKind = "flightsql.ticket.cancelled";
+// The last cancel of a prepared statement's handle (key: its SHA-256): a random value, new at
+// each cancel, so that a run tells a cancel that came after it started from an older one.
+constexpr std::string_view kCancelledPreparedKind = "flightsql.prepared.cancelled";
 
 // The id of a statement or session whose token carries none (issued by an older build): its
 // token's digest.
@@ -266,14 +273,24 @@ struct Registry::Impl {
     return row.has_value();
   }
 
-  // Records `key` of `principal` under `kind` for `lifetime` (no shared state: nothing to do).
+  // The value the shared state keeps for `key` of `principal` under `kind` ("" for none).
+  Result<std::string> RecordedValue(std::string_view kind, const std::string& principal, const std::string& key) const {
+    if (shared == nullptr) return std::string();
+    SKADE_ASSIGN_OR_RETURN(std::optional<catalog::ServerStateRecord> row,
+                           shared->GetServerState(std::string(kind), principal, key, NowMicros()));
+    return row ? std::move(row->value) : std::string();
+  }
+
+  // Records `key` of `principal` under `kind` (with `value`) for `lifetime`, replacing what was
+  // recorded (no shared state: nothing to do).
   Status Record(std::string_view kind, const std::string& principal, const std::string& key,
-                std::chrono::seconds lifetime) const {
+                std::chrono::seconds lifetime, std::string value = "") const {
     if (shared == nullptr) return Status::Ok();
     catalog::ServerStateRecord row;
     row.kind = std::string(kind);
     row.scope = principal;
     row.key = key;
+    row.value = std::move(value);
     row.expires_at_us = NowMicros() + lifetime.count() * 1000 * 1000;
     return shared->PutServerState(row, 0);
   }
@@ -726,9 +743,21 @@ void Registry::Run::Cancel() {
   entry_->Interrupt(Stop::kCancelled);
 }
 
+Status Registry::WatchCancels(Run& run) {
+  if (impl_->shared == nullptr) return Status::Ok();
+  SKADE_ASSIGN_OR_RETURN(std::string seen,
+                         impl_->RecordedValue(kCancelledPreparedKind, run.entry_->principal,
+                                              io::Sha256Hex(run.entry_->handle)));
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  run.entry_->watches_cancels = true;
+  run.entry_->cancel_seen = std::move(seen);
+  return Status::Ok();
+}
+
 Result<CancelOutcome> Registry::Cancel(const std::string& handle, const std::string& principal) {
   bool cancelled = false;
   bool ticket = false;
+  bool prepared = false;  // a live prepared-statement handle of `principal`
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     auto [begin, end] = impl_->running.equal_range(handle);
@@ -746,6 +775,22 @@ Result<CancelOutcome> Registry::Cancel(const std::string& handle, const std::str
       cancelled = true;
       ticket = true;
     }
+    if (!ticket) {
+      auto p = impl_->prepared.find(handle);
+      if (p != impl_->prepared.end()) {
+        prepared = p->second.principal == principal;
+      } else if (!impl_->tombstones.contains(handle)) {
+        prepared = impl_->OpenPrepared(handle, principal).has_value();
+      }
+    }
+  }
+  // A prepared statement may run on other instances: each watching it sees the record's new
+  // value and interrupts its run (Reap). Runs starting later read this value first and go on.
+  if (prepared && impl_->shared != nullptr) {
+    SKADE_RETURN_IF_ERROR(impl_->Record(kCancelledPreparedKind, principal, io::Sha256Hex(handle),
+                                        impl_->limits.idle_lifetime, RandomHex(16))
+                              .WithContext("cancel the prepared statement"));
+    if (!cancelled) return CancelOutcome::kCancelling;
   }
   // On every instance: a DoGet there reads it, and one running there is interrupted (Reap).
   if (ticket) {
@@ -768,6 +813,7 @@ void Registry::ReapShared() {
   const int64_t now = MonotonicNanos();
   bool purge = false;
   std::vector<std::pair<std::string, std::string>> tickets;  // running ticket handles, principals
+  std::vector<std::shared_ptr<Run::Entry>> watching;         // running prepared statements
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     if (now - impl_->last_purge_ns >= kPurgeNs) {
@@ -781,6 +827,7 @@ void Registry::ReapShared() {
         if (run->stop == Run::Stop::kNone && q != impl_->queries.end() && !q->second.value.changed_rows) {
           tickets.emplace_back(handle, run->principal);
         }
+        if (run->stop == Run::Stop::kNone && run->watches_cancels) watching.push_back(run);
       }
     }
   }
@@ -795,6 +842,14 @@ void Registry::ReapShared() {
     }
     if (auto q = impl_->queries.find(handle); q != impl_->queries.end()) q->second.value.cancelled = true;
     impl_->Bury(handle, impl_->idle_ns(), true);
+  }
+  // Prepared statements running here whose cancel record changed since they started.
+  for (const std::shared_ptr<Run::Entry>& run : watching) {
+    Result<std::string> now_recorded =
+        impl_->RecordedValue(kCancelledPreparedKind, run->principal, io::Sha256Hex(run->handle));
+    if (!now_recorded.ok() || now_recorded->empty()) continue;
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (*now_recorded != run->cancel_seen) run->Interrupt(Run::Stop::kCancelled);
   }
   if (purge) {
     Result<int64_t> purged = impl_->shared->PurgeServerState(NowMicros());

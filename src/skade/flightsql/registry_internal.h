@@ -31,7 +31,10 @@
 // idle lifetime (calls refresh them). Closing a prepared statement (any of its handles: one
 // more each time parameters are bound) or a session (any of its cookies), or cancelling a ticket,
 // is recorded on the instance that receives it and in the shared state (a tombstone until the
-// tokens expire), which every lookup of a handle or cookie consults.
+// tokens expire), which every lookup of a handle or cookie consults. Cancelling a prepared
+// statement's handle interrupts its runs in progress on every instance: the cancel is a shared
+// record holding a fresh random value, which each instance running the handle reads when the run
+// starts and then polls (a changed value means a cancel came since).
 //
 // Limits are per principal (sessions, pending tickets, prepared statements) and bound the local
 // caches: past a limit the principal's least recently used entry is forgotten, and adopted again
@@ -135,7 +138,8 @@ struct RegistryLimits {
 // statement's classification and parameter count, as CreatePreparedStatement made them.
 using Reprepare = std::function<Result<std::shared_ptr<const PreparedStatement>>(const PreparedStatement&)>;
 
-enum class CancelOutcome { kCancelled, kNotCancellable };
+// kCancelling: recorded in the shared state for runs on other instances, none running here.
+enum class CancelOutcome { kCancelled, kCancelling, kNotCancellable };
 
 // Thread-safe.
 class Registry {
@@ -214,11 +218,19 @@ class Registry {
     std::shared_ptr<Entry> entry_;
   };
   std::unique_ptr<Run> StartRun(const std::string& handle, const std::string& principal);
+  // For the run of a prepared statement, once its handle is known valid: from now on a cancel
+  // of that handle on another instance (recorded in the shared state) interrupts it within
+  // about a second (Reap); one recorded before does not. Reads the shared state once (its error
+  // if it cannot); without shared state nothing to do.
+  Status WatchCancels(Run& run);
   // Interrupts the runs of `handle` and marks its ticket cancelled if not fetched (a DoGet of
   // it then fails with kCancelled); kNotCancellable when the statement is finished (fetched,
   // not running), unknown or another principal's. A cancelled ticket is recorded in the shared
   // state too (its error if it cannot be): a DoGet of it on any instance answers kCancelled, and
-  // one running on another instance is interrupted there within about a second (Reap).
+  // one running on another instance is interrupted there within about a second (Reap). A
+  // prepared statement's handle is not consumed by running it: its cancel stops the runs in
+  // progress only, here and (recorded in the shared state) on every instance watching it
+  // (WatchCancels), and answers kCancelling when none ran here.
   Result<CancelOutcome> Cancel(const std::string& handle, const std::string& principal);
   void InterruptAll();
 

@@ -465,6 +465,8 @@ GStatus Backend::GetPrepared(const Caller& caller, const pbsql::CommandPreparedS
   if ((*prepared)->parameter_count > 0 && !params) {
     return GStatus(GCode::INVALID_ARGUMENT, "the prepared statement has parameters; bind them with DoPut first");
   }
+  // A cancel of the handle sent to another instance interrupts this run too.
+  if (Status watched = registry_.WatchCancels(*run); !watched.ok()) return ToGrpc(watched);
   return StreamQuery(caller, *run, (*prepared)->schema, (*prepared)->sql, params.get(), writer);
 }
 
