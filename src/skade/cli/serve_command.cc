@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "skade/base/forwarded.h"
+#include "skade/catalog/catalog.h"
 #include "skade/cli/lake.h"
 #include "skade/cli/messages.h"
 #include "skade/cli/lineage_command.h"
@@ -63,6 +64,12 @@ struct ServeOptions {
   std::vector<std::string> allow_dirs;
   std::string shared_key_file;
   int handle_lifetime_s = 86400;
+  // Flight SQL registry limits (flightsql::ServerOptions).
+  int max_pending_tickets = 1024;
+  int max_prepared = 4096;
+  int64_t handle_params_kb = 64;
+  int64_t max_params_mb = 16;
+  int64_t max_params_per_user_mb = 256;
   std::vector<std::string> trusted_proxies;
 };
 
@@ -191,8 +198,34 @@ Result<std::map<std::string, std::string>> LoadUsers(const std::string& file) {
   return users;
 }
 
+// Limits that bound each other, checked before anything opens (each flag's own range is
+// checked by the parser).
+Status CheckLimits(const ServeOptions& o) {
+  if (o.max_params_per_user_mb < o.max_params_mb) {
+    return Status::InvalidArgument("--max-params-per-user-mb (" + std::to_string(o.max_params_per_user_mb) +
+                                   ") is less than --max-params-mb (" + std::to_string(o.max_params_mb) +
+                                   "): no binding that large could ever be kept");
+  }
+  return Status::Ok();
+}
+
+// Where Flight SQL keeps what cannot travel in a handle (closes, cancels, large parameters), for
+// the operator of several instances: the catalog database, or this instance only.
+std::string ServerStateLine(const ServeOptions& o, const catalog::Catalog& catalog) {
+  const std::string large = "parameters over " + std::to_string(o.handle_params_kb) + " KiB";
+  if (catalog.KeepsServerState()) {
+    return "flight sql server state shared through the catalog database (closes, cancels, " + large + " up to " +
+           std::to_string(o.max_params_mb) + " MiB a binding and " + std::to_string(o.max_params_per_user_mb) +
+           " MiB a user)";
+  }
+  return std::string("flight sql server state on this instance only (") +
+         (o.read_only ? "--read-only writes nothing to the catalog" : "the catalog keeps none") +
+         "): closes, cancels and " + large + " hold here only";
+}
+
 int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
   InstallStopHandlers();
+  if (Status limits = CheckLimits(o); !limits.ok()) return Fail(limits);
 
   LakeOpenOptions open;
   // serve makes the lake it is pointed at, unless it only reads.
@@ -256,6 +289,11 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
   options.query_timeout = sql::ClientStatementTimeout(o.query_timeout_s);
   options.sealer = *shared_keys;
   options.handle_lifetime = std::chrono::seconds(o.handle_lifetime_s);
+  options.max_pending_queries = o.max_pending_tickets;
+  options.max_prepared = o.max_prepared;
+  options.max_handle_params_bytes = static_cast<size_t>(o.handle_params_kb) << 10;
+  options.max_shared_params_bytes = static_cast<size_t>(o.max_params_mb) << 20;
+  options.max_shared_params_bytes_per_principal = o.max_params_per_user_mb << 20;
   options.max_streams_per_client = o.max_streams_per_client;
   auto trusted = TrustedProxies(o);
   if (!trusted.ok()) return Fail(trusted.status());
@@ -327,6 +365,7 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
   }
   std::cout << "flight sql listening on " << o.host << ":" << (*server)->port() << " (catalog '" << o.catalog_name
             << "', warehouse " << lake->warehouse << (options.read_only ? ", read-only" : "") << ")" << std::endl;
+  std::cout << ServerStateLine(o, *lake->catalog) << std::endl;
   std::cout << "commit stream (skade.v1.Commits) on the same port" << std::endl;
   if (rest_server) {
     std::cout << "rest catalog listening on " << (o.tls_cert.empty() ? "http://" : "https://") << o.host << ":"
@@ -355,7 +394,9 @@ void AddServeCommand(CLI::App& app, const LakeArgs& lake, int* exit_code) {
   AddLineageOptions(*cmd, &o->lineage);
   cmd->add_option("--flight-port", o->flight_port, "Flight SQL gRPC port (0 = pick a free one)")
       ->check(CLI::Range(0, 65535));
-  cmd->add_flag("--read-only", o->read_only, "refuse every write (updates, ingest, DDL)");
+  cmd->add_flag("--read-only", o->read_only,
+                "refuse every write (updates, ingest, DDL) and never write the catalog database: Flight SQL's "
+                "closes, cancels and parameters over --handle-params-kb then hold on this instance only");
   cmd->add_option("--auth", o->auth, "none | basic")->check(CLI::IsMember({"none", "basic"}));
   cmd->add_option("--users-file", o->users_file, "basic auth users, one name:password per line (else $SKADE_USERS)");
   cmd->add_option("--tls-cert", o->tls_cert, "PEM certificate (with --tls-key: serve TLS)");
@@ -374,6 +415,26 @@ void AddServeCommand(CLI::App& app, const LakeArgs& lake, int* exit_code) {
   cmd->add_option("--handle-lifetime", o->handle_lifetime_s,
                   "seconds a prepared-statement handle stays valid (sessions: --session-idle-timeout)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-pending-tickets", o->max_pending_tickets,
+                  "statement tickets of one user not yet fetched that a server keeps at hand (the least recently "
+                  "used are forgotten, and adopted again from the ticket when it comes back)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-prepared", o->max_prepared,
+                  "prepared statements of one user a server keeps at hand (the same rule)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--handle-params-kb", o->handle_params_kb,
+                  "KiB of bound parameters (Arrow IPC) a prepared-statement handle carries; larger ones are kept in "
+                  "the catalog database (a SQL catalog, not --read-only), else on the instance that received them "
+                  "(0-1024, default 64)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1024}));
+  cmd->add_option("--max-params-mb", o->max_params_mb,
+                  "MiB of bound parameters one binding may keep in the catalog database; larger ones are refused "
+                  "(1-1024, default 16)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1024}));
+  cmd->add_option("--max-params-per-user-mb", o->max_params_per_user_mb,
+                  "MiB of bound parameters one user may keep in the catalog database in all; past it bindings are "
+                  "refused until some expire or their statements close (at least --max-params-mb, default 256)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   cmd->add_option("--query-timeout", o->query_timeout_s,
                   "seconds before a client's statement (Flight SQL queries and updates, the web console's queries) is "
                   "interrupted (default and 0: 60)");

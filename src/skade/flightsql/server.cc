@@ -501,6 +501,18 @@ Result<std::unique_ptr<FlightSqlServer>> FlightSqlServer::Start(sql::LakeSql& la
     return Status::InvalidArgument("TLS needs both a certificate and a key");
   }
   if (options.max_sessions <= 0) return Status::InvalidArgument("max_sessions must be positive");
+  if (options.max_pending_queries <= 0 || options.max_prepared <= 0) {
+    return Status::InvalidArgument("max_pending_queries and max_prepared must be positive");
+  }
+  if (options.max_shared_params_bytes == 0 || options.max_shared_params_bytes_per_principal <= 0) {
+    return Status::InvalidArgument("the limits of kept parameters must be positive");
+  }
+  if (static_cast<uint64_t>(options.max_shared_params_bytes_per_principal) < options.max_shared_params_bytes) {
+    return Status::InvalidArgument("a principal's limit of kept parameters (" +
+                                   std::to_string(options.max_shared_params_bytes_per_principal) +
+                                   " bytes) is less than one binding's (" +
+                                   std::to_string(options.max_shared_params_bytes) + ")");
+  }
   if (options.max_streams <= 0 || options.max_streams_per_client <= 0) {
     return Status::InvalidArgument("stream limits must be positive");
   }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -55,6 +56,19 @@ struct ServerOptions {
   // database serve each other's handles whatever their size; otherwise it stays on the instance.
   std::shared_ptr<const io::Sealer> sealer;
   std::chrono::seconds handle_lifetime{86400};
+  // What one principal holds at most (past it its least recently used entry is forgotten here,
+  // and adopted again from its token when used): statement tickets not fetched yet, prepared
+  // statements.
+  int max_pending_queries = 1024;
+  int max_prepared = 4096;
+  // Bound parameters up to this size (Arrow IPC) travel in the prepared-statement handle; larger
+  // ones are kept in the catalog's server state (or on this instance without one).
+  size_t max_handle_params_bytes = 64 * 1024;
+  // With server state: one binding's parameters larger than this are refused (INVALID_ARGUMENT),
+  // and a principal's kept parameters larger than this in all (RESOURCE_EXHAUSTED) until some
+  // expire or their statements close. Must be positive, the second at least the first.
+  size_t max_shared_params_bytes = size_t{16} << 20;
+  int64_t max_shared_params_bytes_per_principal = int64_t{256} << 20;
   // What one client can hold (a client is its authenticated user; without authentication, its
   // network address): concurrent DoGet and DoPut streams per client and in all (past them
   // RESOURCE_EXHAUSTED); a stream whose client accepts no data or sends none for stall_timeout

@@ -160,8 +160,10 @@ Backend::Backend(sql::LakeSql& lake, const ServerOptions& options)
     : lake_(lake),
       options_(options),
       budget_(options.buffer_budget_bytes),
-      registry_(RegistryLimits{options.max_sessions, 1024, 4096, options.session_idle_timeout, options.sealer,
-                               options.handle_lifetime, RegistryLimits{}.max_sealed_params_bytes, &lake.catalog()}),
+      registry_(RegistryLimits{options.max_sessions, options.max_pending_queries, options.max_prepared,
+                               options.session_idle_timeout, options.sealer, options.handle_lifetime,
+                               options.max_handle_params_bytes, &lake.catalog(), options.max_shared_params_bytes,
+                               options.max_shared_params_bytes_per_principal}),
       streams_(StreamLimits{options.max_streams_per_client, options.max_streams, options.stall_timeout}) {
   registry_.set_reprepare([this](const PreparedStatement& sealed) -> Result<std::shared_ptr<const PreparedStatement>> {
     SKADE_ASSIGN_OR_RETURN(auto prepared, Prepare(sealed.principal, sealed.schema, sealed.sql, nullptr));
