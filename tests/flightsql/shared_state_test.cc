@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -332,7 +333,7 @@ class SharedStateServerTest : public ::testing::TestWithParam<Dialect> {
     ASSERT_TRUE(a_.catalog->CreateNamespace(*catalog::Namespace::Parse("db"), {}).ok());
   }
 
-  void Start(Instance* instance) {
+  void Start(Instance* instance, const std::function<void(ServerOptions&)>& tweak = {}) {
     instance->catalog = db_.Open();
     ASSERT_NE(instance->catalog, nullptr);
     auto db = engine::Database::Open({});
@@ -348,6 +349,7 @@ class SharedStateServerTest : public ::testing::TestWithParam<Dialect> {
     auth.users = {{"alice", "pw"}, {"bob", "pw"}};
     auth.sealer = key_;
     o.authenticator = std::make_shared<Authenticator>(auth);
+    if (tweak) tweak(o);
     auto server = FlightSqlServer::Start(*instance->lake, o);
     ASSERT_TRUE(server.ok()) << server.status().ToString();
     instance->server = std::move(server).value();
@@ -375,10 +377,10 @@ class SharedStateServerTest : public ::testing::TestWithParam<Dialect> {
     return reader->Finish();
   }
 
-  // A prepared query of `alice` on A, bound there to a parameter of 200,000 bytes (far more than
-  // a handle carries): the handle the DoPut answered.
-  std::string BindLargeOnA() {
-    Client alice(a_.server->port(), "alice");
+  // A prepared query of `alice` on `instance`, bound there to a parameter of `bytes` bytes: the
+  // handle the DoPut answered, or "" with the call's code in `*code`.
+  static std::string Bind(const Instance& instance, size_t bytes, grpc::StatusCode* code) {
+    Client alice(instance.server->port(), "alice");
     auto prepared = alice.CreatePrepared("SELECT length(CAST(? AS VARCHAR)) AS n");
     EXPECT_TRUE(prepared.ok()) << prepared.status().ToString();
     if (!prepared.ok()) return "";
@@ -386,17 +388,27 @@ class SharedStateServerTest : public ::testing::TestWithParam<Dialect> {
     columns.emplace_back("p0", "u", true);
     auto builder = arrow::RecordBatchBuilder(std::move(columns));
     builder.AppendStruct();
-    builder.child(0).AppendString(std::string(200000, 'x'));
+    builder.child(0).AppendString(std::string(bytes, 'x'));
     testing::EncodedBatch param = testing::Encode(std::move(builder));
     pbsql::CommandPreparedStatementQuery command;
     command.set_prepared_statement_handle(prepared->prepared_statement_handle());
     pb::PutResult put;
     auto answered = alice.PutParameters(command, testing::View(param), &put);
-    EXPECT_TRUE(answered.ok() && *answered) << answered.status().ToString();
+    *code = answered.ok() ? grpc::StatusCode::OK : alice.code_of_last_failure();
+    if (!answered.ok() || !*answered) return "";
     pbsql::DoPutPreparedStatementResult bound;
     EXPECT_TRUE(bound.ParseFromString(put.app_metadata()));
-    EXPECT_LT(bound.prepared_statement_handle().size(), size_t{16384}) << "the parameter did not travel in it";
     return bound.prepared_statement_handle();
+  }
+
+  // A prepared query of `alice` on A, bound there to a parameter of 200,000 bytes (far more than
+  // a handle carries): the handle the DoPut answered.
+  std::string BindLargeOnA() {
+    grpc::StatusCode code;
+    std::string handle = Bind(a_, 200000, &code);
+    EXPECT_EQ(code, grpc::StatusCode::OK);
+    EXPECT_LT(handle.size(), size_t{16384}) << "the parameter did not travel in it";
+    return handle;
   }
 
   // GetFlightInfo + DoGet of the prepared query `handle` on `instance` as `user`: its one BIGINT.
@@ -436,6 +448,37 @@ TEST_P(SharedStateServerTest, LargeParametersBoundOnOneServerRunOnTheOther) {
   EXPECT_EQ(code, grpc::StatusCode::NOT_FOUND);
   EXPECT_FALSE(RunPrepared(b_, "alice", Forge(handle), &code).ok());
   EXPECT_EQ(code, grpc::StatusCode::NOT_FOUND);
+}
+
+// The registry's limits come from the server's options (`skade serve --handle-params-kb,
+// --max-params-mb, --max-params-per-user-mb`).
+TEST_P(SharedStateServerTest, KeptParametersAreBoundedByTheServerOptions) {
+  Instance tight;
+  Start(&tight, [](ServerOptions& o) {
+    o.max_handle_params_bytes = 1024;
+    o.max_shared_params_bytes = 100000;
+    o.max_shared_params_bytes_per_principal = 150000;
+  });
+  ASSERT_TRUE(tight.server);
+  grpc::StatusCode code;
+  EXPECT_EQ(Bind(tight, 200000, &code), "");
+  EXPECT_EQ(code, grpc::StatusCode::INVALID_ARGUMENT) << "one binding over max_shared_params_bytes";
+  const std::string kept = Bind(tight, 80000, &code);
+  ASSERT_EQ(code, grpc::StatusCode::OK);
+  EXPECT_LT(kept.size(), size_t{4096}) << "over max_handle_params_bytes: kept in the database";
+  EXPECT_EQ(RunPrepared(b_, "alice", kept, &code).ValueOr(-1), 80000);
+  EXPECT_EQ(Bind(tight, 80000, &code), "");
+  EXPECT_EQ(code, grpc::StatusCode::RESOURCE_EXHAUSTED) << "alice's kept parameters over the principal's limit";
+  EXPECT_GT(Bind(tight, 500, &code).size(), size_t{0}) << "small ones still travel in the handle";
+
+  ServerOptions inconsistent;
+  inconsistent.port = 0;
+  inconsistent.max_shared_params_bytes = 2000;
+  inconsistent.max_shared_params_bytes_per_principal = 1000;
+  EXPECT_EQ(FlightSqlServer::Start(*a_.lake, inconsistent).status().code(), StatusCode::kInvalidArgument);
+  inconsistent.max_shared_params_bytes_per_principal = 4000;
+  inconsistent.max_prepared = 0;
+  EXPECT_EQ(FlightSqlServer::Start(*a_.lake, inconsistent).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST_P(SharedStateServerTest, ClosedOnOneServerIsRefusedOnTheOther) {
