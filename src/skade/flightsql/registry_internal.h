@@ -16,9 +16,11 @@
 // tickets (until the tokens they concern expire). A catalog without such state (REST, Nessie,
 // file catalogs, a read-only SqlCatalog, so `serve --read-only`) leaves all of it in this
 // process: large parameters, closes and cancels then hold on the instance that received them
-// only. With shared state every lookup of a handle, ticket or cookie reads the database once (an
-// indexed row): when it cannot, the call fails (kUnavailable) rather than serve a handle that may
-// have been closed.
+// only. A read-only server is meant to write nothing to the catalog database (it may run under a
+// SELECT-only role, on a standby, or over a foreign database without skade's tables), so it
+// keeps no shared state by design; `skade serve` says so when it starts. With shared state every
+// lookup of a handle, ticket or cookie reads the database once (an indexed row): when it cannot,
+// the call fails (kUnavailable) rather than serve a handle that may have been closed.
 //
 // Sessions hold options (the default schema) and exist only for clients that ask for them: a
 // client's SetSessionOptions creates one and sets the arrow_flight_session_id cookie (a new

@@ -51,9 +51,10 @@ struct ServerOptions {
   // of this process. Prepared-statement handles stay valid for handle_lifetime after they were
   // issued, tickets for session_idle_timeout; session cookies close after session_idle_timeout
   // unused (each call renews its cookie when half of that has passed). What cannot travel in a
-  // token (bound parameters over 64 KiB, closes, cancels) is kept in the lake's catalog database
-  // when its catalog keeps server state (SqlCatalog opened read-write), so servers sharing that
-  // database serve each other's handles whatever their size; otherwise it stays on the instance.
+  // token (bound parameters over max_handle_params_bytes, closes, cancels) is kept in the lake's
+  // catalog database when its catalog keeps server state (SqlCatalog opened read-write), so
+  // servers sharing that database serve each other's handles whatever their size; otherwise
+  // (`serve --read-only` included: it writes nothing there) it stays on the instance.
   std::shared_ptr<const io::Sealer> sealer;
   std::chrono::seconds handle_lifetime{86400};
   // What one principal holds at most (past it its least recently used entry is forgotten here,
