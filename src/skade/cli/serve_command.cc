@@ -347,7 +347,8 @@ int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
       std::stable_sort(query_options.private_paths.begin(), query_options.private_paths.end(),
                        [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
       const console::Preview* reader =
-          &preview.emplace(*lake->catalog, *lake->io, *lake->db, running, query_options.private_paths);
+          &preview.emplace(*lake->catalog, *lake->io, *lake->db, running, query_options.private_paths,
+                           *shared_keys);
       const console::QueryRoute* queries = &query_route.emplace(**lake_sql, *running, std::move(query_options));
       rest_options->extra_routes = [reader, queries](const rest::ExtraRequest& r) {
         std::optional<console::RouteAnswer> answer = reader->Serve(r.method, r.path, r.query);

@@ -24,13 +24,16 @@ using internal::Number;
 }  // namespace
 
 Preview::Preview(catalog::Catalog& catalog, io::FileIO& io, engine::Database& db, RunningQueries* running,
-                 std::vector<std::pair<std::string, std::string>> private_paths)
+                 std::vector<std::pair<std::string, std::string>> private_paths,
+                 std::shared_ptr<const io::Sealer> sealer)
     : catalog_(catalog),
       io_(io),
       db_(db),
       running_(running),
       private_paths_(std::move(private_paths)),
-      pages_(catalog) {}
+      pages_(catalog),
+      files_(catalog, io, std::move(sealer), private_paths_),
+      downstream_(catalog) {}
 
 RouteAnswer Preview::Failed(const Status& st) const {
   // A failed read names files (a data file missing or damaged): the server's folders are shown
@@ -40,6 +43,8 @@ RouteAnswer Preview::Failed(const Status& st) const {
 
 std::optional<RouteAnswer> Preview::Serve(std::string_view method, std::string_view path,
                                             const std::map<std::string, std::string>& query) const {
+  if (path == kFilesPath) return files_.Serve(method, path, query);
+  if (path == kDownstreamPath) return downstream_.Serve(method, path, query);
   if (path != kPreviewPath) return pages_.Serve(method, path, query);
   if (method != "GET") return internal::OnlyGet("the preview");
   auto table_param = query.find("table");

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,10 +13,13 @@
 #include <vector>
 
 #include "skade/catalog/catalog.h"
+#include "skade/console/downstream.h"
+#include "skade/console/file_pages.h"
 #include "skade/console/route_answer.h"
 #include "skade/console/table_pages.h"
 #include "skade/engine/database.h"
 #include "skade/io/file_io.h"
+#include "skade/io/sealer.h"
 
 namespace skade::console {
 
@@ -30,9 +34,11 @@ class Preview {
  public:
   // With `running`, each page's statement is registered there and so stopped by its timeout
   // (504); without, pages are not timed. Errors name each of `private_paths` (absolute folder,
-  // name; longer first) by its name (sql::RedactPaths).
+  // name; longer first) by its name (sql::RedactPaths). The file list's page tokens are sealed
+  // with `sealer` (file_pages.h; null: a key of this process only).
   Preview(catalog::Catalog& catalog, io::FileIO& io, engine::Database& db, RunningQueries* running = nullptr,
-          std::vector<std::pair<std::string, std::string>> private_paths = {});
+          std::vector<std::pair<std::string, std::string>> private_paths = {},
+          std::shared_ptr<const io::Sealer> sealer = nullptr);
 
   // Pages of at most this many rows; offsets at most kMaxOffset (a preview, not an export).
   static constexpr int64_t kMaxLimit = 500;
@@ -42,8 +48,9 @@ class Preview {
   // any other path but the table pages'): {"table", "snapshot-id", "offset", "limit", "columns": [{"name", "type"}],
   // "rows": [[text or null, …]], "more"} — values as DuckDB renders them as text. 400 for a bad
   // parameter, 404 for a table or snapshot that does not exist, 405 for another method (with
-  // Allow), 504 past the statement timeout. The table pages' routes (table_pages.h) are answered
-  // here too, so that whoever serves the preview serves them.
+  // Allow), 504 past the statement timeout. The table pages' routes (table_pages.h), the file
+  // list (file_pages.h) and downstream lineage (downstream.h) are answered here too, so that
+  // whoever serves the preview serves them.
   std::optional<RouteAnswer> Serve(std::string_view method, std::string_view path,
                                      const std::map<std::string, std::string>& query) const;
 
@@ -56,6 +63,8 @@ class Preview {
   RunningQueries* running_;
   std::vector<std::pair<std::string, std::string>> private_paths_;
   TablePages pages_;
+  FilePages files_;
+  Downstream downstream_;
 };
 
 }  // namespace skade::console
