@@ -219,19 +219,32 @@ TEST(RegistryTest, AnyInstanceSharingTheKeyServesTheHandlesOfAnother) {
   EXPECT_EQ(two.FindSession(forged, "alice").status().code(), StatusCode::kNotFound);
 }
 
+// Without shared state, parameters too large for a handle stay on the instance that bound them;
+// the handle it answers says so, and another instance refuses it (kNotFound: bind again there)
+// rather than run the statement without them.
 TEST(RegistryTest, LargeParametersStayOnTheInstance) {
   RegistryLimits limits;
   limits.max_sealed_params_bytes = 64;  // less than any encoded batch
+  limits.sealer = *io::Sealer::FromText(std::string(64, '5'));
   Registry r(limits);
+  Registry other(limits);
+  other.set_reprepare([](const PreparedStatement& sealed) -> Result<std::shared_ptr<const PreparedStatement>> {
+    return std::make_shared<const PreparedStatement>(sealed);
+  });
   auto prepared = std::make_shared<PreparedStatement>();
   prepared->principal = "alice";
   prepared->sql = "SELECT ?";
   std::string handle = r.AddPrepared(prepared);
   auto bound = r.BindParams(handle, "alice", std::make_shared<ParamSet>(OneIntParam(5)));
   ASSERT_TRUE(bound.ok());
-  EXPECT_EQ(*bound, handle);
-  ASSERT_TRUE(r.Params(handle));
-  EXPECT_EQ(r.Params(handle)->rows(), 1);
+  EXPECT_NE(*bound, handle);
+  ASSERT_TRUE(r.FindPrepared(*bound, "alice").ok());
+  ASSERT_TRUE(r.Params(*bound));
+  EXPECT_EQ(r.Params(*bound)->rows(), 1);
+  ASSERT_TRUE(r.Params(handle)) << "the handle bound stays bound here";
+  EXPECT_TRUE(other.FindPrepared(handle, "alice").ok());
+  EXPECT_EQ(other.FindPrepared(*bound, "alice").status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(other.ClosePrepared(*bound, "alice").ok()) << "it can still be closed there";
 }
 
 // A DoGet registers its run before it looks up its ticket and opens its connection: a cancel

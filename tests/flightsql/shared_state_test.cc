@@ -308,9 +308,19 @@ TEST_P(SharedStateRegistryTest, WithoutServerStateLargeParametersStayOnTheInstan
   std::string handle = r.AddPrepared(Statement("alice"));
   auto bound = r.BindParams(handle, "alice", std::make_shared<ParamSet>(OneIntParam(5)));
   ASSERT_TRUE(bound.ok()) << bound.status().ToString();
-  EXPECT_EQ(*bound, handle);
-  ASSERT_TRUE(r.Params(handle));
-  EXPECT_EQ(FirstInt(*r.Params(handle)), 5);
+  ASSERT_TRUE(r.Params(*bound));
+  EXPECT_EQ(FirstInt(*r.Params(*bound)), 5);
+  // Another read-only instance refuses the handle: its parameters are not in the database.
+  auto other_reader = db_.Open(catalog::SqlCatalogOptions::Access::kReadOnly);
+  ASSERT_NE(other_reader, nullptr);
+  Registry other(Limits(other_reader.get()));
+  other.set_reprepare(Reprepare);
+  EXPECT_EQ(other.FindPrepared(*bound, "alice").status().code(), StatusCode::kNotFound);
+  // Nor does a read-write one find them there.
+  Registry writer(Limits(first_.get()));
+  writer.set_reprepare(Reprepare);
+  EXPECT_EQ(writer.FindPrepared(*bound, "alice").status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(writer.ClosePrepared(*bound, "alice").ok());
 }
 
 // ---- two gRPC servers over one catalog database
@@ -333,8 +343,9 @@ class SharedStateServerTest : public ::testing::TestWithParam<Dialect> {
     ASSERT_TRUE(a_.catalog->CreateNamespace(*catalog::Namespace::Parse("db"), {}).ok());
   }
 
-  void Start(Instance* instance, const std::function<void(ServerOptions&)>& tweak = {}) {
-    instance->catalog = db_.Open();
+  void Start(Instance* instance, const std::function<void(ServerOptions&)>& tweak = {},
+             catalog::SqlCatalogOptions::Access access = catalog::SqlCatalogOptions::Access::kReadWrite) {
+    instance->catalog = db_.Open(access);
     ASSERT_NE(instance->catalog, nullptr);
     auto db = engine::Database::Open({});
     ASSERT_TRUE(db.ok()) << db.status().ToString();
@@ -479,6 +490,39 @@ TEST_P(SharedStateServerTest, KeptParametersAreBoundedByTheServerOptions) {
   inconsistent.max_shared_params_bytes_per_principal = 4000;
   inconsistent.max_prepared = 0;
   EXPECT_EQ(FlightSqlServer::Start(*a_.lake, inconsistent).status().code(), StatusCode::kInvalidArgument);
+}
+
+// Read-only servers (`serve --read-only`) write nothing to the catalog database: what cannot
+// travel in a handle stays on the server that received it, and the other one says so.
+TEST_P(SharedStateServerTest, ReadOnlyServersKeepWhatCannotTravelToThemselves) {
+  Instance one;
+  Instance two;
+  auto read_only = [](ServerOptions& o) { o.read_only = true; };
+  Start(&one, read_only, catalog::SqlCatalogOptions::Access::kReadOnly);
+  Start(&two, read_only, catalog::SqlCatalogOptions::Access::kReadOnly);
+  ASSERT_TRUE(one.server && two.server);
+  grpc::StatusCode code;
+  const std::string large = Bind(one, 200000, &code);
+  ASSERT_EQ(code, grpc::StatusCode::OK);
+  EXPECT_EQ(RunPrepared(one, "alice", large, &code).ValueOr(-1), 200000);
+  EXPECT_FALSE(RunPrepared(two, "alice", large, &code).ok());
+  EXPECT_EQ(code, grpc::StatusCode::NOT_FOUND) << "refused, not run without its parameter";
+  const std::string small = Bind(one, 1000, &code);
+  ASSERT_EQ(code, grpc::StatusCode::OK);
+  EXPECT_EQ(RunPrepared(two, "alice", small, &code).ValueOr(-1), 1000) << "a small binding travels in the handle";
+
+  // A cancel on a read-only server that runs nothing of it is recorded nowhere: not cancellable.
+  pbsql::CommandPreparedStatementQuery command;
+  command.set_prepared_statement_handle(small);
+  auto info = Client(one.server->port(), "alice").InfoFor(command);
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  pb::CancelFlightInfoRequest request;
+  *request.mutable_info() = *info;
+  std::string answer;
+  ASSERT_TRUE(Act(two, "alice", "", "CancelFlightInfo", request.SerializeAsString(), &answer).ok());
+  pb::CancelFlightInfoResult result;
+  ASSERT_TRUE(result.ParseFromString(answer));
+  EXPECT_EQ(result.status(), pb::CANCEL_STATUS_NOT_CANCELLABLE);
 }
 
 TEST_P(SharedStateServerTest, ClosedOnOneServerIsRefusedOnTheOther) {

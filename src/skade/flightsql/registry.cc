@@ -107,6 +107,10 @@ constexpr std::string_view kTicketPurpose = "flightsql.ticket";
 constexpr std::string_view kPreparedPurpose = "flightsql.prepared";
 constexpr std::string_view kSessionPurpose = "flightsql.session";
 
+// The parameters key of a handle whose parameters are kept only by the instance that bound them
+// (no shared state): another instance refuses the handle and says why. Not a shared-state key.
+constexpr std::string_view kParamsKeptLocally = "-";
+
 // Closed prepared statements, cancelled tickets and closed sessions of this instance, kept until
 // their tokens expire; at most this many (the oldest give way).
 constexpr size_t kMaxTombstones = 65536;
@@ -571,9 +575,13 @@ Result<std::shared_ptr<const PreparedStatement>> Registry::FindPrepared(const st
   // Re-created from the handle, outside the lock (it consults the catalog).
   SKADE_ASSIGN_OR_RETURN(std::shared_ptr<const PreparedStatement> statement, impl_->reprepare(sealed->statement));
   std::string ipc = std::move(sealed->params_ipc);
+  if (sealed->params_key == kParamsKeptLocally || (!sealed->params_key.empty() && impl_->shared == nullptr)) {
+    return Status::NotFound(
+        "the parameters bound to this prepared statement are kept only by the server that received them (it keeps "
+        "no shared state: serve --read-only, or a catalog without it): bind them again on this server");
+  }
   if (!sealed->params_key.empty()) {
     // Parameters too large for the handle: kept in the shared state under the key it carries.
-    if (impl_->shared == nullptr) return unknown;
     SKADE_ASSIGN_OR_RETURN(
         std::optional<catalog::ServerStateRecord> row,
         impl_->shared->GetServerState(std::string(kParamsKind), principal, sealed->params_key, NowMicros()));
@@ -633,7 +641,10 @@ Result<std::string> Registry::BindParams(const std::string& handle, const std::s
   if (!ipc.empty() && ipc.size() <= impl_->limits.max_sealed_params_bytes) {
     sealed = impl_->sealer->Seal(kPreparedPurpose, PackPrepared(*statement, ipc, id, ""), impl_->limits.prepared_lifetime);
   } else if (impl_->shared == nullptr) {
-    return handle;  // the parameters stay on this instance
+    // The parameters stay on this instance, under a new handle that says so: another instance
+    // refuses it explicitly instead of running the statement as if nothing were bound.
+    sealed = impl_->sealer->Seal(kPreparedPurpose, PackPrepared(*statement, "", id, kParamsKeptLocally),
+                                 impl_->limits.prepared_lifetime);
   } else if (ipc.empty()) {
     return Status::InvalidArgument("the bound parameters are larger than " +
                                    std::to_string(impl_->limits.max_shared_params_bytes) +
@@ -692,7 +703,7 @@ Status Registry::ClosePrepared(const std::string& handle, const std::string& pri
     // outlives them all.
     SKADE_RETURN_IF_ERROR(impl_->Record(kClosedPreparedKind, principal, id, impl_->limits.prepared_lifetime)
                               .WithContext("close the prepared statement"));
-    if (!params_key.empty() && impl_->shared != nullptr) {
+    if (!params_key.empty() && params_key != kParamsKeptLocally && impl_->shared != nullptr) {
       Status dropped = impl_->shared->DeleteServerState(std::string(kParamsKind), principal, params_key);
       if (!dropped.ok()) SKADE_LOG_WARN("flight sql: a closed statement's parameters were not deleted (they expire): {}", dropped.ToString());
     }
