@@ -706,6 +706,40 @@ TEST_F(PositionDeleteBitmapTest, FilesOfOneDataFileAreMergedAndReadAgainWhenThey
   EXPECT_EQ(Ids(scan), "0,1,2,4,5,6,8,9,100,102");
 }
 
+// The rows are dropped inside the Parquet scan, which reads row groups on several threads: each
+// run of rows is matched to its own positions (every 7th row of 30 row groups deleted, and one
+// whole row group).
+TEST_F(PositionDeleteBitmapTest, RowsOfManyRowGroupsReadInParallelKeepTheirPositions) {
+  testing::TempDir tmp;
+  const std::string path = tmp.Path("big.parquet");
+  ASSERT_TRUE(db_->Execute("COPY (SELECT range AS id FROM range(300000)) TO " + QuoteString(path) +
+                           " (FORMAT parquet, FIELD_IDS {id: 1}, ROW_GROUP_SIZE 10000)")
+                  .ok());
+  auto data = Task(path, 300000);
+  const std::string deletes = tmp.Path("deletes.parquet");
+  ASSERT_TRUE(db_->Execute("COPY (SELECT " + QuoteString(path) + " AS file_path, pos FROM (SELECT range AS pos FROM "
+                           "range(0, 300000, 7) UNION SELECT range FROM range(150000, 160000)) ORDER BY pos) TO " +
+                           QuoteString(deletes) + " (FORMAT parquet, FIELD_IDS {file_path: 2147483546, pos: 2147483545})")
+                  .ok());
+  data.deletes = {Deletes(deletes, 0)};
+  IcebergScan scan;
+  scan.schema = Schema();
+  scan.tasks = {data};
+  auto sql = BuildTableSql(*db_, scan);
+  ASSERT_TRUE(sql.ok()) << sql.status().ToString();
+  // Kept: ids not divisible by 7 outside [150000, 160000).
+  int64_t count = 0, sum = 0;
+  for (int64_t id = 0; id < 300000; ++id) {
+    if (id % 7 != 0 && (id < 150000 || id >= 160000)) {
+      ++count;
+      sum += id;
+    }
+  }
+  EXPECT_EQ(One(*sql, "SELECT count(*)::VARCHAR || ',' || sum(id)::VARCHAR || ',' || count(*) FILTER (id % 7 = 0 OR "
+                      "id BETWEEN 150000 AND 159999)::VARCHAR FROM t"),
+            std::to_string(count) + "," + std::to_string(sum) + ",0");
+}
+
 TEST_F(PositionDeleteBitmapTest, RowsWithoutAPathOrWithANegativePositionAreCorruption) {
   testing::TempDir tmp;
   auto data = Task(IdOnlyFile(tmp, "d.parquet", 0, 4), 4);
@@ -729,23 +763,28 @@ TEST_F(PositionDeleteBitmapTest, RowsWithoutAPathOrWithANegativePositionAreCorru
 
 TEST_F(PositionDeleteBitmapTest, LockedDownDatabaseReadsThemOnlyInsideItsDirectories) {
   testing::TempDir inside, outside;
+  const std::string data = IdOnlyFile(inside, "d.parquet", 0, 3);
   const std::string in_file = inside.Path("in.parquet"), out_file = outside.Path("out.parquet"),
                     reserved = inside.Path("catalog.parquet");
-  WriteDeletes(in_file, {{"'x'", "1"}});
-  WriteDeletes(out_file, {{"'x'", "1"}});
-  WriteDeletes(reserved, {{"'x'", "1"}});
+  WriteDeletes(in_file, {{QuoteString(data), "1"}});
+  WriteDeletes(out_file, {{QuoteString(data), "1"}});
+  WriteDeletes(reserved, {{QuoteString(data), "1"}});
   io::ReserveFile(reserved);
   DatabaseOptions options;
   options.lock_down = true;
   options.allowed_directories = {inside.path()};
   auto db = Database::Open(options);
   ASSERT_TRUE(db.ok()) << db.status().ToString();
-  auto call = [&](const std::string& file) {
-    return (*db)->QueryRows("SELECT skade_position_deletes('x', 1, [" + QuoteString(file) + "], ['x'], ['x'], [[0]])");
+  // skade_read_parquet of the data file without the rows the delete file names.
+  auto call = [&](const std::string& file, const std::string& uses = "[[0]]") {
+    return (*db)->QueryRows("SELECT string_agg(id::VARCHAR, ',' ORDER BY id) FROM skade_read_parquet(" +
+                            QuoteString(data) + ", position_delete_files = [" + QuoteString(file) +
+                            "], position_data_paths = [" + QuoteString(data) + "], position_data_locations = [" +
+                            QuoteString(data) + "], position_data_deletes = " + uses + ")");
   };
   auto ok = call(in_file);
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
-  EXPECT_EQ(*(*ok)[0][0], "true");
+  EXPECT_EQ(*(*ok)[0][0], "0,2");
   for (const std::string& escape : {out_file, "file://" + out_file, "file:" + out_file,
                                     inside.path() + "/../" + outside.path().substr(outside.path().rfind('/') + 1) + "/out.parquet"}) {
     auto refused = call(escape);
@@ -756,9 +795,12 @@ TEST_F(PositionDeleteBitmapTest, LockedDownDatabaseReadsThemOnlyInsideItsDirecto
   auto closed = call(reserved);
   ASSERT_FALSE(closed.ok());
   // Lists that do not line up, or name a file the list does not hold, are refused.
-  auto bad = (*db)->QueryRows("SELECT skade_position_deletes('x', 1, [" + QuoteString(in_file) + "], ['x'], ['x'], [[1]])");
+  auto bad = call(in_file, "[[1]]");
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(bad.status().message(), ::testing::HasSubstr("names delete file 1 of 1"));
+  auto uneven = call(in_file, "[[0], [0]]");
+  ASSERT_FALSE(uneven.ok());
+  EXPECT_THAT(uneven.status().message(), ::testing::HasSubstr("must have the same length"));
 }
 
 }  // namespace
@@ -771,6 +813,14 @@ namespace {
 // (file, offset); damaged ones are Corruption naming the file.
 class DeletionVectorScanTest : public IdentityPartitionScanTest {
  protected:
+  // The ids skade_read_parquet reads from `data` without the rows of the vector at `offset`.
+  static std::string VectorRead(const std::string& data, const std::string& puffin, int64_t offset, size_t length,
+                                int64_t rows) {
+    return "SELECT string_agg(id::VARCHAR, ',' ORDER BY id) FROM skade_read_parquet(" + QuoteString(data) +
+           ", vector_puffins = [" + QuoteString(puffin) + "], vector_offsets = [" + std::to_string(offset) +
+           "], vector_lengths = [" + std::to_string(length) + "], vector_data_paths = [" + QuoteString(data) +
+           "], vector_row_counts = [" + std::to_string(rows) + "])";
+  }
   struct Blob {
     std::string type = std::string(iceberg::kDeletionVectorBlob);
     std::string bytes;
@@ -913,18 +963,18 @@ TEST_F(DeletionVectorScanTest, LockedDownDatabaseReadsVectorsOnlyInsideItsDirect
   const std::string in_file = inside.Path("in.puffin"), out_file = outside.Path("out.puffin");
   auto in_offsets = WritePuffin(in_file, {{.bytes = dv}});
   WritePuffin(out_file, {{.bytes = dv}});
+  const std::string data = IdOnlyFile(inside, "d.parquet", 0, 3);
   DatabaseOptions options;
   options.lock_down = true;
   options.allowed_directories = {inside.path()};
   auto db = Database::Open(options);
   ASSERT_TRUE(db.ok()) << db.status().ToString();
   auto call = [&](const std::string& file) {
-    return (*db)->QueryRows("SELECT skade_deletion_vector_deletes('x', 1, [" + QuoteString(file) + "], [" +
-                            std::to_string(in_offsets[0]) + "], [" + std::to_string(dv.size()) + "], ['x'], [10])");
+    return (*db)->QueryRows(VectorRead(data, file, in_offsets[0], dv.size(), 3));
   };
   auto ok = call(in_file);
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
-  EXPECT_EQ(*(*ok)[0][0], "true");  // the vector deletes position 1 of 'x'
+  EXPECT_EQ(*(*ok)[0][0], "0,2");  // the vector deletes position 1
   for (const std::string& escape : {out_file, "file://" + out_file, "file:" + out_file,
                                     inside.path() + "/../" + outside.path().substr(outside.path().rfind('/') + 1) + "/out.puffin"}) {
     auto refused = call(escape);
@@ -977,13 +1027,13 @@ TEST_F(DeletionVectorScanTest, LockedDownDatabaseReadsObjectStoreVectorsOnlyInsi
   options.object_store = &store;
   auto db = Database::Open(options);
   ASSERT_TRUE(db.ok()) << db.status().ToString();
+  const std::string data = IdOnlyFile(tmp, "d.parquet", 0, 3);
   auto call = [&](const std::string& file) {
-    return (*db)->QueryRows("SELECT skade_deletion_vector_deletes('x', 1, [" + QuoteString(file) + "], [" +
-                            std::to_string(offsets[0]) + "], [" + std::to_string(dv.size()) + "], ['x'], [10])");
+    return (*db)->QueryRows(VectorRead(data, file, offsets[0], dv.size(), 3));
   };
   auto ok = call("s3://b/inside/in.puffin");
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
-  EXPECT_EQ(*(*ok)[0][0], "true");
+  EXPECT_EQ(*(*ok)[0][0], "0,2");
   for (const std::string escape : {"s3://b/outside/out.puffin", "s3://b/insider/out.puffin",
                                    "s3://b/inside/../outside/out.puffin", "s3://b/inside/./../outside/out.puffin"}) {
     auto refused = call(escape);

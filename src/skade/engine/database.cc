@@ -22,7 +22,7 @@
 #include <nlohmann/json.hpp>
 #include "skade/arrow/builder.h"
 #include "skade/engine/database_internal.h"
-#include "skade/engine/delete_probes_internal.h"
+#include "skade/engine/delete_scan_internal.h"
 #include "skade/engine/duck_handles_internal.h"
 #include "skade/engine/duck_types_internal.h"
 #include "skade/engine/file_guard_internal.h"
@@ -543,7 +543,7 @@ Result<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& options)
     return Status::Internal("cannot open a DuckDB connection");
   }
   SKADE_RETURN_IF_ERROR(RegisterIcebergFunctions(con.con));
-  SKADE_RETURN_IF_ERROR(RegisterDeleteProbeFunctions(db->impl_->db, con.con, options));
+  SKADE_RETURN_IF_ERROR(RegisterDeleteScanFunction(db->impl_->db, options));
   for (const std::string& name : options.attach_in_memory) {
     SKADE_RETURN_IF_ERROR(db->Execute("ATTACH IF NOT EXISTS ':memory:' AS " + QuoteIdentifier(name)));
   }

@@ -1,6 +1,6 @@
 // Deletion vectors for reads (spec v3): loaded once per blob into a process-wide cache bounded
 // in memory, checked against their Puffin footer and manifest entries when a scan is built, and
-// probed row by row in DuckDB by skade_deletion_vector_deletes (delete_probes_internal.h).
+// applied inside the Parquet scan by skade_read_parquet (delete_scan_internal.h).
 #pragma once
 
 #include <memory>

@@ -299,7 +299,6 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
   // Data files, with their stored and local paths; every one must exist.
   std::vector<std::string> data_paths;
   data_paths.reserve(scan.tasks.size());
-  bool any_deletes = false;
   for (const auto& t : scan.tasks) {
     if (t.file.file_format != iceberg::FileFormat::kParquet) {
       return Status::NotImplemented("data file '" + t.file.file_path + "' is " +
@@ -315,7 +314,6 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
                               (p != t.file.file_path ? " (looked for '" + p + "')" : ""));
     }
     data_paths.push_back(std::move(p));
-    any_deletes = any_deletes || !t.deletes.empty();
   }
 
   // Equality-delete key columns (by field id) that the data side must expose.
@@ -413,6 +411,88 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
     }
   }
 
+  // Row-position deletes are applied inside the reads: skade_read_parquet drops the rows each
+  // data file's bitmap holds (delete_scan_internal.h). `row_deletes` carries its parameters.
+  std::string row_deletes;
+  {
+    // Position delete files by local path → index in the list handed over.
+    std::vector<std::string> pos_files;
+    std::map<std::string, int64_t> pos_index;
+    for (const auto& [p, ref] : delete_files) {
+      if (ref.task->file.content != DataFileContent::kPositionDeletes) continue;
+      pos_index[p] = static_cast<int64_t>(pos_files.size());
+      pos_files.push_back(p);
+    }
+    if (!pos_files.empty()) {
+      // Spec: a position delete applies to the data file named by file_path when the data
+      // file's sequence number is <= the delete file's (the planner chose the delete files of
+      // each data file by that rule and by partition). Writers spell that path their own way
+      // (hdfs://nn:8020/w/f for /w/f, s3a:// for s3://): each file_path is matched through one
+      // normal form (io::ComparableLocation), never as text. The files are read into bitmaps
+      // here (cached), so a damaged one fails now and the read's bind finds them decoded.
+      SKADE_ASSIGN_OR_RETURN(std::vector<PositionDeletesPtr> loaded,
+                             LoadPositionDeletes(DatabaseAccess::Raw(db), pos_files, db.object_store()));
+      std::set<std::string> named;  // comparable paths of the data files read with deletes
+      std::string paths, locations, uses;
+      for (size_t i = 0; i < scan.tasks.size(); ++i) {
+        const auto& t = scan.tasks[i];
+        std::string mine;
+        for (const auto& d : t.deletes) {
+          if (d->file.content != DataFileContent::kPositionDeletes ||
+              d->file.file_format == iceberg::FileFormat::kPuffin) {
+            continue;
+          }
+          mine += std::string(mine.empty() ? "" : ", ") + std::to_string(pos_index.at(local(d->file.file_path)));
+        }
+        if (mine.empty()) continue;
+        named.insert(io::ComparableLocation(t.file.file_path));
+        const std::string sep = paths.empty() ? "" : ", ";
+        paths += sep + QuoteString(data_paths[i]);
+        locations += sep + QuoteString(t.file.file_path);
+        uses += sep + "[" + mine + "]";
+      }
+      int64_t unmatched_rows = 0;
+      for (const PositionDeletesPtr& file : loaded) {
+        for (const auto& [location, vector] : file->by_location) {
+          if (!named.count(location)) unmatched_rows += vector.cardinality();
+        }
+      }
+      if (unmatched_rows > 0) {
+        std::string message = std::to_string(unmatched_rows) +
+                              " position delete row(s) name no data file of this read (files pruned by the "
+                              "filter, or already gone from the table)";
+        if (scan.note) {
+          scan.note(message);
+        } else {
+          SKADE_LOG_DEBUG("{}", message);
+        }
+      }
+      row_deletes += ", position_delete_files = " + SqlList(pos_files) + "::VARCHAR[], position_data_paths = [" +
+                     paths + "]::VARCHAR[], position_data_locations = [" + locations +
+                     "]::VARCHAR[], position_data_deletes = [" + uses + "]::BIGINT[][]";
+    }
+    if (!vector_requests.empty()) {
+      // Checked here (footer, CRC, cardinality, positions within the data file) so a damaged
+      // vector is a Corruption naming its file; the read's bind finds them decoded in the cache.
+      SKADE_RETURN_IF_ERROR(LoadDeletionVectors(vector_requests, db.object_store()).status());
+      std::string puffins, offsets, lengths, targets, counts;
+      for (size_t k = 0; k < vector_requests.size(); ++k) {
+        const iceberg::DataFile& dv = *vector_requests[k].vector;
+        const std::string sep = k ? ", " : "";
+        puffins += sep + QuoteString(vector_requests[k].puffin);
+        offsets += sep + std::to_string(*dv.content_offset);
+        lengths += sep + std::to_string(*dv.content_size_in_bytes);
+        targets += sep + QuoteString(data_paths[vector_tasks[k]]);
+        counts += sep + std::to_string(vector_requests[k].data->record_count);
+      }
+      row_deletes += ", vector_puffins = [" + puffins + "]::VARCHAR[], vector_offsets = [" + offsets +
+                     "]::BIGINT[], vector_lengths = [" + lengths + "]::BIGINT[], vector_data_paths = [" + targets +
+                     "]::VARCHAR[], vector_row_counts = [" + counts + "]::BIGINT[]";
+    }
+  }
+  // The reader of data files: DuckDB's own, or skade's around it when rows are deleted.
+  const std::string read_parquet = row_deletes.empty() ? "read_parquet(" : "skade_read_parquet(";
+
   std::vector<std::string> parts;
   if (!id_files.empty()) {
     std::vector<std::tuple<int, std::string, std::string, std::string>> map;
@@ -427,9 +507,8 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
       map.emplace_back(kRowIdId, kRowIdInner, "BIGINT", "NULL::VARCHAR");
       map.emplace_back(kLastUpdatedId, kLastUpdatedInner, "BIGINT", "NULL::VARCHAR");
     }
-    parts.push_back("SELECT * FROM read_parquet(" + SqlList(id_files) +
-                    ", schema = " + SchemaMap(map) +
-                    ", filename = true, file_row_number = true)");
+    parts.push_back("SELECT * FROM " + read_parquet + SqlList(id_files) + ", schema = " + SchemaMap(map) +
+                    ", filename = true, file_row_number = true" + row_deletes + ")");
   }
   for (const std::string& file : remap_files) {
     const FileShape& shape = shapes[file];
@@ -450,8 +529,8 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
       map.emplace_back(kLastUpdatedId, kLastUpdatedInner, "BIGINT", "NULL::VARCHAR");
       select += std::string(kRowIdInner) + ", " + kLastUpdatedInner + ", ";
     }
-    parts.push_back("SELECT " + select + "filename, file_row_number FROM read_parquet(" + SqlList({file}) +
-                    ", schema = " + SchemaMap(map) + ", filename = true, file_row_number = true)");
+    parts.push_back("SELECT " + select + "filename, file_row_number FROM " + read_parquet + SqlList({file}) +
+                    ", schema = " + SchemaMap(map) + ", filename = true, file_row_number = true" + row_deletes + ")");
   }
   // Spec "Column Projection": files without ids are mapped by schema.name-mapping.default.
   iceberg::NameMapping mapping;
@@ -488,9 +567,8 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
       select += std::string("CAST(NULL AS BIGINT) AS ") + kRowIdInner + ", CAST(NULL AS BIGINT) AS " +
                 kLastUpdatedInner + ", ";
     }
-    parts.push_back("SELECT " + select + "filename, file_row_number FROM read_parquet(" +
-                    SqlList(noid_files) + ", union_by_name = true, filename = true, " +
-                    "file_row_number = true)");
+    parts.push_back("SELECT " + select + "filename, file_row_number FROM " + read_parquet + SqlList(noid_files) +
+                    ", union_by_name = true, filename = true, file_row_number = true" + row_deletes + ")");
   }
   if (parts.empty()) return Status::Internal("no data file could be read");
   std::string data_sql = parts[0];
@@ -600,22 +678,16 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
     cases = cases.empty() ? "d.filename" : "CASE d.filename" + cases + " ELSE d.filename END";
     visible += (visible.empty() ? "" : ", ") + cases + " AS __skade_file, d.file_row_number AS __skade_pos";
   }
-  if (!any_deletes) {
+  if (eq_ids.empty()) {
     return mark + "SELECT " + visible + " FROM (" + data_sql + ") d";
   }
 
-  // Delete files by kind: position delete files (index in the probe's list), equality
-  // delete files grouped by their key columns.
-  std::vector<std::string> pos_files;
-  std::map<std::string, int64_t> pos_index;  // local path → index in pos_files
+  // Equality delete files grouped by their key columns (position deletes were applied by the
+  // reads above).
   std::map<std::vector<int>, std::vector<std::string>> eq_groups;
   std::string del_values;  // equality delete files: local path, sequence number, partition key (NULL = global)
   for (const auto& [p, ref] : delete_files) {
-    if (ref.task->file.content == DataFileContent::kPositionDeletes) {
-      pos_index[p] = static_cast<int64_t>(pos_files.size());
-      pos_files.push_back(p);
-      continue;
-    }
+    if (ref.task->file.content == DataFileContent::kPositionDeletes) continue;
     const bool global = ref.task->file.partition.empty();
     del_values += std::string(del_values.empty() ? "" : ", ") + "(" + QuoteString(p) + ", " +
                   std::to_string(ref.task->sequence_number) + ", " +
@@ -644,73 +716,6 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
            "f.part AS __skade_part FROM __skade_data LEFT JOIN __skade_files f ON " +
            "__skade_data.filename = f.path) d";
   }
-  std::vector<std::string> filters;  // each a row-position probe (no join)
-  if (!pos_files.empty()) {
-    // Spec: a position delete applies to the data file named by file_path when the data file's
-    // sequence number is <= the delete file's (the planner chose the delete files of each data
-    // file by that rule and by partition). Writers spell that path their own way
-    // (hdfs://nn:8020/w/f for /w/f, s3a:// for s3://): each file_path is matched through one
-    // normal form (io::ComparableLocation), never as text. The files are read into bitmaps here
-    // (cached), so a damaged one fails now and the probe's bind finds them decoded.
-    SKADE_ASSIGN_OR_RETURN(std::vector<PositionDeletesPtr> loaded,
-                           LoadPositionDeletes(DatabaseAccess::Raw(db), pos_files, db.object_store()));
-    std::set<std::string> named;  // comparable paths of the data files read with deletes
-    std::string paths, locations, uses;
-    for (size_t i = 0; i < scan.tasks.size(); ++i) {
-      const auto& t = scan.tasks[i];
-      std::string mine;
-      for (const auto& d : t.deletes) {
-        if (d->file.content != DataFileContent::kPositionDeletes || d->file.file_format == iceberg::FileFormat::kPuffin) {
-          continue;
-        }
-        mine += std::string(mine.empty() ? "" : ", ") + std::to_string(pos_index.at(local(d->file.file_path)));
-      }
-      if (mine.empty()) continue;
-      named.insert(io::ComparableLocation(t.file.file_path));
-      const std::string sep = paths.empty() ? "" : ", ";
-      paths += sep + QuoteString(data_paths[i]);
-      locations += sep + QuoteString(t.file.file_path);
-      uses += sep + "[" + mine + "]";
-    }
-    int64_t unmatched_rows = 0;
-    for (const PositionDeletesPtr& file : loaded) {
-      for (const auto& [location, vector] : file->by_location) {
-        if (!named.count(location)) unmatched_rows += vector.cardinality();
-      }
-    }
-    if (unmatched_rows > 0) {
-      std::string message = std::to_string(unmatched_rows) +
-                            " position delete row(s) name no data file of this read (files pruned by the "
-                            "filter, or already gone from the table)";
-      if (scan.note) {
-        scan.note(message);
-      } else {
-        SKADE_LOG_DEBUG("{}", message);
-      }
-    }
-    filters.push_back("NOT skade_position_deletes(d.filename, d.file_row_number, " + SqlList(pos_files) +
-                      "::VARCHAR[], [" + paths + "]::VARCHAR[], [" + locations + "]::VARCHAR[], [" + uses +
-                      "]::BIGINT[][])");
-  }
-  if (!vector_requests.empty()) {
-    // Checked here (footer, CRC, cardinality, positions within the data file) so a damaged
-    // vector is a Corruption naming its file; the read below finds them decoded in the cache.
-    SKADE_RETURN_IF_ERROR(LoadDeletionVectors(vector_requests, db.object_store()).status());
-    std::string puffins, offsets, lengths, targets, counts;
-    for (size_t k = 0; k < vector_requests.size(); ++k) {
-      const iceberg::DataFile& dv = *vector_requests[k].vector;
-      const std::string sep = k ? ", " : "";
-      puffins += sep + QuoteString(vector_requests[k].puffin);
-      offsets += sep + std::to_string(*dv.content_offset);
-      lengths += sep + std::to_string(*dv.content_size_in_bytes);
-      targets += sep + QuoteString(data_paths[vector_tasks[k]]);
-      counts += sep + std::to_string(vector_requests[k].data->record_count);
-    }
-    // One bitmap probe per row (no join): the vectors are read once when the query binds.
-    filters.push_back("NOT skade_deletion_vector_deletes(d.filename, d.file_row_number, [" + puffins +
-                      "]::VARCHAR[], [" + offsets + "]::BIGINT[], [" + lengths + "]::BIGINT[], [" + targets +
-                      "]::VARCHAR[], [" + counts + "]::BIGINT[])");
-  }
   int group = 0;
   for (const auto& [ids, files] : eq_groups) {
     std::string name = "__skade_eq" + std::to_string(group++);
@@ -736,7 +741,6 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
             "e.__skade_dseq > d.__skade_seq AND (e.__skade_dpart IS NULL OR " +
             "e.__skade_dpart = d.__skade_part)";
   }
-  for (size_t i = 0; i < filters.size(); ++i) body += (i ? " AND " : "\nWHERE ") + filters[i];
   return mark + sql + "\n" + body;
 }
 

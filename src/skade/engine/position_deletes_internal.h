@@ -1,9 +1,9 @@
 // Position delete files (spec "Position Delete Files") for reads: each file is read once by
 // DuckDB's Parquet reader (on a connection of its own) into one bitmap per data file it names —
 // the iceberg::DeletionVector deletion vectors decode to — and kept in a process-wide cache
-// bounded in memory, keyed by the file's path, size and modification time. Reads then probe the
-// bitmaps row by row (skade_position_deletes, delete_probes_internal.h) instead of joining on
-// (file name, position).
+// bounded in memory, keyed by the file's path, size and modification time. Reads then drop the
+// rows the bitmaps hold inside the Parquet scan (skade_read_parquet, delete_scan_internal.h)
+// instead of joining on (file name, position).
 #pragma once
 
 #include <cstdint>
