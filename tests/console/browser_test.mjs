@@ -199,6 +199,12 @@ function makeLake() {
   cli('create', 'db.other', '--schema', 'z INT');
   // A table made by SQL from another records its lineage (in the hostile namespace).
   cli('sql', `CREATE TABLE "db.${HOSTILE_NS}".derived AS SELECT region, count(*) AS n FROM db.orders GROUP BY region`);
+  // Fifteen commits of db.fanout read db.feed: more than the lineage page draws for one table.
+  cli('create', 'db.feed', '--schema', 'z INT');
+  cli('ingest', 'db.feed', '--sql', 'SELECT 1 AS z');
+  cli('sql', 'CREATE TABLE db.fanout AS SELECT z FROM db.feed');
+  writeFileSync(join(work, 'fanout.sql'), 'INSERT INTO db.fanout SELECT z FROM db.feed;\n'.repeat(14));
+  cli('sql', '--file', join(work, 'fanout.sql'));
 }
 
 async function run(mode) {
@@ -304,7 +310,7 @@ async function run(mode) {
     await page.waitForFunction(() => !document.querySelector('#main td.num')?.textContent?.includes('…'));
     await settle('overview');
     const counts = await page.textContent('#counts');
-    check(/2 namespaces, 5 tables/.test(counts), `overview counts namespaces and tables (${counts})`);
+    check(/2 namespaces, 7 tables/.test(counts), `overview counts namespaces and tables (${counts})`);
     const nsNames = await page.$$eval('.ns-name', (els) => els.map((e) => e.textContent));
     check(nsNames.includes(HOSTILE_NS), 'a hostile namespace name shows as text in the tree');
     const tableLinks = await page.$$eval('a[data-table]', (els) => els.map((e) => e.textContent));
@@ -498,6 +504,28 @@ async function run(mode) {
     check((await page.textContent('#lineage-selected')).endsWith('from db.orders'), 'selecting an edge shows its column lineage');
     await settle('lineage after selecting');
     await shot('lineage');
+
+    // Downstream: db.orders's graph shows the commit that read it and the table that commit wrote,
+    // to its right (the derived table's name, hostile, as text).
+    await page.goto(`${origin}/ui/#/lineage/${encodeURIComponent(JSON.stringify(['db', 'orders']))}`);
+    await page.waitForSelector('#lineage-graph', { timeout: 15_000 });
+    await settle('lineage downstream');
+    const downstreamEdges = await page.$$eval('#lineage-graph path.edge', (ps) => ps.map((p) => [p.dataset.from, p.dataset.to]));
+    const readBy = downstreamEdges.find(([from, to]) => from === 'table:db.orders' && to.startsWith(`commit:${derivedName}@`));
+    const wrote = readBy && downstreamEdges.some(([from, to]) => from === readBy[1] && to === `table:${derivedName}`);
+    const place = await page.$$eval('#lineage-graph g.node', (gs) =>
+      Object.fromEntries(gs.map((g) => [g.dataset.key, Number(/translate\((\d+)/.exec(g.getAttribute('transform'))?.[1])])));
+    check(Boolean(readBy && wrote) && place[`table:${derivedName}`] > place['table:db.orders'] && (await page.locator('#main img').count()) === 0,
+      `db.orders's lineage shows downstream the commit that read it and the table it wrote, to the right (${JSON.stringify(downstreamEdges)})`);
+    await shot('lineage-downstream');
+    // A table read by more commits than the page draws: the newest are drawn, the rest counted.
+    await page.goto(`${origin}/ui/#/lineage/${encodeURIComponent(JSON.stringify(['db', 'feed']))}`);
+    await page.waitForSelector('#lineage-graph', { timeout: 15_000 });
+    const readers = await page.$$eval('#lineage-graph path.edge', (ps) => ps.filter((p) => p.dataset.from === 'table:db.feed').length);
+    const feedText = await page.textContent('#main');
+    check(readers === 12 && feedText.includes('db.feed: 3 more commits read it (the newest 12 are shown)'),
+      `a table read by 15 commits shows the newest 12 and says 3 more (${readers} drawn)`);
+    await settle('lineage of a table read by many commits');
 
     check(dialogs.length === 0, `no script from the lake's strings ran (${dialogs.join(', ')})`);
     check((await page.evaluate(() => window.__csp.length)) === 0, 'no CSP violation at the end');

@@ -1,16 +1,19 @@
-// Lineage: a graph of where a table's rows came from, drawn as SVG with DOM calls (every name a
-// text node). What skade records per commit is read from the tables' metadata (each snapshot's
-// summary "skade.lineage": the input tables at the snapshots read, files read, and per output
-// column the input columns it derives from): the table, the commits that wrote it with lineage,
-// their inputs, and so on upstream. Selecting a commit or an edge shows its column lineage. A
+// Lineage: a graph of where a table's rows came from and where they went, drawn as SVG with DOM
+// calls (every name a text node). What skade records per commit is read from the tables' metadata
+// (each snapshot's summary "skade.lineage": the input tables at the snapshots read, files read,
+// and per output column the input columns it derives from): the table, the commits that wrote it
+// with lineage, their inputs, and so on upstream; and downstream the commits whose inputs include
+// it, the tables they wrote, and so on. Selecting a commit or an edge shows its column lineage. A
 // table's commits with lineage come from the server as its newest MAX_COMMITS snapshots with that
-// summary key (/console/v1/snapshots), not with its whole history.
+// summary key (/console/v1/snapshots), not with its whole history; the commits that read a table
+// as its newest MAX_COMMITS of them (/console/v1/downstream), the rest counted as "N more". Every
+// table is visited once each way, so a cycle ends.
 import { Ident, getJson, identText, parseJson } from './api';
 import { Child, clear, el, fmtTime, section, table } from './dom';
 import { tableHref } from './overview';
 
 const MAX_TABLES = 40;  // tables loaded, the focus included
-const MAX_DEPTH = 4;    // tables upstream of the focus
+const MAX_DEPTH = 4;    // tables upstream (and downstream) of the focus
 const MAX_COMMITS = 12; // commits with lineage shown per table, newest first
 
 interface LineageInput {
@@ -107,6 +110,13 @@ export async function renderLineage(main: HTMLElement, parts: string[], signal: 
   // Upstream, breadth first: each table's commits with lineage, then their input tables.
   const queue: { ident: Ident; depth: number }[] = [{ ident: focus, depth: 0 }];
   nodes.set(`table:${focusName}`, { key: `table:${focusName}`, kind: 'table', label: short(focusName), title: focusName, depth: 0, ident: focus });
+  const edgeKeys = new Set<string>();
+  const addEdge = (e: Edge) => {
+    const k = `${e.from}\u0000${e.to}`;
+    if (edgeKeys.has(k)) return;
+    edgeKeys.add(k);
+    edges.push(e);
+  };
   let loaded = 0;
   while (queue.length) {
     const { ident, depth } = queue.shift() as { ident: Ident; depth: number };
@@ -133,7 +143,7 @@ export async function renderLineage(main: HTMLElement, parts: string[], signal: 
         depth: depth * 2 + 1,
         commit: c,
       });
-      edges.push({ from: c.key, to: `table:${name}`, commit: c, input: -1 });
+      addEdge({ from: c.key, to: `table:${name}`, commit: c, input: -1 });
       c.inputs.forEach((input, i) => {
         const inName = input.table ?? input.location ?? '?';
         const key = input.table ? `table:${inName}` : `file:${inName}`;
@@ -142,23 +152,88 @@ export async function renderLineage(main: HTMLElement, parts: string[], signal: 
           nodes.set(key, { key, kind: input.table ? 'table' : 'file', label: short(inName), title: inName, depth: depth * 2 + 2, ident });
           if (ident && depth + 1 <= MAX_DEPTH) queue.push({ ident, depth: depth + 1 });
         }
-        edges.push({ from: key, to: c.key, commit: c, input: i });
+        addEdge({ from: key, to: c.key, commit: c, input: i });
       });
     }
   }
+  await downstream(focus, nodes, addEdge, notes, signal);
 
   const details = el('div', { id: 'lineage-details' }, el('p', { class: 'muted' }, 'Select a commit or an edge to see its column lineage.'));
   const graph = drawGraph(nodes, edges, (commit, input) => showDetails(details, commit, input));
   main.append(
     el('h1', { id: 'table-title' }, el('span', { class: 'muted' }, 'lineage: '), el('a', { href: tableHref(focus) }, focusName)),
     section(
-      'Where the rows came from',
-      el('p', { class: 'muted' }, 'Tables (and files) read by the commits that wrote them, as each commit recorded it; newest commits first, upstream to the left.'),
-      edges.length ? graph : el('p', { class: 'muted', id: 'lineage-empty' }, 'No commit of this table recorded lineage (writes from SQL queries over other tables do).'),
+      'Where the rows came from and where they went',
+      el('p', { class: 'muted' }, 'Tables (and files) read by the commits that wrote them, as each commit recorded it; newest commits first, upstream to the left, downstream (the commits that read the table and what they wrote) to the right.'),
+      edges.length ? graph : el('p', { class: 'muted', id: 'lineage-empty' }, 'No commit recorded lineage into or out of this table (writes from SQL queries over other tables do).'),
       ...notes.map((n) => el('p', { class: 'muted' }, n)),
     ),
     section('Column lineage', details),
   );
+}
+
+// Downstream, breadth first: the commits that read each table (newest MAX_COMMITS), the tables
+// they wrote, then those tables' readers; depths below zero are drawn right of the focus.
+async function downstream(
+  focus: Ident,
+  nodes: Map<string, GraphNode>,
+  addEdge: (e: Edge) => void,
+  notes: string[],
+  signal: AbortSignal,
+): Promise<void> {
+  const queue: { ident: Ident; depth: number }[] = [{ ident: focus, depth: 0 }];
+  const visited = new Set<string>([identText(focus)]);
+  let loaded = 0;
+  while (queue.length) {
+    const { ident, depth } = queue.shift() as { ident: Ident; depth: number };
+    const name = identText(ident);
+    if (++loaded > MAX_TABLES) {
+      notes.push(`more than ${MAX_TABLES} tables downstream: the rest are not shown`);
+      break;
+    }
+    let page: any;
+    try {
+      const q = new URLSearchParams({ table: name, limit: String(MAX_COMMITS) });
+      page = await getJson(`/console/v1/downstream?${q}`, { signal });
+    } catch (e) {
+      if (signal.aborted) throw e;
+      notes.push(`${name} downstream: ${e instanceof Error ? e.message : e}`);
+      continue;
+    }
+    if (typeof page.note === 'string' && depth === 0) notes.push(page.note);
+    const found: any[] = Array.isArray(page.commits) ? page.commits : [];
+    const total = Number(page.total ?? found.length);
+    if (total > found.length) {
+      notes.push(`${name}: ${(total - found.length).toLocaleString('en-US')} more commits read it (the newest ${found.length} are shown)`);
+    }
+    for (const d of found) {
+      const writer = String(d.table ?? '');
+      const [c] = commitsOf(writer, [d.snapshot]);
+      if (!c || !writer) continue;
+      if (!nodes.has(c.key)) {
+        nodes.set(c.key, {
+          key: c.key,
+          kind: 'commit',
+          label: `${c.operation} ${fmtTime(c.at)}`,
+          title: `${c.operation} of ${writer} at snapshot ${c.snapshot}`,
+          depth: -(depth * 2 + 1),
+          commit: c,
+        });
+      }
+      const input = c.inputs.findIndex((i) => i.table === name);
+      addEdge({ from: `table:${name}`, to: c.key, commit: c, input });
+      const key = `table:${writer}`;
+      if (!nodes.has(key)) {
+        const wrote = identOf(writer);
+        nodes.set(key, { key, kind: 'table', label: short(writer), title: writer, depth: -(depth * 2 + 2), ident: wrote });
+      }
+      addEdge({ from: c.key, to: key, commit: c, input: -1 });
+      if (!visited.has(writer) && depth + 1 <= MAX_DEPTH) {
+        visited.add(writer);
+        queue.push({ ident: identOf(writer), depth: depth + 1 });
+      }
+    }
+  }
 }
 
 function drawGraph(nodes: Map<string, GraphNode>, edges: Edge[], select: (c: Commit, input: number) => void): SVGSVGElement {
@@ -167,6 +242,7 @@ function drawGraph(nodes: Map<string, GraphNode>, edges: Edge[], select: (c: Com
   const GAP_X = 80;
   const GAP_Y = 18;
   const maxDepth = Math.max(0, ...[...nodes.values()].map((n) => n.depth));
+  const minDepth = Math.min(0, ...[...nodes.values()].map((n) => n.depth));
   const rows = new Map<number, number>();
   const at = new Map<string, { x: number; y: number }>();
   for (const n of nodes.values()) {
@@ -174,7 +250,8 @@ function drawGraph(nodes: Map<string, GraphNode>, edges: Edge[], select: (c: Com
     rows.set(n.depth, row + 1);
     at.set(n.key, { x: 10 + (maxDepth - n.depth) * (W + GAP_X), y: 10 + row * (H + GAP_Y) });
   }
-  const width = 20 + (maxDepth + 1) * W + maxDepth * GAP_X;
+  const columns = maxDepth - minDepth;
+  const width = 20 + (columns + 1) * W + columns * GAP_X;
   const height = 20 + Math.max(1, ...rows.values()) * (H + GAP_Y);
   const root = svg('svg', { id: 'lineage-graph', width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': 'lineage graph' });
   const arrow = svg('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 10, refY: 5, markerWidth: 8, markerHeight: 8, orient: 'auto-start-reverse' },

@@ -1,14 +1,14 @@
 // A table's page: schema (nested, identifier fields, history), partition specs, sort orders,
-// snapshots as a timeline, branches and tags, properties, data and delete files (the REST
-// scan-planning route, paged through its plan tasks), and the metadata JSON. The metadata comes
+// snapshots as a timeline, branches and tags, properties, data and delete files (paged by the
+// server from the snapshot's manifests, /console/v1/files), and the metadata JSON. The metadata comes
 // without its history (/console/v1/table); the snapshots come a page at a time
 // (/console/v1/snapshots) into a virtualised timeline, and the files into virtualised tables, so
 // that a table of 100,000 snapshots or files draws what is in view.
-import { getJson, Ident, identText, postJson, tablePath, toJson } from './api';
+import { getJson, Ident, identText, tablePath, toJson } from './api';
 import { Child, append, clear, el, errorBox, fmtBytes, fmtInt, fmtTime, section, table } from './dom';
 import { lineageHref } from './lineage';
 import { liveHref } from './live';
-import { PagedRows, tableSpacer, VirtualList } from './virtual';
+import { PagedRows, tableSpacer, TokenRows, VirtualList } from './virtual';
 
 export async function renderTable(main: HTMLElement, parts: string[], signal: AbortSignal): Promise<void> {
   const ident: Ident = { namespace: parts.slice(0, -1), name: parts[parts.length - 1] };
@@ -31,7 +31,7 @@ export async function renderTable(main: HTMLElement, parts: string[], signal: Ab
     'p',
     { class: 'links' },
     el('a', { href: liveHref(ident), id: 'live-link' }, 'Live rows: this table read again on every commit ›'),
-    el('a', { href: lineageHref(ident), id: 'lineage-link' }, 'Lineage: where its rows came from ›'),
+    el('a', { href: lineageHref(ident), id: 'lineage-link' }, 'Lineage: where its rows came from and went ›'),
   );
   const current = (m.snapshots ?? []).find((s: any) => s['snapshot-id'] === m['current-snapshot-id']);
   const summary = current?.summary ?? {};
@@ -51,7 +51,7 @@ export async function renderTable(main: HTMLElement, parts: string[], signal: Ab
     el('dt', {}, 'metadata file'),
     el('dd', {}, String(loaded['metadata-location'] ?? '–')),
   );
-  const files = section('Files', el('p', { class: 'muted' }, 'Planning a scan…'));
+  const files = section('Files', el('p', { class: 'muted' }, 'Reading the manifests…'));
   const preview = previewSection(ident, m, snaps, signal);
   const history = snapshotsSection(m, snaps, preview.at);
   const timeline = history.list;
@@ -68,7 +68,7 @@ export async function renderTable(main: HTMLElement, parts: string[], signal: Ab
     preview.card,
     metadataSection(path, signal),
   );
-  await fillFiles(files, path, m, signal);
+  await fillFiles(files, ident, m, signal);
 }
 
 const PAGE = 50;
@@ -94,20 +94,47 @@ function metadataSection(path: string, signal: AbortSignal): HTMLElement {
 }
 
 // A page of rows at a chosen snapshot (GET /console/v1/preview), with the previous and next pages.
-// The snapshots offered are the newest SNAPSHOT_PAGE (the first page of the history) and the
-// current one; `at` shows any other (a snapshot chosen in the timeline).
+// The snapshots offered are the current one and the history a page (SNAPSHOT_PAGE) at a time,
+// newest first: the first page at once, each older one on asking (/console/v1/snapshots); `at`
+// shows any other (a snapshot chosen in the timeline).
 function previewSection(ident: Ident, m: any, history: PagedRows<any>, signal: AbortSignal): { card: HTMLElement; at: (s: any) => void } {
   const snaps: any[] = [];
   for (let i = 0; i < Math.min(history.total, SNAPSHOT_PAGE); i++) snaps.push(history.get(i));
   const current = (m.snapshots ?? []).find((s: any) => s['snapshot-id'] === m['current-snapshot-id']);
   if (current && !snaps.some((s) => s['snapshot-id'] === current['snapshot-id'])) snaps.unshift(current);
   const choose = el('select', { id: 'preview-snapshot', 'aria-label': 'snapshot' });
+  const optionOf = (s: any) => el('option', { value: String(s['snapshot-id']) }, `${String(s['snapshot-id'])} · ${s.summary?.operation ?? ''} · ${fmtTime(s['timestamp-ms'])}`);
   for (const s of snaps) {
-    const label = `${String(s['snapshot-id'])} · ${s.summary?.operation ?? ''} · ${fmtTime(s['timestamp-ms'])}`;
-    const option = el('option', { value: String(s['snapshot-id']) }, label);
+    const option = optionOf(s);
     if (s['snapshot-id'] === m['current-snapshot-id']) option.selected = true;
     choose.append(option);
   }
+  // Older snapshots, a page of the history at a time.
+  let offered = Math.min(history.total, SNAPSHOT_PAGE);
+  const older = el('button', { type: 'button', id: 'preview-older' }, 'older snapshots ›');
+  const offeredText = el('span', { class: 'muted', id: 'preview-offered' });
+  const showOffered = () => {
+    offeredText.textContent = `${fmtInt(offered)} of ${fmtInt(history.total)} snapshots offered`;
+    older.disabled = offered >= history.total;
+  };
+  showOffered();
+  older.addEventListener('click', async () => {
+    older.disabled = true;
+    try {
+      const q = new URLSearchParams({ table: identText(ident), offset: String(offered), limit: String(SNAPSHOT_PAGE) });
+      const page: any = await getJson(`/console/v1/snapshots?${q}`, { signal });
+      const have = new Set(Array.from(choose.options).map((o) => o.value));
+      for (const s of page.snapshots ?? []) if (!have.has(String(s['snapshot-id']))) choose.append(optionOf(s));
+      offered = Math.min(page.total ?? history.total, offered + (page.snapshots ?? []).length);
+      if (!(page.snapshots ?? []).length) offered = history.total;
+    } catch (e) {
+      if (signal.aborted) return;
+      offeredText.textContent = `cannot list older snapshots: ${e instanceof Error ? e.message : e}`;
+      older.disabled = false;
+      return;
+    }
+    showOffered();
+  });
   const prev = el('button', { type: 'button', id: 'preview-prev' }, '‹ previous');
   const next = el('button', { type: 'button', id: 'preview-next' }, 'next ›');
   const where = el('span', { class: 'muted', id: 'preview-where' });
@@ -148,12 +175,10 @@ function previewSection(ident: Ident, m: any, history: PagedRows<any>, signal: A
   });
   if (snaps.length) show();
   else grid.append(el('p', { class: 'muted' }, 'no snapshot: no rows'));
-  const card = section('Data preview', el('div', { class: 'toolbar' }, choose, prev, next, where), grid);
+  const card = section('Data preview', el('div', { class: 'toolbar' }, choose, older, offeredText, prev, next, where), grid);
   const at = (s: any) => {
     const id = String(s['snapshot-id']);
-    if (!Array.from(choose.options).some((o) => o.value === id)) {
-      choose.append(el('option', { value: id }, `${id} · ${s.summary?.operation ?? ''} · ${fmtTime(s['timestamp-ms'])}`));
-    }
+    if (!Array.from(choose.options).some((o) => o.value === id)) choose.append(optionOf(s));
     choose.value = id;
     offset = 0;
     show();
@@ -355,90 +380,106 @@ function propertiesSection(m: any): HTMLElement {
   return section('Properties', table(['key', 'value'], rows, { id: 'properties' }));
 }
 
+// A partition tuple as the file list's route gives it ({field: value as text or null}).
 function partitionText(p: any): string {
-  if (Array.isArray(p)) return p.map((v) => (v === null ? 'null' : typeof v === 'object' ? toJson(v) : String(v))).join(', ');
-  if (p && typeof p === 'object') return toJson(p);
-  return p == null ? '' : String(p);
+  if (!p || typeof p !== 'object') return p == null ? '' : String(p);
+  return Object.entries<any>(p)
+    .map(([k, v]) => `${k}=${v === null ? 'null' : String(v)}`)
+    .join(', ');
 }
 
 function fileName(path: string): string {
   return path.slice(path.lastIndexOf('/') + 1);
 }
 
-// Files as a virtualised table: the file name (its full path as the row's data-path, for tests
-// and tooltips) and `cells`.
-function fileList(id: string, headers: string[], files: any[], cells: (f: any) => Child[]): HTMLElement {
+const FILE_PAGE = 200;
+
+// One content's files (data or deletes) at a snapshot as a virtualised table, paged by the server
+// (/console/v1/files, a page token each) as it scrolls: the file name (its full path as the row's
+// data-path, for tests and tooltips) and `cells`. Resolves once the first page is drawn.
+async function fileList(
+  ident: Ident,
+  snapshot: string,
+  content: 'data' | 'deletes',
+  id: string,
+  headers: string[],
+  cells: (f: any) => Child[],
+  signal: AbortSignal,
+): Promise<{ view: HTMLElement; rows: TokenRows<any> }> {
   const body = el('tbody');
-  const viewport = el('div', { class: 'vlist' }, table(headers, [], { id }));
+  const viewport = el('div', { class: 'vlist', id: `${id}-view` }, table(headers, [], { id }));
   viewport.querySelector('table')!.replaceChild(body, viewport.querySelector('tbody')!);
-  const list = new VirtualList({
+  const problem = el('p', { class: 'error', role: 'alert', hidden: 'true' });
+  let list: VirtualList | null = null;
+  const rows = new TokenRows<any>(
+    async (token) => {
+      const q = new URLSearchParams({ table: identText(ident), 'snapshot-id': snapshot, content, 'page-size': String(FILE_PAGE) });
+      if (token) q.set('page-token', token);
+      const page: any = await getJson(`/console/v1/files?${q}`, { signal });
+      const total = page.total == null ? null : Number(page.total);
+      return { rows: page.files ?? [], next: page['next-page-token'] ?? null, total };
+    },
+    () => list?.setCount(rows.count()),
+    (e) => {
+      if (signal.aborted) return;
+      problem.textContent = `cannot list more files: ${e instanceof Error ? e.message : e}`;
+      problem.hidden = false;
+    },
+  );
+  await rows.start();
+  list = new VirtualList({
     rowHeight: ROW_HEIGHT,
     items: body,
     viewport,
     spacer: tableSpacer(headers.length),
     render: (i) => {
-      const f = files[i];
-      const tr = el('tr', { class: 'vrow', 'data-path': f['file-path'] },
+      const f = rows.get(i);
+      if (!f) return el('tr', { class: 'vrow muted' }, el('td', { colspan: String(headers.length) }, '…'));
+      return el('tr', { class: 'vrow', 'data-path': f['file-path'] },
         el('td', { title: f['file-path'] }, fileName(f['file-path'])), ...cells(f).map((c) => el('td', {}, c)));
-      return tr;
     },
   });
-  list.setCount(files.length);
-  return viewport;
+  list.setCount(rows.count());
+  return { view: el('div', {}, viewport, problem), rows };
 }
 
-async function fillFiles(card: HTMLElement, path: string, m: any, signal: AbortSignal): Promise<void> {
-  const data: any[] = [];
-  const deletes = new Map<string, any>();
-  const take = (page: any) => {
-    const pageDeletes: any[] = page['delete-files'] ?? [];
-    for (const d of pageDeletes) deletes.set(`${d['file-path']}#${d['content-offset'] ?? ''}`, d);
-    for (const t of page['file-scan-tasks'] ?? []) data.push({ ...t['data-file'], deletes: (t['delete-file-references'] ?? []).length });
-  };
-  try {
-    if (m['current-snapshot-id'] == null || m['current-snapshot-id'] === -1) {
-      clear(card);
-      append(card, el('h2', {}, 'Files'), el('p', { class: 'muted', id: 'files-empty' }, 'no snapshot: no files'));
-      return;
-    }
-    let plan: any = await postJson(`${path}/plan`, { 'snapshot-id': m['current-snapshot-id'] }, signal);
-    const planId = plan['plan-id'];
-    for (let i = 0; plan.status === 'submitted' && i < 600; i++) {
-      await new Promise((r) => setTimeout(r, 200));
-      plan = await getJson(`${path}/plan/${encodeURIComponent(planId)}`, { signal });
-    }
-    if (plan.status !== 'completed') throw new Error(`scan planning ended ${plan.status}`);
-    take(plan);
-    for (const task of plan['plan-tasks'] ?? []) take(await postJson(`${path}/tasks`, { 'plan-task': task }, signal));
-  } catch (e) {
-    if (signal.aborted) return;
+async function fillFiles(card: HTMLElement, ident: Ident, m: any, signal: AbortSignal): Promise<void> {
+  if (m['current-snapshot-id'] == null || m['current-snapshot-id'] === -1) {
     clear(card);
-    append(card, el('h2', {}, 'Files'), errorBox(`cannot list the files: ${e}`));
+    append(card, el('h2', {}, 'Files'), el('p', { class: 'muted', id: 'files-empty' }, 'no snapshot: no files'));
     return;
   }
-  const deleteList = [...deletes.values()];
-  const totalBytes = data.reduce((a, f) => a + Number(f['file-size-in-bytes'] ?? 0), 0);
-  clear(card);
-  append(
-    card,
-    el('h2', {}, 'Files'),
-    el('p', { class: 'muted' }, `${fmtInt(data.length)} data files (${fmtBytes(totalBytes)}), ${fmtInt(deletes.size)} delete files, at snapshot ${m['current-snapshot-id']}`),
-    el('h3', {}, 'Data files'),
-    fileList('data-files', ['file', 'format', 'partition', 'rows', 'size', 'deletes'], data, (f) => [
+  const snapshot = String(m['current-snapshot-id']);
+  let data;
+  let deletes;
+  try {
+    data = await fileList(ident, snapshot, 'data', 'data-files', ['file', 'format', 'partition', 'rows', 'size'], (f) => [
       f['file-format'],
       partitionText(f.partition),
       fmtInt(f['record-count']),
       fmtBytes(f['file-size-in-bytes']),
-      f.deletes ? String(f.deletes) : '',
-    ]),
+    ], signal);
+    deletes = await fileList(ident, snapshot, 'deletes', 'delete-files', ['file', 'content', 'partition', 'rows', 'size'], (d) => [
+      d.content,
+      partitionText(d.partition),
+      fmtInt(d['record-count']),
+      fmtBytes(d['file-size-in-bytes']),
+    ], signal);
+  } catch (e) {
+    if (signal.aborted) return;
+    clear(card);
+    append(card, el('h2', {}, 'Files'), errorBox(`cannot list the files: ${e instanceof Error ? e.message : e}`));
+    return;
+  }
+  const count = (r: TokenRows<any>) => (r.total === null ? `${fmtInt(r.loaded())}+` : fmtInt(r.total));
+  clear(card);
+  append(
+    card,
+    el('h2', {}, 'Files'),
+    el('p', { class: 'muted', id: 'files-summary' }, `${count(data.rows)} data files, ${count(deletes.rows)} delete files, at snapshot ${snapshot}`),
+    el('h3', {}, 'Data files'),
+    data.view,
     el('h3', {}, 'Delete files'),
-    deleteList.length
-      ? fileList('delete-files', ['file', 'content', 'partition', 'rows', 'size'], deleteList, (d) => [
-          d.content,
-          partitionText(d.partition),
-          fmtInt(d['record-count']),
-          fmtBytes(d['file-size-in-bytes']),
-        ])
-      : el('p', { class: 'muted' }, 'none'),
+    deletes.rows.count() ? deletes.view : el('p', { class: 'muted' }, 'none'),
   );
 }

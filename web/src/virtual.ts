@@ -151,3 +151,69 @@ export class PagedRows<T> {
     return undefined;
   }
 }
+
+// Rows a server hands out in order, a page at a time, each page with a token for the next (the
+// file lists): row i is asked for by loading the pages before it one after the other. `changed`
+// is called when a page arrives; a page that fails is not asked for again.
+export class TokenRows<T> {
+  private readonly rows: T[] = [];
+  private next: string | null = null;
+  private done = false;
+  private loading = false;
+  private broken = false;
+  // The rows there are in all, when the server says; null when it does not know.
+  total: number | null = null;
+
+  constructor(
+    private readonly load: (token: string | null) => Promise<{ rows: T[]; next: string | null; total: number | null }>,
+    private readonly changed: () => void,
+    private readonly failed: (e: unknown) => void,
+  ) {}
+
+  // The first page.
+  async start(): Promise<void> {
+    this.take(await this.load(null));
+  }
+
+  // The rows a list of them has: the total when known, else those loaded and, while more come,
+  // one placeholder whose drawing asks for the next page.
+  count(): number {
+    if (this.total !== null) return this.total;
+    return this.rows.length + (this.done ? 0 : 1);
+  }
+
+  loaded(): number {
+    return this.rows.length;
+  }
+
+  // Row i, or undefined while the pages up to it load (the next one is asked for here).
+  get(i: number): T | undefined {
+    if (i < this.rows.length) return this.rows[i];
+    if (!this.done && !this.loading && !this.broken) {
+      this.loading = true;
+      this.load(this.next)
+        .then((page) => {
+          this.loading = false;
+          this.take(page);
+          this.changed();
+        })
+        .catch((e) => {
+          this.loading = false;
+          this.broken = true;
+          this.failed(e);
+        });
+    }
+    return undefined;
+  }
+
+  private take(page: { rows: T[]; next: string | null; total: number | null }): void {
+    this.rows.push(...page.rows);
+    this.next = page.next;
+    this.done = page.next === null;
+    this.total = page.total;
+    // A total that disagrees with the pages (a manifest without counts) gives way to them.
+    if (this.total !== null && (this.rows.length > this.total || (this.done && this.rows.length !== this.total))) {
+      this.total = this.done ? this.rows.length : null;
+    }
+  }
+}
