@@ -20,8 +20,9 @@ namespace {
 // DuckDB's table functions that read files: the files they are given are the write's inputs.
 bool ReadsFiles(const std::string& function) {
   static const std::set<std::string> kReaders = {
-      "read_parquet", "parquet_scan",     "read_csv",          "read_csv_auto",       "read_json", "read_json_auto",
-      "read_ndjson",  "read_ndjson_auto", "read_json_objects", "read_ndjson_objects", "read_text", "read_blob"};
+      "read_parquet",      "parquet_scan",        "skade_read_parquet", "read_csv",    "read_csv_auto",
+      "read_json",         "read_json_auto",      "read_ndjson",        "read_ndjson_auto",
+      "read_json_objects", "read_ndjson_objects", "read_text",          "read_blob"};
   return kReaders.count(function) > 0;
 }
 
