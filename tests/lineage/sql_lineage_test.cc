@@ -259,14 +259,19 @@ TEST_F(SqlLineageTest, UpdateFromNamesTheTablesItReads) {
 TEST_F(SqlLineageTest, FilesReadByReadParquetAreFileDatasets) {
   const std::string file = tmp_.Path("in.parquet");
   ASSERT_TRUE(db_->Execute("COPY (SELECT 7 AS k, 'x' AS v) TO " + engine::QuoteString(file) + " (FORMAT parquet)").ok());
-  const int64_t head = Head();
-  ASSERT_EQ(Sql("CREATE TABLE imported AS SELECT k * 10 AS k10, v FROM read_parquet(" + engine::QuoteString(file) + ")"),
-            1);
-  const Json complete = CompleteOf(EventsSince(head, "files.jsonl"), "append:sales.imported");
-  ASSERT_EQ(complete["inputs"].size(), 1u) << complete.dump();
-  EXPECT_EQ(complete["inputs"][0]["namespace"], "file");
-  EXPECT_EQ(complete["inputs"][0]["name"], file);
-  EXPECT_EQ(ColumnLineage(complete), (Fields{{"k10", {"in.parquet.k TRANSFORMATION"}}, {"v", {"in.parquet.v IDENTITY"}}}));
+  // skade_read_parquet (read_parquet with deletes applied) reads files the same way.
+  for (const std::string function : {"read_parquet", "skade_read_parquet"}) {
+    SCOPED_TRACE(function);
+    const int64_t head = Head();
+    ASSERT_EQ(Sql("CREATE TABLE imported_" + function + " AS SELECT k * 10 AS k10, v FROM " + function + "(" +
+                  engine::QuoteString(file) + ")"),
+              1);
+    const Json complete = CompleteOf(EventsSince(head, "files.jsonl"), "append:sales.imported_" + function);
+    ASSERT_EQ(complete["inputs"].size(), 1u) << complete.dump();
+    EXPECT_EQ(complete["inputs"][0]["namespace"], "file");
+    EXPECT_EQ(complete["inputs"][0]["name"], file);
+    EXPECT_EQ(ColumnLineage(complete), (Fields{{"k10", {"in.parquet.k TRANSFORMATION"}}, {"v", {"in.parquet.v IDENTITY"}}}));
+  }
 }
 
 // The same through the `skade sql` binary, events as `skade lineage show` prints them; a
