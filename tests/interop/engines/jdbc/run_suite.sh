@@ -6,6 +6,14 @@
 # ctest runs it as `engines_jdbc` (suite.cmake). JdbcSuite.java is compiled into the temp dir on
 # each run (about a second). A missing driver jar fails the run; it is never skipped.
 # SKADE_KEEP_TMP=1 keeps the warehouse, the classes and the servers' logs.
+#
+# With SKADE_BALANCED=1 (ctest `engines_jdbc_balanced`) the plain and the --auth basic server are
+# each three `skade serve` on the warehouse, sharing a key, behind nginx (round robin, no
+# affinity), started by ../python/balanced_serve.py as for engines_python_balanced: every call of
+# the driver may land on any server. The TLS cases are skipped then (TLS would end at nginx, which
+# speaks h2c to the servers). The run also fails when a server answered no call, when nginx had
+# to pass a call on to another server, or when a server did not stop cleanly; it is skipped
+# (exit 77) when nginx or the Python interop virtualenv is missing.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../../../.." && pwd)"
@@ -32,10 +40,18 @@ export TZ=UTC
 export AWS_ENDPOINT_URL=http://127.0.0.1:9 AWS_ENDPOINT_URL_S3=http://127.0.0.1:9 AWS_ACCESS_KEY_ID=none \
   AWS_SECRET_ACCESS_KEY=none AWS_REGION=us-east-1 AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
 
+BALANCED="${SKADE_BALANCED:-0}"
+if [ "$BALANCED" = 1 ]; then
+  # shellcheck source=../python/balanced_serve.sh
+  . "$HERE/../python/balanced_serve.sh"
+fi
+
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/skade-jdbc.XXXXXX")"
 pids=()
+launchers=()  # balanced runs: on SIGTERM each stops its nginx and servers
 cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}" "${launchers[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${launchers[@]}"; do wait "$pid" 2>/dev/null || true; done
   if [ "${SKADE_KEEP_TMP:-0}" = 1 ]; then echo "engines_jdbc: kept $tmp"; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
@@ -72,12 +88,35 @@ wait_port() {
   cat "$tmp/$name.err" >&2
   fail "skade serve ($name) did not listen within 30 s"
 }
-start plain
-start auth --auth basic --users-file "$tmp/users"
-start tls --auth basic --users-file "$tmp/users" --tls-cert "$tmp/cert.pem" --tls-key "$tmp/key.pem"
-plain_port="$(wait_port plain)"
-auth_port="$(wait_port auth)"
-tls_port="$(wait_port tls)"
+# start_balanced NAME ARGS…: three servers behind nginx (balanced_serve.sh); sets NAME_port (the
+# balancer's Flight SQL port) and NAME_pids.
+start_balanced() {
+  local name="$1" rc=0
+  shift
+  balanced_start "$tmp/$name" --warehouse "$tmp/lake" --no-rest --expect flight -- "$@" || rc=$?
+  if [ "$rc" -eq 77 ]; then
+    echo "engines_jdbc: skipped: the balanced run needs nginx and the Python interop virtualenv (above)" >&2
+    exit 77
+  fi
+  [ "$rc" -eq 0 ] || fail "the balanced servers ($name) did not start"
+  launchers+=("$balanced_pid")
+  printf -v "${name}_port" '%s' "${balanced_flight##*:}"
+  printf -v "${name}_pids" '%s' "$balanced_pids"
+  printf -v "${name}_launcher" '%s' "$balanced_pid"
+}
+if [ "$BALANCED" = 1 ]; then
+  start_balanced plain
+  start_balanced auth --auth basic --users-file "$tmp/users"
+  tls_port=0
+else
+  start plain
+  start auth --auth basic --users-file "$tmp/users"
+  start tls --auth basic --users-file "$tmp/users" --tls-cert "$tmp/cert.pem" --tls-key "$tmp/key.pem"
+  plain_port="$(wait_port plain)"
+  auth_port="$(wait_port auth)"
+  tls_port="$(wait_port tls)"
+  plain_pids="$(cat "$tmp/plain.pid")"
+fi
 wait "$javac_pid" || fail "JdbcSuite.java does not compile"
 
 cat >"$tmp/logging.properties" <<'PROPS'
@@ -94,7 +133,25 @@ status=0
   -cp "$tmp/classes:${driver[0]}" JdbcSuite \
   --skade "$SKADE_BIN" --warehouse "$tmp/lake" --work "$tmp/work" --users "$tmp/users" \
   --plain-port "$plain_port" --auth-port "$auth_port" --tls-port "$tls_port" --cert "$tmp/cert.pem" \
-  --plain-pid "$(cat "$tmp/plain.pid")" || status=$?
+  --plain-pid "$plain_pids" || status=$?
+
+if [ "$BALANCED" = 1 ]; then
+  # Each launcher's verdict: which server answered how many calls, and whether all was well.
+  for name in plain auth; do
+    launcher_var="${name}_launcher"
+    balanced_pid="${!launcher_var}"
+    rc=0
+    balanced_stop "$tmp/$name" >"$tmp/$name/balanced.report" || rc=$?
+    sed "s|^|      |" "$tmp/$name/balanced.report"
+    if [ "$rc" -ne 0 ]; then
+      echo "FAIL  balanced.$name: the servers behind nginx failed (exit $rc, above)"; status=1
+    else
+      echo "PASS  balanced.$name: every server answered calls, nginx passed none on, clean exits"
+    fi
+  done
+  launchers=()
+  exit "$status"
+fi
 
 # Every server must still be up and stop cleanly on SIGTERM (a crash is a skade bug, not noise).
 for name in plain auth tls; do

@@ -116,7 +116,8 @@ class Server:
         return f"http://127.0.0.1:{self.rest_port}"
 
     def output(self) -> str:
-        self._stderr.flush()
+        if not self._stderr.closed:  # stop() closes it before it reports a server that died
+            self._stderr.flush()
         return "stdout:\n" + "".join(self.lines) + "stderr:\n" + self.stderr_path.read_text(errors="replace")[-4000:]
 
     def alive(self) -> bool:

@@ -29,5 +29,5 @@ add_test(NAME engines_python_balanced
          COMMAND ${CMAKE_COMMAND} -E env SKADE_BIN=$<TARGET_FILE:skade> SKADE_PY_BALANCED=1
                  ${SKADE_PY_INTEROP_DIR}/run_pytest.sh test_pyiceberg_rest.py test_adbc.py)
 set_tests_properties(engines_python_balanced PROPERTIES
-  LABELS "engines;engines_python;engines_python_balanced"
+  LABELS "engines;engines_python;engines_balanced;engines_python_balanced"
   TIMEOUT 300)

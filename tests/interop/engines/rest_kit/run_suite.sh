@@ -13,6 +13,13 @@
 # failure that is not listed there with the text it must show, on a listed failure that passed
 # (the list is kept exact), and when the server died or did not stop cleanly.
 # SKADE_KEEP_TMP=1 keeps the warehouse, the server's log and the reports.
+#
+# With SKADE_BALANCED=1 (ctest `engines_rest_kit_balanced`) the kit's server is three `skade serve`
+# on the one warehouse, sharing a key, behind nginx (round robin, no affinity), started by
+# ../python/balanced_serve.py as for engines_python_balanced: every call of the kit may land on
+# any server. The same expectations hold, and the run also fails when a server answered no call,
+# when nginx had to pass a call on to another server, or when a server did not stop cleanly; it
+# is skipped (exit 77) when nginx or the Python interop virtualenv is missing.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../../../.." && pwd)"
@@ -42,9 +49,16 @@ if [ -z "$java_major" ] || [ "${java_major%%.*}" -lt 17 ] || [ "${java_major%%.*
 fi
 PYTHON="${SKADE_PYTHON:-python3}"
 
+BALANCED="${SKADE_BALANCED:-0}"
+if [ "$BALANCED" = 1 ]; then
+  # shellcheck source=../python/balanced_serve.sh
+  . "$HERE/../python/balanced_serve.sh"
+fi
+
 work="$(mktemp -d "${TMPDIR:-/tmp}/skade-rest-kit.XXXXXX")"
 server_pid=""
 cleanup() {
+  # In a balanced run server_pid is the launcher's: on SIGTERM it stops nginx and the servers.
   if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
     kill -TERM "$server_pid" 2>/dev/null || true
     wait "$server_pid" 2>/dev/null || true
@@ -69,6 +83,18 @@ export AWS_ENDPOINT_URL=http://127.0.0.1:9 AWS_ENDPOINT_URL_S3=http://127.0.0.1:
 start_server() {
   local dir="$1"
   mkdir -p "$dir"
+  if [ "$BALANCED" = 1 ]; then
+    local rc=0
+    balanced_start "$dir" --warehouse "$dir/lake" --expect rest || rc=$?
+    if [ "$rc" -eq 77 ]; then
+      echo "rest_kit: skipped: the balanced run needs nginx and the Python interop virtualenv (above)" >&2
+      exit 77
+    fi
+    [ "$rc" -eq 0 ] || return 1
+    server_pid="$balanced_pid"
+    rest_uri="$balanced_rest"
+    return 0
+  fi
   "$SKADE_BIN" --warehouse "$dir/lake" serve --host 127.0.0.1 --flight-port 0 --rest-port 0 \
     >"$dir/serve.stdout" 2>"$dir/serve.stderr" &
   server_pid=$!
@@ -89,6 +115,16 @@ start_server() {
 # 30 s, is recorded in DIR/server-failed (a crash is a skade bug, not noise).
 stop_server() {
   local dir="$1" i rc=0
+  if [ "$BALANCED" = 1 ]; then
+    # The launcher's verdict: which server answered how many calls, and whether all was well.
+    balanced_stop "$dir" >"$dir/balanced.report" || rc=$?
+    sed "s|^|  |" "$dir/balanced.report"
+    server_pid=""
+    if [ "$rc" -ne 0 ]; then
+      { echo "the balanced servers failed (exit $rc):"; tail -n 40 "$dir/balanced.err"; } >"$dir/server-failed"
+    fi
+    return 0
+  fi
   if ! kill -0 "$server_pid" 2>/dev/null; then
     wait "$server_pid" || rc=$?
     echo "skade serve died during the run (exit $rc)" >"$dir/server-failed"
@@ -148,7 +184,11 @@ while read -r method; do
 done < <("$PYTHON" "$HERE/check_results.py" --list-skipped "$expectations")
 
 start=$SECONDS
-echo "rest_kit: the kit against skade serve (${#excludes[@]} tests not run)"
+if [ "$BALANCED" = 1 ]; then
+  echo "rest_kit: the kit against three skade serve behind nginx (${#excludes[@]} tests not run)"
+else
+  echo "rest_kit: the kit against skade serve (${#excludes[@]} tests not run)"
+fi
 start_server "$work/main"
 run_kit "$work/main" --select-class="$catalog_class" --select-class="$view_class" "${excludes[@]}"
 stop_server "$work/main"

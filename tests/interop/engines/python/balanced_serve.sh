@@ -1,0 +1,58 @@
+# Sourced by the run scripts of the suites that are not in Python (rest_kit, jdbc) for their
+# balanced runs: three `skade serve` behind nginx through balanced_serve.py, in the Python suite's
+# pinned virtualenv. Needs ROOT (the repository) and SKADE_BIN; uses no other state of the caller.
+#
+#   balanced_start DIR ARGS…   starts balanced_serve.py --out DIR ARGS… in the background and waits
+#                              (60 s at most) until it listens; sets balanced_pid, balanced_flight
+#                              (grpc://…), balanced_rest (http://… or -), balanced_pids (A,B,C).
+#                              Returns 77 with a plain message when nginx or the virtualenv is
+#                              missing, 1 when it did not start.
+#   balanced_stop DIR          SIGTERM; returns the launcher's verdict (0: every server answered
+#                              calls, none failed in nginx, all stopped cleanly) and prints its
+#                              report; DIR/balanced.err keeps it.
+
+balanced_start() {
+  local dir="$1" venv i
+  shift
+  if ! venv="$("$ROOT/scripts/interop_env.sh" python venv 2>/dev/null)"; then
+    echo "the Python interop virtualenv (nginx launcher) is not installed: run scripts/setup_interop.sh" >&2
+    return 77
+  fi
+  mkdir -p "$dir"
+  # -B: no bytecode in the source tree.
+  SKADE_BIN="$SKADE_BIN" "$venv/bin/python" -B "$ROOT/tests/interop/engines/python/balanced_serve.py" \
+    --out "$dir" "$@" >"$dir/balanced.out" 2>"$dir/balanced.err" </dev/null &
+  balanced_pid=$!
+  local line=""
+  for i in $(seq 1 600); do
+    line="$(grep -m1 '^ready ' "$dir/balanced.out" || true)"
+    [ -n "$line" ] && break
+    if ! kill -0 "$balanced_pid" 2>/dev/null; then
+      local rc=0
+      wait "$balanced_pid" || rc=$?
+      balanced_pid=""
+      cat "$dir/balanced.err" >&2
+      [ "$rc" -eq 77 ] && return 77
+      return 1
+    fi
+    sleep 0.1
+  done
+  if [ -z "$line" ]; then
+    echo "the balanced servers did not start within 60 s:" >&2
+    tail -n 40 "$dir/balanced.err" >&2
+    return 1
+  fi
+  balanced_flight="$(sed -n 's/.* flight=\([^ ]*\).*/\1/p' <<<"$line")"
+  balanced_rest="$(sed -n 's/.* rest=\([^ ]*\).*/\1/p' <<<"$line")"
+  balanced_pids="$(sed -n 's/.* pids=\([^ ]*\).*/\1/p' <<<"$line")"
+}
+
+balanced_stop() {
+  local dir="$1" rc=0
+  [ -n "${balanced_pid:-}" ] || return 1
+  kill -TERM "$balanced_pid" 2>/dev/null || true
+  wait "$balanced_pid" || rc=$?
+  balanced_pid=""
+  cat "$dir/balanced.err"
+  return "$rc"
+}
