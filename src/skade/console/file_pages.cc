@@ -139,7 +139,10 @@ std::optional<RouteAnswer> FilePages::Serve(std::string_view method, std::string
   if (auto t = query.find("page-token"); t != query.end()) {
     if (snapshot == nullptr) return BadToken("is not valid for a table without snapshots");
     std::string sealed;
-    if (!io::DecodeBase64Url(t->second, &sealed) || !io::Sealer::LooksSealed(sealed)) {
+    // Only the token's one spelling: a changed last character whose bits base64url does not use
+    // would otherwise decode to the same bytes.
+    if (!io::DecodeBase64Url(t->second, &sealed) || io::EncodeBase64Url(sealed) != t->second ||
+        !io::Sealer::LooksSealed(sealed)) {
       return BadToken("is not a page token");
     }
     int64_t expires_at_ms = 0;
