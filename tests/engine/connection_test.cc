@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -326,6 +327,97 @@ TEST(ConnectionTest, ArrowInputsAreReadOnSeveralThreadsAtOnce) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(failures.load(), 0);
+}
+
+}  // namespace
+}  // namespace skade::engine
+
+namespace skade::engine {
+namespace {
+
+// A stream's batches drained: their lengths, and the stream again over the same batches.
+struct Drained {
+  std::vector<int64_t> lengths;
+  arrow::StreamHandle again;
+  std::string error;  // the stream's error, when it failed
+};
+
+Drained Drain(arrow::StreamHandle stream) {
+  Drained out;
+  arrow::SchemaHandle schema;
+  EXPECT_EQ(stream->get_schema(stream.get(), schema.get()), 0);
+  std::vector<arrow::ArrayHandle> batches;
+  while (true) {
+    arrow::ArrayHandle batch;
+    if (stream->get_next(stream.get(), batch.get()) != 0) {
+      const char* error = stream->get_last_error(stream.get());
+      out.error = error ? error : "(no message)";
+      break;
+    }
+    if (!batch.valid()) break;
+    out.lengths.push_back(batch->length);
+    batches.push_back(std::move(batch));
+  }
+  out.again = arrow::MakeBatchStream(std::move(schema), std::move(batches));
+  return out;
+}
+
+// Joined batches (ArrowBatching) hold exactly the rows and values of DuckDB's chunks taken one
+// by one, for flat, variable-size, decimal, null, list and struct columns; they grow from the
+// first size to the maximum, and stop at the byte bound.
+TEST(ArrowBatchingTest, JoinedBatchesHoldTheChunksRowsAndGrowToTheirBound) {
+  auto db = OpenDb();
+  const std::string sql =
+      "SELECT i, i::VARCHAR || repeat('x', (i % 7)::INTEGER) AS s, "
+      "CASE WHEN i % 3 = 0 THEN NULL ELSE i * 1.5 END::DECIMAL(18,2) AS d, [i, i + 1] AS l, "
+      "{'a': i, 'b': NULL::VARCHAR} AS st FROM range(10000) t(i)";
+  auto sorted = [&](arrow::StreamHandle stream) {
+    auto rows = Rows(*db, std::move(stream));
+    std::sort(rows.begin(), rows.end());
+    return rows;
+  };
+  auto con = db->Connect();
+  ASSERT_TRUE(con.ok()) << con.status().ToString();
+  auto stmt = (*con)->Prepare(sql);
+  ASSERT_TRUE(stmt.ok()) << stmt.status().ToString();
+  auto plain = (*stmt)->ExecuteArrow();
+  ASSERT_TRUE(plain.ok());
+  Drained chunks = Drain(std::move(*plain));
+  ASSERT_EQ(chunks.error, "");
+  for (int64_t n : chunks.lengths) EXPECT_LE(n, 2048);
+  const auto want = sorted(std::move(chunks.again));
+  ASSERT_EQ(want.size(), 10000u);
+
+  auto joined = (*stmt)->ExecuteArrow(ArrowBatching{.first_rows = 2048, .max_rows = 4096, .max_bytes = 64 << 20});
+  ASSERT_TRUE(joined.ok());
+  Drained growing = Drain(std::move(*joined));
+  ASSERT_EQ(growing.error, "");
+  ASSERT_GE(growing.lengths.size(), 3u);
+  EXPECT_GE(growing.lengths[0], 2048);
+  EXPECT_LT(growing.lengths[0], 4096);
+  EXPECT_GE(growing.lengths[1], 4096);
+  EXPECT_EQ(sorted(std::move(growing.again)), want);
+
+  // A byte bound below one chunk: every batch is one chunk.
+  auto capped = (*stmt)->ExecuteArrow(ArrowBatching{.first_rows = 2048, .max_rows = 65536, .max_bytes = 1});
+  ASSERT_TRUE(capped.ok());
+  Drained small = Drain(std::move(*capped));
+  ASSERT_EQ(small.error, "");
+  for (int64_t n : small.lengths) EXPECT_LE(n, 2048);
+  EXPECT_EQ(sorted(std::move(small.again)), want);
+}
+
+// An error raised while a batch is being joined fails the stream with DuckDB's message.
+TEST(ArrowBatchingTest, AnErrorWhileJoiningFailsTheStream) {
+  auto db = OpenDb();
+  auto con = db->Connect();
+  ASSERT_TRUE(con.ok());
+  auto stmt = (*con)->Prepare("SELECT CASE WHEN i = 1999999 THEN error('boom at the end') ELSE i END AS v FROM range(2000000) t(i)");
+  ASSERT_TRUE(stmt.ok()) << stmt.status().ToString();
+  auto stream = (*stmt)->ExecuteArrow(ArrowBatching{.first_rows = 2048, .max_rows = 65536});
+  ASSERT_TRUE(stream.ok());
+  Drained d = Drain(std::move(*stream));
+  EXPECT_NE(d.error.find("boom at the end"), std::string::npos) << d.error;
 }
 
 }  // namespace

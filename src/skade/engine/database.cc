@@ -20,7 +20,9 @@
 #include "duckdb.h"
 #include <functional>
 #include <nlohmann/json.hpp>
+#include "skade/arrow/array_bytes.h"
 #include "skade/arrow/builder.h"
+#include "skade/engine/arrow_batches_internal.h"
 #include "skade/engine/database_internal.h"
 #include "skade/engine/delete_scan_internal.h"
 #include "skade/engine/duck_handles_internal.h"
@@ -200,6 +202,10 @@ struct StreamingQuery {
 struct ArrowStreamState {
   std::unique_ptr<StreamingQuery> query;
   ArrowOptions options;
+  ArrowBatching batching;
+  int64_t next_rows = 0;  // rows the next joined batch aims at (batching.first_rows on)
+  arrow::SchemaHandle schema;  // the result's, once a joined batch needed it
+  bool ended = false;     // the last chunk was read into a batch already returned
   std::string last_error;
   // Names the damaged file behind a read error (DataFileChecks::Explain); null when the
   // statement reads no table scan.
@@ -228,14 +234,59 @@ int StreamGetSchema(ArrowArrayStream* stream, ArrowSchema* out) {
   return 0;
 }
 
-int StreamGetNext(ArrowArrayStream* stream, ArrowArray* out) {
-  auto* st = static_cast<ArrowStreamState*>(stream->private_data);
-  auto chunk = st->query->Next();
-  if (!chunk.ok()) {
-    const Status error = st->checks != nullptr ? st->checks->Explain(st->sql, chunk.status()) : chunk.status();
-    st->last_error = error.code() == StatusCode::kInvalidArgument ? error.message() : error.ToString();
+// Sets the stream's error from a failed chunk read; EIO.
+int ChunkFailure(ArrowStreamState* st, const Status& status) {
+  const Status error = st->checks != nullptr ? st->checks->Explain(st->sql, status) : status;
+  st->last_error = error.code() == StatusCode::kInvalidArgument ? error.message() : error.ToString();
+  return EIO;
+}
+
+// One batch of chunks joined (ArrowBatching): the first of first_rows rows, each next twice
+// the last up to max_rows, and at the last batch's Arrow bytes per row within max_bytes.
+int JoinedNext(ArrowArrayStream* stream, ArrowStreamState* st, ArrowArray* out) {
+  if (st->ended) {
+    out->release = nullptr;
+    return 0;
+  }
+  if (!st->schema.valid()) {
+    if (int failed = StreamGetSchema(stream, st->schema.get()); failed != 0) return failed;
+  }
+  const int64_t target = st->next_rows > 0 ? st->next_rows : st->batching.first_rows;
+  ChunkJoiner joiner(st->options.options);
+  while (joiner.rows() < target) {
+    auto chunk = st->query->Next();
+    if (!chunk.ok()) return ChunkFailure(st, chunk.status());
+    if (chunk->chunk == nullptr) {
+      st->ended = true;
+      break;
+    }
+    if (Status appended = joiner.Append(chunk->chunk, target); !appended.ok()) {
+      st->last_error = appended.message();
+      return EIO;
+    }
+  }
+  if (joiner.rows() == 0) {
+    out->release = nullptr;  // end of stream
+    return 0;
+  }
+  if (Status finished = joiner.Finish(out); !finished.ok()) {
+    st->last_error = finished.message();
     return EIO;
   }
+  int64_t next = std::min(target * 2, std::max(st->batching.max_rows, st->batching.first_rows));
+  const int64_t bytes = arrow::ArrayBufferBytes(*st->schema.get(), *out);
+  if (bytes > 0 && out->length > 0) {
+    next = std::min(next, static_cast<int64_t>(static_cast<double>(st->batching.max_bytes) * out->length / bytes));
+  }
+  st->next_rows = std::max<int64_t>(next, 1);
+  return 0;
+}
+
+int StreamGetNext(ArrowArrayStream* stream, ArrowArray* out) {
+  auto* st = static_cast<ArrowStreamState*>(stream->private_data);
+  if (st->batching.first_rows > 0) return JoinedNext(stream, st, out);
+  auto chunk = st->query->Next();
+  if (!chunk.ok()) return ChunkFailure(st, chunk.status());
   if (chunk->chunk == nullptr) {
     out->release = nullptr;  // end of stream
     return 0;
@@ -591,8 +642,9 @@ Status Database::Execute(std::string_view sql) {
 namespace {
 
 arrow::StreamHandle ArrowStreamOf(std::unique_ptr<StreamingQuery> query, DataFileChecks* checks = nullptr,
-                                  std::string_view sql = {}) {
+                                  std::string_view sql = {}, ArrowBatching batching = {}) {
   auto state = std::make_unique<ArrowStreamState>();
+  state->batching = batching;
   state->options.options = duckdb_result_get_arrow_options(&query->result.result);
   state->query = std::move(query);
   if (checks != nullptr && DataFileChecks::HasMark(sql)) {
@@ -1225,9 +1277,9 @@ Status PreparedStatement::BindRow(const ArrowSchema& schema, const ArrowArray& b
   return Status::Ok();
 }
 
-Result<arrow::StreamHandle> PreparedStatement::ExecuteArrow() {
+Result<arrow::StreamHandle> PreparedStatement::ExecuteArrow(ArrowBatching batching) {
   SKADE_ASSIGN_OR_RETURN(auto query, StreamingQuery::StartPrepared(impl_->stmt));
-  return ArrowStreamOf(std::move(query));
+  return ArrowStreamOf(std::move(query), nullptr, {}, batching);
 }
 
 Result<int64_t> PreparedStatement::ExecuteUpdate() {

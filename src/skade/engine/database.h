@@ -56,6 +56,19 @@ struct ColumnType {
 enum class StatementKind { kSelect, kExplain, kInsert, kUpdate, kDelete, kCreate, kDrop, kAlter, kOther };
 
 // One prepared statement of a Connection. Thread-compatible.
+// How a query's Arrow stream cuts its batches. By default each of DuckDB's chunks (2,048 rows)
+// is one batch, converted as it comes. A reader that pays per batch (a network stream: a
+// message, a wake-up and a decode per batch) asks for growing batches: the first of
+// `first_rows` rows, then each twice the last, up to `max_rows` rows and, at the Arrow bytes per
+// row of the batch before (arrow::ArrayBufferBytes), about `max_bytes` — so its first rows
+// still come at once. A batch may end short (at the end of the result) or pass its bounds by
+// less than one chunk (chunks are not split), or by what rows wider than the last batch's add.
+struct ArrowBatching {
+  int64_t first_rows = 0;  // 0: one batch per chunk (the other fields are ignored)
+  int64_t max_rows = 65536;
+  int64_t max_bytes = 1 << 20;
+};
+
 class PreparedStatement {
  public:
   ~PreparedStatement();
@@ -76,9 +89,10 @@ class PreparedStatement {
   // binary/large binary, date32, timestamps (any unit, with or without zone). kInvalidArgument
   // for a wrong column count or a value DuckDB refuses; kNotImplemented for other types.
   Status BindRow(const ArrowSchema& schema, const ArrowArray& batch, int64_t row);
-  // Runs the statement streaming its result; the stream borrows this statement, which must
-  // outlive it and not run again meanwhile. kInvalidArgument for SQL errors.
-  Result<arrow::StreamHandle> ExecuteArrow();
+  // Runs the statement streaming its result in batches cut by `batching`; the stream borrows
+  // this statement, which must outlive it and not run again meanwhile. kInvalidArgument for SQL
+  // errors.
+  Result<arrow::StreamHandle> ExecuteArrow(ArrowBatching batching = {});
   // Runs the statement; the number of rows it changed (DuckDB's count for DML, 0 otherwise).
   Result<int64_t> ExecuteUpdate();
 

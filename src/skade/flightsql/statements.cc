@@ -519,7 +519,12 @@ GStatus Backend::StreamQuery(const Caller& caller, Registry::Run& run, const std
       Status st = (*stmt)->BindRow(*params->schema.get(), *params->batches[batch_index].get(), row_in_batch++);
       if (!st.ok()) return ToGrpc(st);
     }
-    auto stream = (*stmt)->ExecuteArrow();
+    // Every record batch costs a message, a wake-up on each side and a decode in the client:
+    // after a first small one (the first rows at once) batches grow to 64k rows or about 1 MiB.
+    // The byte bound keeps a message of joined chunks well below 4 MiB, the largest message
+    // gRPC clients accept unless told otherwise, so clients that took each chunk still take
+    // each batch.
+    auto stream = (*stmt)->ExecuteArrow(engine::ArrowBatching{.first_rows = 2048, .max_rows = 65536, .max_bytes = 1 << 20});
     if (!stream.ok()) return QueryFailure(run, stream.status());
     // DuckDB clears a connection's interrupt when a statement starts: a cancel or timeout that
     // came since Attach (or between parameter rows) is only in the run's record.
