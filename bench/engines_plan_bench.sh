@@ -41,7 +41,7 @@ rust=()
 if [ "${SKADE_NO_RUST:-0}" != 1 ]; then
   rust_bin="$("$ROOT/bench/rust_plan/build.sh" | tail -n 1)"
   rust=(--rust-plan "$rust_bin")
-  echo "# iceberg-rust: $(grep -A1 '^name = "iceberg"$' "$ROOT/bench/rust_plan/Cargo.lock" | tail -n 1)," \
+  echo "# iceberg-rust: $(grep -A1 '^name = "iceberg"$' "$ROOT/bench/rust_plan/Cargo.lock.in" | tail -n 1)," \
     "$(rustc --version)"
 fi
 
