@@ -14,8 +14,6 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${SKADE_BUILD_DIR:-$ROOT/build}"
-CACHE="${SKADE_CACHE:-$HOME/.cache/skade}"
-PYTHON="${SKADE_PYTHON:-python3}"
 SIZES="${SKADE_ENGINES_SIZES:-13000:130 100000:1000}"
 
 for f in "$BUILD_DIR/src/skade" "$BUILD_DIR/bench/skade_gen_table" "$BUILD_DIR/bench/engines_plan_skade"; do
@@ -25,17 +23,9 @@ for f in "$BUILD_DIR/src/skade" "$BUILD_DIR/bench/skade_gen_table" "$BUILD_DIR/b
   fi
 done
 
-req="$ROOT/bench/python/requirements.txt"
-venv="$CACHE/venv/bench-python-$(sha256sum "$req" | cut -c1-16)"
-if [ ! -f "$venv/.complete" ]; then
-  echo "engines_plan_bench: installing $(grep -cE '^[A-Za-z0-9]' "$req") pinned Python packages into $venv"
-  rm -rf "$venv"
-  mkdir -p "$CACHE/venv" "$CACHE/pip"
-  "$PYTHON" -m venv "$venv"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    --cache-dir "$CACHE/pip" --require-hashes --no-deps -r "$req"
-  touch "$venv/.complete"
-fi
+# shellcheck source=bench/python/venv.sh
+source "$ROOT/bench/python/venv.sh"
+venv="$(bench_python_venv engines_plan_bench)"
 
 rust=()
 if [ "${SKADE_NO_RUST:-0}" != 1 ]; then

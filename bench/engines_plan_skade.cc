@@ -9,6 +9,7 @@
 #include <iostream>
 #include <string>
 
+#include "bench/bench_table.h"
 #include "bench/bench_util.h"
 #include "skade/cli/table_location.h"
 #include "skade/engine/database.h"
@@ -41,16 +42,12 @@ int Main(int argc, char** argv) {
   app.add_option("--warmup", warmup, "untimed runs first");
   CLI11_PARSE(app, argc, argv);
 
-  auto local_io = io::MakeLocalFileIO();
-  auto loaded = cli::LoadTable(*local_io, table, {});
-  if (!loaded.ok()) return Fail(loaded.status());
-  cli::LoadedTable& t = *loaded;
-  auto table_io = io::MakeRelocatingFileIO(*local_io, t.locations);
-  auto selected = iceberg::SelectSnapshot(t.metadata, {});
-  if (!selected.ok()) return Fail(selected.status());
-  if (selected->snapshot == nullptr) return Fail(Status::InvalidArgument("no snapshot"));
-  const iceberg::Snapshot& snapshot = *selected->snapshot;
-  const iceberg::Schema& schema = *selected->schema;
+  auto opened = OpenCurrentSnapshot(table);
+  if (!opened.ok()) return Fail(opened.status());
+  const cli::LoadedTable& t = (*opened)->table;
+  io::FileIO* table_io = (*opened)->table_io.get();
+  const iceberg::Snapshot& snapshot = *(*opened)->snapshot;
+  const iceberg::Schema& schema = *(*opened)->schema;
 
   // The filter is bound once, outside the timed runs, as the other engines build theirs once.
   iceberg::ExprPtr filter;
