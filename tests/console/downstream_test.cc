@@ -118,6 +118,19 @@ TEST_F(DownstreamTest, ACycleIsTwoEdges) {
   EXPECT_EQ(Commits(Get(downstream, {{"table", "db.y"}})), (Found{{"db.x", x1}}));
 }
 
+// A rename is logged under the new name only: the table's commits move to that name, once.
+TEST_F(DownstreamTest, ARenamedWriterIsFoundUnderItsNewNameOnly) {
+  ASSERT_NE(CreateTable("src", "id BIGINT"), nullptr);
+  ASSERT_NE(CreateTable("old", "id BIGINT"), nullptr);
+  const int64_t s1 = WriteFrom("old", {"src"});
+  Downstream downstream(*catalog_);
+  EXPECT_EQ(Commits(Get(downstream, {{"table", "db.src"}})), (Found{{"db.old", s1}}));
+  ASSERT_TRUE(catalog_->RenameTable(Ident("old"), Ident("new")).ok());
+  Json after = Get(downstream, {{"table", "db.src"}});
+  EXPECT_EQ(after["total"], 1);
+  EXPECT_EQ(Commits(after), (Found{{"db.new", s1}}));
+}
+
 TEST_F(DownstreamTest, RefusesBadParametersAndOtherMethods) {
   Downstream downstream(*catalog_);
   Get(downstream, {}, 400);

@@ -30,7 +30,10 @@ constexpr int64_t kLogBatch = 10'000;
 
 Status Downstream::CatchUp() const {
   if (no_log_) return Status::Ok();
-  std::map<std::string, catalog::TableIdent> touched;
+  std::map<std::string, catalog::TableIdent> touched = std::move(retry_);
+  retry_.clear();
+  bool renamed = false;
+  Status failed = Status::Ok();
   while (true) {
     auto batch = catalog_.CommitsSince(through_seq_, kLogBatch);
     if (!batch.ok()) {
@@ -38,19 +41,29 @@ Status Downstream::CatchUp() const {
         no_log_ = batch.status();
         return Status::Ok();
       }
-      return batch.status().WithContext("the commit log");
+      failed = batch.status().WithContext("the commit log");
+      break;
     }
     if (batch->empty()) break;
-    for (const catalog::CommitLogEntry& e : *batch) touched.emplace(e.table.ToString(), e.table);
+    for (const catalog::CommitLogEntry& e : *batch) {
+      touched.emplace(e.table.ToString(), e.table);
+      renamed = renamed || e.operation == "rename";
+    }
     through_seq_ = batch->back().commit_seq;
     if (static_cast<int64_t>(batch->size()) < kLogBatch) break;
   }
+  if (renamed) touched.insert(writers_.begin(), writers_.end());
   for (const auto& [name, ident] : touched) Reindex(ident);
-  return Status::Ok();
+  return failed;
 }
 
 void Downstream::Reindex(const catalog::TableIdent& ident) const {
   const std::string writer = ident.ToString();
+  auto loaded = catalog_.LoadTable(ident);
+  if (!loaded.ok() && loaded.status().code() != StatusCode::kNotFound) {
+    retry_.emplace(writer, ident);
+    return;
+  }
   if (auto old = by_writer_.find(writer); old != by_writer_.end()) {
     for (const Commit& c : old->second) {
       for (const std::string& input : c.inputs) {
@@ -61,11 +74,9 @@ void Downstream::Reindex(const catalog::TableIdent& ident) const {
       }
     }
     by_writer_.erase(old);
+    writers_.erase(writer);
   }
-  // A table dropped (or renamed) since has nothing to index; one that cannot be read now is
-  // indexed again at its next commit.
-  auto loaded = catalog_.LoadTable(ident);
-  if (!loaded.ok()) return;
+  if (!loaded.ok()) return;  // dropped, or renamed away
   std::vector<Commit> commits;
   for (const iceberg::Snapshot& s : loaded->metadata->snapshots) {
     std::optional<std::string> raw = s.SummaryValue(table::kSnapshotLineageKey);
@@ -81,7 +92,10 @@ void Downstream::Reindex(const catalog::TableIdent& ident) const {
     for (const std::string& input : c.inputs) readers_[input].insert(writer);
     commits.push_back(std::move(c));
   }
-  if (!commits.empty()) by_writer_.emplace(writer, std::move(commits));
+  if (!commits.empty()) {
+    by_writer_.emplace(writer, std::move(commits));
+    writers_.emplace(writer, ident);
+  }
 }
 
 std::optional<RouteAnswer> Downstream::Serve(std::string_view method, std::string_view path,

@@ -48,8 +48,12 @@ class Downstream {
     std::string lineage;  // the summary's skade.lineage, as recorded
     std::set<std::string> inputs;  // the lake tables it read
   };
-  // Reads the log past through_seq_ and indexes the tables its commits wrote again.
+  // Reads the log past through_seq_ and indexes the tables its commits wrote again (every
+  // indexed table after a rename, which the log names by the new name only). The tables read
+  // before a failed log read are indexed all the same.
   Status CatchUp() const;
+  // Indexes `ident` from its metadata now: a table gone (kNotFound) leaves the index; one that
+  // cannot be read now keeps its entries and is tried again at the next request.
   void Reindex(const catalog::TableIdent& ident) const;
 
   catalog::Catalog& catalog_;
@@ -59,6 +63,8 @@ class Downstream {
   // A table → its commits with lineage; an input table → the tables written from it.
   mutable std::map<std::string, std::vector<Commit>> by_writer_;
   mutable std::map<std::string, std::set<std::string>> readers_;
+  mutable std::map<std::string, catalog::TableIdent> writers_;  // by_writer_'s tables
+  mutable std::map<std::string, catalog::TableIdent> retry_;    // unreadable at their last Reindex
 };
 
 }  // namespace skade::console
