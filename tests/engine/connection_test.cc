@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <thread>
 #include <vector>
 
@@ -338,6 +339,7 @@ namespace {
 // A stream's batches drained: their lengths, and the stream again over the same batches.
 struct Drained {
   std::vector<int64_t> lengths;
+  std::vector<int64_t> first_column;  // the BIGINT values of column 0, in stream order
   arrow::StreamHandle again;
   std::string error;  // the stream's error, when it failed
 };
@@ -356,6 +358,9 @@ Drained Drain(arrow::StreamHandle stream) {
     }
     if (!batch.valid()) break;
     out.lengths.push_back(batch->length);
+    const ArrowArray& first = *batch->children[0];
+    const auto* values = static_cast<const int64_t*>(first.buffers[1]) + first.offset + batch->offset;
+    out.first_column.insert(out.first_column.end(), values, values + batch->length);
     batches.push_back(std::move(batch));
   }
   out.again = arrow::MakeBatchStream(std::move(schema), std::move(batches));
@@ -370,7 +375,7 @@ TEST(ArrowBatchingTest, JoinedBatchesHoldTheChunksRowsAndGrowToTheirBound) {
   const std::string sql =
       "SELECT i, i::VARCHAR || repeat('x', (i % 7)::INTEGER) AS s, "
       "CASE WHEN i % 3 = 0 THEN NULL ELSE i * 1.5 END::DECIMAL(18,2) AS d, [i, i + 1] AS l, "
-      "{'a': i, 'b': NULL::VARCHAR} AS st FROM range(10000) t(i)";
+      "{'a': i, 'b': NULL::VARCHAR} AS st FROM range(10000) t(i) ORDER BY i";
   auto sorted = [&](arrow::StreamHandle stream) {
     auto rows = Rows(*db, std::move(stream));
     std::sort(rows.begin(), rows.end());
@@ -396,6 +401,9 @@ TEST(ArrowBatchingTest, JoinedBatchesHoldTheChunksRowsAndGrowToTheirBound) {
   EXPECT_GE(growing.lengths[0], 2048);
   EXPECT_LT(growing.lengths[0], 4096);
   EXPECT_GE(growing.lengths[1], 4096);
+  std::vector<int64_t> in_order(10000);
+  std::iota(in_order.begin(), in_order.end(), 0);
+  EXPECT_EQ(growing.first_column, in_order);  // the chunks' rows in the chunks' order
   EXPECT_EQ(sorted(std::move(growing.again)), want);
 
   // A byte bound below one chunk: every batch is one chunk.
@@ -405,6 +413,36 @@ TEST(ArrowBatchingTest, JoinedBatchesHoldTheChunksRowsAndGrowToTheirBound) {
   ASSERT_EQ(small.error, "");
   for (int64_t n : small.lengths) EXPECT_LE(n, 2048);
   EXPECT_EQ(sorted(std::move(small.again)), want);
+}
+
+// The byte bound is on Arrow's bytes, chunk by chunk: rows that turn wide mid-stream (1,000-byte
+// strings after 4,096 one-byte ones) close a batch before it passes the bound, whatever the
+// batch before them weighed; without the bound the same stream joins them.
+TEST(ArrowBatchingTest, RowsThatTurnWideCloseTheBatchAtTheByteBound) {
+  auto db = OpenDb();
+  auto con = db->Connect();
+  ASSERT_TRUE(con.ok());
+  auto stmt = (*con)->Prepare(
+      "SELECT i, CASE WHEN i < 4096 THEN 'x' ELSE repeat('y', 1000) END AS s FROM range(20480) t(i) ORDER BY i");
+  ASSERT_TRUE(stmt.ok()) << stmt.status().ToString();
+  auto bounded = (*stmt)->ExecuteArrow(ArrowBatching{.first_rows = 2048, .max_rows = 65536, .max_bytes = 1 << 20});
+  ASSERT_TRUE(bounded.ok());
+  Drained d = Drain(std::move(*bounded));
+  ASSERT_EQ(d.error, "");
+  int64_t total = 0;
+  for (int64_t n : d.lengths) {
+    EXPECT_LE(n, 2048);  // a wide chunk (~2 MB) is over the bound alone: a batch of its own
+    total += n;
+  }
+  EXPECT_EQ(total, 20480);
+  std::vector<int64_t> in_order(20480);
+  std::iota(in_order.begin(), in_order.end(), 0);
+  EXPECT_EQ(d.first_column, in_order);
+  auto unbounded = (*stmt)->ExecuteArrow(ArrowBatching{.first_rows = 2048, .max_rows = 65536, .max_bytes = 1LL << 40});
+  ASSERT_TRUE(unbounded.ok());
+  Drained u = Drain(std::move(*unbounded));
+  ASSERT_EQ(u.error, "");
+  EXPECT_GT(*std::max_element(u.lengths.begin(), u.lengths.end()), 2048);
 }
 
 // An error raised while a batch is being joined fails the stream with DuckDB's message.

@@ -740,6 +740,39 @@ TEST_F(PositionDeleteBitmapTest, RowsOfManyRowGroupsReadInParallelKeepTheirPosit
             std::to_string(count) + "," + std::to_string(sum) + ",0");
 }
 
+// Files with and without field ids are read by separate reads (the second through the name
+// mapping): each read is given its own files' deletes, and both apply.
+TEST_F(PositionDeleteBitmapTest, ReadsOfFilesWithAndWithoutFieldIdsEachApplyTheirOwnDeletes) {
+  testing::TempDir tmp;
+  const std::string noids = tmp.Path("noids.parquet");
+  ASSERT_TRUE(db_->Execute("COPY (SELECT range + 50 AS id FROM range(5)) TO " + QuoteString(noids) + " (FORMAT parquet)")
+                  .ok());
+  auto plain = Task(noids, 5);
+  auto with_ids = Task(IdOnlyFile(tmp, "ids.parquet", 0, 5), 5);
+  const std::string a = tmp.Path("a-deletes.parquet"), b = tmp.Path("b-deletes.parquet");
+  WriteDeletes(a, {{QuoteString(noids), "1"}, {QuoteString(noids), "4"}});
+  WriteDeletes(b, {{QuoteString(with_ids.file.file_path), "0"}});
+  plain.deletes = {Deletes(a, 2)};
+  with_ids.deletes = {Deletes(b, 1)};
+  IcebergScan scan;
+  scan.schema = Schema();
+  scan.tasks = {plain, with_ids};
+  auto mapping = iceberg::NameMapping::Parse(R"([{"field-id": 1, "names": ["id"]}])");
+  ASSERT_TRUE(mapping.ok());
+  scan.name_mapping = *mapping;
+  auto sql = BuildTableSql(*db_, scan);
+  ASSERT_TRUE(sql.ok()) << sql.status().ToString();
+  // Each read names only its own file's deletes: each delete file once in the SQL.
+  auto occurrences = [&](const std::string& needle) {
+    size_t n = 0;
+    for (size_t at = sql->find(needle); at != std::string::npos; at = sql->find(needle, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(occurrences("a-deletes.parquet"), 1u);
+  EXPECT_EQ(occurrences("b-deletes.parquet"), 1u);
+  EXPECT_EQ(Ids(scan), "1,2,3,4,50,52,53");
+}
+
 TEST_F(PositionDeleteBitmapTest, RowsWithoutAPathOrWithANegativePositionAreCorruption) {
   testing::TempDir tmp;
   auto data = Task(IdOnlyFile(tmp, "d.parquet", 0, 4), 4);
@@ -801,6 +834,13 @@ TEST_F(PositionDeleteBitmapTest, LockedDownDatabaseReadsThemOnlyInsideItsDirecto
   auto uneven = call(in_file, "[[0], [0]]");
   ASSERT_FALSE(uneven.ok());
   EXPECT_THAT(uneven.status().message(), ::testing::HasSubstr("must have the same length"));
+  // Deletes for a data file spelt otherwise than the file read would apply to nothing: refused.
+  auto elsewhere = (*db)->QueryRows("SELECT count(*) FROM skade_read_parquet(" + QuoteString(data) +
+                                    ", position_delete_files = [" + QuoteString(in_file) + "], position_data_paths = [" +
+                                    QuoteString(inside.path() + "/./d.parquet") + "], position_data_locations = [" +
+                                    QuoteString(data) + "], position_data_deletes = [[0]])");
+  ASSERT_FALSE(elsewhere.ok());
+  EXPECT_THAT(elsewhere.status().message(), ::testing::HasSubstr("not one of the files read"));
 }
 
 }  // namespace

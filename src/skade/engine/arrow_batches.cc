@@ -11,6 +11,47 @@
 
 namespace skade::engine {
 
+namespace {
+
+int64_t VectorBytes(duckdb::Vector& v, duckdb::idx_t count) {
+  using duckdb::PhysicalType;
+  const duckdb::LogicalType& type = v.GetType();
+  const int64_t rows = static_cast<int64_t>(count);
+  switch (type.InternalType()) {
+    case PhysicalType::VARCHAR: {
+      duckdb::UnifiedVectorFormat format;
+      v.ToUnifiedFormat(count, format);
+      const auto* data = duckdb::UnifiedVectorFormat::GetData<duckdb::string_t>(format);
+      int64_t bytes = 4 * (rows + 1);
+      for (duckdb::idx_t i = 0; i < count; ++i) {
+        const auto index = format.sel->get_index(i);
+        if (format.validity.RowIsValid(index)) bytes += static_cast<int64_t>(data[index].GetSize());
+      }
+      return bytes;
+    }
+    case PhysicalType::LIST:
+      v.Flatten(count);
+      return 4 * (rows + 1) + VectorBytes(duckdb::ListVector::GetEntry(v), duckdb::ListVector::GetListSize(v));
+    case PhysicalType::ARRAY:
+      v.Flatten(count);
+      return VectorBytes(duckdb::ArrayVector::GetEntry(v), count * duckdb::ArrayType::GetSize(type));
+    case PhysicalType::STRUCT: {
+      v.Flatten(count);
+      int64_t bytes = (rows + 7) / 8;
+      for (auto& child : duckdb::StructVector::GetEntries(v)) bytes += VectorBytes(*child, count);
+      return bytes;
+    }
+    default:
+      break;
+  }
+  const int64_t width = type.id() == duckdb::LogicalTypeId::DECIMAL
+                            ? 16
+                            : static_cast<int64_t>(duckdb::GetTypeIdSize(type.InternalType()));
+  return (rows + 7) / 8 + rows * width;
+}
+
+}  // namespace
+
 struct ChunkJoiner::State {
   duckdb::vector<duckdb::LogicalType> types;
   std::unique_ptr<duckdb::ArrowAppender> appender;
@@ -39,6 +80,17 @@ Status ChunkJoiner::Append(duckdb_data_chunk chunk, int64_t capacity) {
     return Status::Internal(std::string("cannot convert a result chunk to Arrow: ") + duckdb::ErrorData(e).Message());
   }
   return Status::Ok();
+}
+
+int64_t ChunkJoiner::ArrowBytes(duckdb_data_chunk chunk) {
+  try {
+    auto& input = *reinterpret_cast<duckdb::DataChunk*>(chunk);
+    int64_t bytes = 0;
+    for (auto& column : input.data) bytes += VectorBytes(column, input.size());
+    return bytes;
+  } catch (const std::exception&) {
+    return 0;  // an estimate: the conversion reports what is wrong with the chunk
+  }
 }
 
 int64_t ChunkJoiner::rows() const {

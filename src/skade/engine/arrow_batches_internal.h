@@ -1,7 +1,8 @@
 // DuckDB chunks joined into one Arrow batch (engine::ArrowBatching): the chunks of a streaming
 // result appended to one Arrow array with DuckDB's own converter, the one
 // duckdb_data_chunk_to_arrow uses for a single chunk, so a joined batch holds exactly the
-// arrays the chunks would have given one by one.
+// arrays the chunks would have given one by one. Each chunk's Arrow size is estimated before it
+// joins, so a batch can be closed before a chunk would take it past its byte bound.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,11 @@ class ChunkJoiner {
   // with `capacity`, the rows its buffers are first made for.
   Status Append(duckdb_data_chunk chunk, int64_t capacity = 0);
   int64_t rows() const;
+  // About the bytes `chunk` takes as Arrow buffers: values at their Arrow width (DECIMAL as
+  // 16 bytes), strings and blobs by their lengths plus offsets, lists and structs by their
+  // children; DuckDB's own size says nothing of this (a constant or dictionary string of 200
+  // bytes takes 200 bytes a row in Arrow). May flatten the chunk's nested vectors.
+  static int64_t ArrowBytes(duckdb_data_chunk chunk);
   // The batch of the rows appended (kInternal before any); the joiner starts over.
   Status Finish(ArrowArray* out);
 

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <iterator>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -20,7 +21,6 @@
 #include "duckdb.h"
 #include <functional>
 #include <nlohmann/json.hpp>
-#include "skade/arrow/array_bytes.h"
 #include "skade/arrow/builder.h"
 #include "skade/engine/arrow_batches_internal.h"
 #include "skade/engine/database_internal.h"
@@ -204,7 +204,7 @@ struct ArrowStreamState {
   ArrowOptions options;
   ArrowBatching batching;
   int64_t next_rows = 0;  // rows the next joined batch aims at (batching.first_rows on)
-  arrow::SchemaHandle schema;  // the result's, once a joined batch needed it
+  std::optional<DataChunk> held;  // read, but left for the next batch (its byte bound)
   bool ended = false;     // the last chunk was read into a batch already returned
   std::string last_error;
   // Names the damaged file behind a read error (DataFileChecks::Explain); null when the
@@ -242,28 +242,36 @@ int ChunkFailure(ArrowStreamState* st, const Status& status) {
 }
 
 // One batch of chunks joined (ArrowBatching): the first of first_rows rows, each next twice
-// the last up to max_rows, and at the last batch's Arrow bytes per row within max_bytes.
-int JoinedNext(ArrowArrayStream* stream, ArrowStreamState* st, ArrowArray* out) {
-  if (st->ended) {
-    out->release = nullptr;
-    return 0;
-  }
-  if (!st->schema.valid()) {
-    if (int failed = StreamGetSchema(stream, st->schema.get()); failed != 0) return failed;
-  }
+// the last up to max_rows; a chunk that would take a batch past max_bytes of Arrow buffers
+// starts the next one instead.
+int JoinedNext(ArrowStreamState* st, ArrowArray* out) {
   const int64_t target = st->next_rows > 0 ? st->next_rows : st->batching.first_rows;
   ChunkJoiner joiner(st->options.options);
+  int64_t bytes = 0;
   while (joiner.rows() < target) {
-    auto chunk = st->query->Next();
-    if (!chunk.ok()) return ChunkFailure(st, chunk.status());
-    if (chunk->chunk == nullptr) {
+    DataChunk chunk;
+    if (st->held) {
+      chunk = DataChunk(std::move(*st->held));
+      st->held.reset();
+    } else if (!st->ended) {
+      auto next = st->query->Next();
+      if (!next.ok()) return ChunkFailure(st, next.status());
+      chunk = DataChunk(std::move(*next));
+    }
+    if (chunk.chunk == nullptr) {
       st->ended = true;
       break;
     }
-    if (Status appended = joiner.Append(chunk->chunk, target); !appended.ok()) {
+    const int64_t size = ChunkJoiner::ArrowBytes(chunk.chunk);
+    if (joiner.rows() > 0 && bytes + size > st->batching.max_bytes) {
+      st->held.emplace(std::move(chunk));
+      break;
+    }
+    if (Status appended = joiner.Append(chunk.chunk, target); !appended.ok()) {
       st->last_error = appended.message();
       return EIO;
     }
+    bytes += size;
   }
   if (joiner.rows() == 0) {
     out->release = nullptr;  // end of stream
@@ -273,18 +281,13 @@ int JoinedNext(ArrowArrayStream* stream, ArrowStreamState* st, ArrowArray* out) 
     st->last_error = finished.message();
     return EIO;
   }
-  int64_t next = std::min(target * 2, std::max(st->batching.max_rows, st->batching.first_rows));
-  const int64_t bytes = arrow::ArrayBufferBytes(*st->schema.get(), *out);
-  if (bytes > 0 && out->length > 0) {
-    next = std::min(next, static_cast<int64_t>(static_cast<double>(st->batching.max_bytes) * out->length / bytes));
-  }
-  st->next_rows = std::max<int64_t>(next, 1);
+  st->next_rows = std::min(target * 2, std::max(st->batching.max_rows, st->batching.first_rows));
   return 0;
 }
 
 int StreamGetNext(ArrowArrayStream* stream, ArrowArray* out) {
   auto* st = static_cast<ArrowStreamState*>(stream->private_data);
-  if (st->batching.first_rows > 0) return JoinedNext(stream, st, out);
+  if (st->batching.first_rows > 0) return JoinedNext(st, out);
   auto chunk = st->query->Next();
   if (!chunk.ok()) return ChunkFailure(st, chunk.status());
   if (chunk->chunk == nullptr) {

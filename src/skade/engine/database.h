@@ -59,10 +59,11 @@ enum class StatementKind { kSelect, kExplain, kInsert, kUpdate, kDelete, kCreate
 // How a query's Arrow stream cuts its batches. By default each of DuckDB's chunks (2,048 rows)
 // is one batch, converted as it comes. A reader that pays per batch (a network stream: a
 // message, a wake-up and a decode per batch) asks for growing batches: the first of
-// `first_rows` rows, then each twice the last, up to `max_rows` rows and, at the Arrow bytes per
-// row of the batch before (arrow::ArrayBufferBytes), about `max_bytes` — so its first rows
-// still come at once. A batch may end short (at the end of the result) or pass its bounds by
-// less than one chunk (chunks are not split), or by what rows wider than the last batch's add.
+// `first_rows` rows, then each twice the last, up to `max_rows` rows and `max_bytes` of Arrow
+// buffers (estimated per chunk before it joins) — so its first rows still come at once. A
+// batch may end short (at the end of the result, or before a chunk that would pass
+// `max_bytes`) and passes `max_rows` by less than one chunk; chunks are never split, so a
+// single chunk larger than `max_bytes` is a batch of its own.
 struct ArrowBatching {
   int64_t first_rows = 0;  // 0: one batch per chunk (the other fields are ignored)
   int64_t max_rows = 65536;

@@ -21,6 +21,13 @@ Status CheckAllowed(const DeleteAccess& access, const char* caller, const std::v
 
 }  // namespace
 
+DeletionVectorPtr UnionOf(const std::vector<DeletionVectorPtr>& vectors) {
+  if (vectors.size() == 1) return vectors.front();
+  std::vector<int64_t> positions;
+  for (const auto& v : vectors) v->ForEach([&](int64_t p) { positions.push_back(p); });
+  return std::make_shared<const iceberg::DeletionVector>(iceberg::DeletionVector::FromPositions(std::move(positions)));
+}
+
 DeleteAccess DeleteAccess::From(duckdb_database db, const DatabaseOptions& options) {
   DeleteAccess access;
   access.db = db;
@@ -113,14 +120,9 @@ Result<DeleteBitmaps> LoadPositionBitmaps(const DeleteAccess& access, const Posi
       if (it != file->by_location.end()) found.emplace_back(file, &it->second);
     }
     if (found.empty()) continue;
-    DeletionVectorPtr vector = found.front();
-    if (found.size() > 1) {  // several delete files for one data file: one bitmap of them all
-      std::vector<int64_t> positions;
-      for (const auto& v : found) v->ForEach([&](int64_t p) { positions.push_back(p); });
-      vector = std::make_shared<const iceberg::DeletionVector>(iceberg::DeletionVector::FromPositions(std::move(positions)));
-    }
     out.data_paths.push_back(request.data_paths[i]);
-    out.vectors.push_back(std::move(vector));
+    // Several delete files for one data file: one bitmap of them all.
+    out.vectors.push_back(UnionOf(found));
   }
   return out;
 }

@@ -65,6 +65,9 @@ struct DeleteBitmaps {
   std::vector<DeletionVectorPtr> vectors;
 };
 
+// One bitmap of every position of `vectors` (not empty): the one vector itself when alone.
+DeletionVectorPtr UnionOf(const std::vector<DeletionVectorPtr>& vectors);
+
 // kInvalidArgument for lists of unequal lengths or an index out of range, kPermissionDenied
 // for a path the access does not allow, else the loaders' errors (position_deletes_internal.h,
 // deletion_vectors_internal.h); `caller` names the function in messages.

@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -108,10 +109,22 @@ class DeletingReader final : public duckdb::MultiFileReader {
   }
 
   // Called once per bind, after the options: loads the bitmaps, then binds as read_parquet.
+  // Every data file the deletes name must be one of the files read, spelt the same way: a
+  // bitmap no reader would take means rows that should be gone, so it is an error.
   bool Bind(duckdb::MultiFileOptions& options, duckdb::MultiFileList& files,
             duckdb::vector<duckdb::LogicalType>& return_types, duckdb::vector<std::string>& names,
             duckdb::MultiFileReaderBindData& bind_data) override {
     Load();
+    if (by_path_ != nullptr) {
+      std::unordered_set<std::string> read;
+      for (const duckdb::OpenFileInfo& file : files.GetAllFiles()) read.insert(file.path);
+      for (const auto& [path, vector] : *by_path_) {
+        if (!read.count(path)) {
+          throw duckdb::InvalidInputException("%s: the deletes name '%s', which is not one of the files read", kName,
+                                              path);
+        }
+      }
+    }
     return duckdb::MultiFileReader::Bind(options, files, return_types, names, bind_data);
   }
 
@@ -147,15 +160,8 @@ class DeletingReader final : public duckdb::MultiFileReader {
       if (!loaded.ok()) throw duckdb::InvalidInputException(loaded.status().message());
       for (size_t i = 0; i < loaded->data_paths.size(); ++i) {
         DeletionVectorPtr& slot = (*by_path)[loaded->data_paths[i]];
-        if (slot == nullptr) {
-          slot = loaded->vectors[i];
-          continue;
-        }
         // Both kinds name this file: one bitmap of both.
-        std::vector<int64_t> positions;
-        slot->ForEach([&](int64_t p) { positions.push_back(p); });
-        loaded->vectors[i]->ForEach([&](int64_t p) { positions.push_back(p); });
-        slot = std::make_shared<const iceberg::DeletionVector>(iceberg::DeletionVector::FromPositions(std::move(positions)));
+        slot = slot == nullptr ? loaded->vectors[i] : UnionOf({slot, loaded->vectors[i]});
       }
     };
     const DeleteAccess& access = static_cast<const ScanInfo&>(*info_).access;

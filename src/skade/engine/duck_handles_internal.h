@@ -41,6 +41,14 @@ struct DataChunk {
   duckdb_data_chunk chunk = nullptr;
   DataChunk() = default;
   DataChunk(DataChunk&& o) noexcept : chunk(o.chunk) { o.chunk = nullptr; }
+  DataChunk& operator=(DataChunk&& o) noexcept {
+    if (this != &o) {
+      if (chunk) duckdb_destroy_data_chunk(&chunk);
+      chunk = o.chunk;
+      o.chunk = nullptr;
+    }
+    return *this;
+  }
   DataChunk(const DataChunk&) = delete;
   DataChunk& operator=(const DataChunk&) = delete;
   ~DataChunk() {

@@ -412,16 +412,22 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
   }
 
   // Row-position deletes are applied inside the reads: skade_read_parquet drops the rows each
-  // data file's bitmap holds (delete_scan_internal.h). `row_deletes` carries its parameters.
-  std::string row_deletes;
+  // data file's bitmap holds (delete_scan_internal.h). Each read is given the deletes of its
+  // own files only (RowDeletesFor), so the SQL grows with the files, not with reads × files.
+  struct PositionUse {
+    std::string location;              // the data file's path as its manifest spells it
+    std::vector<std::string> deletes;  // local paths of its position delete files
+  };
+  struct VectorUse {
+    std::string puffin;
+    int64_t offset = 0, length = 0, rows = 0;
+  };
+  std::map<std::string, PositionUse> position_uses;  // by the data file's local path
+  std::map<std::string, VectorUse> vector_uses;
   {
-    // Position delete files by local path → index in the list handed over.
     std::vector<std::string> pos_files;
-    std::map<std::string, int64_t> pos_index;
     for (const auto& [p, ref] : delete_files) {
-      if (ref.task->file.content != DataFileContent::kPositionDeletes) continue;
-      pos_index[p] = static_cast<int64_t>(pos_files.size());
-      pos_files.push_back(p);
+      if (ref.task->file.content == DataFileContent::kPositionDeletes) pos_files.push_back(p);
     }
     if (!pos_files.empty()) {
       // Spec: a position delete applies to the data file named by file_path when the data
@@ -433,23 +439,19 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
       SKADE_ASSIGN_OR_RETURN(std::vector<PositionDeletesPtr> loaded,
                              LoadPositionDeletes(DatabaseAccess::Raw(db), pos_files, db.object_store()));
       std::set<std::string> named;  // comparable paths of the data files read with deletes
-      std::string paths, locations, uses;
       for (size_t i = 0; i < scan.tasks.size(); ++i) {
         const auto& t = scan.tasks[i];
-        std::string mine;
+        PositionUse use{t.file.file_path, {}};
         for (const auto& d : t.deletes) {
           if (d->file.content != DataFileContent::kPositionDeletes ||
               d->file.file_format == iceberg::FileFormat::kPuffin) {
             continue;
           }
-          mine += std::string(mine.empty() ? "" : ", ") + std::to_string(pos_index.at(local(d->file.file_path)));
+          use.deletes.push_back(local(d->file.file_path));
         }
-        if (mine.empty()) continue;
+        if (use.deletes.empty()) continue;
         named.insert(io::ComparableLocation(t.file.file_path));
-        const std::string sep = paths.empty() ? "" : ", ";
-        paths += sep + QuoteString(data_paths[i]);
-        locations += sep + QuoteString(t.file.file_path);
-        uses += sep + "[" + mine + "]";
+        position_uses[data_paths[i]] = std::move(use);
       }
       int64_t unmatched_rows = 0;
       for (const PositionDeletesPtr& file : loaded) {
@@ -467,31 +469,62 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
           SKADE_LOG_DEBUG("{}", message);
         }
       }
-      row_deletes += ", position_delete_files = " + SqlList(pos_files) + "::VARCHAR[], position_data_paths = [" +
-                     paths + "]::VARCHAR[], position_data_locations = [" + locations +
-                     "]::VARCHAR[], position_data_deletes = [" + uses + "]::BIGINT[][]";
     }
     if (!vector_requests.empty()) {
       // Checked here (footer, CRC, cardinality, positions within the data file) so a damaged
       // vector is a Corruption naming its file; the read's bind finds them decoded in the cache.
       SKADE_RETURN_IF_ERROR(LoadDeletionVectors(vector_requests, db.object_store()).status());
-      std::string puffins, offsets, lengths, targets, counts;
       for (size_t k = 0; k < vector_requests.size(); ++k) {
         const iceberg::DataFile& dv = *vector_requests[k].vector;
-        const std::string sep = k ? ", " : "";
-        puffins += sep + QuoteString(vector_requests[k].puffin);
-        offsets += sep + std::to_string(*dv.content_offset);
-        lengths += sep + std::to_string(*dv.content_size_in_bytes);
-        targets += sep + QuoteString(data_paths[vector_tasks[k]]);
-        counts += sep + std::to_string(vector_requests[k].data->record_count);
+        vector_uses[data_paths[vector_tasks[k]]] = {vector_requests[k].puffin, *dv.content_offset,
+                                                    *dv.content_size_in_bytes, vector_requests[k].data->record_count};
       }
-      row_deletes += ", vector_puffins = [" + puffins + "]::VARCHAR[], vector_offsets = [" + offsets +
-                     "]::BIGINT[], vector_lengths = [" + lengths + "]::BIGINT[], vector_data_paths = [" + targets +
-                     "]::VARCHAR[], vector_row_counts = [" + counts + "]::BIGINT[]";
     }
   }
+  // skade_read_parquet's delete parameters for a read of `files` (empty: none of them has any).
+  auto row_deletes_for = [&](const std::vector<std::string>& files) {
+    std::vector<std::string> pos_files;
+    std::map<std::string, size_t> pos_index;
+    std::string paths, locations, uses, puffins, offsets, lengths, targets, counts;
+    for (const std::string& file : files) {
+      if (auto it = position_uses.find(file); it != position_uses.end()) {
+        std::string mine;
+        for (const std::string& d : it->second.deletes) {
+          auto [at, added] = pos_index.emplace(d, pos_files.size());
+          if (added) pos_files.push_back(d);
+          mine += std::string(mine.empty() ? "" : ", ") + std::to_string(at->second);
+        }
+        const std::string sep = paths.empty() ? "" : ", ";
+        paths += sep + QuoteString(file);
+        locations += sep + QuoteString(it->second.location);
+        uses += sep + "[" + mine + "]";
+      }
+      if (auto it = vector_uses.find(file); it != vector_uses.end()) {
+        const std::string sep = puffins.empty() ? "" : ", ";
+        puffins += sep + QuoteString(it->second.puffin);
+        offsets += sep + std::to_string(it->second.offset);
+        lengths += sep + std::to_string(it->second.length);
+        targets += sep + QuoteString(file);
+        counts += sep + std::to_string(it->second.rows);
+      }
+    }
+    std::string sql;
+    if (!pos_files.empty()) {
+      sql += ", position_delete_files = " + SqlList(pos_files) + "::VARCHAR[], position_data_paths = [" + paths +
+             "]::VARCHAR[], position_data_locations = [" + locations + "]::VARCHAR[], position_data_deletes = [" +
+             uses + "]::BIGINT[][]";
+    }
+    if (!puffins.empty()) {
+      sql += ", vector_puffins = [" + puffins + "]::VARCHAR[], vector_offsets = [" + offsets +
+             "]::BIGINT[], vector_lengths = [" + lengths + "]::BIGINT[], vector_data_paths = [" + targets +
+             "]::VARCHAR[], vector_row_counts = [" + counts + "]::BIGINT[]";
+    }
+    return sql;
+  };
   // The reader of data files: DuckDB's own, or skade's around it when rows are deleted.
-  const std::string read_parquet = row_deletes.empty() ? "read_parquet(" : "skade_read_parquet(";
+  auto read_parquet = [](const std::string& deletes) {
+    return deletes.empty() ? std::string("read_parquet(") : std::string("skade_read_parquet(");
+  };
 
   std::vector<std::string> parts;
   if (!id_files.empty()) {
@@ -507,8 +540,9 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
       map.emplace_back(kRowIdId, kRowIdInner, "BIGINT", "NULL::VARCHAR");
       map.emplace_back(kLastUpdatedId, kLastUpdatedInner, "BIGINT", "NULL::VARCHAR");
     }
-    parts.push_back("SELECT * FROM " + read_parquet + SqlList(id_files) + ", schema = " + SchemaMap(map) +
-                    ", filename = true, file_row_number = true" + row_deletes + ")");
+    const std::string deletes = row_deletes_for(id_files);
+    parts.push_back("SELECT * FROM " + read_parquet(deletes) + SqlList(id_files) + ", schema = " + SchemaMap(map) +
+                    ", filename = true, file_row_number = true" + deletes + ")");
   }
   for (const std::string& file : remap_files) {
     const FileShape& shape = shapes[file];
@@ -529,8 +563,9 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
       map.emplace_back(kLastUpdatedId, kLastUpdatedInner, "BIGINT", "NULL::VARCHAR");
       select += std::string(kRowIdInner) + ", " + kLastUpdatedInner + ", ";
     }
-    parts.push_back("SELECT " + select + "filename, file_row_number FROM " + read_parquet + SqlList({file}) +
-                    ", schema = " + SchemaMap(map) + ", filename = true, file_row_number = true" + row_deletes + ")");
+    const std::string deletes = row_deletes_for({file});
+    parts.push_back("SELECT " + select + "filename, file_row_number FROM " + read_parquet(deletes) + SqlList({file}) +
+                    ", schema = " + SchemaMap(map) + ", filename = true, file_row_number = true" + deletes + ")");
   }
   // Spec "Column Projection": files without ids are mapped by schema.name-mapping.default.
   iceberg::NameMapping mapping;
@@ -567,8 +602,10 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
       select += std::string("CAST(NULL AS BIGINT) AS ") + kRowIdInner + ", CAST(NULL AS BIGINT) AS " +
                 kLastUpdatedInner + ", ";
     }
-    parts.push_back("SELECT " + select + "filename, file_row_number FROM " + read_parquet + SqlList(noid_files) +
-                    ", union_by_name = true, filename = true, file_row_number = true" + row_deletes + ")");
+    const std::string deletes = row_deletes_for(noid_files);
+    parts.push_back("SELECT " + select + "filename, file_row_number FROM " + read_parquet(deletes) +
+                    SqlList(noid_files) + ", union_by_name = true, filename = true, file_row_number = true" + deletes +
+                    ")");
   }
   if (parts.empty()) return Status::Internal("no data file could be read");
   std::string data_sql = parts[0];
