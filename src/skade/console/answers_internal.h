@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "skade/base/status.h"
+#include "skade/catalog/catalog.h"
 #include "skade/console/route_answer.h"
 
 namespace skade::console::internal {
@@ -48,6 +49,16 @@ inline std::optional<int64_t> Number(const std::map<std::string, std::string>& q
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || end != s.data() + s.size() || v < 0 || v > max) return std::nullopt;
   return v;
+}
+
+// The `table` parameter (ns.table) parsed and validated; kInvalidArgument when it is missing
+// or not a valid table name.
+inline Result<catalog::TableIdent> TableParam(const std::map<std::string, std::string>& query) {
+  auto param = query.find("table");
+  if (param == query.end()) return Status::InvalidArgument("'table' (ns.table) is required");
+  SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident, catalog::TableIdent::Parse(param->second));
+  SKADE_RETURN_IF_ERROR(ident.Validate());
+  return ident;
 }
 
 }  // namespace skade::console::internal

@@ -108,11 +108,8 @@ std::optional<RouteAnswer> Downstream::Serve(std::string_view method, std::strin
     return Error(400, "BadRequestException",
                  "'offset' must be a count and 'limit' 1…" + std::to_string(kMaxLimit));
   }
-  auto table_param = query.find("table");
-  if (table_param == query.end()) return Error(400, "BadRequestException", "'table' (ns.table) is required");
-  auto ident = catalog::TableIdent::Parse(table_param->second);
+  auto ident = internal::TableParam(query);
   if (!ident.ok()) return Error(ident.status());
-  if (Status valid = ident->Validate(); !valid.ok()) return Error(valid);
   const std::string name = ident->ToString();
 
   std::lock_guard<std::mutex> lock(mu_);

@@ -91,11 +91,8 @@ std::optional<RouteAnswer> FilePages::Serve(std::string_view method, std::string
   auto failed = [&](const Status& st) {
     return Error(Status(st.code(), sql::RedactPaths(st.message(), private_paths_)));
   };
-  auto table_param = query.find("table");
-  if (table_param == query.end()) return Error(400, "BadRequestException", "'table' (ns.table) is required");
-  auto ident = catalog::TableIdent::Parse(table_param->second);
+  auto ident = internal::TableParam(query);
   if (!ident.ok()) return failed(ident.status());
-  if (Status valid = ident->Validate(); !valid.ok()) return failed(valid);
   const std::optional<int64_t> page_size = Number(query, "page-size", kDefaultPageSize, kMaxPageSize);
   if (!page_size || *page_size == 0) {
     return Error(400, "BadRequestException", "'page-size' must be 1…" + std::to_string(kMaxPageSize));

@@ -47,11 +47,8 @@ std::optional<RouteAnswer> Preview::Serve(std::string_view method, std::string_v
   if (path == kDownstreamPath) return downstream_.Serve(method, path, query);
   if (path != kPreviewPath) return pages_.Serve(method, path, query);
   if (method != "GET") return internal::OnlyGet("the preview");
-  auto table_param = query.find("table");
-  if (table_param == query.end()) return Error(400, "BadRequestException", "'table' (ns.table) is required");
-  auto ident = catalog::TableIdent::Parse(table_param->second);
+  auto ident = internal::TableParam(query);
   if (!ident.ok()) return Failed(ident.status());
-  if (Status valid = ident->Validate(); !valid.ok()) return Failed(valid);
   const std::optional<int64_t> offset = Number(query, "offset", 0, kMaxOffset);
   const std::optional<int64_t> limit = Number(query, "limit", 50, kMaxLimit);
   if (!offset || !limit || *limit == 0) {

@@ -73,11 +73,8 @@ std::optional<RouteAnswer> TablePages::Serve(std::string_view method, std::strin
                  "'offset' must be a count and 'limit' 1…" + std::to_string(kMaxLimit));
   }
   if (path == kTreePath) return Tree(*offset, *limit);
-  auto table_param = query.find("table");
-  if (table_param == query.end()) return Error(400, "BadRequestException", "'table' (ns.table) is required");
-  auto ident = catalog::TableIdent::Parse(table_param->second);
+  auto ident = internal::TableParam(query);
   if (!ident.ok()) return Error(ident.status());
-  if (Status valid = ident->Validate(); !valid.ok()) return Error(valid);
   if (path == kTablePath) return Table(*ident);
   auto key = query.find("summary-key");
   return Snapshots(*ident, *offset, *limit, key == query.end() ? std::string_view() : std::string_view(key->second));
