@@ -61,4 +61,18 @@ inline Result<catalog::TableIdent> TableParam(const std::map<std::string, std::s
   return ident;
 }
 
+// The `snapshot-id` parameter: nullopt when absent; kInvalidArgument when it is not a whole
+// 64-bit number.
+inline Result<std::optional<int64_t>> SnapshotIdParam(const std::map<std::string, std::string>& query) {
+  auto param = query.find("snapshot-id");
+  if (param == query.end()) return std::optional<int64_t>();
+  int64_t id = 0;
+  const std::string& s = param->second;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), id);
+  if (ec != std::errc() || end != s.data() + s.size()) {
+    return Status::InvalidArgument("'snapshot-id' must be a snapshot id");
+  }
+  return std::optional<int64_t>(id);
+}
+
 }  // namespace skade::console::internal

@@ -106,15 +106,9 @@ std::optional<RouteAnswer> FilePages::Serve(std::string_view method, std::string
     }
   }
   const std::string content_text = content == iceberg::ManifestContent::kData ? "data" : "deletes";
-  std::optional<int64_t> snapshot_id;
-  if (auto s = query.find("snapshot-id"); s != query.end()) {
-    int64_t id = 0;
-    auto [end, ec] = std::from_chars(s->second.data(), s->second.data() + s->second.size(), id);
-    if (ec != std::errc() || end != s->second.data() + s->second.size()) {
-      return Error(400, "BadRequestException", "'snapshot-id' must be a snapshot id");
-    }
-    snapshot_id = id;
-  }
+  auto snapshot_param = internal::SnapshotIdParam(query);
+  if (!snapshot_param.ok()) return Error(snapshot_param.status());
+  const std::optional<int64_t> snapshot_id = *snapshot_param;
 
   auto loaded = catalog_.LoadTable(*ident);
   if (!loaded.ok()) return failed(loaded.status());

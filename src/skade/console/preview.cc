@@ -56,15 +56,9 @@ std::optional<RouteAnswer> Preview::Serve(std::string_view method, std::string_v
                  "'offset' must be 0…" + std::to_string(kMaxOffset) + " and 'limit' 1…" + std::to_string(kMaxLimit));
   }
   table::ReadOptions read;
-  if (auto snapshot = query.find("snapshot-id"); snapshot != query.end()) {
-    int64_t id = 0;
-    const std::string& s = snapshot->second;
-    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), id);
-    if (ec != std::errc() || end != s.data() + s.size()) {
-      return Error(400, "BadRequestException", "'snapshot-id' must be a snapshot id");
-    }
-    read.snapshot.snapshot_id = id;
-  }
+  auto snapshot_param = internal::SnapshotIdParam(query);
+  if (!snapshot_param.ok()) return Error(snapshot_param.status());
+  if (*snapshot_param) read.snapshot.snapshot_id = **snapshot_param;
 
   auto table = table::Table::Load(catalog_, io_, db_, *ident);
   if (!table.ok()) return Failed(table.status());
