@@ -9,7 +9,8 @@
 #                              missing, 1 when it did not start.
 #   balanced_stop DIR          SIGTERM; returns the launcher's verdict (0: every server answered
 #                              calls, none failed in nginx, all stopped cleanly) and prints its
-#                              report; DIR/balanced.err keeps it.
+#                              report; DIR/balanced.err keeps it. A launcher still running 180 s
+#                              later is killed and the stop fails (137).
 
 balanced_start() {
   local dir="$1" venv i
@@ -48,9 +49,19 @@ balanced_start() {
 }
 
 balanced_stop() {
-  local dir="$1" rc=0
+  local dir="$1" rc=0 i
   [ -n "${balanced_pid:-}" ] || return 1
   kill -TERM "$balanced_pid" 2>/dev/null || true
+  # The launcher's own waits end within 150 s (nginx 15 s, each server 45 s); past 180 s it hangs,
+  # which fails here with what it logged rather than at ctest's timeout with nothing.
+  for i in $(seq 1 1800); do
+    kill -0 "$balanced_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$balanced_pid" 2>/dev/null; then
+    kill -KILL "$balanced_pid" 2>/dev/null || true
+    echo "balanced_serve: FAIL: the launcher did not stop within 180 s of SIGTERM (killed)" >>"$dir/balanced.err"
+  fi
   wait "$balanced_pid" || rc=$?
   balanced_pid=""
   cat "$dir/balanced.err"
