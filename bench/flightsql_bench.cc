@@ -287,6 +287,7 @@ class FlightClient {
     SKADE_RETURN_IF_ERROR(Await(2, "DoGet write"));
     DoGetStats stats;
     arrow::ipc::MessageDecoder decoder;
+    std::string flat;
     Status failure = Status::Ok();
     while (true) {
       grpc::ByteBuffer message;
@@ -297,7 +298,7 @@ class FlightClient {
       // rest is drained so that Finish can complete.
       if (!ok) break;
       if (!failure.ok()) continue;
-      failure = Consume(message, decoder, stats);
+      failure = Consume(message, decoder, stats, flat);
     }
     grpc::Status status;
     call->Finish(&status, Tag(4));
@@ -343,18 +344,32 @@ class FlightClient {
   }
 
   static Status Consume(const grpc::ByteBuffer& message, arrow::ipc::MessageDecoder& decoder,
-                        DoGetStats& stats) {
+                        DoGetStats& stats, std::string& flat) {
     ++stats.messages;
     // The body must be contiguous for the decoder: gRPC hands a large message over in several
-    // slices, which are then copied into one (as Arrow's own Flight client does).
+    // slices, which are then copied into one (as Arrow's own Flight client does), here into one
+    // buffer reused from message to message (the decoder copies what it keeps). A fresh
+    // malloc per 1 MiB message made glibc map and trim its heap each time: section am of
+    // RESULTS.md measured that page-fault churn as a third of the Flight run's CPU, a cost of
+    // this client that Arrow's pooled allocators (jemalloc, mimalloc) do not pay.
     grpc::Slice slice;
-    if (!message.TrySingleSlice(&slice).ok()) {
+    std::string_view bytes;
+    if (message.TrySingleSlice(&slice).ok()) {
+      bytes = std::string_view(reinterpret_cast<const char*>(slice.begin()), slice.size());
+    } else {
       double start = NowSeconds();
-      if (!message.DumpToSingleSlice(&slice).ok()) return Status::Internal("empty FlightData");
+      std::vector<grpc::Slice> slices;
+      if (!message.Dump(&slices).ok()) return Status::Internal("empty FlightData");
+      flat.resize(message.Length());
+      size_t at = 0;
+      for (const grpc::Slice& s : slices) {
+        std::memcpy(flat.data() + at, s.begin(), s.size());
+        at += s.size();
+      }
+      bytes = std::string_view(flat.data(), flat.size());
       stats.flatten_seconds += NowSeconds() - start;
       ++stats.flattened;
     }
-    std::string_view bytes(reinterpret_cast<const char*>(slice.begin()), slice.size());
     SKADE_ASSIGN_OR_RETURN(FlightDataView view, ParseFlightData(bytes));
     if (view.header.empty()) return Status::Ok();  // app_metadata only
     stats.header_bytes += static_cast<int64_t>(view.header.size());
@@ -703,7 +718,7 @@ Status FirstRowsBenchmark(sql::LakeSql& lake, const Options& options) {
   SKADE_ASSIGN_OR_RETURN(auto server, flightsql::FlightSqlServer::Start(lake, server_options));
   FlightClient client(server->port());
   std::cout << "\n== first rows: " << sql << " (load " << LoadAverage() << ")\n";
-  std::vector<double> base_first, base_last, flight_first, flight_last;
+  std::vector<double> base_first, base_last, flight_first, flight_last, base_cpu, flight_cpu;
   const int rounds = std::max(options.repeat, 5);
   for (int rep = -1; rep < rounds; ++rep) {  // one warm-up round, then alternating
     for (int k = 0; k < 2; ++k) {
@@ -717,15 +732,18 @@ Status FirstRowsBenchmark(sql::LakeSql& lake, const Options& options) {
       if (rep < 0) continue;
       (flight ? flight_first : base_first).push_back(run->first_batch_seconds * 1e3);
       (flight ? flight_last : base_last).push_back(run->seconds * 1e3);
+      (flight ? flight_cpu : base_cpu).push_back(run->cpu_seconds * 1e3);
     }
   }
   server->Shutdown();
-  auto line = [](const std::string& name, const std::vector<double>& first, const std::vector<double>& last) {
+  auto line = [](const std::string& name, const std::vector<double>& first, const std::vector<double>& last,
+                 const std::vector<double>& cpu) {
     std::cout << name << ": first batch median " << Median(first) << " ms (best " << Best(first)
-              << "), whole result median " << Median(last) << " ms (best " << Best(last) << ")\n";
+              << "), whole result median " << Median(last) << " ms (best " << Best(last) << "), CPU median "
+              << Median(cpu) << " ms\n";
   };
-  line("DuckDB in process (baseline)", base_first, base_last);
-  line("Flight SQL DoGet (GetFlightInfo + DoGet)", flight_first, flight_last);
+  line("DuckDB in process (baseline)", base_first, base_last, base_cpu);
+  line("Flight SQL DoGet (GetFlightInfo + DoGet)", flight_first, flight_last, flight_cpu);
   std::cout << "ratio baseline/Flight, whole result: median " << Median(base_last) / Median(flight_last)
             << "; first batch: median " << Median(base_first) / Median(flight_first) << "\n";
   return Status::Ok();
