@@ -6,8 +6,12 @@ bench/RESULTS.md, section y (issues 36 item 5 and 39). One run, one process, one
   file) writes it into DIR/bench/scan10m, and `skade register` puts it in the lake's SQLite
   catalog DIR/catalog.db as bench.scan10m, which PyIceberg's SqlCatalog opens as it is;
 - the engines, each timed from a ready handle to a pyarrow.Table in hand:
-    skade      skade.open(DIR).scan(table, where=, columns=).read_all()
-               (catalog lookup, metadata, planning and the read are inside the timed call)
+    skade      skade.open(DIR).to_arrow(table, where=, columns=): the whole read
+               (skade_read_all: DuckDB converts in its worker threads, batches of up to 122,880 rows)
+    skade scan skade.open(DIR).scan(table, where=, columns=).read_all(): the stream, 2048-row
+               chunks converted as they are read
+               (for both: catalog lookup, metadata, planning and the read are inside the timed
+               call)
     PyIceberg  catalog.load_table(...).scan(row_filter=, selected_fields=).to_arrow()
     DuckDB     con.sql("SELECT … FROM read_parquet([the current data files]) WHERE …")
                .to_arrow_table() — the file list is given (from PyIceberg's plan), no metadata
@@ -58,8 +62,8 @@ COLUMNS = ["id", "qty", "price", "amount", "customer", "event_date", "ts", "flag
 # big = (i * 2654435761) % 1000000007 (bench/table_generator.cc): spread evenly over every file,
 # so no file's bounds exclude it; values below 10^7 are ~1% of the rows.
 BIG_BOUND = 10_000_000
-ENGINES = ["skade", "pyiceberg", "duckdb"]
-ENGINE_TITLES = {"skade": "skade", "pyiceberg": "PyIceberg", "duckdb": "DuckDB"}
+ENGINES = ["skade", "skade_scan", "pyiceberg", "duckdb"]
+ENGINE_TITLES = {"skade": "skade", "skade_scan": "skade scan", "pyiceberg": "PyIceberg", "duckdb": "DuckDB"}
 
 
 class WrongAnswer(Exception):
@@ -146,8 +150,10 @@ def engine_calls(lake: skade.Lake, catalog: SqlCatalog, con: duckdb.DuckDBPyConn
     ident = (NAMESPACE, TABLE_NAME)
     source = f"read_parquet({sql_list(files)})"
     if case.count_only:
+        count = lambda: lake.sql(f"SELECT count(*) AS n FROM {TABLE}").read_all().column(0)[0].as_py()  # noqa: E731
         return {
-            "skade": lambda: lake.sql(f"SELECT count(*) AS n FROM {TABLE}").read_all().column(0)[0].as_py(),
+            "skade": count,
+            "skade_scan": count,
             "pyiceberg": lambda: catalog.load_table(ident).scan().count(),
             "duckdb": lambda: con.sql(f"SELECT count(*) FROM {source}").fetchall()[0][0],
         }
@@ -155,7 +161,8 @@ def engine_calls(lake: skade.Lake, catalog: SqlCatalog, con: duckdb.DuckDBPyConn
     query = f"SELECT {select} FROM {source}" + (f" WHERE {case.where_sql}" if case.where_sql else "")
     fields = tuple(case.columns) if case.columns else ("*",)
     return {
-        "skade": lambda: lake.scan(TABLE, where=case.where_sql, columns=case.columns).read_all(),
+        "skade": lambda: lake.to_arrow(TABLE, where=case.where_sql, columns=case.columns),
+        "skade_scan": lambda: lake.scan(TABLE, where=case.where_sql, columns=case.columns).read_all(),
         "pyiceberg": lambda: catalog.load_table(ident).scan(row_filter=case.row_filter,
                                                             selected_fields=fields).to_arrow(),
         "duckdb": lambda: con.sql(query).to_arrow_table(),
@@ -315,8 +322,8 @@ def report(cases: list[Case], results: dict[str, dict[str, Timing]], answers: di
           "engine's, < 1 = skade faster)")
 
     print()
-    print("| case | rows out | skade s | PyIceberg s | DuckDB s | skade/PyIceberg | skade/DuckDB |")
-    print("|---|---|---|---|---|---|---|")
+    print("| case | rows out | skade s | skade scan s | PyIceberg s | DuckDB s | skade/PyIceberg | skade/DuckDB |")
+    print("|---|---|---|---|---|---|---|---|")
     for case in cases:
         t = results[case.name]
         med = {e: statistics.median(t[e].wall) for e in ENGINES}

@@ -80,6 +80,7 @@ _SIGNATURES: dict[str, tuple[list, object]] = {
     "skade_table_drop": ([_P, _S, ctypes.c_int], ctypes.c_int),
     "skade_table_schema": ([_P, _S, _SCHEMA], ctypes.c_int),
     "skade_read": ([_P, _S, _NAMES, _I64, _S, _PI64, _PI64, _PI64, _STREAM], ctypes.c_int),
+    "skade_read_all": ([_P, _S, _NAMES, _I64, _S, _PI64, _PI64, _PI64, _STREAM], ctypes.c_int),
     "skade_snapshots": ([_P, _S, _STREAM], ctypes.c_int),
     "skade_sql": ([_P, _S, _STREAM], ctypes.c_int),
     "skade_append": ([_P, _S, _STREAM, _PI64, _PI64], ctypes.c_int),

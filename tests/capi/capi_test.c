@@ -131,6 +131,16 @@ int main(int argc, char** argv) {
   CHECK(CountRows(&names) == 3);
   const char* unknown[] = {"nope"};
   CHECK(skade_read(lake, "db.src", unknown, 1, NULL, NULL, NULL, NULL, &names) != SKADE_OK);
+  /* The same read, collected whole before it returns: same columns and rows, same refusals. */
+  CHECK(skade_read_all(lake, "db.src", name_only, 1, "id >= 50", NULL, NULL, &three, &names) == SKADE_OK);
+  CHECK(names.get_schema(&names, &names_schema) == 0);
+  CHECK(names_schema.n_children == 1 && strcmp(names_schema.children[0]->name, "name") == 0);
+  names_schema.release(&names_schema);
+  CHECK(CountRows(&names) == 3);
+  CHECK(skade_read_all(lake, "db.src", NULL, 0, "id < 10", NULL, NULL, NULL, &names) == SKADE_OK);
+  CHECK(CountRows(&names) == 10);
+  CHECK(skade_read_all(lake, "db.src", unknown, 1, NULL, NULL, NULL, NULL, &names) != SKADE_OK);
+  CHECK(skade_read_all(lake, "db.src", NULL, 0, "id <", NULL, NULL, NULL, &names) == SKADE_E_INVALID_ARGUMENT);
 
   /* Overwrite the rows with id < 5 by two rows, delete one, delete nothing. */
   struct ArrowArrayStream two;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -456,6 +457,111 @@ TEST(ArrowBatchingTest, AnErrorWhileJoiningFailsTheStream) {
   ASSERT_TRUE(stream.ok());
   Drained d = Drain(std::move(*stream));
   EXPECT_NE(d.error.find("boom at the end"), std::string::npos) << d.error;
+}
+
+}  // namespace
+}  // namespace skade::engine
+
+namespace skade::engine {
+namespace {
+
+// A whole result (Database::QueryArrowWhole) holds the streamed result's rows and values, in
+// batches of at most the asked size, in order for ORDER BY; unordered, DuckDB's worker threads
+// collect it in parallel, and still every row comes once.
+TEST(ArrowWholeTest, HoldsTheStreamedRowsInBoundedBatchesAndKeepsOrder) {
+  auto db = OpenDb();
+  const std::string sql =
+      "SELECT i, i::VARCHAR || repeat('x', (i % 7)::INTEGER) AS s, "
+      "CASE WHEN i % 3 = 0 THEN NULL ELSE i * 1.5 END::DECIMAL(18,2) AS d, [i, i + 1] AS l, "
+      "{'a': i, 'b': NULL::VARCHAR} AS st, DATE '2020-01-01' + (i % 400)::INTEGER AS day "
+      "FROM range(10000) t(i) ORDER BY i";
+  auto sorted = [&](arrow::StreamHandle stream) {
+    auto rows = Rows(*db, std::move(stream));
+    std::sort(rows.begin(), rows.end());
+    return rows;
+  };
+  auto streamed = db->QueryArrow(sql);
+  ASSERT_TRUE(streamed.ok()) << streamed.status().ToString();
+  const auto want = sorted(std::move(*streamed));
+  ASSERT_EQ(want.size(), 10000u);
+
+  auto whole = db->QueryArrowWhole(sql, 3000);
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  Drained d = Drain(std::move(*whole));
+  ASSERT_EQ(d.error, "");
+  ASSERT_FALSE(d.lengths.empty());
+  for (int64_t n : d.lengths) EXPECT_LE(n, 3000);
+  std::vector<int64_t> in_order(10000);
+  std::iota(in_order.begin(), in_order.end(), 0);
+  EXPECT_EQ(d.first_column, in_order);
+  EXPECT_EQ(sorted(std::move(d.again)), want);
+
+  // No order asked: 3M rows over the worker threads, each exactly once.
+  auto parallel = db->QueryArrowWhole("SELECT i FROM range(3000000) t(i) WHERE i % 3 <> 1");
+  ASSERT_TRUE(parallel.ok()) << parallel.status().ToString();
+  Drained p = Drain(std::move(*parallel));
+  ASSERT_EQ(p.error, "");
+  for (int64_t n : p.lengths) EXPECT_LE(n, Database::kWholeBatchRows);
+  std::vector<int64_t> seen = p.first_column;
+  std::sort(seen.begin(), seen.end());
+  ASSERT_EQ(seen.size(), 2000000u);
+  for (size_t k = 0; k < seen.size(); ++k) {
+    const int64_t expected = static_cast<int64_t>(k / 2 * 3 + (k % 2 == 0 ? 0 : 2));
+    if (seen[k] != expected) {
+      ADD_FAILURE() << "row " << k << ": " << seen[k] << ", expected " << expected;
+      break;
+    }
+  }
+  // An empty result is a stream with its schema and no batch.
+  auto empty = db->QueryArrowWhole("SELECT i FROM range(10) t(i) WHERE i > 100");
+  ASSERT_TRUE(empty.ok()) << empty.status().ToString();
+  Drained e = Drain(std::move(*empty));
+  EXPECT_EQ(e.error, "");
+  EXPECT_TRUE(e.lengths.empty());
+}
+
+TEST(ArrowWholeTest, RefusesWhatQueryArrowRefusesAndReportsErrors) {
+  testing::TempDir lake;
+  DatabaseOptions options;
+  options.lock_down = true;
+  options.allowed_directories = {lake.path()};
+  auto db = OpenDb(options);
+  auto fails = [&](const std::string& sql, int64_t batch_rows = Database::kWholeBatchRows) {
+    auto r = db->QueryArrowWhole(sql, batch_rows);
+    EXPECT_FALSE(r.ok()) << sql;
+    return r.ok() ? Status::Ok() : r.status();
+  };
+  EXPECT_EQ(fails("SELECT 1 AS a", 0).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(fails("SELECT * FROM missing_table").code(), StatusCode::kInvalidArgument);
+  // One statement only: the text cannot smuggle a second one in, nor hide one behind a NUL.
+  EXPECT_EQ(fails("SELECT 1; SELECT 2").code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(fails(std::string("SELECT 1\0; SELECT 2", 19)).code(), StatusCode::kInvalidArgument);
+  // The lock-down holds as for every other statement.
+  EXPECT_EQ(fails("SELECT * FROM read_csv('/etc/passwd')").code(), StatusCode::kPermissionDenied);
+  // An error raised while the query runs comes back with DuckDB's message.
+  Status boom = fails("SELECT CASE WHEN i = 1999999 THEN error('boom at the end') ELSE i END FROM range(2000000) t(i)");
+  EXPECT_NE(boom.message().find("boom at the end"), std::string::npos) << boom.ToString();
+  // After the failures, the Database's next queries stream as before.
+  auto after = db->QueryArrow("SELECT 42 AS a");
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(Rows(*db, std::move(*after)), (std::vector<std::vector<std::string>>{{"42"}}));
+}
+
+// InterruptRunning stops a whole read while DuckDB collects it.
+TEST(ArrowWholeTest, InterruptRunningStopsIt) {
+  auto db = OpenDb();
+  std::atomic<bool> done{false};
+  std::thread interrupter([&] {
+    while (!done.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      db->InterruptRunning();
+    }
+  });
+  auto r = db->QueryArrowWhole("SELECT sum(i) FROM range(100000000000) t(i)");
+  done = true;
+  interrupter.join();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("nterrupt"), std::string::npos) << r.status().ToString();
 }
 
 }  // namespace

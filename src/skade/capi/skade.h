@@ -114,6 +114,16 @@ int skade_scan(skade_lake* lake, const char* table, const char* where_sql, struc
 int skade_read(skade_lake* lake, const char* table, const char* const* columns, int64_t n_columns,
                const char* where_sql, const int64_t* snapshot_id, const int64_t* as_of_ms, const int64_t* limit,
                struct ArrowArrayStream* out);
+/* skade_read for a caller that keeps every row (a whole table into one Arrow table or data
+ * frame): the call returns once the read has ended, DuckDB having converted the rows to Arrow
+ * in its worker threads, in batches of up to 122,880 rows; `out` then hands them over. Same
+ * arguments, rows and errors as skade_read, but the rows come in no particular order (an
+ * Iceberg table has none; skade_read gives them file by file). Memory holds the whole result
+ * until it is read. A snapshot of very many files (more than skade_read reads at once) streams
+ * as with skade_read. */
+int skade_read_all(skade_lake* lake, const char* table, const char* const* columns, int64_t n_columns,
+                   const char* where_sql, const int64_t* snapshot_id, const int64_t* as_of_ms,
+                   const int64_t* limit, struct ArrowArrayStream* out);
 /* The snapshots of a table, oldest first, as a stream with columns snapshot_id int64,
  * parent_snapshot_id int64 (null for none), sequence_number int64, timestamp_ms int64,
  * operation utf8, current bool, summary map<utf8, utf8>. */

@@ -188,7 +188,7 @@ Status Open(const char* warehouse, const char* catalog_uri, skade_lake** out) {
 
 Status Read(skade_lake* lake, const char* table, const char* const* columns, int64_t n_columns,
             const char* where_sql, const int64_t* snapshot_id, const int64_t* as_of_ms, const int64_t* limit,
-            ArrowArrayStream* out) {
+            bool whole, ArrowArrayStream* out) {
   if (out == nullptr) return Status::InvalidArgument("null output stream");
   SKADE_ASSIGN_OR_RETURN(std::shared_ptr<LakeState> state, StateOf(lake));
   skade::table::ReadOptions options;
@@ -204,6 +204,7 @@ Status Read(skade_lake* lake, const char* table, const char* const* columns, int
     if (*limit < 0) return Status::InvalidArgument("negative limit");
     options.limit = *limit;
   }
+  options.whole = whole;
   SKADE_ASSIGN_OR_RETURN(auto t, skade::capi::LoadTable(*state, table));
   SKADE_ASSIGN_OR_RETURN(skade::arrow::StreamHandle stream, t->Read(options));
   skade::capi::Export(std::move(state), std::move(stream), out);
@@ -294,13 +295,19 @@ void skade_close(skade_lake* lake) {
 }
 
 int skade_scan(skade_lake* lake, const char* table, const char* where_sql, ArrowArrayStream* out) {
-  return Report(Read(lake, table, nullptr, 0, where_sql, nullptr, nullptr, nullptr, out));
+  return Report(Read(lake, table, nullptr, 0, where_sql, nullptr, nullptr, nullptr, false, out));
 }
 
 int skade_read(skade_lake* lake, const char* table, const char* const* columns, int64_t n_columns,
                const char* where_sql, const int64_t* snapshot_id, const int64_t* as_of_ms, const int64_t* limit,
                ArrowArrayStream* out) {
-  return Report(Read(lake, table, columns, n_columns, where_sql, snapshot_id, as_of_ms, limit, out));
+  return Report(Read(lake, table, columns, n_columns, where_sql, snapshot_id, as_of_ms, limit, false, out));
+}
+
+int skade_read_all(skade_lake* lake, const char* table, const char* const* columns, int64_t n_columns,
+                   const char* where_sql, const int64_t* snapshot_id, const int64_t* as_of_ms, const int64_t* limit,
+                   ArrowArrayStream* out) {
+  return Report(Read(lake, table, columns, n_columns, where_sql, snapshot_id, as_of_ms, limit, true, out));
 }
 
 int skade_append(skade_lake* lake, const char* table, ArrowArrayStream* rows, int64_t* snapshot_id,

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 #include "skade/arrow/builder.h"
 #include "skade/engine/arrow_batches_internal.h"
+#include "skade/engine/arrow_collect_internal.h"
 #include "skade/engine/database_internal.h"
 #include "skade/engine/delete_scan_internal.h"
 #include "skade/engine/duck_handles_internal.h"
@@ -669,6 +670,26 @@ Result<arrow::StreamHandle> Database::QueryArrow(std::string_view sql) {
   auto query = StreamingQuery::Start(impl_->db, impl_->connection_setup, impl_->running.get(), sql);
   if (!query.ok()) return impl_->data_file_checks->Explain(sql, query.status());
   return ArrowStreamOf(std::move(query).value(), impl_->data_file_checks.get(), sql);
+}
+
+Result<arrow::StreamHandle> Database::QueryArrowWhole(std::string_view sql, int64_t batch_rows) {
+  if (batch_rows < 1) return Status::InvalidArgument("a whole result's batches need at least one row each");
+  CollectedArrow collected;
+  Status run = [&]() -> Status {
+    RawConnection con;
+    SKADE_RETURN_IF_ERROR(OpenConnection(impl_->db, impl_->connection_setup, con, impl_->running.get()));
+    SKADE_ASSIGN_OR_RETURN(std::string text, CText(sql));
+    RawPrepared stmt;
+    if (duckdb_prepare(con.con, text.c_str(), &stmt.stmt) != DuckDBSuccess) {
+      return DuckError(duckdb_prepare_error(stmt.stmt), "cannot prepare the statement");
+    }
+    if (std::optional<std::string> error = CollectArrow(stmt.stmt, batch_rows, &collected)) {
+      return DuckError(error->c_str(), "query failed");
+    }
+    return Status::Ok();
+  }();
+  if (!run.ok()) return impl_->data_file_checks->Explain(sql, run);
+  return arrow::MakeBatchStream(std::move(collected.schema), std::move(collected.batches));
 }
 
 namespace {

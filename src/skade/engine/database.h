@@ -172,6 +172,17 @@ class Database {
   // not the Database. kInvalidArgument for SQL errors found before the first row.
   Result<arrow::StreamHandle> QueryArrow(std::string_view sql);
 
+  // QueryArrow for a reader that keeps every row anyway (a whole table into pyarrow, pandas):
+  // DuckDB runs the query to its end and converts to Arrow in its worker threads, in parallel,
+  // with no streaming buffer in between, into batches of at most `batch_rows` rows. The rows
+  // come in no particular order unless the query fixes one (ORDER BY), which is kept;
+  // QueryArrow keeps the order of its sources. The call returns when the query has ended;
+  // memory then holds the whole result until the stream's batches are read. The stream needs
+  // neither this Database nor DuckDB. kInvalidArgument for SQL errors and a batch_rows below 1.
+  Result<arrow::StreamHandle> QueryArrowWhole(std::string_view sql, int64_t batch_rows = kWholeBatchRows);
+  // DuckDB's row group size: each worker thread's Arrow buffers stay modest.
+  static constexpr int64_t kWholeBatchRows = 122'880;
+
   // Runs a query and calls `on_row` for every row with the values rendered as text (DuckDB's
   // own VARCHAR cast). `on_header` receives the column names first. Streams (bounded memory).
   Status QueryText(std::string_view sql, const std::function<void(const std::vector<std::string>&)>& on_header,

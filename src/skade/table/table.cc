@@ -122,7 +122,7 @@ Result<arrow::StreamHandle> Table::Read(const ReadOptions& options) {
     return PartedRead::Stream(std::move(read), options.limit);
   }
   SKADE_ASSIGN_OR_RETURN(std::string sql, ReadSql(options));
-  return db_.QueryArrow(sql);
+  return options.whole ? db_.QueryArrowWhole(sql) : db_.QueryArrow(sql);
 }
 
 Result<std::optional<int64_t>> Table::CountFromManifests(const ReadOptions& options) {

@@ -54,6 +54,12 @@ struct ReadOptions {
   std::optional<int64_t> limit;
   // Read and Count read a snapshot of more data files than this in parts (parted_read.h).
   int64_t parted_read_files = kPartedReadFiles;
+  // For a reader that keeps every row anyway (a whole table into pyarrow or pandas): Read runs
+  // the query to its end with DuckDB converting in its worker threads
+  // (engine::Database::QueryArrowWhole) before the first batch comes; memory holds the whole
+  // result, and the rows come in no particular order (not file by file). A snapshot read in
+  // parts still streams part by part.
+  bool whole = false;
 };
 
 // One schema change (Iceberg schema evolution; columns by dotted name, nested too).

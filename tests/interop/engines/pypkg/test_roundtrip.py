@@ -10,6 +10,8 @@ import polars as pl
 import pyarrow as pa
 import pytest
 
+import skade
+
 UTC = dt.timezone.utc
 
 # Every kind of column, with a null in each nullable one.
@@ -139,6 +141,35 @@ def test_scan_columns_where_and_limit(lake):
     assert isinstance(reader, pa.RecordBatchReader)
     assert reader.read_all().to_pylist() == [{"name": "", "id": 3}]
     assert lake.to_arrow("db.all", limit=1).num_rows == 1
+
+
+def test_to_arrow_collects_what_scan_streams(lake):
+    # to_arrow reads whole (skade_read_all: converted in the engine's worker threads, batches of
+    # up to 1M rows); scan streams. Same schema, same rows, with every type and 3 data files.
+    data = pa.Table.from_pylist(ROWS, schema=SCHEMA)
+    lake.create_table("db.all", SCHEMA)
+    for _ in range(3):
+        lake.append("db.all", data)
+    streamed = lake.scan("db.all").read_all()
+    whole = lake.to_arrow("db.all")
+    assert whole.schema == streamed.schema
+    assert sorted_rows(whole) == sorted_rows(streamed)
+    assert whole.num_rows == 3 * data.num_rows
+    # Options as scan's, and the same refusals.
+    assert lake.to_arrow("db.all", columns=["id"], where="id >= 2").column_names == ["id"]
+    assert lake.to_arrow("db.all", columns=["id"], where="id >= 2").num_rows == lake.scan(
+        "db.all", columns=["id"], where="id >= 2").read_all().num_rows
+    with pytest.raises(skade.InvalidArgument):
+        lake.to_arrow("db.all", where="id <")
+    # Many rows in several batches and files, read by both engine threads: each row once (in no
+    # particular order, which to_arrow does not promise).
+    big = pa.table({"id": pa.array(range(2_500_000), pa.int64()), "name": pa.array(["n"] * 2_500_000)})
+    lake.create_table("db.big", big.schema)
+    for part in range(3):
+        lake.append("db.big", big.slice(part * 1_000_000, 1_000_000))
+    whole_big = lake.to_arrow("db.big", columns=["id"])
+    assert whole_big.num_rows == 2_500_000
+    assert sorted(whole_big.column("id").to_pylist()) == list(range(2_500_000))
 
 
 def test_pandas_round_trip(lake):

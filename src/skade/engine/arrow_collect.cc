@@ -1,0 +1,92 @@
+#include "skade/engine/arrow_collect_internal.h"
+
+#include <exception>
+#include <utility>
+
+#include "duckdb.hpp"
+#include "duckdb/common/arrow/arrow_converter.hpp"
+#include "duckdb/common/arrow/arrow_query_result.hpp"
+#include "duckdb/common/arrow/physical_arrow_collector.hpp"
+#include "duckdb/main/capi/capi_internal.hpp"
+#include "duckdb/main/client_config.hpp"
+#include "duckdb/execution/physical_plan_generator.hpp"
+#include "duckdb/main/prepared_statement_data.hpp"
+
+namespace skade::engine {
+
+namespace {
+
+// The collector for one plan. A plan that fixes its order (ORDER BY) gets DuckDB's own choice,
+// which keeps that order. Any other plan gets the parallel collector: each worker thread
+// converts what it scans into its own Arrow batches, and the rows come in no particular order.
+// DuckDB's own choice would keep the insertion order (file by file) with its batch collector,
+// which in DuckDB 1.4 first copies every chunk into a ColumnDataCollection and converts at the
+// end: on a 10M-row, 10-column table that doubled the CPU and the wall time of the read
+// (bench/RESULTS.md, section an). An Iceberg scan promises no row order.
+duckdb::PhysicalOperator& ChooseCollector(duckdb::ClientContext& context, duckdb::PreparedStatementData& data,
+                                          duckdb::idx_t batch_rows) {
+  auto& root = data.physical_plan->Root();
+  if (duckdb::PhysicalPlanGenerator::OrderPreservationRecursive(root) == duckdb::OrderPreservationType::FIXED_ORDER) {
+    return duckdb::PhysicalArrowCollector::Create(context, data, batch_rows);
+  }
+  return data.physical_plan->template Make<duckdb::PhysicalArrowCollector>(data, /*parallel=*/true, batch_rows);
+}
+
+// Sets the connection's result collector for one execution and puts the default back after it,
+// whatever happens (the connection's next statements stream again).
+class CollectorScope {
+ public:
+  CollectorScope(duckdb::ClientContext& context, duckdb::idx_t batch_rows)
+      : config_(duckdb::ClientConfig::GetConfig(context)) {
+    config_.get_result_collector = [batch_rows](duckdb::ClientContext& c,
+                                                duckdb::PreparedStatementData& data) -> duckdb::PhysicalOperator& {
+      return ChooseCollector(c, data, batch_rows);
+    };
+  }
+  ~CollectorScope() { config_.get_result_collector = nullptr; }
+  CollectorScope(const CollectorScope&) = delete;
+  CollectorScope& operator=(const CollectorScope&) = delete;
+
+ private:
+  duckdb::ClientConfig& config_;
+};
+
+}  // namespace
+
+std::optional<std::string> CollectArrow(duckdb_prepared_statement prepared, int64_t batch_rows,
+                                        CollectedArrow* out) {
+  // The C API's statement handle is a PreparedStatementWrapper (duckdb/main/capi/capi_internal.hpp).
+  auto* wrapper = reinterpret_cast<duckdb::PreparedStatementWrapper*>(prepared);
+  if (wrapper == nullptr || !wrapper->statement || wrapper->statement->HasError()) {
+    return std::string("the statement was not prepared");
+  }
+  if (batch_rows <= 0) return std::string("the batch size must be positive");
+  try {
+    duckdb::PreparedStatement& statement = *wrapper->statement;
+    duckdb::unique_ptr<duckdb::QueryResult> result;
+    {
+      CollectorScope scope(*statement.context, static_cast<duckdb::idx_t>(batch_rows));
+      // Named or positional values bound through the C API (duckdb_bind_*), as
+      // duckdb_execute_prepared passes them.
+      result = statement.Execute(wrapper->values, false);
+    }
+    if (result->HasError()) return result->GetError();
+    if (result->type != duckdb::QueryResultType::ARROW_RESULT) {
+      return std::string("DuckDB did not collect the result as Arrow");
+    }
+    auto& arrow_result = result->Cast<duckdb::ArrowQueryResult>();
+    ArrowSchema schema;
+    duckdb::ArrowConverter::ToArrowSchema(&schema, arrow_result.types, arrow_result.names,
+                                          arrow_result.client_properties);
+    out->schema = arrow::SchemaHandle(&schema);
+    for (auto& wrapped : arrow_result.ConsumeArrays()) {
+      out->batches.emplace_back(&wrapped->arrow_array);  // takes it over (release moves)
+    }
+    return std::nullopt;
+  } catch (const std::exception& e) {
+    duckdb::ErrorData error(e);
+    return error.Message();
+  }
+}
+
+}  // namespace skade::engine
