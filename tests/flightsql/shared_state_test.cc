@@ -257,9 +257,11 @@ TEST_P(SharedStateRegistryTest, APreparedRunIsInterruptedByACancelOnAnotherInsta
   EXPECT_EQ(one.Cancel(handle, "alice").value(), CancelOutcome::kCancelling);
   EXPECT_EQ(two.Cancel(handle, "bob").value(), CancelOutcome::kNotCancellable);
 
+  auto mark = two.CancelMark(handle, "alice");
+  ASSERT_TRUE(mark.ok()) << mark.status().ToString();
   std::unique_ptr<Registry::Run> run = two.StartRun(handle, "alice");
   ASSERT_TRUE(two.FindPrepared(handle, "alice").ok());
-  ASSERT_TRUE(two.WatchCancels(*run).ok());
+  two.WatchCancels(*run, *mark);
   ASSERT_EQ(run->Attach(nullptr), Stop::kNone);
   EXPECT_EQ(ReapUntilStopped(two, *run, std::chrono::milliseconds(1500)), Stop::kNone) << "an older cancel";
   EXPECT_EQ(one.Cancel(handle, "bob").value(), CancelOutcome::kNotCancellable);
@@ -268,13 +270,25 @@ TEST_P(SharedStateRegistryTest, APreparedRunIsInterruptedByACancelOnAnotherInsta
   EXPECT_EQ(ReapUntilStopped(two, *run, std::chrono::seconds(10)), Stop::kCancelled);
 
   // The statement runs again, and only a new cancel stops that run.
+  mark = two.CancelMark(handle, "alice");
+  ASSERT_TRUE(mark.ok());
   std::unique_ptr<Registry::Run> again = two.StartRun(handle, "alice");
   ASSERT_TRUE(two.FindPrepared(handle, "alice").ok());
-  ASSERT_TRUE(two.WatchCancels(*again).ok());
+  two.WatchCancels(*again, *mark);
   EXPECT_EQ(ReapUntilStopped(two, *again, std::chrono::milliseconds(1500)), Stop::kNone);
   // A cancel on the instance running it answers cancelled at once.
   EXPECT_EQ(two.Cancel(handle, "alice").value(), CancelOutcome::kCancelled);
   EXPECT_EQ(again->stop(), Stop::kCancelled);
+
+  // A cancel recorded on the first instance after the run started on the second, before that
+  // run is watched (the moment a DoGet spends finding its statement): not missed.
+  mark = two.CancelMark(handle, "alice");
+  ASSERT_TRUE(mark.ok());
+  std::unique_ptr<Registry::Run> racing = two.StartRun(handle, "alice");
+  EXPECT_EQ(one.Cancel(handle, "alice").value(), CancelOutcome::kCancelling);
+  ASSERT_TRUE(two.FindPrepared(handle, "alice").ok());
+  two.WatchCancels(*racing, *mark);
+  EXPECT_EQ(ReapUntilStopped(two, *racing, std::chrono::seconds(10)), Stop::kCancelled);
 }
 
 TEST_P(SharedStateRegistryTest, ExpiredStateIsRefusedAndPurged) {

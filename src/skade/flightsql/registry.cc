@@ -34,7 +34,7 @@ struct Registry::Run::Entry {
   Run::Stop stop = Run::Stop::kNone;         // guarded by Registry::Impl::mu
   sql::WriteInterrupt write;                 // a write's statements (thread-safe itself)
   // A prepared statement's run watching the shared state for cancels (Registry::WatchCancels):
-  // the value of the handle's cancel record when it started ("" for none). Guarded by mu.
+  // the value of the handle's cancel record read before it started ("" for none). Guarded by mu.
   bool watches_cancels = false;
   std::string cancel_seen;
 
@@ -754,15 +754,16 @@ void Registry::Run::Cancel() {
   entry_->Interrupt(Stop::kCancelled);
 }
 
-Status Registry::WatchCancels(Run& run) {
-  if (impl_->shared == nullptr) return Status::Ok();
-  SKADE_ASSIGN_OR_RETURN(std::string seen,
-                         impl_->RecordedValue(kCancelledPreparedKind, run.entry_->principal,
-                                              io::Sha256Hex(run.entry_->handle)));
+Result<std::string> Registry::CancelMark(const std::string& handle, const std::string& principal) {
+  if (impl_->shared == nullptr) return std::string();
+  return impl_->RecordedValue(kCancelledPreparedKind, principal, io::Sha256Hex(handle));
+}
+
+void Registry::WatchCancels(Run& run, std::string mark) {
+  if (impl_->shared == nullptr) return;
   std::lock_guard<std::mutex> lock(impl_->mu);
   run.entry_->watches_cancels = true;
-  run.entry_->cancel_seen = std::move(seen);
-  return Status::Ok();
+  run.entry_->cancel_seen = std::move(mark);
 }
 
 Result<CancelOutcome> Registry::Cancel(const std::string& handle, const std::string& principal) {

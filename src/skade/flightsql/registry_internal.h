@@ -220,11 +220,15 @@ class Registry {
     std::shared_ptr<Entry> entry_;
   };
   std::unique_ptr<Run> StartRun(const std::string& handle, const std::string& principal);
-  // For the run of a prepared statement, once its handle is known valid: from now on a cancel
-  // of that handle on another instance (recorded in the shared state) interrupts it within
-  // about a second (Reap); one recorded before does not. Reads the shared state once (its error
-  // if it cannot); without shared state nothing to do.
-  Status WatchCancels(Run& run);
+  // The mark of the cancels of prepared statement `handle` recorded so far in the shared state
+  // ("" for none, and without shared state): read before its run starts (StartRun), then given
+  // to WatchCancels. Its error if the shared state cannot be read.
+  Result<std::string> CancelMark(const std::string& handle, const std::string& principal);
+  // For the run of a prepared statement, once its handle is known valid: a cancel of that
+  // handle recorded on another instance after `mark` was read (CancelMark, before StartRun)
+  // interrupts it within about a second (Reap); one recorded before does not. So no cancel
+  // recorded once the run has started is missed. Without shared state nothing to do.
+  void WatchCancels(Run& run, std::string mark);
   // Interrupts the runs of `handle` and marks its ticket cancelled if not fetched (a DoGet of
   // it then fails with kCancelled); kNotCancellable when the statement is finished (fetched,
   // not running), unknown or another principal's. A cancelled ticket is recorded in the shared

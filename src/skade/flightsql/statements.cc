@@ -454,6 +454,10 @@ GStatus Backend::GetStatement(const Caller& caller, const pbsql::TicketStatement
 GStatus Backend::GetPrepared(const Caller& caller, const pbsql::CommandPreparedStatementQuery& command,
                              DataWriter* writer) {
   const std::string& handle = command.prepared_statement_handle();
+  // Read before the run starts: a cancel another instance records once it has started changes
+  // it, however soon (WatchCancels below).
+  Result<std::string> cancel_mark = registry_.CancelMark(handle, caller.principal);
+  if (!cancel_mark.ok()) return ToGrpc(cancel_mark.status());
   std::unique_ptr<Registry::Run> run = registry_.StartRun(handle, caller.principal);
   auto prepared = registry_.FindPrepared(handle, caller.principal);
   if (!prepared.ok()) return ToGrpc(prepared.status());
@@ -468,7 +472,7 @@ GStatus Backend::GetPrepared(const Caller& caller, const pbsql::CommandPreparedS
     return GStatus(GCode::INVALID_ARGUMENT, "the prepared statement has parameters; bind them with DoPut first");
   }
   // A cancel of the handle sent to another instance interrupts this run too.
-  if (Status watched = registry_.WatchCancels(*run); !watched.ok()) return ToGrpc(watched);
+  registry_.WatchCancels(*run, std::move(cancel_mark).value());
   return StreamQuery(caller, *run, (*prepared)->schema, (*prepared)->sql, params.get(), writer);
 }
 
