@@ -325,41 +325,32 @@ class Lake:
         datetime, or milliseconds since the epoch); not both.
         limit: at most this many rows.
         """
-        return self._read("skade_read", table, where, columns, snapshot_id, as_of, limit)
+        options = {"where": where, "columns": columns, "snapshot_id": snapshot_id, "as_of": as_of, "limit": limit}
+        return self._read("skade_read", table, options)
 
-    def _read(
-        self,
-        function: str,
-        table: str,
-        where: str | None = None,
-        columns: Sequence[str] | None = None,
-        snapshot_id: int | None = None,
-        as_of: _dt.datetime | int | None = None,
-        limit: int | None = None,
-    ) -> pa.RecordBatchReader:
+    _SCAN_OPTIONS = frozenset({"where", "columns", "snapshot_id", "as_of", "limit"})
+
+    def _read(self, function: str, table: str, options: dict[str, Any]) -> pa.RecordBatchReader:
+        """Calls skade_read or skade_read_all with scan()'s options (TypeError for others)."""
+        unknown = set(options) - self._SCAN_OPTIONS
+        if unknown:
+            raise TypeError(f"unknown scan option(s): {', '.join(sorted(unknown))}")
+        columns = options.get("columns")
         cols, n = names(list(columns) if columns is not None else None)
+        snapshot_id = options.get("snapshot_id")
         snap = ctypes.byref(ctypes.c_int64(snapshot_id)) if snapshot_id is not None else None
-        at_ms = _as_of_ms(as_of)
+        at_ms = _as_of_ms(options.get("as_of"))
         at = ctypes.byref(ctypes.c_int64(at_ms)) if at_ms is not None else None
+        limit = options.get("limit")
         lim = ctypes.byref(ctypes.c_int64(limit)) if limit is not None else None
-        return self._stream(function, text(table), cols, n, text(where), snap, at, lim)
+        return self._stream(function, text(table), cols, n, text(options.get("where")), snap, at, lim)
 
-    def to_arrow(
-        self,
-        table: str,
-        *,
-        where: str | None = None,
-        columns: Sequence[str] | None = None,
-        snapshot_id: int | None = None,
-        as_of: _dt.datetime | int | None = None,
-        limit: int | None = None,
-    ) -> pa.Table:
+    def to_arrow(self, table: str, **scan_options: Any) -> pa.Table:
         """The rows scan() reads, as one pyarrow Table (same options), in no particular
         order (an Iceberg table has none; scan() gives them file by file). Faster than
         scan().read_all(): skade's engine converts the rows in its worker threads, in
         batches of up to 122,880 rows, and returns when all are read."""
-        reader = self._read("skade_read_all", table, where, columns, snapshot_id, as_of, limit)
-        return reader.read_all()
+        return self._read("skade_read_all", table, scan_options).read_all()
 
     def to_pandas(self, table: str, **scan_options: Any) -> "pandas.DataFrame":
         """to_arrow() as a pandas DataFrame (needs pandas)."""
