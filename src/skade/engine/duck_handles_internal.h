@@ -7,7 +7,7 @@
 
 namespace skade::engine {
 
-// A connection of its own (a registered one is database.cc's RawConnection).
+// A connection of its own (a registered one is duck_query_internal.h's RawConnection).
 struct OwnedConnection {
   duckdb_connection con = nullptr;
   ~OwnedConnection() {
