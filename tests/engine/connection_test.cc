@@ -368,20 +368,28 @@ Drained Drain(arrow::StreamHandle stream) {
   return out;
 }
 
+// 10,000 rows in the order of column i: flat, variable-size, decimal, null, list, struct and
+// date columns.
+constexpr const char* kMixedRowsSql =
+    "SELECT i, i::VARCHAR || repeat('x', (i % 7)::INTEGER) AS s, "
+    "CASE WHEN i % 3 = 0 THEN NULL ELSE i * 1.5 END::DECIMAL(18,2) AS d, [i, i + 1] AS l, "
+    "{'a': i, 'b': NULL::VARCHAR} AS st, DATE '2020-01-01' + (i % 400)::INTEGER AS day "
+    "FROM range(10000) t(i) ORDER BY i";
+
+// A stream's rows as text, sorted (for comparing results whatever their batches' order).
+std::vector<std::vector<std::string>> SortedRows(Database& db, arrow::StreamHandle stream) {
+  auto rows = Rows(db, std::move(stream));
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
 // Joined batches (ArrowBatching) hold exactly the rows and values of DuckDB's chunks taken one
 // by one, for flat, variable-size, decimal, null, list and struct columns; they grow from the
 // first size to the maximum, and stop at the byte bound.
 TEST(ArrowBatchingTest, JoinedBatchesHoldTheChunksRowsAndGrowToTheirBound) {
   auto db = OpenDb();
-  const std::string sql =
-      "SELECT i, i::VARCHAR || repeat('x', (i % 7)::INTEGER) AS s, "
-      "CASE WHEN i % 3 = 0 THEN NULL ELSE i * 1.5 END::DECIMAL(18,2) AS d, [i, i + 1] AS l, "
-      "{'a': i, 'b': NULL::VARCHAR} AS st FROM range(10000) t(i) ORDER BY i";
-  auto sorted = [&](arrow::StreamHandle stream) {
-    auto rows = Rows(*db, std::move(stream));
-    std::sort(rows.begin(), rows.end());
-    return rows;
-  };
+  const std::string sql = kMixedRowsSql;
+  auto sorted = [&](arrow::StreamHandle stream) { return SortedRows(*db, std::move(stream)); };
   auto con = db->Connect();
   ASSERT_TRUE(con.ok()) << con.status().ToString();
   auto stmt = (*con)->Prepare(sql);
@@ -470,16 +478,8 @@ namespace {
 // collect it in parallel, and still every row comes once.
 TEST(ArrowWholeTest, HoldsTheStreamedRowsInBoundedBatchesAndKeepsOrder) {
   auto db = OpenDb();
-  const std::string sql =
-      "SELECT i, i::VARCHAR || repeat('x', (i % 7)::INTEGER) AS s, "
-      "CASE WHEN i % 3 = 0 THEN NULL ELSE i * 1.5 END::DECIMAL(18,2) AS d, [i, i + 1] AS l, "
-      "{'a': i, 'b': NULL::VARCHAR} AS st, DATE '2020-01-01' + (i % 400)::INTEGER AS day "
-      "FROM range(10000) t(i) ORDER BY i";
-  auto sorted = [&](arrow::StreamHandle stream) {
-    auto rows = Rows(*db, std::move(stream));
-    std::sort(rows.begin(), rows.end());
-    return rows;
-  };
+  const std::string sql = kMixedRowsSql;
+  auto sorted = [&](arrow::StreamHandle stream) { return SortedRows(*db, std::move(stream)); };
   auto streamed = db->QueryArrow(sql);
   ASSERT_TRUE(streamed.ok()) << streamed.status().ToString();
   const auto want = sorted(std::move(*streamed));
