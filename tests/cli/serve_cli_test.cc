@@ -79,7 +79,7 @@ TEST_F(ServeCliTest, TheServerReportsItsLimitsAndWhereItKeepsSharedState) {
   line = StartAndReadStateLine({"--read-only"}, &server);
   ASSERT_NE(server, nullptr);
   EXPECT_THAT(line, HasSubstr("on this instance only (--read-only writes nothing to the catalog)"));
-  EXPECT_THAT(line, HasSubstr("parameters over 64 KiB hold here only"));
+  EXPECT_THAT(line, HasSubstr("parameters over 64 KiB hold here only, up to 16 MiB a binding and 256 MiB a user"));
   EXPECT_EQ(server->Stop(SIGTERM, 20s), 0);
 }
 

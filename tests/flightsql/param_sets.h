@@ -4,17 +4,20 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "skade/arrow/builder.h"
 #include "skade/flightsql/registry_internal.h"
 
 namespace skade::flightsql::testing {
 
-// One row whose parameter p0 is `value`.
-inline ParamSet OneIntParam(int64_t value) {
+// One row per value, whose parameter p0 is that value.
+inline ParamSet IntParams(const std::vector<int64_t>& values) {
   arrow::ArrayBuilder builder = arrow::RecordBatchBuilder({arrow::ArrayBuilder("p0", "l", true)});
-  builder.child(0).AppendInt(value);
-  builder.AppendStruct();
+  for (int64_t value : values) {
+    builder.child(0).AppendInt(value);
+    builder.AppendStruct();
+  }
   ArrowSchema schema;
   ArrowArray batch;
   EXPECT_TRUE(builder.Finish(&schema, &batch).ok());
@@ -23,6 +26,9 @@ inline ParamSet OneIntParam(int64_t value) {
   set.batches.emplace_back(&batch);
   return set;
 }
+
+// One row whose parameter p0 is `value`.
+inline ParamSet OneIntParam(int64_t value) { return IntParams({value}); }
 
 // The value of the first parameter of the first row.
 inline int64_t FirstInt(const ParamSet& params) {

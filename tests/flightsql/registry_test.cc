@@ -14,6 +14,7 @@
 namespace skade::flightsql {
 namespace {
 
+using testing::IntParams;
 using testing::OneIntParam;
 
 std::shared_ptr<const PreparedStatement> Prepared(const std::string& principal, const std::string& sql) {
@@ -245,6 +246,48 @@ TEST(RegistryTest, LargeParametersStayOnTheInstance) {
   EXPECT_TRUE(other.FindPrepared(handle, "alice").ok());
   EXPECT_EQ(other.FindPrepared(*bound, "alice").status().code(), StatusCode::kNotFound);
   EXPECT_TRUE(other.ClosePrepared(*bound, "alice").ok()) << "it can still be closed there";
+}
+
+// Without shared state (a read-only server), parameters kept on the instance are bounded as the
+// shared state bounds them: one binding, and a user's kept bindings in all (each counted once;
+// a rebinding replaces what its statement had, a close frees it; other users have their own).
+TEST(RegistryTest, ParametersKeptOnTheInstanceAreBoundedPerUser) {
+  RegistryLimits limits;
+  limits.max_sealed_params_bytes = 64;  // less than any encoded batch: every binding is kept here
+  limits.sealer = *io::Sealer::FromText(std::string(64, '6'));
+  const size_t one = EncodeParams(OneIntParam(5), size_t{1} << 20).size();
+  ASSERT_GT(one, 64u);
+  limits.max_shared_params_bytes = one + 8;                  // one row fits, not a hundred
+  limits.max_shared_params_bytes_per_principal = 2 * one + 8;  // two bindings a user
+  Registry r(limits);
+  auto prepare = [&](const std::string& user) {
+    auto p = std::make_shared<PreparedStatement>();
+    p->principal = user;
+    p->sql = "SELECT ?";
+    return r.AddPrepared(p);
+  };
+  auto bind = [&](const std::string& handle, const std::string& user) {
+    return r.BindParams(handle, user, std::make_shared<ParamSet>(OneIntParam(5)));
+  };
+  const std::string a1 = prepare("alice"), a2 = prepare("alice"), a3 = prepare("alice"), b1 = prepare("bob");
+  ASSERT_TRUE(bind(a1, "alice").ok());
+  ASSERT_TRUE(bind(a2, "alice").ok());
+  EXPECT_EQ(bind(a3, "alice").status().code(), StatusCode::kResourceExhausted);
+  EXPECT_FALSE(r.Params(a3)) << "a refused binding binds nothing";
+  EXPECT_TRUE(bind(b1, "bob").ok()) << "another user's bound is their own";
+  // Rebinding a statement replaces its parameters: they are not counted twice.
+  auto rebound = bind(a1, "alice");
+  ASSERT_TRUE(rebound.ok()) << rebound.status().ToString();
+  EXPECT_EQ(bind(a3, "alice").status().code(), StatusCode::kResourceExhausted);
+  // Closing a statement frees its share (every handle of it).
+  ASSERT_TRUE(r.ClosePrepared(*rebound, "alice").ok());
+  EXPECT_TRUE(bind(a3, "alice").ok());
+  // One binding past the bound is refused.
+  std::vector<int64_t> many(100);
+  auto big = r.BindParams(b1, "bob", std::make_shared<ParamSet>(IntParams(many)));
+  EXPECT_EQ(big.status().code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE(r.Params(b1)) << "the refused binding left the one before";
+  EXPECT_EQ(r.Params(b1)->rows(), 1);
 }
 
 // A DoGet registers its run before it looks up its ticket and opens its connection: a cancel

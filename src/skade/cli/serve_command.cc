@@ -213,14 +213,14 @@ Status CheckLimits(const ServeOptions& o) {
 // the operator of several instances: the catalog database, or this instance only.
 std::string ServerStateLine(const ServeOptions& o, const catalog::Catalog& catalog) {
   const std::string large = "parameters over " + std::to_string(o.handle_params_kb) + " KiB";
+  const std::string bounds = " up to " + std::to_string(o.max_params_mb) + " MiB a binding and " +
+                             std::to_string(o.max_params_per_user_mb) + " MiB a user";
   if (catalog.KeepsServerState()) {
-    return "flight sql server state shared through the catalog database (closes, cancels, " + large + " up to " +
-           std::to_string(o.max_params_mb) + " MiB a binding and " + std::to_string(o.max_params_per_user_mb) +
-           " MiB a user)";
+    return "flight sql server state shared through the catalog database (closes, cancels, " + large + bounds + ")";
   }
   return std::string("flight sql server state on this instance only (") +
          (o.read_only ? "--read-only writes nothing to the catalog" : "the catalog keeps none") +
-         "): closes, cancels and " + large + " hold here only";
+         "): closes, cancels and " + large + " hold here only," + bounds;
 }
 
 int RunServe(const LakeArgs& lake_args, const ServeOptions& o) {
@@ -429,12 +429,13 @@ void AddServeCommand(CLI::App& app, const LakeArgs& lake, int* exit_code) {
                   "(0-1024, default 64)")
       ->check(CLI::Range(int64_t{0}, int64_t{1024}));
   cmd->add_option("--max-params-mb", o->max_params_mb,
-                  "MiB of bound parameters one binding may keep in the catalog database; larger ones are refused "
-                  "(1-1024, default 16)")
+                  "MiB of bound parameters one binding may keep (in the catalog database, or on this instance with "
+                  "--read-only or no SQL catalog); larger ones are refused (1-1024, default 16)")
       ->check(CLI::Range(int64_t{1}, int64_t{1024}));
   cmd->add_option("--max-params-per-user-mb", o->max_params_per_user_mb,
-                  "MiB of bound parameters one user may keep in the catalog database in all; past it bindings are "
-                  "refused until some expire or their statements close (at least --max-params-mb, default 256)")
+                  "MiB of bound parameters one user may keep in all (in the catalog database, or on this instance); "
+                  "past it bindings are refused until some expire or their statements close (at least "
+                  "--max-params-mb, default 256)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   cmd->add_option("--query-timeout", o->query_timeout_s,
                   "seconds before a client's statement (Flight SQL queries and updates, the web console's queries) is "

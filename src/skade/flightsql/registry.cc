@@ -1,6 +1,7 @@
 #include "skade/flightsql/registry_internal.h"
 
 #include <algorithm>
+#include <set>
 
 #include "skade/arrow/ipc.h"
 #include "skade/base/clock.h"
@@ -242,8 +243,33 @@ struct Registry::Impl {
     std::shared_ptr<const ParamSet> params;
     std::string id;          // the statement's (IdOrDigest)
     std::string params_key;  // shared state of the parameters, "" for none
+    // The Arrow IPC size of `params` when they are kept on this instance only (no shared state
+    // and too large for the handle), else 0: what counts against the principal's bound.
+    int64_t kept_bytes = 0;
   };
   std::map<std::string, Owned<PreparedEntry>> prepared;
+  // Without shared state: kResourceExhausted when `bytes` more parameters kept here would take
+  // `principal` past max_shared_params_bytes_per_principal (each binding counted once; the ones
+  // `rebound` names now are being replaced).
+  Status CheckKeptParams(const std::string& principal, const std::string& rebound, int64_t bytes) {
+    std::lock_guard<std::mutex> lock(mu);
+    const ParamSet* replaced = nullptr;
+    if (auto it = prepared.find(rebound); it != prepared.end()) replaced = it->second.value.params.get();
+    std::set<const ParamSet*> counted;
+    int64_t kept = 0;
+    for (const auto& [h, e] : prepared) {
+      const PreparedEntry& entry = e.value;
+      if (e.principal != principal || entry.kept_bytes == 0 || entry.params.get() == replaced) continue;
+      if (counted.insert(entry.params.get()).second) kept += entry.kept_bytes;
+    }
+    if (kept + bytes > limits.max_shared_params_bytes_per_principal) {
+      return Status::ResourceExhausted(
+          "the parameters this server keeps for one user would pass " +
+          std::to_string(limits.max_shared_params_bytes_per_principal) + " bytes (Arrow IPC; " +
+          std::to_string(kept) + " kept): close prepared statements, or bind fewer rows");
+    }
+    return Status::Ok();
+  }
   std::multimap<std::string, std::shared_ptr<Run::Entry>> running;  // handle → runs
   // Tokens closed (or cancelled, for tickets) here: handle → when the tombstone may go.
   struct Tombstone {
@@ -623,32 +649,38 @@ Result<std::string> Registry::BindParams(const std::string& handle, const std::s
     if (it == impl_->prepared.end() || it->second.principal != principal) {
       return Status::NotFound("unknown, expired or closed prepared statement");
     }
-    it->second.value.params = params;
+    if (!params) {
+      it->second.value.params = nullptr;
+      it->second.value.kept_bytes = 0;
+      return handle;
+    }
     statement = it->second.value.statement;
     id = it->second.value.id;
     old_key = it->second.value.params_key;
   }
-  if (!params) return handle;
   // Small parameters travel in a new handle, so that the next call may land on any instance;
-  // larger ones go to the shared state, under a new key that new handle carries.
-  const size_t limit = impl_->shared != nullptr
-                           ? std::max(impl_->limits.max_sealed_params_bytes, impl_->limits.max_shared_params_bytes)
-                           : impl_->limits.max_sealed_params_bytes;
+  // larger ones go to the shared state, under a new key that new handle carries, or stay on this
+  // instance without shared state. Either way one binding and a principal's kept parameters in
+  // all are bounded alike (RegistryLimits).
+  const size_t limit = std::max(impl_->limits.max_sealed_params_bytes, impl_->limits.max_shared_params_bytes);
   std::string ipc = EncodeParams(*params, limit);
   if (ipc.size() > limit) ipc.clear();  // EncodeParams bounds the messages, not the stream's end marker
   std::string sealed;
   std::string key;
+  int64_t kept_bytes = 0;
   if (!ipc.empty() && ipc.size() <= impl_->limits.max_sealed_params_bytes) {
     sealed = impl_->sealer->Seal(kPreparedPurpose, PackPrepared(*statement, ipc, id, ""), impl_->limits.prepared_lifetime);
-  } else if (impl_->shared == nullptr) {
-    // The parameters stay on this instance, under a new handle that says so: another instance
-    // refuses it explicitly instead of running the statement as if nothing were bound.
-    sealed = impl_->sealer->Seal(kPreparedPurpose, PackPrepared(*statement, "", id, kParamsKeptLocally),
-                                 impl_->limits.prepared_lifetime);
   } else if (ipc.empty()) {
     return Status::InvalidArgument("the bound parameters are larger than " +
                                    std::to_string(impl_->limits.max_shared_params_bytes) +
                                    " bytes (Arrow IPC), the most a server keeps for one binding");
+  } else if (impl_->shared == nullptr) {
+    // The parameters stay on this instance, under a new handle that says so: another instance
+    // refuses it explicitly instead of running the statement as if nothing were bound.
+    kept_bytes = static_cast<int64_t>(ipc.size());
+    SKADE_RETURN_IF_ERROR(impl_->CheckKeptParams(principal, handle, kept_bytes));
+    sealed = impl_->sealer->Seal(kPreparedPurpose, PackPrepared(*statement, "", id, kParamsKeptLocally),
+                                 impl_->limits.prepared_lifetime);
   } else {
     // A rebinding replaces the row of the parameters bound before (a handle naming it sees the
     // new ones, as on the instance that bound them): rebinding piles no rows up.
@@ -669,9 +701,15 @@ Result<std::string> Registry::BindParams(const std::string& handle, const std::s
     if (!dropped.ok()) SKADE_LOG_WARN("flight sql: replaced parameters were not deleted (they expire): {}", dropped.ToString());
   }
   std::lock_guard<std::mutex> lock(impl_->mu);
+  // The handle bound keeps naming the parameters on this instance (a rebinding replaces them).
+  if (auto it = impl_->prepared.find(handle); it != impl_->prepared.end() && it->second.principal == principal) {
+    it->second.value.params = params;
+    it->second.value.kept_bytes = kept_bytes;
+  }
   MakeRoom(impl_->prepared, principal, impl_->limits.max_prepared, "prepared statements");
-  impl_->prepared[sealed] = {Impl::PreparedEntry{std::move(statement), std::move(params), std::move(id), std::move(key)},
-                             principal, MonotonicNanos()};
+  impl_->prepared[sealed] = {
+      Impl::PreparedEntry{std::move(statement), std::move(params), std::move(id), std::move(key), kept_bytes},
+      principal, MonotonicNanos()};
   return sealed;
 }
 

@@ -129,9 +129,10 @@ struct RegistryLimits {
   // cancels): borrowed, outliving the registry. Null, or a catalog that keeps no server state,
   // keeps it in this process only.
   catalog::Catalog* shared_state = nullptr;
-  // With `shared_state`: one binding's parameters (Arrow IPC) larger than this are refused
-  // (kInvalidArgument), and a principal's kept parameters larger than this in all
-  // (kResourceExhausted) until some expire or their statements close.
+  // One binding's parameters (Arrow IPC) larger than this are refused (kInvalidArgument), and
+  // a principal's kept parameters larger than this in all (kResourceExhausted) until some
+  // expire or their statements close: in `shared_state`, or on this instance without it (a
+  // read-only server's, each binding counted once).
   size_t max_shared_params_bytes = size_t{16} << 20;
   int64_t max_shared_params_bytes_per_principal = int64_t{256} << 20;
 };
