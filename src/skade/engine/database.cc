@@ -237,11 +237,8 @@ Result<arrow::StreamHandle> Database::QueryArrowWhole(std::string_view sql, int6
   Status run = [&]() -> Status {
     RawConnection con;
     SKADE_RETURN_IF_ERROR(OpenConnection(impl_->db, impl_->connection_setup, con, impl_->running.get()));
-    SKADE_ASSIGN_OR_RETURN(std::string text, CText(sql));
     RawPrepared stmt;
-    if (duckdb_prepare(con.con, text.c_str(), &stmt.stmt) != DuckDBSuccess) {
-      return DuckError(duckdb_prepare_error(stmt.stmt), "cannot prepare the statement");
-    }
+    SKADE_RETURN_IF_ERROR(PrepareOn(con.con, sql, &stmt.stmt));
     if (std::optional<std::string> error = CollectArrow(stmt.stmt, batch_rows, &collected)) {
       return DuckError(error->c_str(), "query failed");
     }

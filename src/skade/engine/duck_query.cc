@@ -283,20 +283,26 @@ Result<std::unique_ptr<StreamingQuery>> StreamingQuery::Start(duckdb_database db
   return q;
 }
 
-Status ExecuteOn(duckdb_connection con, std::string_view sql) {
-  RawPrepared stmt;
+Status PrepareOn(duckdb_connection con, std::string_view sql, duckdb_prepared_statement* out) {
   SKADE_ASSIGN_OR_RETURN(std::string text, CText(sql));
-  if (duckdb_prepare(con, text.c_str(), &stmt.stmt) != DuckDBSuccess) {
-    return DuckError(duckdb_prepare_error(stmt.stmt), "cannot prepare the statement");
-  }
-  QueryResult r;
-  duckdb_state state = duckdb_execute_prepared(stmt.stmt, &r.result);
-  r.valid = true;
-  if (state != DuckDBSuccess) {
-    const char* err = duckdb_result_error(&r.result);
-    return DuckError(err, "statement failed");
+  if (duckdb_prepare(con, text.c_str(), out) != DuckDBSuccess) {
+    return DuckError(duckdb_prepare_error(*out), "cannot prepare the statement");
   }
   return Status::Ok();
+}
+
+Status ExecutePreparedInto(duckdb_prepared_statement stmt, QueryResult* result) {
+  duckdb_state state = duckdb_execute_prepared(stmt, &result->result);
+  result->valid = true;
+  if (state != DuckDBSuccess) return DuckError(duckdb_result_error(&result->result), "statement failed");
+  return Status::Ok();
+}
+
+Status ExecuteOn(duckdb_connection con, std::string_view sql) {
+  RawPrepared stmt;
+  SKADE_RETURN_IF_ERROR(PrepareOn(con, sql, &stmt.stmt));
+  QueryResult r;
+  return ExecutePreparedInto(stmt.stmt, &r);
 }
 
 arrow::StreamHandle ArrowStreamOf(std::unique_ptr<StreamingQuery> query, DataFileChecks* checks,
@@ -325,10 +331,7 @@ Status QueryTextOn(duckdb_connection connection, std::string_view sql,
   std::vector<ColumnType> select_columns;
   {
     RawPrepared stmt;
-    SKADE_ASSIGN_OR_RETURN(std::string text, CText(sql));
-    if (duckdb_prepare(connection, text.c_str(), &stmt.stmt) != DuckDBSuccess) {
-      return DuckError(duckdb_prepare_error(stmt.stmt), "cannot prepare the statement");
-    }
+    SKADE_RETURN_IF_ERROR(PrepareOn(connection, sql, &stmt.stmt));
     if (duckdb_prepared_statement_type(stmt.stmt) == DUCKDB_STATEMENT_TYPE_SELECT) {
       const idx_t n = duckdb_prepared_statement_column_count(stmt.stmt);
       for (idx_t i = 0; i < n; ++i) {
@@ -342,12 +345,7 @@ Status QueryTextOn(duckdb_connection connection, std::string_view sql,
       }
     } else {
       QueryResult r;
-      duckdb_state state = duckdb_execute_prepared(stmt.stmt, &r.result);
-      r.valid = true;
-      if (state != DuckDBSuccess) {
-        const char* err = duckdb_result_error(&r.result);
-        return DuckError(err, "statement failed");
-      }
+      SKADE_RETURN_IF_ERROR(ExecutePreparedInto(stmt.stmt, &r));
       idx_t ncols = duckdb_column_count(&r.result);
       std::vector<ColumnType> columns;
       for (idx_t i = 0; i < ncols; ++i) {

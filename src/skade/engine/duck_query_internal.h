@@ -30,6 +30,16 @@ Result<std::string> CText(std::string_view sql);
 // everything else the caller's SQL got wrong is kInvalidArgument.
 Status DuckError(const char* message, const char* fallback);
 
+// Prepares the one statement of `sql` on `con` into `*out`, which the caller owns (RawPrepared):
+// the one way SQL text becomes a statement here. Prepared, never duckdb_query: DuckDB refuses to
+// prepare more than one statement, so no text can smuggle a second one in (nor hide one behind
+// a NUL: CText).
+Status PrepareOn(duckdb_connection con, std::string_view sql, duckdb_prepared_statement* out);
+
+// Executes `stmt` into `*result` (marked valid, to be destroyed with it); DuckDB's error as a
+// Status.
+Status ExecutePreparedInto(duckdb_prepared_statement stmt, QueryResult* result);
+
 // RAII over the DuckDB C handles used here.
 // The connections statements run on now, of one Database (what InterruptOwnStatements
 // interrupts); each is registered in `all` too, which the Databases over one DuckDB share
@@ -111,10 +121,7 @@ struct StreamingQuery {
   }
 
   Status Run(duckdb_connection con, std::string_view sql) {
-    SKADE_ASSIGN_OR_RETURN(std::string text, CText(sql));
-    if (duckdb_prepare(con, text.c_str(), &stmt.stmt) != DuckDBSuccess) {
-      return DuckError(duckdb_prepare_error(stmt.stmt), "cannot prepare the statement");
-    }
+    SKADE_RETURN_IF_ERROR(PrepareOn(con, sql, &stmt.stmt));
     return RunPrepared(stmt.stmt);
   }
 

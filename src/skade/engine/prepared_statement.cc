@@ -32,11 +32,7 @@ Status Connection::Execute(std::string_view sql) { return ExecuteOn(impl_->con, 
 Result<std::unique_ptr<PreparedStatement>> Connection::Prepare(std::string_view sql) {
   auto impl = std::make_unique<PreparedStatement::Impl>();
   impl->con = impl_->con;
-  SKADE_ASSIGN_OR_RETURN(std::string text, CText(sql));
-  if (duckdb_prepare(impl_->con, text.c_str(), &impl->stmt) != DuckDBSuccess) {
-    const char* err = duckdb_prepare_error(impl->stmt);
-    return DuckError(err, "cannot prepare the statement");
-  }
+  SKADE_RETURN_IF_ERROR(PrepareOn(impl_->con, sql, &impl->stmt));
   return std::make_unique<PreparedStatement>(std::move(impl));
 }
 
@@ -272,12 +268,7 @@ Result<arrow::StreamHandle> PreparedStatement::ExecuteArrow(ArrowBatching batchi
 
 Result<int64_t> PreparedStatement::ExecuteUpdate() {
   QueryResult r;
-  duckdb_state state = duckdb_execute_prepared(impl_->stmt, &r.result);
-  r.valid = true;
-  if (state != DuckDBSuccess) {
-    const char* err = duckdb_result_error(&r.result);
-    return DuckError(err, "statement failed");
-  }
+  SKADE_RETURN_IF_ERROR(ExecutePreparedInto(impl_->stmt, &r));
   return static_cast<int64_t>(duckdb_rows_changed(&r.result));
 }
 
