@@ -250,9 +250,9 @@ struct Registry::Impl {
   std::map<std::string, Owned<PreparedEntry>> prepared;
   // Without shared state: kResourceExhausted when `bytes` more parameters kept here would take
   // `principal` past max_shared_params_bytes_per_principal (each binding counted once; the ones
-  // `rebound` names now are being replaced).
-  Status CheckKeptParams(const std::string& principal, const std::string& rebound, int64_t bytes) {
-    std::lock_guard<std::mutex> lock(mu);
+  // `rebound` names now are being replaced). Called with mu held, in the same hold as the
+  // binding is stored: concurrent bindings cannot all pass it.
+  Status CheckKeptParamsLocked(const std::string& principal, const std::string& rebound, int64_t bytes) const {
     const ParamSet* replaced = nullptr;
     if (auto it = prepared.find(rebound); it != prepared.end()) replaced = it->second.value.params.get();
     std::set<const ParamSet*> counted;
@@ -677,8 +677,7 @@ Result<std::string> Registry::BindParams(const std::string& handle, const std::s
   } else if (impl_->shared == nullptr) {
     // The parameters stay on this instance, under a new handle that says so: another instance
     // refuses it explicitly instead of running the statement as if nothing were bound.
-    kept_bytes = static_cast<int64_t>(ipc.size());
-    SKADE_RETURN_IF_ERROR(impl_->CheckKeptParams(principal, handle, kept_bytes));
+    kept_bytes = static_cast<int64_t>(ipc.size());  // checked against the user's bound when stored, below
     sealed = impl_->sealer->Seal(kPreparedPurpose, PackPrepared(*statement, "", id, kParamsKeptLocally),
                                  impl_->limits.prepared_lifetime);
   } else {
@@ -701,6 +700,7 @@ Result<std::string> Registry::BindParams(const std::string& handle, const std::s
     if (!dropped.ok()) SKADE_LOG_WARN("flight sql: replaced parameters were not deleted (they expire): {}", dropped.ToString());
   }
   std::lock_guard<std::mutex> lock(impl_->mu);
+  if (kept_bytes > 0) SKADE_RETURN_IF_ERROR(impl_->CheckKeptParamsLocked(principal, handle, kept_bytes));
   // The handle bound keeps naming the parameters on this instance (a rebinding replaces them).
   if (auto it = impl_->prepared.find(handle); it != impl_->prepared.end() && it->second.principal == principal) {
     it->second.value.params = params;
