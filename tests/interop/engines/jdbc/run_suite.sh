@@ -138,7 +138,7 @@ status=0
 if [ "$BALANCED" = 1 ]; then
   # Each launcher's verdict: which server answered how many calls, and whether all was well. Both
   # stop at once, so that their bounded stops (balanced_serve.sh) add up to one, not two.
-  for pid in "${launchers[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  balanced_signal "${launchers[@]}"
   for name in plain auth; do
     launcher_var="${name}_launcher"
     balanced_pid="${!launcher_var}"

@@ -109,6 +109,11 @@ def main(argv: list[str]) -> int:
             if os.getppid() != parent:
                 problems.append("the parent exited without stopping the balanced servers")
                 break
+        # Stopping: later signals are ignored. CPython puts back the default action of a signal
+        # whose handler is Python code when it finalizes, so a second SIGTERM landing then would
+        # kill this process and lose its verdict (exit 143); an ignored one stays ignored.
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, signal.SIG_IGN)
         lb.stop()  # graceful: the access log is complete
         records = lb.records()
         for name in ("access.log", "error.log"):

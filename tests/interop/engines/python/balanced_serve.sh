@@ -7,10 +7,12 @@
 #                              (grpc://…), balanced_rest (http://… or -), balanced_pids (A,B,C).
 #                              Returns 77 with a plain message when nginx or the virtualenv is
 #                              missing, 1 when it did not start.
-#   balanced_stop DIR          SIGTERM; returns the launcher's verdict (0: every server answered
-#                              calls, none failed in nginx, all stopped cleanly) and prints its
-#                              report; DIR/balanced.err keeps it. A launcher still running 180 s
-#                              later is killed and the stop fails (137).
+#   balanced_signal PID…       SIGTERM to several launchers at once (balanced_stop then waits).
+#   balanced_stop DIR          SIGTERM (unless balanced_signal sent it); returns the launcher's
+#                              verdict (0: every server answered calls, none failed in nginx, all
+#                              stopped cleanly) and prints its report; DIR/balanced.err keeps it.
+#                              A launcher still running 180 s later is killed and the stop fails
+#                              (137).
 
 balanced_start() {
   local dir="$1" venv i
@@ -51,7 +53,11 @@ balanced_start() {
 balanced_stop() {
   local dir="$1" rc=0 i
   [ -n "${balanced_pid:-}" ] || return 1
-  kill -TERM "$balanced_pid" 2>/dev/null || true
+  # One SIGTERM per launcher (balanced_signal may have sent it already, to stop several at once).
+  case "${balanced_signalled:-}" in
+    *" $balanced_pid "*) ;;
+    *) kill -TERM "$balanced_pid" 2>/dev/null || true ;;
+  esac
   # The launcher's own waits end within 150 s (nginx 15 s, each server 45 s); past 180 s it hangs,
   # which fails here with what it logged rather than at ctest's timeout with nothing.
   for i in $(seq 1 1800); do
@@ -66,4 +72,12 @@ balanced_stop() {
   balanced_pid=""
   cat "$dir/balanced.err"
   return "$rc"
+}
+
+# balanced_signal PID…: SIGTERM to launchers started by balanced_start, so that they stop at
+# once; balanced_stop then waits for each (with balanced_pid set to it) without signalling again.
+balanced_signal() {
+  local pid
+  for pid in "$@"; do kill -TERM "$pid" 2>/dev/null || true; done
+  balanced_signalled=" $* "
 }
