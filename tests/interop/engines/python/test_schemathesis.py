@@ -99,12 +99,15 @@ def test_rest_api_conforms_under_fuzzing(serve, warehouse, tmp_path):
         include-operation-id = ["registerTable", "updateTable"]
         checks.status_code_conformance.enabled = false
         """))
+    # One worker: with two, Hypothesis parses lambdas' source (ast.parse) on both threads at once,
+    # and CPython 3.11 then fails now and then with "SystemError: AST constructor recursion depth
+    # mismatch" (CPython gh-106905), a runtime error of the tool, not a finding about skade.
     cmd = [str(Path(sys.executable).parent / "schemathesis"), "--config-file", str(config), "run", str(patched),
            "--url", server.rest_uri, "--no-color",
            "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,"
                        "response_schema_conformance,response_headers_conformance",
            "--max-examples", str(MAX_EXAMPLES), "--seed", str(SEED), "--generation-database", "none",
-           "--phases", "examples,coverage,fuzzing", "--workers", "2", "--max-time", str(TIME_BUDGET_S),
+           "--phases", "examples,coverage,fuzzing", "--workers", "1", "--max-time", str(TIME_BUDGET_S),
            "--request-timeout", "20", "--suppress-health-check", "all", "--exclude-deprecated",
            "--exclude-path-regex", r"/oauth/tokens"]
     for op in left_out:
