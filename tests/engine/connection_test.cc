@@ -480,9 +480,13 @@ TEST(ArrowWholeTest, HoldsTheStreamedRowsInBoundedBatchesAndKeepsOrder) {
   auto db = OpenDb();
   const std::string sql = kMixedRowsSql;
   auto sorted = [&](arrow::StreamHandle stream) { return SortedRows(*db, std::move(stream)); };
+  // Drained here first: DuckDB's Arrow scan (Rows) keeps the schemas it asks a stream for, which
+  // LeakSanitizer can tell apart only when they are copies made by skade (MakeBatchStream).
   auto streamed = db->QueryArrow(sql);
   ASSERT_TRUE(streamed.ok()) << streamed.status().ToString();
-  const auto want = sorted(std::move(*streamed));
+  Drained chunks = Drain(std::move(*streamed));
+  ASSERT_EQ(chunks.error, "");
+  const auto want = sorted(std::move(chunks.again));
   ASSERT_EQ(want.size(), 10000u);
 
   auto whole = db->QueryArrowWhole(sql, 3000);
@@ -542,9 +546,11 @@ TEST(ArrowWholeTest, RefusesWhatQueryArrowRefusesAndReportsErrors) {
   Status boom = fails("SELECT CASE WHEN i = 1999999 THEN error('boom at the end') ELSE i END FROM range(2000000) t(i)");
   EXPECT_NE(boom.message().find("boom at the end"), std::string::npos) << boom.ToString();
   // After the failures, the Database's next queries stream as before.
-  auto after = db->QueryArrow("SELECT 42 AS a");
+  auto after = db->QueryArrow("SELECT 42::BIGINT AS a");
   ASSERT_TRUE(after.ok());
-  EXPECT_EQ(Rows(*db, std::move(*after)), (std::vector<std::vector<std::string>>{{"42"}}));
+  Drained answer = Drain(std::move(*after));
+  EXPECT_EQ(answer.error, "");
+  EXPECT_EQ(answer.first_column, std::vector<int64_t>{42});
 }
 
 // InterruptRunning stops a whole read while DuckDB collects it.
