@@ -60,7 +60,6 @@ std::optional<std::string> CollectArrow(duckdb_prepared_statement prepared, int6
   if (wrapper == nullptr || !wrapper->statement || wrapper->statement->HasError()) {
     return std::string("the statement was not prepared");
   }
-  if (batch_rows <= 0) return std::string("the batch size must be positive");
   try {
     duckdb::PreparedStatement& statement = *wrapper->statement;
     duckdb::unique_ptr<duckdb::QueryResult> result;
