@@ -279,6 +279,26 @@ Response TableResponse(const catalog::TableState& state, const std::string& snap
   return r;
 }
 
+// A CommitTableResponse for the metadata file at `metadata_location`.
+Response CommitResponse(const std::string& metadata_location, const iceberg::TableMetadata& m) {
+  Response r;
+  r.body = TableResultBody(metadata_location, m, nullptr);
+  r.headers.emplace_back("Content-Type", "application/json");
+  r.headers.emplace_back("ETag", EtagOf(metadata_location + "|all"));
+  return r;
+}
+
+// Spec dropTable: purgeRequested is a boolean, false by default; only a purge deletes files.
+// Its spelling is any case ("True" from Python clients), as Java reads it (Boolean.parseBoolean);
+// anything else is refused rather than guessed at.
+Result<bool> PurgeRequested(const Request& r) {
+  if (!r.has("purgeRequested")) return false;
+  std::string value = r.query.at("purgeRequested");
+  std::transform(value.begin(), value.end(), value.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (value != "true" && value != "false") return Status::InvalidArgument("purgeRequested must be true or false");
+  return value == "true";
+}
+
 // ---- new tables
 
 // The column ids of a table created through the REST catalog are the catalog's choice, not the
@@ -520,6 +540,20 @@ Status CatalogApi::CheckMetadataLocations(const iceberg::TableMetadata& m) const
   return Status::Ok();
 }
 
+Status CatalogApi::CheckRegisteredMetadata(const std::string& location) const {
+  SKADE_RETURN_IF_ERROR(CheckLocation(location, "metadata-location"));
+  // What the file names must lie within the same bounds as the file itself: a registered table
+  // is read, and may be purged, where its metadata says.
+  auto bytes = io_.Read(location);
+  if (!bytes.ok()) {
+    if (bytes.status().code() == StatusCode::kNotFound) return Status::InvalidArgument(bytes.status().message());
+    return bytes.status();
+  }
+  auto metadata = iceberg::ParseTableMetadataFile(*bytes);
+  if (!metadata.ok()) return Status::InvalidArgument(metadata.status().message());
+  return CheckMetadataLocations(*metadata);
+}
+
 Status CatalogApi::CheckCommitLocations(const catalog::TableCommit& commit) const {
   for (const auto& u : commit.updates) {
     switch (u.kind) {
@@ -589,118 +623,94 @@ Response CatalogApi::Config(const Request&) {
 Response CatalogApi::ListNamespaces(const Request& r) {
   catalog::Namespace parent;
   if (r.has("parent") && !r.query.at("parent").empty()) {
-    auto p = NamespaceFromPath(r.query.at("parent"));
-    if (!p.ok()) return ErrorResponse(p.status());
-    parent = *p;
+    SKADE_ASSIGN_OR_RESPOND(parent, NamespaceFromPath(r.query.at("parent")));
   }
-  auto children = catalog_.ListNamespaces(parent);
-  if (!children.ok()) return ErrorResponse(children.status(), "NoSuchNamespaceException");
-  if (!parent.empty() && children->empty()) {
-    auto exists = catalog_.NamespaceExists(parent);
-    if (!exists.ok()) return ErrorResponse(exists.status(), "NoSuchNamespaceException");
-    if (!*exists) return ErrorResponse(404, "NoSuchNamespaceException", "namespace " + parent.ToString() + " does not exist");
+  SKADE_ASSIGN_OR_RESPOND(auto children, catalog_.ListNamespaces(parent), "NoSuchNamespaceException");
+  if (!parent.empty() && children.empty()) {
+    SKADE_RESPOND_IF_ERROR(RequireNamespace(parent), "NoSuchNamespaceException");
   }
-  auto page = PageOf(r, *children, [](const catalog::Namespace& ns) { return ns.ToString(); });
-  if (!page.ok()) return ErrorResponse(page.status());
+  SKADE_ASSIGN_OR_RESPOND(Page page, PageOf(r, children, [](const catalog::Namespace& ns) { return ns.ToString(); }));
   Json body;
   body["namespaces"] = Json::array();
-  for (size_t i = page->begin; i < page->end; ++i) body["namespaces"].push_back(LevelsJson((*children)[i]));
-  AddPageToken(body, *page);
+  for (size_t i = page.begin; i < page.end; ++i) body["namespaces"].push_back(LevelsJson(children[i]));
+  AddPageToken(body, page);
   return JsonResponse(body);
 }
 
 Response CatalogApi::CreateNamespace(const Request& r) {
   if (options_.read_only) return Refused();
-  auto body = ParseBody(r);
-  if (!body.ok()) return ErrorResponse(body.status());
-  const Json* levels = Member(*body, "namespace");
+  SKADE_ASSIGN_OR_RESPOND(Json body, ParseBody(r));
+  const Json* levels = Member(body, "namespace");
   if (levels == nullptr) return ErrorResponse(400, "BadRequestException", "'namespace' is required");
-  auto ns = NamespaceOf(*levels);
-  if (!ns.ok()) return ErrorResponse(ns.status());
-  auto properties = StringMap(*body, "properties");
-  if (!properties.ok()) return ErrorResponse(properties.status());
-  if (properties->count(kExistsMarker)) {
+  SKADE_ASSIGN_OR_RESPOND(catalog::Namespace ns, NamespaceOf(*levels));
+  SKADE_ASSIGN_OR_RESPOND(auto properties, StringMap(body, "properties"));
+  if (properties.count(kExistsMarker)) {
     return ErrorResponse(400, "BadRequestException", "'exists' is reserved by the catalog");
   }
-  auto exists = catalog_.NamespaceExists(*ns);
-  if (!exists.ok()) return ErrorResponse(exists.status());
-  if (*exists) return ErrorResponse(409, "AlreadyExistsException", "namespace " + ns->ToString() + " already exists");
-  Status st = catalog_.CreateNamespace(*ns, *properties);
-  if (!st.ok()) return ErrorResponse(st, "NoSuchNamespaceException");
-  auto stored = catalog_.LoadNamespaceProperties(*ns);
-  return JsonResponse(Json{{"namespace", LevelsJson(*ns)}, {"properties", PropertiesJson(stored.ok() ? *stored : *properties)}});
+  SKADE_ASSIGN_OR_RESPOND(bool exists, catalog_.NamespaceExists(ns));
+  if (exists) return ErrorResponse(409, "AlreadyExistsException", "namespace " + ns.ToString() + " already exists");
+  SKADE_RESPOND_IF_ERROR(catalog_.CreateNamespace(ns, properties), "NoSuchNamespaceException");
+  auto stored = catalog_.LoadNamespaceProperties(ns);
+  return JsonResponse(
+      Json{{"namespace", LevelsJson(ns)}, {"properties", PropertiesJson(stored.ok() ? *stored : properties)}});
 }
 
 Response CatalogApi::LoadNamespace(const Request& r, const std::string& segment) {
-  auto ns = NamespaceFromPath(segment);
-  if (!ns.ok()) return ErrorResponse(ns.status());
-  auto exists = catalog_.NamespaceExists(*ns);
-  if (!exists.ok()) return ErrorResponse(exists.status());
-  if (!*exists) return ErrorResponse(404, "NoSuchNamespaceException", "namespace " + ns->ToString() + " does not exist");
+  SKADE_ASSIGN_OR_RESPOND(catalog::Namespace ns, NamespaceFromPath(segment));
+  // Not RequireNamespace: an error of the lookup itself keeps the default exception types.
+  SKADE_ASSIGN_OR_RESPOND(bool exists, catalog_.NamespaceExists(ns));
+  if (!exists) return ErrorResponse(404, "NoSuchNamespaceException", "namespace " + ns.ToString() + " does not exist");
   if (r.method == "HEAD") return Response{204, "", {}};
-  auto properties = catalog_.LoadNamespaceProperties(*ns);
-  if (!properties.ok()) return ErrorResponse(properties.status(), "NoSuchNamespaceException");
-  return JsonResponse(Json{{"namespace", LevelsJson(*ns)}, {"properties", PropertiesJson(*properties)}});
+  SKADE_ASSIGN_OR_RESPOND(auto properties, catalog_.LoadNamespaceProperties(ns), "NoSuchNamespaceException");
+  return JsonResponse(Json{{"namespace", LevelsJson(ns)}, {"properties", PropertiesJson(properties)}});
 }
 
 Response CatalogApi::DropNamespace(const Request&, const std::string& segment) {
   if (options_.read_only) return Refused();
-  auto ns = NamespaceFromPath(segment);
-  if (!ns.ok()) return ErrorResponse(ns.status());
-  Status st = catalog_.DropNamespace(*ns);
-  if (!st.ok()) return ErrorResponse(st, "NoSuchNamespaceException", "NamespaceNotEmptyException");
+  SKADE_ASSIGN_OR_RESPOND(catalog::Namespace ns, NamespaceFromPath(segment));
+  SKADE_RESPOND_IF_ERROR(catalog_.DropNamespace(ns), "NoSuchNamespaceException", "NamespaceNotEmptyException");
   return Response{204, "", {}};
 }
 
 Response CatalogApi::UpdateNamespaceProperties(const Request& r, const std::string& segment) {
   if (options_.read_only) return Refused();
-  auto ns = NamespaceFromPath(segment);
-  if (!ns.ok()) return ErrorResponse(ns.status());
-  auto body = ParseBody(r);
-  if (!body.ok()) return ErrorResponse(body.status());
-  auto removals = StringArray(*body, "removals");
-  if (!removals.ok()) return ErrorResponse(removals.status());
-  auto updates = StringMap(*body, "updates");
-  if (!updates.ok()) return ErrorResponse(updates.status());
-  for (const auto& key : *removals) {
-    if (updates->count(key)) {
+  SKADE_ASSIGN_OR_RESPOND(catalog::Namespace ns, NamespaceFromPath(segment));
+  SKADE_ASSIGN_OR_RESPOND(Json body, ParseBody(r));
+  SKADE_ASSIGN_OR_RESPOND(auto removals, StringArray(body, "removals"));
+  SKADE_ASSIGN_OR_RESPOND(auto updates, StringMap(body, "updates"));
+  for (const auto& key : removals) {
+    if (updates.count(key)) {
       return ErrorResponse(422, "UnprocessableEntityException", "property '" + key + "' is both removed and updated");
     }
   }
-  if (updates->count(kExistsMarker)) {
+  if (updates.count(kExistsMarker)) {
     return ErrorResponse(400, "BadRequestException", "'exists' is reserved by the catalog");
   }
-  auto current = catalog_.LoadNamespaceProperties(*ns);
-  if (!current.ok()) return ErrorResponse(current.status(), "NoSuchNamespaceException");
-  current->erase(kExistsMarker);
-  std::erase(*removals, std::string(kExistsMarker));  // the marker stays
-  Status st = catalog_.UpdateNamespaceProperties(*ns, *updates, *removals);
-  if (!st.ok()) return ErrorResponse(st, "NoSuchNamespaceException");
+  SKADE_ASSIGN_OR_RESPOND(auto current, catalog_.LoadNamespaceProperties(ns), "NoSuchNamespaceException");
+  current.erase(kExistsMarker);
+  std::erase(removals, std::string(kExistsMarker));  // the marker stays
+  SKADE_RESPOND_IF_ERROR(catalog_.UpdateNamespaceProperties(ns, updates, removals), "NoSuchNamespaceException");
   Json out{{"updated", Json::array()}, {"removed", Json::array()}, {"missing", Json::array()}};
-  for (const auto& [k, v] : *updates) out["updated"].push_back(k);
-  for (const auto& k : *removals) out[current->count(k) ? "removed" : "missing"].push_back(k);
+  for (const auto& [k, v] : updates) out["updated"].push_back(k);
+  for (const auto& k : removals) out[current.count(k) ? "removed" : "missing"].push_back(k);
   return JsonResponse(out);
 }
 
 // ---- tables
 
 Response CatalogApi::ListTables(const Request& r, const std::string& segment) {
-  auto ns = NamespaceFromPath(segment);
-  if (!ns.ok()) return ErrorResponse(ns.status());
-  auto exists = catalog_.NamespaceExists(*ns);
-  if (!exists.ok()) return ErrorResponse(exists.status());
-  auto tables = catalog_.ListTables(*ns);
-  if (!tables.ok()) return ErrorResponse(tables.status(), "NoSuchNamespaceException");
-  if (!*exists && tables->empty()) {
-    return ErrorResponse(404, "NoSuchNamespaceException", "namespace " + ns->ToString() + " does not exist");
+  SKADE_ASSIGN_OR_RESPOND(catalog::Namespace ns, NamespaceFromPath(segment));
+  SKADE_ASSIGN_OR_RESPOND(bool exists, catalog_.NamespaceExists(ns));
+  SKADE_ASSIGN_OR_RESPOND(auto tables, catalog_.ListTables(ns), "NoSuchNamespaceException");
+  if (!exists && tables.empty()) {
+    return ErrorResponse(404, "NoSuchNamespaceException", "namespace " + ns.ToString() + " does not exist");
   }
-  std::sort(tables->begin(), tables->end());
-  auto page = PageOf(r, *tables, [](const catalog::TableIdent& t) { return t.name; });
-  if (!page.ok()) return ErrorResponse(page.status());
+  std::sort(tables.begin(), tables.end());
+  SKADE_ASSIGN_OR_RESPOND(Page page, PageOf(r, tables, [](const catalog::TableIdent& t) { return t.name; }));
   Json body;
   body["identifiers"] = Json::array();
-  for (size_t i = page->begin; i < page->end; ++i) body["identifiers"].push_back(IdentJson((*tables)[i]));
-  AddPageToken(body, *page);
+  for (size_t i = page.begin; i < page.end; ++i) body["identifiers"].push_back(IdentJson(tables[i]));
+  AddPageToken(body, page);
   return JsonResponse(body);
 }
 
@@ -717,139 +727,103 @@ Result<std::string> CatalogApi::DefaultLocation(const catalog::TableIdent& ident
 
 Response CatalogApi::CreateTable(const Request& r, const std::string& segment) {
   if (options_.read_only) return Refused();
-  auto ns = NamespaceFromPath(segment);
-  if (!ns.ok()) return ErrorResponse(ns.status());
-  auto body = ParseBody(r);
-  if (!body.ok()) return ErrorResponse(body.status());
-  auto name = RequiredString(*body, "name");
-  if (!name.ok()) return ErrorResponse(name.status());
-  catalog::TableIdent ident{*ns, *name};
-  if (Status v = ident.Validate(); !v.ok()) return ErrorResponse(v);
-  const Json* schema = Member(*body, "schema");
+  SKADE_ASSIGN_OR_RESPOND(catalog::Namespace ns, NamespaceFromPath(segment));
+  SKADE_ASSIGN_OR_RESPOND(Json body, ParseBody(r));
+  SKADE_ASSIGN_OR_RESPOND(std::string name, RequiredString(body, "name"));
+  catalog::TableIdent ident{ns, std::move(name)};
+  SKADE_RESPOND_IF_ERROR(ident.Validate());
+  const Json* schema = Member(body, "schema");
   if (schema == nullptr) return ErrorResponse(400, "BadRequestException", "'schema' is required");
   catalog::CreateTableRequest req;
-  auto parsed_schema = iceberg::ParseSchemaJson(schema->dump());
-  if (!parsed_schema.ok()) return ErrorResponse(parsed_schema.status());
-  req.schema = *parsed_schema;
-  if (const Json* spec = Member(*body, "partition-spec")) {
-    auto parsed = iceberg::ParsePartitionSpecJson(spec->dump());
-    if (!parsed.ok()) return ErrorResponse(parsed.status());
-    req.spec = *parsed;
+  SKADE_ASSIGN_OR_RESPOND(req.schema, iceberg::ParseSchemaJson(schema->dump()));
+  if (const Json* spec = Member(body, "partition-spec")) {
+    SKADE_ASSIGN_OR_RESPOND(req.spec, iceberg::ParsePartitionSpecJson(spec->dump()));
   }
-  if (const Json* order = Member(*body, "write-order")) {
-    auto parsed = iceberg::ParseSortOrderJson(order->dump());
-    if (!parsed.ok()) return ErrorResponse(parsed.status());
-    req.sort_order = *parsed;
+  if (const Json* order = Member(body, "write-order")) {
+    SKADE_ASSIGN_OR_RESPOND(req.sort_order, iceberg::ParseSortOrderJson(order->dump()));
   }
-  auto properties = StringMap(*body, "properties");
-  if (!properties.ok()) return ErrorResponse(properties.status());
-  req.properties = *properties;
-  auto location = OptString(*body, "location");
-  if (!location.ok()) return ErrorResponse(location.status());
-  req.location = *location;
-  auto staged = OptBool(*body, "stage-create");
-  if (!staged.ok()) return ErrorResponse(staged.status());
+  SKADE_ASSIGN_OR_RESPOND(req.properties, StringMap(body, "properties"));
+  SKADE_ASSIGN_OR_RESPOND(req.location, OptString(body, "location"));
+  SKADE_ASSIGN_OR_RESPOND(bool staged, OptBool(body, "stage-create"));
 
-  if (Status st = RequireNamespace(*ns); !st.ok()) return ErrorResponse(st, "NoSuchNamespaceException");
-  auto fresh = WithFreshIds(std::move(req));
-  if (!fresh.ok()) return ErrorResponse(fresh.status());
-  req = std::move(fresh).value();
+  SKADE_RESPOND_IF_ERROR(RequireNamespace(ns), "NoSuchNamespaceException");
+  SKADE_ASSIGN_OR_RESPOND(req, WithFreshIds(std::move(req)));
   if (req.location) {
-    if (Status st = CheckLocation(*req.location, "location"); !st.ok()) return ErrorResponse(st);
+    SKADE_RESPOND_IF_ERROR(CheckLocation(*req.location, "location"));
   }
-  if (*staged) {
-    // Spec createTable, stage-create: the metadata the table will start from, nothing
-    // committed; the client commits it later with an assert-create requirement.
-    if (catalog_.LoadTable(ident).ok()) {
-      return ErrorResponse(409, "AlreadyExistsException", "table " + ident.ToString() + " already exists");
-    }
-    std::string where;
-    if (req.location) {
-      where = *req.location;
-    } else {
-      auto placed = DefaultLocation(ident);
-      if (!placed.ok()) return ErrorResponse(placed.status());
-      where = *placed;
-    }
-    auto m = iceberg::NewTableMetadata(req.schema, req.spec, req.sort_order, where, req.properties,
-                                       NowMicros() / 1000);
-    if (!m.ok()) return ErrorResponse(m.status());
-    Response out;
-    const std::string config = ConfigMembers(ident, *m, &r.principal);
-    out.body = TableResultBody(std::nullopt, *m, &config);
-    out.headers.emplace_back("Content-Type", "application/json");
-    return out;
+  if (staged) return StageCreate(r, ident, req);
+  SKADE_ASSIGN_OR_RESPOND(auto created, catalog_.CreateTable(ident, req), "NoSuchNamespaceException");
+  const std::string config = ConfigMembers(ident, *created.table.metadata);
+  return TableResponse(created.table, "all", &config);
+}
+
+Response CatalogApi::StageCreate(const Request& r, const catalog::TableIdent& ident,
+                                 const catalog::CreateTableRequest& req) {
+  // Spec createTable, stage-create: the metadata the table will start from, nothing
+  // committed; the client commits it later with an assert-create requirement.
+  if (catalog_.LoadTable(ident).ok()) {
+    return ErrorResponse(409, "AlreadyExistsException", "table " + ident.ToString() + " already exists");
   }
-  auto created = catalog_.CreateTable(ident, req);
-  if (!created.ok()) return ErrorResponse(created.status(), "NoSuchNamespaceException");
-  const std::string config = ConfigMembers(ident, *created->table.metadata);
-  return TableResponse(created->table, "all", &config);
+  std::string where;
+  if (req.location) {
+    where = *req.location;
+  } else {
+    SKADE_ASSIGN_OR_RESPOND(where, DefaultLocation(ident));
+  }
+  SKADE_ASSIGN_OR_RESPOND(auto m, iceberg::NewTableMetadata(req.schema, req.spec, req.sort_order, where,
+                                                             req.properties, NowMicros() / 1000));
+  Response out;
+  const std::string config = ConfigMembers(ident, m, &r.principal);
+  out.body = TableResultBody(std::nullopt, m, &config);
+  out.headers.emplace_back("Content-Type", "application/json");
+  return out;
 }
 
 Response CatalogApi::RegisterTable(const Request& r, const std::string& segment) {
   if (options_.read_only) return Refused();
-  auto ns = NamespaceFromPath(segment);
-  if (!ns.ok()) return ErrorResponse(ns.status());
-  auto body = ParseBody(r);
-  if (!body.ok()) return ErrorResponse(body.status());
-  auto name = RequiredString(*body, "name");
-  if (!name.ok()) return ErrorResponse(name.status());
-  auto location = RequiredString(*body, "metadata-location");
-  if (!location.ok()) return ErrorResponse(location.status());
-  auto overwrite = OptBool(*body, "overwrite");
-  if (!overwrite.ok()) return ErrorResponse(overwrite.status());
-  catalog::TableIdent ident{*ns, *name};
-  if (Status v = ident.Validate(); !v.ok()) return ErrorResponse(v);
-  if (Status st = RequireNamespace(*ns); !st.ok()) return ErrorResponse(st, "NoSuchNamespaceException");
-  if (Status st = CheckLocation(*location, "metadata-location"); !st.ok()) return ErrorResponse(st);
-  // What the file names must lie within the same bounds as the file itself: a registered table
-  // is read, and may be purged, where its metadata says.
-  {
-    auto bytes = io_.Read(*location);
-    if (!bytes.ok()) return ErrorResponse(bytes.status().code() == StatusCode::kNotFound
-                                              ? Status::InvalidArgument(bytes.status().message())
-                                              : bytes.status());
-    auto metadata = iceberg::ParseTableMetadataFile(*bytes);
-    if (!metadata.ok()) return ErrorResponse(Status::InvalidArgument(metadata.status().message()));
-    if (Status st = CheckMetadataLocations(*metadata); !st.ok()) return ErrorResponse(st);
-  }
-  if (*overwrite && catalog_.LoadTable(ident).ok()) {
+  SKADE_ASSIGN_OR_RESPOND(catalog::Namespace ns, NamespaceFromPath(segment));
+  SKADE_ASSIGN_OR_RESPOND(Json body, ParseBody(r));
+  SKADE_ASSIGN_OR_RESPOND(std::string name, RequiredString(body, "name"));
+  SKADE_ASSIGN_OR_RESPOND(std::string location, RequiredString(body, "metadata-location"));
+  SKADE_ASSIGN_OR_RESPOND(bool overwrite, OptBool(body, "overwrite"));
+  catalog::TableIdent ident{ns, std::move(name)};
+  SKADE_RESPOND_IF_ERROR(ident.Validate());
+  SKADE_RESPOND_IF_ERROR(RequireNamespace(ns), "NoSuchNamespaceException");
+  SKADE_RESPOND_IF_ERROR(CheckRegisteredMetadata(location));
+  if (overwrite && catalog_.LoadTable(ident).ok()) {
     // Replacing a registered table's pointer would have to be one atomic step; it is not yet.
     // A 400 (registerTable documents no 406): the request asks for what this server refuses.
     return ErrorResponse(400, "BadRequestException",
                          "register with overwrite of an existing table is not supported; drop it first");
   }
-  auto registered = catalog_.RegisterTable(ident, *location);
-  if (!registered.ok()) return ErrorResponse(registered.status(), "NoSuchNamespaceException");
-  const std::string config = ConfigMembers(ident, *registered->table.metadata);
-  return TableResponse(registered->table, "all", &config);
+  SKADE_ASSIGN_OR_RESPOND(auto registered, catalog_.RegisterTable(ident, location), "NoSuchNamespaceException");
+  const std::string config = ConfigMembers(ident, *registered.table.metadata);
+  return TableResponse(registered.table, "all", &config);
 }
 
 Response CatalogApi::LoadTable(const Request& r, const std::string& segment, const std::string& table) {
-  auto ident = IdentFromPath(segment, table);
-  if (!ident.ok()) return ErrorResponse(ident.status());
+  SKADE_ASSIGN_OR_RESPOND(catalog::TableIdent ident, IdentFromPath(segment, table));
   std::string snapshots = r.has("snapshots") ? r.query.at("snapshots") : "all";
   if (snapshots != "all" && snapshots != "refs") {
     return ErrorResponse(400, "BadRequestException", "snapshots must be 'all' or 'refs'");
   }
-  auto state = catalog_.LoadTable(*ident);
-  if (!state.ok()) return ErrorResponse(state.status());
+  SKADE_ASSIGN_OR_RESPOND(catalog::TableState state, catalog_.LoadTable(ident));
   if (r.method == "HEAD") return Response{204, "", {}};
-  const std::string etag = EtagOf(state->metadata_location + "|" + snapshots);
+  const std::string etag = EtagOf(state.metadata_location + "|" + snapshots);
   const std::string if_none_match = r.header("if-none-match");
   if (!if_none_match.empty() && (if_none_match == etag || if_none_match == "*")) {
     return Response{304, "", {{"ETag", etag}}};
   }
   // The config names the table (its signer endpoint), and one metadata file may be registered
   // under two names.
-  std::string key = state->metadata_location + "|" + snapshots;
-  for (const std::string& level : ident->ns.levels) key += "\x1f" + level;
-  key += "\x1e" + ident->name;
+  std::string key = state.metadata_location + "|" + snapshots;
+  for (const std::string& level : ident.ns.levels) key += "\x1f" + level;
+  key += "\x1e" + ident.name;
   if (auto body = bodies_.Find(key)) {
     return Response{200, std::move(*body), {{"Content-Type", "application/json"}, {"ETag", etag}}};
   }
-  const std::string config = ConfigMembers(*ident, *state->metadata);
-  Response out = TableResponse(*state, snapshots, &config);
+  const std::string config = ConfigMembers(ident, *state.metadata);
+  Response out = TableResponse(state, snapshots, &config);
   bodies_.Put(key, out.body);
   return out;
 }
@@ -906,23 +880,19 @@ Result<catalog::CommitResult> CatalogApi::CreateFromCommit(const catalog::TableC
 
 Response CatalogApi::CommitTable(const Request& r, const std::string& segment, const std::string& table) {
   if (options_.read_only) return Refused();
-  auto ident = IdentFromPath(segment, table);
-  if (!ident.ok()) return ErrorResponse(ident.status());
-  auto body = ParseBody(r);
-  if (!body.ok()) return ErrorResponse(body.status());
-  if (const Json* given = Member(*body, "identifier")) {
-    auto named = IdentOf(*given, "identifier");
-    if (!named.ok()) return ErrorResponse(named.status());
-    if (!(*named == *ident)) {
-      return ErrorResponse(400, "BadRequestException", "the body's identifier " + named->ToString() +
-                                                           " is not the table of the path " + ident->ToString());
+  SKADE_ASSIGN_OR_RESPOND(catalog::TableIdent ident, IdentFromPath(segment, table));
+  SKADE_ASSIGN_OR_RESPOND(Json body, ParseBody(r));
+  if (const Json* given = Member(body, "identifier")) {
+    SKADE_ASSIGN_OR_RESPOND(catalog::TableIdent named, IdentOf(*given, "identifier"));
+    if (!(named == ident)) {
+      return ErrorResponse(400, "BadRequestException", "the body's identifier " + named.ToString() +
+                                                           " is not the table of the path " + ident.ToString());
     }
   }
-  auto commit = ParseCommit(*body, *ident);
-  if (!commit.ok()) return ErrorResponse(commit.status());
-  if (Status st = CheckCommitLocations(*commit); !st.ok()) return ErrorResponse(st);
+  SKADE_ASSIGN_OR_RESPOND(catalog::TableCommit commit, ParseCommit(body, ident));
+  SKADE_RESPOND_IF_ERROR(CheckCommitLocations(commit));
   bool create = false;
-  for (const auto& req : commit->requirements) {
+  for (const auto& req : commit.requirements) {
     create = create || req.kind == iceberg::TableRequirement::Kind::kAssertCreate;
   }
   // A key on a catalog that keeps records lands with the commit (a staged create's commit
@@ -933,15 +903,11 @@ Response CatalogApi::CommitTable(const Request& r, const std::string& segment, c
     record = r.idempotency->record;
     record.status = 200;
   }
-  auto result = create ? CreateFromCommit(*commit) : CommitTableRebasing(*commit, keyed ? &record : nullptr);
+  auto result = create ? CreateFromCommit(commit) : CommitTableRebasing(commit, keyed ? &record : nullptr);
   if (!result.ok()) return CommitFailure(result.status());
   if (keyed) r.idempotency->stored = true;
   ++commits_;
-  Response out;
-  out.body = TableResultBody(result->table.metadata_location, *result->table.metadata, nullptr);
-  out.headers.emplace_back("Content-Type", "application/json");
-  out.headers.emplace_back("ETag", EtagOf(result->table.metadata_location + "|all"));
-  return out;
+  return CommitResponse(result->table.metadata_location, *result->table.metadata);
 }
 
 Response CatalogApi::CommittedTable(const std::string& metadata_location, const std::string& segment,
@@ -949,21 +915,13 @@ Response CatalogApi::CommittedTable(const std::string& metadata_location, const 
   auto bytes = io_.Read(metadata_location);
   if (bytes.ok()) {
     auto metadata = iceberg::ParseTableMetadataFile(*bytes);
-    if (metadata.ok()) {
-      Response out;
-      out.body = TableResultBody(metadata_location, *metadata, nullptr);
-      out.headers.emplace_back("Content-Type", "application/json");
-      out.headers.emplace_back("ETag", EtagOf(metadata_location + "|all"));
-      return out;
-    }
+    if (metadata.ok()) return CommitResponse(metadata_location, *metadata);
   }
   SKADE_LOG_WARN("rest: the committed metadata {} cannot be read again; answering the table's current state",
                  metadata_location);
-  auto ident = IdentFromPath(segment, table);
-  if (!ident.ok()) return ErrorResponse(ident.status());
-  auto state = catalog_.LoadTable(*ident);
-  if (!state.ok()) return ErrorResponse(state.status());
-  return TableResponse(*state, "all", nullptr);
+  SKADE_ASSIGN_OR_RESPOND(catalog::TableIdent ident, IdentFromPath(segment, table));
+  SKADE_ASSIGN_OR_RESPOND(catalog::TableState state, catalog_.LoadTable(ident));
+  return TableResponse(state, "all", nullptr);
 }
 
 Result<iceberg::TableMetadata> CatalogApi::ReadMetadataFile(const std::string& location, std::string_view what) {
@@ -1039,116 +997,94 @@ Result<catalog::CommitResult> CatalogApi::CommitTableRebasing(const catalog::Tab
 
 Response CatalogApi::DropTable(const Request& r, const std::string& segment, const std::string& table) {
   if (options_.read_only) return Refused();
-  auto ident = IdentFromPath(segment, table);
-  if (!ident.ok()) return ErrorResponse(ident.status());
-  // Spec dropTable: purgeRequested is a boolean, false by default; only a purge deletes files.
-  // Its spelling is any case ("True" from Python clients), as Java reads it (Boolean.parseBoolean);
-  // anything else is refused rather than guessed at.
-  bool purge = false;
-  if (r.has("purgeRequested")) {
-    std::string value = r.query.at("purgeRequested");
-    std::transform(value.begin(), value.end(), value.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (value != "true" && value != "false") {
-      return ErrorResponse(400, "BadRequestException", "purgeRequested must be true or false");
-    }
-    purge = value == "true";
-  }
-  Status st = catalog_.DropTable(*ident, purge ? catalog::DropMode::kPurge : catalog::DropMode::kKeepFiles);
-  if (!st.ok()) return ErrorResponse(st);
+  SKADE_ASSIGN_OR_RESPOND(catalog::TableIdent ident, IdentFromPath(segment, table));
+  SKADE_ASSIGN_OR_RESPOND(bool purge, PurgeRequested(r));
+  SKADE_RESPOND_IF_ERROR(catalog_.DropTable(ident, purge ? catalog::DropMode::kPurge : catalog::DropMode::kKeepFiles));
   return Response{204, "", {}};
 }
 
 Response CatalogApi::UnregisterTable(const Request&, const std::string& segment, const std::string& table) {
   if (options_.read_only) return Refused();
-  auto ident = IdentFromPath(segment, table);
-  if (!ident.ok()) return ErrorResponse(ident.status());
+  SKADE_ASSIGN_OR_RESPOND(catalog::TableIdent ident, IdentFromPath(segment, table));
   // Spec unregisterTable: "This table metadata must include all commits that happened before the
   // unregister operation." The row goes only while it names the metadata read here; a commit in
   // between (kConflict) is read again. Commits after it find no table (404).
   constexpr int kAttempts = 16;
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
-    auto state = catalog_.LoadTable(*ident);
-    if (!state.ok()) return ErrorResponse(state.status());
-    Status st = catalog_.UnregisterTable(*ident, state->metadata_location);
+    SKADE_ASSIGN_OR_RESPOND(catalog::TableState state, catalog_.LoadTable(ident));
+    Status st = catalog_.UnregisterTable(ident, state.metadata_location);
     if (st.code() == StatusCode::kConflict) continue;
     if (!st.ok()) return ErrorResponse(st);
     Response out;
-    out.body = TableResultBody(state->metadata_location, *state->metadata, nullptr);
+    out.body = TableResultBody(state.metadata_location, *state.metadata, nullptr);
     out.headers.emplace_back("Content-Type", "application/json");
     return out;
   }
   return ErrorResponse(503, "ServiceUnavailableException",
-                       "table " + ident->ToString() + " kept changing while it was unregistered; retry");
+                       "table " + ident.ToString() + " kept changing while it was unregistered; retry");
 }
 
 Response CatalogApi::ReportMetrics(const Request& r, const std::string& segment, const std::string& table) {
-  auto ident = IdentFromPath(segment, table);
-  if (!ident.ok()) return ErrorResponse(ident.status());
-  auto body = ParseBody(r);
-  if (!body.ok()) return ErrorResponse(body.status());
-  if (Status st = CheckMetricsReport(*body); !st.ok()) return ErrorResponse(st);
+  SKADE_ASSIGN_OR_RESPOND(catalog::TableIdent ident, IdentFromPath(segment, table));
+  SKADE_ASSIGN_OR_RESPOND(Json body, ParseBody(r));
+  SKADE_RESPOND_IF_ERROR(CheckMetricsReport(body));
   // The table's own 404 (spec reportMetrics lists only NoSuchTableException, also for a
   // namespace that does not exist).
-  auto state = catalog_.LoadTable(*ident);
-  if (!state.ok()) return ErrorResponse(state.status());
+  SKADE_RESPOND_IF_ERROR(catalog_.LoadTable(ident));
   // Accepted and logged: skade keeps no metrics store.
-  SKADE_LOG_DEBUG("rest: {} for {}", (*body)["report-type"].get<std::string>(), ident->ToString());
+  SKADE_LOG_DEBUG("rest: {} for {}", body["report-type"].get<std::string>(), ident.ToString());
   return Response{204, "", {}};
 }
 
 Response CatalogApi::RenameTable(const Request& r) {
   if (options_.read_only) return Refused();
-  auto body = ParseBody(r);
-  if (!body.ok()) return ErrorResponse(body.status());
-  const Json* source = Member(*body, "source");
-  const Json* destination = Member(*body, "destination");
+  SKADE_ASSIGN_OR_RESPOND(Json body, ParseBody(r));
+  const Json* source = Member(body, "source");
+  const Json* destination = Member(body, "destination");
   if (source == nullptr || destination == nullptr) {
     return ErrorResponse(400, "BadRequestException", "'source' and 'destination' are required");
   }
-  auto from = IdentOf(*source, "source");
-  if (!from.ok()) return ErrorResponse(from.status());
-  auto to = IdentOf(*destination, "destination");
-  if (!to.ok()) return ErrorResponse(to.status());
+  SKADE_ASSIGN_OR_RESPOND(catalog::TableIdent from, IdentOf(*source, "source"));
+  SKADE_ASSIGN_OR_RESPOND(catalog::TableIdent to, IdentOf(*destination, "destination"));
   // Spec renameTable: NoSuchNamespaceException for the destination's namespace, asked before the
   // source (a missing source namespace is the source table missing: NoSuchTableException).
-  if (Status st = RequireNamespace(to->ns); !st.ok()) return ErrorResponse(st, "NoSuchNamespaceException");
-  Status st = catalog_.RenameTable(*from, *to);
-  if (!st.ok()) return ErrorResponse(st);
+  SKADE_RESPOND_IF_ERROR(RequireNamespace(to.ns), "NoSuchNamespaceException");
+  SKADE_RESPOND_IF_ERROR(catalog_.RenameTable(from, to));
   return Response{204, "", {}};
 }
 
-Response CatalogApi::CommitTransaction(const Request& r) {
-  if (options_.read_only) return Refused();
-  auto body = ParseBody(r);
-  if (!body.ok()) return ErrorResponse(body.status());
-  const Json* changes = Member(*body, "table-changes");
+Result<std::vector<catalog::TableCommit>> CatalogApi::ParseTableChanges(const Json& body) {
+  const Json* changes = Member(body, "table-changes");
   if (changes == nullptr || !changes->is_array() || changes->empty()) {
-    return ErrorResponse(400, "BadRequestException", "'table-changes' must be a non-empty array");
+    return Status::InvalidArgument("'table-changes' must be a non-empty array");
   }
   std::vector<catalog::TableCommit> commits;
   std::set<catalog::TableIdent> seen;
   for (size_t i = 0; i < changes->size(); ++i) {
     const Json& change = (*changes)[i];
     const std::string where = "table-changes[" + std::to_string(i) + "]";
-    if (!change.is_object() || Member(change, "identifier") == nullptr) {
-      return ErrorResponse(400, "BadRequestException", where + ": an identifier is required");
+    const Json* identifier = change.is_object() ? Member(change, "identifier") : nullptr;
+    if (identifier == nullptr) return Status::InvalidArgument(where + ": an identifier is required");
+    SKADE_ASSIGN_OR_RETURN(catalog::TableIdent ident, IdentOf(*identifier, "identifier").WithContext(where));
+    if (!seen.insert(ident).second) {
+      return Status::InvalidArgument(where + ": table " + ident.ToString() + " appears twice");
     }
-    auto ident = IdentOf(*Member(change, "identifier"), "identifier");
-    if (!ident.ok()) return ErrorResponse(ident.status().WithContext(where));
-    if (!seen.insert(*ident).second) {
-      return ErrorResponse(400, "BadRequestException", where + ": table " + ident->ToString() + " appears twice");
-    }
-    auto commit = ParseCommit(change, *ident);
-    if (!commit.ok()) return ErrorResponse(commit.status().WithContext(where));
-    if (Status st = CheckCommitLocations(*commit); !st.ok()) return ErrorResponse(st.WithContext(where));
-    for (const auto& req : commit->requirements) {
+    SKADE_ASSIGN_OR_RETURN(catalog::TableCommit commit, ParseCommit(change, ident).WithContext(where));
+    SKADE_RETURN_IF_ERROR(CheckCommitLocations(commit).WithContext(where));
+    for (const auto& req : commit.requirements) {
       if (req.kind == iceberg::TableRequirement::Kind::kAssertCreate) {
-        return ErrorResponse(406, "UnsupportedOperationException",
-                             where + ": creating a table inside a multi-table commit is not supported");
+        return Status::NotImplemented(where + ": creating a table inside a multi-table commit is not supported");
       }
     }
-    commits.push_back(std::move(*commit));
+    commits.push_back(std::move(commit));
   }
+  return commits;
+}
+
+Response CatalogApi::CommitTransaction(const Request& r) {
+  if (options_.read_only) return Refused();
+  SKADE_ASSIGN_OR_RESPOND(Json body, ParseBody(r));
+  SKADE_ASSIGN_OR_RESPOND(auto commits, ParseTableChanges(body));
   // A key on a catalog that keeps records lands in the transaction's own catalog transaction.
   const bool keyed = r.idempotency != nullptr && r.idempotency->durable;
   catalog::IdempotencyRecord record;

@@ -246,6 +246,12 @@ class CatalogApi {
 
   // A commit of one table: requirements and updates from a CommitTableRequest body.
   Result<catalog::TableCommit> ParseCommit(const Json& body, const catalog::TableIdent& ident);
+  // The commits of a CommitTransactionRequest body, each checked as CommitTable checks its one;
+  // kInvalidArgument naming the change at fault, kNotImplemented for an assert-create.
+  Result<std::vector<catalog::TableCommit>> ParseTableChanges(const Json& body);
+  // A staged create's answer (spec createTable, stage-create): the metadata `ident` would start
+  // from, nothing committed.
+  Response StageCreate(const Request& r, const catalog::TableIdent& ident, const catalog::CreateTableRequest& req);
   // Creates a table from a commit that asserts it does not exist (the second half of a staged
   // create): the updates applied to empty metadata, written as the table's first metadata file.
   Result<catalog::CommitResult> CreateFromCommit(const catalog::TableCommit& commit);
@@ -291,6 +297,9 @@ class CatalogApi {
   // The locations metadata names (its location, manifest lists and the manifests in them,
   // statistics files), for a registered file.
   Status CheckMetadataLocations(const iceberg::TableMetadata& m) const;
+  // A metadata file to register: its location and those it names pass CheckLocation, and a
+  // file that is missing or is not table metadata is kInvalidArgument.
+  Status CheckRegisteredMetadata(const std::string& location) const;
   // A snapshot's manifest list and the manifests it lists (read through io_: kInvalidArgument
   // for a list that cannot be read, unless it is missing from a registered table's history,
   // `added` false).
@@ -335,3 +344,26 @@ class CatalogApi {
 };
 
 }  // namespace skade::rest
+
+// Handler error flow, like SKADE_RETURN_IF_ERROR and SKADE_ASSIGN_OR_RETURN (base/status.h) but
+// returning a Response: ErrorResponse(error, ...), the optional arguments being its `not_found`
+// and `conflict` exception types (as in SKADE_RESPOND_IF_ERROR(st, "NoSuchNamespaceException")).
+
+// Returns the error response for `expr` (a Status or Result) unless it is Ok.
+#define SKADE_RESPOND_IF_ERROR(expr, ...)                                                          \
+  do {                                                                                             \
+    auto&& skade_status_or_result_ = (expr);                                                       \
+    if (!skade_status_or_result_.ok()) {                                                           \
+      return ::skade::rest::ErrorResponse(                                                         \
+          ::skade::internal::AsStatus(skade_status_or_result_) __VA_OPT__(, ) __VA_ARGS__);        \
+    }                                                                                              \
+  } while (false)
+
+#define SKADE_ASSIGN_OR_RESPOND_IMPL(tmp, lhs, rexpr, ...)                                         \
+  auto tmp = (rexpr);                                                                              \
+  if (!tmp.ok()) return ::skade::rest::ErrorResponse(tmp.status() __VA_OPT__(, ) __VA_ARGS__);     \
+  lhs = std::move(tmp).value()
+
+// `lhs = value of rexpr` (a Result), or return the error response for its Status.
+#define SKADE_ASSIGN_OR_RESPOND(lhs, rexpr, ...)                                                   \
+  SKADE_ASSIGN_OR_RESPOND_IMPL(SKADE_CONCAT(skade_respond_, __LINE__), lhs, rexpr, __VA_ARGS__)
