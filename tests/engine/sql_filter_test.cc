@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "skade/iceberg/table_metadata.h"
 #include "tests/testing/query_rows.h"
 
@@ -65,6 +67,38 @@ TEST_F(SqlFilterTest, ConvertsComparisonsOfEveryType) {
   EXPECT_EQ(e->literals()[0].as_double(), 1.5);
   e = lit("name = 'it''s'");
   EXPECT_EQ(e->literals()[0].as_bytes(), "it's");
+}
+
+// Integers into int and long columns and strings into string columns are taken from the parsed
+// constant itself; these are the values DuckDB's exact conversion gives (every other constant).
+TEST_F(SqlFilterTest, PlainConstantsKeepTheirExactValuesAtTheTypesEdges) {
+  auto lit = [&](const std::string& sql) -> iceberg::Literal {
+    auto e = SqlToIcebergFilter(*db_, testing::Where(sql), *schema_);
+    EXPECT_TRUE(e.ok()) << sql;
+    EXPECT_EQ((*e)->literals().size(), 1u) << sql << " -> " << (*e)->ToString();
+    return (*e)->literals().empty() ? iceberg::Literal::Boolean(false) : (*e)->literals()[0];
+  };
+  EXPECT_EQ(lit("n = 2147483647").as_int(), 2147483647);
+  EXPECT_EQ(lit("n = -2147483648").as_int(), std::numeric_limits<int32_t>::min());
+  EXPECT_EQ(lit("id = 9223372036854775807").as_long(), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(lit("id = -9223372036854775808").as_long(), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(lit("id < 100000").as_long(), 100000);
+  EXPECT_EQ(lit("id = 7::SMALLINT").as_long(), 7);  // a cast of a constant: DuckDB converts it
+  EXPECT_EQ(lit("name = ''").as_bytes(), "");
+  EXPECT_EQ(lit("name = 'zürich ✓'").as_bytes(), "zürich ✓");
+  EXPECT_EQ(lit("name = E'a\\nb'").as_bytes(), "a\nb");
+  EXPECT_EQ(lit("n = '12'").as_int(), 12);  // a string into an int column: DuckDB converts it
+  EXPECT_EQ(lit("id = 2.0").as_long(), 2);  // a decimal constant: DuckDB's exact conversion
+  auto in = SqlToIcebergFilter(*db_, testing::Where("id IN (1, 9223372036854775807, -3)"), *schema_);
+  ASSERT_TRUE(in.ok());
+  ASSERT_EQ((*in)->literals().size(), 3u);
+  EXPECT_EQ((*in)->literals()[1].as_long(), std::numeric_limits<int64_t>::max());
+  // Out of the column's range, or not of its kind: no literal, so no pruning on it.
+  for (const char* sql : {"n = 2147483648", "id = 9223372036854775808", "name = 5", "n = 'x'"}) {
+    auto e = SqlToIcebergFilter(*db_, testing::Where(sql), *schema_);
+    ASSERT_TRUE(e.ok()) << sql;
+    EXPECT_EQ((*e)->op(), Operation::kTrue) << sql << " -> " << (*e)->ToString();
+  }
 }
 
 TEST_F(SqlFilterTest, ConvertsConnectivesAndSpecialForms) {

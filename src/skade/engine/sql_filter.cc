@@ -1,6 +1,7 @@
 #include "skade/engine/sql_filter.h"
 
 #include <cstdlib>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -243,6 +244,37 @@ std::string ConversionSql(const std::string& e, const iceberg::Type& t) {
   }
 }
 
+// The literal of a plain constant whose value the parser's JSON holds exactly and whose
+// conversion to the column's type `t` leaves nothing to decide: an integer into an int or long
+// column (when in range), a string into a string column. nullopt for any other (DuckDB converts
+// those, ConversionSql).
+std::optional<Literal> PlainLiteral(const Json& node, const iceberg::Type& t) {
+  if (node.value("class", "") != "CONSTANT" || node.value("type", "") != "VALUE_CONSTANT") return std::nullopt;
+  const Json* value = node.contains("value") ? &node["value"] : nullptr;
+  if (value == nullptr || !value->is_object() || value->value("is_null", true) || !value->contains("value") ||
+      !value->contains("type") || !(*value)["type"].is_object()) {
+    return std::nullopt;
+  }
+  const std::string type = (*value)["type"].value("id", "");
+  const Json& v = (*value)["value"];
+  const bool integer = type == "TINYINT" || type == "SMALLINT" || type == "INTEGER" || type == "BIGINT";
+  if (integer && v.is_number_integer() && !v.is_number_unsigned()) {
+    const int64_t n = v.get<int64_t>();
+    if (t.id() == TypeId::kLong) return Literal::Long(n);
+    if (t.id() == TypeId::kInt && n >= std::numeric_limits<int32_t>::min() &&
+        n <= std::numeric_limits<int32_t>::max()) {
+      return Literal::Int(static_cast<int32_t>(n));
+    }
+    return std::nullopt;
+  }
+  if (integer && v.is_number_unsigned() && t.id() == TypeId::kLong &&
+      v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    return Literal::Long(static_cast<int64_t>(v.get<uint64_t>()));
+  }
+  if (type == "VARCHAR" && v.is_string() && t.id() == TypeId::kString) return Literal::String(v.get<std::string>());
+  return std::nullopt;
+}
+
 // Builds the literal of type `t` from the text ConversionSql produced.
 std::optional<Literal> ToLiteral(const std::string& text, const iceberg::TypePtr& t) {
   if (IsIntegerEncoded(t->id())) return LiteralFromEncodedInteger(t, text);
@@ -389,33 +421,39 @@ Result<ExprPtr> SqlToIcebergFilter(Database& db, const Predicate& where, const i
   // SQL text of each comes back from json_deserialize_sql.
   const auto& constants = converter.constants();
   std::vector<std::optional<Literal>> values(constants.size());
-  if (!constants.empty()) {
+  std::vector<size_t> evaluated;  // the constants DuckDB converts
+  for (size_t i = 0; i < constants.size(); ++i) {
+    values[i] = PlainLiteral(*constants[i].node, *constants[i].field->type);
+    if (!values[i]) evaluated.push_back(i);
+  }
+  if (!evaluated.empty()) {
     std::string deserialize = "SELECT ";
-    for (size_t i = 0; i < constants.size(); ++i) {
+    for (size_t k = 0; k < evaluated.size(); ++k) {
       Json one = parsed;
       Json& n = one["statements"][0]["node"];
-      n["select_list"] = Json::array({*constants[i].node});
+      n["select_list"] = Json::array({*constants[evaluated[k]].node});
       n["where_clause"] = nullptr;
-      deserialize += (i ? ", " : "") + std::string("json_deserialize_sql(") +
+      deserialize += (k ? ", " : "") + std::string("json_deserialize_sql(") +
                      QuoteString(one.dump(-1, ' ', false, Json::error_handler_t::replace)) + "::JSON)";
     }
     SKADE_ASSIGN_OR_RETURN(auto texts, db.QueryRows(deserialize));
-    if (texts.size() != 1 || texts[0].size() != constants.size()) {
+    if (texts.size() != 1 || texts[0].size() != evaluated.size()) {
       return Status::Internal("json_deserialize_sql returned an unexpected shape");
     }
     std::string convert = "SELECT ";
-    for (size_t i = 0; i < constants.size(); ++i) {
-      std::string text = texts[0][i].value_or("SELECT NULL");
+    for (size_t k = 0; k < evaluated.size(); ++k) {
+      std::string text = texts[0][k].value_or("SELECT NULL");
       if (text.rfind("SELECT ", 0) == 0) text = text.substr(7);
-      convert += (i ? ", " : "") + std::string("CAST(") + ConversionSql(text, *constants[i].field->type) +
-                 " AS VARCHAR)";
+      convert += (k ? ", " : "") + std::string("CAST(") +
+                 ConversionSql(text, *constants[evaluated[k]].field->type) + " AS VARCHAR)";
     }
     auto converted = db.QueryRows(convert);
     // A constant DuckDB can't evaluate makes the filter invalid for DuckDB too; pruning then
     // simply uses nothing and DuckDB reports the error when it runs the predicate.
     if (converted.ok() && converted->size() == 1) {
-      for (size_t i = 0; i < constants.size(); ++i) {
-        if ((*converted)[0][i]) values[i] = ToLiteral(*(*converted)[0][i], constants[i].field->type);
+      for (size_t k = 0; k < evaluated.size(); ++k) {
+        const PendingConstant& c = constants[evaluated[k]];
+        if ((*converted)[0][k]) values[evaluated[k]] = ToLiteral(*(*converted)[0][k], c.field->type);
       }
     }
   }
