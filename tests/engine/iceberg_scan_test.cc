@@ -442,6 +442,46 @@ TEST_F(NameMappingScanTest, ReadsFilesWithoutFieldIdsThroughTheMapping) {
   EXPECT_EQ(One(*fallback, "SELECT sum(id) FROM t"), "313");
 }
 
+// How each file stores its columns (names, field ids) comes from the footer the page check read,
+// remembered with the file: a second scan reads no footer, and a file replaced in place (new
+// size and modification time) is read by its new shape.
+TEST_F(NameMappingScanTest, FileShapesAreRememberedWithTheFileAndFollowAReplacedOne) {
+  testing::TempDir tmp;
+  const std::string file = tmp.Path("f.parquet");
+  ASSERT_TRUE(db_->Execute("COPY (SELECT range AS id, 'old' || range AS old_name FROM range(5)) TO " +
+                           QuoteString(file) + " (FORMAT parquet)")
+                  .ok());
+  IcebergScan scan;
+  scan.schema = Schema();
+  scan.tasks = {Task(file, 5)};
+  auto mapping = iceberg::NameMapping::Parse(R"([{"field-id": 1, "names": ["id"]},
+                                                 {"field-id": 2, "names": ["name", "old_name"]}])");
+  ASSERT_TRUE(mapping.ok());
+  scan.name_mapping = *mapping;
+  const auto before = db_->data_file_checks().counters();
+  for (int round = 0; round < 2; ++round) {
+    auto sql = BuildTableSql(*db_, scan);
+    ASSERT_TRUE(sql.ok()) << sql.status().ToString();
+    EXPECT_THAT(Query(*sql, "SELECT id, name, added FROM t WHERE id < 2 ORDER BY id"),
+                ElementsAre(ElementsAre("0", "old0", "NULL"), ElementsAre("1", "old1", "NULL")))
+        << "round " << round;
+  }
+  auto after = db_->data_file_checks().counters();
+  EXPECT_EQ(after.files_checked - before.files_checked, 1);
+  EXPECT_EQ(after.files_remembered - before.files_remembered, 1);
+
+  // The same path, now with field ids and names the mapping does not know.
+  ASSERT_TRUE(db_->Execute("COPY (SELECT range + 100 AS key, 'new' || range AS label, 7 AS extra FROM range(4)) TO " +
+                           QuoteString(file) + " (FORMAT parquet, FIELD_IDS {key: 1, label: 2, extra: 3})")
+                  .ok());
+  auto sql = BuildTableSql(*db_, scan);
+  ASSERT_TRUE(sql.ok()) << sql.status().ToString();
+  EXPECT_THAT(Query(*sql, "SELECT id, name, added FROM t ORDER BY id"),
+              ElementsAre(ElementsAre("100", "new0", "7"), ElementsAre("101", "new1", "7"),
+                          ElementsAre("102", "new2", "7"), ElementsAre("103", "new3", "7")));
+  EXPECT_EQ(db_->data_file_checks().counters().files_checked - after.files_checked, 1);
+}
+
 }  // namespace
 }  // namespace skade::engine
 

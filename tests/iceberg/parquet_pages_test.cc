@@ -70,7 +70,9 @@ std::string PageHeader(const TestPage& p) {
 }
 
 // A Parquet file of one row group with `columns`, each a column chunk of its pages.
-Built Build(const std::vector<TestColumn>& columns, std::string_view trailing_magic = "PAR1") {
+// `schema` replaces the default one (a root named "schema" alone).
+Built Build(const std::vector<TestColumn>& columns, std::string_view trailing_magic = "PAR1",
+            const std::vector<ParquetSchemaElement>& schema = {}) {
   Built out;
   out.bytes = "PAR1";
   struct Meta {
@@ -101,12 +103,28 @@ Built Build(const std::vector<TestColumn>& columns, std::string_view trailing_ma
   w.BeginStruct();
   w.WriteFieldHeader(CompactType::kI32, 1);  // version
   w.WriteI32(1);
-  w.WriteFieldHeader(CompactType::kList, 2);  // schema: the root only (the checker ignores it)
-  w.WriteListHeader(CompactType::kStruct, 1);
-  w.BeginStruct();
-  w.WriteFieldHeader(CompactType::kBinary, 4);
-  w.WriteBinary("schema");
-  w.EndStruct();
+  w.WriteFieldHeader(CompactType::kList, 2);  // schema
+  const std::vector<ParquetSchemaElement> elements =
+      schema.empty() ? std::vector<ParquetSchemaElement>{{"schema", 0, std::nullopt}} : schema;
+  w.WriteListHeader(CompactType::kStruct, static_cast<int64_t>(elements.size()));
+  for (const ParquetSchemaElement& e : elements) {
+    w.BeginStruct();
+    w.WriteFieldHeader(CompactType::kI32, 3);  // repetition_type, skipped by the reader
+    w.WriteI32(1);
+    if (!e.name.empty()) {
+      w.WriteFieldHeader(CompactType::kBinary, 4);
+      w.WriteBinary(e.name);
+    }
+    if (e.num_children > 0) {
+      w.WriteFieldHeader(CompactType::kI32, 5);
+      w.WriteI32(e.num_children);
+    }
+    if (e.field_id) {
+      w.WriteFieldHeader(CompactType::kI32, 9);
+      w.WriteI32(*e.field_id);
+    }
+    w.EndStruct();
+  }
   w.WriteFieldHeader(CompactType::kI64, 3);
   w.WriteI64(10);
   w.WriteFieldHeader(CompactType::kList, 4);
@@ -186,6 +204,25 @@ TEST(ParquetPagesTest, FileWithoutChecksumsCostsOnlyItsFirstPages) {
   EXPECT_TRUE(all->all_pages);
   EXPECT_EQ(all->pages, 4);
   EXPECT_EQ(all->pages_with_crc, 0);
+}
+
+TEST(ParquetPagesTest, TheReportCarriesTheFootersSchema) {
+  // root { a (id 1), s (id 2) { x (id 3), y } }, as a footer lists it: depth first.
+  const std::vector<ParquetSchemaElement> schema = {
+      {"root", 2, std::nullopt}, {"a", 0, 1}, {"s", 2, 2}, {"x", 0, 3}, {"y", 0, std::nullopt}};
+  const Built f = Build(TwoColumns(false), "PAR1", schema);
+  auto r = CheckParquetPagesInMemory(f.bytes, "t.parquet", PageScope::kWhereChecksummed);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->schema, schema);
+
+  // An element without its required name is a damaged footer.
+  std::vector<ParquetSchemaElement> unnamed = schema;
+  unnamed[3].name.clear();
+  auto bad = CheckParquetPagesInMemory(Build(TwoColumns(false), "PAR1", unnamed).bytes, "t.parquet",
+                                       PageScope::kWhereChecksummed);
+  EXPECT_EQ(bad.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(bad.status().message().find("schema element 3 has no name"), std::string::npos)
+      << bad.status().message();
 }
 
 TEST(ParquetPagesTest, ChecksummedFileHasEveryPageChecked) {
@@ -377,6 +414,14 @@ TEST(ParquetPagesTest, SparkWrittenFilesCarryChecksumsOnEveryPage) {
   EXPECT_EQ(r->column_chunks, 16);
   EXPECT_EQ(r->pages, 62);
   EXPECT_EQ(r->pages_with_crc, 62);
+  // Its schema: the root, then the 16 columns, each with its Iceberg field id.
+  ASSERT_EQ(r->schema.size(), 17u);
+  EXPECT_EQ(r->schema[0].num_children, 16);
+  for (size_t i = 1; i < r->schema.size(); ++i) {
+    EXPECT_FALSE(r->schema[i].name.empty());
+    EXPECT_EQ(r->schema[i].num_children, 0);
+    EXPECT_EQ(r->schema[i].field_id, static_cast<int32_t>(i)) << r->schema[i].name;
+  }
   // A byte in the middle of the file lies in some page: the check names that page.
   std::string damaged = bytes;
   damaged[damaged.size() / 2] ^= 0x01;

@@ -70,17 +70,32 @@ bool DataFileChecks::MayRead(const std::string& location) const {
                      [&](const std::string& dir) { return io::IsWithin(path, dir); });
 }
 
-void DataFileChecks::RememberLocked(const std::string& key) {
+FileSchema DataFileChecks::InternLocked(std::vector<iceberg::ParquetSchemaElement> schema) {
+  if (schema.empty()) return nullptr;
+  std::string text;
+  for (const iceberg::ParquetSchemaElement& e : schema) {
+    text += std::to_string(e.name.size()) + ":" + e.name + "/" + std::to_string(e.num_children) + "/" +
+            (e.field_id ? std::to_string(*e.field_id) : "-") + ";";
+  }
+  if (auto it = schemas_.find(text); it != schemas_.end()) return it->second;
+  if (schema_elements_ + schema.size() > kSchemaElementsRemembered) return nullptr;
+  schema_elements_ += schema.size();
+  auto shared = std::make_shared<const std::vector<iceberg::ParquetSchemaElement>>(std::move(schema));
+  schemas_.emplace(std::move(text), shared);
+  return shared;
+}
+
+void DataFileChecks::RememberLocked(const std::string& key, FileSchema schema) {
   if (checked_.count(key) != 0) return;
   order_.push_front(key);
-  checked_.emplace(key, order_.begin());
+  checked_.emplace(key, Remembered{order_.begin(), std::move(schema)});
   while (checked_.size() > kRemembered) {
     checked_.erase(order_.back());
     order_.pop_back();
   }
 }
 
-Status DataFileChecks::Check(const std::vector<DataFileRef>& files) {
+Result<std::vector<FileSchema>> DataFileChecks::Check(const std::vector<DataFileRef>& files) {
   // The identity of each file: an object by its recorded size (no request), a local file by
   // size and modification time (one stat; none when the stat fails, and then it is not
   // remembered). Worked out before taking the lock.
@@ -97,9 +112,11 @@ Status DataFileChecks::Check(const std::vector<DataFileRef>& files) {
     }
     candidates.push_back({i, std::move(key)});
   }
+  std::vector<FileSchema> schemas(files.size());
   std::vector<Pending> pending;
+  std::vector<std::pair<size_t, size_t>> repeats;  // (index, index of the same file read)
   {
-    std::unordered_set<std::string> seen;  // a file named twice in one scan is read once
+    std::unordered_map<std::string, size_t> seen;  // a file named twice in one scan is read once
     std::lock_guard<std::mutex> lock(mu_);
     for (Pending& c : candidates) {
       if (c.key.empty()) {
@@ -107,18 +124,23 @@ Status DataFileChecks::Check(const std::vector<DataFileRef>& files) {
         continue;
       }
       if (auto it = checked_.find(c.key); it != checked_.end()) {
-        order_.splice(order_.begin(), order_, it->second);
+        order_.splice(order_.begin(), order_, it->second.at);
+        schemas[c.index] = it->second.schema;
         ++counters_.files_remembered;
         continue;
       }
-      if (seen.insert(c.key).second) pending.push_back(std::move(c));
+      if (auto [at, added] = seen.emplace(c.key, c.index); !added) {
+        repeats.emplace_back(c.index, at->second);
+        continue;
+      }
+      pending.push_back(std::move(c));
     }
   }
   // A file the scan may not read is left to DuckDB, which refuses it.
   pending.erase(std::remove_if(pending.begin(), pending.end(),
                                [&](const Pending& p) { return !MayRead(files[p.index].location); }),
                 pending.end());
-  if (pending.empty()) return Status::Ok();
+  if (pending.empty()) return schemas;
 
   const int threads = static_cast<int>(std::min<size_t>(pending.size(), kParallelFiles));
   const std::function<Result<iceberg::ParquetPageReport>(size_t)> produce = [&](size_t k) {
@@ -137,17 +159,23 @@ Status DataFileChecks::Check(const std::vector<DataFileRef>& files) {
         ++counters_.files_checked;
         if (report->checksummed()) ++counters_.files_with_checksums;
         counters_.pages_with_crc += report->pages_with_crc;
-        if (!pending[k].key.empty()) RememberLocked(pending[k].key);
+        FileSchema schema = InternLocked(std::move(report->schema));
+        schemas[pending[k].index] = schema;
+        if (!pending[k].key.empty()) RememberLocked(pending[k].key, std::move(schema));
         return Status::Ok();
       };
-  return OrderedParallel<Result<iceberg::ParquetPageReport>>(
-      pending.size(), threads, static_cast<size_t>(2 * threads), produce, consume);
+  SKADE_RETURN_IF_ERROR(OrderedParallel<Result<iceberg::ParquetPageReport>>(
+      pending.size(), threads, static_cast<size_t>(2 * threads), produce, consume));
+  for (const auto& [index, same] : repeats) schemas[index] = schemas[same];
+  return schemas;
 }
 
 void DataFileChecks::Forget() {
   std::lock_guard<std::mutex> lock(mu_);
   checked_.clear();
   order_.clear();
+  schemas_.clear();
+  schema_elements_ = 0;
 }
 
 std::string DataFileChecks::MarkScan(std::vector<DataFileRef> files) {

@@ -2,6 +2,8 @@
 // checked before DuckDB reads them, once per file for the life of a Database: Iceberg never
 // rewrites a data file in place, so a file that passed is not read again while it stays the
 // same file (local: same size and modification time; object store: same recorded size).
+// The footer schema each check reads is remembered with the file, so a scan learns how each of
+// its files stores its columns (names, field ids) without reading the footers again.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "skade/base/status.h"
+#include "skade/iceberg/parquet_pages.h"
 #include "skade/io/file_io.h"
 
 namespace skade::engine {
@@ -34,6 +37,9 @@ struct DataFileCheckOptions {
   std::vector<std::string> allowed_directories;
 };
 
+// A Parquet file's footer schema (shared: the files of a table mostly have the same one).
+using FileSchema = std::shared_ptr<const std::vector<iceberg::ParquetSchemaElement>>;
+
 // Thread-safe: scans of several connections check their files at once.
 class DataFileChecks {
  public:
@@ -46,11 +52,17 @@ class DataFileChecks {
   DataFileChecks(const DataFileChecks&) = delete;
   DataFileChecks& operator=(const DataFileChecks&) = delete;
 
+  // Distinct footer schemas remembered, counted in schema elements; a file whose schema would
+  // pass the bound is remembered as checked without it.
+  static constexpr size_t kSchemaElementsRemembered = 1'000'000;
+
   // Checks every file not checked before with PageScope::kWhereChecksummed: a file whose first
   // pages carry CRCs has all its pages checked, any other costs a few small reads. kCorruption
   // naming the first damaged file (in the order of `files`) and where in it; kNotFound for a
   // missing file; FileIO errors as they come. Files that fail are not remembered.
-  Status Check(const std::vector<DataFileRef>& files);
+  // Returns the footer schema of each file, in the order of `files`: null where it is not known
+  // here (a file this database may not read, an encrypted footer, a schema past the bound).
+  Result<std::vector<FileSchema>> Check(const std::vector<DataFileRef>& files);
 
   // Forgets every file checked: the next Check reads them again.
   void Forget();
@@ -92,8 +104,14 @@ class DataFileChecks {
     // when it has none (a failed stat): then it is checked but not remembered.
     std::string key;
   };
+  struct Remembered {
+    std::list<std::string>::iterator at;  // in order_
+    FileSchema schema;
+  };
   bool MayRead(const std::string& location) const;
-  void RememberLocked(const std::string& key);
+  void RememberLocked(const std::string& key, FileSchema schema);
+  // The shared copy of `schema` (null when it is empty or past kSchemaElementsRemembered).
+  FileSchema InternLocked(std::vector<iceberg::ParquetSchemaElement> schema);
   // The files of the scans whose marks `sql` holds (each once).
   std::vector<DataFileRef> ScanFiles(std::string_view sql) const;
 
@@ -103,7 +121,10 @@ class DataFileChecks {
   const std::unique_ptr<io::FileIO> local_;
   mutable std::mutex mu_;
   std::list<std::string> order_;  // keys, most recently used first
-  std::unordered_map<std::string, std::list<std::string>::iterator> checked_;
+  std::unordered_map<std::string, Remembered> checked_;
+  // Distinct schemas by their elements' text, and their elements in all.
+  std::unordered_map<std::string, FileSchema> schemas_;
+  size_t schema_elements_ = 0;
   Counters counters_;
   // MarkScan: scan number → its files, oldest first.
   std::map<uint64_t, std::vector<DataFileRef>> scans_;

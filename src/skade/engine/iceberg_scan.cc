@@ -2,11 +2,13 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
 #include "skade/base/hex.h"
 #include "skade/base/log.h"
+#include "skade/engine/data_file_checks.h"
 #include "skade/engine/database_internal.h"
 #include "skade/engine/deletion_vectors_internal.h"
 #include "skade/engine/position_deletes_internal.h"
@@ -108,6 +110,45 @@ struct FileShape {
   std::map<int, std::string> nested_names;
 };
 
+// Builds a FileShape from a footer's schema elements, given in the footer's order (depth first,
+// the root first).
+class ShapeBuilder {
+ public:
+  explicit ShapeBuilder(int64_t root_children) : remaining_(1, root_children) {}
+
+  void Add(const std::string& name, std::optional<int> field_id, int64_t children) {
+    while (!remaining_.empty() && remaining_.back() == 0) remaining_.pop_back();
+    if (remaining_.empty()) return;
+    const bool top_level = remaining_.size() == 1;
+    --remaining_.back();
+    if (top_level) {
+      shape_.top_level_names.insert(name);
+      if (field_id) {
+        shape_.has_field_ids = true;
+        shape_.top_level_ids.insert(*field_id);
+      }
+    } else if (field_id) {
+      shape_.nested_names[*field_id] = name;
+    }
+    if (children > 0) remaining_.push_back(children);
+  }
+
+  FileShape shape() && { return std::move(shape_); }
+
+ private:
+  FileShape shape_;
+  std::vector<int64_t> remaining_;  // children left to visit at each open level
+};
+
+FileShape ShapeOf(const std::vector<iceberg::ParquetSchemaElement>& schema) {
+  ShapeBuilder builder(schema.empty() ? 0 : schema.front().num_children);
+  for (size_t i = 1; i < schema.size(); ++i) {
+    const iceberg::ParquetSchemaElement& e = schema[i];
+    builder.Add(e.name, e.field_id ? std::optional<int>(*e.field_id) : std::nullopt, e.num_children);
+  }
+  return std::move(builder).shape();
+}
+
 // Reads the Parquet footers of `paths` (one DuckDB query) and reports, per file, whether its
 // top-level columns carry field ids, and their names.
 Result<std::unordered_map<std::string, FileShape>> InspectFiles(Database& db,
@@ -119,33 +160,38 @@ Result<std::unordered_map<std::string, FileShape>> InspectFiles(Database& db,
                               SqlList(paths) + ")"));
   // Rows come per file in schema pre-order; the first row of a file is its root.
   std::string current;
-  std::vector<int64_t> remaining;  // children left to visit at each open level
+  std::optional<ShapeBuilder> builder;
   for (const auto& row : rows) {
     if (!row[0] || !row[1]) continue;
     const std::string& file = *row[0];
     int64_t children = row[3] ? std::stoll(*row[3]) : 0;
     if (file != current) {
+      if (builder) shapes[current] = std::move(*builder).shape();
       current = file;
-      remaining.assign(1, children);
-      shapes[file];
+      builder.emplace(children);
       continue;
     }
-    while (!remaining.empty() && remaining.back() == 0) remaining.pop_back();
-    if (remaining.empty()) continue;
-    bool top_level = remaining.size() == 1;
-    --remaining.back();
-    FileShape& shape = shapes[file];
-    if (top_level) {
-      shape.top_level_names.insert(*row[1]);
-      if (row[2]) {
-        shape.has_field_ids = true;
-        shape.top_level_ids.insert(std::stoi(*row[2]));
-      }
-    } else if (row[2]) {
-      shape.nested_names[std::stoi(*row[2])] = *row[1];
-    }
-    if (children > 0) remaining.push_back(children);
+    builder->Add(*row[1], row[2] ? std::optional<int>(std::stoi(*row[2])) : std::nullopt, children);
   }
+  if (builder) shapes[current] = std::move(*builder).shape();
+  return shapes;
+}
+
+// The shape of each of `paths`: from its footer schema where the page check read one
+// (`schemas`, same order), from DuckDB's reading of the footers for the others.
+Result<std::unordered_map<std::string, FileShape>> ShapesOf(Database& db, const std::vector<std::string>& paths,
+                                                            const std::vector<FileSchema>& schemas) {
+  std::unordered_map<std::string, FileShape> shapes;
+  std::vector<std::string> unknown;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (i < schemas.size() && schemas[i] != nullptr) {
+      shapes.emplace(paths[i], ShapeOf(*schemas[i]));
+    } else {
+      unknown.push_back(paths[i]);
+    }
+  }
+  SKADE_ASSIGN_OR_RETURN(auto inspected, InspectFiles(db, unknown));
+  shapes.merge(inspected);
   return shapes;
 }
 
@@ -380,8 +426,8 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
   for (const auto& [p, ref] : delete_files) {
     to_check.push_back({p, ref.task->file.file_path, ref.task->file.file_size_in_bytes});
   }
-  SKADE_RETURN_IF_ERROR(db.data_file_checks().Check(to_check));
-  SKADE_ASSIGN_OR_RETURN(auto shapes, InspectFiles(db, data_paths));
+  SKADE_ASSIGN_OR_RETURN(std::vector<FileSchema> schemas, db.data_file_checks().Check(to_check));
+  SKADE_ASSIGN_OR_RETURN(auto shapes, ShapesOf(db, data_paths, schemas));
   // The SQL carries a mark of its files: a DuckDB error without a file name is traced back to
   // the damaged one (DataFileChecks::Explain, called where statements run).
   const std::string mark = db.data_file_checks().MarkScan(std::move(to_check));
@@ -788,7 +834,9 @@ Result<std::string> BuildTableSql(Database& db, const IcebergScan& scan, RowOrig
 }
 
 Result<std::string> BuildScanSql(Database& db, const IcebergScan& scan, const ScanQuery& query) {
-  if (query.where && scan.schema) SKADE_RETURN_IF_ERROR(CheckBooleanPredicate(db, *query.where, *scan.schema));
+  if (query.where && scan.schema && !query.where_checked) {
+    SKADE_RETURN_IF_ERROR(CheckBooleanPredicate(db, *query.where, *scan.schema));
+  }
   std::string projection;
   RowLineage lineage = scan.row_lineage;
   if (query.columns.empty()) {

@@ -51,6 +51,9 @@ struct ScanQuery {
   // format v3 table (kRowIdColumn, kLastUpdatedSequenceNumberColumn).
   std::vector<std::string> columns;
   std::optional<Predicate> where;    // over the columns; optional
+  // `where` was found boolean over the scan's schema already (SqlToIcebergFilter checks it when
+  // the read is planned): BuildScanSql does not check it again.
+  bool where_checked = false;
   std::optional<int64_t> limit;
 };
 

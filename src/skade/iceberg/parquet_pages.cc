@@ -90,6 +90,7 @@ struct Chunk {
 };
 
 struct Footer {
+  std::vector<ParquetSchemaElement> schema;
   int64_t row_groups = 0;
   int64_t column_chunks = 0;
   int64_t chunks_skipped = 0;
@@ -165,6 +166,29 @@ bool ParseColumnMeta(CompactReader& r, Chunk& chunk) {
   return true;
 }
 
+// SchemaElement: name (4), num_children (5) and field_id (9). False when the name is missing.
+bool ParseSchemaElement(CompactReader& r, ParquetSchemaElement& e) {
+  bool named = false;
+  if (!r.BeginStruct()) return false;
+  for (FieldHeader f = r.NextField(); f.type != CompactType::kStop; f = r.NextField()) {
+    if (f.id == 4 && f.type == CompactType::kBinary) {
+      e.name = std::string(r.ReadBinary());
+      named = true;
+    } else if ((f.id == 5 || f.id == 9) && f.type == CompactType::kI32) {
+      const int32_t v = r.ReadI32();
+      if (f.id == 5) {
+        e.num_children = v;
+      } else {
+        e.field_id = v;
+      }
+    } else {
+      r.SkipField(f.type);
+    }
+  }
+  r.EndStruct();
+  return named;
+}
+
 Result<Footer> ParseFooter(std::string_view footer, std::string_view name, int64_t data_end) {
   Footer out;
   CompactReader r(footer);
@@ -175,6 +199,20 @@ Result<Footer> ParseFooter(std::string_view footer, std::string_view name, int64
   };
   if (r.BeginStruct()) {
     for (FieldHeader f = r.NextField(); f.type != CompactType::kStop; f = r.NextField()) {
+      if (f.id == 2 && f.type == CompactType::kList) {
+        const ListHeader elements = r.ReadListHeader();
+        for (int64_t i = 0; i < elements.size && r.ok(); ++i) {
+          if (elements.element != CompactType::kStruct) {
+            r.SkipElement(elements.element);
+            fail_once("schema element " + std::to_string(i) + " is not a struct");
+            continue;
+          }
+          ParquetSchemaElement e;
+          if (!ParseSchemaElement(r, e) && r.ok()) fail_once("schema element " + std::to_string(i) + " has no name");
+          out.schema.push_back(std::move(e));
+        }
+        continue;
+      }
       if (f.id != 4 || f.type != CompactType::kList) {
         r.SkipField(f.type);
         continue;
@@ -499,6 +537,7 @@ Result<ParquetPageReport> Check(Source& source, std::string_view name, PageScope
   report.row_groups = parsed.row_groups;
   report.column_chunks = parsed.column_chunks;
   report.chunks_skipped = parsed.chunks_skipped;
+  report.schema = std::move(parsed.schema);
 
   Walker walker(source, name, footer);
   if (!tail.empty()) walker.Seed(tail_start, tail);  // a small file's pages may be in it already

@@ -4,7 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "skade/base/status.h"
 #include "skade/io/file_io.h"
@@ -22,6 +25,16 @@ enum class PageScope {
   kAll,
 };
 
+// One element of a Parquet footer's schema (parquet.thrift SchemaElement): the fields that tell
+// a column's name, nesting and Iceberg field id.
+struct ParquetSchemaElement {
+  std::string name;
+  int32_t num_children = 0;  // 0 for a leaf column
+  std::optional<int32_t> field_id;
+
+  bool operator==(const ParquetSchemaElement&) const = default;
+};
+
 // What a check read and found. Every page read has its header checked against its column
 // chunk (the pages fill the chunk exactly; their values add up to the chunk's count) and its
 // CRC, when it carries one, checked against its bytes.
@@ -33,6 +46,9 @@ struct ParquetPageReport {
   bool all_pages = false;      // every page of every column chunk was read
   // Column chunks not read: encrypted (their headers are ciphertext) or stored in another file.
   int64_t chunks_skipped = 0;
+  // The footer's schema, in its order: depth first, the root first. Empty for a file whose
+  // footer is encrypted.
+  std::vector<ParquetSchemaElement> schema;
 
   // Whether the file carries page checksums (as far as the pages read tell).
   bool checksummed() const { return pages_with_crc > 0; }

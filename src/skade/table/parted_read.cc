@@ -18,6 +18,7 @@ Result<std::unique_ptr<PartedRead>> Table::ReadInParts(const ReadOptions& option
   plan.scan = std::move(prepared.scan);
   plan.query.columns = options.columns;
   plan.query.where = options.where;
+  plan.query.where_checked = plan.filter != nullptr;  // SqlToIcebergFilter checked it
   plan.owner = std::move(table);
   return std::make_unique<PartedRead>(db_, std::move(plan));
 }

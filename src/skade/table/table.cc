@@ -87,6 +87,10 @@ Result<Table::PreparedRead> Table::PrepareRead(const ReadOptions& options) {
 
 Result<engine::IcebergScan> Table::PlanRead(const ReadOptions& options) {
   SKADE_ASSIGN_OR_RETURN(PreparedRead read, PrepareRead(options));
+  return PlanPrepared(std::move(read));
+}
+
+Result<engine::IcebergScan> Table::PlanPrepared(PreparedRead read) {
   if (read.snapshot == nullptr) return std::move(read.scan);
   iceberg::ScanPlanner planner(read_io(), metadata());
   planner.set_cache(manifest_cache_);
@@ -95,11 +99,13 @@ Result<engine::IcebergScan> Table::PlanRead(const ReadOptions& options) {
 }
 
 Result<std::string> Table::ReadSql(const ReadOptions& options) {
-  SKADE_ASSIGN_OR_RETURN(engine::IcebergScan scan, PlanRead(options));
+  SKADE_ASSIGN_OR_RETURN(PreparedRead read, PrepareRead(options));
   engine::ScanQuery q;
   q.columns = options.columns;
   q.where = options.where;
+  q.where_checked = read.filter != nullptr;  // SqlToIcebergFilter checked it
   q.limit = options.limit;
+  SKADE_ASSIGN_OR_RETURN(engine::IcebergScan scan, PlanPrepared(std::move(read)));
   return engine::BuildScanSql(db_, scan, q);
 }
 

@@ -317,6 +317,8 @@ class Table : public IcebergSource, public IcebergSink {
     iceberg::ExprPtr filter;                      // the Iceberg-expressible part of `where`
   };
   Result<PreparedRead> PrepareRead(const ReadOptions& options);
+  // Plans a prepared read's files (PlanRead's second half).
+  Result<engine::IcebergScan> PlanPrepared(PreparedRead read);
 
   // A metadata-only commit (table/maintenance.cc): `build` turns the current metadata into
   // requirements + updates; on kConflict the table is reloaded and `build` runs again.
