@@ -1,5 +1,6 @@
 #include "skade/engine/delete_scan_internal.h"
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -10,6 +11,8 @@
 #include "duckdb.hpp"
 #include "duckdb/catalog/catalog_entry/table_function_catalog_entry.hpp"
 #include "duckdb/common/multi_file/multi_file_reader.hpp"
+#include "duckdb/common/multi_file/multi_file_states.hpp"
+#include "duckdb/parallel/task_scheduler.hpp"
 #include "duckdb/function/table_function.hpp"
 #include "duckdb/main/capi/capi_internal.hpp"
 #include "duckdb/main/extension/extension_loader.hpp"
@@ -180,6 +183,23 @@ duckdb::unique_ptr<duckdb::MultiFileReader> CreateReader(const duckdb::TableFunc
   return duckdb::make_uniq<DeletingReader>(function.function_info);
 }
 
+// read_parquet's global state set-up (the same function for each of its overloads).
+std::atomic<duckdb::table_function_init_global_t> parquet_init_global{nullptr};
+
+// read_parquet's global state, on as many threads as a read of several files gets. DuckDB 1.4
+// caps a one-file read at the row groups its bind counted in that file's footer; with a
+// `schema` (skade's field-id map, on every read) the bind reads no footer, so the cap is one
+// thread and a file of many row groups was read on one core. The scan hands out row groups to
+// whichever threads ask, so a file with fewer row groups than threads leaves the rest idle.
+duckdb::unique_ptr<duckdb::GlobalTableFunctionState> InitGlobal(duckdb::ClientContext& context,
+                                                                duckdb::TableFunctionInitInput& input) {
+  duckdb::unique_ptr<duckdb::GlobalTableFunctionState> state = parquet_init_global.load()(context, input);
+  auto& files = state->Cast<duckdb::MultiFileGlobalState>();
+  const auto threads = static_cast<duckdb::idx_t>(duckdb::TaskScheduler::GetScheduler(context).NumberOfThreads());
+  if (files.max_threads < threads) files.max_threads = threads;
+  return state;
+}
+
 }  // namespace
 
 Status RegisterDeleteScanFunction(duckdb_database db, const DatabaseOptions& options) {
@@ -197,6 +217,14 @@ Status RegisterDeleteScanFunction(duckdb_database db, const DatabaseOptions& opt
         return Status::Internal(std::string("cannot register ") + kName +
                                 ": this DuckDB's read_parquet has its own multi-file reader");
       }
+      duckdb::table_function_init_global_t expected = nullptr;
+      if (function.init_global == nullptr ||
+          (!parquet_init_global.compare_exchange_strong(expected, function.init_global) &&
+           expected != function.init_global)) {
+        return Status::Internal(std::string("cannot register ") + kName +
+                                ": this DuckDB's read_parquet overloads set up their scans differently");
+      }
+      function.init_global = InitGlobal;
       function.name = kName;
       function.function_info = info;
       function.get_multi_file_reader = CreateReader;

@@ -567,10 +567,9 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
     }
     return sql;
   };
-  // The reader of data files: DuckDB's own, or skade's around it when rows are deleted.
-  auto read_parquet = [](const std::string& deletes) {
-    return deletes.empty() ? std::string("read_parquet(") : std::string("skade_read_parquet(");
-  };
+  // The reader of data files: skade's around DuckDB's read_parquet, which drops deleted rows
+  // and reads the row groups of a single file on every thread (delete_scan_internal.h).
+  const std::string read_parquet = "skade_read_parquet(";
 
   std::vector<std::string> parts;
   if (!id_files.empty()) {
@@ -587,7 +586,7 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
       map.emplace_back(kLastUpdatedId, kLastUpdatedInner, "BIGINT", "NULL::VARCHAR");
     }
     const std::string deletes = row_deletes_for(id_files);
-    parts.push_back("SELECT * FROM " + read_parquet(deletes) + SqlList(id_files) + ", schema = " + SchemaMap(map) +
+    parts.push_back("SELECT * FROM " + read_parquet + SqlList(id_files) + ", schema = " + SchemaMap(map) +
                     ", filename = true, file_row_number = true" + deletes + ")");
   }
   for (const std::string& file : remap_files) {
@@ -610,7 +609,7 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
       select += std::string(kRowIdInner) + ", " + kLastUpdatedInner + ", ";
     }
     const std::string deletes = row_deletes_for({file});
-    parts.push_back("SELECT " + select + "filename, file_row_number FROM " + read_parquet(deletes) + SqlList({file}) +
+    parts.push_back("SELECT " + select + "filename, file_row_number FROM " + read_parquet + SqlList({file}) +
                     ", schema = " + SchemaMap(map) + ", filename = true, file_row_number = true" + deletes + ")");
   }
   // Spec "Column Projection": files without ids are mapped by schema.name-mapping.default.
@@ -649,7 +648,7 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
                 kLastUpdatedInner + ", ";
     }
     const std::string deletes = row_deletes_for(noid_files);
-    parts.push_back("SELECT " + select + "filename, file_row_number FROM " + read_parquet(deletes) +
+    parts.push_back("SELECT " + select + "filename, file_row_number FROM " + read_parquet +
                     SqlList(noid_files) + ", union_by_name = true, filename = true, file_row_number = true" + deletes +
                     ")");
   }
@@ -816,7 +815,7 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
       on += "d." + QuoteIdentifier(data_column(id)) + " IS NOT DISTINCT FROM e." + col + " AND ";
     }
     sql += ",\n" + name + " AS (SELECT e.*, dl.seq AS __skade_dseq, dl.part AS __skade_dpart " +
-           "FROM read_parquet(" + SqlList(files) + ", schema = " + SchemaMap(map) +
+           "FROM skade_read_parquet(" + SqlList(files) + ", schema = " + SchemaMap(map) +
            ", filename = true) e JOIN __skade_deletes dl ON e.filename = dl.path)";
     // Spec: an equality delete applies to data files with a strictly smaller sequence number
     // in the same partition, or everywhere when its spec is unpartitioned.
