@@ -143,8 +143,8 @@ int Main(int argc, char** argv) {
   }
   // The checks find what they should, and both sets of files give the same rows.
   engine::DataFileChecks& checks = (*db)->data_file_checks();
-  if (Status st = checks.Check(crc); !st.ok()) return Fail(st);
-  if (Status st = checks.Check(plain); !st.ok()) return Fail(st);
+  if (auto st = checks.Check(crc); !st.ok()) return Fail(st.status());
+  if (auto st = checks.Check(plain); !st.ok()) return Fail(st.status());
   const auto counters = checks.counters();
   if (counters.files_with_checksums != files || counters.pages_with_crc != pages) {
     return Fail(Status::Internal("the checksummed files were not all checked"));
