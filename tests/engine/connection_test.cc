@@ -500,6 +500,22 @@ TEST(ArrowWholeTest, HoldsTheStreamedRowsInBoundedBatchesAndKeepsOrder) {
   EXPECT_EQ(d.first_column, in_order);
   EXPECT_EQ(sorted(std::move(d.again)), want);
 
+  // No order asked: the parallel collector, its batches made at their full size, holds the same
+  // values of every type; 1,000-row batches split DuckDB's filtered chunks between batches.
+  const std::string unordered = std::string(kMixedRowsSql).substr(0, std::string(kMixedRowsSql).rfind(" ORDER BY"));
+  auto split = db->QueryArrowWhole("SELECT * FROM (" + unordered + ") WHERE i % 5 <> 2 OR i < 2000", 1000);
+  ASSERT_TRUE(split.ok()) << split.status().ToString();
+  Drained sd = Drain(std::move(*split));
+  ASSERT_EQ(sd.error, "");
+  for (int64_t n : sd.lengths) EXPECT_LE(n, 1000);
+  auto filtered = db->QueryArrow("SELECT * FROM (" + unordered + ") WHERE i % 5 <> 2 OR i < 2000");
+  ASSERT_TRUE(filtered.ok());
+  Drained fd = Drain(std::move(*filtered));
+  ASSERT_EQ(fd.error, "");
+  const auto want_filtered = sorted(std::move(fd.again));
+  ASSERT_EQ(want_filtered.size(), 8400u);
+  EXPECT_EQ(sorted(std::move(sd.again)), want_filtered);
+
   // No order asked: 3M rows over the worker threads, each exactly once.
   auto parallel = db->QueryArrowWhole("SELECT i FROM range(3000000) t(i) WHERE i % 3 <> 1");
   ASSERT_TRUE(parallel.ok()) << parallel.status().ToString();

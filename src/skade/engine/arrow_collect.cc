@@ -4,12 +4,14 @@
 #include <utility>
 
 #include "duckdb.hpp"
+#include "duckdb/common/arrow/arrow_appender.hpp"
 #include "duckdb/common/arrow/arrow_converter.hpp"
 #include "duckdb/common/arrow/arrow_query_result.hpp"
 #include "duckdb/common/arrow/physical_arrow_collector.hpp"
 #include "duckdb/main/capi/capi_internal.hpp"
 #include "duckdb/main/client_config.hpp"
 #include "duckdb/execution/physical_plan_generator.hpp"
+#include "duckdb/function/table/arrow/arrow_duck_schema.hpp"
 #include "duckdb/main/prepared_statement_data.hpp"
 
 namespace skade::engine {
@@ -23,13 +25,54 @@ namespace {
 // which in DuckDB 1.4 first copies every chunk into a ColumnDataCollection and converts at the
 // end: on a 10M-row, 10-column table that doubled the CPU and the wall time of the read
 // (bench/RESULTS.md, section an). An Iceberg scan promises no row order.
+// DuckDB's parallel Arrow collector, with two changes to its Sink:
+// - Each batch's buffers are made at the batch's size. DuckDB 1.4 makes them at one chunk's rows
+//   (2,048) and doubles them up to the batch's 122,880 rows: six reallocs of every buffer of
+//   every batch, each copying what was appended and touching new pages. On a 10M-row,
+//   10-column read that was 13 % of the CPU in realloc and a quarter in page faults.
+// - A chunk is appended whole. Part of a chunk that does not fit its batch is first copied into
+//   a chunk of its own: DuckDB 1.4's ArrowAppender::Append of rows that do not start at the
+//   chunk's first row gives a struct column's fields values from the wrong rows (test
+//   ArrowWholeTest.HoldsTheStreamedRowsInBoundedBatchesAndKeepsOrder).
+class SizedArrowCollector final : public duckdb::PhysicalArrowCollector {
+ public:
+  using duckdb::PhysicalArrowCollector::PhysicalArrowCollector;
+
+  duckdb::SinkResultType Sink(duckdb::ExecutionContext& context, duckdb::DataChunk& chunk,
+                              duckdb::OperatorSinkInput& input) const override {
+    auto& local = input.local_state.Cast<duckdb::ArrowCollectorLocalState>();
+    const duckdb::idx_t count = chunk.size();
+    duckdb::idx_t processed = 0;
+    while (processed < count) {
+      if (!local.appender) {
+        local.appender = duckdb::make_uniq<duckdb::ArrowAppender>(
+            types, record_batch_size, context.client.GetClientProperties(),
+            duckdb::ArrowTypeExtensionData::GetExtensionTypes(context.client, types));
+      }
+      const duckdb::idx_t room = record_batch_size - local.appender->RowCount();
+      const duckdb::idx_t rows = duckdb::MinValue(room, count - processed);
+      if (rows == count) {
+        local.appender->Append(chunk, 0, count, count);
+      } else {
+        duckdb::DataChunk part;
+        part.Initialize(duckdb::Allocator::Get(context.client), chunk.GetTypes(), rows);
+        chunk.Copy(part, *duckdb::FlatVector::IncrementalSelectionVector(), processed + rows, processed);
+        local.appender->Append(part, 0, rows, rows);
+      }
+      processed += rows;
+      if (local.appender->RowCount() >= record_batch_size) local.FinishArray();
+    }
+    return duckdb::SinkResultType::NEED_MORE_INPUT;
+  }
+};
+
 duckdb::PhysicalOperator& ChooseCollector(duckdb::ClientContext& context, duckdb::PreparedStatementData& data,
                                           duckdb::idx_t batch_rows) {
   auto& root = data.physical_plan->Root();
   if (duckdb::PhysicalPlanGenerator::OrderPreservationRecursive(root) == duckdb::OrderPreservationType::FIXED_ORDER) {
     return duckdb::PhysicalArrowCollector::Create(context, data, batch_rows);
   }
-  return data.physical_plan->template Make<duckdb::PhysicalArrowCollector>(data, /*parallel=*/true, batch_rows);
+  return data.physical_plan->template Make<SizedArrowCollector>(data, /*parallel=*/true, batch_rows);
 }
 
 // Sets the connection's result collector for one execution and puts the default back after it,
