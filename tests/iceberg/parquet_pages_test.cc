@@ -215,6 +215,21 @@ TEST(ParquetPagesTest, TheReportCarriesTheFootersSchema) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->schema, schema);
 
+  // A schema of more elements than a report keeps is walked over: the file is still checked.
+  std::vector<ParquetSchemaElement> huge = {{"root", 100'000, std::nullopt}};
+  for (int i = 0; i < 100'000; ++i) huge.push_back({"c" + std::to_string(i), 0, i + 1});
+  auto wide = CheckParquetPagesInMemory(Build(TwoColumns(true), "PAR1", huge).bytes, "t.parquet",
+                                        PageScope::kWhereChecksummed);
+  ASSERT_TRUE(wide.ok()) << wide.status().ToString();
+  EXPECT_TRUE(wide->schema.empty());
+  EXPECT_EQ(wide->pages_with_crc, 4);
+  huge.pop_back();
+  huge[0].num_children = 99'999;
+  auto kept = CheckParquetPagesInMemory(Build(TwoColumns(true), "PAR1", huge).bytes, "t.parquet",
+                                        PageScope::kWhereChecksummed);
+  ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+  EXPECT_EQ(kept->schema.size(), 100'000u);
+
   // An element without its required name is a damaged footer.
   std::vector<ParquetSchemaElement> unnamed = schema;
   unnamed[3].name.clear();

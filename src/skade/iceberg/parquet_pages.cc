@@ -25,6 +25,7 @@ constexpr int64_t kBlock = int64_t{4} << 20;           // reads while checking a
 constexpr int64_t kSmallBlock = int64_t{64} << 10;     // the footer guess, probes, bare headers
 constexpr int64_t kMaxPageHeader = int64_t{64} << 20;  // a page header larger than this is damage
 constexpr int kMaxProbePages = 4;
+constexpr int64_t kMaxSchemaElements = 100'000;  // footer schema elements a report keeps
 
 // parquet.thrift PageType.
 constexpr int32_t kDataPage = 0;
@@ -201,7 +202,14 @@ Result<Footer> ParseFooter(std::string_view footer, std::string_view name, int64
     for (FieldHeader f = r.NextField(); f.type != CompactType::kStop; f = r.NextField()) {
       if (f.id == 2 && f.type == CompactType::kList) {
         const ListHeader elements = r.ReadListHeader();
+        // A schema past the bound is not kept (the report's schema stays empty): it is walked
+        // over, so a hostile footer cannot make the check hold millions of names.
+        const bool keep = elements.size <= kMaxSchemaElements;
         for (int64_t i = 0; i < elements.size && r.ok(); ++i) {
+          if (!keep) {
+            r.SkipElement(elements.element);
+            continue;
+          }
           if (elements.element != CompactType::kStruct) {
             r.SkipElement(elements.element);
             fail_once("schema element " + std::to_string(i) + " is not a struct");

@@ -47,7 +47,7 @@ struct ParquetPageReport {
   // Column chunks not read: encrypted (their headers are ciphertext) or stored in another file.
   int64_t chunks_skipped = 0;
   // The footer's schema, in its order: depth first, the root first. Empty for a file whose
-  // footer is encrypted.
+  // footer is encrypted, or whose schema has more than 100,000 elements.
   std::vector<ParquetSchemaElement> schema;
 
   // Whether the file carries page checksums (as far as the pages read tell).
