@@ -47,6 +47,7 @@ class PartedScanSource final : public engine::ScanSource {
     table::PartedReadPlan plan = plan_;
     plan.query.columns = pushed.columns;
     plan.query.where = pushed.filter;
+    plan.query.where_checked = false;  // DuckDB's pushed filter, not the checked --where
     engine::ScanPlan out;
     out.parts = std::make_shared<table::PartedRead>(db_, std::move(plan));
     return out;
@@ -286,15 +287,16 @@ int RunScan(const ScanArgs& args, std::ostream& out, std::ostream& err) {
         << (filter ? ", filter " + filter->ToString() : std::string()) << "\n";
   }
 
+  engine::ScanQuery query;
+  query.where = where;
+  query.where_checked = where.has_value();  // SqlToIcebergFilter checked it above
   if (args.count) {
-    auto n = engine::CountRows(**db, scan, where);
+    auto n = engine::CountRows(**db, scan, query);
     if (!n.ok()) return Fail(err, n.status());
     out << *n << "\n";
     return 0;
   }
-  engine::ScanQuery query;
   query.columns = args.columns;
-  query.where = where;
   query.limit = args.limit;
   return WriteScanRows(args, **db, [&] { return engine::BuildScanSql(**db, scan, query); }, out, err);
 }

@@ -21,8 +21,8 @@ struct CollectedArrow {
 
 // Runs `prepared` (a statement of the C API, every parameter bound) to its end with DuckDB's
 // Arrow collector, into batches of at most `batch_rows` rows (at least 1: the caller,
-// Database::QueryArrowWhole, refuses less), in the order its ORDER BY fixes, else in none. On failure, DuckDB's message
-// (Interrupted when its connection was interrupted). The statement's connection must not run
+// Database::QueryArrowWhole, refuses less), in the order its ORDER BY fixes, else in none. On
+// failure, DuckDB's message (Interrupted when its connection was interrupted). The statement's connection must not run
 // another statement meanwhile.
 std::optional<std::string> CollectArrow(duckdb_prepared_statement prepared, int64_t batch_rows,
                                         CollectedArrow* out);

@@ -815,7 +815,7 @@ Result<std::string> TableSql(Database& db, const IcebergScan& scan, RowOrigin or
       on += "d." + QuoteIdentifier(data_column(id)) + " IS NOT DISTINCT FROM e." + col + " AND ";
     }
     sql += ",\n" + name + " AS (SELECT e.*, dl.seq AS __skade_dseq, dl.part AS __skade_dpart " +
-           "FROM skade_read_parquet(" + SqlList(files) + ", schema = " + SchemaMap(map) +
+           "FROM " + read_parquet + SqlList(files) + ", schema = " + SchemaMap(map) +
            ", filename = true) e JOIN __skade_deletes dl ON e.filename = dl.path)";
     // Spec: an equality delete applies to data files with a strictly smaller sequence number
     // in the same partition, or everywhere when its spec is unpartitioned.
@@ -865,12 +865,9 @@ Result<arrow::StreamHandle> ScanToArrow(Database& db, const IcebergScan& scan, c
   return db.QueryArrow(sql);
 }
 
-Result<int64_t> CountRows(Database& db, const IcebergScan& scan, const std::optional<Predicate>& where) {
-  if (where && scan.schema) SKADE_RETURN_IF_ERROR(CheckBooleanPredicate(db, *where, *scan.schema));
-  SKADE_ASSIGN_OR_RETURN(std::string table, BuildTableSql(db, scan));
-  std::string sql = "SELECT count(*) FROM (" + table + "\n) __skade_t";
-  if (where) sql += " WHERE " + where->sql();
-  SKADE_ASSIGN_OR_RETURN(auto rows, db.QueryRows(sql));
+Result<int64_t> CountRows(Database& db, const IcebergScan& scan, const ScanQuery& query) {
+  SKADE_ASSIGN_OR_RETURN(std::string rows_sql, BuildScanSql(db, scan, query));
+  SKADE_ASSIGN_OR_RETURN(auto rows, db.QueryRows("SELECT count(*) FROM (" + rows_sql + "\n) __skade_c"));
   if (rows.size() != 1 || !rows[0][0]) return Status::Internal("count returned no row");
   return std::stoll(*rows[0][0]);
 }

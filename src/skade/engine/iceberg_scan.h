@@ -79,7 +79,7 @@ Result<std::string> BuildScanSql(Database& db, const IcebergScan& scan, const Sc
 // Runs the scan and returns the rows as an Arrow C stream (bounded memory).
 Result<arrow::StreamHandle> ScanToArrow(Database& db, const IcebergScan& scan, const ScanQuery& query);
 
-// Counts the rows of the scan with DuckDB (deletes and filter applied).
-Result<int64_t> CountRows(Database& db, const IcebergScan& scan, const std::optional<Predicate>& where);
+// Counts the rows BuildScanSql's query gives, with DuckDB (deletes, filter and limit applied).
+Result<int64_t> CountRows(Database& db, const IcebergScan& scan, const ScanQuery& query);
 
 }  // namespace skade::engine

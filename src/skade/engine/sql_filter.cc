@@ -258,18 +258,18 @@ std::optional<Literal> PlainLiteral(const Json& node, const iceberg::Type& t) {
   const std::string type = (*value)["type"].value("id", "");
   const Json& v = (*value)["value"];
   const bool integer = type == "TINYINT" || type == "SMALLINT" || type == "INTEGER" || type == "BIGINT";
-  if (integer && v.is_number_integer() && !v.is_number_unsigned()) {
-    const int64_t n = v.get<int64_t>();
+  if (integer && v.is_number_integer()) {
+    // The JSON parser keeps non-negative integers unsigned.
+    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return std::nullopt;
+    }
+    const int64_t n = v.is_number_unsigned() ? static_cast<int64_t>(v.get<uint64_t>()) : v.get<int64_t>();
     if (t.id() == TypeId::kLong) return Literal::Long(n);
     if (t.id() == TypeId::kInt && n >= std::numeric_limits<int32_t>::min() &&
         n <= std::numeric_limits<int32_t>::max()) {
       return Literal::Int(static_cast<int32_t>(n));
     }
     return std::nullopt;
-  }
-  if (integer && v.is_number_unsigned() && t.id() == TypeId::kLong &&
-      v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-    return Literal::Long(static_cast<int64_t>(v.get<uint64_t>()));
   }
   if (type == "VARCHAR" && v.is_string() && t.id() == TypeId::kString) return Literal::String(v.get<std::string>());
   return std::nullopt;

@@ -13,12 +13,12 @@ Result<std::unique_ptr<PartedRead>> Table::ReadInParts(const ReadOptions& option
   plan.io = &table->read_io();
   plan.metadata = &table->metadata();
   plan.snapshot = prepared.snapshot;
+  plan.query.where_checked = prepared.where_checked();
   plan.filter = std::move(prepared.filter);
   plan.cache = manifest_cache_;
   plan.scan = std::move(prepared.scan);
   plan.query.columns = options.columns;
   plan.query.where = options.where;
-  plan.query.where_checked = plan.filter != nullptr;  // SqlToIcebergFilter checked it
   plan.owner = std::move(table);
   return std::make_unique<PartedRead>(db_, std::move(plan));
 }

@@ -103,7 +103,7 @@ Result<std::string> Table::ReadSql(const ReadOptions& options) {
   engine::ScanQuery q;
   q.columns = options.columns;
   q.where = options.where;
-  q.where_checked = read.filter != nullptr;  // SqlToIcebergFilter checked it
+  q.where_checked = read.where_checked();
   q.limit = options.limit;
   SKADE_ASSIGN_OR_RETURN(engine::IcebergScan scan, PlanPrepared(std::move(read)));
   return engine::BuildScanSql(db_, scan, q);
@@ -148,8 +148,12 @@ Result<int64_t> Table::Count(const ReadOptions& options) {
   if (counted) return *counted;
   SKADE_ASSIGN_OR_RETURN(bool parted, ReadsInParts(options));
   if (!parted) {
-    SKADE_ASSIGN_OR_RETURN(engine::IcebergScan scan, PlanRead(options));
-    return engine::CountRows(db_, scan, options.where);
+    SKADE_ASSIGN_OR_RETURN(PreparedRead read, PrepareRead(options));
+    engine::ScanQuery q;
+    q.where = options.where;
+    q.where_checked = read.where_checked();
+    SKADE_ASSIGN_OR_RETURN(engine::IcebergScan scan, PlanPrepared(std::move(read)));
+    return engine::CountRows(db_, scan, q);
   }
   ReadOptions counting = options;
   counting.columns.clear();

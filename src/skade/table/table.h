@@ -315,6 +315,8 @@ class Table : public IcebergSource, public IcebergSink {
     engine::IcebergScan scan;
     const iceberg::Snapshot* snapshot = nullptr;  // null: the table has no snapshot
     iceberg::ExprPtr filter;                      // the Iceberg-expressible part of `where`
+    // SqlToIcebergFilter ran on `where` (found it boolean): the query need not check it again.
+    bool where_checked() const { return filter != nullptr; }
   };
   Result<PreparedRead> PrepareRead(const ReadOptions& options);
   // Plans a prepared read's files (PlanRead's second half).
