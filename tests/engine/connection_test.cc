@@ -516,6 +516,25 @@ TEST(ArrowWholeTest, HoldsTheStreamedRowsInBoundedBatchesAndKeepsOrder) {
   ASSERT_EQ(want_filtered.size(), 8400u);
   EXPECT_EQ(sorted(std::move(sd.again)), want_filtered);
 
+  // Flat columns only: skade builds the batches itself (arrow_flat_batch_internal.h), and holds
+  // the same rows and values, split chunks included.
+  const std::string flat =
+      "SELECT i, i::VARCHAR || repeat('x', (i % 7)::INTEGER) AS s, "
+      "CASE WHEN i % 3 = 0 THEN NULL ELSE i * 1.5 END::DECIMAL(18,2) AS d, i % 2 = 0 AS b, "
+      "DATE '2020-01-01' + (i % 400)::INTEGER AS day FROM range(10000) t(i) WHERE i % 5 <> 2 OR i < 2000";
+  auto flat_whole = db->QueryArrowWhole(flat, 1000);
+  ASSERT_TRUE(flat_whole.ok()) << flat_whole.status().ToString();
+  Drained flat_batches = Drain(std::move(*flat_whole));
+  ASSERT_EQ(flat_batches.error, "");
+  for (int64_t n : flat_batches.lengths) EXPECT_LE(n, 1000);
+  auto flat_streamed = db->QueryArrow(flat);
+  ASSERT_TRUE(flat_streamed.ok());
+  Drained flat_chunks = Drain(std::move(*flat_streamed));
+  ASSERT_EQ(flat_chunks.error, "");
+  const auto want_flat = sorted(std::move(flat_chunks.again));
+  ASSERT_EQ(want_flat.size(), 8400u);
+  EXPECT_EQ(sorted(std::move(flat_batches.again)), want_flat);
+
   // No order asked: 3M rows over the worker threads, each exactly once.
   auto parallel = db->QueryArrowWhole("SELECT i FROM range(3000000) t(i) WHERE i % 3 <> 1");
   ASSERT_TRUE(parallel.ok()) << parallel.status().ToString();

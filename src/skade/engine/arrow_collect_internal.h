@@ -5,12 +5,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "duckdb.h"
 #include "skade/arrow/c_data.h"
+#include "skade/engine/page_pool_internal.h"
 
 namespace skade::engine {
 
@@ -21,10 +23,12 @@ struct CollectedArrow {
 
 // Runs `prepared` (a statement of the C API, every parameter bound) to its end with DuckDB's
 // Arrow collector, into batches of at most `batch_rows` rows (at least 1: the caller,
-// Database::QueryArrowWhole, refuses less), in the order its ORDER BY fixes, else in none. On
+// Database::QueryArrowWhole, refuses less), in the order its ORDER BY fixes, else in none.
+// Unordered results of flat columns are built by skade into `pool`'s pages (none: DuckDB's
+// appender builds every batch; arrow_flat_batch_internal.h). On
 // failure, DuckDB's message (Interrupted when its connection was interrupted). The statement's connection must not run
 // another statement meanwhile.
 std::optional<std::string> CollectArrow(duckdb_prepared_statement prepared, int64_t batch_rows,
-                                        CollectedArrow* out);
+                                        std::shared_ptr<PagePool> pool, CollectedArrow* out);
 
 }  // namespace skade::engine

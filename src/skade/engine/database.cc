@@ -25,6 +25,7 @@
 #include "skade/engine/file_guard_internal.h"
 #include "skade/engine/functions_internal.h"
 #include "skade/engine/object_store_fs_internal.h"
+#include "skade/engine/page_pool_internal.h"
 #include "skade/engine/pushdown_scan_internal.h"
 
 namespace skade::engine {
@@ -59,6 +60,8 @@ struct Database::Impl {
   io::FileIO* object_store = nullptr;
   std::shared_ptr<ScanSources> scans = std::make_shared<ScanSources>();
   std::shared_ptr<DataFileChecks> data_file_checks;
+  // The pages of whole results' batches, reused from one read to the next (QueryArrowWhole).
+  std::shared_ptr<PagePool> page_pool = PagePool::Make();
   std::shared_ptr<ProgressSlot> progress = std::make_shared<ProgressSlot>();
   std::shared_ptr<RunningConnections> running =
       std::make_shared<RunningConnections>(std::make_shared<RunningConnections>());
@@ -146,6 +149,7 @@ std::unique_ptr<Database> Database::WithConnectionSetup(std::vector<std::string>
   impl->object_store = impl_->object_store;
   impl->scans = impl_->scans;
   impl->data_file_checks = impl_->data_file_checks;
+  impl->page_pool = impl_->page_pool;
   impl->progress = impl_->progress;
   impl->running = std::make_shared<RunningConnections>(impl_->running->all());
   return std::unique_ptr<Database>(new Database(std::move(impl)));
@@ -239,7 +243,7 @@ Result<arrow::StreamHandle> Database::QueryArrowWhole(std::string_view sql, int6
     SKADE_RETURN_IF_ERROR(OpenConnection(impl_->db, impl_->connection_setup, con, impl_->running.get()));
     RawPrepared stmt;
     SKADE_RETURN_IF_ERROR(PrepareOn(con.con, sql, &stmt.stmt));
-    if (std::optional<std::string> error = CollectArrow(stmt.stmt, batch_rows, &collected)) {
+    if (std::optional<std::string> error = CollectArrow(stmt.stmt, batch_rows, impl_->page_pool, &collected)) {
       return DuckError(error->c_str(), "query failed");
     }
     return Status::Ok();

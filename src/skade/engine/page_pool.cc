@@ -1,0 +1,181 @@
+#include "skade/engine/page_pool_internal.h"
+
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace skade::engine {
+namespace {
+
+// Runs come in multiples of 64 KiB, so the runs of equal batches match exactly.
+constexpr size_t kGranule = size_t{64} << 10;
+
+size_t RoundUp(size_t bytes) { return (bytes + kGranule - 1) / kGranule * kGranule; }
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+struct Mapping {
+  uint8_t* data;
+  size_t size;
+};
+
+void Unmap(const std::vector<Mapping>& mappings) {
+  for (const Mapping& m : mappings) munmap(m.data, m.size);
+}
+
+}  // namespace
+
+struct PagePool::State {
+  struct Kept {
+    uint8_t* data;
+    int64_t released_ms;
+  };
+  size_t max_kept_bytes;
+  int64_t max_idle_ms;
+  mutable std::mutex mu;
+  std::multimap<size_t, Kept> kept;  // by size
+  size_t kept_bytes = 0;
+  uint64_t mapped = 0;
+  uint64_t reused = 0;
+
+  // Takes the kept runs idle for too long out of the pool, for the caller to unmap unlocked.
+  void Expire(int64_t now_ms, std::vector<Mapping>& out) {
+    for (auto it = kept.begin(); it != kept.end();) {
+      if (now_ms - it->second.released_ms > max_idle_ms) {
+        out.push_back({it->second.data, it->first});
+        kept_bytes -= it->first;
+        it = kept.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+};
+
+PageRun::~PageRun() { Reset(); }
+
+PageRun::PageRun(PageRun&& other) noexcept
+    : pool_(std::move(other.pool_)), data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+
+PageRun& PageRun::operator=(PageRun&& other) noexcept {
+  if (this != &other) {
+    Reset();
+    pool_ = std::move(other.pool_);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+void PageRun::Reset() {
+  if (data_ != nullptr) pool_->Give(data_, size_);
+  pool_.reset();
+  data_ = nullptr;
+  size_ = 0;
+}
+
+Status PageRun::Grow(size_t bytes) {
+  if (data_ == nullptr) return Status::Internal("growing an empty page run");
+  if (bytes <= size_) return Status::Ok();
+  const size_t size = RoundUp(bytes);
+  void* moved = mremap(data_, size_, size, MREMAP_MAYMOVE);
+  if (moved == MAP_FAILED) {
+    return Status::ResourceExhausted("cannot map " + std::to_string(size) + " bytes: " + std::strerror(errno));
+  }
+  data_ = static_cast<uint8_t*>(moved);
+  size_ = size;
+  return Status::Ok();
+}
+
+std::shared_ptr<PagePool> PagePool::Make(size_t max_kept_bytes, int64_t max_idle_ms) {
+  return std::shared_ptr<PagePool>(new PagePool(max_kept_bytes, max_idle_ms));
+}
+
+PagePool::PagePool(size_t max_kept_bytes, int64_t max_idle_ms) : state_(std::make_unique<State>()) {
+  state_->max_kept_bytes = max_kept_bytes;
+  state_->max_idle_ms = max_idle_ms;
+}
+
+PagePool::~PagePool() {
+  std::vector<Mapping> gone;
+  for (const auto& [size, kept] : state_->kept) gone.push_back({kept.data, size});
+  Unmap(gone);
+}
+
+Result<PageRun> PagePool::Acquire(size_t bytes) {
+  if (bytes == 0) return Status::Internal("a page run of no bytes");
+  const size_t size = RoundUp(bytes);
+  std::vector<Mapping> expired;
+  Mapping reused{nullptr, 0};
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->Expire(NowMs(), expired);
+    auto it = state_->kept.lower_bound(size);
+    if (it != state_->kept.end() && it->first / 2 <= size) {
+      reused = {it->second.data, it->first};
+      state_->kept_bytes -= it->first;
+      state_->kept.erase(it);
+      ++state_->reused;
+    } else {
+      ++state_->mapped;
+    }
+  }
+  Unmap(expired);
+  if (reused.data != nullptr) return PageRun(shared_from_this(), reused.data, reused.size);
+  void* data = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (data == MAP_FAILED) {
+    return Status::ResourceExhausted("cannot map " + std::to_string(size) + " bytes: " + std::strerror(errno));
+  }
+  return PageRun(shared_from_this(), static_cast<uint8_t*>(data), size);
+}
+
+void PagePool::Give(uint8_t* data, size_t size) {
+  std::vector<Mapping> gone;
+  // The pages stay mapped, but the kernel may take them back whenever it needs memory (then
+  // they read as zeros); written again before that, they were never given up. Without
+  // MADV_FREE (before Linux 4.5) the run is not kept.
+  bool keep = size <= state_->max_kept_bytes;
+#ifdef MADV_FREE
+  if (keep && madvise(data, size, MADV_FREE) != 0) keep = false;
+#else
+  keep = false;
+#endif
+  if (!keep) {
+    munmap(data, size);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    const int64_t now = NowMs();
+    state_->Expire(now, gone);
+    // Over the bound, the runs released longest ago go first.
+    while (state_->kept_bytes + size > state_->max_kept_bytes && !state_->kept.empty()) {
+      auto oldest = state_->kept.begin();
+      for (auto it = state_->kept.begin(); it != state_->kept.end(); ++it) {
+        if (it->second.released_ms < oldest->second.released_ms) oldest = it;
+      }
+      gone.push_back({oldest->second.data, oldest->first});
+      state_->kept_bytes -= oldest->first;
+      state_->kept.erase(oldest);
+    }
+    state_->kept.emplace(size, State::Kept{data, now});
+    state_->kept_bytes += size;
+  }
+  Unmap(gone);
+}
+
+PagePoolStats PagePool::stats() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return PagePoolStats{state_->kept_bytes, state_->mapped, state_->reused};
+}
+
+}  // namespace skade::engine
