@@ -75,12 +75,12 @@ class SizedArrowCollector final : public duckdb::PhysicalArrowCollector {
       const duckdb::idx_t held = local.flat ? static_cast<duckdb::idx_t>(local.flat->rows()) : local.appender->RowCount();
       const duckdb::idx_t rows = duckdb::MinValue(record_batch_size - held, count - processed);
       if (rows == count) {
-        Append(context, local, chunk);
+        Append(local, chunk);
       } else {
         duckdb::DataChunk part;
         part.Initialize(duckdb::Allocator::Get(context.client), chunk.GetTypes(), rows);
         chunk.Copy(part, *duckdb::FlatVector::IncrementalSelectionVector(), processed + rows, processed);
-        Append(context, local, part);
+        Append(local, part);
       }
       processed += rows;
       if (held + rows >= record_batch_size) Finish(local);
@@ -96,7 +96,7 @@ class SizedArrowCollector final : public duckdb::PhysicalArrowCollector {
   }
 
  private:
-  static void Append(duckdb::ExecutionContext&, LocalState& local, duckdb::DataChunk& chunk) {
+  static void Append(LocalState& local, duckdb::DataChunk& chunk) {
     if (!local.flat) {
       local.appender->Append(chunk, 0, chunk.size(), chunk.size());
       return;
