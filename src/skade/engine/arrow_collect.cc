@@ -131,7 +131,9 @@ duckdb::PhysicalOperator& ChooseCollector(duckdb::ClientContext& context, duckdb
   if (duckdb::PhysicalPlanGenerator::OrderPreservationRecursive(root) == duckdb::OrderPreservationType::FIXED_ORDER) {
     return duckdb::PhysicalArrowCollector::Create(context, data, batch_rows);
   }
-  auto flat = pool ? FlatBatchLayout::For(data.types, context.GetClientProperties()) : nullptr;
+  auto flat = pool && batch_rows <= static_cast<duckdb::idx_t>(FlatBatchBuilder::kMaxCapacity)
+                  ? FlatBatchLayout::For(data.types, context.GetClientProperties())
+                  : nullptr;
   return data.physical_plan->template Make<SizedArrowCollector>(data, batch_rows, std::move(flat), pool);
 }
 

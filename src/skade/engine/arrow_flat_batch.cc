@@ -187,7 +187,7 @@ struct FlatBatchBuilder::ColumnState {
 
 FlatBatchBuilder::FlatBatchBuilder(std::shared_ptr<const FlatBatchLayout> layout, std::shared_ptr<PagePool> pool,
                                    int64_t capacity)
-    : layout_(std::move(layout)), pool_(std::move(pool)), capacity_(std::max<int64_t>(capacity, 1)) {}
+    : layout_(std::move(layout)), pool_(std::move(pool)), capacity_(std::clamp<int64_t>(capacity, 1, kMaxCapacity)) {}
 
 FlatBatchBuilder::~FlatBatchBuilder() = default;
 
@@ -334,31 +334,37 @@ Result<arrow::ArrayHandle> FlatBatchBuilder::Finish() {
   auto pages = std::make_shared<BatchPages>();
   pages->fixed = std::move(fixed_);
   const uint8_t* base = pages->fixed.data();
+  // Everything that allocates comes before the first child owns its data, so that a failed
+  // allocation leaves nothing behind.
   auto root = std::make_unique<RootData>();
   root->children.resize(layout.size());
+  root->child_pointers.reserve(layout.size());
+  pages->strings.reserve(layout.size());
+  std::vector<std::unique_ptr<ChildData>> data(layout.size());
+  for (auto& d : data) d = std::make_unique<ChildData>();
   for (size_t c = 0; c < layout.size(); ++c) {
     ColumnState& state = columns_[c];
-    auto data = std::make_unique<ChildData>();
-    data->buffers[0] = state.has_nulls ? base + state.validity_at : nullptr;
-    data->buffers[1] = base + state.values_at;
+    ChildData& d = *data[c];
+    d.buffers[0] = state.has_nulls ? base + state.validity_at : nullptr;
+    d.buffers[1] = base + state.values_at;
     int64_t n_buffers = 2;
     if (layout[c].kind == Kind::kString) {
-      data->buffers[2] = state.bytes.data() != nullptr ? state.bytes.data() : kNoBytes;
+      d.buffers[2] = state.bytes.data() != nullptr ? state.bytes.data() : kNoBytes;
       if (state.bytes.data() != nullptr) pages->strings.push_back(std::move(state.bytes));
       n_buffers = 3;
     }
-    data->pages = pages;
+    d.pages = pages;
     ArrowArray& child = root->children[c];
     child.length = rows_;
     child.null_count = state.null_count;
     child.offset = 0;
     child.n_buffers = n_buffers;
     child.n_children = 0;
-    child.buffers = data->buffers;
+    child.buffers = d.buffers;
     child.children = nullptr;
     child.dictionary = nullptr;
     child.release = ReleaseChild;
-    child.private_data = data.release();  // owned by the child from here
+    child.private_data = data[c].release();  // owned by the child from here
   }
   for (ArrowArray& child : root->children) root->child_pointers.push_back(&child);
   ArrowArray out;

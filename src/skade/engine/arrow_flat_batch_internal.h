@@ -43,6 +43,10 @@ class FlatBatchLayout {
 // interface's move of a child), and keep their pages (and the pool) until the last goes.
 class FlatBatchBuilder {
  public:
+  // The most rows a batch may be made for (the sizes of its runs stay far from overflowing).
+  static constexpr int64_t kMaxCapacity = int64_t{1} << 24;
+
+  // `capacity`: 1 to kMaxCapacity (clamped).
   FlatBatchBuilder(std::shared_ptr<const FlatBatchLayout> layout, std::shared_ptr<PagePool> pool, int64_t capacity);
   ~FlatBatchBuilder();
   FlatBatchBuilder(const FlatBatchBuilder&) = delete;
@@ -50,7 +54,8 @@ class FlatBatchBuilder {
 
   // Appends every row of `chunk` (of the layout's types; rows() + its size <= capacity).
   // kResourceExhausted when no memory could be mapped; kInvalidArgument when a string column's
-  // bytes pass what 32-bit offsets hold (as DuckDB's appender refuses them).
+  // bytes pass what 32-bit offsets hold (as DuckDB's appender refuses them). After an error
+  // the batch is unusable: the builder must not be used again.
   Status Append(duckdb::DataChunk& chunk);
   int64_t rows() const { return rows_; }
   // The rows appended as a struct array of the layout's columns (kInternal before any); the

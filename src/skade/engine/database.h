@@ -178,7 +178,11 @@ class Database {
   // come in no particular order unless the query fixes one (ORDER BY), which is kept;
   // QueryArrow keeps the order of its sources. The call returns when the query has ended;
   // memory then holds the whole result until the stream's batches are read. The stream needs
-  // neither this Database nor DuckDB. kInvalidArgument for SQL errors and a batch_rows below 1.
+  // neither this Database nor DuckDB. Batches of flat columns live in pages this Database keeps
+  // for the next whole read once they are released: up to 1 GiB, given to the kernel to take
+  // back whenever it needs memory (MADV_FREE; counted in the RSS until then), and unmapped
+  // after 10 s unused (engine/page_pool_internal.h). DuckDB's memory_limit does not count
+  // them, nor the batches. kInvalidArgument for SQL errors and a batch_rows below 1.
   Result<arrow::StreamHandle> QueryArrowWhole(std::string_view sql, int64_t batch_rows = kWholeBatchRows);
   // DuckDB's row group size: each worker thread's Arrow buffers stay modest.
   static constexpr int64_t kWholeBatchRows = 122'880;

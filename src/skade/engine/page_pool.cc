@@ -2,12 +2,15 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace skade::engine {
@@ -46,6 +49,12 @@ struct PagePool::State {
   size_t kept_bytes = 0;
   uint64_t mapped = 0;
   uint64_t reused = 0;
+  // Unmaps expired runs while any are kept, so that a pool nobody uses any more gives its
+  // memory back; it ends when nothing is kept, and a later release starts it again.
+  std::thread reaper;
+  bool reaping = false;
+  bool stopping = false;
+  std::condition_variable wake;
 
   // Takes the kept runs idle for too long out of the pool, for the caller to unmap unlocked.
   void Expire(int64_t now_ms, std::vector<Mapping>& out) {
@@ -105,7 +114,27 @@ PagePool::PagePool(size_t max_kept_bytes, int64_t max_idle_ms) : state_(std::mak
   state_->max_idle_ms = max_idle_ms;
 }
 
+void PagePool::Reap() {
+  std::unique_lock<std::mutex> lock(state_->mu);
+  const auto period = std::chrono::milliseconds(std::max<int64_t>(state_->max_idle_ms / 2, 10));
+  while (!state_->stopping && !state_->kept.empty()) {
+    state_->wake.wait_for(lock, period);
+    std::vector<Mapping> expired;
+    state_->Expire(NowMs(), expired);
+    lock.unlock();
+    Unmap(expired);
+    lock.lock();
+  }
+  state_->reaping = false;
+}
+
 PagePool::~PagePool() {
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->stopping = true;
+    state_->wake.notify_all();
+  }
+  if (state_->reaper.joinable()) state_->reaper.join();
   std::vector<Mapping> gone;
   for (const auto& [size, kept] : state_->kept) gone.push_back({kept.data, size});
   Unmap(gone);
@@ -125,8 +154,6 @@ Result<PageRun> PagePool::Acquire(size_t bytes) {
       state_->kept_bytes -= it->first;
       state_->kept.erase(it);
       ++state_->reused;
-    } else {
-      ++state_->mapped;
     }
   }
   Unmap(expired);
@@ -134,6 +161,10 @@ Result<PageRun> PagePool::Acquire(size_t bytes) {
   void* data = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (data == MAP_FAILED) {
     return Status::ResourceExhausted("cannot map " + std::to_string(size) + " bytes: " + std::strerror(errno));
+  }
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    ++state_->mapped;
   }
   return PageRun(shared_from_this(), static_cast<uint8_t*>(data), size);
 }
@@ -169,6 +200,13 @@ void PagePool::Give(uint8_t* data, size_t size) {
     }
     state_->kept.emplace(size, State::Kept{data, now});
     state_->kept_bytes += size;
+    if (!state_->reaping && !state_->stopping) {
+      // The previous reaper has set `reaping` false and touches nothing after: joining it here
+      // waits at most for its return.
+      if (state_->reaper.joinable()) state_->reaper.join();
+      state_->reaping = true;
+      state_->reaper = std::thread([this] { Reap(); });
+    }
   }
   Unmap(gone);
 }

@@ -51,10 +51,11 @@ struct PagePoolStats {
 };
 
 // Thread-safe. Keeps released runs up to `max_kept_bytes`, handing each to the kernel as free
-// to reclaim under memory pressure (MADV_FREE: reused at once unless reclaimed meanwhile);
-// beyond the bound, and for runs unused for `max_idle`, the mapping goes. A new run reuses the
-// smallest kept one that holds it and is at most twice its size. Expired runs go at the next
-// Acquire or release, not on a timer.
+// to reclaim under memory pressure (MADV_FREE: reused at once unless reclaimed meanwhile; the
+// pages still count in the process's RSS until then). Beyond the bound the runs released
+// longest ago are unmapped, and a thread of the pool, running only while it keeps runs,
+// unmaps those unused for `max_idle_ms` (within half that again). A new run reuses the
+// smallest kept one that holds it and is at most twice its size.
 class PagePool : public std::enable_shared_from_this<PagePool> {
  public:
   static constexpr size_t kDefaultMaxKeptBytes = size_t{1} << 30;
@@ -74,6 +75,7 @@ class PagePool : public std::enable_shared_from_this<PagePool> {
   friend class PageRun;
   PagePool(size_t max_kept_bytes, int64_t max_idle_ms);
   void Give(uint8_t* data, size_t size);
+  void Reap();
 
   struct State;
   std::unique_ptr<State> state_;
