@@ -454,35 +454,6 @@ TEST(ArrowBatchingTest, RowsThatTurnWideCloseTheBatchAtTheByteBound) {
   EXPECT_GT(*std::max_element(u.lengths.begin(), u.lengths.end()), 2048);
 }
 
-// Joined batches of flat columns (strings with nulls, decimals, booleans, timestamps) over
-// filtered chunks: the chunks' rows and values in their order, growing to the bound.
-TEST(ArrowBatchingTest, JoinedFlatBatchesHoldTheChunksRows) {
-  auto db = OpenDb();
-  const std::string sql =
-      "SELECT i, CASE WHEN i % 3 = 0 THEN NULL ELSE i::VARCHAR || repeat('x', (i % 7)::INTEGER) END AS s, "
-      "(i * 1.5)::DECIMAL(18,2) AS d, i % 2 = 0 AS b, TIMESTAMP '2020-01-01' + INTERVAL (i) SECOND AS ts "
-      "FROM range(30000) t(i) WHERE i % 11 <> 4 ORDER BY i";
-  auto con = db->Connect();
-  ASSERT_TRUE(con.ok());
-  auto stmt = (*con)->Prepare(sql);
-  ASSERT_TRUE(stmt.ok()) << stmt.status().ToString();
-  auto plain = (*stmt)->ExecuteArrow();
-  ASSERT_TRUE(plain.ok());
-  Drained chunks = Drain(std::move(*plain));
-  ASSERT_EQ(chunks.error, "");
-  const auto want = SortedRows(*db, std::move(chunks.again));
-  ASSERT_EQ(want.size(), 27273u);
-  auto joined = (*stmt)->ExecuteArrow(ArrowBatching{.first_rows = 2048, .max_rows = 8192, .max_bytes = 64 << 20});
-  ASSERT_TRUE(joined.ok());
-  Drained d = Drain(std::move(*joined));
-  ASSERT_EQ(d.error, "");
-  ASSERT_GE(d.lengths.size(), 4u);
-  EXPECT_LT(d.lengths[0], 4096);
-  EXPECT_GE(d.lengths[2], 8192);
-  EXPECT_EQ(d.first_column, chunks.first_column);
-  EXPECT_EQ(SortedRows(*db, std::move(d.again)), want);
-}
-
 // An error raised while a batch is being joined fails the stream with DuckDB's message.
 TEST(ArrowBatchingTest, AnErrorWhileJoiningFailsTheStream) {
   auto db = OpenDb();
