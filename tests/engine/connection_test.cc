@@ -502,38 +502,31 @@ TEST(ArrowWholeTest, HoldsTheStreamedRowsInBoundedBatchesAndKeepsOrder) {
 
   // No order asked: the parallel collector, its batches made at their full size, holds the same
   // values of every type; 1,000-row batches split DuckDB's filtered chunks between batches.
+  // The whole result of `query` in batches of at most `rows` rows holds the streamed one's
+  // rows, `expected` of them.
+  auto same_as_streamed = [&](const std::string& query, int64_t rows, size_t expected) {
+    auto whole_result = db->QueryArrowWhole(query, rows);
+    ASSERT_TRUE(whole_result.ok()) << whole_result.status().ToString();
+    Drained batches = Drain(std::move(*whole_result));
+    ASSERT_EQ(batches.error, "");
+    for (int64_t n : batches.lengths) EXPECT_LE(n, rows);
+    auto streamed_result = db->QueryArrow(query);
+    ASSERT_TRUE(streamed_result.ok());
+    Drained chunks_of = Drain(std::move(*streamed_result));
+    ASSERT_EQ(chunks_of.error, "");
+    const auto want_rows = sorted(std::move(chunks_of.again));
+    ASSERT_EQ(want_rows.size(), expected);
+    EXPECT_EQ(sorted(std::move(batches.again)), want_rows);
+  };
   const std::string unordered = std::string(kMixedRowsSql).substr(0, std::string(kMixedRowsSql).rfind(" ORDER BY"));
-  auto split = db->QueryArrowWhole("SELECT * FROM (" + unordered + ") WHERE i % 5 <> 2 OR i < 2000", 1000);
-  ASSERT_TRUE(split.ok()) << split.status().ToString();
-  Drained sd = Drain(std::move(*split));
-  ASSERT_EQ(sd.error, "");
-  for (int64_t n : sd.lengths) EXPECT_LE(n, 1000);
-  auto filtered = db->QueryArrow("SELECT * FROM (" + unordered + ") WHERE i % 5 <> 2 OR i < 2000");
-  ASSERT_TRUE(filtered.ok());
-  Drained fd = Drain(std::move(*filtered));
-  ASSERT_EQ(fd.error, "");
-  const auto want_filtered = sorted(std::move(fd.again));
-  ASSERT_EQ(want_filtered.size(), 8400u);
-  EXPECT_EQ(sorted(std::move(sd.again)), want_filtered);
-
+  same_as_streamed("SELECT * FROM (" + unordered + ") WHERE i % 5 <> 2 OR i < 2000", 1000, 8400);
   // Flat columns only: skade builds the batches itself (arrow_flat_batch_internal.h), and holds
   // the same rows and values, split chunks included.
-  const std::string flat =
+  same_as_streamed(
       "SELECT i, i::VARCHAR || repeat('x', (i % 7)::INTEGER) AS s, "
       "CASE WHEN i % 3 = 0 THEN NULL ELSE i * 1.5 END::DECIMAL(18,2) AS d, i % 2 = 0 AS b, "
-      "DATE '2020-01-01' + (i % 400)::INTEGER AS day FROM range(10000) t(i) WHERE i % 5 <> 2 OR i < 2000";
-  auto flat_whole = db->QueryArrowWhole(flat, 1000);
-  ASSERT_TRUE(flat_whole.ok()) << flat_whole.status().ToString();
-  Drained flat_batches = Drain(std::move(*flat_whole));
-  ASSERT_EQ(flat_batches.error, "");
-  for (int64_t n : flat_batches.lengths) EXPECT_LE(n, 1000);
-  auto flat_streamed = db->QueryArrow(flat);
-  ASSERT_TRUE(flat_streamed.ok());
-  Drained flat_chunks = Drain(std::move(*flat_streamed));
-  ASSERT_EQ(flat_chunks.error, "");
-  const auto want_flat = sorted(std::move(flat_chunks.again));
-  ASSERT_EQ(want_flat.size(), 8400u);
-  EXPECT_EQ(sorted(std::move(flat_batches.again)), want_flat);
+      "DATE '2020-01-01' + (i % 400)::INTEGER AS day FROM range(10000) t(i) WHERE i % 5 <> 2 OR i < 2000",
+      1000, 8400);
 
   // No order asked: 3M rows over the worker threads, each exactly once.
   auto parallel = db->QueryArrowWhole("SELECT i FROM range(3000000) t(i) WHERE i % 3 <> 1");
