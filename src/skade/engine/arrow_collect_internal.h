@@ -25,8 +25,8 @@ struct CollectedArrow {
 // Arrow collector, into batches of at most `batch_rows` rows (at least 1: the caller,
 // Database::QueryArrowWhole, refuses less), in the order its ORDER BY fixes, else in none.
 // Unordered results of flat columns are built by skade into `pool`'s pages (none: DuckDB's
-// appender builds every batch; arrow_flat_batch_internal.h). On
-// failure, DuckDB's message (Interrupted when its connection was interrupted). The statement's connection must not run
+// appender builds every batch; arrow_flat_batch_internal.h). On failure, DuckDB's message
+// (Interrupted when its connection was interrupted). The statement's connection must not run
 // another statement meanwhile.
 std::optional<std::string> CollectArrow(duckdb_prepared_statement prepared, int64_t batch_rows,
                                         std::shared_ptr<PagePool> pool, CollectedArrow* out);

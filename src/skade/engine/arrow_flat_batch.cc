@@ -218,113 +218,125 @@ Status FlatBatchBuilder::Append(duckdb::DataChunk& chunk) {
   if (rows_ + count > capacity_) return Status::Internal("a chunk past the batch's capacity");
   if (!started_) SKADE_RETURN_IF_ERROR(Start());
   const auto& layout = layout_->columns();
-  uint8_t* base = fixed_.data();
   for (size_t c = 0; c < layout.size(); ++c) {
-    const FlatBatchLayout::Column& column = layout[c];
-    ColumnState& state = columns_[c];
     duckdb::UnifiedVectorFormat format;
     chunk.data[c].ToUnifiedFormat(chunk.size(), format);
-    const duckdb::SelectionVector& sel = *format.sel;
-    const bool gather = sel.IsSet();  // a dictionary or constant vector, or a selection
-
-    // Validity: none kept until the first null; then every row's bit.
-    uint8_t* validity = base + state.validity_at;
-    if (!format.validity.AllValid()) {
-      if (!state.has_nulls) {
-        SetBitsOn(validity, 0, rows_);
-        state.has_nulls = true;
-      }
-      int64_t nulls = 0;
-      if (!gather && rows_ % 8 == 0) {
-        // DuckDB's mask is 64-bit words, least significant bit first: Arrow's bit order.
-        const auto* mask = reinterpret_cast<const uint8_t*>(format.validity.GetData());
-        std::memcpy(validity + rows_ / 8, mask, BitmapBytes(count));
-        for (int64_t i = 0; i < count / 8; ++i) nulls += 8 - std::popcount(mask[i]);
-        for (int64_t i = count / 8 * 8; i < count; ++i) nulls += format.validity.RowIsValid(i) ? 0 : 1;
-      } else {
-        for (int64_t i = 0; i < count; ++i) {
-          const bool valid = format.validity.RowIsValid(sel.get_index(i));
-          SetBit(validity, rows_ + i, valid);
-          nulls += valid ? 0 : 1;
-        }
-      }
-      state.null_count += nulls;
-    } else if (state.has_nulls) {
-      SetBitsOn(validity, rows_, count);
-    }
-
-    uint8_t* values = base + state.values_at;
-    switch (column.kind) {
-      case Kind::kFixed: {
-        const size_t width = static_cast<size_t>(column.source_width);
-        uint8_t* out = values + static_cast<size_t>(rows_) * width;
-        if (!gather) {
-          std::memcpy(out, format.data, static_cast<size_t>(count) * width);
-        } else {
-          for (int64_t i = 0; i < count; ++i) {
-            std::memcpy(out + i * width, format.data + sel.get_index(i) * width, width);
-          }
-        }
-        break;
-      }
-      case Kind::kBool:
-        for (int64_t i = 0; i < count; ++i) SetBit(values, rows_ + i, format.data[sel.get_index(i)] != 0);
-        break;
-      case Kind::kDecimal: {
-        const size_t width = static_cast<size_t>(column.source_width);
-        uint8_t* out = values + static_cast<size_t>(rows_) * 16;
-        for (int64_t i = 0; i < count; ++i) WideDecimal(format.data + sel.get_index(i) * width, column.source_width, out + i * 16);
-        break;
-      }
-      case Kind::kString: {
-        const auto* strings = reinterpret_cast<const duckdb::string_t*>(format.data);
-        size_t needed = 0;
-        for (int64_t i = 0; i < count; ++i) {
-          const auto index = sel.get_index(i);
-          if (format.validity.RowIsValid(index)) needed += strings[index].GetSize();
-        }
-        const size_t total = state.bytes_used + needed;
-        if (column.offset_width == 4 && total > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
-          return Status::InvalidArgument("a batch's strings take " + std::to_string(total) +
-                                         " bytes, more than Arrow's 32-bit offsets hold (2147483647)");
-        }
-        if (needed > 0) {
-          if (state.bytes.data() == nullptr) {
-            // Sized for a batch of such chunks; pages never written are never touched.
-            const size_t guess = needed / static_cast<size_t>(count) * static_cast<size_t>(capacity_);
-            SKADE_ASSIGN_OR_RETURN(state.bytes, pool_->Acquire(std::clamp(std::max(guess, total), kFirstStringBytes,
-                                                                          std::max(kMaxFirstStringBytes, total))));
-          } else if (total > state.bytes.size()) {
-            SKADE_RETURN_IF_ERROR(state.bytes.Grow(std::max(total, state.bytes.size() * 2)));
-          }
-        }
-        uint8_t* bytes = state.bytes.data();
-        size_t used = state.bytes_used;
-        auto put = [&](auto* offsets) {
-          using Offset = std::remove_pointer_t<decltype(offsets)>;
-          if (rows_ == 0) offsets[0] = 0;
-          for (int64_t i = 0; i < count; ++i) {
-            const auto index = sel.get_index(i);
-            if (format.validity.RowIsValid(index)) {
-              const duckdb::string_t& s = strings[index];
-              const size_t size = s.GetSize();
-              if (size > 0) std::memcpy(bytes + used, s.GetData(), size);
-              used += size;
-            }
-            offsets[rows_ + i + 1] = static_cast<Offset>(used);
-          }
-        };
-        if (column.offset_width == 4) {
-          put(reinterpret_cast<int32_t*>(values));
-        } else {
-          put(reinterpret_cast<int64_t*>(values));
-        }
-        state.bytes_used = used;
-        break;
-      }
+    AppendValidity(columns_[c], format, count);
+    if (layout[c].kind == Kind::kString) {
+      SKADE_RETURN_IF_ERROR(AppendStrings(layout[c], columns_[c], format, count));
+    } else {
+      AppendValues(layout[c], columns_[c], format, count);
     }
   }
   rows_ += count;
+  return Status::Ok();
+}
+
+// A selection (a dictionary or constant vector, or a filter's) makes the rows gather one by one.
+void FlatBatchBuilder::AppendValidity(ColumnState& state, const duckdb::UnifiedVectorFormat& format, int64_t count) {
+  uint8_t* validity = fixed_.data() + state.validity_at;
+  if (format.validity.AllValid()) {
+    if (state.has_nulls) SetBitsOn(validity, rows_, count);
+    return;
+  }
+  // No bitmap is kept until the first null; from then on, every row's bit.
+  if (!state.has_nulls) {
+    SetBitsOn(validity, 0, rows_);
+    state.has_nulls = true;
+  }
+  const duckdb::SelectionVector& sel = *format.sel;
+  int64_t nulls = 0;
+  if (!sel.IsSet() && rows_ % 8 == 0) {
+    // DuckDB's mask is 64-bit words, least significant bit first: Arrow's bit order.
+    const auto* mask = reinterpret_cast<const uint8_t*>(format.validity.GetData());
+    std::memcpy(validity + rows_ / 8, mask, BitmapBytes(count));
+    for (int64_t i = 0; i < count / 8; ++i) nulls += 8 - std::popcount(mask[i]);
+    for (int64_t i = count / 8 * 8; i < count; ++i) nulls += format.validity.RowIsValid(i) ? 0 : 1;
+  } else {
+    for (int64_t i = 0; i < count; ++i) {
+      const bool valid = format.validity.RowIsValid(sel.get_index(i));
+      SetBit(validity, rows_ + i, valid);
+      nulls += valid ? 0 : 1;
+    }
+  }
+  state.null_count += nulls;
+}
+
+void FlatBatchBuilder::AppendValues(const FlatBatchLayout::Column& column, ColumnState& state,
+                                    const duckdb::UnifiedVectorFormat& format, int64_t count) {
+  uint8_t* values = fixed_.data() + state.values_at;
+  const duckdb::SelectionVector& sel = *format.sel;
+  const size_t width = static_cast<size_t>(column.source_width);
+  switch (column.kind) {
+    case Kind::kFixed: {
+      uint8_t* out = values + static_cast<size_t>(rows_) * width;
+      if (!sel.IsSet()) {
+        std::memcpy(out, format.data, static_cast<size_t>(count) * width);
+      } else {
+        for (int64_t i = 0; i < count; ++i) std::memcpy(out + i * width, format.data + sel.get_index(i) * width, width);
+      }
+      return;
+    }
+    case Kind::kBool:
+      for (int64_t i = 0; i < count; ++i) SetBit(values, rows_ + i, format.data[sel.get_index(i)] != 0);
+      return;
+    case Kind::kDecimal: {
+      uint8_t* out = values + static_cast<size_t>(rows_) * 16;
+      for (int64_t i = 0; i < count; ++i) WideDecimal(format.data + sel.get_index(i) * width, column.source_width, out + i * 16);
+      return;
+    }
+    case Kind::kString:
+      break;  // AppendStrings
+  }
+}
+
+Status FlatBatchBuilder::AppendStrings(const FlatBatchLayout::Column& column, ColumnState& state,
+                                       const duckdb::UnifiedVectorFormat& format, int64_t count) {
+  const duckdb::SelectionVector& sel = *format.sel;
+  const auto* strings = reinterpret_cast<const duckdb::string_t*>(format.data);
+  size_t needed = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    const auto index = sel.get_index(i);
+    if (format.validity.RowIsValid(index)) needed += strings[index].GetSize();
+  }
+  const size_t total = state.bytes_used + needed;
+  if (column.offset_width == 4 && total > static_cast<size_t>(std::numeric_limits<int32_t>::max())) {
+    return Status::InvalidArgument("a batch's strings take " + std::to_string(total) +
+                                   " bytes, more than Arrow's 32-bit offsets hold (2147483647)");
+  }
+  if (needed > 0) {
+    if (state.bytes.data() == nullptr) {
+      // Sized for a batch of such chunks; pages never written are never touched.
+      const size_t guess = needed / static_cast<size_t>(count) * static_cast<size_t>(capacity_);
+      SKADE_ASSIGN_OR_RETURN(state.bytes, pool_->Acquire(std::clamp(std::max(guess, total), kFirstStringBytes,
+                                                                    std::max(kMaxFirstStringBytes, total))));
+    } else if (total > state.bytes.size()) {
+      SKADE_RETURN_IF_ERROR(state.bytes.Grow(std::max(total, state.bytes.size() * 2)));
+    }
+  }
+  uint8_t* bytes = state.bytes.data();
+  size_t used = state.bytes_used;
+  auto put = [&](auto* offsets) {
+    using Offset = std::remove_pointer_t<decltype(offsets)>;
+    if (rows_ == 0) offsets[0] = 0;
+    for (int64_t i = 0; i < count; ++i) {
+      const auto index = sel.get_index(i);
+      if (format.validity.RowIsValid(index)) {
+        const duckdb::string_t& s = strings[index];
+        const size_t size = s.GetSize();
+        if (size > 0) std::memcpy(bytes + used, s.GetData(), size);
+        used += size;
+      }
+      offsets[rows_ + i + 1] = static_cast<Offset>(used);
+    }
+  };
+  uint8_t* offsets = fixed_.data() + state.values_at;
+  if (column.offset_width == 4) {
+    put(reinterpret_cast<int32_t*>(offsets));
+  } else {
+    put(reinterpret_cast<int64_t*>(offsets));
+  }
+  state.bytes_used = used;
   return Status::Ok();
 }
 

@@ -65,6 +65,12 @@ class FlatBatchBuilder {
  private:
   struct ColumnState;
   Status Start();
+  // The parts of Append for one column of `count` rows placed after rows_.
+  void AppendValidity(ColumnState& state, const duckdb::UnifiedVectorFormat& format, int64_t count);
+  void AppendValues(const FlatBatchLayout::Column& column, ColumnState& state,
+                    const duckdb::UnifiedVectorFormat& format, int64_t count);
+  Status AppendStrings(const FlatBatchLayout::Column& column, ColumnState& state,
+                       const duckdb::UnifiedVectorFormat& format, int64_t count);
 
   std::shared_ptr<const FlatBatchLayout> layout_;
   std::shared_ptr<PagePool> pool_;
