@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <list>
 #include <map>
 #include <mutex>
 #include <string>
@@ -40,12 +41,17 @@ void Unmap(const std::vector<Mapping>& mappings) {
 struct PagePool::State {
   struct Kept {
     uint8_t* data;
+    size_t size;
     int64_t released_ms;
+    std::multimap<size_t, std::list<Kept>::iterator>::iterator by_size;
   };
   size_t max_kept_bytes;
   int64_t max_idle_ms;
   mutable std::mutex mu;
-  std::multimap<size_t, Kept> kept;  // by size
+  // The kept runs in the order they were released (the oldest first), and by size. Every
+  // step on them is O(log n) or O(1) per run: a stream of small batches keeps thousands.
+  std::list<Kept> kept;
+  std::multimap<size_t, std::list<Kept>::iterator> by_size;
   size_t kept_bytes = 0;
   uint64_t mapped = 0;
   uint64_t reused = 0;
@@ -56,17 +62,24 @@ struct PagePool::State {
   bool stopping = false;
   std::condition_variable wake;
 
+  void Keep(uint8_t* data, size_t size, int64_t now_ms) {
+    auto it = kept.insert(kept.end(), Kept{data, size, now_ms, {}});
+    it->by_size = by_size.emplace(size, it);
+    kept_bytes += size;
+  }
+
+  // Takes `it` out of the pool, for the caller to reuse or unmap.
+  Mapping Take(std::list<Kept>::iterator it) {
+    const Mapping taken{it->data, it->size};
+    by_size.erase(it->by_size);
+    kept_bytes -= it->size;
+    kept.erase(it);
+    return taken;
+  }
+
   // Takes the kept runs idle for too long out of the pool, for the caller to unmap unlocked.
   void Expire(int64_t now_ms, std::vector<Mapping>& out) {
-    for (auto it = kept.begin(); it != kept.end();) {
-      if (now_ms - it->second.released_ms > max_idle_ms) {
-        out.push_back({it->second.data, it->first});
-        kept_bytes -= it->first;
-        it = kept.erase(it);
-      } else {
-        ++it;
-      }
-    }
+    while (!kept.empty() && now_ms - kept.front().released_ms > max_idle_ms) out.push_back(Take(kept.begin()));
   }
 };
 
@@ -136,7 +149,7 @@ PagePool::~PagePool() {
   }
   if (state_->reaper.joinable()) state_->reaper.join();
   std::vector<Mapping> gone;
-  for (const auto& [size, kept] : state_->kept) gone.push_back({kept.data, size});
+  for (const State::Kept& kept : state_->kept) gone.push_back({kept.data, kept.size});
   Unmap(gone);
 }
 
@@ -148,11 +161,9 @@ Result<PageRun> PagePool::Acquire(size_t bytes) {
   {
     std::lock_guard<std::mutex> lock(state_->mu);
     state_->Expire(NowMs(), expired);
-    auto it = state_->kept.lower_bound(size);
-    if (it != state_->kept.end() && it->first / 2 <= size) {
-      reused = {it->second.data, it->first};
-      state_->kept_bytes -= it->first;
-      state_->kept.erase(it);
+    auto it = state_->by_size.lower_bound(size);
+    if (it != state_->by_size.end() && it->first / 2 <= size) {
+      reused = state_->Take(it->second);
       ++state_->reused;
     }
   }
@@ -190,16 +201,9 @@ void PagePool::Give(uint8_t* data, size_t size) {
     state_->Expire(now, gone);
     // Over the bound, the runs released longest ago go first.
     while (state_->kept_bytes + size > state_->max_kept_bytes && !state_->kept.empty()) {
-      auto oldest = state_->kept.begin();
-      for (auto it = state_->kept.begin(); it != state_->kept.end(); ++it) {
-        if (it->second.released_ms < oldest->second.released_ms) oldest = it;
-      }
-      gone.push_back({oldest->second.data, oldest->first});
-      state_->kept_bytes -= oldest->first;
-      state_->kept.erase(oldest);
+      gone.push_back(state_->Take(state_->kept.begin()));
     }
-    state_->kept.emplace(size, State::Kept{data, now});
-    state_->kept_bytes += size;
+    state_->Keep(data, size, now);
     if (!state_->reaping && !state_->stopping) {
       // The previous reaper has set `reaping` false and touches nothing after: joining it here
       // waits at most for its return.
