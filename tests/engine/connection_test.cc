@@ -16,6 +16,7 @@
 #include "skade/engine/database.h"
 #include "skade/engine/spill_folder.h"
 #include "tests/testing/query_rows.h"
+#include "tests/engine/arrow_drain.h"
 #include "tests/testing/temp_dir.h"
 
 namespace skade::engine {
@@ -336,37 +337,6 @@ TEST(ConnectionTest, ArrowInputsAreReadOnSeveralThreadsAtOnce) {
 
 namespace skade::engine {
 namespace {
-
-// A stream's batches drained: their lengths, and the stream again over the same batches.
-struct Drained {
-  std::vector<int64_t> lengths;
-  std::vector<int64_t> first_column;  // the BIGINT values of column 0, in stream order
-  arrow::StreamHandle again;
-  std::string error;  // the stream's error, when it failed
-};
-
-Drained Drain(arrow::StreamHandle stream) {
-  Drained out;
-  arrow::SchemaHandle schema;
-  EXPECT_EQ(stream->get_schema(stream.get(), schema.get()), 0);
-  std::vector<arrow::ArrayHandle> batches;
-  while (true) {
-    arrow::ArrayHandle batch;
-    if (stream->get_next(stream.get(), batch.get()) != 0) {
-      const char* error = stream->get_last_error(stream.get());
-      out.error = error ? error : "(no message)";
-      break;
-    }
-    if (!batch.valid()) break;
-    out.lengths.push_back(batch->length);
-    const ArrowArray& first = *batch->children[0];
-    const auto* values = static_cast<const int64_t*>(first.buffers[1]) + first.offset + batch->offset;
-    out.first_column.insert(out.first_column.end(), values, values + batch->length);
-    batches.push_back(std::move(batch));
-  }
-  out.again = arrow::MakeBatchStream(std::move(schema), std::move(batches));
-  return out;
-}
 
 // 10,000 rows in the order of column i: flat, variable-size, decimal, null, list, struct and
 // date columns.

@@ -230,9 +230,16 @@ Status Database::Execute(std::string_view sql) {
 }
 
 Result<arrow::StreamHandle> Database::QueryArrow(std::string_view sql) {
-  auto query = StreamingQuery::Start(impl_->db, impl_->connection_setup, impl_->running.get(), sql);
-  if (!query.ok()) return impl_->data_file_checks->Explain(sql, query.status());
-  return ArrowStreamOf(std::move(query).value(), impl_->data_file_checks.get(), sql);
+  auto owner = std::make_unique<StreamingQuery>();
+  std::unique_ptr<ArrowFeed> feed;
+  Status started = [&]() -> Status {
+    SKADE_RETURN_IF_ERROR(OpenConnection(impl_->db, impl_->connection_setup, owner->con, impl_->running.get()));
+    SKADE_RETURN_IF_ERROR(PrepareOn(owner->con.con, sql, &owner->stmt.stmt));
+    SKADE_ASSIGN_OR_RETURN(feed, ArrowFeed::Start(owner->stmt.stmt, FeedOptions{.batching = {}, .pool = impl_->page_pool}));
+    return Status::Ok();
+  }();
+  if (!started.ok()) return impl_->data_file_checks->Explain(sql, started);
+  return FeedStreamOf(std::move(feed), std::move(owner), impl_->data_file_checks.get(), sql);
 }
 
 Result<arrow::StreamHandle> Database::QueryArrowWhole(std::string_view sql, int64_t batch_rows) {
@@ -476,6 +483,7 @@ Result<std::unique_ptr<Connection>> Database::Connect() {
   SKADE_RETURN_IF_ERROR(OpenConnection(impl_->db, impl_->connection_setup, con));
   auto impl = std::make_unique<Connection::Impl>();
   std::swap(impl->con, con.con);
+  impl->pool = impl_->page_pool;
   return std::make_unique<Connection>(std::move(impl));
 }
 

@@ -56,14 +56,15 @@ struct ColumnType {
 enum class StatementKind { kSelect, kExplain, kInsert, kUpdate, kDelete, kCreate, kDrop, kAlter, kOther };
 
 // One prepared statement of a Connection. Thread-compatible.
-// How a query's Arrow stream cuts its batches. By default each of DuckDB's chunks (2,048 rows)
-// is one batch, converted as it comes. A reader that pays per batch (a network stream: a
-// message, a wake-up and a decode per batch) asks for growing batches: the first of
-// `first_rows` rows, then each twice the last, up to `max_rows` rows and `max_bytes` of Arrow
-// buffers (estimated per chunk before it joins) — so its first rows still come at once. A
-// batch may end short (at the end of the result, or before a chunk that would pass
-// `max_bytes`) and passes `max_rows` by less than one chunk; chunks are never split, so a
-// single chunk larger than `max_bytes` is a batch of its own.
+// How a query's Arrow stream cuts its batches. Each thread running the query builds its own
+// batches from the rows it produces (engine/arrow_feed_internal.h). By default a batch holds up
+// to 2,048 rows (one DuckDB chunk's), joined from the chunks a filter left short. A reader
+// that pays per batch (a network stream: a message, a wake-up and a decode per batch) asks for
+// growing batches: each thread's first of `first_rows` rows, then each twice the last, up to
+// `max_rows` rows and `max_bytes` of Arrow buffers (estimated per chunk before it joins) — so
+// the first rows still come at once. A batch may end short (where its thread's part of the
+// source ends, or before a chunk that would pass `max_bytes`, which then starts the next
+// batch); a single chunk larger than `max_bytes` is a batch of its own.
 struct ArrowBatching {
   int64_t first_rows = 0;  // 0: one batch per chunk (the other fields are ignored)
   int64_t max_rows = 65536;
@@ -167,9 +168,12 @@ class Database {
   // than that. Not for a locked-down database (it changes settings). Empty = stop reporting.
   Status SetProgressListener(std::function<void(const QueryProgress&)> listener);
 
-  // Runs a query and returns a streaming Arrow C stream (DuckDB's 2048-row chunks converted one
-  // at a time: bounded memory). The stream owns its connection and may outlive this call but
-  // not the Database. kInvalidArgument for SQL errors found before the first row.
+  // Runs a query and returns a streaming Arrow C stream of batches of up to 2,048 rows, in the
+  // order DuckDB gives the rows (an ORDER BY's, else the sources'). DuckDB's worker threads
+  // convert as they run the query, into a bounded queue (memory stays bounded; a reader that
+  // does not read holds the query back); flat columns in this Database's pages, as
+  // QueryArrowWhole's. The stream owns its connection and may outlive this call but not the
+  // Database. Runs the query to its first batch: kInvalidArgument for SQL errors found by then.
   Result<arrow::StreamHandle> QueryArrow(std::string_view sql);
 
   // QueryArrow for a reader that keeps every row anyway (a whole table into pyarrow, pandas):

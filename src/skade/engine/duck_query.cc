@@ -324,6 +324,67 @@ arrow::StreamHandle ArrowStreamOf(std::unique_ptr<StreamingQuery> query, DataFil
   return arrow::StreamHandle(&raw);
 }
 
+namespace {
+
+struct FeedStreamState {
+  std::unique_ptr<StreamingQuery> owner;  // declared first: released after the feed
+  std::unique_ptr<ArrowFeed> feed;
+  std::string last_error;
+  DataFileChecks* checks = nullptr;  // as ArrowStreamState's
+  std::string sql;
+};
+
+int FeedGetSchema(ArrowArrayStream* stream, ArrowSchema* out) {
+  auto* st = static_cast<FeedStreamState*>(stream->private_data);
+  auto schema = st->feed->Schema();
+  if (!schema.ok()) {
+    st->last_error = schema.status().message();
+    return EINVAL;
+  }
+  schema->MoveTo(out);
+  return 0;
+}
+
+int FeedGetNext(ArrowArrayStream* stream, ArrowArray* out) {
+  auto* st = static_cast<FeedStreamState*>(stream->private_data);
+  Status next = st->feed->Next(out);
+  if (next.ok()) return 0;
+  const Status error = st->checks != nullptr ? st->checks->Explain(st->sql, next) : next;
+  st->last_error = error.code() == StatusCode::kInvalidArgument ? error.message() : error.ToString();
+  return EIO;
+}
+
+const char* FeedLastError(ArrowArrayStream* stream) {
+  auto* st = static_cast<FeedStreamState*>(stream->private_data);
+  return st->last_error.empty() ? nullptr : st->last_error.c_str();
+}
+
+void FeedRelease(ArrowArrayStream* stream) {
+  delete static_cast<FeedStreamState*>(stream->private_data);
+  stream->private_data = nullptr;
+  stream->release = nullptr;
+}
+
+}  // namespace
+
+arrow::StreamHandle FeedStreamOf(std::unique_ptr<ArrowFeed> feed, std::unique_ptr<StreamingQuery> owner,
+                                 DataFileChecks* checks, std::string_view sql) {
+  auto state = std::make_unique<FeedStreamState>();
+  state->owner = std::move(owner);
+  state->feed = std::move(feed);
+  if (checks != nullptr && DataFileChecks::HasMark(sql)) {
+    state->checks = checks;
+    state->sql = std::string(sql);
+  }
+  ArrowArrayStream raw;
+  raw.get_schema = FeedGetSchema;
+  raw.get_next = FeedGetNext;
+  raw.get_last_error = FeedLastError;
+  raw.release = FeedRelease;
+  raw.private_data = state.release();
+  return arrow::StreamHandle(&raw);
+}
+
 Status QueryTextOn(duckdb_connection connection, std::string_view sql,
                    const std::function<void(const std::vector<ColumnType>&)>& on_header,
                    const std::function<Status(const TextRow&)>& on_row) {

@@ -16,6 +16,7 @@
 #include "duckdb.h"
 #include "skade/arrow/c_data.h"
 #include "skade/base/status.h"
+#include "skade/engine/arrow_feed_internal.h"
 #include "skade/engine/database.h"
 #include "skade/engine/duck_handles_internal.h"
 
@@ -165,6 +166,12 @@ Status OpenConnection(duckdb_database db, const std::vector<std::string>& setup,
 arrow::StreamHandle ArrowStreamOf(std::unique_ptr<StreamingQuery> query, DataFileChecks* checks = nullptr,
                                   std::string_view sql = {}, ArrowBatching batching = {});
 
+// The batches of `feed` as an Arrow stream that owns `owner` (the feed's connection and
+// statement, when the stream owns them; may be null), released after the feed; with `checks`,
+// as ArrowStreamOf.
+arrow::StreamHandle FeedStreamOf(std::unique_ptr<ArrowFeed> feed, std::unique_ptr<StreamingQuery> owner,
+                                 DataFileChecks* checks = nullptr, std::string_view sql = {});
+
 // SELECTs stream with values cast to VARCHAR by DuckDB itself; other statements that return
 // rows (COPY … RETURN_STATS, PRAGMAs, EXPLAIN) are materialised and rendered value by value.
 Status QueryTextOn(duckdb_connection connection, std::string_view sql,
@@ -174,6 +181,7 @@ Status QueryTextOn(duckdb_connection connection, std::string_view sql,
 // What a Connection holds; here so that Database::Connect (database.cc) can make one.
 struct Connection::Impl {
   duckdb_connection con = nullptr;
+  std::shared_ptr<PagePool> pool;  // the Database's (ArrowFeed)
   ~Impl() {
     if (con) duckdb_disconnect(&con);
   }

@@ -19,6 +19,7 @@ namespace skade::engine {
 struct PreparedStatement::Impl {
   duckdb_connection con = nullptr;  // borrowed from the Connection
   duckdb_prepared_statement stmt = nullptr;
+  std::shared_ptr<PagePool> pool;  // the Database's
   ~Impl() {
     if (stmt) duckdb_destroy_prepare(&stmt);
   }
@@ -32,6 +33,7 @@ Status Connection::Execute(std::string_view sql) { return ExecuteOn(impl_->con, 
 Result<std::unique_ptr<PreparedStatement>> Connection::Prepare(std::string_view sql) {
   auto impl = std::make_unique<PreparedStatement::Impl>();
   impl->con = impl_->con;
+  impl->pool = impl_->pool;
   SKADE_RETURN_IF_ERROR(PrepareOn(impl_->con, sql, &impl->stmt));
   return std::make_unique<PreparedStatement>(std::move(impl));
 }
@@ -262,8 +264,9 @@ Status PreparedStatement::BindRow(const ArrowSchema& schema, const ArrowArray& b
 }
 
 Result<arrow::StreamHandle> PreparedStatement::ExecuteArrow(ArrowBatching batching) {
-  SKADE_ASSIGN_OR_RETURN(auto query, StreamingQuery::StartPrepared(impl_->stmt));
-  return ArrowStreamOf(std::move(query), nullptr, {}, batching);
+  SKADE_ASSIGN_OR_RETURN(std::unique_ptr<ArrowFeed> feed,
+                         ArrowFeed::Start(impl_->stmt, FeedOptions{.batching = batching, .pool = impl_->pool}));
+  return FeedStreamOf(std::move(feed), nullptr);
 }
 
 Result<int64_t> PreparedStatement::ExecuteUpdate() {
