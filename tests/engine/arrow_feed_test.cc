@@ -23,7 +23,7 @@ namespace {
 constexpr int64_t kFileRows = 300'000;
 
 // Two Parquet files of 300,000 BIGINT rows each (i = 0..599,999 across them), in row groups of
-// 16,384 rows: 37 morsels that DuckDB's two threads share.
+// 16,384 rows: 38 morsels that DuckDB's two threads share.
 class ArrowFeedTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -90,15 +90,20 @@ TEST_F(ArrowFeedTest, KeepsTheSourcesOrderAcrossThreadsMorselsAndFilters) {
   for (int64_t n : grown.lengths) EXPECT_LE(n, 50'000);
 }
 
-// A feed started on a statement of DuckDB's C API (on the test's own DuckDB).
+// A feed started on a statement of DuckDB's C API (on the test's own DuckDB, two threads),
+// after `setup`.
 class RawFeed {
  public:
-  explicit RawFeed(const std::string& sql) {
+  explicit RawFeed(const std::string& sql, const std::vector<std::string>& setup = {}) {
     EXPECT_EQ(duckdb_open(nullptr, &db_), DuckDBSuccess);
     EXPECT_EQ(duckdb_connect(db_, &con_), DuckDBSuccess);
-    duckdb_result r;
-    EXPECT_EQ(duckdb_query(con_, "SET threads = 2", &r), DuckDBSuccess);
-    duckdb_destroy_result(&r);
+    std::vector<std::string> statements = {"SET threads = 2"};
+    statements.insert(statements.end(), setup.begin(), setup.end());
+    for (const std::string& statement : statements) {
+      duckdb_result r;
+      EXPECT_EQ(duckdb_query(con_, statement.c_str(), &r), DuckDBSuccess) << duckdb_result_error(&r);
+      duckdb_destroy_result(&r);
+    }
     EXPECT_EQ(duckdb_prepare(con_, sql.c_str(), &stmt_), DuckDBSuccess) << duckdb_prepare_error(stmt_);
   }
   ~RawFeed() {
@@ -165,17 +170,53 @@ TEST(ArrowFeedAnyOrderTest, HandsOutEveryRowOnceAndKeepsAnOrderBy) {
   }
 }
 
-// The threads stop once `max_waiting` batches wait for a reader that does not read (each may
-// finish the chunk it holds: at most two batches more per thread), and go on when it reads.
-TEST(ArrowFeedBoundTest, AReaderThatDoesNotReadHoldsTheQueryBack) {
-  RawFeed raw("SELECT i FROM range(5000000) t(i)");
-  ASSERT_TRUE(raw.Start(Room(3)).ok());
+// The statements writing `files` Parquet files of `rows` BIGINT rows each below `dir` (i runs
+// on across them), in row groups of 16,384 rows; `*source` is their read_parquet call.
+std::vector<std::string> WriteParts(const std::string& dir, int files, int64_t rows, std::string* source) {
+  std::vector<std::string> statements;
+  std::string list;
+  for (int f = 0; f < files; ++f) {
+    const std::string path = dir + "/part" + std::to_string(f) + ".parquet";
+    statements.push_back("COPY (SELECT (i + " + std::to_string(f * rows) + ")::BIGINT AS i FROM range(" +
+                         std::to_string(rows) + ") t(i) ORDER BY i) TO '" + path +
+                         "' (FORMAT parquet, ROW_GROUP_SIZE 16384)");
+    list += (f ? ", '" : "'") + path + "'";
+  }
+  *source = "read_parquet([" + list + "])";
+  return statements;
+}
+
+// Polls `feed` until `want` batches wait (30 s at most), then lets it settle; what waits then.
+int64_t SettledWaiting(ArrowFeed& feed, int64_t want) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (raw.feed->Waiting() < 3 && std::chrono::steady_clock::now() < deadline) {
+  while (feed.Waiting() < want && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  const int64_t waiting = raw.feed->Waiting();
+  return feed.Waiting();
+}
+
+// The threads stop once `max_waiting` batches wait for a reader that does not read (each may
+// finish the chunk it holds: at most two batches more per thread), and go on when it reads:
+// on a source of one task, and on Parquet files whose morsels two threads share (the thread
+// of the earliest morsel stops too once batches are ready).
+TEST(ArrowFeedBoundTest, AReaderThatDoesNotReadHoldsTheQueryBack) {
+  {
+    testing::TempDir dir;
+    std::string source;
+    std::vector<std::string> setup = WriteParts(dir.path(), 4, 500'000, &source);
+    RawFeed raw("SELECT i FROM " + source, setup);
+    ASSERT_TRUE(raw.Start(Room(3)).ok());
+    const int64_t waiting = SettledWaiting(*raw.feed, 3);
+    EXPECT_GE(waiting, 3);
+    EXPECT_LE(waiting, 3 + 2 * 2);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    EXPECT_EQ(raw.feed->Waiting(), waiting);  // nothing moved meanwhile
+    EXPECT_EQ(raw.Values(), Iota(2'000'000));
+  }
+  RawFeed raw("SELECT i FROM range(5000000) t(i)");
+  ASSERT_TRUE(raw.Start(Room(3)).ok());
+  const int64_t waiting = SettledWaiting(*raw.feed, 3);
   EXPECT_GE(waiting, 3);
   EXPECT_LE(waiting, 3 + 2 * 2);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -238,7 +279,9 @@ TEST_F(ArrowFeedTest, InterruptRunningFailsAStreamBeingRead) {
     db_->InterruptRunning();
   });
   int code = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (code == 0) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the interrupt did not stop the stream";
     arrow::ArrayHandle batch;
     code = (*stream)->get_next(stream->get(), batch.get());
     if (code == 0) {
@@ -248,6 +291,76 @@ TEST_F(ArrowFeedTest, InterruptRunningFailsAStreamBeingRead) {
   interrupter.join();
   const std::string error = (*stream)->get_last_error(stream->get());
   EXPECT_NE(error.find("nterrupt"), std::string::npos) << error;
+}
+
+// Morsels a filter leaves empty, a slow reader and room for one batch: the rows still come
+// once each, in order (the reader waits for threads whose morsels hold nothing).
+TEST(ArrowFeedBoundTest, EmptyMorselsAndASlowReaderKeepOrderWithRoomForOne) {
+  testing::TempDir dir;
+  std::string source;
+  std::vector<std::string> setup = WriteParts(dir.path(), 2, 300'000, &source);
+  RawFeed raw("SELECT i FROM " + source + " WHERE i < 5000 OR i > 590000", setup);
+  ASSERT_TRUE(raw.Start(Room(1)).ok());
+  std::vector<int64_t> values;
+  while (true) {
+    arrow::ArrayHandle batch;
+    ASSERT_TRUE(raw.feed->Next(batch.get()).ok());
+    if (!batch.valid()) break;
+    const auto* v = static_cast<const int64_t*>(batch->children[0]->buffers[1]) + batch->children[0]->offset;
+    values.insert(values.end(), v, v + batch->length);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  std::vector<int64_t> want = Iota(5000);
+  for (int64_t i = 590001; i < 600'000; ++i) want.push_back(i);
+  EXPECT_EQ(values, want);
+}
+
+// Batches closed at a byte bound below two chunks (the path where a chunk starts the next
+// batch), and a UNION ALL of two scans: every row once, in the sources' order.
+TEST_F(ArrowFeedTest, ByteBoundsAndUnionsKeepEveryRowInOrder) {
+  auto con = db_->Connect();
+  ASSERT_TRUE(con.ok());
+  auto stmt = (*con)->Prepare("SELECT i FROM " + Source());
+  ASSERT_TRUE(stmt.ok()) << stmt.status().ToString();
+  // A chunk of 2,048 BIGINTs is ~16.6 KB of Arrow: two do not fit in 20,000 bytes.
+  auto bounded = (*stmt)->ExecuteArrow(ArrowBatching{.first_rows = 4096, .max_rows = 65536, .max_bytes = 20'000});
+  ASSERT_TRUE(bounded.ok()) << bounded.status().ToString();
+  Drained d = Drain(std::move(*bounded));
+  ASSERT_EQ(d.error, "");
+  EXPECT_EQ(d.first_column, Iota(2 * kFileRows));
+  for (int64_t n : d.lengths) EXPECT_LE(n, 2048);
+
+  const std::string a = dir_.path() + "/part0.parquet", b = dir_.path() + "/part1.parquet";
+  auto unioned = db_->QueryArrow("SELECT i FROM read_parquet('" + a + "') UNION ALL SELECT i FROM read_parquet('" +
+                                 b + "')");
+  ASSERT_TRUE(unioned.ok()) << unioned.status().ToString();
+  Drained u = Drain(std::move(*unioned));
+  ASSERT_EQ(u.error, "");
+  EXPECT_EQ(u.first_column, Iota(2 * kFileRows));
+}
+
+// A stream of a sorted query released after its first batch, while threads wait for room,
+// stops the query; its prepared statement then runs again to the whole result.
+TEST_F(ArrowFeedTest, AStatementReleasedEarlyRunsAgain) {
+  auto con = db_->Connect();
+  ASSERT_TRUE(con.ok());
+  auto stmt = (*con)->Prepare("SELECT i FROM " + Source() + " ORDER BY i DESC");
+  ASSERT_TRUE(stmt.ok()) << stmt.status().ToString();
+  {
+    auto stream = (*stmt)->ExecuteArrow();
+    ASSERT_TRUE(stream.ok()) << stream.status().ToString();
+    arrow::ArrayHandle batch;
+    ASSERT_EQ((*stream)->get_next(stream->get(), batch.get()), 0);
+    ASSERT_TRUE(batch.valid());
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  auto again = (*stmt)->ExecuteArrow();
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  Drained d = Drain(std::move(*again));
+  ASSERT_EQ(d.error, "");
+  std::vector<int64_t> want = Iota(2 * kFileRows);
+  std::reverse(want.begin(), want.end());
+  EXPECT_EQ(d.first_column, want);
 }
 
 }  // namespace

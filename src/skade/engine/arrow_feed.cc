@@ -7,6 +7,8 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -51,45 +53,70 @@ struct Channel {
   const int64_t max_waiting;
 
   std::mutex mu;
-  std::condition_variable made;       // a batch became ready, or the query's sink finished
-  bool collector_made = false;        // the statement got the collector (set while it is planned)
-  FeedOrder order = FeedOrder::kAny;
+  std::condition_variable made;          // a batch became ready
+  bool collector_made = false;           // the statement got the collector (set while it is planned)
   std::deque<arrow::ArrayHandle> ready;  // for the reader, in order
   std::map<duckdb::idx_t, Morsel> morsels;  // kMorsels: batches not yet ready, by batch index
-  // kMorsels: no thread holds a morsel below this one, nor will: DuckDB hands morsels out in
-  // increasing order. The highest of the minima the threads were told (they only grow).
-  duckdb::idx_t lowest_active = 0;
-  int64_t waiting = 0;                // batches in `ready` and `morsels`
-  bool finished = false;              // the sink's Finalize ran: every batch is in
-  // The reader found every task waiting and nothing to hand out: threads may pass
-  // max_waiting until a batch is ready again (a safety valve; see ArrowFeed::State::Advance).
-  bool let_through = false;
-  bool closed = false;                // the reader is gone: the threads stop
-  std::thread::id reader;             // the thread in ArrowFeed::Next (it runs tasks too)
+  // kMorsels: the morsel each thread holds now (DuckDB hands morsels out in increasing order,
+  // so no batch below the lowest of them can come any more).
+  std::multiset<duckdb::idx_t> held;
+  duckdb::idx_t highest_seen = 0;        // kMorsels: the highest batch index a thread moved to
+  int64_t waiting = 0;                   // batches in `ready` and `morsels`
+  bool finished = false;                 // the sink's Finalize ran: every batch is in
+  bool closed = false;                   // the reader is gone: the threads stop
+  std::optional<Status> sink_error;      // the first failure of a Sink of ours
+  std::thread::id reader;                // the thread in ArrowFeed::Next (it runs tasks too)
   std::vector<duckdb::InterruptState> blocked;  // threads waiting for room
+  std::vector<duckdb::InterruptState> parked;   // the reader's own tasks, left for a ready batch
 
-  // Moves the batches that may now be handed out to `ready`: the first morsel's while nothing
-  // earlier can come, whole morsels while they are done.
-  void Promote() {
-    while (!morsels.empty()) {
-      auto first = morsels.begin();
-      if (!finished && first->first > lowest_active) return;
-      for (auto& batch : first->second.batches) ready.push_back(std::move(batch));
-      first->second.batches.clear();
-      if (!finished && !first->second.done) return;
-      morsels.erase(first);
-    }
+  // The lowest morsel a thread holds (none: every batch in `morsels` is final).
+  std::optional<duckdb::idx_t> Lowest() const {
+    if (held.empty()) return std::nullopt;
+    return *held.begin();
   }
 
-  // Raises lowest_active to what a thread was told (`told`: its partition_info's
-  // min_batch_index), promoting what that frees. True when it rose: a waiting thread may now
-  // hold the earliest morsel, and must be woken.
-  bool Raise(duckdb::optional_idx told) {
-    if (!told.IsValid() || told.GetIndex() <= lowest_active) return false;
-    lowest_active = told.GetIndex();
-    Promote();
+  // Moves the batches that may now be handed out to `ready`: the first morsel's while no
+  // thread holds an earlier one, and whole morsels while they are done.
+  void Promote() {
+    const std::optional<duckdb::idx_t> lowest = Lowest();
+    while (!morsels.empty()) {
+      auto first = morsels.begin();
+      if (!finished && lowest && first->first > *lowest) break;
+      for (auto& batch : first->second.batches) ready.push_back(std::move(batch));
+      first->second.batches.clear();
+      if (!finished && !first->second.done) break;
+      morsels.erase(first);
+    }
     if (!ready.empty()) made.notify_all();
-    return true;
+  }
+
+  // Where a thread starting now stands until its first morsel (as DuckDB pins a new thread's
+  // batch index): at the lowest morsel held, or, when none is, at the highest index seen (every
+  // morsel still to be handed out is above it). Holds back every batch above it meanwhile.
+  duckdb::idx_t Pin() {
+    const duckdb::idx_t pin = held.empty() ? highest_seen : *held.begin();
+    held.insert(pin);
+    return pin;
+  }
+
+  // A thread leaves `from` (a morsel it held, then done: no batch of it will come; or where it
+  // was pinned) for morsel `to` (none: it ends). Returns the threads to wake when the lowest
+  // morsel held changed: one of them may hold it.
+  std::vector<duckdb::InterruptState> Move(duckdb::optional_idx from, bool from_pin, duckdb::optional_idx to) {
+    const std::optional<duckdb::idx_t> before = Lowest();
+    if (from.IsValid()) {
+      if (!from_pin) {
+        if (auto it = morsels.find(from.GetIndex()); it != morsels.end()) it->second.done = true;
+      }
+      if (auto it = held.find(from.GetIndex()); it != held.end()) held.erase(it);
+    }
+    if (to.IsValid()) {
+      held.insert(to.GetIndex());
+      highest_seen = std::max(highest_seen, to.GetIndex());
+    }
+    Promote();
+    if (Lowest() == before) return {};
+    return TakeBlocked();
   }
 
   // The threads waiting for room, to wake after the lock is released.
@@ -126,6 +153,7 @@ class FeedCollector final : public duckdb::PhysicalResultCollector {
     int64_t target = 0;    // rows the batch being built aims at
     int64_t next_target = 0;
     duckdb::optional_idx morsel;  // kMorsels: the batch index the rows come from
+    bool pinned = false;          // kMorsels: `morsel` is where the thread was pinned (no rows yet)
   };
 
   bool ParallelSink() const override { return order_ != FeedOrder::kSerial; }
@@ -142,6 +170,12 @@ class FeedCollector final : public duckdb::PhysicalResultCollector {
   duckdb::unique_ptr<duckdb::LocalSinkState> GetLocalSinkState(duckdb::ExecutionContext&) const override {
     auto local = duckdb::make_uniq<LocalState>();
     local->next_target = channel_->batching.first_rows;
+    if (order_ == FeedOrder::kMorsels) {
+      // DuckDB makes a thread's state before the thread takes its first morsel.
+      std::lock_guard<std::mutex> lock(channel_->mu);
+      local->morsel = channel_->Pin();
+      local->pinned = true;
+    }
     return local;
   }
 
@@ -149,24 +183,23 @@ class FeedCollector final : public duckdb::PhysicalResultCollector {
                               duckdb::OperatorSinkInput& input) const override {
     auto& local = input.local_state.Cast<LocalState>();
     if (order_ == FeedOrder::kMorsels) {
-      const duckdb::idx_t morsel = input.local_state.partition_info.batch_index.GetIndex();
-      if (local.morsel.IsValid() && local.morsel.GetIndex() != morsel) EndMorsel(local);
-      local.morsel = morsel;
+      const duckdb::optional_idx morsel = input.local_state.partition_info.batch_index;
+      if (morsel.IsValid() && (local.pinned || !local.morsel.IsValid() || local.morsel.GetIndex() != morsel.GetIndex())) {
+        MoveTo(local, morsel);  // (DuckDB calls NextBatch first; this only guards)
+      }
     }
     {
-      std::vector<duckdb::InterruptState> wake;
-      std::unique_lock<std::mutex> lock(channel_->mu);
+      std::lock_guard<std::mutex> lock(channel_->mu);
       if (channel_->closed) return duckdb::SinkResultType::FINISHED;
-      // DuckDB updates a thread's minimum after its NextBatch: it is fresh here.
-      if (channel_->Raise(input.local_state.partition_info.min_batch_index)) wake = channel_->TakeBlocked();
-      if (MustWait(local)) {
-        channel_->blocked.push_back(input.interrupt_state);
-        lock.unlock();
-        Wake(wake);
+      if (!channel_->ready.empty() && std::this_thread::get_id() == channel_->reader) {
+        // The reader's own thread: the reader takes the ready batch first, then wakes it.
+        channel_->parked.push_back(input.interrupt_state);
         return duckdb::SinkResultType::BLOCKED;
       }
-      lock.unlock();
-      Wake(wake);
+      if (MustWait(local)) {
+        channel_->blocked.push_back(input.interrupt_state);
+        return duckdb::SinkResultType::BLOCKED;
+      }
     }
     const ArrowBatching& batching = channel_->batching;
     const auto count = static_cast<int64_t>(chunk.size());
@@ -193,25 +226,19 @@ class FeedCollector final : public duckdb::PhysicalResultCollector {
 
   duckdb::SinkNextBatchType NextBatch(duckdb::ExecutionContext&,
                                       duckdb::OperatorSinkNextBatchInput& input) const override {
-    auto& local = input.local_state.Cast<LocalState>();
-    // The thread's minimum is not yet updated for the morsel it moves to (DuckDB does that
-    // after this call); its next Sink or its Combine reports it.
-    if (local.morsel.IsValid()) EndMorsel(local);
+    // DuckDB has set the thread's new batch index already (its minimum only after this call).
+    MoveTo(input.local_state.Cast<LocalState>(), input.local_state.partition_info.batch_index);
     return duckdb::SinkNextBatchType::READY;
   }
 
   duckdb::SinkCombineResultType Combine(duckdb::ExecutionContext&,
                                         duckdb::OperatorSinkCombineInput& input) const override {
     auto& local = input.local_state.Cast<LocalState>();
-    if (local.rows > 0) FinishBatch(local);
-    if (local.morsel.IsValid()) EndMorsel(local);
-    std::vector<duckdb::InterruptState> wake;
-    {
-      // The thread left its last morsel: its minimum is the other threads'.
-      std::lock_guard<std::mutex> lock(channel_->mu);
-      if (channel_->Raise(input.local_state.partition_info.min_batch_index)) wake = channel_->TakeBlocked();
+    if (order_ == FeedOrder::kMorsels) {
+      MoveTo(local, duckdb::optional_idx());
+    } else if (local.rows > 0) {
+      FinishBatch(local);
     }
-    Wake(wake);
     return duckdb::SinkCombineResultType::FINISHED;
   }
 
@@ -223,7 +250,6 @@ class FeedCollector final : public duckdb::PhysicalResultCollector {
       channel_->finished = true;
       channel_->Promote();
       wake = channel_->TakeBlocked();
-      channel_->made.notify_all();
     }
     Wake(wake);
     return duckdb::SinkFinalizeType::READY;
@@ -237,13 +263,14 @@ class FeedCollector final : public duckdb::PhysicalResultCollector {
 
  private:
   // Whether the thread of `local` waits for room before its next chunk (under the lock): when
-  // max_waiting batches wait, unless it holds the earliest morsel (the reader waits for it); and
-  // when it is the reader's own thread and a batch is ready (the reader takes it first).
+  // max_waiting batches wait, unless the reader waits for it (nothing is ready, and it holds
+  // the earliest morsel, or all morsels wait for its Combine: a thread holds none).
   bool MustWait(const LocalState& local) const {
-    Channel& ch = *channel_;
-    if (!ch.ready.empty() && std::this_thread::get_id() == ch.reader) return true;
-    if (ch.waiting < ch.max_waiting || ch.let_through) return false;
-    return !(order_ == FeedOrder::kMorsels && local.morsel.IsValid() && local.morsel.GetIndex() <= ch.lowest_active);
+    const Channel& ch = *channel_;
+    if (ch.waiting < ch.max_waiting) return false;
+    if (order_ != FeedOrder::kMorsels || !ch.ready.empty()) return true;
+    const std::optional<duckdb::idx_t> lowest = ch.Lowest();
+    return local.morsel.IsValid() && lowest && local.morsel.GetIndex() > *lowest;
   }
 
   void StartBatch(duckdb::ExecutionContext& context, LocalState& local) const {
@@ -276,9 +303,14 @@ class FeedCollector final : public duckdb::PhysicalResultCollector {
     return true;
   }
 
-  static void Append(LocalState& local, duckdb::DataChunk& chunk) {
+  void Append(LocalState& local, duckdb::DataChunk& chunk) const {
     if (local.flat) {
       if (Status appended = local.flat->Append(chunk); !appended.ok()) {
+        {
+          // The reader reports this Status, its code kept, rather than DuckDB's rendering of it.
+          std::lock_guard<std::mutex> lock(channel_->mu);
+          if (!channel_->sink_error) channel_->sink_error = appended;
+        }
         if (appended.code() == StatusCode::kResourceExhausted) throw duckdb::OutOfMemoryException(appended.message());
         throw duckdb::InvalidInputException(appended.message());
       }
@@ -309,21 +341,22 @@ class FeedCollector final : public duckdb::PhysicalResultCollector {
       channel_->Promote();
     } else {
       channel_->ready.push_back(std::move(batch));
+      channel_->made.notify_all();
     }
-    if (!channel_->ready.empty()) channel_->made.notify_all();
   }
 
-  // The thread leaves its morsel: its last batch is finished, and the morsel is done.
-  void EndMorsel(LocalState& local) const {
+  // The thread of `local` leaves its morsel (its last batch is finished, and the morsel is
+  // done) for `to` (none: the thread ends).
+  void MoveTo(LocalState& local, duckdb::optional_idx to) const {
     if (local.rows > 0) FinishBatch(local);
-    std::lock_guard<std::mutex> lock(channel_->mu);
-    auto it = channel_->morsels.find(local.morsel.GetIndex());
-    if (it != channel_->morsels.end()) {
-      it->second.done = true;
-      channel_->Promote();
-      if (!channel_->ready.empty()) channel_->made.notify_all();
+    std::vector<duckdb::InterruptState> wake;
+    {
+      std::lock_guard<std::mutex> lock(channel_->mu);
+      wake = channel_->Move(local.morsel, local.pinned, to);
     }
-    local.morsel = duckdb::optional_idx();
+    local.morsel = to;
+    local.pinned = false;
+    Wake(wake);
   }
 
   std::shared_ptr<Channel> channel_;
@@ -345,11 +378,12 @@ duckdb::PhysicalOperator& MakeCollector(duckdb::ClientContext& context, duckdb::
     order = duckdb::PhysicalPlanGenerator::UseBatchIndex(context, root) ? FeedOrder::kMorsels : FeedOrder::kSerial;
   }
   duckdb::ClientProperties properties = context.GetClientProperties();
-  auto flat = pool ? FlatBatchLayout::For(data.types, properties) : nullptr;
+  // Pooled pages pay off for large batches (growing ones); 2,048-row batches come and go too
+  // fast for a madvise per release, and malloc reuses their memory anyway (RESULTS ar).
+  auto flat = pool && channel->batching.first_rows > 0 ? FlatBatchLayout::For(data.types, properties) : nullptr;
   {
     std::lock_guard<std::mutex> lock(channel->mu);
     channel->collector_made = true;
-    channel->order = order;
   }
   return data.physical_plan->template Make<FeedCollector>(data, channel, order, std::move(flat), pool,
                                                            std::move(properties));
@@ -361,35 +395,49 @@ class CollectorScope {
  public:
   CollectorScope(duckdb::ClientContext& context, std::shared_ptr<Channel> channel, bool any_order,
                  std::shared_ptr<PagePool> pool)
-      : config_(duckdb::ClientConfig::GetConfig(context)) {
+      : config_(duckdb::ClientConfig::GetConfig(context)), previous_(config_.get_result_collector) {
     config_.get_result_collector = [channel = std::move(channel), any_order, pool = std::move(pool)](
                                        duckdb::ClientContext& c,
                                        duckdb::PreparedStatementData& data) -> duckdb::PhysicalOperator& {
       return MakeCollector(c, data, channel, any_order, pool);
     };
   }
-  ~CollectorScope() { config_.get_result_collector = nullptr; }
+  ~CollectorScope() { config_.get_result_collector = previous_; }
   CollectorScope(const CollectorScope&) = delete;
   CollectorScope& operator=(const CollectorScope&) = delete;
 
  private:
   duckdb::ClientConfig& config_;
+  duckdb::get_result_collector_t previous_;
 };
 
 }  // namespace
 
 struct ArrowFeed::State {
   std::shared_ptr<Channel> channel;
+  duckdb::shared_ptr<duckdb::ClientContext> context;  // the statement's connection
   duckdb::unique_ptr<duckdb::PendingQueryResult> pending;
   duckdb::vector<duckdb::LogicalType> types;
   duckdb::vector<std::string> names;
   duckdb::ClientProperties properties;
-  bool ended = false;        // DuckDB's result was fetched: the query is over
+  bool ended = false;  // DuckDB's result was fetched: the query is over
   std::optional<Status> failed;
 
   // Runs the query until a batch is ready (moved to `out` when given) or the query is over.
+  // The reader's own tasks left for a ready batch are woken on the way out.
   Status Advance(ArrowArray* out) {
     if (failed) return *failed;
+    Status status = Step(out);
+    std::vector<duckdb::InterruptState> parked;
+    {
+      std::lock_guard<std::mutex> lock(channel->mu);
+      parked.swap(channel->parked);
+    }
+    Wake(parked);  // (descheduled already: ExecuteTask returned)
+    return status;
+  }
+
+  Status Step(ArrowArray* out) {
     Channel& ch = *channel;
     while (true) {
       {
@@ -397,7 +445,6 @@ struct ArrowFeed::State {
         std::unique_lock<std::mutex> lock(ch.mu);
         ch.reader = std::this_thread::get_id();
         if (!ch.ready.empty()) {
-          ch.let_through = false;
           if (out == nullptr) return Status::Ok();
           ch.ready.front().MoveTo(out);
           ch.ready.pop_front();
@@ -439,20 +486,10 @@ struct ArrowFeed::State {
         }
         case duckdb::PendingExecutionResult::BLOCKED:
         case duckdb::PendingExecutionResult::NO_TASKS_AVAILABLE: {
-          // Other threads run the query's tasks (or wait for I/O): wait for a batch, and look
-          // for a task of our own again soon (a finished pipeline schedules the next one's).
-          std::vector<duckdb::InterruptState> wake;
+          // Other threads run the query's tasks, or wait for room (then a batch is ready, or
+          // one of them holds the earliest morsel and runs), or for I/O: wait for a batch, and
+          // look for a task of our own again soon (a finished pipeline schedules the next).
           std::unique_lock<std::mutex> lock(ch.mu);
-          if (step == duckdb::PendingExecutionResult::BLOCKED && ch.ready.empty() && !ch.blocked.empty()) {
-            // Every task waits and nothing can be handed out: the morsel the reader waits for
-            // is not yet known to be the earliest (a thread's minimum is reported at its next
-            // chunk). Let the waiting threads pass the bound rather than wait forever.
-            ch.let_through = true;
-            wake = ch.TakeBlocked();
-            lock.unlock();
-            Wake(wake);
-            break;
-          }
           ch.made.wait_for(lock, std::chrono::milliseconds(1), [&] { return !ch.ready.empty(); });
           break;
         }
@@ -460,8 +497,13 @@ struct ArrowFeed::State {
     }
   }
 
+  // The query's failure: a Sink's own Status when one failed (its code kept), else DuckDB's.
   Status Fail(const std::string& message) {
-    failed = DuckError(message.c_str(), "query failed");
+    {
+      std::lock_guard<std::mutex> lock(channel->mu);
+      if (channel->sink_error) failed = *channel->sink_error;
+    }
+    if (!failed) failed = DuckError(message.c_str(), "query failed");
     return *failed;
   }
 
@@ -473,10 +515,13 @@ struct ArrowFeed::State {
       channel->ready.clear();
       channel->morsels.clear();
       wake = channel->TakeBlocked();
+      for (auto& parked : channel->parked) wake.push_back(parked);
+      channel->parked.clear();
     }
     Wake(wake);
-    // The query's tasks end when the connection cleans it up: at its next statement or when
-    // it closes (each task's next chunk finds the channel closed).
+    // A query still running stops at its tasks' next chunk, in every pipeline (a sort or a
+    // join's build too): DuckDB clears the flag when the connection's next statement starts.
+    if (!ended && !failed && context) context->Interrupt();
     if (pending) pending->Close();
   }
 };
@@ -496,6 +541,7 @@ Result<std::unique_ptr<ArrowFeed>> ArrowFeed::Start(duckdb_prepared_statement pr
   if (options.max_waiting < 1) return Status::InvalidArgument("a feed needs room for at least one batch");
   try {
     duckdb::PreparedStatement& statement = *wrapper->statement;
+    state->context = statement.context;
     {
       CollectorScope scope(*statement.context, state->channel, options.any_order, options.pool);
       // Named or positional values bound through the C API (duckdb_bind_*).
@@ -513,7 +559,7 @@ Result<std::unique_ptr<ArrowFeed>> ArrowFeed::Start(duckdb_prepared_statement pr
     return DuckError(duckdb::ErrorData(e).Message().c_str(), "query failed");
   }
   SKADE_RETURN_IF_ERROR(state->Advance(nullptr));
-  return std::unique_ptr<ArrowFeed>(new ArrowFeed(std::move(state)));
+  return std::make_unique<ArrowFeed>(std::move(state));
 }
 
 Result<arrow::SchemaHandle> ArrowFeed::Schema() const {

@@ -11,8 +11,9 @@
 //   converted by one worker thread. A reader that promises nothing of the order
 //   (FeedOptions::any_order) gets batches as they are made, unless an ORDER BY fixes one.
 // - Memory. At most `max_waiting` batches wait for the reader (plus the ones the threads are
-//   building); a thread that would pass that stops until the reader takes one, except the
-//   thread of the earliest morsel, which the reader waits for.
+//   building, and those one chunk makes); a thread that would pass that stops until the reader
+//   takes one, except, while no batch is ready, the thread of the earliest morsel, which the
+//   reader then waits for.
 // - Latency. The reader's thread runs the query's tasks too while no batch is ready for it,
 //   and leaves them as soon as one is.
 #pragma once
@@ -36,11 +37,12 @@ struct FeedOptions {
   bool any_order = false;
   // Batches made and not yet taken by the reader before the threads wait (at least 1).
   int64_t max_waiting = 16;
-  // Pages for batches of flat columns (arrow_flat_batch_internal.h); none: DuckDB's appender
-  // builds every batch.
+  // Pages for growing batches of flat columns (arrow_flat_batch_internal.h); none, or
+  // batching.first_rows 0: DuckDB's appender builds every batch.
   std::shared_ptr<PagePool> pool;
 };
 
+// Thread-compatible: one reader at a time (any thread); the query's threads are DuckDB's.
 class ArrowFeed {
  public:
   // Starts `prepared` (a statement of the C API, every parameter bound) and runs it until its
@@ -48,7 +50,8 @@ class ArrowFeed {
   // message as DuckError gives it). The statement and its connection must outlive the feed, and
   // the connection runs nothing else meanwhile.
   static Result<std::unique_ptr<ArrowFeed>> Start(duckdb_prepared_statement prepared, FeedOptions options);
-  // Stops the query if it still runs (the threads building batches stop at their next chunk).
+  // Stops the query if it still runs: its connection is interrupted (every pipeline's tasks
+  // stop at their next chunk; the flag clears when the connection's next statement starts).
   ~ArrowFeed();
   ArrowFeed(const ArrowFeed&) = delete;
   ArrowFeed& operator=(const ArrowFeed&) = delete;
@@ -62,10 +65,10 @@ class ArrowFeed {
   // Batches made and not yet taken by the reader, now (for tests and diagnostics).
   int64_t Waiting() const;
 
-  struct State;
+  struct State;  // arrow_feed.cc
+  explicit ArrowFeed(std::unique_ptr<State> state);
 
  private:
-  explicit ArrowFeed(std::unique_ptr<State> state);
   std::unique_ptr<State> state_;
 };
 

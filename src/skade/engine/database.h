@@ -171,9 +171,9 @@ class Database {
   // Runs a query and returns a streaming Arrow C stream of batches of up to 2,048 rows, in the
   // order DuckDB gives the rows (an ORDER BY's, else the sources'). DuckDB's worker threads
   // convert as they run the query, into a bounded queue (memory stays bounded; a reader that
-  // does not read holds the query back); flat columns in this Database's pages, as
-  // QueryArrowWhole's. The stream owns its connection and may outlive this call but not the
-  // Database. Runs the query to its first batch: kInvalidArgument for SQL errors found by then.
+  // does not read holds the query back). The stream owns its connection and may outlive this
+  // call but not the Database. Runs the query to its first batch: kInvalidArgument for SQL
+  // errors found by then.
   Result<arrow::StreamHandle> QueryArrow(std::string_view sql);
 
   // QueryArrow for a reader that keeps every row anyway (a whole table into pyarrow, pandas):
