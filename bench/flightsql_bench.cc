@@ -3,10 +3,12 @@
 //     loopback, measured by a C++ gRPC client (grpc::GenericStub, raw ByteBuffers, FlightData
 //     parsed by hand, batches decoded with arrow::ipc::MessageDecoder), against two servers on
 //     the same lake: zero-copy body slices and copy_batches, cookie-less (as ADBC, pyarrow and
-//     Arrow C++ call) and with a session cookie (as JDBC). Baseline in the same run: DuckDB in
-//     process running the same view SQL to Arrow (Database::QueryArrow), every batch drained.
+//     Arrow C++ call) and with a session cookie (as JDBC). Baselines in the same run: DuckDB
+//     alone in process (its own DuckDB, the Parquet files given, its own chunk-by-chunk Arrow
+//     stream), and skade in process running the same view SQL (Database::QueryArrow), every
+//     batch drained.
 //  1b. First rows: a 1M-row, 4-column result, time to its first batch and to its last, through
-//     Flight SQL and from DuckDB in process (issue 36, item 2).
+//     Flight SQL, from skade in process, and from DuckDB alone (issue 36, item 2).
 //  2. Metadata latency: GetTables (GetFlightInfo + DoGet) over 1,000 small tables, with
 //     include_schema cold (new server) and warm (schema cache filled) and without, p50/p99;
 //     in process for comparison: catalog list + load of each table (+ its Arrow schema).
@@ -40,6 +42,7 @@
 
 #include "bench/bench_util.h"
 #include "bench/table_generator.h"
+#include "duckdb.h"
 #include "flight.pb.h"
 #include "flight_sql.pb.h"
 #include "skade/arrow/ipc.h"
@@ -62,7 +65,7 @@ constexpr const char* kDoGet = "/arrow.flight.protocol.FlightService/DoGet";
 constexpr const char* kDoAction = "/arrow.flight.protocol.FlightService/DoAction";
 constexpr const char* kCatalogName = "skade";
 constexpr std::chrono::seconds kCallTimeout{600};
-constexpr const char* kVariantNames[] = {"baseline", "zero-copy", "copy", "cookie"};
+constexpr const char* kVariantNames[] = {"baseline", "zero-copy", "copy", "cookie", "duckdb"};
 
 std::string LoadAverage() {
   std::ifstream in("/proc/loadavg");
@@ -435,6 +438,96 @@ Result<QueryRun> RunBaseline(sql::LakeSql& lake, const std::string& sql) {
   return run;
 }
 
+// DuckDB alone, in process: a DuckDB of its own (C API, default threads) reads the table's
+// Parquet files, the file list given (no catalog, no metadata, no plan), and streams the rows
+// as Arrow the way DuckDB's own clients do: one chunk at a time, each converted by
+// duckdb_data_chunk_to_arrow. The baseline skade's answers are measured against (skade's own
+// in-process stream converts in DuckDB's worker threads since RESULTS ar).
+class DuckDbAlone {
+ public:
+  // The Parquet files below `table_dir`.
+  static Result<std::unique_ptr<DuckDbAlone>> Open(const std::string& table_dir) {
+    auto alone = std::unique_ptr<DuckDbAlone>(new DuckDbAlone());
+    std::vector<std::string> files;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(table_dir)) {
+      if (entry.is_regular_file() && entry.path().extension() == ".parquet") files.push_back(entry.path().string());
+    }
+    if (files.empty()) return Status::NotFound("no Parquet file below " + table_dir);
+    std::sort(files.begin(), files.end());
+    for (const std::string& f : files) alone->files_ += (alone->files_.empty() ? "'" : ", '") + f + "'";
+    if (duckdb_open(nullptr, &alone->db_) != DuckDBSuccess || duckdb_connect(alone->db_, &alone->con_) != DuckDBSuccess) {
+      return Status::Internal("cannot open DuckDB");
+    }
+    return alone;
+  }
+  ~DuckDbAlone() {
+    if (con_) duckdb_disconnect(&con_);
+    if (db_) duckdb_close(&db_);
+  }
+
+  // SELECT `columns` FROM the files [WHERE `where`], every batch drained.
+  Result<QueryRun> Run(const std::string& columns, const std::string& where) {
+    const std::string sql = "SELECT " + columns + " FROM read_parquet([" + files_ + "])" +
+                            (where.empty() ? "" : " WHERE " + where);
+    QueryRun run;
+    double cpu_start = ProcessCpuSeconds();
+    double start = NowSeconds();
+    duckdb_prepared_statement stmt = nullptr;
+    duckdb_pending_result pending = nullptr;
+    duckdb_result result;
+    bool have_result = false;
+    Status status = [&]() -> Status {
+      if (duckdb_prepare(con_, sql.c_str(), &stmt) != DuckDBSuccess) {
+        return Status::Internal(std::string("DuckDB alone: ") + duckdb_prepare_error(stmt));
+      }
+      if (duckdb_pending_prepared_streaming(stmt, &pending) != DuckDBSuccess) {
+        return Status::Internal(std::string("DuckDB alone: ") + duckdb_pending_error(pending));
+      }
+      have_result = true;
+      if (duckdb_execute_pending(pending, &result) != DuckDBSuccess) {
+        return Status::Internal(std::string("DuckDB alone: ") + duckdb_result_error(&result));
+      }
+      duckdb_arrow_options options = duckdb_result_get_arrow_options(&result);
+      while (true) {
+        duckdb_data_chunk chunk = duckdb_fetch_chunk(result);
+        if (chunk == nullptr) break;
+        ArrowArray array;
+        duckdb_error_data error = duckdb_data_chunk_to_arrow(options, chunk, &array);
+        duckdb_destroy_data_chunk(&chunk);
+        if (error != nullptr) {
+          const bool failed = duckdb_error_data_has_error(error);
+          std::string message = failed ? duckdb_error_data_message(error) : "";
+          duckdb_destroy_error_data(&error);
+          if (failed) {
+            duckdb_destroy_arrow_options(&options);
+            return Status::Internal("DuckDB alone: " + message);
+          }
+        }
+        if (run.stats.rows == 0) run.first_batch_seconds = NowSeconds() - start;
+        run.stats.rows += array.length;
+        array.release(&array);
+      }
+      duckdb_destroy_arrow_options(&options);
+      const char* error = duckdb_result_error(&result);
+      if (error != nullptr && *error != '\0') return Status::Internal(std::string("DuckDB alone: ") + error);
+      return Status::Ok();
+    }();
+    if (have_result) duckdb_destroy_result(&result);
+    if (pending) duckdb_destroy_pending(&pending);
+    if (stmt) duckdb_destroy_prepare(&stmt);
+    SKADE_RETURN_IF_ERROR(status);
+    run.seconds = NowSeconds() - start;
+    run.cpu_seconds = ProcessCpuSeconds() - cpu_start;
+    return run;
+  }
+
+ private:
+  DuckDbAlone() = default;
+  duckdb_database db_ = nullptr;
+  duckdb_connection con_ = nullptr;
+  std::string files_;
+};
+
 // ---- the lake
 
 struct Options {
@@ -532,7 +625,7 @@ Status EnsureMetaTables(cli::Lake& lake, int count) {
 
 // ---- the two benchmarks
 
-Status DoGetBenchmark(sql::LakeSql& lake, const Options& options) {
+Status DoGetBenchmark(sql::LakeSql& lake, DuckDbAlone& alone, const Options& options) {
   flightsql::ServerOptions zero_options;
   zero_options.port = 0;
   flightsql::ServerOptions copy_options = zero_options;
@@ -562,20 +655,22 @@ Status DoGetBenchmark(sql::LakeSql& lake, const Options& options) {
   Series zero{"Flight DoGet, zero-copy slices", {}, {}, {}, {}};
   Series copy{"Flight DoGet, copy_batches", {}, {}, {}, {}};
   Series cookie{"Flight DoGet, zero-copy, session cookie", {}, {}, {}, {}};
+  Series duck{"DuckDB alone in process (its own Arrow stream)", {}, {}, {}, {}};
 
   std::cout << "\n== DoGet: " << sql << " (load " << LoadAverage() << ")\n";
   // One warm-up round (page cache, DuckDB, gRPC connections), then rounds whose order rotates
   // so that noise and cache effects spread over all three.
   for (int rep = -1; rep < options.repeat; ++rep) {
-    for (int k = 0; k < 4; ++k) {
-      int which = (k + std::max(rep, 0)) % 4;
+    for (int k = 0; k < 5; ++k) {
+      int which = (k + std::max(rep, 0)) % 5;
       if (!options.only.empty() && options.only != kVariantNames[which]) continue;
       Result<QueryRun> run = which == 0   ? RunBaseline(lake, sql)
                              : which == 1 ? RunFlightCommand(zero_client, command)
                              : which == 2 ? RunFlightCommand(copy_client, command)
-                                          : RunFlightCommand(cookie_client, command);
+                             : which == 3 ? RunFlightCommand(cookie_client, command)
+                                          : alone.Run("*", "");
       if (!run.ok()) return run.status();
-      Series& s = which == 0 ? base : which == 1 ? zero : which == 2 ? copy : cookie;
+      Series& s = which == 0 ? base : which == 1 ? zero : which == 2 ? copy : which == 3 ? cookie : duck;
       if (run->stats.rows != options.rows) {
         return Status::Internal(s.name + ": " + std::to_string(run->stats.rows) +
                                 " rows, expected " + std::to_string(options.rows));
@@ -587,7 +682,7 @@ Status DoGetBenchmark(sql::LakeSql& lake, const Options& options) {
       s.last = *run;
       std::cout << "  rep " << rep << " " << s.name << ": " << run->seconds << " s, CPU "
                 << run->cpu_seconds << " s";
-      if (which != 0) {
+      if (which != 0 && which != 4) {
         std::cout << " (DoGet " << run->doget_seconds << " s, client flatten "
                   << run->stats.flatten_seconds << " s, decode " << run->stats.decode_seconds
                   << " s)";
@@ -603,17 +698,19 @@ Status DoGetBenchmark(sql::LakeSql& lake, const Options& options) {
             << " MB; " << z.flattened << " messages arrived in several slices (copied to one)\n";
   std::cout << "(MB/s counts IPC body bytes; the baseline's MB/s is those bytes over its time)\n";
   const double base_median = Median(base.seconds), base_best = Best(base.seconds);
-  for (const Series* s : {&base, &zero, &copy, &cookie}) {
+  const double duck_median = Median(duck.seconds);
+  for (const Series* s : {&duck, &base, &zero, &copy, &cookie}) {
     double median = Median(s->seconds), best = Best(s->seconds);
     std::cout << s->name << ": median " << median << " s (" << body_mb / median << " MB/s, "
               << static_cast<double>(options.rows) / median / 1e6 << " M rows/s), best " << best
               << " s (" << body_mb / best << " MB/s), CPU median " << Median(s->cpu_seconds)
               << " s";
-    if (s != &base) {
+    if (s != &base && s != &duck) {
       std::cout << ", DoGet alone median " << Median(s->doget_seconds)
                 << " s; ratio server/baseline: median " << base_median / median << ", best "
-                << base_best / best;
+                << base_best / best << "; ratio server/DuckDB alone: median " << duck_median / median;
     }
+    if (s == &base) std::cout << "; ratio skade in process/DuckDB alone: median " << duck_median / median;
     std::cout << "\n";
   }
   std::cout << "zero-copy vs copy_batches (median time copy/zero): "
@@ -707,7 +804,7 @@ Status MetadataBenchmark(sql::LakeSql& lake, const Options& options) {
 // First rows (issue 36, item 2): a 1M-row, 4-column result (`id < 1000000` of ns.t: the first
 // file when the table has 10M rows in 10 files), time to the first record batch and to the last,
 // through Flight SQL (one cookie-less client, loopback) and from DuckDB in process.
-Status FirstRowsBenchmark(sql::LakeSql& lake, const Options& options) {
+Status FirstRowsBenchmark(sql::LakeSql& lake, DuckDbAlone& alone, const Options& options) {
   const int64_t want = std::min<int64_t>(options.rows, 1'000'000);
   const std::string sql = "SELECT id, qty, price, amount FROM skade.\"ns\".t WHERE id < " + std::to_string(want);
   pbsql::CommandStatementQuery query;
@@ -718,21 +815,27 @@ Status FirstRowsBenchmark(sql::LakeSql& lake, const Options& options) {
   SKADE_ASSIGN_OR_RETURN(auto server, flightsql::FlightSqlServer::Start(lake, server_options));
   FlightClient client(server->port());
   std::cout << "\n== first rows: " << sql << " (load " << LoadAverage() << ")\n";
-  std::vector<double> base_first, base_last, flight_first, flight_last, base_cpu, flight_cpu;
+  struct Series {
+    std::vector<double> first, last, cpu;
+  };
+  Series base, flight, duck;  // skade in process, through Flight SQL, DuckDB alone
   const int rounds = std::max(options.repeat, 5);
-  for (int rep = -1; rep < rounds; ++rep) {  // one warm-up round, then alternating
-    for (int k = 0; k < 2; ++k) {
-      const bool flight = (k + std::max(rep, 0)) % 2 == 1;
-      Result<QueryRun> run = flight ? RunFlightCommand(client, command) : RunBaseline(lake, sql);
+  for (int rep = -1; rep < rounds; ++rep) {  // one warm-up round, then rotating
+    for (int k = 0; k < 3; ++k) {
+      const int which = (k + std::max(rep, 0)) % 3;
+      Result<QueryRun> run = which == 0   ? RunBaseline(lake, sql)
+                             : which == 1 ? RunFlightCommand(client, command)
+                                          : alone.Run("id, qty, price, amount", "id < " + std::to_string(want));
       if (!run.ok()) return run.status();
       if (run->stats.rows != want) {
         return Status::Internal("first rows: " + std::to_string(run->stats.rows) + " rows, expected " +
                                 std::to_string(want));
       }
       if (rep < 0) continue;
-      (flight ? flight_first : base_first).push_back(run->first_batch_seconds * 1e3);
-      (flight ? flight_last : base_last).push_back(run->seconds * 1e3);
-      (flight ? flight_cpu : base_cpu).push_back(run->cpu_seconds * 1e3);
+      Series& s = which == 0 ? base : which == 1 ? flight : duck;
+      s.first.push_back(run->first_batch_seconds * 1e3);
+      s.last.push_back(run->seconds * 1e3);
+      s.cpu.push_back(run->cpu_seconds * 1e3);
     }
   }
   server->Shutdown();
@@ -742,10 +845,13 @@ Status FirstRowsBenchmark(sql::LakeSql& lake, const Options& options) {
               << "), whole result median " << Median(last) << " ms (best " << Best(last) << "), CPU median "
               << Median(cpu) << " ms\n";
   };
-  line("DuckDB in process (baseline)", base_first, base_last, base_cpu);
-  line("Flight SQL DoGet (GetFlightInfo + DoGet)", flight_first, flight_last, flight_cpu);
-  std::cout << "ratio baseline/Flight, whole result: median " << Median(base_last) / Median(flight_last)
-            << "; first batch: median " << Median(base_first) / Median(flight_first) << "\n";
+  line("DuckDB alone in process (its own Arrow stream; the files given)", duck.first, duck.last, duck.cpu);
+  line("skade in process (Database::QueryArrow)", base.first, base.last, base.cpu);
+  line("Flight SQL DoGet (GetFlightInfo + DoGet)", flight.first, flight.last, flight.cpu);
+  std::cout << "ratio DuckDB alone/Flight, whole result: median " << Median(duck.last) / Median(flight.last)
+            << "; first batch: median " << Median(duck.first) / Median(flight.first) << "\n";
+  std::cout << "ratio skade in process/Flight, whole result: median " << Median(base.last) / Median(flight.last)
+            << "; first batch: median " << Median(base.first) / Median(flight.first) << "\n";
   return Status::Ok();
 }
 
@@ -898,8 +1004,14 @@ int Main(int argc, char** argv) {
     if (!st.ok()) return fail(st);
     auto lake_sql = sql::LakeSql::Open(*lake->catalog, *lake->io, *lake->db, kCatalogName);
     if (!lake_sql.ok()) return fail(lake_sql.status());
-    if (!options.skip_doget) st = DoGetBenchmark(**lake_sql, options);
-    if (st.ok() && !options.skip_first_rows) st = FirstRowsBenchmark(**lake_sql, options);
+    std::unique_ptr<DuckDbAlone> alone;
+    if (st.ok() && !(options.skip_doget && options.skip_first_rows)) {
+      auto opened = DuckDbAlone::Open(lake->warehouse + "/ns/" + BigTable().name);
+      if (opened.ok()) alone = std::move(*opened);
+      st = opened.status();
+    }
+    if (st.ok() && !options.skip_doget) st = DoGetBenchmark(**lake_sql, *alone, options);
+    if (st.ok() && !options.skip_first_rows) st = FirstRowsBenchmark(**lake_sql, *alone, options);
     if (st.ok() && !options.skip_metadata) st = MetadataBenchmark(**lake_sql, options);
     if (st.ok() && !options.skip_concurrency) st = ConcurrencyBenchmark(**lake_sql, options);
     if (!st.ok()) exit_code = fail(st);
