@@ -152,6 +152,12 @@ FeedOptions Room(int64_t max_waiting) {
   return options;
 }
 
+FeedOptions RoomBytes(int64_t max_waiting_bytes) {
+  FeedOptions options;
+  options.max_waiting_bytes = max_waiting_bytes;
+  return options;
+}
+
 TEST(ArrowFeedAnyOrderTest, HandsOutEveryRowOnceAndKeepsAnOrderBy) {
   {
     RawFeed raw("SELECT i FROM range(1000000) t(i)");
@@ -212,6 +218,24 @@ TEST(ArrowFeedBoundTest, AReaderThatDoesNotReadHoldsTheQueryBack) {
     EXPECT_LE(waiting, 3 + 2 * 2);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     EXPECT_EQ(raw.feed->Waiting(), waiting);  // nothing moved meanwhile
+    EXPECT_EQ(raw.Values(), Iota(2'000'000));
+  }
+  {
+    // The same bound in bytes: 1 MiB, about 60 batches of 2,048 BIGINTs (each thread may finish
+    // the chunk it holds: two batches of ~17 KB more per thread).
+    testing::TempDir dir;
+    std::string source;
+    std::vector<std::string> setup = WriteParts(dir.path(), 4, 500'000, &source);
+    RawFeed raw("SELECT i FROM " + source, setup);
+    ASSERT_TRUE(raw.Start(RoomBytes(1 << 20)).ok());
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (raw.feed->WaitingBytes() < (1 << 20) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const int64_t bytes = raw.feed->WaitingBytes();
+    EXPECT_GE(bytes, 1 << 20);
+    EXPECT_LE(bytes, (1 << 20) + 2 * 2 * 20'000);
     EXPECT_EQ(raw.Values(), Iota(2'000'000));
   }
   RawFeed raw("SELECT i FROM range(5000000) t(i)");

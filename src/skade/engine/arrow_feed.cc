@@ -41,27 +41,36 @@ enum class FeedOrder {
 
 // What the collector's threads and the reader share. Guarded by `mu`.
 struct Channel {
-  explicit Channel(const FeedOptions& options) : batching(options.batching), max_waiting(options.max_waiting) {}
+  explicit Channel(const FeedOptions& options)
+      : batching(options.batching), max_waiting(options.max_waiting), max_waiting_bytes(options.max_waiting_bytes) {}
+
+  // A batch made, with the bytes it is counted for.
+  struct Made {
+    arrow::ArrayHandle batch;
+    int64_t bytes = 0;
+  };
 
   // One morsel's batches (kMorsels), until they can be handed out.
   struct Morsel {
-    std::deque<arrow::ArrayHandle> batches;
+    std::deque<Made> batches;
     bool done = false;  // its thread has moved on: no batch will join
   };
 
   const ArrowBatching batching;
   const int64_t max_waiting;
+  const int64_t max_waiting_bytes;
 
   std::mutex mu;
   std::condition_variable made;          // a batch became ready
   bool collector_made = false;           // the statement got the collector (set while it is planned)
-  std::deque<arrow::ArrayHandle> ready;  // for the reader, in order
+  std::deque<Made> ready;                // for the reader, in order
   std::map<duckdb::idx_t, Morsel> morsels;  // kMorsels: batches not yet ready, by batch index
   // kMorsels: the morsel each thread holds now (DuckDB hands morsels out in increasing order,
   // so no batch below the lowest of them can come any more).
   std::multiset<duckdb::idx_t> held;
   duckdb::idx_t highest_seen = 0;        // kMorsels: the highest batch index a thread moved to
   int64_t waiting = 0;                   // batches in `ready` and `morsels`
+  int64_t waiting_bytes = 0;             // their bytes (as Made counts them)
   bool finished = false;                 // the sink's Finalize ran: every batch is in
   bool closed = false;                   // the reader is gone: the threads stop
   std::optional<Status> sink_error;      // the first failure of a Sink of ours
@@ -149,7 +158,7 @@ class FeedCollector final : public duckdb::PhysicalResultCollector {
     std::unique_ptr<FlatBatchBuilder> flat;
     duckdb::unique_ptr<duckdb::ArrowAppender> appender;
     int64_t rows = 0;      // in the batch being built
-    int64_t bytes = 0;     // its Arrow size, estimated (batching.first_rows > 0 only)
+    int64_t bytes = 0;     // its size, estimated (Fits)
     int64_t target = 0;    // rows the batch being built aims at
     int64_t next_target = 0;
     duckdb::optional_idx morsel;  // kMorsels: the batch index the rows come from
@@ -201,21 +210,20 @@ class FeedCollector final : public duckdb::PhysicalResultCollector {
         return duckdb::SinkResultType::BLOCKED;
       }
     }
-    const ArrowBatching& batching = channel_->batching;
     const auto count = static_cast<int64_t>(chunk.size());
     int64_t done = 0;
     while (done < count) {
       if (local.rows == 0) StartBatch(context, local);
       int64_t rows = std::min(local.target - local.rows, count - done);
       if (rows == count) {
-        if (batching.first_rows > 0 && !Fits(local, chunk)) continue;
+        if (!Fits(local, chunk)) continue;
         Append(local, chunk);
       } else {
         duckdb::DataChunk part;
         part.Initialize(duckdb::Allocator::Get(context.client), chunk.GetTypes(), static_cast<duckdb::idx_t>(rows));
         chunk.Copy(part, *duckdb::FlatVector::IncrementalSelectionVector(), static_cast<duckdb::idx_t>(done + rows),
                    static_cast<duckdb::idx_t>(done));
-        if (batching.first_rows > 0 && !Fits(local, part)) continue;
+        if (!Fits(local, part)) continue;
         Append(local, part);
       }
       done += rows;
@@ -263,11 +271,11 @@ class FeedCollector final : public duckdb::PhysicalResultCollector {
 
  private:
   // Whether the thread of `local` waits for room before its next chunk (under the lock): when
-  // max_waiting batches wait, unless the reader waits for it (nothing is ready, and it holds
-  // the earliest morsel, or all morsels wait for its Combine: a thread holds none).
+  // max_waiting batches or max_waiting_bytes wait, unless the reader waits for it (nothing is
+  // ready, and it holds the earliest morsel).
   bool MustWait(const LocalState& local) const {
     const Channel& ch = *channel_;
-    if (ch.waiting < ch.max_waiting) return false;
+    if (ch.waiting < ch.max_waiting && ch.waiting_bytes < ch.max_waiting_bytes) return false;
     if (order_ != FeedOrder::kMorsels || !ch.ready.empty()) return true;
     const std::optional<duckdb::idx_t> lowest = ch.Lowest();
     return local.morsel.IsValid() && lowest && local.morsel.GetIndex() > *lowest;
@@ -291,9 +299,15 @@ class FeedCollector final : public duckdb::PhysicalResultCollector {
     }
   }
 
-  // Whether `chunk` joins the batch within its byte bound; if not, the batch is finished
-  // (a batch's first chunk always joins).
+  // Whether `chunk` joins the batch (counting its size); if not, the batch is finished first (a
+  // batch's first chunk always joins). Growing batches count Arrow's bytes, which their byte
+  // bound is on; 2,048-row batches count DuckDB's size of the chunk (cheaper: no pass over the
+  // strings), which only the bound on waiting batches uses.
   bool Fits(LocalState& local, duckdb::DataChunk& chunk) const {
+    if (channel_->batching.first_rows == 0) {
+      local.bytes += static_cast<int64_t>(chunk.GetAllocationSize());
+      return true;
+    }
     const int64_t size = ChunkJoiner::ArrowBytes(reinterpret_cast<duckdb_data_chunk>(&chunk));
     if (local.rows > 0 && local.bytes + size > channel_->batching.max_bytes) {
       FinishBatch(local);
@@ -333,14 +347,16 @@ class FeedCollector final : public duckdb::PhysicalResultCollector {
       local.appender.reset();
     }
     local.rows = 0;
+    const int64_t bytes = std::exchange(local.bytes, 0);
     std::lock_guard<std::mutex> lock(channel_->mu);
     if (channel_->closed) return;  // the batch is released here
     ++channel_->waiting;
+    channel_->waiting_bytes += bytes;
     if (order_ == FeedOrder::kMorsels) {
-      channel_->morsels[local.morsel.GetIndex()].batches.push_back(std::move(batch));
+      channel_->morsels[local.morsel.GetIndex()].batches.push_back(Channel::Made{std::move(batch), bytes});
       channel_->Promote();
     } else {
-      channel_->ready.push_back(std::move(batch));
+      channel_->ready.push_back(Channel::Made{std::move(batch), bytes});
       channel_->made.notify_all();
     }
   }
@@ -446,7 +462,8 @@ struct ArrowFeed::State {
         ch.reader = std::this_thread::get_id();
         if (!ch.ready.empty()) {
           if (out == nullptr) return Status::Ok();
-          ch.ready.front().MoveTo(out);
+          ch.ready.front().batch.MoveTo(out);
+          ch.waiting_bytes -= ch.ready.front().bytes;
           ch.ready.pop_front();
           --ch.waiting;
           wake = ch.TakeBlocked();
@@ -538,7 +555,9 @@ Result<std::unique_ptr<ArrowFeed>> ArrowFeed::Start(duckdb_prepared_statement pr
   }
   auto state = std::make_unique<State>();
   state->channel = std::make_shared<Channel>(options);
-  if (options.max_waiting < 1) return Status::InvalidArgument("a feed needs room for at least one batch");
+  if (options.max_waiting < 1 || options.max_waiting_bytes < 1) {
+    return Status::InvalidArgument("a feed needs room for at least one batch");
+  }
   try {
     duckdb::PreparedStatement& statement = *wrapper->statement;
     state->context = statement.context;
@@ -577,6 +596,11 @@ Status ArrowFeed::Next(ArrowArray* out) { return state_->Advance(out); }
 int64_t ArrowFeed::Waiting() const {
   std::lock_guard<std::mutex> lock(state_->channel->mu);
   return state_->channel->waiting;
+}
+
+int64_t ArrowFeed::WaitingBytes() const {
+  std::lock_guard<std::mutex> lock(state_->channel->mu);
+  return state_->channel->waiting_bytes;
 }
 
 }  // namespace skade::engine

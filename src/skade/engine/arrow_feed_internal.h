@@ -10,10 +10,10 @@
 //   are handed out once every earlier morsel's have been; a source without batch indexes is
 //   converted by one worker thread. A reader that promises nothing of the order
 //   (FeedOptions::any_order) gets batches as they are made, unless an ORDER BY fixes one.
-// - Memory. At most `max_waiting` batches wait for the reader (plus the ones the threads are
-//   building, and those one chunk makes); a thread that would pass that stops until the reader
-//   takes one, except, while no batch is ready, the thread of the earliest morsel, which the
-//   reader then waits for.
+// - Memory. At most `max_waiting` batches or `max_waiting_bytes` wait for the reader (plus the
+//   ones the threads are building, and those one chunk makes); a thread that would pass that
+//   stops until the reader takes one, except, while no batch is ready, the thread of the
+//   earliest morsel, which the reader then waits for.
 // - Latency. The reader's thread runs the query's tasks too while no batch is ready for it,
 //   and leaves them as soon as one is.
 #pragma once
@@ -35,8 +35,12 @@ struct FeedOptions {
   // The reader promises nothing of the row order (an Iceberg scan): batches come as they are
   // made, in no particular order, unless an ORDER BY fixes one.
   bool any_order = false;
-  // Batches made and not yet taken by the reader before the threads wait (at least 1).
-  int64_t max_waiting = 16;
+  // Batches made and not yet taken by the reader before the threads wait (at least 1 each):
+  // a count, and their bytes (Arrow's for growing batches, DuckDB's size of their chunks for
+  // the others). The bytes must leave room for about a morsel per thread, or the order of the
+  // morsels holds threads back: a Parquet row group is 122,880 rows, ~10 MB for 10 columns.
+  int64_t max_waiting = 4096;
+  int64_t max_waiting_bytes = int64_t{64} << 20;
   // Pages for growing batches of flat columns (arrow_flat_batch_internal.h); none, or
   // batching.first_rows 0: DuckDB's appender builds every batch.
   std::shared_ptr<PagePool> pool;
@@ -64,6 +68,7 @@ class ArrowFeed {
   Status Next(ArrowArray* out);
   // Batches made and not yet taken by the reader, now (for tests and diagnostics).
   int64_t Waiting() const;
+  int64_t WaitingBytes() const;
 
   struct State;  // arrow_feed.cc
   explicit ArrowFeed(std::unique_ptr<State> state);
