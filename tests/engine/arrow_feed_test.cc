@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -192,14 +193,15 @@ std::vector<std::string> WriteParts(const std::string& dir, int files, int64_t r
   return statements;
 }
 
-// Polls `feed` until `want` batches wait (30 s at most), then lets it settle; what waits then.
-int64_t SettledWaiting(ArrowFeed& feed, int64_t want) {
+// Polls `measure` (what waits in a feed) until it reaches `want` (30 s at most), then lets the
+// feed settle; what waits then.
+int64_t Settled(const std::function<int64_t()>& measure, int64_t want) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (feed.Waiting() < want && std::chrono::steady_clock::now() < deadline) {
+  while (measure() < want && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  return feed.Waiting();
+  return measure();
 }
 
 // The threads stop once `max_waiting` batches wait for a reader that does not read (each may
@@ -207,45 +209,32 @@ int64_t SettledWaiting(ArrowFeed& feed, int64_t want) {
 // on a source of one task, and on Parquet files whose morsels two threads share (the thread
 // of the earliest morsel stops too once batches are ready).
 TEST(ArrowFeedBoundTest, AReaderThatDoesNotReadHoldsTheQueryBack) {
-  {
-    testing::TempDir dir;
+  testing::TempDir dir;
+  std::string parquet;
+  const std::vector<std::string> setup = WriteParts(dir.path(), 4, 500'000, &parquet);
+  struct Case {
     std::string source;
-    std::vector<std::string> setup = WriteParts(dir.path(), 4, 500'000, &source);
-    RawFeed raw("SELECT i FROM " + source, setup);
-    ASSERT_TRUE(raw.Start(Room(3)).ok());
-    const int64_t waiting = SettledWaiting(*raw.feed, 3);
-    EXPECT_GE(waiting, 3);
-    EXPECT_LE(waiting, 3 + 2 * 2);
+    FeedOptions room;
+    bool in_bytes;  // the bound checked: bytes, else batches
+    int64_t rows;
+  };
+  // In bytes: 1 MiB, about 60 batches of 2,048 BIGINTs (each thread may finish the chunk it
+  // holds: two batches of ~17 KB more per thread).
+  for (const Case& c : {Case{parquet, Room(3), false, 2'000'000}, Case{parquet, RoomBytes(1 << 20), true, 2'000'000},
+                        Case{"range(5000000) t(i)", Room(3), false, 5'000'000}}) {
+    SCOPED_TRACE(c.source + (c.in_bytes ? " (bytes)" : " (batches)"));
+    RawFeed raw("SELECT i FROM " + c.source, c.source == parquet ? setup : std::vector<std::string>{});
+    ASSERT_TRUE(raw.Start(c.room).ok());
+    ArrowFeed& feed = *raw.feed;
+    auto measure = [&] { return c.in_bytes ? feed.WaitingBytes() : feed.Waiting(); };
+    const int64_t bound = c.in_bytes ? c.room.max_waiting_bytes : c.room.max_waiting;
+    const int64_t waiting = Settled(measure, bound);
+    EXPECT_GE(waiting, bound);
+    EXPECT_LE(waiting, bound + 2 * 2 * (c.in_bytes ? 20'000 : 1));
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    EXPECT_EQ(raw.feed->Waiting(), waiting);  // nothing moved meanwhile
-    EXPECT_EQ(raw.Values(), Iota(2'000'000));
+    EXPECT_EQ(measure(), waiting);  // nothing moved meanwhile
+    EXPECT_EQ(raw.Values(), Iota(c.rows));
   }
-  {
-    // The same bound in bytes: 1 MiB, about 60 batches of 2,048 BIGINTs (each thread may finish
-    // the chunk it holds: two batches of ~17 KB more per thread).
-    testing::TempDir dir;
-    std::string source;
-    std::vector<std::string> setup = WriteParts(dir.path(), 4, 500'000, &source);
-    RawFeed raw("SELECT i FROM " + source, setup);
-    ASSERT_TRUE(raw.Start(RoomBytes(1 << 20)).ok());
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (raw.feed->WaitingBytes() < (1 << 20) && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    const int64_t bytes = raw.feed->WaitingBytes();
-    EXPECT_GE(bytes, 1 << 20);
-    EXPECT_LE(bytes, (1 << 20) + 2 * 2 * 20'000);
-    EXPECT_EQ(raw.Values(), Iota(2'000'000));
-  }
-  RawFeed raw("SELECT i FROM range(5000000) t(i)");
-  ASSERT_TRUE(raw.Start(Room(3)).ok());
-  const int64_t waiting = SettledWaiting(*raw.feed, 3);
-  EXPECT_GE(waiting, 3);
-  EXPECT_LE(waiting, 3 + 2 * 2);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  EXPECT_EQ(raw.feed->Waiting(), waiting);  // nothing moved meanwhile
-  EXPECT_EQ(raw.Values(), Iota(5'000'000));
 }
 
 TEST(ArrowFeedBoundTest, RefusesNoRoom) {

@@ -308,7 +308,7 @@ class FeedCollector final : public duckdb::PhysicalResultCollector {
       local.bytes += static_cast<int64_t>(chunk.GetAllocationSize());
       return true;
     }
-    const int64_t size = ChunkJoiner::ArrowBytes(reinterpret_cast<duckdb_data_chunk>(&chunk));
+    const int64_t size = ChunkArrowBytes(chunk);
     if (local.rows > 0 && local.bytes + size > channel_->batching.max_bytes) {
       FinishBatch(local);
       return false;

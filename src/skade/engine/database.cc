@@ -230,7 +230,7 @@ Status Database::Execute(std::string_view sql) {
 }
 
 Result<arrow::StreamHandle> Database::QueryArrow(std::string_view sql) {
-  auto owner = std::make_unique<StreamingQuery>();
+  auto owner = std::make_unique<OwnedStatement>();
   std::unique_ptr<ArrowFeed> feed;
   Status started = [&]() -> Status {
     SKADE_RETURN_IF_ERROR(OpenConnection(impl_->db, impl_->connection_setup, owner->con, impl_->running.get()));

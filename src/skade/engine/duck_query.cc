@@ -11,7 +11,6 @@
 #include <utility>
 
 #include "duckdb.h"
-#include "skade/engine/arrow_batches_internal.h"
 #include "skade/engine/duck_types_internal.h"
 
 namespace skade::engine {
@@ -59,123 +58,6 @@ Status DuckError(const char* message, const char* fallback) {
 
 
 namespace {
-
-// ---- ArrowArrayStream over a streaming query ----
-
-struct ArrowStreamState {
-  std::unique_ptr<StreamingQuery> query;
-  ArrowOptions options;
-  ArrowBatching batching;
-  int64_t next_rows = 0;  // rows the next joined batch aims at (batching.first_rows on)
-  std::optional<DataChunk> held;  // read, but left for the next batch (its byte bound)
-  bool ended = false;     // the last chunk was read into a batch already returned
-  std::string last_error;
-  // Names the damaged file behind a read error (DataFileChecks::Explain); null when the
-  // statement reads no table scan.
-  DataFileChecks* checks = nullptr;
-  std::string sql;
-};
-
-int StreamGetSchema(ArrowArrayStream* stream, ArrowSchema* out) {
-  auto* st = static_cast<ArrowStreamState*>(stream->private_data);
-  duckdb_result* r = &st->query->result.result;
-  idx_t n = duckdb_column_count(r);
-  std::vector<LogicalType> holders(n);
-  std::vector<duckdb_logical_type> types(n);
-  std::vector<const char*> names(n);
-  for (idx_t i = 0; i < n; ++i) {
-    holders[i].type = duckdb_column_logical_type(r, i);
-    types[i] = holders[i].type;
-    names[i] = duckdb_column_name(r, i);
-  }
-  ErrorData err;
-  err.error = duckdb_to_arrow_schema(st->options.options, types.data(), names.data(), n, out);
-  if (err.has_error()) {
-    st->last_error = err.message();
-    return EINVAL;
-  }
-  return 0;
-}
-
-// Sets the stream's error from a failed chunk read; EIO.
-int ChunkFailure(ArrowStreamState* st, const Status& status) {
-  const Status error = st->checks != nullptr ? st->checks->Explain(st->sql, status) : status;
-  st->last_error = error.code() == StatusCode::kInvalidArgument ? error.message() : error.ToString();
-  return EIO;
-}
-
-// One batch of chunks joined (ArrowBatching): the first of first_rows rows, each next twice
-// the last up to max_rows; a chunk that would take a batch past max_bytes of Arrow buffers
-// starts the next one instead.
-int JoinedNext(ArrowStreamState* st, ArrowArray* out) {
-  const int64_t target = st->next_rows > 0 ? st->next_rows : st->batching.first_rows;
-  ChunkJoiner joiner(st->options.options);
-  int64_t bytes = 0;
-  while (joiner.rows() < target) {
-    DataChunk chunk;
-    if (st->held) {
-      chunk = DataChunk(std::move(*st->held));
-      st->held.reset();
-    } else if (!st->ended) {
-      auto next = st->query->Next();
-      if (!next.ok()) return ChunkFailure(st, next.status());
-      chunk = DataChunk(std::move(*next));
-    }
-    if (chunk.chunk == nullptr) {
-      st->ended = true;
-      break;
-    }
-    const int64_t size = ChunkJoiner::ArrowBytes(chunk.chunk);
-    if (joiner.rows() > 0 && bytes + size > st->batching.max_bytes) {
-      st->held.emplace(std::move(chunk));
-      break;
-    }
-    if (Status appended = joiner.Append(chunk.chunk, target); !appended.ok()) {
-      st->last_error = appended.message();
-      return EIO;
-    }
-    bytes += size;
-  }
-  if (joiner.rows() == 0) {
-    out->release = nullptr;  // end of stream
-    return 0;
-  }
-  if (Status finished = joiner.Finish(out); !finished.ok()) {
-    st->last_error = finished.message();
-    return EIO;
-  }
-  st->next_rows = std::min(target * 2, std::max(st->batching.max_rows, st->batching.first_rows));
-  return 0;
-}
-
-int StreamGetNext(ArrowArrayStream* stream, ArrowArray* out) {
-  auto* st = static_cast<ArrowStreamState*>(stream->private_data);
-  if (st->batching.first_rows > 0) return JoinedNext(st, out);
-  auto chunk = st->query->Next();
-  if (!chunk.ok()) return ChunkFailure(st, chunk.status());
-  if (chunk->chunk == nullptr) {
-    out->release = nullptr;  // end of stream
-    return 0;
-  }
-  ErrorData err;
-  err.error = duckdb_data_chunk_to_arrow(st->options.options, chunk->chunk, out);
-  if (err.has_error()) {
-    st->last_error = err.message();
-    return EIO;
-  }
-  return 0;
-}
-
-const char* StreamLastError(ArrowArrayStream* stream) {
-  auto* st = static_cast<ArrowStreamState*>(stream->private_data);
-  return st->last_error.empty() ? nullptr : st->last_error.c_str();
-}
-
-void StreamRelease(ArrowArrayStream* stream) {
-  delete static_cast<ArrowStreamState*>(stream->private_data);
-  stream->private_data = nullptr;
-  stream->release = nullptr;
-}
 
 std::string ReadVarchar(duckdb_vector vec, idx_t row) {
   auto* data = static_cast<duckdb_string_t*>(duckdb_vector_get_data(vec));
@@ -274,15 +156,6 @@ Status OpenConnection(duckdb_database db, const std::vector<std::string>& setup,
   return Status::Ok();
 }
 
-Result<std::unique_ptr<StreamingQuery>> StreamingQuery::Start(duckdb_database db,
-                                                              const std::vector<std::string>& setup,
-                                                              RunningConnections* running, std::string_view sql) {
-  auto q = std::make_unique<StreamingQuery>();
-  SKADE_RETURN_IF_ERROR(OpenConnection(db, setup, q->con, running));
-  SKADE_RETURN_IF_ERROR(q->Run(q->con.con, sql));
-  return q;
-}
-
 Status PrepareOn(duckdb_connection con, std::string_view sql, duckdb_prepared_statement* out) {
   SKADE_ASSIGN_OR_RETURN(std::string text, CText(sql));
   if (duckdb_prepare(con, text.c_str(), out) != DuckDBSuccess) {
@@ -305,29 +178,10 @@ Status ExecuteOn(duckdb_connection con, std::string_view sql) {
   return ExecutePreparedInto(stmt.stmt, &r);
 }
 
-arrow::StreamHandle ArrowStreamOf(std::unique_ptr<StreamingQuery> query, DataFileChecks* checks,
-                                  std::string_view sql, ArrowBatching batching) {
-  auto state = std::make_unique<ArrowStreamState>();
-  state->batching = batching;
-  state->options.options = duckdb_result_get_arrow_options(&query->result.result);
-  state->query = std::move(query);
-  if (checks != nullptr && DataFileChecks::HasMark(sql)) {
-    state->checks = checks;
-    state->sql = std::string(sql);
-  }
-  ArrowArrayStream raw;
-  raw.get_schema = StreamGetSchema;
-  raw.get_next = StreamGetNext;
-  raw.get_last_error = StreamLastError;
-  raw.release = StreamRelease;
-  raw.private_data = state.release();
-  return arrow::StreamHandle(&raw);
-}
-
 namespace {
 
 struct FeedStreamState {
-  std::unique_ptr<StreamingQuery> owner;  // declared first: released after the feed
+  std::unique_ptr<OwnedStatement> owner;  // declared first: released after the feed
   std::unique_ptr<ArrowFeed> feed;
   std::string last_error;
   DataFileChecks* checks = nullptr;  // as ArrowStreamState's
@@ -367,7 +221,7 @@ void FeedRelease(ArrowArrayStream* stream) {
 
 }  // namespace
 
-arrow::StreamHandle FeedStreamOf(std::unique_ptr<ArrowFeed> feed, std::unique_ptr<StreamingQuery> owner,
+arrow::StreamHandle FeedStreamOf(std::unique_ptr<ArrowFeed> feed, std::unique_ptr<OwnedStatement> owner,
                                  DataFileChecks* checks, std::string_view sql) {
   auto state = std::make_unique<FeedStreamState>();
   state->owner = std::move(owner);

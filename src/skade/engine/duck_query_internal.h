@@ -97,27 +97,22 @@ struct LogicalType {
   }
 };
 
+// A connection and a statement prepared on it, owned together (by a feed's stream).
+struct OwnedStatement {
+  RawConnection con;  // declared first: closed after the statement
+  RawPrepared stmt;
+};
+
 // A running streaming query: connection, statement and result.
 struct StreamingQuery {
   RawConnection con;  // owned connection (unset when borrowing)
   RawPrepared stmt;
   QueryResult result;
 
-  // Runs on a connection of its own, set up with `setup` first (OpenConnection).
-  static Result<std::unique_ptr<StreamingQuery>> Start(duckdb_database db, const std::vector<std::string>& setup,
-                                                       RunningConnections* running, std::string_view sql);
-
   // Runs on a borrowed connection that must outlive the query.
   static Result<std::unique_ptr<StreamingQuery>> StartOn(duckdb_connection con, std::string_view sql) {
     auto q = std::make_unique<StreamingQuery>();
     SKADE_RETURN_IF_ERROR(q->Run(con, sql));
-    return q;
-  }
-
-  // Runs a prepared statement owned by the caller (it must outlive the query).
-  static Result<std::unique_ptr<StreamingQuery>> StartPrepared(duckdb_prepared_statement prepared) {
-    auto q = std::make_unique<StreamingQuery>();
-    SKADE_RETURN_IF_ERROR(q->RunPrepared(prepared));
     return q;
   }
 
@@ -161,15 +156,11 @@ Status ExecuteOn(duckdb_connection con, std::string_view sql);
 Status OpenConnection(duckdb_database db, const std::vector<std::string>& setup, RawConnection& con,
                       RunningConnections* running = nullptr);
 
-// The rows of `query` (which the stream owns) as an Arrow stream; with `checks`, a read error
-// names the damaged file behind it (DataFileChecks::Explain) when `sql` reads a table scan.
-arrow::StreamHandle ArrowStreamOf(std::unique_ptr<StreamingQuery> query, DataFileChecks* checks = nullptr,
-                                  std::string_view sql = {}, ArrowBatching batching = {});
-
 // The batches of `feed` as an Arrow stream that owns `owner` (the feed's connection and
 // statement, when the stream owns them; may be null), released after the feed; with `checks`,
-// as ArrowStreamOf.
-arrow::StreamHandle FeedStreamOf(std::unique_ptr<ArrowFeed> feed, std::unique_ptr<StreamingQuery> owner,
+// a read error names the damaged file behind it (DataFileChecks::Explain) when `sql` reads a
+// table scan.
+arrow::StreamHandle FeedStreamOf(std::unique_ptr<ArrowFeed> feed, std::unique_ptr<OwnedStatement> owner,
                                  DataFileChecks* checks = nullptr, std::string_view sql = {});
 
 // SELECTs stream with values cast to VARCHAR by DuckDB itself; other statements that return
