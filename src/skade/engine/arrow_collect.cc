@@ -10,11 +10,11 @@
 #include "duckdb/common/arrow/arrow_query_result.hpp"
 #include "duckdb/common/arrow/physical_arrow_collector.hpp"
 #include "duckdb/main/capi/capi_internal.hpp"
-#include "duckdb/main/client_config.hpp"
 #include "duckdb/execution/physical_plan_generator.hpp"
 #include "duckdb/function/table/arrow/arrow_duck_schema.hpp"
 #include "duckdb/main/prepared_statement_data.hpp"
 #include "skade/engine/arrow_flat_batch_internal.h"
+#include "skade/engine/collector_scope_internal.h"
 
 namespace skade::engine {
 
@@ -137,26 +137,6 @@ duckdb::PhysicalOperator& ChooseCollector(duckdb::ClientContext& context, duckdb
   return data.physical_plan->template Make<SizedArrowCollector>(data, batch_rows, std::move(flat), pool);
 }
 
-// Sets the connection's result collector for one execution and puts the default back after it,
-// whatever happens (the connection's next statements stream again).
-class CollectorScope {
- public:
-  CollectorScope(duckdb::ClientContext& context, duckdb::idx_t batch_rows, std::shared_ptr<PagePool> pool)
-      : config_(duckdb::ClientConfig::GetConfig(context)) {
-    config_.get_result_collector = [batch_rows, pool = std::move(pool)](
-                                       duckdb::ClientContext& c,
-                                       duckdb::PreparedStatementData& data) -> duckdb::PhysicalOperator& {
-      return ChooseCollector(c, data, batch_rows, pool);
-    };
-  }
-  ~CollectorScope() { config_.get_result_collector = nullptr; }
-  CollectorScope(const CollectorScope&) = delete;
-  CollectorScope& operator=(const CollectorScope&) = delete;
-
- private:
-  duckdb::ClientConfig& config_;
-};
-
 }  // namespace
 
 std::optional<std::string> CollectArrow(duckdb_prepared_statement prepared, int64_t batch_rows,
@@ -170,7 +150,11 @@ std::optional<std::string> CollectArrow(duckdb_prepared_statement prepared, int6
     duckdb::PreparedStatement& statement = *wrapper->statement;
     duckdb::unique_ptr<duckdb::QueryResult> result;
     {
-      CollectorScope scope(*statement.context, static_cast<duckdb::idx_t>(batch_rows), std::move(pool));
+      // Only this execution: the connection's next statements stream again.
+      CollectorScope scope(*statement.context,
+                           [rows = static_cast<duckdb::idx_t>(batch_rows), pool = std::move(pool)](
+                               duckdb::ClientContext& c, duckdb::PreparedStatementData& data)
+                               -> duckdb::PhysicalOperator& { return ChooseCollector(c, data, rows, pool); });
       // Named or positional values bound through the C API (duckdb_bind_*), as
       // duckdb_execute_prepared passes them.
       result = statement.Execute(wrapper->values, false);

@@ -21,11 +21,11 @@
 #include "duckdb/execution/physical_plan_generator.hpp"
 #include "duckdb/function/table/arrow/arrow_duck_schema.hpp"
 #include "duckdb/main/capi/capi_internal.hpp"
-#include "duckdb/main/client_config.hpp"
 #include "duckdb/main/pending_query_result.hpp"
 #include "duckdb/main/prepared_statement_data.hpp"
 #include "skade/engine/arrow_batches_internal.h"
 #include "skade/engine/arrow_flat_batch_internal.h"
+#include "skade/engine/collector_scope_internal.h"
 #include "skade/engine/duck_query_internal.h"
 
 namespace skade::engine {
@@ -405,28 +405,6 @@ duckdb::PhysicalOperator& MakeCollector(duckdb::ClientContext& context, duckdb::
                                                            std::move(properties));
 }
 
-// Sets the connection's result collector while the statement is planned, and puts the default
-// back after it, whatever happens.
-class CollectorScope {
- public:
-  CollectorScope(duckdb::ClientContext& context, std::shared_ptr<Channel> channel, bool any_order,
-                 std::shared_ptr<PagePool> pool)
-      : config_(duckdb::ClientConfig::GetConfig(context)), previous_(config_.get_result_collector) {
-    config_.get_result_collector = [channel = std::move(channel), any_order, pool = std::move(pool)](
-                                       duckdb::ClientContext& c,
-                                       duckdb::PreparedStatementData& data) -> duckdb::PhysicalOperator& {
-      return MakeCollector(c, data, channel, any_order, pool);
-    };
-  }
-  ~CollectorScope() { config_.get_result_collector = previous_; }
-  CollectorScope(const CollectorScope&) = delete;
-  CollectorScope& operator=(const CollectorScope&) = delete;
-
- private:
-  duckdb::ClientConfig& config_;
-  duckdb::get_result_collector_t previous_;
-};
-
 }  // namespace
 
 struct ArrowFeed::State {
@@ -553,16 +531,19 @@ Result<std::unique_ptr<ArrowFeed>> ArrowFeed::Start(duckdb_prepared_statement pr
   if (wrapper == nullptr || !wrapper->statement || wrapper->statement->HasError()) {
     return Status::Internal("the statement was not prepared");
   }
-  auto state = std::make_unique<State>();
-  state->channel = std::make_shared<Channel>(options);
   if (options.max_waiting < 1 || options.max_waiting_bytes < 1) {
     return Status::InvalidArgument("a feed needs room for at least one batch");
   }
+  auto state = std::make_unique<State>();
+  state->channel = std::make_shared<Channel>(options);
   try {
     duckdb::PreparedStatement& statement = *wrapper->statement;
     state->context = statement.context;
     {
-      CollectorScope scope(*statement.context, state->channel, options.any_order, options.pool);
+      CollectorScope scope(*statement.context,
+                           [channel = state->channel, any_order = options.any_order, pool = options.pool](
+                               duckdb::ClientContext& c, duckdb::PreparedStatementData& data)
+                               -> duckdb::PhysicalOperator& { return MakeCollector(c, data, channel, any_order, pool); });
       // Named or positional values bound through the C API (duckdb_bind_*).
       state->pending = statement.PendingQuery(wrapper->values, /*allow_stream_result=*/false);
     }

@@ -184,7 +184,7 @@ struct FeedStreamState {
   std::unique_ptr<OwnedStatement> owner;  // declared first: released after the feed
   std::unique_ptr<ArrowFeed> feed;
   std::string last_error;
-  DataFileChecks* checks = nullptr;  // as ArrowStreamState's
+  DataFileChecks* checks = nullptr;  // names a damaged file behind a read error (FeedStreamOf)
   std::string sql;
 };
 

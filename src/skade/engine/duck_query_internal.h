@@ -103,9 +103,8 @@ struct OwnedStatement {
   RawPrepared stmt;
 };
 
-// A running streaming query: connection, statement and result.
+// A running streaming query on a borrowed connection: statement and result.
 struct StreamingQuery {
-  RawConnection con;  // owned connection (unset when borrowing)
   RawPrepared stmt;
   QueryResult result;
 
