@@ -3,6 +3,8 @@
 #include <cstring>
 #include <memory>
 
+#include "skade/arrow/stream_of.h"
+
 namespace skade::arrow {
 namespace {
 
@@ -49,13 +51,27 @@ void ReleaseArray(ArrowArray* a) {
   a->release = nullptr;
 }
 
-struct BatchStreamState {
-  SchemaHandle schema;
-  std::vector<ArrayHandle> batches;
-  size_t next = 0;
-};
+// The batches of MakeBatchStream, handed out in order.
+class BatchStream {
+ public:
+  BatchStream(SchemaHandle schema, std::vector<ArrayHandle> batches)
+      : schema_(std::move(schema)), batches_(std::move(batches)) {}
+  int GetSchema(ArrowSchema* out);
+  int GetNext(ArrowArray* out) {
+    if (next_ >= batches_.size()) {
+      out->release = nullptr;
+      return 0;
+    }
+    batches_[next_++].MoveTo(out);
+    return 0;
+  }
+  const char* LastError() const { return nullptr; }
 
-int BatchGetSchema(ArrowArrayStream* s, ArrowSchema* out);
+ private:
+  SchemaHandle schema_;
+  std::vector<ArrayHandle> batches_;
+  size_t next_ = 0;
+};
 
 }  // namespace
 
@@ -265,34 +281,11 @@ ArrayBuilder RecordBatchBuilder(std::vector<ArrayBuilder> columns) {
 
 namespace {
 
-int BatchGetSchema(ArrowArrayStream* s, ArrowSchema* out) {
-  auto* st = static_cast<BatchStreamState*>(s->private_data);
+int BatchStream::GetSchema(ArrowSchema* out) {
   // Every call hands out an independent deep copy.
-  const ArrowSchema& src = *st->schema.get();
-  CopySchema(src, out);
+  CopySchema(*schema_.get(), out);
   return 0;
 }
-
-int BatchGetNext(ArrowArrayStream* s, ArrowArray* out) {
-  auto* st = static_cast<BatchStreamState*>(s->private_data);
-  if (st->next >= st->batches.size()) {
-    out->release = nullptr;
-    return 0;
-  }
-  st->batches[st->next++].MoveTo(out);
-  return 0;
-}
-
-const char* BatchLastError(ArrowArrayStream*) { return nullptr; }
-
-void BatchRelease(ArrowArrayStream* s) {
-  std::unique_ptr<BatchStreamState>(static_cast<BatchStreamState*>(s->private_data)).reset();
-  s->release = nullptr;
-}
-
-}  // namespace
-
-namespace {
 
 void AppendSchemaKey(const ArrowSchema& s, std::string& key) {
   auto put_size = [&key](uint64_t n) { key.append(reinterpret_cast<const char*>(&n), sizeof n); };
@@ -363,14 +356,7 @@ void CopySchema(const ArrowSchema& from, ArrowSchema* to,
 }
 
 StreamHandle MakeBatchStream(SchemaHandle schema, std::vector<ArrayHandle> batches) {
-  auto st = std::make_unique<BatchStreamState>(BatchStreamState{std::move(schema), std::move(batches), 0});
-  ArrowArrayStream raw;
-  raw.get_schema = BatchGetSchema;
-  raw.get_next = BatchGetNext;
-  raw.get_last_error = BatchLastError;
-  raw.release = BatchRelease;
-  raw.private_data = st.release();  // owned by the C stream from here
-  return StreamHandle(&raw);
+  return StreamOf(std::make_unique<BatchStream>(std::move(schema), std::move(batches)));
 }
 
 }  // namespace skade::arrow

@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "skade/arrow/stream_of.h"
 #include "skade/capi/capi_internal.h"
 #include "skade/catalog/open_catalog.h"
 #include "skade/engine/database.h"
@@ -50,31 +51,12 @@ int CodeOf(StatusCode code) {
 struct KeptStream {
   std::shared_ptr<LakeState> lake;  // declared first: released after the stream that uses it
   arrow::StreamHandle inner;
+
+  // The C stream's calls (arrow::StreamOf), handed to the producer's.
+  int GetSchema(ArrowSchema* out) { return inner->get_schema(inner.get(), out); }
+  int GetNext(ArrowArray* out) { return inner->get_next(inner.get(), out); }
+  const char* LastError() { return inner->get_last_error(inner.get()); }
 };
-
-KeptStream& KeptOf(ArrowArrayStream* stream) { return *static_cast<KeptStream*>(stream->private_data); }
-
-int KeptGetSchema(ArrowArrayStream* stream, ArrowSchema* out) {
-  arrow::StreamHandle& inner = KeptOf(stream).inner;
-  return inner->get_schema(inner.get(), out);
-}
-
-int KeptGetNext(ArrowArrayStream* stream, ArrowArray* out) {
-  arrow::StreamHandle& inner = KeptOf(stream).inner;
-  return inner->get_next(inner.get(), out);
-}
-
-const char* KeptGetLastError(ArrowArrayStream* stream) {
-  arrow::StreamHandle& inner = KeptOf(stream).inner;
-  return inner->get_last_error(inner.get());
-}
-
-void KeptRelease(ArrowArrayStream* stream) {
-  // Adopted back by a unique_ptr: destroyed here, exactly once (release is cleared).
-  std::unique_ptr<KeptStream> kept(static_cast<KeptStream*>(stream->private_data));
-  stream->private_data = nullptr;
-  stream->release = nullptr;
-}
 
 // How often skade_wait_commit looks at the log's head: a commit of another process is seen
 // within this (a SQLite catalog answers the look in microseconds).
@@ -133,11 +115,7 @@ void Export(std::shared_ptr<LakeState> lake, arrow::StreamHandle stream, ArrowAr
   auto kept = std::make_unique<KeptStream>();
   kept->lake = std::move(lake);
   kept->inner = std::move(stream);
-  out->get_schema = &KeptGetSchema;
-  out->get_next = &KeptGetNext;
-  out->get_last_error = &KeptGetLastError;
-  out->release = &KeptRelease;
-  out->private_data = kept.release();
+  arrow::StreamOf(std::move(kept)).MoveTo(out);
 }
 
 Status ExportBuilt(std::shared_ptr<LakeState> lake, arrow::ArrayBuilder& batch, ArrowArrayStream* out) {

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "duckdb.h"
+#include "skade/arrow/stream_of.h"
 #include "skade/engine/duck_types_internal.h"
 
 namespace skade::engine {
@@ -180,63 +181,46 @@ Status ExecuteOn(duckdb_connection con, std::string_view sql) {
 
 namespace {
 
-struct FeedStreamState {
-  std::unique_ptr<OwnedStatement> owner;  // declared first: released after the feed
-  std::unique_ptr<ArrowFeed> feed;
-  std::string last_error;
-  DataFileChecks* checks = nullptr;  // names a damaged file behind a read error (FeedStreamOf)
-  std::string sql;
-};
+// A feed as a C stream: read errors name the damaged file where the feed's do not.
+class FeedStream {
+ public:
+  FeedStream(std::unique_ptr<ArrowFeed> feed, std::unique_ptr<OwnedStatement> owner, DataFileChecks* checks,
+             std::string sql)
+      : owner_(std::move(owner)), feed_(std::move(feed)), checks_(checks), sql_(std::move(sql)) {}
 
-int FeedGetSchema(ArrowArrayStream* stream, ArrowSchema* out) {
-  auto* st = static_cast<FeedStreamState*>(stream->private_data);
-  auto schema = st->feed->Schema();
-  if (!schema.ok()) {
-    st->last_error = schema.status().message();
-    return EINVAL;
+  int GetSchema(ArrowSchema* out) {
+    auto schema = feed_->Schema();
+    if (!schema.ok()) {
+      last_error_ = schema.status().message();
+      return EINVAL;
+    }
+    schema->MoveTo(out);
+    return 0;
   }
-  schema->MoveTo(out);
-  return 0;
-}
+  int GetNext(ArrowArray* out) {
+    Status next = feed_->Next(out);
+    if (next.ok()) return 0;
+    const Status error = checks_ != nullptr ? checks_->Explain(sql_, next) : next;
+    last_error_ = error.code() == StatusCode::kInvalidArgument ? error.message() : error.ToString();
+    return EIO;
+  }
+  const char* LastError() const { return last_error_.empty() ? nullptr : last_error_.c_str(); }
 
-int FeedGetNext(ArrowArrayStream* stream, ArrowArray* out) {
-  auto* st = static_cast<FeedStreamState*>(stream->private_data);
-  Status next = st->feed->Next(out);
-  if (next.ok()) return 0;
-  const Status error = st->checks != nullptr ? st->checks->Explain(st->sql, next) : next;
-  st->last_error = error.code() == StatusCode::kInvalidArgument ? error.message() : error.ToString();
-  return EIO;
-}
-
-const char* FeedLastError(ArrowArrayStream* stream) {
-  auto* st = static_cast<FeedStreamState*>(stream->private_data);
-  return st->last_error.empty() ? nullptr : st->last_error.c_str();
-}
-
-void FeedRelease(ArrowArrayStream* stream) {
-  delete static_cast<FeedStreamState*>(stream->private_data);
-  stream->private_data = nullptr;
-  stream->release = nullptr;
-}
+ private:
+  std::unique_ptr<OwnedStatement> owner_;  // declared first: released after the feed
+  std::unique_ptr<ArrowFeed> feed_;
+  std::string last_error_;
+  DataFileChecks* checks_;  // null unless the statement reads files it checked
+  std::string sql_;
+};
 
 }  // namespace
 
 arrow::StreamHandle FeedStreamOf(std::unique_ptr<ArrowFeed> feed, std::unique_ptr<OwnedStatement> owner,
                                  DataFileChecks* checks, std::string_view sql) {
-  auto state = std::make_unique<FeedStreamState>();
-  state->owner = std::move(owner);
-  state->feed = std::move(feed);
-  if (checks != nullptr && DataFileChecks::HasMark(sql)) {
-    state->checks = checks;
-    state->sql = std::string(sql);
-  }
-  ArrowArrayStream raw;
-  raw.get_schema = FeedGetSchema;
-  raw.get_next = FeedGetNext;
-  raw.get_last_error = FeedLastError;
-  raw.release = FeedRelease;
-  raw.private_data = state.release();
-  return arrow::StreamHandle(&raw);
+  const bool explain = checks != nullptr && DataFileChecks::HasMark(sql);
+  return arrow::StreamOf(std::make_unique<FeedStream>(std::move(feed), std::move(owner), explain ? checks : nullptr,
+                                                      explain ? std::string(sql) : std::string()));
 }
 
 Status QueryTextOn(duckdb_connection connection, std::string_view sql,

@@ -5,6 +5,8 @@
 
 #include <grpcpp/support/slice.h>
 
+#include "skade/arrow/stream_of.h"
+
 namespace skade::flightsql {
 namespace {
 
@@ -115,52 +117,41 @@ struct PutStreamState {
     if (*decoded && bounds.decoded) bounds.decoded(decoder.last_decoded_bytes());
     return std::move(*decoded);
   }
+
+  // The C stream's calls (arrow::StreamOf).
+  int GetSchema(ArrowSchema* out) {
+    if (!EnsureSchema()) {
+      if (last_error.empty()) last_error = "the stream ended before its schema";
+      return EINVAL;
+    }
+    auto schema = decoder.ExportSchema();
+    if (!schema.ok()) {
+      last_error = schema.status().message();
+      return EINVAL;
+    }
+    schema->MoveTo(out);
+    return 0;
+  }
+  int GetNext(ArrowArray* out) {
+    if (!EnsureSchema()) {
+      if (last_error.empty()) last_error = "the stream ended before its schema";
+      return EINVAL;
+    }
+    while (true) {
+      auto m = ReadOne();
+      if (!m) {
+        if (!last_error.empty()) return EIO;
+        out->release = nullptr;
+        return 0;
+      }
+      if (*m) {
+        (*m)->MoveTo(out);
+        return 0;
+      }
+    }
+  }
+  const char* LastError() const { return last_error.empty() ? nullptr : last_error.c_str(); }
 };
-
-int PutGetSchema(ArrowArrayStream* s, ArrowSchema* out) {
-  auto* st = static_cast<PutStreamState*>(s->private_data);
-  if (!st->EnsureSchema()) {
-    if (st->last_error.empty()) st->last_error = "the stream ended before its schema";
-    return EINVAL;
-  }
-  auto schema = st->decoder.ExportSchema();
-  if (!schema.ok()) {
-    st->last_error = schema.status().message();
-    return EINVAL;
-  }
-  schema->MoveTo(out);
-  return 0;
-}
-
-int PutGetNext(ArrowArrayStream* s, ArrowArray* out) {
-  auto* st = static_cast<PutStreamState*>(s->private_data);
-  if (!st->EnsureSchema()) {
-    if (st->last_error.empty()) st->last_error = "the stream ended before its schema";
-    return EINVAL;
-  }
-  while (true) {
-    auto m = st->ReadOne();
-    if (!m) {
-      if (!st->last_error.empty()) return EIO;
-      out->release = nullptr;
-      return 0;
-    }
-    if (*m) {
-      (*m)->MoveTo(out);
-      return 0;
-    }
-  }
-}
-
-const char* PutLastError(ArrowArrayStream* s) {
-  auto* st = static_cast<PutStreamState*>(s->private_data);
-  return st->last_error.empty() ? nullptr : st->last_error.c_str();
-}
-
-void PutRelease(ArrowArrayStream* s) {
-  std::unique_ptr<PutStreamState>(static_cast<PutStreamState*>(s->private_data)).reset();
-  s->release = nullptr;
-}
 
 }  // namespace
 
@@ -170,13 +161,7 @@ arrow::StreamHandle FlightDataStream(std::optional<pb::FlightData> first, std::f
   st->pending = std::move(first);
   st->next = std::move(next);
   st->bounds = std::move(bounds);
-  ArrowArrayStream raw;
-  raw.get_schema = PutGetSchema;
-  raw.get_next = PutGetNext;
-  raw.get_last_error = PutLastError;
-  raw.release = PutRelease;
-  raw.private_data = st.release();  // owned by the C stream from here
-  return arrow::StreamHandle(&raw);
+  return arrow::StreamOf(std::move(st));
 }
 
 }  // namespace skade::flightsql

@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <utility>
 
+#include "skade/arrow/stream_of.h"
+
 namespace skade::table {
 
 Result<std::unique_ptr<PartedRead>> Table::ReadInParts(const ReadOptions& options) const {
@@ -173,6 +175,18 @@ struct Chain {
     read.reset();  // lets the planner go
     return 0;
   }
+
+  // The C stream's other calls (arrow::StreamOf).
+  int GetSchema(ArrowSchema* schema) {
+    ArrowArrayStream& first = *streams.front().get();
+    if (first.get_schema(&first, schema) != 0) {
+      const char* e = first.get_last_error(&first);
+      error = e ? e : "no schema";
+      return EIO;
+    }
+    return 0;
+  }
+  const char* LastError() const { return error.empty() ? nullptr : error.c_str(); }
 };
 
 }  // namespace
@@ -191,30 +205,7 @@ Result<arrow::StreamHandle> PartedRead::Stream(std::unique_ptr<PartedRead> read,
     chain->ended = true;
     chain->read.reset();
   }
-  ArrowArrayStream out;
-  out.get_schema = [](ArrowArrayStream* s, ArrowSchema* schema) -> int {
-    auto* c = static_cast<Chain*>(s->private_data);
-    ArrowArrayStream& first = *c->streams.front().get();
-    if (first.get_schema(&first, schema) != 0) {
-      const char* e = first.get_last_error(&first);
-      c->error = e ? e : "no schema";
-      return EIO;
-    }
-    return 0;
-  };
-  out.get_next = [](ArrowArrayStream* s, ArrowArray* array) -> int {
-    return static_cast<Chain*>(s->private_data)->GetNext(array);
-  };
-  out.get_last_error = [](ArrowArrayStream* s) -> const char* {
-    auto* c = static_cast<Chain*>(s->private_data);
-    return c->error.empty() ? nullptr : c->error.c_str();
-  };
-  out.release = [](ArrowArrayStream* s) {
-    delete static_cast<Chain*>(s->private_data);
-    s->release = nullptr;
-  };
-  out.private_data = chain.release();
-  return arrow::StreamHandle(&out);
+  return arrow::StreamOf(std::move(chain));
 }
 
 int64_t PartedRead::files_planned() const {

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "skade/arrow/stream_of.h"
 #include "skade/iceberg/scan.h"
 
 namespace skade::table {
@@ -17,50 +18,39 @@ struct TransformedStream {
   arrow::SchemaHandle output_schema;
   Transform* transform = nullptr;
   std::string error;
-};
 
-int GetSchema(ArrowArrayStream* stream, ArrowSchema* out) {
-  auto* s = static_cast<TransformedStream*>(stream->private_data);
-  // A copy the consumer owns: ask the transform again (schemas are cheap and deterministic).
-  auto schema = s->transform->OutputSchema(*s->input_schema.get());
-  if (!schema.ok()) {
-    s->error = schema.status().ToString();
-    return EINVAL;
-  }
-  schema->MoveTo(out);
-  return 0;
-}
-
-int GetNext(ArrowArrayStream* stream, ArrowArray* out) {
-  auto* s = static_cast<TransformedStream*>(stream->private_data);
-  arrow::ArrayHandle batch;
-  if (int rc = s->input->get_next(s->input.get(), batch.get()); rc != 0) {
-    const char* why = s->input->get_last_error(s->input.get());
-    s->error = std::string("reading the source: ") + (why ? why : std::strerror(rc));
-    return rc;
-  }
-  if (!batch.valid()) {  // end of stream
-    out->release = nullptr;
+  // The C stream's calls (arrow::StreamOf).
+  int GetSchema(ArrowSchema* out) {
+    // A copy the consumer owns: ask the transform again (schemas are cheap and deterministic).
+    auto schema = transform->OutputSchema(*input_schema.get());
+    if (!schema.ok()) {
+      error = schema.status().ToString();
+      return EINVAL;
+    }
+    schema->MoveTo(out);
     return 0;
   }
-  auto transformed = s->transform->Apply(*s->input_schema.get(), std::move(batch));
-  if (!transformed.ok()) {
-    s->error = "transform: " + transformed.status().ToString();
-    return EINVAL;
+  int GetNext(ArrowArray* out) {
+    arrow::ArrayHandle batch;
+    if (int rc = input->get_next(input.get(), batch.get()); rc != 0) {
+      const char* why = input->get_last_error(input.get());
+      error = std::string("reading the source: ") + (why ? why : std::strerror(rc));
+      return rc;
+    }
+    if (!batch.valid()) {  // end of stream
+      out->release = nullptr;
+      return 0;
+    }
+    auto transformed = transform->Apply(*input_schema.get(), std::move(batch));
+    if (!transformed.ok()) {
+      error = "transform: " + transformed.status().ToString();
+      return EINVAL;
+    }
+    transformed->MoveTo(out);
+    return 0;
   }
-  transformed->MoveTo(out);
-  return 0;
-}
-
-const char* GetLastError(ArrowArrayStream* stream) {
-  auto* s = static_cast<TransformedStream*>(stream->private_data);
-  return s->error.empty() ? nullptr : s->error.c_str();
-}
-
-void Release(ArrowArrayStream* stream) {
-  delete static_cast<TransformedStream*>(stream->private_data);
-  stream->release = nullptr;
-}
+  const char* LastError() const { return error.empty() ? nullptr : error.c_str(); }
+};
 
 // The top-level names of an Arrow struct schema's children.
 std::set<std::string> ChildNames(const ArrowSchema& schema) {
@@ -105,14 +95,7 @@ Result<CommitOutcome> RunTransform(Table& source, Transform& transform, Table& s
     }
   }
   stream->input = std::move(input);
-
-  ArrowArrayStream raw{};
-  raw.get_schema = GetSchema;
-  raw.get_next = GetNext;
-  raw.get_last_error = GetLastError;
-  raw.release = Release;
-  raw.private_data = stream.release();
-  arrow::StreamHandle rows(&raw);
+  arrow::StreamHandle rows = arrow::StreamOf(std::move(stream));
 
   SnapshotLineage previous = sink.snapshot_lineage();
   sink.set_snapshot_lineage(std::move(lineage));
