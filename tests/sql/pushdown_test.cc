@@ -5,10 +5,12 @@
 // pushed-down scan hands DuckDB are only those that can match.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <random>
 
 #include "skade/sql/lake_sql.h"
+#include "tests/engine/arrow_drain.h"
 #include "tests/testing/lake_test.h"
 
 namespace skade::sql {
@@ -217,6 +219,61 @@ TEST_F(PushdownTest, ARepeatedScanIsPlannedFromTheCache) {
   auto other = db_->QueryRows("SELECT count(*) FROM nocache.p.again WHERE day = DATE '2024-01-04'");
   ASSERT_FALSE(other.ok());
   EXPECT_NE(other.status().message().find(".avro"), std::string::npos) << other.status().ToString();
+}
+
+// A view's rows reach every thread of a statement in morsels (DuckDB's batch indexes): a
+// statement that keeps its sources' order (a stream, a materialized result, a LIMIT with an
+// OFFSET) gives the rows in the order the view without pushdown gives them, whole or in parts.
+TEST_F(PushdownTest, EveryThreadOfAStatementKeepsTheViewsOrder) {
+  ASSERT_NE(CreateTable("ord", "id BIGINT, s VARCHAR"), nullptr);
+  constexpr int64_t kPerFile = 60'000;
+  constexpr int kFiles = 4;
+  for (int f = 0; f < kFiles; ++f) {
+    auto w = engine::ParseStatement("INSERT INTO p.ord SELECT range, 'row ' || range FROM range(" +
+                                    std::to_string(f * kPerFile) + ", " + std::to_string((f + 1) * kPerFile) + ")");
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE(lake_->ExecuteWrite(*w, "p").ok());
+  }
+  ASSERT_TRUE(db_->Execute("SET threads = 4").ok());  // more threads than cores: they interleave
+  const std::string q = "SELECT id, s FROM skade.p.ord WHERE id % 7 <> 3";
+  auto stream_ids = [&](bool pushdown, bool parted) {
+    lake_->set_pushdown(pushdown);
+    lake_->set_parted_read_files(parted ? 0 : LakeSql::kPartedReadFiles);
+    Status st = lake_->SyncViews(q, "p");
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    auto stream = db_->QueryArrow(q);
+    EXPECT_TRUE(stream.ok()) << stream.status().ToString();
+    return stream.ok() ? engine::Drain(std::move(*stream)).first_column : std::vector<int64_t>{};
+  };
+  const std::vector<int64_t> oracle = stream_ids(false, false);
+  // The oracle (a skade_scan too, of every file) itself: each file's rows in order, every row
+  // once, so at most one step back between two files.
+  size_t steps_back = 0;
+  for (size_t i = 1; i < oracle.size(); ++i) steps_back += oracle[i] < oracle[i - 1];
+  EXPECT_LT(steps_back, static_cast<size_t>(kFiles));
+  ASSERT_EQ(oracle.size(), static_cast<size_t>(kFiles * kPerFile - (kFiles * kPerFile + 3) / 7));
+  std::vector<int64_t> sorted = oracle;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end());
+  for (bool parted : {false, true}) {
+    SCOPED_TRACE(parted ? "in parts" : "whole");
+    for (int round = 0; round < 3; ++round) EXPECT_EQ(stream_ids(true, parted), oracle) << "round " << round;
+    // A materialized result and a LIMIT with an OFFSET keep the same order.
+    auto rows = db_->QueryRows(q);
+    ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+    ASSERT_EQ(rows->size(), oracle.size());
+    size_t differ = 0;
+    for (size_t i = 0; i < oracle.size(); ++i) differ += (*rows)[i][0] != std::to_string(oracle[i]);
+    EXPECT_EQ(differ, 0u);
+    EXPECT_EQ(Sql(q + " LIMIT 3 OFFSET 150000", true, parted),
+              (std::vector<std::vector<std::string>>{
+                  {std::to_string(oracle[150000]), "row " + std::to_string(oracle[150000])},
+                  {std::to_string(oracle[150001]), "row " + std::to_string(oracle[150001])},
+                  {std::to_string(oracle[150002]), "row " + std::to_string(oracle[150002])}}));
+  }
+  // Aggregates over every thread agree with the oracle's.
+  EXPECT_EQ(Sql("SELECT count(*), sum(id), min(s), max(s) FROM skade.p.ord", true),
+            Sql("SELECT count(*), sum(id), min(s), max(s) FROM skade.p.ord", false));
 }
 
 // After a commit the views plan again (a new snapshot), reading only the new manifest list and

@@ -1,12 +1,16 @@
 #include "skade/engine/pushdown_scan.h"
 
+#include <algorithm>
 #include <cmath>
+#include <deque>
+#include <mutex>
 #include <utility>
 
 #include "duckdb.hpp"
 #include "duckdb/function/table_function.hpp"
 #include "duckdb/main/capi/capi_internal.hpp"
 #include "duckdb/main/extension/extension_loader.hpp"
+#include "duckdb/parallel/task_scheduler.hpp"
 #include "duckdb/planner/expression/list.hpp"
 #include "duckdb/planner/operator/logical_get.hpp"
 #include "skade/base/log.h"
@@ -304,11 +308,46 @@ duckdb::unique_ptr<duckdb::NodeStatistics> Cardinality(duckdb::ClientContext&, c
   return duckdb::make_uniq<duckdb::NodeStatistics>(static_cast<duckdb::idx_t>(*data.info.estimated_rows));
 }
 
+// What one thread of a scan emits next: a run of the source's rows in its order (a morsel,
+// DuckDB's batch index), taken from the source at once so that the threads' runs never
+// interleave.
+struct ScanLocal final : duckdb::LocalTableFunctionState {
+  struct Piece {
+    duckdb::unique_ptr<duckdb::DataChunk> chunk;  // null: `rows` rows of no column
+    duckdb::idx_t rows = 0;
+  };
+  std::deque<Piece> pieces;
+  duckdb::idx_t morsel = 0;  // the batch index of the run `pieces` holds
+};
+
+// The source's rows are one stream (the inner query, part after part), taken in morsels by
+// every thread of the statement: a thread takes the next run of chunks under the lock and
+// leaves it; what the statement does with them (filters, projections, its Arrow conversion)
+// runs in that thread, in parallel with the next thread's taking. Morsels grow from one chunk
+// (first rows at once) to kMaxMorselChunks or kMaxMorselBytes.
 struct ScanState final : duckdb::GlobalTableFunctionState {
+  static constexpr size_t kMaxMorselChunks = 60;  // 122,880 rows: a Parquet row group
+  static constexpr size_t kMaxMorselBytes = size_t{16} << 20;
+
+  std::mutex mu;
   duckdb::unique_ptr<duckdb::Connection> connection;
   duckdb::unique_ptr<duckdb::QueryResult> result;
   std::string sql;                         // the source's query, for DataFileChecks::Explain
   DataFileChecks* checks = nullptr;
+  std::string select;                      // the scan's columns over a query of the source
+  std::shared_ptr<ScanParts> parts;        // the source's further queries, when it has parts
+  duckdb::ClientContext* context = nullptr;
+  bool from_count = false;  // a scan of no column, its rows counted without a query
+  int64_t rows_left = 0;    // from_count: rows still to emit
+  // A scan of no column whose rows come from a query: its one column of NULLs is not the
+  // scan's (whose type DuckDB chose), so only the row count is taken from it.
+  bool counts_only = false;
+  bool done = false;
+  duckdb::idx_t threads = 1;
+  duckdb::idx_t next_morsel = 0;
+  size_t morsel_chunks = 1;  // chunks the next morsel takes at most
+
+  duckdb::idx_t MaxThreads() const override { return threads; }
 
   // The inner query's error, with the damaged file named where DuckDB's message does not.
   [[noreturn]] void ThrowError() const {
@@ -316,10 +355,6 @@ struct ScanState final : duckdb::GlobalTableFunctionState {
     if (checks != nullptr) error = checks->Explain(sql, error);
     throw duckdb::IOException(error.code() == StatusCode::kInvalidArgument ? error.message() : error.ToString());
   }
-  std::string select;                      // the scan's columns over a query of the source
-  std::shared_ptr<ScanParts> parts;        // the source's further queries, when it has parts
-  duckdb::ClientContext* context = nullptr;
-
   // Runs `query` (the whole scan, or its next part).
   void Start(std::string query) {
     if (connection == nullptr) connection = duckdb::make_uniq<duckdb::Connection>(*context->db);
@@ -339,13 +374,44 @@ struct ScanState final : duckdb::GlobalTableFunctionState {
     Start(std::move(**next));
     return true;
   }
-
-  int64_t rows_left = 0;  // a scan of no column: rows still to emit
-  // A scan of no column whose rows come from a query: its one column of NULLs is not the
-  // scan's (whose type DuckDB chose), so only the row count is taken from it.
-  bool counts_only = false;
-  bool done = false;
-  duckdb::idx_t MaxThreads() const override { return 1; }
+  // The source's next chunk of rows, null after the last. Under `mu`.
+  duckdb::unique_ptr<duckdb::DataChunk> NextChunk() {
+    while (!done) {
+      auto chunk = result->Fetch();
+      if (result->HasError()) ThrowError();
+      if (chunk && chunk->size() > 0) return chunk;
+      result.reset();
+      if (!StartNextPart()) done = true;
+    }
+    return nullptr;
+  }
+  // Fills `local` with the next morsel; leaves it empty when the scan is over.
+  void TakeMorsel(ScanLocal& local) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (done) return;
+    if (from_count) {  // one chunk's worth of rows per morsel
+      const auto n = static_cast<duckdb::idx_t>(std::min<int64_t>(rows_left, STANDARD_VECTOR_SIZE));
+      rows_left -= static_cast<int64_t>(n);
+      if (n == 0) {
+        done = true;
+        return;
+      }
+      local.pieces.push_back(ScanLocal::Piece{nullptr, n});
+      local.morsel = next_morsel++;
+      return;
+    }
+    size_t bytes = 0;
+    while (local.pieces.size() < morsel_chunks && bytes < kMaxMorselBytes) {
+      auto chunk = NextChunk();
+      if (chunk == nullptr) break;
+      bytes += chunk->GetAllocationSize();
+      const duckdb::idx_t rows = chunk->size();
+      local.pieces.push_back(ScanLocal::Piece{counts_only ? nullptr : std::move(chunk), rows});
+    }
+    if (local.pieces.empty()) return;
+    local.morsel = next_morsel++;
+    morsel_chunks = std::min(morsel_chunks * 2, kMaxMorselChunks);
+  }
 };
 
 duckdb::unique_ptr<duckdb::GlobalTableFunctionState> Init(duckdb::ClientContext& context,
@@ -378,6 +444,7 @@ duckdb::unique_ptr<duckdb::GlobalTableFunctionState> Init(duckdb::ClientContext&
   if (!plan.ok()) throw duckdb::IOException(plan.status().ToString());
   auto state = duckdb::make_uniq<ScanState>();
   if (scan.columns.empty() && plan->row_count) {
+    state->from_count = true;
     state->rows_left = *plan->row_count;
     return state;
   }
@@ -398,6 +465,7 @@ duckdb::unique_ptr<duckdb::GlobalTableFunctionState> Init(duckdb::ClientContext&
   state->select = std::move(select);
   state->context = &context;
   state->checks = data.checks;
+  state->threads = static_cast<duckdb::idx_t>(std::max(1, duckdb::TaskScheduler::GetScheduler(context).NumberOfThreads()));
   if (plan->parts == nullptr) {
     state->Start(std::move(plan->sql));
   } else {
@@ -415,37 +483,34 @@ void NullColumns(duckdb::DataChunk& output) {
   }
 }
 
+duckdb::unique_ptr<duckdb::LocalTableFunctionState> InitLocal(duckdb::ExecutionContext&,
+                                                              duckdb::TableFunctionInitInput&,
+                                                              duckdb::GlobalTableFunctionState*) {
+  return duckdb::make_uniq<ScanLocal>();
+}
+
 void Scan(duckdb::ClientContext&, duckdb::TableFunctionInput& input, duckdb::DataChunk& output) {
   auto& state = input.global_state->Cast<ScanState>();
-  if (state.done) return;
-  if (state.result == nullptr) {  // rows of no column, from the count
-    const auto n = static_cast<duckdb::idx_t>(std::min<int64_t>(state.rows_left, STANDARD_VECTOR_SIZE));
-    NullColumns(output);
-    output.SetCardinality(n);
-    state.rows_left -= static_cast<int64_t>(n);
-    if (n == 0) state.done = true;
+  auto& local = input.local_state->Cast<ScanLocal>();
+  if (local.pieces.empty()) state.TakeMorsel(local);
+  if (local.pieces.empty()) {
+    output.SetCardinality(0);
     return;
   }
-  auto chunk = state.result->Fetch();
-  if (state.result->HasError()) state.ThrowError();
-  while (!chunk || chunk->size() == 0) {
-    state.result.reset();
-    if (!state.StartNextPart()) {
-      state.done = true;
-      state.connection.reset();
-      output.SetCardinality(0);
-      return;
-    }
-    chunk = state.result->Fetch();
-    if (state.result->HasError()) state.ThrowError();
-  }
-  if (!state.counts_only && output.ColumnCount() == chunk->ColumnCount()) {
-    output.Reference(*chunk);  // the inner result's buffers, not a copy
+  ScanLocal::Piece piece = std::move(local.pieces.front());
+  local.pieces.pop_front();
+  if (piece.chunk != nullptr && output.ColumnCount() == piece.chunk->ColumnCount()) {
+    output.Reference(*piece.chunk);  // the inner result's buffers, not a copy
   } else {
-    // A scan of no column whose rows came from a query: only the count matters.
+    // A scan of no column: only the count matters.
     NullColumns(output);
-    output.SetCardinality(chunk->size());
+    output.SetCardinality(piece.rows);
   }
+}
+
+// The morsel a thread emits from: DuckDB keeps the statement's order across threads by it.
+duckdb::OperatorPartitionData PartitionData(duckdb::ClientContext&, duckdb::TableFunctionGetPartitionInput& input) {
+  return duckdb::OperatorPartitionData(input.local_state->Cast<ScanLocal>().morsel);
 }
 
 }  // namespace
@@ -455,7 +520,8 @@ Status RegisterPushdownScanFunction(duckdb_database db, std::shared_ptr<ScanSour
   try {
     auto* wrapper = reinterpret_cast<duckdb::DatabaseWrapper*>(db);
     duckdb::DatabaseInstance& instance = *wrapper->database->instance;
-    duckdb::TableFunction function(kFunctionName, {duckdb::LogicalType::VARCHAR}, Scan, Bind, Init);
+    duckdb::TableFunction function(kFunctionName, {duckdb::LogicalType::VARCHAR}, Scan, Bind, Init, InitLocal);
+    function.get_partition_data = PartitionData;
     function.projection_pushdown = true;
     function.filter_pushdown = false;  // every filter stays in the plan, above the scan
     function.pushdown_complex_filter = PushdownFilters;
