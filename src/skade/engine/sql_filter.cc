@@ -1,5 +1,6 @@
 #include "skade/engine/sql_filter.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <limits>
 
@@ -350,6 +351,12 @@ ExprPtr Build(const Node& n, const std::vector<std::optional<Literal>>& values) 
   return nullptr;
 }
 
+// Whether every part of the tree converted.
+bool Whole(const Node& n) {
+  if (n.kind == Node::Kind::kUnknown) return false;
+  return std::all_of(n.children.begin(), n.children.end(), [](const auto& c) { return c != nullptr && Whole(*c); });
+}
+
 }  // namespace
 
 namespace {
@@ -397,7 +404,6 @@ Status CheckBooleanOver(Database& db, const Predicate& where, const std::string&
 }
 
 Result<ExprPtr> SqlToIcebergFilter(Database& db, const Predicate& where, const iceberg::Schema& schema) {
-  SKADE_RETURN_IF_ERROR(CheckBooleanPredicate(db, where, schema));
   std::string statement = "SELECT 1 WHERE " + where.sql();
   SKADE_ASSIGN_OR_RETURN(auto rows, db.QueryRows("SELECT json_serialize_sql(" + QuoteString(statement) + ")"));
   if (rows.size() != 1 || !rows[0][0]) return Status::Internal("json_serialize_sql returned nothing");
@@ -426,6 +432,11 @@ Result<ExprPtr> SqlToIcebergFilter(Database& db, const Predicate& where, const i
     values[i] = PlainLiteral(*constants[i].node, *constants[i].field->type);
     if (!values[i]) evaluated.push_back(i);
   }
+  // A predicate that converted whole, every constant taken as the parser gave it, is boolean by
+  // its form: comparisons, IN, IS [NOT] NULL, LIKE 'prefix%' and isnan of the schema's columns
+  // with constants of their own kind, under AND, OR and NOT. Any other is bound by DuckDB to
+  // check it (a statement fewer for the common filters).
+  if (!evaluated.empty() || !Whole(*tree)) SKADE_RETURN_IF_ERROR(CheckBooleanPredicate(db, where, schema));
   if (!evaluated.empty()) {
     std::string deserialize = "SELECT ";
     for (size_t k = 0; k < evaluated.size(); ++k) {
