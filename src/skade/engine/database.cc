@@ -234,7 +234,7 @@ Result<arrow::StreamHandle> Database::QueryArrow(std::string_view sql) {
   std::unique_ptr<ArrowFeed> feed;
   Status started = [&]() -> Status {
     SKADE_RETURN_IF_ERROR(OpenConnection(impl_->db, impl_->connection_setup, owner->con, impl_->running.get()));
-    SKADE_RETURN_IF_ERROR(PrepareOn(owner->con.con, sql, &owner->stmt.stmt));
+    SKADE_RETURN_IF_ERROR(PrepareOnce(owner->con.con, sql, &owner->stmt.stmt));
     SKADE_ASSIGN_OR_RETURN(feed, ArrowFeed::Start(owner->stmt.stmt, FeedOptions{.batching = {}, .pool = impl_->page_pool}));
     return Status::Ok();
   }();
@@ -249,7 +249,7 @@ Result<arrow::StreamHandle> Database::QueryArrowWhole(std::string_view sql, int6
     RawConnection con;
     SKADE_RETURN_IF_ERROR(OpenConnection(impl_->db, impl_->connection_setup, con, impl_->running.get()));
     RawPrepared stmt;
-    SKADE_RETURN_IF_ERROR(PrepareOn(con.con, sql, &stmt.stmt));
+    SKADE_RETURN_IF_ERROR(PrepareOnce(con.con, sql, &stmt.stmt));
     if (std::optional<std::string> error = CollectArrow(stmt.stmt, batch_rows, impl_->page_pool, &collected)) {
       return DuckError(error->c_str(), "query failed");
     }

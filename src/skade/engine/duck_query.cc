@@ -11,6 +11,8 @@
 #include <utility>
 
 #include "duckdb.h"
+#include "duckdb/main/capi/capi_internal.hpp"
+#include "duckdb/main/prepared_statement_data.hpp"
 #include "skade/arrow/stream_of.h"
 #include "skade/engine/duck_types_internal.h"
 
@@ -165,6 +167,16 @@ Status PrepareOn(duckdb_connection con, std::string_view sql, duckdb_prepared_st
   return Status::Ok();
 }
 
+Status PrepareOnce(duckdb_connection con, std::string_view sql, duckdb_prepared_statement* out) {
+  SKADE_RETURN_IF_ERROR(PrepareOn(con, sql, out));
+  // The C API's statement handle is a PreparedStatementWrapper (duckdb/main/capi/capi_internal.hpp).
+  auto* wrapper = reinterpret_cast<duckdb::PreparedStatementWrapper*>(*out);
+  if (wrapper != nullptr && wrapper->statement && !wrapper->statement->HasError() && wrapper->statement->data) {
+    wrapper->statement->data->properties.always_require_rebind = false;
+  }
+  return Status::Ok();
+}
+
 Status ExecutePreparedInto(duckdb_prepared_statement stmt, QueryResult* result) {
   duckdb_state state = duckdb_execute_prepared(stmt, &result->result);
   result->valid = true;
@@ -174,7 +186,7 @@ Status ExecutePreparedInto(duckdb_prepared_statement stmt, QueryResult* result) 
 
 Status ExecuteOn(duckdb_connection con, std::string_view sql) {
   RawPrepared stmt;
-  SKADE_RETURN_IF_ERROR(PrepareOn(con, sql, &stmt.stmt));
+  SKADE_RETURN_IF_ERROR(PrepareOnce(con, sql, &stmt.stmt));
   QueryResult r;
   return ExecutePreparedInto(stmt.stmt, &r);
 }
@@ -230,7 +242,7 @@ Status QueryTextOn(duckdb_connection connection, std::string_view sql,
   std::vector<ColumnType> select_columns;
   {
     RawPrepared stmt;
-    SKADE_RETURN_IF_ERROR(PrepareOn(connection, sql, &stmt.stmt));
+    SKADE_RETURN_IF_ERROR(PrepareOnce(connection, sql, &stmt.stmt));
     if (duckdb_prepared_statement_type(stmt.stmt) == DUCKDB_STATEMENT_TYPE_SELECT) {
       const idx_t n = duckdb_prepared_statement_column_count(stmt.stmt);
       for (idx_t i = 0; i < n; ++i) {

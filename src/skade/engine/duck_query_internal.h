@@ -37,6 +37,14 @@ Status DuckError(const char* message, const char* fallback);
 // a NUL: CText).
 Status PrepareOn(duckdb_connection con, std::string_view sql, duckdb_prepared_statement* out);
 
+// PrepareOn for a statement that runs once, right after. DuckDB binds a statement that reads
+// files (read_parquet, whose bind it cannot keep) a second time when it runs, in case the files
+// changed since the prepare; run at once, that bind only repeats the first, at a sixth of a
+// small read's time (bench/RESULTS.md, section as). The statement's first run keeps the
+// prepare's bind instead, as a plain query binds once; DuckDB still binds again when the
+// catalog changed in between. Not for a statement that runs again (PreparedStatement).
+Status PrepareOnce(duckdb_connection con, std::string_view sql, duckdb_prepared_statement* out);
+
 // Executes `stmt` into `*result` (marked valid, to be destroyed with it); DuckDB's error as a
 // Status.
 Status ExecutePreparedInto(duckdb_prepared_statement stmt, QueryResult* result);
@@ -116,7 +124,7 @@ struct StreamingQuery {
   }
 
   Status Run(duckdb_connection con, std::string_view sql) {
-    SKADE_RETURN_IF_ERROR(PrepareOn(con, sql, &stmt.stmt));
+    SKADE_RETURN_IF_ERROR(PrepareOnce(con, sql, &stmt.stmt));
     return RunPrepared(stmt.stmt);
   }
 
