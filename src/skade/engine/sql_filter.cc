@@ -4,8 +4,11 @@
 #include <cstdlib>
 #include <limits>
 
-#include <nlohmann/json.hpp>
-
+#include "duckdb.hpp"
+#include "duckdb/parser/expression/list.hpp"
+#include "duckdb/parser/parser.hpp"
+#include "duckdb/parser/query_node/select_node.hpp"
+#include "duckdb/parser/statement/select_statement.hpp"
 #include "skade/engine/duck_text_internal.h"
 #include "skade/engine/iceberg_scan.h"
 #include "skade/engine/schema_convert.h"
@@ -18,11 +21,13 @@ using iceberg::ExprPtr;
 using iceberg::Literal;
 using iceberg::Operation;
 using iceberg::TypeId;
-using Json = nlohmann::json;
+using duckdb::ExpressionClass;
+using duckdb::ExpressionType;
+using duckdb::ParsedExpression;
 
 // A constant of the SQL that must be converted to a column's Iceberg type.
 struct PendingConstant {
-  const Json* node;
+  const ParsedExpression* node;
   const iceberg::NestedField* field;
 };
 
@@ -45,106 +50,97 @@ class Converter {
  public:
   explicit Converter(const iceberg::Schema& schema) : schema_(schema) {}
 
-  std::unique_ptr<Node> Convert(const Json& e) {
-    const std::string cls = e.value("class", "");
-    const std::string type = e.value("type", "");
-    if (cls == "CONJUNCTION") {
-      const Json& kids = e["children"];
-      if (!kids.is_array() || kids.empty()) return Unknown();
-      auto node = std::make_unique<Node>();
-      node->kind = type == "CONJUNCTION_AND" ? Node::Kind::kAnd : Node::Kind::kOr;
-      if (type != "CONJUNCTION_AND" && type != "CONJUNCTION_OR") return Unknown();
-      for (const Json& k : kids) node->children.push_back(Convert(k));
-      return node;
-    }
-    if (cls == "OPERATOR") {
-      const Json& kids = e["children"];
-      if (!kids.is_array() || kids.empty()) return Unknown();
-      if (type == "OPERATOR_NOT") {
+  std::unique_ptr<Node> Convert(const ParsedExpression& e) {
+    switch (e.GetExpressionClass()) {
+      case ExpressionClass::CONJUNCTION: {
+        const auto& c = e.Cast<duckdb::ConjunctionExpression>();
+        if (c.children.empty()) return Unknown();
+        if (e.type != ExpressionType::CONJUNCTION_AND && e.type != ExpressionType::CONJUNCTION_OR) return Unknown();
         auto node = std::make_unique<Node>();
-        node->kind = Node::Kind::kNot;
-        node->children.push_back(Convert(kids[0]));
+        node->kind = e.type == ExpressionType::CONJUNCTION_AND ? Node::Kind::kAnd : Node::Kind::kOr;
+        for (const auto& k : c.children) node->children.push_back(Convert(*k));
         return node;
       }
-      if (type == "OPERATOR_IS_NULL" || type == "OPERATOR_IS_NOT_NULL") {
-        const iceberg::NestedField* f = Column(kids[0]);
-        if (f == nullptr) return Unknown();
-        return Predicate(type == "OPERATOR_IS_NULL" ? Operation::kIsNull : Operation::kNotNull, f, {});
-      }
-      if (type == "COMPARE_IN" || type == "COMPARE_NOT_IN") {
-        const iceberg::NestedField* f = Column(kids[0]);
-        if (f == nullptr || kids.size() < 2) return Unknown();
-        std::vector<size_t> consts;
-        for (size_t i = 1; i < kids.size(); ++i) {
-          if (!IsConstant(kids[i])) return Unknown();
-          consts.push_back(AddConstant(kids[i], f));
+      case ExpressionClass::OPERATOR: {
+        const auto& kids = e.Cast<duckdb::OperatorExpression>().children;
+        if (kids.empty()) return Unknown();
+        if (e.type == ExpressionType::OPERATOR_NOT) {
+          auto node = std::make_unique<Node>();
+          node->kind = Node::Kind::kNot;
+          node->children.push_back(Convert(*kids[0]));
+          return node;
         }
-        return Predicate(type == "COMPARE_IN" ? Operation::kIn : Operation::kNotIn, f, consts);
-      }
-      return Unknown();
-    }
-    if (cls == "COMPARISON") {
-      static const std::map<std::string, Operation> kOps = {
-          {"COMPARE_EQUAL", Operation::kEq},         {"COMPARE_NOTEQUAL", Operation::kNotEq},
-          {"COMPARE_LESSTHAN", Operation::kLt},      {"COMPARE_GREATERTHAN", Operation::kGt},
-          {"COMPARE_LESSTHANOREQUALTO", Operation::kLtEq},
-          {"COMPARE_GREATERTHANOREQUALTO", Operation::kGtEq}};
-      auto it = kOps.find(type);
-      if (it == kOps.end()) return Unknown();
-      Operation op = it->second;
-      const Json& left = e["left"];
-      const Json& right = e["right"];
-      const iceberg::NestedField* f = Column(left);
-      const Json* constant = &right;
-      if (f == nullptr) {
-        f = Column(right);
-        constant = &left;
-        op = Flip(op);
-      }
-      if (f == nullptr || !IsConstant(*constant)) return Unknown();
-      return Predicate(op, f, {AddConstant(*constant, f)});
-    }
-    if (cls == "BETWEEN") {
-      const iceberg::NestedField* f = Column(e["input"]);
-      if (f == nullptr || !IsConstant(e["lower"]) || !IsConstant(e["upper"])) return Unknown();
-      auto node = std::make_unique<Node>();
-      node->kind = Node::Kind::kAnd;
-      node->children.push_back(Predicate(Operation::kGtEq, f, {AddConstant(e["lower"], f)}));
-      node->children.push_back(Predicate(Operation::kLtEq, f, {AddConstant(e["upper"], f)}));
-      return node;
-    }
-    if (cls == "FUNCTION") {
-      const std::string name = e.value("function_name", "");
-      const Json& kids = e["children"];
-      if (!kids.is_array()) return Unknown();
-      if ((name == "~~" || name == "!~~") && kids.size() == 2) {
-        // LIKE 'prefix%' with no other wildcard is starts-with.
-        const iceberg::NestedField* f = Column(kids[0]);
-        const Json& pat = kids[1];
-        if (f == nullptr || f->type->id() != TypeId::kString || pat.value("class", "") != "CONSTANT") {
-          return Unknown();
+        if (e.type == ExpressionType::OPERATOR_IS_NULL || e.type == ExpressionType::OPERATOR_IS_NOT_NULL) {
+          const iceberg::NestedField* f = Column(*kids[0]);
+          if (f == nullptr) return Unknown();
+          return Predicate(e.type == ExpressionType::OPERATOR_IS_NULL ? Operation::kIsNull : Operation::kNotNull, f, {});
         }
-        const Json& v = pat["value"];
-        if (!v.is_object() || !v["value"].is_string()) return Unknown();
-        std::string p = v["value"].get<std::string>();
-        if (p.empty() || p.back() != '%') return Unknown();
-        std::string prefix = p.substr(0, p.size() - 1);
-        if (prefix.find_first_of("%_\\") != std::string::npos) return Unknown();
-        auto node = Predicate(name == "~~" ? Operation::kStartsWith : Operation::kNotStartsWith, f, {});
-        node->predicate.prefix = prefix;
+        if (e.type == ExpressionType::COMPARE_IN || e.type == ExpressionType::COMPARE_NOT_IN) {
+          const iceberg::NestedField* f = Column(*kids[0]);
+          if (f == nullptr || kids.size() < 2) return Unknown();
+          std::vector<size_t> consts;
+          for (size_t i = 1; i < kids.size(); ++i) {
+            if (!IsConstant(*kids[i])) return Unknown();
+            consts.push_back(AddConstant(*kids[i], f));
+          }
+          return Predicate(e.type == ExpressionType::COMPARE_IN ? Operation::kIn : Operation::kNotIn, f, consts);
+        }
+        return Unknown();
+      }
+      case ExpressionClass::COMPARISON: {
+        std::optional<Operation> op = ComparisonOf(e.type);
+        if (!op) return Unknown();
+        const auto& c = e.Cast<duckdb::ComparisonExpression>();
+        const iceberg::NestedField* f = Column(*c.left);
+        const ParsedExpression* constant = c.right.get();
+        if (f == nullptr) {
+          f = Column(*c.right);
+          constant = c.left.get();
+          op = Flip(*op);
+        }
+        if (f == nullptr || !IsConstant(*constant)) return Unknown();
+        return Predicate(*op, f, {AddConstant(*constant, f)});
+      }
+      case ExpressionClass::BETWEEN: {
+        const auto& b = e.Cast<duckdb::BetweenExpression>();
+        const iceberg::NestedField* f = Column(*b.input);
+        if (f == nullptr || !IsConstant(*b.lower) || !IsConstant(*b.upper)) return Unknown();
+        auto node = std::make_unique<Node>();
+        node->kind = Node::Kind::kAnd;
+        node->children.push_back(Predicate(Operation::kGtEq, f, {AddConstant(*b.lower, f)}));
+        node->children.push_back(Predicate(Operation::kLtEq, f, {AddConstant(*b.upper, f)}));
         return node;
       }
-      if ((name == "isnan" || name == "prefix" || name == "starts_with") && !kids.empty()) {
-        const iceberg::NestedField* f = Column(kids[0]);
-        if (f == nullptr) return Unknown();
-        if (name == "isnan" && kids.size() == 1 &&
-            (f->type->id() == TypeId::kFloat || f->type->id() == TypeId::kDouble)) {
-          return Predicate(Operation::kIsNan, f, {});
+      case ExpressionClass::FUNCTION: {
+        const auto& fn = e.Cast<duckdb::FunctionExpression>();
+        const std::string& name = fn.function_name;
+        const auto& kids = fn.children;
+        if ((name == "~~" || name == "!~~") && kids.size() == 2) {
+          // LIKE 'prefix%' with no other wildcard is starts-with.
+          const iceberg::NestedField* f = Column(*kids[0]);
+          if (f == nullptr || f->type->id() != TypeId::kString) return Unknown();
+          if (kids[1]->GetExpressionClass() != ExpressionClass::CONSTANT) return Unknown();
+          const duckdb::Value& v = kids[1]->Cast<duckdb::ConstantExpression>().value;
+          if (v.IsNull() || v.type().id() != duckdb::LogicalTypeId::VARCHAR) return Unknown();
+          std::string p = duckdb::StringValue::Get(v);
+          if (p.empty() || p.back() != '%') return Unknown();
+          std::string prefix = p.substr(0, p.size() - 1);
+          if (prefix.find_first_of("%_\\") != std::string::npos) return Unknown();
+          auto node = Predicate(name == "~~" ? Operation::kStartsWith : Operation::kNotStartsWith, f, {});
+          node->predicate.prefix = prefix;
+          return node;
         }
+        if (name == "isnan" && kids.size() == 1) {
+          const iceberg::NestedField* f = Column(*kids[0]);
+          if (f != nullptr && (f->type->id() == TypeId::kFloat || f->type->id() == TypeId::kDouble)) {
+            return Predicate(Operation::kIsNan, f, {});
+          }
+        }
+        return Unknown();
       }
-      return Unknown();
+      default:
+        return Unknown();
     }
-    return Unknown();
   }
 
   std::vector<PendingConstant>& constants() { return constants_; }
@@ -161,6 +157,18 @@ class Converter {
     return node;
   }
 
+  static std::optional<Operation> ComparisonOf(ExpressionType type) {
+    switch (type) {
+      case ExpressionType::COMPARE_EQUAL: return Operation::kEq;
+      case ExpressionType::COMPARE_NOTEQUAL: return Operation::kNotEq;
+      case ExpressionType::COMPARE_LESSTHAN: return Operation::kLt;
+      case ExpressionType::COMPARE_GREATERTHAN: return Operation::kGt;
+      case ExpressionType::COMPARE_LESSTHANOREQUALTO: return Operation::kLtEq;
+      case ExpressionType::COMPARE_GREATERTHANOREQUALTO: return Operation::kGtEq;
+      default: return std::nullopt;
+    }
+  }
+
   static Operation Flip(Operation op) {
     switch (op) {
       case Operation::kLt: return Operation::kGt;
@@ -172,13 +180,12 @@ class Converter {
   }
 
   // A top-level primitive column (DuckDB identifiers are case-insensitive).
-  const iceberg::NestedField* Column(const Json& e) const {
-    if (e.value("class", "") != "COLUMN_REF") return nullptr;
-    const Json& names = e["column_names"];
-    if (!names.is_array() || names.empty() || !names.back().is_string()) return nullptr;
-    if (names.size() > 2) return nullptr;
-    const iceberg::NestedField* f = schema_.FindFieldByName(names.back().get<std::string>(), true);
-    if (f == nullptr) f = schema_.FindFieldByName(names.back().get<std::string>(), false);
+  const iceberg::NestedField* Column(const ParsedExpression& e) const {
+    if (e.GetExpressionClass() != ExpressionClass::COLUMN_REF) return nullptr;
+    const auto& names = e.Cast<duckdb::ColumnRefExpression>().column_names;
+    if (names.empty() || names.size() > 2) return nullptr;
+    const iceberg::NestedField* f = schema_.FindFieldByName(names.back(), true);
+    if (f == nullptr) f = schema_.FindFieldByName(names.back(), false);
     if (f == nullptr || !f->type->is_primitive()) return nullptr;
     // Only top-level columns are visible by bare name in the scan relation.
     for (const auto& top : schema_.fields()) {
@@ -188,14 +195,13 @@ class Converter {
   }
 
   // Constants and casts of constants (DATE '2020-01-01' parses as a cast).
-  static bool IsConstant(const Json& e) {
-    const std::string cls = e.value("class", "");
-    if (cls == "CONSTANT") return true;
-    if (cls == "CAST") return e.contains("child") && IsConstant(e["child"]);
+  static bool IsConstant(const ParsedExpression& e) {
+    if (e.GetExpressionClass() == ExpressionClass::CONSTANT) return true;
+    if (e.GetExpressionClass() == ExpressionClass::CAST) return IsConstant(*e.Cast<duckdb::CastExpression>().child);
     return false;
   }
 
-  size_t AddConstant(const Json& node, const iceberg::NestedField* f) {
+  size_t AddConstant(const ParsedExpression& node, const iceberg::NestedField* f) {
     constants_.push_back({&node, f});
     return constants_.size() - 1;
   }
@@ -249,22 +255,15 @@ std::string ConversionSql(const std::string& e, const iceberg::Type& t) {
 // conversion to the column's type `t` leaves nothing to decide: an integer into an int or long
 // column (when in range), a string into a string column. nullopt for any other (DuckDB converts
 // those, ConversionSql).
-std::optional<Literal> PlainLiteral(const Json& node, const iceberg::Type& t) {
-  if (node.value("class", "") != "CONSTANT" || node.value("type", "") != "VALUE_CONSTANT") return std::nullopt;
-  const Json* value = node.contains("value") ? &node["value"] : nullptr;
-  if (value == nullptr || !value->is_object() || value->value("is_null", true) || !value->contains("value") ||
-      !value->contains("type") || !(*value)["type"].is_object()) {
-    return std::nullopt;
-  }
-  const std::string type = (*value)["type"].value("id", "");
-  const Json& v = (*value)["value"];
-  const bool integer = type == "TINYINT" || type == "SMALLINT" || type == "INTEGER" || type == "BIGINT";
-  if (integer && v.is_number_integer()) {
-    // The JSON parser keeps non-negative integers unsigned.
-    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      return std::nullopt;
-    }
-    const int64_t n = v.is_number_unsigned() ? static_cast<int64_t>(v.get<uint64_t>()) : v.get<int64_t>();
+std::optional<Literal> PlainLiteral(const ParsedExpression& node, const iceberg::Type& t) {
+  if (node.GetExpressionClass() != ExpressionClass::CONSTANT) return std::nullopt;
+  const duckdb::Value& v = node.Cast<duckdb::ConstantExpression>().value;
+  if (v.IsNull()) return std::nullopt;
+  using duckdb::LogicalTypeId;
+  const LogicalTypeId type = v.type().id();
+  if (type == LogicalTypeId::TINYINT || type == LogicalTypeId::SMALLINT || type == LogicalTypeId::INTEGER ||
+      type == LogicalTypeId::BIGINT) {
+    const int64_t n = v.GetValue<int64_t>();
     if (t.id() == TypeId::kLong) return Literal::Long(n);
     if (t.id() == TypeId::kInt && n >= std::numeric_limits<int32_t>::min() &&
         n <= std::numeric_limits<int32_t>::max()) {
@@ -272,7 +271,7 @@ std::optional<Literal> PlainLiteral(const Json& node, const iceberg::Type& t) {
     }
     return std::nullopt;
   }
-  if (type == "VARCHAR" && v.is_string() && t.id() == TypeId::kString) return Literal::String(v.get<std::string>());
+  if (type == LogicalTypeId::VARCHAR && t.id() == TypeId::kString) return Literal::String(duckdb::StringValue::Get(v));
   return std::nullopt;
 }
 
@@ -404,27 +403,28 @@ Status CheckBooleanOver(Database& db, const Predicate& where, const std::string&
 }
 
 Result<ExprPtr> SqlToIcebergFilter(Database& db, const Predicate& where, const iceberg::Schema& schema) {
-  std::string statement = "SELECT 1 WHERE " + where.sql();
-  SKADE_ASSIGN_OR_RETURN(auto rows, db.QueryRows("SELECT json_serialize_sql(" + QuoteString(statement) + ")"));
-  if (rows.size() != 1 || !rows[0][0]) return Status::Internal("json_serialize_sql returned nothing");
-  Json parsed = Json::parse(*rows[0][0], nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded() || !parsed.is_object()) return Status::Internal("cannot read the parsed SQL");
-  if (parsed.value("error", false)) {
-    return Status::InvalidArgument(parsed.value("error_message", std::string("syntax error")));
+  // DuckDB's own parser, in process (no statement runs): the predicate as the statement that
+  // applies it will read it.
+  duckdb::Parser parser;
+  try {
+    parser.ParseQuery("SELECT 1 WHERE " + where.sql());
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(duckdb::ErrorData(e).RawMessage());
   }
-  const Json& stmts = parsed["statements"];
-  if (!stmts.is_array() || stmts.size() != 1 || !stmts[0].is_object()) {
+  if (parser.statements.size() != 1 || parser.statements[0]->type != duckdb::StatementType::SELECT_STATEMENT) {
     return Status::InvalidArgument("expected one boolean expression");
   }
-  const Json& node = stmts[0]["node"];
-  if (!node.is_object() || !node.contains("where_clause") || node["where_clause"].is_null()) {
+  const auto& select = parser.statements[0]->Cast<duckdb::SelectStatement>();
+  if (select.node == nullptr || select.node->type != duckdb::QueryNodeType::SELECT_NODE) {
     return Status::InvalidArgument("expected one boolean expression");
   }
+  const auto& where_clause = select.node->Cast<duckdb::SelectNode>().where_clause;
+  if (where_clause == nullptr) return Status::InvalidArgument("expected one boolean expression");
   Converter converter(schema);
-  std::unique_ptr<Node> tree = converter.Convert(node["where_clause"]);
+  std::unique_ptr<Node> tree = converter.Convert(*where_clause);
 
-  // Evaluate every constant with DuckDB itself, converted exactly to its column's type: the
-  // SQL text of each comes back from json_deserialize_sql.
+  // Every constant converted exactly to its column's type: a plain one (an integer, a string)
+  // as the parser holds it, any other by DuckDB itself.
   const auto& constants = converter.constants();
   std::vector<std::optional<Literal>> values(constants.size());
   std::vector<size_t> evaluated;  // the constants DuckDB converts
@@ -438,25 +438,12 @@ Result<ExprPtr> SqlToIcebergFilter(Database& db, const Predicate& where, const i
   // check it (a statement fewer for the common filters).
   if (!evaluated.empty() || !Whole(*tree)) SKADE_RETURN_IF_ERROR(CheckBooleanPredicate(db, where, schema));
   if (!evaluated.empty()) {
-    std::string deserialize = "SELECT ";
-    for (size_t k = 0; k < evaluated.size(); ++k) {
-      Json one = parsed;
-      Json& n = one["statements"][0]["node"];
-      n["select_list"] = Json::array({*constants[evaluated[k]].node});
-      n["where_clause"] = nullptr;
-      deserialize += (k ? ", " : "") + std::string("json_deserialize_sql(") +
-                     QuoteString(one.dump(-1, ' ', false, Json::error_handler_t::replace)) + "::JSON)";
-    }
-    SKADE_ASSIGN_OR_RETURN(auto texts, db.QueryRows(deserialize));
-    if (texts.size() != 1 || texts[0].size() != evaluated.size()) {
-      return Status::Internal("json_deserialize_sql returned an unexpected shape");
-    }
+    // Each constant's SQL as the parser rendered it, converted by DuckDB.
     std::string convert = "SELECT ";
     for (size_t k = 0; k < evaluated.size(); ++k) {
-      std::string text = texts[0][k].value_or("SELECT NULL");
-      if (text.rfind("SELECT ", 0) == 0) text = text.substr(7);
-      convert += (k ? ", " : "") + std::string("CAST(") +
-                 ConversionSql(text, *constants[evaluated[k]].field->type) + " AS VARCHAR)";
+      const PendingConstant& c = constants[evaluated[k]];
+      convert += (k ? ", " : "") + std::string("CAST(") + ConversionSql(c.node->ToString(), *c.field->type) +
+                 " AS VARCHAR)";
     }
     auto converted = db.QueryRows(convert);
     // A constant DuckDB can't evaluate makes the filter invalid for DuckDB too; pruning then

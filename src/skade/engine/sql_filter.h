@@ -1,5 +1,5 @@
 // Turns a SQL boolean expression (DuckDB dialect, a checked Predicate) into an Iceberg filter
-// for pruning. DuckDB parses the SQL (json_serialize_sql); the parts Iceberg can express — comparisons, IN,
+// for pruning. DuckDB's parser reads the SQL, in process; the parts Iceberg can express — comparisons, IN,
 // IS [NOT] NULL, BETWEEN, LIKE 'prefix%', AND/OR/NOT over columns and constants of every type
 // — are converted, and anything else becomes "true" so pruning stays conservative. The whole
 // predicate must still be applied exactly by DuckDB.
