@@ -276,6 +276,46 @@ TEST_F(PushdownTest, EveryThreadOfAStatementKeepsTheViewsOrder) {
             Sql("SELECT count(*), sum(id), min(s), max(s) FROM skade.p.ord", false));
 }
 
+// A part of a read that fails (here a data file gone) fails the statement with the file's
+// name, however many threads were taking the view's rows when it failed; none of them reads
+// on from the broken source.
+TEST_F(PushdownTest, APartThatFailsFailsEveryThreadWithTheFilesName) {
+  ASSERT_NE(CreateTable("gone", "id BIGINT"), nullptr);
+  constexpr int kFiles = 12;  // more than the first part's files
+  for (int f = 0; f < kFiles; ++f) {
+    auto w = engine::ParseStatement("INSERT INTO p.gone SELECT range FROM range(" + std::to_string(f * 3000) + ", " +
+                                    std::to_string((f + 1) * 3000) + ")");
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE(lake_->ExecuteWrite(*w, "p").ok());
+  }
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(tmp_.Path("warehouse"))) {
+    if (e.path().extension() == ".parquet") files.push_back(e.path());
+  }
+  ASSERT_EQ(files.size(), static_cast<size_t>(kFiles));
+  std::sort(files.begin(), files.end());
+  const std::filesystem::path removed = files.back();
+  ASSERT_TRUE(std::filesystem::remove(removed));
+  ASSERT_TRUE(db_->Execute("SET threads = 4").ok());
+  const std::string q = "SELECT id FROM skade.p.gone";
+  lake_->set_parted_read_files(0);  // in parts: the missing file is met while others are read
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_TRUE(lake_->SyncViews(q, "p").ok());
+    std::string error;
+    auto stream = db_->QueryArrow(q);
+    if (!stream.ok()) {
+      error = stream.status().message();
+    } else {
+      error = engine::Drain(std::move(*stream)).error;
+    }
+    EXPECT_NE(error.find(removed.filename().string()), std::string::npos) << error;
+    auto rows = db_->QueryRows(q);
+    ASSERT_FALSE(rows.ok());
+    EXPECT_NE(rows.status().message().find(removed.filename().string()), std::string::npos)
+        << rows.status().ToString();
+  }
+}
+
 // After a commit the views plan again (a new snapshot), reading only the new manifest list and
 // the commit's new manifest: the manifests they share come from the manifest cache, whichever
 // filter asks.

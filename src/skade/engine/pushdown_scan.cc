@@ -343,6 +343,7 @@ struct ScanState final : duckdb::GlobalTableFunctionState {
   // scan's (whose type DuckDB chose), so only the row count is taken from it.
   bool counts_only = false;
   bool done = false;
+  std::optional<std::string> failed;  // the source's error, thrown again to every later take
   duckdb::idx_t threads = 1;
   duckdb::idx_t next_morsel = 0;
   size_t morsel_chunks = 1;  // chunks the next morsel takes at most
@@ -388,7 +389,20 @@ struct ScanState final : duckdb::GlobalTableFunctionState {
   // Fills `local` with the next morsel; leaves it empty when the scan is over.
   void TakeMorsel(ScanLocal& local) {
     std::lock_guard<std::mutex> lock(mu);
+    if (failed) throw duckdb::IOException(*failed);
     if (done) return;
+    try {
+      TakeMorselLocked(local);
+    } catch (const std::exception& e) {
+      // The source is in no state to go on (its result failed, or the next part did not
+      // start): the threads still to take get the same error, not a fetch from a broken result.
+      failed = duckdb::ErrorData(e).RawMessage();
+      throw;
+    }
+  }
+
+ private:
+  void TakeMorselLocked(ScanLocal& local) {
     if (from_count) {  // one chunk's worth of rows per morsel
       const auto n = static_cast<duckdb::idx_t>(std::min<int64_t>(rows_left, STANDARD_VECTOR_SIZE));
       rows_left -= static_cast<int64_t>(n);
