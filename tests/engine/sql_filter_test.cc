@@ -155,5 +155,25 @@ TEST_F(SqlFilterTest, LeavesOutWhatItCannotExpress) {
 }
 
 
+// A two-part name may be a struct's field: `s.x` must not prune on a top-level column x. A
+// function named in a schema is not DuckDB's own.
+TEST_F(SqlFilterTest, PrunesOnlyOnBareColumnsAndDuckDBsOwnFunctions) {
+  auto s = iceberg::ParseSchemaJson(R"json({"type":"struct","fields":[
+    {"id":1,"name":"x","required":false,"type":"int"},
+    {"id":2,"name":"d","required":false,"type":"double"},
+    {"id":3,"name":"s","required":false,"type":{"type":"struct","fields":[{"id":4,"name":"x","required":false,"type":"int"}]}}]})json");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  auto convert = [&](const std::string& sql) {
+    auto e = SqlToIcebergFilter(*db_, testing::Where(sql), **s);
+    EXPECT_TRUE(e.ok()) << sql << ": " << e.status().ToString();
+    return e.ok() ? (*e)->op() : Operation::kFalse;
+  };
+  EXPECT_EQ(convert("x = 5"), Operation::kEq);
+  EXPECT_EQ(convert("s.x = 5"), Operation::kTrue);
+  EXPECT_EQ(convert("isnan(d)"), Operation::kIsNan);
+  EXPECT_EQ(convert("main.isnan(d)"), Operation::kTrue);
+}
+
+
 }  // namespace
 }  // namespace skade::engine

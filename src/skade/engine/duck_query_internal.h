@@ -42,7 +42,9 @@ Status PrepareOn(duckdb_connection con, std::string_view sql, duckdb_prepared_st
 // changed since the prepare; run at once, that bind only repeats the first, at a sixth of a
 // small read's time (bench/RESULTS.md, section as). The statement's first run keeps the
 // prepare's bind instead, as a plain query binds once; DuckDB still binds again when the
-// catalog changed in between. Not for a statement that runs again (PreparedStatement).
+// catalog changed in between. What the bind fixed is then the prepare's: now() and
+// current_date are folded at the prepare, a moment before the run (its own transaction).
+// Not for a statement that runs again (PreparedStatement).
 Status PrepareOnce(duckdb_connection con, std::string_view sql, duckdb_prepared_statement* out);
 
 // Executes `stmt` into `*result` (marked valid, to be destroyed with it); DuckDB's error as a

@@ -113,6 +113,8 @@ class Converter {
       }
       case ExpressionClass::FUNCTION: {
         const auto& fn = e.Cast<duckdb::FunctionExpression>();
+        // DuckDB's own functions only, not one of the same name in a schema of the database.
+        if (!fn.schema.empty() || !fn.catalog.empty()) return Unknown();
         const std::string& name = fn.function_name;
         const auto& kids = fn.children;
         if ((name == "~~" || name == "!~~") && kids.size() == 2) {
@@ -182,8 +184,9 @@ class Converter {
   // A top-level primitive column (DuckDB identifiers are case-insensitive).
   const iceberg::NestedField* Column(const ParsedExpression& e) const {
     if (e.GetExpressionClass() != ExpressionClass::COLUMN_REF) return nullptr;
+    // A bare name only: `s.x` may be field x of a struct column s, not a column x.
     const auto& names = e.Cast<duckdb::ColumnRefExpression>().column_names;
-    if (names.empty() || names.size() > 2) return nullptr;
+    if (names.size() != 1) return nullptr;
     const iceberg::NestedField* f = schema_.FindFieldByName(names.back(), true);
     if (f == nullptr) f = schema_.FindFieldByName(names.back(), false);
     if (f == nullptr || !f->type->is_primitive()) return nullptr;
