@@ -2,9 +2,12 @@
 // four C callbacks and the ownership are written once, here.
 #pragma once
 
+#include <cerrno>
 #include <memory>
+#include <string>
 
 #include "skade/arrow/c_data.h"
+#include "skade/base/status.h"
 
 namespace skade::arrow {
 
@@ -32,6 +35,17 @@ StreamHandle StreamOf(std::unique_ptr<Source> source) {
   };
   raw.private_data = source.release();
   return StreamHandle(&raw);
+}
+
+// A get_schema answer from a schema made for the call: 0 with the schema moved to `out`, or
+// EINVAL with the reason (the status's message) in `error`.
+inline int MoveSchemaOrFail(Result<SchemaHandle> schema, ArrowSchema* out, std::string& error) {
+  if (!schema.ok()) {
+    error = schema.status().message();
+    return EINVAL;
+  }
+  schema->MoveTo(out);
+  return 0;
 }
 
 }  // namespace skade::arrow

@@ -200,15 +200,7 @@ class FeedStream {
              std::string sql)
       : owner_(std::move(owner)), feed_(std::move(feed)), checks_(checks), sql_(std::move(sql)) {}
 
-  int GetSchema(ArrowSchema* out) {
-    auto schema = feed_->Schema();
-    if (!schema.ok()) {
-      last_error_ = schema.status().message();
-      return EINVAL;
-    }
-    schema->MoveTo(out);
-    return 0;
-  }
+  int GetSchema(ArrowSchema* out) { return arrow::MoveSchemaOrFail(feed_->Schema(), out, last_error_); }
   int GetNext(ArrowArray* out) {
     Status next = feed_->Next(out);
     if (next.ok()) return 0;

@@ -124,13 +124,7 @@ struct PutStreamState {
       if (last_error.empty()) last_error = "the stream ended before its schema";
       return EINVAL;
     }
-    auto schema = decoder.ExportSchema();
-    if (!schema.ok()) {
-      last_error = schema.status().message();
-      return EINVAL;
-    }
-    schema->MoveTo(out);
-    return 0;
+    return arrow::MoveSchemaOrFail(decoder.ExportSchema(), out, last_error);
   }
   int GetNext(ArrowArray* out) {
     if (!EnsureSchema()) {
