@@ -40,6 +40,17 @@ class PushdownTest : public testing::LakeTest {
     return testing::QueryText(*db_, query);
   }
 
+  // Runs one write statement through the lake, as Flight SQL and the CLI do; whether it
+  // committed.
+  bool Write(const std::string& sql) {
+    auto statement = engine::ParseStatement(sql);
+    EXPECT_TRUE(statement.ok()) << sql;
+    if (!statement.ok()) return false;
+    const bool written = lake_->ExecuteWrite(*statement, "p").ok();
+    EXPECT_TRUE(written) << sql;
+    return written;
+  }
+
   void Register(const std::string& name, const std::string& metadata) {
     auto r = catalog_->RegisterTable(Ident(name), testing::FixturePath("iceberg/" + metadata));
     ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -143,19 +154,13 @@ TEST_F(PushdownTest, WrittenTablesWithDeletesGiveTheSameRowsWithAndWithoutPushdo
             nullptr);
   EXPECT_EQ(Sql("SELECT 1", true).size(), 1u);
   for (int batch = 0; batch < 4; ++batch) {
-    auto w = engine::ParseStatement(
+    ASSERT_TRUE(Write(
         "INSERT INTO p.w SELECT range + " + std::to_string(batch * 500) +
         ", TIMESTAMP '2024-01-01' + INTERVAL (range % 9) DAY, ['eu', 'us', 'apac'][1 + range % 3], range * 1.25, "
-        "{'a': (range % 11)::INTEGER, 'b': 'k' || (range % 5)} FROM range(500)");
-    ASSERT_TRUE(w.ok());
-    ASSERT_TRUE(lake_->ExecuteWrite(*w, "p").ok());
+        "{'a': (range % 11)::INTEGER, 'b': 'k' || (range % 5)} FROM range(500)"));
   }
-  auto del = engine::ParseStatement("DELETE FROM skade.p.w WHERE id % 7 = 0");
-  ASSERT_TRUE(del.ok());
-  ASSERT_TRUE(lake_->ExecuteWrite(*del, "p").ok());
-  auto upd = engine::ParseStatement("UPDATE p.w SET region = 'mena' WHERE id % 13 = 1");
-  ASSERT_TRUE(upd.ok());
-  ASSERT_TRUE(lake_->ExecuteWrite(*upd, "p").ok());
+  ASSERT_TRUE(Write("DELETE FROM skade.p.w WHERE id % 7 = 0"));
+  ASSERT_TRUE(Write("UPDATE p.w SET region = 'mena' WHERE id % 13 = 1"));
   CompareRandomPredicates("w", 40, 99);
   // Nested fields push down too.
   for (const char* where : {"s.a = 3", "s.b LIKE 'k1%' AND s.a < 5", "s.a IN (1, 2) OR region = 'us'"}) {
@@ -166,9 +171,7 @@ TEST_F(PushdownTest, WrittenTablesWithDeletesGiveTheSameRowsWithAndWithoutPushdo
 
 TEST_F(PushdownTest, OnlyFilesThatCanMatchAreRead) {
   ASSERT_NE(CreateTable("days", "id BIGINT, day DATE", "day"), nullptr);
-  auto w = engine::ParseStatement("INSERT INTO p.days SELECT range, DATE '2024-01-01' + (range % 4)::INTEGER FROM range(400)");
-  ASSERT_TRUE(w.ok());
-  ASSERT_TRUE(lake_->ExecuteWrite(*w, "p").ok());
+  ASSERT_TRUE(Write("INSERT INTO p.days SELECT range, DATE '2024-01-01' + (range % 4)::INTEGER FROM range(400)"));
   const std::string q = "SELECT count(*), min(id) FROM skade.p.days WHERE day = DATE '2024-01-02'";
   EXPECT_EQ(Sql(q, true), (std::vector<std::vector<std::string>>{{"100", "1"}}));
   // Remove the data files of every other day: a scan that still lists them fails.
@@ -201,10 +204,7 @@ TEST_F(PushdownTest, ARepeatedScanIsPlannedFromTheCache) {
   lake_ = std::move(*uncached);
   EXPECT_EQ(lake_->manifest_cache(), nullptr);
   ASSERT_NE(CreateTable("again", "id BIGINT, day DATE", "day"), nullptr);
-  auto w = engine::ParseStatement(
-      "INSERT INTO p.again SELECT range, DATE '2024-01-01' + (range % 4)::INTEGER FROM range(400)");
-  ASSERT_TRUE(w.ok());
-  ASSERT_TRUE(lake_->ExecuteWrite(*w, "p").ok());
+  ASSERT_TRUE(Write("INSERT INTO p.again SELECT range, DATE '2024-01-01' + (range % 4)::INTEGER FROM range(400)"));
   const std::string q = "SELECT count(*), max(id) FROM nocache.p.again WHERE day = DATE '2024-01-03'";
   const std::vector<std::vector<std::string>> expected{{"100", "398"}};
   EXPECT_EQ(Sql(q, true), expected);
@@ -229,10 +229,8 @@ TEST_F(PushdownTest, EveryThreadOfAStatementKeepsTheViewsOrder) {
   constexpr int64_t kPerFile = 60'000;
   constexpr int kFiles = 4;
   for (int f = 0; f < kFiles; ++f) {
-    auto w = engine::ParseStatement("INSERT INTO p.ord SELECT range, 'row ' || range FROM range(" +
-                                    std::to_string(f * kPerFile) + ", " + std::to_string((f + 1) * kPerFile) + ")");
-    ASSERT_TRUE(w.ok());
-    ASSERT_TRUE(lake_->ExecuteWrite(*w, "p").ok());
+    ASSERT_TRUE(Write("INSERT INTO p.ord SELECT range, 'row ' || range FROM range(" + std::to_string(f * kPerFile) +
+                      ", " + std::to_string((f + 1) * kPerFile) + ")"));
   }
   ASSERT_TRUE(db_->Execute("SET threads = 4").ok());  // more threads than cores: they interleave
   const std::string q = "SELECT id, s FROM skade.p.ord WHERE id % 7 <> 3";
@@ -283,10 +281,8 @@ TEST_F(PushdownTest, APartThatFailsFailsEveryThreadWithTheFilesName) {
   ASSERT_NE(CreateTable("gone", "id BIGINT"), nullptr);
   constexpr int kFiles = 12;  // more than the first part's files
   for (int f = 0; f < kFiles; ++f) {
-    auto w = engine::ParseStatement("INSERT INTO p.gone SELECT range FROM range(" + std::to_string(f * 3000) + ", " +
-                                    std::to_string((f + 1) * 3000) + ")");
-    ASSERT_TRUE(w.ok());
-    ASSERT_TRUE(lake_->ExecuteWrite(*w, "p").ok());
+    ASSERT_TRUE(Write("INSERT INTO p.gone SELECT range FROM range(" + std::to_string(f * 3000) + ", " +
+                      std::to_string((f + 1) * 3000) + ")"));
   }
   std::vector<std::filesystem::path> files;
   for (const auto& e : std::filesystem::recursive_directory_iterator(tmp_.Path("warehouse"))) {
@@ -322,10 +318,8 @@ TEST_F(PushdownTest, APartThatFailsFailsEveryThreadWithTheFilesName) {
 TEST_F(PushdownTest, AfterACommitOnlyWhatItAddedIsRead) {
   ASSERT_NE(CreateTable("grow", "id BIGINT, day DATE", "day"), nullptr);
   auto insert = [&](int from, int to) {
-    auto w = engine::ParseStatement("INSERT INTO p.grow SELECT range, DATE '2024-01-01' + (range % 4)::INTEGER FROM range(" +
-                                    std::to_string(from) + ", " + std::to_string(to) + ")");
-    ASSERT_TRUE(w.ok());
-    ASSERT_TRUE(lake_->ExecuteWrite(*w, "p").ok());
+    ASSERT_TRUE(Write("INSERT INTO p.grow SELECT range, DATE '2024-01-01' + (range % 4)::INTEGER FROM range(" +
+                      std::to_string(from) + ", " + std::to_string(to) + ")"));
   };
   insert(0, 400);
   const std::string q = "SELECT count(*), max(id) FROM skade.p.grow WHERE day = DATE '2024-01-03'";
