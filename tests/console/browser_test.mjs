@@ -307,7 +307,13 @@ async function run(mode) {
       }
     }
     await page.waitForSelector('#counts', { timeout: 15_000 });
-    await page.waitForFunction(() => !document.querySelector('#main td.num')?.textContent?.includes('…'));
+    // Every row's figures and the chart load on their own requests: wait for all of them (the
+    // checks below then say what was missing if one never came).
+    await page.waitForFunction(() => {
+      const cells = Array.from(document.querySelectorAll('#main td.num'));
+      return cells.length > 0 && cells.every((c) => !c.textContent.includes('…')) &&
+        document.querySelector('#commit-chart canvas') !== null;
+    }, null, { timeout: 15_000 }).catch(() => {});
     await settle('overview');
     const counts = await page.textContent('#counts');
     check(/2 namespaces, 7 tables/.test(counts), `overview counts namespaces and tables (${counts})`);
