@@ -465,6 +465,7 @@ class DuckDbAlone {
     if (db_) duckdb_close(&db_);
   }
 
+  const std::string& files() const { return files_; }
   // SELECT `columns` FROM the files [WHERE `where`], every batch drained.
   Result<QueryRun> Run(const std::string& columns, const std::string& where) {
     const std::string sql = "SELECT " + columns + " FROM read_parquet([" + files_ + "])" +
@@ -545,6 +546,7 @@ struct Options {
   double seconds = 30;       // concurrency: how long they run
   int stalled = 100;         // concurrency: DoGets that never read, opened beside one client
   std::string only;  // DoGet: run just "baseline", "zero-copy" or "copy" (for profiling)
+  std::string first_rows_only;  // first rows: run just "duckdb", "skade" or "flight" (for profiling)
 };
 
 const catalog::TableIdent& BigTable() {
@@ -816,13 +818,15 @@ Status FirstRowsBenchmark(sql::LakeSql& lake, DuckDbAlone& alone, const Options&
   FlightClient client(server->port());
   std::cout << "\n== first rows: " << sql << " (load " << LoadAverage() << ")\n";
   struct Series {
-    std::vector<double> first, last, cpu;
+    std::vector<double> first, last, cpu, info;
   };
+  static const char* const kNames[] = {"skade", "flight", "duckdb"};
   Series base, flight, duck;  // skade in process, through Flight SQL, DuckDB alone
   const int rounds = std::max(options.repeat, 5);
   for (int rep = -1; rep < rounds; ++rep) {  // one warm-up round, then rotating
     for (int k = 0; k < 3; ++k) {
       const int which = (k + std::max(rep, 0)) % 3;
+      if (!options.first_rows_only.empty() && options.first_rows_only != kNames[which]) continue;
       Result<QueryRun> run = which == 0   ? RunBaseline(lake, sql)
                              : which == 1 ? RunFlightCommand(client, command)
                                           : alone.Run("id, qty, price, amount", "id < " + std::to_string(want));
@@ -836,9 +840,16 @@ Status FirstRowsBenchmark(sql::LakeSql& lake, DuckDbAlone& alone, const Options&
       s.first.push_back(run->first_batch_seconds * 1e3);
       s.last.push_back(run->seconds * 1e3);
       s.cpu.push_back(run->cpu_seconds * 1e3);
+      s.info.push_back((run->seconds - run->doget_seconds) * 1e3);
     }
   }
   server->Shutdown();
+  if (!options.first_rows_only.empty()) {
+    const Series& s = options.first_rows_only == "skade" ? base : options.first_rows_only == "flight" ? flight : duck;
+    std::cout << options.first_rows_only << ": first batch median " << Median(s.first) << " ms, whole result median "
+              << Median(s.last) << " ms, CPU median " << Median(s.cpu) << " ms\n";
+    return Status::Ok();
+  }
   auto line = [](const std::string& name, const std::vector<double>& first, const std::vector<double>& last,
                  const std::vector<double>& cpu) {
     std::cout << name << ": first batch median " << Median(first) << " ms (best " << Best(first)
@@ -848,6 +859,27 @@ Status FirstRowsBenchmark(sql::LakeSql& lake, DuckDbAlone& alone, const Options&
   line("DuckDB alone in process (its own Arrow stream; the files given)", duck.first, duck.last, duck.cpu);
   line("skade in process (Database::QueryArrow)", base.first, base.last, base.cpu);
   line("Flight SQL DoGet (GetFlightInfo + DoGet)", flight.first, flight.last, flight.cpu);
+  std::cout << "  of which GetFlightInfo: median " << Median(flight.info) << " ms\n";
+  {
+    // skade's engine reading the same files itself: no view, no catalog (what a view's read
+    // costs beyond the files' own).
+    std::vector<double> f, l, c;
+    for (int i = 0; i < rounds; ++i) {
+      QueryRun run;
+      double cpu_start = ProcessCpuSeconds();
+      double start = NowSeconds();
+      SKADE_ASSIGN_OR_RETURN(arrow::StreamHandle stream,
+                             lake.db().QueryArrow("SELECT id, qty, price, amount FROM read_parquet([" + alone.files() +
+                                                  "]) WHERE id < " + std::to_string(want)));
+      double first_batch_at = 0;
+      SKADE_ASSIGN_OR_RETURN(run.stats.rows, DrainStream(stream, &first_batch_at));
+      if (run.stats.rows != want) return Status::Internal("first rows: the files alone gave " + std::to_string(run.stats.rows));
+      l.push_back((NowSeconds() - start) * 1e3);
+      f.push_back((first_batch_at - start) * 1e3);
+      c.push_back((ProcessCpuSeconds() - cpu_start) * 1e3);
+    }
+    line("skade's engine on the files alone (Database::QueryArrow of read_parquet)", f, l, c);
+  }
   std::cout << "ratio DuckDB alone/Flight, whole result: median " << Median(duck.last) / Median(flight.last)
             << "; first batch: median " << Median(duck.first) / Median(flight.first) << "\n";
   std::cout << "ratio skade in process/Flight, whole result: median " << Median(base.last) / Median(flight.last)
@@ -967,6 +999,8 @@ int Main(int argc, char** argv) {
   app.add_option("--stalled", options.stalled, "concurrency: DoGets that never read")->capture_default_str();
   app.add_option("--only", options.only, "DoGet: one variant, no ratios (for profiling)")
       ->check(CLI::IsMember({"baseline", "zero-copy", "copy"}));
+  app.add_option("--first-rows-only", options.first_rows_only, "first rows: one variant, no ratios (for profiling)")
+      ->check(CLI::IsMember({"duckdb", "skade", "flight"}));
   CLI11_PARSE(app, argc, argv);
 
   bool temporary = options.dir.empty();

@@ -27,118 +27,33 @@
 #include "skade/engine/arrow_flat_batch_internal.h"
 #include "skade/engine/collector_scope_internal.h"
 #include "skade/engine/duck_query_internal.h"
+#include "skade/engine/morsel_order_internal.h"
 
 namespace skade::engine {
 
 namespace {
 
-// How the collector keeps the order (arrow_feed_internal.h).
-enum class FeedOrder {
-  kAny,      // batches as they are made, by every thread
-  kMorsels,  // every thread; each morsel's batches handed out after the earlier morsels'
-  kSerial,   // one thread (a source without batch indexes that must keep its order)
+// A batch made, with the bytes it is counted for.
+struct MadeBatch {
+  arrow::ArrayHandle batch;
+  int64_t bytes = 0;
 };
 
-// What the collector's threads and the reader share. Guarded by `mu`.
-struct Channel {
+// What the collector's threads and the reader share (the order kept: morsel_order_internal.h).
+// Guarded by `mu`.
+struct Channel : MorselOrder<MadeBatch> {
   explicit Channel(const FeedOptions& options)
       : batching(options.batching), max_waiting(options.max_waiting), max_waiting_bytes(options.max_waiting_bytes) {}
-
-  // A batch made, with the bytes it is counted for.
-  struct Made {
-    arrow::ArrayHandle batch;
-    int64_t bytes = 0;
-  };
-
-  // One morsel's batches (kMorsels), until they can be handed out.
-  struct Morsel {
-    std::deque<Made> batches;
-    bool done = false;  // its thread has moved on: no batch will join
-  };
 
   const ArrowBatching batching;
   const int64_t max_waiting;
   const int64_t max_waiting_bytes;
 
-  std::mutex mu;
-  std::condition_variable made;          // a batch became ready
   bool collector_made = false;           // the statement got the collector (set while it is planned)
-  std::deque<Made> ready;                // for the reader, in order
-  std::map<duckdb::idx_t, Morsel> morsels;  // kMorsels: batches not yet ready, by batch index
-  // kMorsels: the morsel each thread holds now (DuckDB hands morsels out in increasing order,
-  // so no batch below the lowest of them can come any more).
-  std::multiset<duckdb::idx_t> held;
-  duckdb::idx_t highest_seen = 0;        // kMorsels: the highest batch index a thread moved to
-  int64_t waiting = 0;                   // batches in `ready` and `morsels`
-  int64_t waiting_bytes = 0;             // their bytes (as Made counts them)
-  bool finished = false;                 // the sink's Finalize ran: every batch is in
-  bool closed = false;                   // the reader is gone: the threads stop
   std::optional<Status> sink_error;      // the first failure of a Sink of ours
   std::thread::id reader;                // the thread in ArrowFeed::Next (it runs tasks too)
-  std::vector<duckdb::InterruptState> blocked;  // threads waiting for room
   std::vector<duckdb::InterruptState> parked;   // the reader's own tasks, left for a ready batch
-
-  // The lowest morsel a thread holds (none: every batch in `morsels` is final).
-  std::optional<duckdb::idx_t> Lowest() const {
-    if (held.empty()) return std::nullopt;
-    return *held.begin();
-  }
-
-  // Moves the batches that may now be handed out to `ready`: the first morsel's while no
-  // thread holds an earlier one, and whole morsels while they are done.
-  void Promote() {
-    const std::optional<duckdb::idx_t> lowest = Lowest();
-    while (!morsels.empty()) {
-      auto first = morsels.begin();
-      if (!finished && lowest && first->first > *lowest) break;
-      for (auto& batch : first->second.batches) ready.push_back(std::move(batch));
-      first->second.batches.clear();
-      if (!finished && !first->second.done) break;
-      morsels.erase(first);
-    }
-    if (!ready.empty()) made.notify_all();
-  }
-
-  // Where a thread starting now stands until its first morsel (as DuckDB pins a new thread's
-  // batch index): at the lowest morsel held, or, when none is, at the highest index seen (every
-  // morsel still to be handed out is above it). Holds back every batch above it meanwhile.
-  duckdb::idx_t Pin() {
-    const duckdb::idx_t pin = held.empty() ? highest_seen : *held.begin();
-    held.insert(pin);
-    return pin;
-  }
-
-  // A thread leaves `from` (a morsel it held, then done: no batch of it will come; or where it
-  // was pinned) for morsel `to` (none: it ends). Returns the threads to wake when the lowest
-  // morsel held changed: one of them may hold it.
-  std::vector<duckdb::InterruptState> Move(duckdb::optional_idx from, bool from_pin, duckdb::optional_idx to) {
-    const std::optional<duckdb::idx_t> before = Lowest();
-    if (from.IsValid()) {
-      if (!from_pin) {
-        if (auto it = morsels.find(from.GetIndex()); it != morsels.end()) it->second.done = true;
-      }
-      if (auto it = held.find(from.GetIndex()); it != held.end()) held.erase(it);
-    }
-    if (to.IsValid()) {
-      held.insert(to.GetIndex());
-      highest_seen = std::max(highest_seen, to.GetIndex());
-    }
-    Promote();
-    if (Lowest() == before) return {};
-    return TakeBlocked();
-  }
-
-  // The threads waiting for room, to wake after the lock is released.
-  std::vector<duckdb::InterruptState> TakeBlocked() {
-    std::vector<duckdb::InterruptState> out;
-    out.swap(blocked);
-    return out;
-  }
 };
-
-void Wake(const std::vector<duckdb::InterruptState>& states) {
-  for (const auto& state : states) state.Callback();
-}
 
 // The query's last operator: converts what reaches it into Arrow batches in the thread that
 // runs it, and hands them to the Channel.
@@ -205,7 +120,7 @@ class FeedCollector final : public duckdb::PhysicalResultCollector {
         channel_->parked.push_back(input.interrupt_state);
         return duckdb::SinkResultType::BLOCKED;
       }
-      if (MustWait(local)) {
+      if (channel_->MustWait(order_, local.morsel, channel_->max_waiting, channel_->max_waiting_bytes)) {
         channel_->blocked.push_back(input.interrupt_state);
         return duckdb::SinkResultType::BLOCKED;
       }
@@ -270,17 +185,6 @@ class FeedCollector final : public duckdb::PhysicalResultCollector {
   }
 
  private:
-  // Whether the thread of `local` waits for room before its next chunk (under the lock): when
-  // max_waiting batches or max_waiting_bytes wait, unless the reader waits for it (nothing is
-  // ready, and it holds the earliest morsel).
-  bool MustWait(const LocalState& local) const {
-    const Channel& ch = *channel_;
-    if (ch.waiting < ch.max_waiting && ch.waiting_bytes < ch.max_waiting_bytes) return false;
-    if (order_ != FeedOrder::kMorsels || !ch.ready.empty()) return true;
-    const std::optional<duckdb::idx_t> lowest = ch.Lowest();
-    return local.morsel.IsValid() && lowest && local.morsel.GetIndex() > *lowest;
-  }
-
   void StartBatch(duckdb::ExecutionContext& context, LocalState& local) const {
     const ArrowBatching& batching = channel_->batching;
     if (batching.first_rows > 0) {
@@ -350,15 +254,7 @@ class FeedCollector final : public duckdb::PhysicalResultCollector {
     const int64_t bytes = std::exchange(local.bytes, 0);
     std::lock_guard<std::mutex> lock(channel_->mu);
     if (channel_->closed) return;  // the batch is released here
-    ++channel_->waiting;
-    channel_->waiting_bytes += bytes;
-    if (order_ == FeedOrder::kMorsels) {
-      channel_->morsels[local.morsel.GetIndex()].batches.push_back(Channel::Made{std::move(batch), bytes});
-      channel_->Promote();
-    } else {
-      channel_->ready.push_back(Channel::Made{std::move(batch), bytes});
-      channel_->made.notify_all();
-    }
+    channel_->Add(order_, local.morsel, MadeBatch{std::move(batch), bytes});
   }
 
   // The thread of `local` leaves its morsel (its last batch is finished, and the morsel is
@@ -386,13 +282,7 @@ class FeedCollector final : public duckdb::PhysicalResultCollector {
 duckdb::PhysicalOperator& MakeCollector(duckdb::ClientContext& context, duckdb::PreparedStatementData& data,
                                         const std::shared_ptr<Channel>& channel, bool any_order,
                                         const std::shared_ptr<PagePool>& pool) {
-  auto& root = data.physical_plan->Root();
-  FeedOrder order = FeedOrder::kAny;
-  const bool fixed = duckdb::PhysicalPlanGenerator::OrderPreservationRecursive(root) ==
-                     duckdb::OrderPreservationType::FIXED_ORDER;
-  if ((fixed || !any_order) && duckdb::PhysicalPlanGenerator::PreserveInsertionOrder(context, root)) {
-    order = duckdb::PhysicalPlanGenerator::UseBatchIndex(context, root) ? FeedOrder::kMorsels : FeedOrder::kSerial;
-  }
+  const FeedOrder order = OrderFor(context, data.physical_plan->Root(), any_order);
   duckdb::ClientProperties properties = context.GetClientProperties();
   // Pooled pages pay off for large batches (growing ones); 2,048-row batches come and go too
   // fast for a madvise per release, and malloc reuses their memory anyway (RESULTS ar).
@@ -440,10 +330,7 @@ struct ArrowFeed::State {
         ch.reader = std::this_thread::get_id();
         if (!ch.ready.empty()) {
           if (out == nullptr) return Status::Ok();
-          ch.ready.front().batch.MoveTo(out);
-          ch.waiting_bytes -= ch.ready.front().bytes;
-          ch.ready.pop_front();
-          --ch.waiting;
+          ch.PopReady().batch.MoveTo(out);
           wake = ch.TakeBlocked();
           lock.unlock();
           Wake(wake);

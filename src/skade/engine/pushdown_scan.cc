@@ -15,6 +15,7 @@
 #include "duckdb/planner/operator/logical_get.hpp"
 #include "skade/base/log.h"
 #include "skade/base/uuid.h"
+#include "skade/engine/chunk_feed_internal.h"
 #include "skade/engine/database.h"
 #include "skade/engine/pushdown_scan_internal.h"
 #include "skade/engine/query_lineage_internal.h"
@@ -320,19 +321,21 @@ struct ScanLocal final : duckdb::LocalTableFunctionState {
   duckdb::idx_t morsel = 0;  // the batch index of the run `pieces` holds
 };
 
-// The source's rows are one stream (the inner query, part after part), taken in morsels by
-// every thread of the statement: a thread takes the next run of chunks under the lock and
-// leaves it; what the statement does with them (filters, projections, its Arrow conversion)
-// runs in that thread, in parallel with the next thread's taking. Morsels grow from one chunk
-// (first rows at once) to kMaxMorselChunks or kMaxMorselBytes.
+// The source's rows are one stream (the inner query, part after part: a ChunkFeed each, whose
+// query decodes on every thread), taken in morsels by every thread of the statement: a thread
+// takes the next run of ready chunks (running the inner query's tasks while none is ready) and
+// leaves; what the statement does with them (filters, projections, its Arrow conversion) runs
+// in that thread, in parallel with the others. Morsels grow from one chunk (first rows at once)
+// to kMaxMorselChunks or kMaxMorselBytes.
 struct ScanState final : duckdb::GlobalTableFunctionState {
   static constexpr size_t kMaxMorselChunks = 60;  // 122,880 rows: a Parquet row group
   static constexpr size_t kMaxMorselBytes = size_t{16} << 20;
+  static constexpr int64_t kMaxWaitingBytes = int64_t{32} << 20;  // decoded ahead of the takers
 
   std::mutex mu;
   duckdb::unique_ptr<duckdb::Connection> connection;
-  duckdb::unique_ptr<duckdb::QueryResult> result;
-  std::string sql;                         // the source's query, for DataFileChecks::Explain
+  std::shared_ptr<ChunkFeed> feed;         // the part running now (after `connection`: ends first)
+  std::string sql;                         // its query, for DataFileChecks::Explain
   DataFileChecks* checks = nullptr;
   std::string select;                      // the scan's columns over a query of the source
   std::shared_ptr<ScanParts> parts;        // the source's further queries, when it has parts
@@ -345,23 +348,19 @@ struct ScanState final : duckdb::GlobalTableFunctionState {
   bool done = false;
   std::optional<std::string> failed;  // the source's error, thrown again to every later take
   duckdb::idx_t threads = 1;
-  duckdb::idx_t next_morsel = 0;
-  size_t morsel_chunks = 1;  // chunks the next morsel takes at most
+  duckdb::idx_t next_morsel = 0;  // from_count: the next batch index; else the running part's first
+  size_t morsel_chunks = 1;       // chunks the next morsel takes at most
 
   duckdb::idx_t MaxThreads() const override { return threads; }
 
-  // The inner query's error, with the damaged file named where DuckDB's message does not.
-  [[noreturn]] void ThrowError() const {
-    Status error = Status::InvalidArgument(result->GetError());
-    if (checks != nullptr) error = checks->Explain(sql, error);
-    throw duckdb::IOException(error.code() == StatusCode::kInvalidArgument ? error.message() : error.ToString());
-  }
-  // Runs `query` (the whole scan, or its next part).
+  // Runs `query` (the whole scan, or its next part). Under `mu` (or before any thread takes).
   void Start(std::string query) {
     if (connection == nullptr) connection = duckdb::make_uniq<duckdb::Connection>(*context->db);
     sql = std::move(query);
-    result = connection->SendQuery("SELECT " + select + " FROM (" + sql + ")");
-    if (result->HasError()) ThrowError();
+    Result<std::unique_ptr<ChunkFeed>> started =
+        ChunkFeed::Start(*connection, "SELECT " + select + " FROM (" + sql + ")", kMaxWaitingBytes);
+    if (!started.ok()) Throw(started.status());
+    feed = std::move(*started);
   }
   // Starts the next part; false when there is none.
   bool StartNextPart() {
@@ -375,56 +374,77 @@ struct ScanState final : duckdb::GlobalTableFunctionState {
     Start(std::move(**next));
     return true;
   }
-  // The source's next chunk of rows, null after the last. Under `mu`.
-  duckdb::unique_ptr<duckdb::DataChunk> NextChunk() {
-    while (!done) {
-      auto chunk = result->Fetch();
-      if (result->HasError()) ThrowError();
-      if (chunk && chunk->size() > 0) return chunk;
-      result.reset();
-      if (!StartNextPart()) done = true;
-    }
-    return nullptr;
-  }
   // Fills `local` with the next morsel; leaves it empty when the scan is over.
   void TakeMorsel(ScanLocal& local) {
-    std::lock_guard<std::mutex> lock(mu);
-    if (failed) throw duckdb::IOException(*failed);
-    if (done) return;
-    try {
-      TakeMorselLocked(local);
-    } catch (const std::exception& e) {
-      // The source is in no state to go on (its result failed, or the next part did not
-      // start): the threads still to take get the same error, not a fetch from a broken result.
-      failed = duckdb::ErrorData(e).RawMessage();
-      throw;
+    if (from_count) {
+      std::lock_guard<std::mutex> lock(mu);
+      TakeCounted(local);
+      return;
+    }
+    while (true) {
+      std::shared_ptr<ChunkFeed> running;
+      duckdb::idx_t first = 0;
+      size_t chunks = 0;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (failed) throw duckdb::IOException(*failed);
+        if (done) return;
+        running = feed;
+        first = next_morsel;
+        chunks = morsel_chunks;
+        morsel_chunks = std::min(morsel_chunks * 2, kMaxMorselChunks);
+      }
+      Result<ChunkRun> run = running->Take(chunks, kMaxMorselBytes, context->interrupted);
+      std::lock_guard<std::mutex> lock(mu);
+      if (!run.ok()) {
+        if (run.status().code() == StatusCode::kCancelled) throw duckdb::InterruptException();
+        try {
+          Throw(run.status());
+        } catch (const std::exception& e) {
+          // The threads still to take get the same error.
+          failed = duckdb::ErrorData(e).RawMessage();
+          throw;
+        }
+      }
+      if (!run->chunks.empty()) {
+        for (auto& chunk : run->chunks) {
+          const duckdb::idx_t rows = chunk->size();
+          local.pieces.push_back(ScanLocal::Piece{counts_only ? nullptr : std::move(chunk), rows});
+        }
+        local.morsel = first + static_cast<duckdb::idx_t>(run->sequence);
+        return;
+      }
+      // The part is over (its sequence: how many runs it gave). The first thread to see it
+      // starts the next; the others take from that one.
+      if (feed != running || done) continue;
+      next_morsel += static_cast<duckdb::idx_t>(run->sequence);
+      feed.reset();
+      try {
+        if (!StartNextPart()) done = true;
+      } catch (const std::exception& e) {
+        failed = duckdb::ErrorData(e).RawMessage();
+        throw;
+      }
     }
   }
 
  private:
-  void TakeMorselLocked(ScanLocal& local) {
-    if (from_count) {  // one chunk's worth of rows per morsel
-      const auto n = static_cast<duckdb::idx_t>(std::min<int64_t>(rows_left, STANDARD_VECTOR_SIZE));
-      rows_left -= static_cast<int64_t>(n);
-      if (n == 0) {
-        done = true;
-        return;
-      }
-      local.pieces.push_back(ScanLocal::Piece{nullptr, n});
-      local.morsel = next_morsel++;
+  // The inner query's error, with the damaged file named where DuckDB's message does not.
+  [[noreturn]] void Throw(const Status& status) const {
+    Status error = Status::InvalidArgument(status.message());  // DuckDB's message, as Explain takes it
+    if (checks != nullptr) error = checks->Explain(sql, error);
+    throw duckdb::IOException(error.code() == StatusCode::kInvalidArgument ? error.message() : error.ToString());
+  }
+  // from_count: one chunk's worth of rows per morsel. Under `mu`.
+  void TakeCounted(ScanLocal& local) {
+    const auto n = static_cast<duckdb::idx_t>(std::min<int64_t>(rows_left, STANDARD_VECTOR_SIZE));
+    rows_left -= static_cast<int64_t>(n);
+    if (n == 0) {
+      done = true;
       return;
     }
-    size_t bytes = 0;
-    while (local.pieces.size() < morsel_chunks && bytes < kMaxMorselBytes) {
-      auto chunk = NextChunk();
-      if (chunk == nullptr) break;
-      bytes += chunk->GetAllocationSize();
-      const duckdb::idx_t rows = chunk->size();
-      local.pieces.push_back(ScanLocal::Piece{counts_only ? nullptr : std::move(chunk), rows});
-    }
-    if (local.pieces.empty()) return;
+    local.pieces.push_back(ScanLocal::Piece{nullptr, n});
     local.morsel = next_morsel++;
-    morsel_chunks = std::min(morsel_chunks * 2, kMaxMorselChunks);
   }
 };
 

@@ -2,10 +2,11 @@
 // DuckDB pushes into its scan (DESIGN §10): the filters on its columns and the columns the
 // statement reads. A view `SELECT * FROM skade_scan('<token>')` stands for a registered
 // ScanSource; when the statement runs, the source is asked for the SQL of exactly that scan
-// (files pruned by the filter, only the columns read) and its rows stream through. Every
-// thread of the statement takes them, in runs of chunks (morsels) numbered in the source's
-// order as DuckDB's batch indexes: what the statement does with them (its filters, joins,
-// Arrow conversion) runs in parallel, and a statement that keeps its sources' order keeps it.
+// (files pruned by the filter, only the columns read) and its rows stream through. That query
+// decodes on every thread (engine/chunk_feed_internal.h), and every thread of the statement
+// takes its rows, in runs of chunks (morsels) numbered in the source's order as DuckDB's batch
+// indexes: what the statement does with them (its filters, joins, Arrow conversion) runs in
+// parallel, and a statement that keeps its sources' order keeps it.
 //
 // Soundness: the filters handed to the source are a conjunction DuckDB itself applies above
 // the scan (none is removed from the plan), rendered from DuckDB's bound expressions into SQL
