@@ -17,7 +17,6 @@
 #include "duckdb/main/prepared_statement_data.hpp"
 #include "duckdb/parallel/task_scheduler.hpp"
 #include "skade/engine/collector_scope_internal.h"
-#include "skade/engine/duck_query_internal.h"
 #include "skade/engine/morsel_order_internal.h"
 
 namespace skade::engine {
@@ -118,6 +117,7 @@ class ChunkCollector final : public duckdb::PhysicalResultCollector {
       }
       if (channel_->MustWait(order_, local.morsel, INT64_MAX, channel_->max_waiting_bytes)) {
         channel_->blocked.push_back(input.interrupt_state);
+        channel_->made.notify_all();  // a run short of its size may be taken now (RunReady)
         return duckdb::SinkResultType::BLOCKED;
       }
     }
@@ -215,7 +215,10 @@ struct ChunkFeed::State {
           run.chunks.push_back(std::move(made.chunk));
         }
         run.sequence = next_sequence++;
-        std::vector<duckdb::InterruptState> wake = ch.TakeBlocked();
+        // The threads waiting for room, when there is room (or nothing is ready: one of them
+        // may hold the earliest morsel).
+        std::vector<duckdb::InterruptState> wake;
+        if (ch.waiting_bytes < ch.max_waiting_bytes || ch.ready.empty()) wake = ch.TakeBlocked();
         lock.unlock();
         Wake(wake);
         return run;
@@ -237,11 +240,21 @@ struct ChunkFeed::State {
         continue;
       }
       if (interrupted.load()) return Status::Cancelled("interrupted");
-      ++helpers;
-      lock.unlock();
-      const bool ran = RunTask(max_chunks, max_bytes);
-      lock.lock();
-      if (--helpers == 0) ch.made.notify_all();
+      bool ran = false;
+      {
+        // Counted while this thread may use the executor, whatever happens in the task.
+        ++helpers;
+        lock.unlock();
+        struct Leave {
+          State& state;
+          std::unique_lock<std::mutex>& lock;
+          ~Leave() {
+            lock.lock();
+            if (--state.helpers == 0) state.channel->made.notify_all();
+          }
+        } leave{*this, lock};
+        ran = RunTask(max_chunks, max_bytes);
+      }
       if (!ran) {
         // Other threads run the query's tasks, or it waits for I/O or for room: wait for a
         // chunk, and look for a task again soon (a finished pipeline schedules the next).
@@ -269,13 +282,12 @@ struct ChunkFeed::State {
         break;
       case duckdb::TaskExecutionResult::TASK_BLOCKED:
         task->Deschedule();
+        Wake(here.parked);  // (descheduled already: a wake before would wait for it forever)
         break;
       case duckdb::TaskExecutionResult::TASK_FINISHED:
       case duckdb::TaskExecutionResult::TASK_ERROR:
         break;
     }
-    task.reset();
-    Wake(here.parked);  // (descheduled already)
     return true;
   }
 
@@ -288,9 +300,9 @@ struct ChunkFeed::State {
     std::optional<Status> error;
     try {
       duckdb::unique_ptr<duckdb::QueryResult> result = pending->Execute();
-      if (result->HasError()) error = DuckError(result->GetError().c_str(), "query failed");
+      if (result->HasError()) error = Status::InvalidArgument(result->GetError());
     } catch (const std::exception& e) {
-      error = DuckError(duckdb::ErrorData(e).Message().c_str(), "query failed");
+      error = Status::InvalidArgument(duckdb::ErrorData(e).Message());
     }
     lock.lock();
     executor = nullptr;
@@ -337,14 +349,14 @@ Result<std::unique_ptr<ChunkFeed>> ChunkFeed::Start(duckdb::Connection& connecti
                                                                                     c.GetClientProperties());
                          });
     state->pending = connection.context->PendingQuery(sql, /*allow_stream_result=*/false);
-    if (state->pending->HasError()) return DuckError(state->pending->GetError().c_str(), "query failed");
+    if (state->pending->HasError()) return Status::InvalidArgument(state->pending->GetError());
     {
       std::lock_guard<std::mutex> lock(state->channel->mu);
       if (!state->channel->collector_made) return Status::Internal("DuckDB planned the query without a collector");
     }
     state->executor = &connection.context->GetExecutor();
   } catch (const std::exception& e) {
-    return DuckError(duckdb::ErrorData(e).Message().c_str(), "query failed");
+    return Status::InvalidArgument(duckdb::ErrorData(e).Message());
   }
   return std::make_unique<ChunkFeed>(std::move(state));
 }

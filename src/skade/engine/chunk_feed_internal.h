@@ -36,8 +36,10 @@ struct ChunkRun {
 // Thread-safe: any number of threads take at once.
 class ChunkFeed {
  public:
-  // Starts `sql` (one statement of skade's making) on `connection`, which runs nothing else
-  // while the feed lives and outlives it. A failure to plan it fails here (DuckDB's message).
+  // Starts `sql` (one statement of skade's making) on `connection`, which outlives the feed
+  // and runs nothing else until the feed ends: Take returned the end (the feed no longer
+  // touches the connection after that) or the feed is destroyed. A failure to plan it fails
+  // here. Query errors are InvalidArgument with DuckDB's whole message.
   static Result<std::unique_ptr<ChunkFeed>> Start(duckdb::Connection& connection, const std::string& sql,
                                                   int64_t max_waiting_bytes);
   // Stops the query if it still runs (its connection is interrupted), after every Take ended.
@@ -46,9 +48,8 @@ class ChunkFeed {
   ChunkFeed& operator=(const ChunkFeed&) = delete;
 
   // The next run: the ready chunks, at most `max_chunks` (at least 1) or about `max_bytes`. The
-  // calling thread runs the query's tasks while none is ready. A query error (DuckDB's message)
-  // is returned again by every later call; `interrupted` becoming true ends the wait with
-  // Cancelled.
+  // calling thread runs the query's tasks while none is ready. A query error is returned again
+  // by every later call; `interrupted` becoming true ends the wait with Cancelled.
   Result<ChunkRun> Take(size_t max_chunks, size_t max_bytes, const std::atomic<bool>& interrupted);
 
   struct State;  // chunk_feed.cc

@@ -398,6 +398,7 @@ struct ScanState final : duckdb::GlobalTableFunctionState {
       std::lock_guard<std::mutex> lock(mu);
       if (!run.ok()) {
         if (run.status().code() == StatusCode::kCancelled) throw duckdb::InterruptException();
+        if (failed) throw duckdb::IOException(*failed);  // explained once, by the first thread
         try {
           Throw(run.status());
         } catch (const std::exception& e) {
@@ -431,7 +432,7 @@ struct ScanState final : duckdb::GlobalTableFunctionState {
  private:
   // The inner query's error, with the damaged file named where DuckDB's message does not.
   [[noreturn]] void Throw(const Status& status) const {
-    Status error = Status::InvalidArgument(status.message());  // DuckDB's message, as Explain takes it
+    Status error = status;
     if (checks != nullptr) error = checks->Explain(sql, error);
     throw duckdb::IOException(error.code() == StatusCode::kInvalidArgument ? error.message() : error.ToString());
   }
