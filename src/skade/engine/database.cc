@@ -27,6 +27,7 @@
 #include "skade/engine/object_store_fs_internal.h"
 #include "skade/engine/page_pool_internal.h"
 #include "skade/engine/pushdown_scan_internal.h"
+#include "skade/engine/referenced_tables_internal.h"
 
 namespace skade::engine {
 
@@ -374,7 +375,10 @@ Result<std::vector<std::vector<std::string>>> Database::ReferencedTables(std::st
   }
   std::string text(sql);
   std::vector<std::vector<std::string>> out;
-  // Purely syntactic for queries (views are not expanded): the parse tree's base tables.
+  // Purely syntactic for queries (views are not expanded): the parse tree's base tables, walked
+  // in process for the forms SelectBaseTables knows, else from DuckDB's JSON rendering of the
+  // tree (a statement: two prepares and a run).
+  if (auto tables = SelectBaseTables(text)) return std::move(*tables);
   {
     // json_serialize_sql takes only a constant: the text goes in as a quoted literal, and the
     // statement is prepared (one statement, never more).
