@@ -57,14 +57,12 @@ struct Channel : MorselOrder<MadeBatch> {
 
 // The query's last operator: converts what reaches it into Arrow batches in the thread that
 // runs it, and hands them to the Channel.
-class FeedCollector final : public duckdb::PhysicalResultCollector {
+class FeedCollector final : public OrderedCollector<Channel> {
  public:
   FeedCollector(duckdb::PhysicalPlan& plan, duckdb::PreparedStatementData& data, std::shared_ptr<Channel> channel,
                 FeedOrder order, std::shared_ptr<const FlatBatchLayout> flat, std::shared_ptr<PagePool> pool,
                 duckdb::ClientProperties properties)
-      : duckdb::PhysicalResultCollector(plan, data),
-        channel_(std::move(channel)),
-        order_(order),
+      : OrderedCollector<Channel>(plan, data, std::move(channel), order),
         flat_(std::move(flat)),
         pool_(std::move(pool)),
         properties_(std::move(properties)) {}
@@ -76,42 +74,20 @@ class FeedCollector final : public duckdb::PhysicalResultCollector {
     int64_t bytes = 0;     // its size, estimated (Fits)
     int64_t target = 0;    // rows the batch being built aims at
     int64_t next_target = 0;
-    duckdb::optional_idx morsel;  // kMorsels: the batch index the rows come from
-    bool pinned = false;          // kMorsels: `morsel` is where the thread was pinned (no rows yet)
+    MorselPlace place;
   };
-
-  bool ParallelSink() const override { return order_ != FeedOrder::kSerial; }
-  bool SinkOrderDependent() const override { return order_ != FeedOrder::kAny; }
-  duckdb::OperatorPartitionInfo RequiredPartitionInfo() const override {
-    return order_ == FeedOrder::kMorsels ? duckdb::OperatorPartitionInfo::BatchIndex()
-                                         : duckdb::OperatorPartitionInfo::NoPartitionInfo();
-  }
-
-  duckdb::unique_ptr<duckdb::GlobalSinkState> GetGlobalSinkState(duckdb::ClientContext&) const override {
-    return duckdb::make_uniq<duckdb::GlobalSinkState>();
-  }
 
   duckdb::unique_ptr<duckdb::LocalSinkState> GetLocalSinkState(duckdb::ExecutionContext&) const override {
     auto local = duckdb::make_uniq<LocalState>();
     local->next_target = channel_->batching.first_rows;
-    if (order_ == FeedOrder::kMorsels) {
-      // DuckDB makes a thread's state before the thread takes its first morsel.
-      std::lock_guard<std::mutex> lock(channel_->mu);
-      local->morsel = channel_->Pin();
-      local->pinned = true;
-    }
+    Pin(local->place);
     return local;
   }
 
   duckdb::SinkResultType Sink(duckdb::ExecutionContext& context, duckdb::DataChunk& chunk,
                               duckdb::OperatorSinkInput& input) const override {
     auto& local = input.local_state.Cast<LocalState>();
-    if (order_ == FeedOrder::kMorsels) {
-      const duckdb::optional_idx morsel = input.local_state.partition_info.batch_index;
-      if (morsel.IsValid() && (local.pinned || !local.morsel.IsValid() || local.morsel.GetIndex() != morsel.GetIndex())) {
-        MoveTo(local, morsel);  // (DuckDB calls NextBatch first; this only guards)
-      }
-    }
+    if (const duckdb::optional_idx to = MovesTo(local.place, input); to.IsValid()) MoveTo(local, to);
     {
       std::lock_guard<std::mutex> lock(channel_->mu);
       if (channel_->closed) return duckdb::SinkResultType::FINISHED;
@@ -120,7 +96,7 @@ class FeedCollector final : public duckdb::PhysicalResultCollector {
         channel_->parked.push_back(input.interrupt_state);
         return duckdb::SinkResultType::BLOCKED;
       }
-      if (channel_->MustWait(order_, local.morsel, channel_->max_waiting, channel_->max_waiting_bytes)) {
+      if (channel_->MustWait(order_, local.place.morsel, channel_->max_waiting, channel_->max_waiting_bytes)) {
         channel_->blocked.push_back(input.interrupt_state);
         return duckdb::SinkResultType::BLOCKED;
       }
@@ -163,19 +139,6 @@ class FeedCollector final : public duckdb::PhysicalResultCollector {
       FinishBatch(local);
     }
     return duckdb::SinkCombineResultType::FINISHED;
-  }
-
-  duckdb::SinkFinalizeType Finalize(duckdb::Pipeline&, duckdb::Event&, duckdb::ClientContext&,
-                                    duckdb::OperatorSinkFinalizeInput&) const override {
-    std::vector<duckdb::InterruptState> wake;
-    {
-      std::lock_guard<std::mutex> lock(channel_->mu);
-      channel_->finished = true;
-      channel_->Promote();
-      wake = channel_->TakeBlocked();
-    }
-    Wake(wake);
-    return duckdb::SinkFinalizeType::READY;
   }
 
   // Every batch went to the reader: the result DuckDB hands back at the end holds none.
@@ -254,25 +217,16 @@ class FeedCollector final : public duckdb::PhysicalResultCollector {
     const int64_t bytes = std::exchange(local.bytes, 0);
     std::lock_guard<std::mutex> lock(channel_->mu);
     if (channel_->closed) return;  // the batch is released here
-    channel_->Add(order_, local.morsel, MadeBatch{std::move(batch), bytes});
+    channel_->Add(order_, local.place.morsel, MadeBatch{std::move(batch), bytes});
   }
 
   // The thread of `local` leaves its morsel (its last batch is finished, and the morsel is
   // done) for `to` (none: the thread ends).
   void MoveTo(LocalState& local, duckdb::optional_idx to) const {
     if (local.rows > 0) FinishBatch(local);
-    std::vector<duckdb::InterruptState> wake;
-    {
-      std::lock_guard<std::mutex> lock(channel_->mu);
-      wake = channel_->Move(local.morsel, local.pinned, to);
-    }
-    local.morsel = to;
-    local.pinned = false;
-    Wake(wake);
+    Move(local.place, to);
   }
 
-  std::shared_ptr<Channel> channel_;
-  FeedOrder order_;
   std::shared_ptr<const FlatBatchLayout> flat_;
   std::shared_ptr<PagePool> pool_;
   duckdb::ClientProperties properties_;
@@ -393,10 +347,7 @@ struct ArrowFeed::State {
     std::vector<duckdb::InterruptState> wake;
     if (channel) {
       std::lock_guard<std::mutex> lock(channel->mu);
-      channel->closed = true;
-      channel->ready.clear();
-      channel->morsels.clear();
-      wake = channel->TakeBlocked();
+      wake = channel->CloseReader();
       for (auto& parked : channel->parked) wake.push_back(parked);
       channel->parked.clear();
     }

@@ -63,50 +63,26 @@ thread_local Helping* helping = nullptr;
 
 // The query's last operator: copies what reaches it, in the thread that runs it, and hands the
 // copies to the Channel in the query's order.
-class ChunkCollector final : public duckdb::PhysicalResultCollector {
+class ChunkCollector final : public OrderedCollector<Channel> {
  public:
   ChunkCollector(duckdb::PhysicalPlan& plan, duckdb::PreparedStatementData& data, std::shared_ptr<Channel> channel,
                  FeedOrder order, duckdb::ClientProperties properties)
-      : duckdb::PhysicalResultCollector(plan, data),
-        channel_(std::move(channel)),
-        order_(order),
-        properties_(std::move(properties)) {}
+      : OrderedCollector<Channel>(plan, data, std::move(channel), order), properties_(std::move(properties)) {}
 
   struct LocalState : duckdb::LocalSinkState {
-    duckdb::optional_idx morsel;  // kMorsels: the batch index the rows come from
-    bool pinned = false;          // kMorsels: `morsel` is where the thread was pinned (no rows yet)
+    MorselPlace place;
   };
-
-  bool ParallelSink() const override { return order_ != FeedOrder::kSerial; }
-  bool SinkOrderDependent() const override { return order_ != FeedOrder::kAny; }
-  duckdb::OperatorPartitionInfo RequiredPartitionInfo() const override {
-    return order_ == FeedOrder::kMorsels ? duckdb::OperatorPartitionInfo::BatchIndex()
-                                         : duckdb::OperatorPartitionInfo::NoPartitionInfo();
-  }
-
-  duckdb::unique_ptr<duckdb::GlobalSinkState> GetGlobalSinkState(duckdb::ClientContext&) const override {
-    return duckdb::make_uniq<duckdb::GlobalSinkState>();
-  }
 
   duckdb::unique_ptr<duckdb::LocalSinkState> GetLocalSinkState(duckdb::ExecutionContext&) const override {
     auto local = duckdb::make_uniq<LocalState>();
-    if (order_ == FeedOrder::kMorsels) {
-      std::lock_guard<std::mutex> lock(channel_->mu);
-      local->morsel = channel_->Pin();
-      local->pinned = true;
-    }
+    Pin(local->place);
     return local;
   }
 
   duckdb::SinkResultType Sink(duckdb::ExecutionContext&, duckdb::DataChunk& chunk,
                               duckdb::OperatorSinkInput& input) const override {
     auto& local = input.local_state.Cast<LocalState>();
-    if (order_ == FeedOrder::kMorsels) {
-      const duckdb::optional_idx morsel = input.local_state.partition_info.batch_index;
-      if (morsel.IsValid() && (local.pinned || !local.morsel.IsValid() || local.morsel.GetIndex() != morsel.GetIndex())) {
-        MoveTo(local, morsel);  // (DuckDB calls NextBatch first; this only guards)
-      }
-    }
+    if (const duckdb::optional_idx to = MovesTo(local.place, input); to.IsValid()) Move(local.place, to);
     {
       std::lock_guard<std::mutex> lock(channel_->mu);
       if (channel_->closed) return duckdb::SinkResultType::FINISHED;
@@ -115,7 +91,7 @@ class ChunkCollector final : public duckdb::PhysicalResultCollector {
         helping->parked.push_back(input.interrupt_state);
         return duckdb::SinkResultType::BLOCKED;
       }
-      if (channel_->MustWait(order_, local.morsel, INT64_MAX, channel_->max_waiting_bytes)) {
+      if (channel_->MustWait(order_, local.place.morsel, INT64_MAX, channel_->max_waiting_bytes)) {
         channel_->blocked.push_back(input.interrupt_state);
         channel_->made.notify_all();  // a run short of its size may be taken now (RunReady)
         return duckdb::SinkResultType::BLOCKED;
@@ -127,34 +103,20 @@ class ChunkCollector final : public duckdb::PhysicalResultCollector {
     const auto bytes = static_cast<int64_t>(copy->GetAllocationSize());
     std::lock_guard<std::mutex> lock(channel_->mu);
     if (channel_->closed) return duckdb::SinkResultType::FINISHED;
-    channel_->Add(order_, local.morsel, MadeChunk{std::move(copy), bytes});
+    channel_->Add(order_, local.place.morsel, MadeChunk{std::move(copy), bytes});
     return duckdb::SinkResultType::NEED_MORE_INPUT;
   }
 
   duckdb::SinkNextBatchType NextBatch(duckdb::ExecutionContext&,
                                       duckdb::OperatorSinkNextBatchInput& input) const override {
-    MoveTo(input.local_state.Cast<LocalState>(), input.local_state.partition_info.batch_index);
+    Move(input.local_state.Cast<LocalState>().place, input.local_state.partition_info.batch_index);
     return duckdb::SinkNextBatchType::READY;
   }
 
   duckdb::SinkCombineResultType Combine(duckdb::ExecutionContext&,
                                         duckdb::OperatorSinkCombineInput& input) const override {
-    if (order_ == FeedOrder::kMorsels) MoveTo(input.local_state.Cast<LocalState>(), duckdb::optional_idx());
+    if (order_ == FeedOrder::kMorsels) Move(input.local_state.Cast<LocalState>().place, duckdb::optional_idx());
     return duckdb::SinkCombineResultType::FINISHED;
-  }
-
-  duckdb::SinkFinalizeType Finalize(duckdb::Pipeline&, duckdb::Event&, duckdb::ClientContext&,
-                                    duckdb::OperatorSinkFinalizeInput&) const override {
-    std::vector<duckdb::InterruptState> wake;
-    {
-      std::lock_guard<std::mutex> lock(channel_->mu);
-      channel_->finished = true;
-      channel_->Promote();
-      channel_->made.notify_all();
-      wake = channel_->TakeBlocked();
-    }
-    Wake(wake);
-    return duckdb::SinkFinalizeType::READY;
   }
 
   // Every chunk went to the takers: the result DuckDB hands back at the end holds none.
@@ -165,19 +127,6 @@ class ChunkCollector final : public duckdb::PhysicalResultCollector {
   }
 
  private:
-  void MoveTo(LocalState& local, duckdb::optional_idx to) const {
-    std::vector<duckdb::InterruptState> wake;
-    {
-      std::lock_guard<std::mutex> lock(channel_->mu);
-      wake = channel_->Move(local.morsel, local.pinned, to);
-    }
-    local.morsel = to;
-    local.pinned = false;
-    Wake(wake);
-  }
-
-  std::shared_ptr<Channel> channel_;
-  FeedOrder order_;
   duckdb::ClientProperties properties_;
 };
 
@@ -315,10 +264,7 @@ struct ChunkFeed::State {
     std::vector<duckdb::InterruptState> wake;
     if (channel) {
       std::lock_guard<std::mutex> lock(channel->mu);
-      channel->closed = true;
-      channel->ready.clear();
-      channel->morsels.clear();
-      wake = channel->TakeBlocked();
+      wake = channel->CloseReader();
     }
     Wake(wake);
     if (phase != Phase::kClosed && context) context->Interrupt();

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "duckdb.hpp"
+#include "duckdb/execution/operator/helper/physical_result_collector.hpp"
 #include "duckdb/execution/physical_plan_generator.hpp"
 
 namespace skade::engine {
@@ -151,12 +153,99 @@ struct MorselOrder {
     return morsel.IsValid() && lowest && morsel.GetIndex() > *lowest;
   }
 
+  // The reader is gone: what waits is dropped, and the threads stop at their next sink (the
+  // ones waiting for room are returned, to wake after the lock is released).
+  std::vector<duckdb::InterruptState> CloseReader() {
+    closed = true;
+    ready.clear();
+    morsels.clear();
+    waiting = 0;
+    waiting_bytes = 0;
+    return TakeBlocked();
+  }
+
   // The threads waiting for room, to wake after the lock is released.
   std::vector<duckdb::InterruptState> TakeBlocked() {
     std::vector<duckdb::InterruptState> out;
     out.swap(blocked);
     return out;
   }
+};
+
+// Where a thread of an ordered collector stands (kMorsels).
+struct MorselPlace {
+  duckdb::optional_idx morsel;  // the batch index the thread's rows come from
+  bool pinned = false;          // `morsel` is where the thread was pinned (no rows yet)
+};
+
+// What skade's result collectors share to keep the order: how DuckDB runs their sink, and where
+// each thread stands in `channel_` (a MorselOrder).
+template <typename ChannelT>
+class OrderedCollector : public duckdb::PhysicalResultCollector {
+ public:
+  OrderedCollector(duckdb::PhysicalPlan& plan, duckdb::PreparedStatementData& data, std::shared_ptr<ChannelT> channel,
+                   FeedOrder order)
+      : duckdb::PhysicalResultCollector(plan, data), channel_(std::move(channel)), order_(order) {}
+
+  bool ParallelSink() const override { return order_ != FeedOrder::kSerial; }
+  bool SinkOrderDependent() const override { return order_ != FeedOrder::kAny; }
+  duckdb::OperatorPartitionInfo RequiredPartitionInfo() const override {
+    return order_ == FeedOrder::kMorsels ? duckdb::OperatorPartitionInfo::BatchIndex()
+                                         : duckdb::OperatorPartitionInfo::NoPartitionInfo();
+  }
+  duckdb::unique_ptr<duckdb::GlobalSinkState> GetGlobalSinkState(duckdb::ClientContext&) const override {
+    return duckdb::make_uniq<duckdb::GlobalSinkState>();
+  }
+  duckdb::SinkFinalizeType Finalize(duckdb::Pipeline&, duckdb::Event&, duckdb::ClientContext&,
+                                    duckdb::OperatorSinkFinalizeInput&) const override {
+    Finish();
+    return duckdb::SinkFinalizeType::READY;
+  }
+
+ protected:
+  // A new thread's place: DuckDB makes a thread's state before the thread takes its first morsel.
+  void Pin(MorselPlace& place) const {
+    if (order_ != FeedOrder::kMorsels) return;
+    std::lock_guard<std::mutex> lock(channel_->mu);
+    place.morsel = channel_->Pin();
+    place.pinned = true;
+  }
+  // The morsel a chunk sinking from `input` comes from, when the thread has not moved to it yet
+  // (DuckDB calls NextBatch first; this only guards).
+  duckdb::optional_idx MovesTo(const MorselPlace& place, const duckdb::OperatorSinkInput& input) const {
+    if (order_ != FeedOrder::kMorsels) return duckdb::optional_idx();
+    const duckdb::optional_idx morsel = input.local_state.partition_info.batch_index;
+    if (morsel.IsValid() && (place.pinned || !place.morsel.IsValid() || place.morsel.GetIndex() != morsel.GetIndex())) {
+      return morsel;
+    }
+    return duckdb::optional_idx();
+  }
+  // The thread leaves its morsel (done: nothing more will come from it) for `to` (none: it ends).
+  void Move(MorselPlace& place, duckdb::optional_idx to) const {
+    std::vector<duckdb::InterruptState> wake;
+    {
+      std::lock_guard<std::mutex> lock(channel_->mu);
+      wake = channel_->Move(place.morsel, place.pinned, to);
+    }
+    place.morsel = to;
+    place.pinned = false;
+    Wake(wake);
+  }
+  // Every item is in: all of them are ready.
+  void Finish() const {
+    std::vector<duckdb::InterruptState> wake;
+    {
+      std::lock_guard<std::mutex> lock(channel_->mu);
+      channel_->finished = true;
+      channel_->Promote();
+      channel_->made.notify_all();
+      wake = channel_->TakeBlocked();
+    }
+    Wake(wake);
+  }
+
+  std::shared_ptr<ChannelT> channel_;
+  const FeedOrder order_;
 };
 
 }  // namespace skade::engine
