@@ -132,6 +132,10 @@ class ChunkCollector final : public OrderedCollector<Channel> {
 
 }  // namespace
 
+// How long a taker that found no task waits before it looks again: the first time, and at most.
+constexpr std::chrono::microseconds kFirstIdle(20);
+constexpr std::chrono::microseconds kLongestIdle(1000);
+
 struct ChunkFeed::State {
   enum class Phase {
     kRunning,  // the query runs; takers may run its tasks
@@ -152,6 +156,7 @@ struct ChunkFeed::State {
   Result<ChunkRun> Take(size_t max_chunks, size_t max_bytes, const std::atomic<bool>& interrupted) {
     Channel& ch = *channel;
     max_chunks = std::max<size_t>(max_chunks, 1);
+    std::chrono::microseconds idle(0);  // the last wait for a task, when none was found
     std::unique_lock<std::mutex> lock(ch.mu);
     while (true) {
       if (failed) return *failed;
@@ -204,11 +209,16 @@ struct ChunkFeed::State {
         } leave{*this, lock};
         ran = RunTask(max_chunks, max_bytes);
       }
-      if (!ran) {
+      if (ran) {
+        idle = std::chrono::microseconds(0);
+      } else {
         // Other threads run the query's tasks, or it waits for I/O or for room: wait for a
-        // chunk, and look for a task again soon (a finished pipeline schedules the next).
-        ch.made.wait_for(lock, std::chrono::milliseconds(1),
-                         [&] { return ch.RunReady(max_chunks, max_bytes) || ch.finished; });
+        // chunk, and look for a task again soon. Nothing tells this thread when DuckDB
+        // schedules one (a pipeline that finished schedules the next, its Finalize among
+        // them), so the waits start short and grow to 1 ms: a fixed 1 ms wait put 2.6 ms on
+        // a small query's 4.9 through Flight.
+        idle = std::clamp(idle * 2, kFirstIdle, kLongestIdle);
+        ch.made.wait_for(lock, idle, [&] { return ch.RunReady(max_chunks, max_bytes) || ch.finished; });
       }
     }
   }
