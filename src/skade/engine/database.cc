@@ -359,26 +359,24 @@ Result<std::vector<ColumnType>> Database::ArrowInputColumns(const ArrowSchema& s
 }
 
 Result<std::vector<std::vector<std::string>>> Database::ReferencedTables(std::string_view sql) {
+  SKADE_ASSIGN_OR_RETURN(std::string text, CText(sql));
+  // Purely syntactic for queries (views are not expanded): the parse tree's base tables, walked
+  // in process for the forms SelectBaseTables knows (no connection, no statement), else from
+  // DuckDB's JSON rendering of the tree (two prepares and a run).
+  if (auto tables = SelectBaseTables(text)) return std::move(*tables);
   RawConnection con;
   if (duckdb_connect(impl_->db, &con.con) != DuckDBSuccess) {
     return Status::Internal("cannot open a DuckDB connection");
   }
   // Parse first, so that syntax errors come back as errors rather than as an empty list.
   {
-    RawPrepared stmt;
-    SKADE_ASSIGN_OR_RETURN(std::string text, CText(sql));
     duckdb_extracted_statements extracted = nullptr;
     idx_t n = duckdb_extract_statements(con.con, text.c_str(), &extracted);
     std::string error = n == 0 ? std::string(duckdb_extract_statements_error(extracted)) : "";
     duckdb_destroy_extracted(&extracted);
     if (n == 0) return Status::InvalidArgument(error);
   }
-  std::string text(sql);
   std::vector<std::vector<std::string>> out;
-  // Purely syntactic for queries (views are not expanded): the parse tree's base tables, walked
-  // in process for the forms SelectBaseTables knows, else from DuckDB's JSON rendering of the
-  // tree (a statement: two prepares and a run).
-  if (auto tables = SelectBaseTables(text)) return std::move(*tables);
   {
     // json_serialize_sql takes only a constant: the text goes in as a quoted literal, and the
     // statement is prepared (one statement, never more).

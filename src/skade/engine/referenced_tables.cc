@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "duckdb.hpp"
-#include "duckdb/parser/common_table_expression_info.hpp"
 #include "duckdb/parser/expression/subquery_expression.hpp"
 #include "duckdb/parser/parsed_expression_iterator.hpp"
 #include "duckdb/parser/parser.hpp"
@@ -27,10 +26,8 @@ class TableWalk {
   std::vector<std::vector<std::string>> tables;
   bool complete = true;
 
+  // (DuckDB's iterator walks the node's CTE bodies too.)
   void Node(duckdb::QueryNode& node) {
-    for (auto& entry : node.cte_map.map) {
-      if (entry.second && entry.second->query) Node(*entry.second->query->node);
-    }
     duckdb::ParsedExpressionIterator::EnumerateQueryNodeChildren(
         node,
         [this](duckdb::unique_ptr<duckdb::ParsedExpression>& child) {
