@@ -53,6 +53,7 @@
 #include "duckdb/parser/tableref/subqueryref.hpp"
 #include "duckdb/parser/query_node/set_operation_node.hpp"
 #include "skade/engine/database.h"
+#include "skade/engine/parse_walk_internal.h"
 
 namespace skade::engine {
 
@@ -70,12 +71,6 @@ using duckdb::QueryNode;
 using duckdb::SQLStatement;
 using duckdb::StatementType;
 using ExprPtr = duckdb::unique_ptr<ParsedExpression>;
-using ExprFn = std::function<Status(ExprPtr&)>;
-
-// DuckDB reports parse errors as exceptions; the message is in ErrorData (e.what() is JSON).
-Status ParseError(const std::exception& e, std::string_view what) {
-  return Status::InvalidArgument(std::string(what) + ": " + duckdb::ErrorData(e).Message());
-}
 
 Result<duckdb::vector<duckdb::unique_ptr<SQLStatement>>> ParseAll(const std::string& sql, std::string_view what) {
   // DuckDB's parser reads a C string: it would see only the text before a NUL, and what runs
@@ -96,75 +91,28 @@ bool Blank(std::string_view text) {
   return std::all_of(text.begin(), text.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
 }
 
-// Calls `fn` on every expression of the tree below `e` (pre-order; `fn` may replace the node
-// it is given), descending into subqueries, which ParsedExpressionIterator leaves out.
-Status WalkExpression(ExprPtr& e, const ExprFn& fn);
-
-Status WalkNode(QueryNode& node, const ExprFn& fn) {
-  Status status;
-  try {
-    ParsedExpressionIterator::EnumerateQueryNodeChildren(
-        node,
-        [&](ExprPtr& child) {
-          if (status.ok()) status = WalkExpression(child, fn);
-        },
-        [](duckdb::TableRef&) {});
-  } catch (const std::exception& e) {
-    return ParseError(e, "unsupported query shape");
-  }
-  return status;
-}
-
-Status WalkExpression(ExprPtr& e, const ExprFn& fn) {
-  if (!e) return Status::Ok();
-  SKADE_RETURN_IF_ERROR(fn(e));
-  if (e->GetExpressionClass() == ExpressionClass::SUBQUERY) {
-    auto& sub = e->Cast<duckdb::SubqueryExpression>();
-    if (sub.subquery && sub.subquery->node) SKADE_RETURN_IF_ERROR(WalkNode(*sub.subquery->node, fn));
-  }
-  Status status;
-  ParsedExpressionIterator::EnumerateChildren(*e, [&](ExprPtr& child) {
-    if (status.ok()) status = WalkExpression(child, fn);
-  });
-  return status;
-}
-
-// Every expression of a relation (subqueries in FROM, join conditions, table function
-// arguments, VALUES lists).
-Status WalkRef(duckdb::TableRef& ref, const ExprFn& fn) {
-  Status status;
-  try {
-    ParsedExpressionIterator::EnumerateTableRefChildren(ref, [&](ExprPtr& child) {
-      if (status.ok()) status = WalkExpression(child, fn);
-    });
-  } catch (const std::exception& e) {
-    return ParseError(e, "unsupported relation shape");
-  }
-  return status;
-}
-
 // Every expression of a statement that may carry parameter markers.
-Status WalkStatement(SQLStatement& stmt, const ExprFn& fn) {
+Status WalkStatement(SQLStatement& stmt, const ParseVisitor& fn) {
   switch (stmt.type) {
     case StatementType::SELECT_STATEMENT:
-      return WalkNode(*stmt.Cast<duckdb::SelectStatement>().node, fn);
+      return WalkQueryNode(*stmt.Cast<duckdb::SelectStatement>().node, fn);
     case StatementType::INSERT_STATEMENT: {
       auto& ins = stmt.Cast<duckdb::InsertStatement>();
-      if (ins.select_statement) return WalkNode(*ins.select_statement->node, fn);
+      if (ins.select_statement) return WalkQueryNode(*ins.select_statement->node, fn);
       return Status::Ok();
     }
     case StatementType::DELETE_STATEMENT:
       return WalkExpression(stmt.Cast<duckdb::DeleteStatement>().condition, fn);
     case StatementType::UPDATE_STATEMENT: {
       auto& upd = stmt.Cast<duckdb::UpdateStatement>();
-      if (upd.from_table) SKADE_RETURN_IF_ERROR(WalkRef(*upd.from_table, fn));
+      if (upd.from_table) SKADE_RETURN_IF_ERROR(WalkTableRef(*upd.from_table, fn));
       if (!upd.set_info) return Status::Ok();
       for (auto& value : upd.set_info->expressions) SKADE_RETURN_IF_ERROR(WalkExpression(value, fn));
       return WalkExpression(upd.set_info->condition, fn);
     }
     case StatementType::MERGE_INTO_STATEMENT: {
       auto& merge = stmt.Cast<duckdb::MergeIntoStatement>();
-      if (merge.source) SKADE_RETURN_IF_ERROR(WalkRef(*merge.source, fn));
+      if (merge.source) SKADE_RETURN_IF_ERROR(WalkTableRef(*merge.source, fn));
       SKADE_RETURN_IF_ERROR(WalkExpression(merge.join_condition, fn));
       for (auto& [when, actions] : merge.actions) {
         for (auto& action : actions) {
@@ -182,11 +130,11 @@ Status WalkStatement(SQLStatement& stmt, const ExprFn& fn) {
       auto& info = *stmt.Cast<duckdb::CreateStatement>().info;
       if (info.type == duckdb::CatalogType::TABLE_ENTRY) {
         auto& table = info.Cast<duckdb::CreateTableInfo>();
-        if (table.query) return WalkNode(*table.query->node, fn);
+        if (table.query) return WalkQueryNode(*table.query->node, fn);
       }
       if (info.type == duckdb::CatalogType::VIEW_ENTRY) {
         auto& view = info.Cast<duckdb::CreateViewInfo>();
-        if (view.query) return WalkNode(*view.query->node, fn);
+        if (view.query) return WalkQueryNode(*view.query->node, fn);
       }
       return Status::Ok();
     }
@@ -218,7 +166,7 @@ bool ReadsConfiguration(std::string name) {
 // "1000000000.0", which parses as a DECIMAL) becomes CAST('<value>' AS <type>), which parses
 // back to itself and means the same value. Applied before anything is rendered.
 Status MakeConstantsRenderable(ExprPtr& e) {
-  return WalkExpression(e, [](ExprPtr& node) -> Status {
+  return WalkExpression(e, {.expression = [](ExprPtr& node) -> Status {
     if (node->GetExpressionClass() != ExpressionClass::CONSTANT) return Status::Ok();
     const duckdb::Value& value = node->Cast<duckdb::ConstantExpression>().value;
     if (value.IsNull()) return Status::Ok();
@@ -231,13 +179,13 @@ Status MakeConstantsRenderable(ExprPtr& e) {
       return ParseError(ex, "constant " + node->ToString());
     }
     return Status::Ok();
-  });
+  }});
 }
 
 Status MakeConstantsRenderable(QueryNode& node) {
-  return WalkNode(node, [](ExprPtr& e) -> Status {
+  return WalkQueryNode(node, {.expression = [](ExprPtr& e) -> Status {
     return e->GetExpressionClass() == ExpressionClass::CONSTANT ? MakeConstantsRenderable(e) : Status::Ok();
-  });
+  }});
 }
 
 bool IsConstant(const ParsedExpression& e) {
@@ -303,7 +251,7 @@ enum class Markers { kRefuse, kAllow };
 
 Status CheckPredicateTree(ExprPtr& where, Predicate::Subqueries subqueries, std::string_view what,
                           Markers markers = Markers::kRefuse) {
-  return WalkExpression(where, [&](ExprPtr& e) -> Status {
+  return WalkExpression(where, {.expression = [&](ExprPtr& e) -> Status {
     switch (e->GetExpressionClass()) {
       case ExpressionClass::PARAMETER:
         if (markers == Markers::kAllow) return Status::Ok();
@@ -319,7 +267,7 @@ Status CheckPredicateTree(ExprPtr& where, Predicate::Subqueries subqueries, std:
       default:
         return Status::Ok();
     }
-  });
+  }});
 }
 
 void CollapseValuesWrappers(QueryNode& node);
@@ -378,13 +326,13 @@ void CollapseValuesWrappers(QueryNode& node) {
     if (kv.second && kv.second->query && kv.second->query->node) CollapseValuesWrappers(*kv.second->query->node);
   }
   // Subqueries inside expressions.
-  (void)WalkNode(node, [](ExprPtr& e) -> Status {
+  (void)WalkQueryNode(node, {.expression = [](ExprPtr& e) -> Status {
     if (e->GetExpressionClass() == ExpressionClass::SUBQUERY) {
       auto& sub = e->Cast<duckdb::SubqueryExpression>();
       if (sub.subquery && sub.subquery->node) CollapseValuesWrappers(*sub.subquery->node);
     }
     return Status::Ok();
-  });
+  }});
 }
 
 // The rendering of a SELECT statement, checked to re-parse to an equal statement (up to the
@@ -554,7 +502,7 @@ Status BindLiterals(SQLStatement& stmt, std::span<const std::string> parameters)
       return ParseError(e, "parameter " + std::to_string(i + 1));
     }
   }
-  return WalkStatement(stmt, [&](ExprPtr& e) -> Status {
+  return WalkStatement(stmt, {.expression = [&](ExprPtr& e) -> Status {
     if (e->GetExpressionClass() != ExpressionClass::PARAMETER) return Status::Ok();
     const std::string& id = e->Cast<duckdb::ParameterExpression>().identifier;
     auto it = stmt.named_param_map.find(id);
@@ -563,7 +511,7 @@ Status BindLiterals(SQLStatement& stmt, std::span<const std::string> parameters)
     }
     e = literals[it->second - 1]->Copy();
     return Status::Ok();
-  });
+  }});
 }
 
 Status NotImplemented(std::string_view statement, std::string_view clause) {
@@ -1099,13 +1047,13 @@ Result<Statement> ParseStatement(std::string_view sql, std::span<const std::stri
     return out;
   }
   SKADE_RETURN_IF_ERROR(filled);
-  SKADE_RETURN_IF_ERROR(WalkStatement(stmt, [&out](ExprPtr& e) {
+  SKADE_RETURN_IF_ERROR(WalkStatement(stmt, {.expression = [&out](ExprPtr& e) {
     if (out.reads_configuration.empty() && e->GetExpressionClass() == ExpressionClass::FUNCTION) {
       const auto& f = e->Cast<duckdb::FunctionExpression>();
       if (ReadsConfiguration(f.function_name)) out.reads_configuration = f.function_name;
     }
     return Status::Ok();
-  }));
+  }}));
   if (out.is_write() && parameters.empty() && out.parameter_count > 0) {
     // Unbound markers would otherwise reach a rendering that runs without values.
     out.unbound = true;
@@ -1201,7 +1149,7 @@ namespace {
 // Whether an AT (TIMESTAMP => …) expression stands alone: no column, subquery, marker or
 // configuration read (it is evaluated before the query, outside it).
 Status CheckAtExpression(ExprPtr& e) {
-  return WalkExpression(e, [](ExprPtr& node) -> Status {
+  return WalkExpression(e, {.expression = [](ExprPtr& node) -> Status {
     bool refused = false;
     switch (node->GetExpressionClass()) {
       case ExpressionClass::COLUMN_REF:
@@ -1221,7 +1169,7 @@ Status CheckAtExpression(ExprPtr& e) {
     if (!refused) return Status::Ok();
     return Status::InvalidArgument(
         "AT (TIMESTAMP => …) takes a time (a literal or an expression of constants), not '" + node->ToString() + "'");
-  });
+  }});
 }
 
 // The AT clause of a table reference. Only DuckDB's two units parse: VERSION names a snapshot
