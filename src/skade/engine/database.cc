@@ -19,6 +19,7 @@
 #include "skade/arrow/builder.h"
 #include "skade/engine/arrow_collect_internal.h"
 #include "skade/engine/database_internal.h"
+#include "skade/engine/zstd_pages_internal.h"
 #include "skade/engine/delete_scan_internal.h"
 #include "skade/engine/duck_handles_internal.h"
 #include "skade/engine/duck_query_internal.h"
@@ -157,6 +158,7 @@ std::unique_ptr<Database> Database::WithConnectionSetup(std::vector<std::string>
 }
 
 Result<std::unique_ptr<Database>> Database::Open(const DatabaseOptions& options) {
+  KeepZstdPages();  // DuckDB's ZSTD pages decompress through the system's libzstd
   duckdb_config config = nullptr;
   if (duckdb_create_config(&config) != DuckDBSuccess) {
     return Status::Internal("cannot create DuckDB config");
