@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import adbc_driver_flightsql.dbapi as flight_sql
+
+import skade_serve
 
 SQL = 'SELECT id, qty, price, amount FROM skade."ns".t WHERE id < 1000000'
 ROWS = 1_000_000
@@ -38,19 +38,7 @@ def main() -> int:
     parser.add_argument("--warehouse", required=True, type=Path)
     parser.add_argument("--repeat", type=int, default=15)
     args = parser.parse_args()
-    skade = os.environ.get("SKADE_BIN", "build/src/skade")
-    server = subprocess.Popen([skade, "--warehouse", str(args.warehouse), "serve", "--flight-port", "0"],
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        port = None
-        for line in server.stdout:
-            m = re.match(r"flight sql listening on [^ ]*:(\d+) ", line)
-            if m:
-                port = int(m.group(1))
-                break
-        if port is None:
-            print("skade serve did not start", file=sys.stderr)
-            return 1
+    with skade_serve.running(args.warehouse) as (server, port):
         conn = flight_sql.connect(f"grpc://127.0.0.1:{port}")
         first, whole, server_cpu, client_cpu = [], [], [], []
         for i in range(args.repeat + 2):  # two warm-up fetches
@@ -81,9 +69,6 @@ def main() -> int:
               f"(best {min(whole):.1f}); CPU per fetch: server median {med(server_cpu):.0f} ms, client median "
               f"{med(client_cpu):.0f} ms")
         return 0
-    finally:
-        server.terminate()
-        server.wait(30)
 
 
 if __name__ == "__main__":

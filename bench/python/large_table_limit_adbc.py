@@ -18,16 +18,15 @@ The interop virtualenv has the pinned driver (scripts/setup_interop.sh). Every q
 from __future__ import annotations
 
 import argparse
-import os
-import re
 import statistics
-import subprocess
 import sys
 import time
 import warnings
 from pathlib import Path
 
 import adbc_driver_flightsql.dbapi as flight_sql
+
+import skade_serve
 
 QUERIES = ["SELECT * FROM b.t LIMIT 10", "SELECT * FROM b.t WHERE id > 500000 LIMIT 10"]
 
@@ -45,20 +44,7 @@ def main() -> int:
     parser.add_argument("--allow-dir", required=True, help="the folder of the table's files (registered outside the lake)")
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
-    skade = os.environ.get("SKADE_BIN", "build/src/skade")
-    server = subprocess.Popen([skade, "--warehouse", str(args.warehouse), "serve", "--flight-port", "0", "--auth", "none",
-                               "--allow-dir", args.allow_dir],
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        port = None
-        for line in server.stdout:
-            m = re.match(r"flight sql listening on [^ ]*:(\d+) ", line)
-            if m:
-                port = int(m.group(1))
-                break
-        if port is None:
-            print("skade serve did not start", file=sys.stderr)
-            return 1
+    with skade_serve.running(args.warehouse, ["--auth", "none", "--allow-dir", args.allow_dir]) as (server, port):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the driver's note that autocommit cannot be turned off
             conn = flight_sql.connect(f"grpc://127.0.0.1:{port}")
@@ -80,9 +66,6 @@ def main() -> int:
         print(f"server resident memory {resident_mib(server.pid):.0f} MiB")
         conn.close()
         return 0
-    finally:
-        server.terminate()
-        server.wait()
 
 
 if __name__ == "__main__":

@@ -30,12 +30,12 @@ Status WalkExpressionInner(ParsedExprPtr& e, const ParseVisitor& visitor) {
   return status;
 }
 
-// DuckDB's iterator calls its relation callback after a relation's children, for every
-// relation of the node, those inside joins and FROM subqueries included.
-Status WalkNodeInner(duckdb::QueryNode& node, const ParseVisitor& visitor) {
+// Runs `enumerate` (one of DuckDB's iterator calls) with callbacks that walk each expression
+// and show each relation to the visitor, until the first error.
+template <typename Enumerate>
+Status EnumerateWith(const ParseVisitor& visitor, Enumerate&& enumerate) {
   Status status;
-  duckdb::ParsedExpressionIterator::EnumerateQueryNodeChildren(
-      node,
+  enumerate(
       [&](ParsedExprPtr& child) {
         if (status.ok()) status = WalkExpressionInner(child, visitor);
       },
@@ -45,17 +45,18 @@ Status WalkNodeInner(duckdb::QueryNode& node, const ParseVisitor& visitor) {
   return status;
 }
 
+// DuckDB's iterator calls its relation callback after a relation's children, for every
+// relation of the node, those inside joins and FROM subqueries included.
+Status WalkNodeInner(duckdb::QueryNode& node, const ParseVisitor& visitor) {
+  return EnumerateWith(visitor, [&](const auto& on_expression, const auto& on_relation) {
+    duckdb::ParsedExpressionIterator::EnumerateQueryNodeChildren(node, on_expression, on_relation);
+  });
+}
+
 Status WalkRefInner(duckdb::TableRef& ref, const ParseVisitor& visitor) {
-  Status status;
-  duckdb::ParsedExpressionIterator::EnumerateTableRefChildren(
-      ref,
-      [&](ParsedExprPtr& child) {
-        if (status.ok()) status = WalkExpressionInner(child, visitor);
-      },
-      [&](duckdb::TableRef& inner) {
-        if (status.ok() && visitor.relation) status = visitor.relation(inner);
-      });
-  return status;
+  return EnumerateWith(visitor, [&](const auto& on_expression, const auto& on_relation) {
+    duckdb::ParsedExpressionIterator::EnumerateTableRefChildren(ref, on_expression, on_relation);
+  });
 }
 
 }  // namespace
