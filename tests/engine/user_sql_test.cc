@@ -481,7 +481,13 @@ TEST(StatementTest, ReadsOfTheServersConfigurationAreMarkedWhereverTheyHide) {
                           "SELECT 1 WHERE EXISTS (SELECT * FROM duckdb_secrets())",
                           "SELECT * FROM t JOIN duckdb_extensions() e ON true",
                           "INSERT INTO s.t SELECT value FROM duckdb_settings()",
-                          "SELECT x FROM (SELECT getvariable('v') AS x) UNION ALL SELECT 1"}) {
+                          "SELECT x FROM (SELECT getvariable('v') AS x) UNION ALL SELECT 1",
+                          // Relations whose parts DuckDB's iterator leaves out.
+                          "SUMMARIZE SELECT current_setting('allowed_directories') AS d",
+                          "DESCRIBE SELECT current_setting('allowed_directories') AS d",
+                          "SELECT * FROM (SUMMARIZE SELECT value FROM duckdb_settings())",
+                          "SELECT * FROM (SELECT 1 AS a, 'x' AS b) PIVOT (sum(a) FOR concat(b, current_setting('x')) IN ('y'))",
+                          "SELECT * FROM (SELECT 1 AS a, 2 AS c) UNPIVOT (v FOR n IN (a, (c + length(current_setting('x')))))"}) {
     auto st = ParseStatement(sql);
     ASSERT_TRUE(st.ok()) << sql << ": " << st.status().ToString();
     EXPECT_FALSE(st->reads_configuration.empty()) << sql;
@@ -490,6 +496,29 @@ TEST(StatementTest, ReadsOfTheServersConfigurationAreMarkedWhereverTheyHide) {
     auto st = ParseStatement(sql);
     ASSERT_TRUE(st.ok()) << sql;
     EXPECT_TRUE(st->reads_configuration.empty()) << sql << ": " << st->reads_configuration;
+  }
+}
+
+// SQL handed to a function as a value (query('…'), query_table('t'), a serialized statement)
+// runs without being parsed here, so no check reaches it: such statements are marked wherever
+// the call hides, and a server for untrusted clients refuses them.
+TEST(StatementTest, SqlRunAsAValueIsMarkedWhereverItHides) {
+  for (const char* sql : {"SELECT * FROM query('SELECT current_setting(''allowed_directories'')')",
+                          "SELECT * FROM QUERY_TABLE('t')",
+                          "SELECT * FROM json_execute_serialized_sql(json_serialize_sql('SELECT 1'))",
+                          "SELECT * FROM t WHERE id IN (SELECT 1 FROM query('SELECT 1'))",
+                          "WITH q AS (SELECT * FROM query('SELECT 1')) SELECT * FROM q",
+                          "SUMMARIZE SELECT * FROM query('SELECT 1')",
+                          "INSERT INTO s.t SELECT * FROM query('SELECT 1')"}) {
+    auto st = ParseStatement(sql);
+    ASSERT_TRUE(st.ok()) << sql << ": " << st.status().ToString();
+    EXPECT_FALSE(st->runs_sql_text.empty()) << sql;
+  }
+  for (const char* sql : {"SELECT 'query' AS query FROM t AS query", "SELECT json_serialize_sql('SELECT 1')",
+                          "SELECT * FROM read_parquet('x.parquet')"}) {
+    auto st = ParseStatement(sql);
+    ASSERT_TRUE(st.ok()) << sql;
+    EXPECT_TRUE(st->runs_sql_text.empty()) << sql << ": " << st->runs_sql_text;
   }
 }
 

@@ -53,7 +53,12 @@ TEST_F(FlightServerTest, QueriesThatReadTheServersConfigurationAreRefused) {
   for (const char* sql : {"SELECT * FROM duckdb_settings()", "SELECT current_setting('allowed_directories')",
                           "SELECT name, value FROM system.main.duckdb_settings()",
                           "WITH s AS (SELECT value FROM duckdb_settings()) SELECT * FROM s",
-                          "SELECT path FROM duckdb_databases()", "EXPLAIN SELECT * FROM duckdb_settings()"}) {
+                          "SELECT path FROM duckdb_databases()", "EXPLAIN SELECT * FROM duckdb_settings()",
+                          "SUMMARIZE SELECT current_setting('allowed_directories') AS d",
+                          // SQL run from a value is never checked: refused whatever it holds.
+                          "SELECT * FROM query('SELECT current_setting(''allowed_directories'')')",
+                          "SELECT * FROM query('SELECT 1')",
+                          "SELECT * FROM json_execute_serialized_sql(json_serialize_sql('SELECT 1'))"}) {
     auto rows = good.Rows(sql);
     EXPECT_FALSE(rows.ok()) << sql;
     EXPECT_EQ(good.code_of_last_failure(), grpc::StatusCode::PERMISSION_DENIED) << sql;

@@ -27,8 +27,13 @@ struct ParseVisitor {
 };
 
 // Every expression and relation of a query node: its select list, FROM, WHERE, GROUP BY,
-// HAVING, QUALIFY, modifiers, set operations and CTE bodies, and every subquery below. A shape
-// DuckDB's iterator does not know is an InvalidArgument ("unsupported query shape: …").
+// HAVING, QUALIFY, modifiers, set operations and CTE bodies, every subquery below, and the parts
+// of relations DuckDB's iterator leaves out (the query of DESCRIBE and SUMMARIZE, a table
+// function's query argument, PIVOT's ON expressions and IN (SELECT …), UNPIVOT's expressions).
+// Not an AT clause's expression (user_sql.cc checks those on their own). Exceptions end the
+// walk (at these three entries): a shape DuckDB's iterator does not know is an InvalidArgument
+// ("unsupported query shape: …"), running out of memory ResourceExhausted, a failure inside
+// DuckDB Internal.
 Status WalkQueryNode(duckdb::QueryNode& node, const ParseVisitor& visitor);
 
 // `e` and everything below it (nothing when `e` is null).

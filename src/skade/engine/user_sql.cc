@@ -162,6 +162,17 @@ bool ReadsConfiguration(std::string name) {
   return false;
 }
 
+// Functions that run SQL handed to them as a value (a string, a name, a serialized statement):
+// what they run is never parsed here, so none of the checks on the statement reach it.
+bool RunsSqlText(std::string name) {
+  static const char* const kNames[] = {"query", "query_table", "json_execute_serialized_sql"};
+  name = duckdb::StringUtil::Lower(name);
+  for (const char* n : kNames) {
+    if (name == n) return true;
+  }
+  return false;
+}
+
 // A constant whose SQL rendering parses back to another type (a DOUBLE 1e9 renders as
 // "1000000000.0", which parses as a DECIMAL) becomes CAST('<value>' AS <type>), which parses
 // back to itself and means the same value. Applied before anything is rendered.
@@ -1048,9 +1059,12 @@ Result<Statement> ParseStatement(std::string_view sql, std::span<const std::stri
   }
   SKADE_RETURN_IF_ERROR(filled);
   SKADE_RETURN_IF_ERROR(WalkStatement(stmt, {.expression = [&out](ExprPtr& e) {
-    if (out.reads_configuration.empty() && e->GetExpressionClass() == ExpressionClass::FUNCTION) {
+    if (e->GetExpressionClass() == ExpressionClass::FUNCTION) {
       const auto& f = e->Cast<duckdb::FunctionExpression>();
-      if (ReadsConfiguration(f.function_name)) out.reads_configuration = f.function_name;
+      if (out.reads_configuration.empty() && ReadsConfiguration(f.function_name)) {
+        out.reads_configuration = f.function_name;
+      }
+      if (out.runs_sql_text.empty() && RunsSqlText(f.function_name)) out.runs_sql_text = f.function_name;
     }
     return Status::Ok();
   }}));

@@ -127,6 +127,11 @@ struct Statement {
   // duckdb_databases, …), by its name; empty when none is. A server for untrusted clients
   // refuses such statements (the settings name the server's folders).
   std::string reads_configuration;
+  // The first function called anywhere in the statement that runs SQL given to it as data
+  // (query, query_table, json_execute_serialized_sql), by its name; empty when none is. skade
+  // never parses that SQL, so no check of this statement's applies to it: a server for
+  // untrusted clients refuses such statements too.
+  std::string runs_sql_text;
   // A query over one table alone (SELECT … FROM t: no join, set operation, CTE, subquery in
   // FROM or grouping sets): the table's name as written (1–3 parts), and per result column the
   // table column it passes through unchanged — "*" for all of the table's columns in order, ""

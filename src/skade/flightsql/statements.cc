@@ -357,6 +357,7 @@ Result<arrow::SchemaHandle> Backend::BoundResultSchema(engine::Connection& con, 
   // query of constants, which is checked before anything prepares it.
   SKADE_ASSIGN_OR_RETURN(engine::Statement typed, engine::ParseStatement(select));
   if (typed.kind != engine::Statement::Kind::kQuery || !typed.reads_configuration.empty() ||
+      !typed.runs_sql_text.empty() ||
       typed.parameter_count != 0) {
     return Status::InvalidArgument("DESCRIBE gave type names that do not render as a query of constants");
   }

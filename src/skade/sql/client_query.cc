@@ -15,6 +15,11 @@ Status CheckClientSqlSize(std::string_view sql) {
 }
 
 Status RefuseConfigurationReads(const engine::Statement& statement) {
+  if (!statement.runs_sql_text.empty()) {
+    return Status::PermissionDenied("permission denied: " + statement.runs_sql_text +
+                                    " runs SQL given as a value, which the server does not check; send that "
+                                    "SQL as the statement itself");
+  }
   if (statement.reads_configuration.empty()) return Status::Ok();
   return Status::PermissionDenied("permission denied: " + statement.reads_configuration +
                                   " shows the server's configuration, which clients may not read");

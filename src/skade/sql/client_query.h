@@ -35,7 +35,8 @@ std::chrono::seconds ClientStatementTimeout(int seconds);
 Status CheckClientSqlSize(std::string_view sql);
 
 // kPermissionDenied for a statement that calls a function showing how the server is set up
-// (engine::Statement::reads_configuration: its settings name the server's folders).
+// (engine::Statement::reads_configuration: its settings name the server's folders), or one that
+// runs SQL given as a value (engine::Statement::runs_sql_text: no check reaches that SQL).
 Status RefuseConfigurationReads(const engine::Statement& statement);
 
 // The statement of a client's SQL text: CheckClientSqlSize, engine::ParseStatement (exactly one

@@ -78,6 +78,10 @@ Result<std::optional<std::string>> LakeSql::ViewRelation(const catalog::TableIde
     return Status::InvalidArgument(what + ": its " + sql->dialect + " SQL is a " + parsed.type_name +
                                    " statement, not a query");
   }
+  if (!parsed.runs_sql_text.empty()) {
+    return Status::PermissionDenied(what + ": its SQL calls " + parsed.runs_sql_text +
+                                    ", which runs SQL given as a value, past every check");
+  }
   if (!parsed.reads_configuration.empty()) {
     return Status::PermissionDenied(what + ": its SQL calls " + parsed.reads_configuration +
                                     ", which shows the server's configuration");
