@@ -482,6 +482,7 @@ TEST(StatementTest, ReadsOfTheServersConfigurationAreMarkedWhereverTheyHide) {
                           "SELECT * FROM t JOIN duckdb_extensions() e ON true",
                           "INSERT INTO s.t SELECT value FROM duckdb_settings()",
                           "SELECT x FROM (SELECT getvariable('v') AS x) UNION ALL SELECT 1",
+                          "SELECT memory_limit FROM pragma_database_size()",
                           // Relations whose parts DuckDB's iterator leaves out.
                           "SUMMARIZE SELECT current_setting('allowed_directories') AS d",
                           "DESCRIBE SELECT current_setting('allowed_directories') AS d",

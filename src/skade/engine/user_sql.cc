@@ -154,7 +154,7 @@ bool ReadsConfiguration(std::string name) {
       "duckdb_settings",  "current_setting",      "duckdb_secrets",         "which_secret",
       "duckdb_databases", "pragma_database_list", "duckdb_extensions",      "duckdb_temporary_files",
       "duckdb_logs",      "duckdb_log_contexts",  "duckdb_external_file_cache", "duckdb_variables",
-      "getvariable",      "getenv"};
+      "getvariable",      "getenv",               "pragma_database_size"};
   name = duckdb::StringUtil::Lower(name);
   for (const char* n : kNames) {
     if (name == n) return true;
