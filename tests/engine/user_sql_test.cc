@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <initializer_list>
 
 #include "skade/engine/database.h"
 #include "skade/engine/schema_convert.h"
@@ -469,58 +470,60 @@ TEST(StatementTest, AParameterProbeRendersTheWritesPartsAgainstAStandIn) {
             StatusCode::kNotImplemented);
 }
 
+// Parses each statement of `marked` and of `unmarked`: `field` (a Statement's mark, the name of
+// what set it) is set on the first ones and empty on the others.
+void ExpectMarks(std::string Statement::*field, std::initializer_list<const char*> marked,
+                 std::initializer_list<const char*> unmarked) {
+  for (const char* sql : marked) {
+    auto st = ParseStatement(sql);
+    ASSERT_TRUE(st.ok()) << sql << ": " << st.status().ToString();
+    EXPECT_FALSE(((*st).*field).empty()) << sql;
+  }
+  for (const char* sql : unmarked) {
+    auto st = ParseStatement(sql);
+    ASSERT_TRUE(st.ok()) << sql;
+    EXPECT_TRUE(((*st).*field).empty()) << sql << ": " << (*st).*field;
+  }
+}
+
 // Settings name the server's folders (allowed_directories): a statement that reads them (or
 // secrets, files, attached databases) anywhere — FROM, a subquery, a CTE, EXPLAIN, qualified,
 // inside a write — is marked, so that a server for untrusted clients can refuse it.
 TEST(StatementTest, ReadsOfTheServersConfigurationAreMarkedWhereverTheyHide) {
-  for (const char* sql : {"SELECT * FROM duckdb_settings()", "SELECT current_setting('allowed_directories')",
-                          "SELECT name FROM system.main.duckdb_settings()",
-                          "WITH s AS (SELECT * FROM duckdb_settings()) SELECT * FROM s",
-                          "SELECT (SELECT value FROM duckdb_settings() LIMIT 1)",
-                          "EXPLAIN SELECT * FROM DuckDB_Databases()",
-                          "SELECT 1 WHERE EXISTS (SELECT * FROM duckdb_secrets())",
-                          "SELECT * FROM t JOIN duckdb_extensions() e ON true",
-                          "INSERT INTO s.t SELECT value FROM duckdb_settings()",
-                          "SELECT x FROM (SELECT getvariable('v') AS x) UNION ALL SELECT 1",
-                          "SELECT memory_limit FROM pragma_database_size()",
-                          // Relations whose parts DuckDB's iterator leaves out.
-                          "SUMMARIZE SELECT current_setting('allowed_directories') AS d",
-                          "DESCRIBE SELECT current_setting('allowed_directories') AS d",
-                          "SELECT * FROM (SUMMARIZE SELECT value FROM duckdb_settings())",
-                          "SELECT * FROM (SELECT 1 AS a, 'x' AS b) PIVOT (sum(a) FOR concat(b, current_setting('x')) IN ('y'))",
-                          "SELECT * FROM (SELECT 1 AS a, 2 AS c) UNPIVOT (v FOR n IN (a, (c + length(current_setting('x')))))"}) {
-    auto st = ParseStatement(sql);
-    ASSERT_TRUE(st.ok()) << sql << ": " << st.status().ToString();
-    EXPECT_FALSE(st->reads_configuration.empty()) << sql;
-  }
-  for (const char* sql : {"SELECT count(*) FROM t", "SELECT settings FROM t", "SELECT lower(name) FROM duckdb_tables()"}) {
-    auto st = ParseStatement(sql);
-    ASSERT_TRUE(st.ok()) << sql;
-    EXPECT_TRUE(st->reads_configuration.empty()) << sql << ": " << st->reads_configuration;
-  }
+  ExpectMarks(&Statement::reads_configuration,
+              {"SELECT * FROM duckdb_settings()", "SELECT current_setting('allowed_directories')",
+               "SELECT name FROM system.main.duckdb_settings()",
+               "WITH s AS (SELECT * FROM duckdb_settings()) SELECT * FROM s",
+               "SELECT (SELECT value FROM duckdb_settings() LIMIT 1)",
+               "EXPLAIN SELECT * FROM DuckDB_Databases()",
+               "SELECT 1 WHERE EXISTS (SELECT * FROM duckdb_secrets())",
+               "SELECT * FROM t JOIN duckdb_extensions() e ON true",
+               "INSERT INTO s.t SELECT value FROM duckdb_settings()",
+               "SELECT x FROM (SELECT getvariable('v') AS x) UNION ALL SELECT 1",
+               "SELECT memory_limit FROM pragma_database_size()",
+               // Relations whose parts DuckDB's iterator leaves out.
+               "SUMMARIZE SELECT current_setting('allowed_directories') AS d",
+               "DESCRIBE SELECT current_setting('allowed_directories') AS d",
+               "SELECT * FROM (SUMMARIZE SELECT value FROM duckdb_settings())",
+               "SELECT * FROM (SELECT 1 AS a, 'x' AS b) PIVOT (sum(a) FOR concat(b, current_setting('x')) IN ('y'))",
+               "SELECT * FROM (SELECT 1 AS a, 2 AS c) UNPIVOT (v FOR n IN (a, (c + length(current_setting('x')))))"},
+              {"SELECT count(*) FROM t", "SELECT settings FROM t", "SELECT lower(name) FROM duckdb_tables()"});
 }
 
 // SQL handed to a function as a value (query('…'), query_table('t'), a serialized statement)
 // runs without being parsed here, so no check reaches it: such statements are marked wherever
 // the call hides, and a server for untrusted clients refuses them.
 TEST(StatementTest, SqlRunAsAValueIsMarkedWhereverItHides) {
-  for (const char* sql : {"SELECT * FROM query('SELECT current_setting(''allowed_directories'')')",
-                          "SELECT * FROM QUERY_TABLE('t')",
-                          "SELECT * FROM json_execute_serialized_sql(json_serialize_sql('SELECT 1'))",
-                          "SELECT * FROM t WHERE id IN (SELECT 1 FROM query('SELECT 1'))",
-                          "WITH q AS (SELECT * FROM query('SELECT 1')) SELECT * FROM q",
-                          "SUMMARIZE SELECT * FROM query('SELECT 1')",
-                          "INSERT INTO s.t SELECT * FROM query('SELECT 1')"}) {
-    auto st = ParseStatement(sql);
-    ASSERT_TRUE(st.ok()) << sql << ": " << st.status().ToString();
-    EXPECT_FALSE(st->runs_sql_text.empty()) << sql;
-  }
-  for (const char* sql : {"SELECT 'query' AS query FROM t AS query", "SELECT json_serialize_sql('SELECT 1')",
-                          "SELECT * FROM read_parquet('x.parquet')"}) {
-    auto st = ParseStatement(sql);
-    ASSERT_TRUE(st.ok()) << sql;
-    EXPECT_TRUE(st->runs_sql_text.empty()) << sql << ": " << st->runs_sql_text;
-  }
+  ExpectMarks(&Statement::runs_sql_text,
+              {"SELECT * FROM query('SELECT current_setting(''allowed_directories'')')",
+               "SELECT * FROM QUERY_TABLE('t')",
+               "SELECT * FROM json_execute_serialized_sql(json_serialize_sql('SELECT 1'))",
+               "SELECT * FROM t WHERE id IN (SELECT 1 FROM query('SELECT 1'))",
+               "WITH q AS (SELECT * FROM query('SELECT 1')) SELECT * FROM q",
+               "SUMMARIZE SELECT * FROM query('SELECT 1')",
+               "INSERT INTO s.t SELECT * FROM query('SELECT 1')"},
+              {"SELECT 'query' AS query FROM t AS query", "SELECT json_serialize_sql('SELECT 1')",
+               "SELECT * FROM read_parquet('x.parquet')"});
 }
 
 // SubstituteRelations hands over every relation with its AT clause and replaces exactly those

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
 
 #include "duckdb.hpp"
 #include "duckdb/parser/constraints/not_null_constraint.hpp"
@@ -147,30 +148,28 @@ Status WalkStatement(SQLStatement& stmt, const ParseVisitor& fn) {
   }
 }
 
+// Whether `name` is one of `names`, case aside (DuckDB's function names are).
+bool NamedAmong(std::string name, std::span<const char* const> names) {
+  name = duckdb::StringUtil::Lower(name);
+  return std::any_of(names.begin(), names.end(), [&](const char* n) { return name == n; });
+}
+
 // Functions whose results describe the server rather than the data: settings (whose values
 // name folders, e.g. allowed_directories), secrets, files, attached databases, extensions.
-bool ReadsConfiguration(std::string name) {
+bool ReadsConfiguration(const std::string& name) {
   static const char* const kNames[] = {
       "duckdb_settings",  "current_setting",      "duckdb_secrets",         "which_secret",
       "duckdb_databases", "pragma_database_list", "duckdb_extensions",      "duckdb_temporary_files",
       "duckdb_logs",      "duckdb_log_contexts",  "duckdb_external_file_cache", "duckdb_variables",
       "getvariable",      "getenv",               "pragma_database_size"};
-  name = duckdb::StringUtil::Lower(name);
-  for (const char* n : kNames) {
-    if (name == n) return true;
-  }
-  return false;
+  return NamedAmong(name, kNames);
 }
 
 // Functions that run SQL handed to them as a value (a string, a name, a serialized statement):
 // what they run is never parsed here, so none of the checks on the statement reach it.
-bool RunsSqlText(std::string name) {
+bool RunsSqlText(const std::string& name) {
   static const char* const kNames[] = {"query", "query_table", "json_execute_serialized_sql"};
-  name = duckdb::StringUtil::Lower(name);
-  for (const char* n : kNames) {
-    if (name == n) return true;
-  }
-  return false;
+  return NamedAmong(name, kNames);
 }
 
 // A constant whose SQL rendering parses back to another type (a DOUBLE 1e9 renders as
